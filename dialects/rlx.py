@@ -1,0 +1,563 @@
+"""The `rlx` dialect: the op set of the RLX runtime on builtin tensors.
+
+Every op works on statically shaped `tensor<...>` values at the graph level.
+Elementwise ops also accept plain scalars (`f32`, `i1`, ...) so that the body
+of an `rlx.elementwise_region` is written with the very same ops: an op's
+semantics then live in one emitter whether it runs alone or fused.
+
+```mlir
+func.func @f(%a: tensor<4x3xf32>, %b: tensor<3xf32>) -> tensor<4x3xf32> {
+  %s = rlx.add %a, %b : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+  %t = rlx.tanh %s : (tensor<4x3xf32>) -> tensor<4x3xf32>
+  func.return %t : tensor<4x3xf32>
+}
+```
+
+Families (each an abstract base; concrete ops are generated from name tables):
+unary (activations), binary (NumPy broadcasting), compare (-> i1), `where`,
+`fma`, `cast`, `expand`, `reshape`, `constant`, and the fused
+`elementwise_region` with its `yield` terminator.
+"""
+
+from __future__ import annotations
+
+from abc import ABC
+from collections.abc import Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import (
+    AffineMapAttr,
+    ArrayAttr,
+    DenseIntOrFPElementsAttr,
+    IntegerType,
+    TensorType,
+    i1,
+)
+from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
+from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineMap
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import HasParent, IsTerminator, Pure
+from xdsl.utils.exceptions import VerifyException
+
+from rlx_mlir import dtypes
+from rlx_mlir.broadcast import broadcast_shapes, broadcasts_to, numel
+from rlx_mlir.dtypes import Kind
+
+FLOATS = frozenset({Kind.FLOAT})
+INTS = frozenset({Kind.INT})
+NUMBERS = frozenset({Kind.FLOAT, Kind.INT})
+INTS_AND_BOOL = frozenset({Kind.INT, Kind.BOOL})
+ANY = frozenset(Kind)
+
+_FUNCTIONAL_FORMAT = "operands attr-dict `:` functional-type(operands, results)"
+
+
+# ---------------------------------------------------------------------------
+# type helpers shared by the verifiers
+# ---------------------------------------------------------------------------
+
+
+def element_type(t: Attribute) -> Attribute:
+    return t.get_element_type() if isinstance(t, TensorType) else t
+
+
+def shape_of(t: Attribute) -> tuple[int, ...]:
+    """Static shape of a tensor type; scalars are rank 0."""
+    if isinstance(t, TensorType):
+        return tuple(t.get_shape())
+    return ()
+
+
+def check_value_type(op: Operation, t: Attribute, what: str) -> dtypes.DType:
+    """A tensor with static shape and a supported element type, or a supported scalar."""
+    if isinstance(t, TensorType):
+        if any(d < 0 for d in t.get_shape()):
+            raise VerifyException(f"'{op.name}' {what} has a dynamic shape {t}; rlx needs static shapes")
+    dtype = dtypes.lookup(element_type(t))
+    if dtype is None:
+        raise VerifyException(
+            f"'{op.name}' {what} has unsupported element type {element_type(t)} "
+            f"(supported: {dtypes.supported_names()})"
+        )
+    return dtype
+
+
+def check_kind(op: Operation, dtype: dtypes.DType, allowed: frozenset[Kind], what: str) -> None:
+    if dtype.kind not in allowed:
+        kinds = " or ".join(sorted(k.value for k in allowed))
+        raise VerifyException(f"'{op.name}' {what} must be {kinds}, got {dtype.name}")
+
+
+def check_same_level(op: Operation) -> bool:
+    """Operands and results are all tensors (graph level) or all scalars (region body)."""
+    types = [v.type for v in (*op.operands, *op.results)]
+    tensors = [isinstance(t, TensorType) for t in types]
+    if any(tensors) and not all(tensors):
+        raise VerifyException(f"'{op.name}' mixes tensor and scalar operands/results")
+    return bool(tensors) and tensors[0]
+
+
+def check_broadcast_result(op: Operation, operands: Sequence[SSAValue], result: SSAValue) -> None:
+    shapes = [shape_of(v.type) for v in operands]
+    expected = broadcast_shapes(*shapes)
+    if expected is None:
+        listed = ", ".join("x".join(map(str, s)) or "scalar" for s in shapes)
+        raise VerifyException(f"'{op.name}' operands have incompatible broadcast shapes ({listed})")
+    got = shape_of(result.type)
+    if got != expected:
+        raise VerifyException(
+            f"'{op.name}' result shape {list(got)} does not match the broadcast shape {list(expected)}"
+        )
+
+
+# ---------------------------------------------------------------------------
+# elementwise families
+# ---------------------------------------------------------------------------
+
+
+class ElementwiseOp(IRDLOperation, ABC):
+    """Computes each output element from the broadcast-aligned input elements."""
+
+    traits = traits_def(Pure())
+    assembly_format = _FUNCTIONAL_FORMAT
+
+    def verify_(self) -> None:
+        is_tensor = check_same_level(self)
+        operand_dtypes = [check_value_type(self, v.type, f"operand #{i}") for i, v in enumerate(self.operands)]
+        result_dtype = check_value_type(self, self.results[0].type, "result")
+        if is_tensor:
+            check_broadcast_result(self, self.operands, self.results[0])
+        self.verify_dtypes(operand_dtypes, result_dtype)
+
+    def verify_dtypes(self, operands: list[dtypes.DType], result: dtypes.DType) -> None:
+        """Family-specific element type rules."""
+
+
+class UnaryOp(ElementwiseOp, ABC):
+    ALLOWED: ClassVar[frozenset[Kind]] = FLOATS
+    input = operand_def()
+    result = result_def()
+
+    def __init__(self, input: SSAValue, result_type: Attribute | None = None) -> None:
+        super().__init__(operands=[input], result_types=[result_type or input.type])
+
+    def verify_dtypes(self, operands: list[dtypes.DType], result: dtypes.DType) -> None:
+        check_kind(self, operands[0], self.ALLOWED, "operand")
+        if result != operands[0]:
+            raise VerifyException(f"'{self.name}' result element type {result.name} must equal the operand's {operands[0].name}")
+
+
+class BinaryOp(ElementwiseOp, ABC):
+    ALLOWED: ClassVar[frozenset[Kind]] = FLOATS
+    lhs = operand_def()
+    rhs = operand_def()
+    result = result_def()
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue, result_type: Attribute) -> None:
+        super().__init__(operands=[lhs, rhs], result_types=[result_type])
+
+    def verify_dtypes(self, operands: list[dtypes.DType], result: dtypes.DType) -> None:
+        if operands[0] != operands[1]:
+            raise VerifyException(
+                f"'{self.name}' operand element types differ ({operands[0].name} vs {operands[1].name}); insert rlx.cast"
+            )
+        check_kind(self, operands[0], self.ALLOWED, "operands")
+        if result != operands[0]:
+            raise VerifyException(f"'{self.name}' result element type {result.name} must equal the operands' {operands[0].name}")
+
+
+class CompareOp(BinaryOp, ABC):
+    ALLOWED: ClassVar[frozenset[Kind]] = ANY
+
+    def verify_dtypes(self, operands: list[dtypes.DType], result: dtypes.DType) -> None:
+        if operands[0] != operands[1]:
+            raise VerifyException(
+                f"'{self.name}' operand element types differ ({operands[0].name} vs {operands[1].name}); insert rlx.cast"
+            )
+        if result.kind is not Kind.BOOL:
+            raise VerifyException(f"'{self.name}' result must have element type i1, got {result.name}")
+
+
+# Unary ops over floats: the activation set of the reference runtime.
+UNARY_NAMES = (
+    "relu gelu gelu_approx silu sigmoid tanh exp log sqrt rsqrt neg abs round sin cos tan "
+    "atan recip floor ceil sign softplus elu erf hard_swish hard_sigmoid mish softsign log_sigmoid"
+).split()
+
+# Binary ops and the element kinds they accept.
+BINARY_KINDS: dict[str, frozenset[Kind]] = {
+    "add": NUMBERS, "sub": NUMBERS, "mul": NUMBERS, "div": NUMBERS, "mod": NUMBERS,
+    "max": NUMBERS, "min": NUMBERS, "pow": FLOATS, "atan2": FLOATS,
+    "bit_and": INTS_AND_BOOL, "bit_or": INTS_AND_BOOL, "bit_xor": INTS_AND_BOOL,
+    "shl": INTS, "shr": INTS,
+}
+
+COMPARE_NAMES = "eq ne lt le gt ge".split()
+
+
+def _camel(name: str) -> str:
+    return "".join(part.capitalize() for part in name.split("_")) + "Op"
+
+
+def _generate(base: type[IRDLOperation], name: str, **class_vars: object) -> type[IRDLOperation]:
+    doc = f"`rlx.{name}`: see {base.__name__} and the lowering table for its semantics."
+    namespace = {"name": f"rlx.{name}", "__doc__": doc, **class_vars}
+    namespace["__annotations__"] = {key: ClassVar[object] for key in class_vars}
+    cls = type(_camel(name), (base,), namespace)
+    return irdl_op_definition(cls)
+
+
+UNARY_OPS: dict[str, type[UnaryOp]] = {n: _generate(UnaryOp, n) for n in UNARY_NAMES}  # type: ignore[misc]
+BINARY_OPS: dict[str, type[BinaryOp]] = {
+    n: _generate(BinaryOp, n, ALLOWED=k) for n, k in BINARY_KINDS.items()  # type: ignore[misc]
+}
+COMPARE_OPS: dict[str, type[CompareOp]] = {n: _generate(CompareOp, n) for n in COMPARE_NAMES}  # type: ignore[misc]
+
+
+@irdl_op_definition
+class WhereOp(ElementwiseOp):
+    """`rlx.where %cond, %t, %f`: elementwise select with NumPy broadcasting of all three."""
+
+    name = "rlx.where"
+    condition = operand_def()
+    true_value = operand_def()
+    false_value = operand_def()
+    result = result_def()
+
+    def __init__(self, condition: SSAValue, t: SSAValue, f: SSAValue, result_type: Attribute) -> None:
+        super().__init__(operands=[condition, t, f], result_types=[result_type])
+
+    def verify_dtypes(self, operands: list[dtypes.DType], result: dtypes.DType) -> None:
+        if operands[0].kind is not Kind.BOOL:
+            raise VerifyException(f"'{self.name}' condition must have element type i1, got {operands[0].name}")
+        if not operands[1] == operands[2] == result:
+            raise VerifyException(
+                f"'{self.name}' branches and result must share an element type "
+                f"(got {operands[1].name}, {operands[2].name} -> {result.name})"
+            )
+
+
+@irdl_op_definition
+class FmaOp(ElementwiseOp):
+    """`rlx.fma %a, %b, %c` = a*b + c with a single rounding."""
+
+    name = "rlx.fma"
+    a = operand_def()
+    b = operand_def()
+    c = operand_def()
+    result = result_def()
+
+    def __init__(self, a: SSAValue, b: SSAValue, c: SSAValue, result_type: Attribute) -> None:
+        super().__init__(operands=[a, b, c], result_types=[result_type])
+
+    def verify_dtypes(self, operands: list[dtypes.DType], result: dtypes.DType) -> None:
+        if not operands[0] == operands[1] == operands[2] == result:
+            raise VerifyException(f"'{self.name}' operands and result must share one element type")
+        check_kind(self, result, FLOATS, "operands")
+
+
+@irdl_op_definition
+class CastOp(ElementwiseOp):
+    """`rlx.cast %x : (tensor<4xf32>) -> tensor<4xi32>`; the result type gives the target.
+
+    float -> int saturates (NaN -> 0), int -> int wraps, -> i1 is `!= 0`,
+    i1 -> number is 0/1.
+    """
+
+    name = "rlx.cast"
+    input = operand_def()
+    result = result_def()
+
+    def __init__(self, input: SSAValue, result_type: Attribute) -> None:
+        super().__init__(operands=[input], result_types=[result_type])
+
+    def verify_(self) -> None:
+        is_tensor = check_same_level(self)
+        check_value_type(self, self.input.type, "operand")
+        check_value_type(self, self.result.type, "result")
+        if is_tensor and shape_of(self.input.type) != shape_of(self.result.type):
+            raise VerifyException(
+                f"'{self.name}' result shape {list(shape_of(self.result.type))} must equal "
+                f"the operand shape {list(shape_of(self.input.type))}"
+            )
+
+
+ELEMENTWISE_OPS: tuple[type[ElementwiseOp], ...] = (
+    *UNARY_OPS.values(), *BINARY_OPS.values(), *COMPARE_OPS.values(), WhereOp, FmaOp, CastOp,
+)
+
+
+# ---------------------------------------------------------------------------
+# shape ops
+# ---------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class ExpandOp(IRDLOperation):
+    """`rlx.expand`: np.broadcast_to; the result type gives the shape."""
+
+    name = "rlx.expand"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = _FUNCTIONAL_FORMAT
+
+    def __init__(self, input: SSAValue, result_type: Attribute) -> None:
+        super().__init__(operands=[input], result_types=[result_type])
+
+    def verify_(self) -> None:
+        src = check_value_type(self, self.input.type, "operand")
+        dst = check_value_type(self, self.result.type, "result")
+        if src != dst:
+            raise VerifyException(f"'{self.name}' result element type {dst.name} must equal the operand's {src.name}")
+        src_shape, dst_shape = shape_of(self.input.type), shape_of(self.result.type)
+        if not broadcasts_to(src_shape, dst_shape):
+            raise VerifyException(f"'{self.name}' cannot broadcast shape {list(src_shape)} to {list(dst_shape)}")
+
+
+@irdl_op_definition
+class ReshapeOp(IRDLOperation):
+    """`rlx.reshape`: same elements in row-major order, new static shape (a view)."""
+
+    name = "rlx.reshape"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = _FUNCTIONAL_FORMAT
+
+    def __init__(self, input: SSAValue, result_type: Attribute) -> None:
+        super().__init__(operands=[input], result_types=[result_type])
+
+    def verify_(self) -> None:
+        src = check_value_type(self, self.input.type, "operand")
+        dst = check_value_type(self, self.result.type, "result")
+        if src != dst:
+            raise VerifyException(f"'{self.name}' result element type {dst.name} must equal the operand's {src.name}")
+        a, b = numel(shape_of(self.input.type)), numel(shape_of(self.result.type))
+        if a != b:
+            raise VerifyException(f"'{self.name}' cannot reshape {a} elements into {b}")
+
+
+@irdl_op_definition
+class ConstantOp(IRDLOperation):
+    """`rlx.constant dense<[1.0, 2.0]> : tensor<2xf32>`: data placed once in the arena."""
+
+    name = "rlx.constant"
+    value = prop_def(DenseIntOrFPElementsAttr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+
+    def __init__(self, value: DenseIntOrFPElementsAttr) -> None:
+        super().__init__(properties={"value": value}, result_types=[value.type])
+
+    def verify_(self) -> None:
+        check_value_type(self, self.result.type, "result")
+        if self.value.type != self.result.type:
+            raise VerifyException(f"'{self.name}' value type {self.value.type} must equal the result type {self.result.type}")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ConstantOp:
+        attrs = parser.parse_optional_attr_dict()
+        value = parser.parse_attribute()
+        if not isinstance(value, DenseIntOrFPElementsAttr):
+            parser.raise_error("rlx.constant expects a dense elements attribute, e.g. dense<1.0> : tensor<4xf32>")
+        op = cls(value)
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" ")
+        printer.print_attribute(self.value)
+
+
+# ---------------------------------------------------------------------------
+# the fused region
+# ---------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class ElementwiseRegionOp(IRDLOperation):
+    """A fused elementwise loop nest, like `linalg.generic` with parallel iterators.
+
+    The iteration space is the (common) shape of the results. Input `k` is read
+    at `indexing_maps[k]` applied to the iteration index: a map result is an
+    iteration dimension or the constant 0 (a broadcast axis). The body gets one
+    scalar block argument per input and yields one scalar per result; it is
+    written with scalar rlx ops.
+
+    ```mlir
+    %r = rlx.elementwise_region ins(%a, %b : tensor<4x3xf32>, tensor<3xf32>)
+           {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>]}
+           -> tensor<4x3xf32> {
+    ^bb0(%x: f32, %y: f32):
+      %s = rlx.add %x, %y : (f32, f32) -> f32
+      rlx.yield %s : f32
+    }
+    ```
+    """
+
+    name = "rlx.elementwise_region"
+    inputs = var_operand_def(TensorType)
+    outputs = var_result_def(TensorType)
+    indexing_maps = prop_def(ArrayAttr[AffineMapAttr])
+    body = region_def("single_block")
+    traits = traits_def(Pure())
+
+    def __init__(
+        self, inputs: Sequence[SSAValue], maps: Sequence[AffineMap], result_types: Sequence[Attribute], body: Region
+    ) -> None:
+        super().__init__(
+            operands=[list(inputs)],
+            result_types=[list(result_types)],
+            properties={"indexing_maps": ArrayAttr([AffineMapAttr(m) for m in maps])},
+            regions=[body],
+        )
+
+    @property
+    def iteration_shape(self) -> tuple[int, ...]:
+        return shape_of(self.outputs[0].type)
+
+    @property
+    def maps(self) -> list[AffineMap]:
+        return [m.data for m in self.indexing_maps.data]
+
+    def verify_(self) -> None:
+        if not self.outputs:
+            raise VerifyException(f"'{self.name}' must have at least one result")
+        space = self.iteration_shape
+        for i, out in enumerate(self.outputs):
+            check_value_type(self, out.type, f"result #{i}")
+            if shape_of(out.type) != space:
+                raise VerifyException(f"'{self.name}' results must share one shape (result #{i} is {list(shape_of(out.type))})")
+        if len(self.maps) != len(self.inputs):
+            raise VerifyException(f"'{self.name}' has {len(self.inputs)} inputs but {len(self.maps)} indexing maps")
+        for i, (value, amap) in enumerate(zip(self.inputs, self.maps)):
+            check_value_type(self, value.type, f"input #{i}")
+            self._verify_map(i, amap, shape_of(value.type), space)
+        block = self.body.block
+        expected_args = [element_type(v.type) for v in self.inputs]
+        if [a.type for a in block.args] != expected_args:
+            raise VerifyException(f"'{self.name}' block arguments must be the input element types {expected_args}")
+        terminator = block.last_op
+        if not isinstance(terminator, YieldOp):
+            raise VerifyException(f"'{self.name}' body must end with rlx.yield")
+        expected_yield = [element_type(r.type) for r in self.outputs]
+        if [v.type for v in terminator.values] != expected_yield:
+            raise VerifyException(f"'{self.name}' must yield the result element types {expected_yield}")
+        for op in block.ops:
+            if not isinstance(op, (*ELEMENTWISE_OPS, YieldOp)):
+                raise VerifyException(f"'{self.name}' body may only hold scalar elementwise rlx ops, found '{op.name}'")
+
+    def _verify_map(self, i: int, amap: AffineMap, shape: tuple[int, ...], space: tuple[int, ...]) -> None:
+        if amap.num_dims != len(space) or len(amap.results) != len(shape):
+            raise VerifyException(
+                f"'{self.name}' indexing map #{i} {amap} must map {len(space)} dims to {len(shape)} results"
+            )
+        for axis, expr in enumerate(amap.results):
+            if isinstance(expr, AffineDimExpr):
+                if space[expr.position] != shape[axis]:
+                    raise VerifyException(
+                        f"'{self.name}' indexing map #{i} reads axis {axis} (size {shape[axis]}) "
+                        f"with iteration dim d{expr.position} (size {space[expr.position]})"
+                    )
+            elif not (isinstance(expr, AffineConstantExpr) and expr.value == 0):
+                raise VerifyException(f"'{self.name}' indexing map #{i} results must be dims or 0, got {expr}")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ElementwiseRegionOp:
+        parser.parse_keyword("ins")
+        parser.parse_punctuation("(")
+        operands = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_unresolved_operand)
+        parser.parse_punctuation(":")
+        types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+        parser.parse_punctuation(")")
+        if len(types) != len(operands):
+            parser.raise_error(f"expected {len(operands)} input types, got {len(types)}")
+        inputs = [parser.resolve_operand(o, t) for o, t in zip(operands, types)]
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation("->")
+        if parser.parse_optional_punctuation("(") is not None:
+            result_types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+            parser.parse_punctuation(")")
+        else:
+            result_types = [parser.parse_type()]
+        body = parser.parse_region()
+        maps_attr = attrs.pop("indexing_maps", None)
+        if not isinstance(maps_attr, ArrayAttr):
+            parser.raise_error("rlx.elementwise_region needs {indexing_maps = [...]}")
+        op = cls.__new__(cls)
+        IRDLOperation.__init__(
+            op,
+            operands=[inputs],
+            result_types=[result_types],
+            properties={"indexing_maps": maps_attr},
+            regions=[body],
+            attributes=attrs,
+        )
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ins(")
+        printer.print_list(self.inputs, printer.print_operand)
+        printer.print_string(" : ")
+        printer.print_list([v.type for v in self.inputs], printer.print_attribute)
+        printer.print_string(")")
+        printer.print_op_attributes({"indexing_maps": self.indexing_maps, **self.attributes})
+        printer.print_string(" -> ")
+        if len(self.outputs) == 1:
+            printer.print_attribute(self.outputs[0].type)
+        else:
+            printer.print_string("(")
+            printer.print_list([r.type for r in self.outputs], printer.print_attribute)
+            printer.print_string(")")
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=True)
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """Terminates an `rlx.elementwise_region` body with one scalar per region result."""
+
+    name = "rlx.yield"
+    values = var_operand_def()
+    traits = traits_def(IsTerminator(), HasParent(ElementwiseRegionOp), Pure())
+    assembly_format = "$values attr-dict (`:` type($values)^)?"
+
+    def __init__(self, *values: SSAValue) -> None:
+        super().__init__(operands=[list(values)])
+
+
+def make_region_block(input_types: Sequence[Attribute]) -> Block:
+    return Block(arg_types=[element_type(t) for t in input_types])
+
+
+def is_elementwise(op: Operation) -> bool:
+    return isinstance(op, ELEMENTWISE_OPS)
+
+
+RLX = Dialect(
+    "rlx",
+    [
+        *ELEMENTWISE_OPS,
+        ExpandOp,
+        ReshapeOp,
+        ConstantOp,
+        ElementwiseRegionOp,
+        YieldOp,
+    ],
+    [],
+)
+

@@ -1,0 +1,242 @@
+"""A small instruction emitter over xDSL's `llvm` dialect.
+
+Kernels and the math library are written against this class so they read like
+arithmetic (``e.fma(x, c, e.const_like(x, 1.0))``) while still producing real
+`llvm` dialect ops that `rlx-opt` can print and FileCheck can test.
+
+Every floating-point op carries the ``contract`` fast-math flag and nothing
+more: it lets LLVM form FMAs, but never reassociates (which would fold the
+``(t + M) - M`` rounding trick the exp/round approximations rely on).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.builder import Builder
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    i1,
+    i32,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.rewriter import InsertPoint
+
+CONTRACT = llvm.FastMathAttr((llvm.FastMathFlag.ALLOW_CONTRACT,))
+
+_FLOAT_INT_TWIN: dict[type[Attribute], IntegerType] = {
+    Float16Type: IntegerType(16),
+    Float32Type: i32,
+    Float64Type: i64,
+}
+
+_ICMP = {"eq": 0, "ne": 1, "slt": 2, "sle": 3, "sgt": 4, "sge": 5, "ult": 6, "ule": 7, "ugt": 8, "uge": 9}
+
+
+def int_twin(float_type: Attribute) -> IntegerType:
+    """The integer type with the same width as `float_type` (for bit tricks)."""
+    return _FLOAT_INT_TWIN[type(float_type)]
+
+
+def intrinsic_suffix(t: Attribute) -> str:
+    """LLVM's overload suffix for a scalar type: f32, f64, i32, ..."""
+    if isinstance(t, IntegerType):
+        return f"i{t.width.data}"
+    return {Float16Type: "f16", Float32Type: "f32", Float64Type: "f64"}[type(t)]
+
+
+class Emitter:
+    """Appends `llvm` dialect ops at an insertion point and returns their results."""
+
+    def __init__(self, block: Block) -> None:
+        self.builder = Builder(InsertPoint.at_end(block))
+
+    def move_to(self, block: Block) -> None:
+        self.builder = Builder(InsertPoint.at_end(block))
+
+    def op(self, operation: Operation) -> SSAValue:
+        self.builder.insert(operation)
+        return operation.results[0] if operation.results else None  # type: ignore[return-value]
+
+    # constants --------------------------------------------------------------
+    def const(self, t: Attribute, value: float | int | bool) -> SSAValue:
+        if isinstance(t, IntegerType):
+            width = t.width.data
+            v = int(value) & ((1 << width) - 1)
+            if width > 1 and v >= 1 << (width - 1):
+                v -= 1 << width  # IntegerAttr wants the signed representative
+            if width == 1:
+                v = -v if v else 0
+            return self.op(llvm.ConstantOp(IntegerAttr(v, t), t))
+        return self.op(llvm.ConstantOp(FloatAttr(float(value), t), t))  # type: ignore[arg-type]
+
+    def const_like(self, like: SSAValue, value: float | int) -> SSAValue:
+        return self.const(like.type, value)
+
+    def i64(self, value: int) -> SSAValue:
+        return self.const(i64, value)
+
+    # floating point -----------------------------------------------------------
+    def fadd(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.op(llvm.FAddOp(a, b, CONTRACT))
+
+    def fsub(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.op(llvm.FSubOp(a, b, CONTRACT))
+
+    def fmul(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.op(llvm.FMulOp(a, b, CONTRACT))
+
+    def fdiv(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.op(llvm.FDivOp(a, b, CONTRACT))
+
+    def frem(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.op(llvm.FRemOp(a, b, CONTRACT))
+
+    def fneg(self, a: SSAValue) -> SSAValue:
+        return self.op(llvm.FNegOp(a))
+
+    def fma(self, a: SSAValue, b: SSAValue, c: SSAValue) -> SSAValue:
+        """a*b + c with one rounding (llvm.fma)."""
+        return self.op(llvm.FMAOp(a, b, c))
+
+    def fcmp(self, pred: str, a: SSAValue, b: SSAValue) -> SSAValue:
+        """`pred` is an LLVM fcmp predicate: oeq olt ole ogt oge one ord uno ueq une ..."""
+        return self.op(llvm.FCmpOp(a, b, pred))
+
+    def poly(self, x: SSAValue, coeffs: Sequence[float]) -> SSAValue:
+        """Horner evaluation of sum(coeffs[i] * x**i) with FMAs."""
+        acc = self.const_like(x, coeffs[-1])
+        for c in reversed(coeffs[:-1]):
+            acc = self.fma(acc, x, self.const_like(x, c))
+        return acc
+
+    def intrinsic(self, name: str, args: Sequence[SSAValue], result: Attribute | None) -> SSAValue:
+        """Call an LLVM intrinsic; `name` without the type suffix is completed from args[0]."""
+        return self.op(llvm.CallIntrinsicOp(name, list(args), [result] if result else []))
+
+    def unary_intrinsic(self, base: str, a: SSAValue) -> SSAValue:
+        return self.intrinsic(f"llvm.{base}.{intrinsic_suffix(a.type)}", [a], a.type)
+
+    def binary_intrinsic(self, base: str, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.intrinsic(f"llvm.{base}.{intrinsic_suffix(a.type)}", [a, b], a.type)
+
+    def fabs(self, a: SSAValue) -> SSAValue:
+        return self.unary_intrinsic("fabs", a)
+
+    def sqrt(self, a: SSAValue) -> SSAValue:
+        return self.unary_intrinsic("sqrt", a)
+
+    def floor(self, a: SSAValue) -> SSAValue:
+        return self.unary_intrinsic("floor", a)
+
+    def ceil(self, a: SSAValue) -> SSAValue:
+        return self.unary_intrinsic("ceil", a)
+
+    def trunc(self, a: SSAValue) -> SSAValue:
+        return self.unary_intrinsic("trunc", a)
+
+    def roundeven(self, a: SSAValue) -> SSAValue:
+        return self.unary_intrinsic("roundeven", a)
+
+    def copysign(self, mag: SSAValue, sign: SSAValue) -> SSAValue:
+        return self.binary_intrinsic("copysign", mag, sign)
+
+    def maximum(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        """NaN-propagating max (llvm.maximum), like np.maximum."""
+        return self.binary_intrinsic("maximum", a, b)
+
+    def minimum(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.binary_intrinsic("minimum", a, b)
+
+    def clamp(self, x: SSAValue, lo: float, hi: float) -> SSAValue:
+        """Clamp with fcmp+select: becomes vmaxps/vminps and lets NaN through."""
+        lo_v, hi_v = self.const_like(x, lo), self.const_like(x, hi)
+        x = self.select(self.fcmp("olt", x, lo_v), lo_v, x)
+        return self.select(self.fcmp("ogt", x, hi_v), hi_v, x)
+
+    # integers and bits --------------------------------------------------------
+    def add(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.op(llvm.AddOp(a, b))
+
+    def sub(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.op(llvm.SubOp(a, b))
+
+    def mul(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.op(llvm.MulOp(a, b))
+
+    def sdiv(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.op(llvm.SDivOp(a, b))
+
+    def srem(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.op(llvm.SRemOp(a, b))
+
+    def and_(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.op(llvm.AndOp(a, b))
+
+    def or_(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.op(llvm.OrOp(a, b))
+
+    def xor(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.op(llvm.XOrOp(a, b))
+
+    def shl(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.op(llvm.ShlOp(a, b))
+
+    def lshr(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.op(llvm.LShrOp(a, b))
+
+    def ashr(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.op(llvm.AShrOp(a, b))
+
+    def icmp(self, pred: str, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.op(llvm.ICmpOp(a, b, IntegerAttr(_ICMP[pred], 64)))
+
+    def select(self, cond: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.op(llvm.SelectOp(cond, a, b))
+
+    # conversions ----------------------------------------------------------------
+    def bitcast(self, a: SSAValue, t: Attribute) -> SSAValue:
+        return self.op(llvm.BitcastOp(a, t))
+
+    def as_bits(self, a: SSAValue) -> SSAValue:
+        return self.bitcast(a, int_twin(a.type))
+
+    def from_bits(self, a: SSAValue, float_type: Attribute) -> SSAValue:
+        return self.bitcast(a, float_type)
+
+    def sitofp(self, a: SSAValue, t: Attribute) -> SSAValue:
+        return self.op(llvm.SIToFPOp(a, t))
+
+    def fptosi_sat(self, a: SSAValue, t: IntegerType) -> SSAValue:
+        """Float to signed int, saturating, NaN -> 0 (llvm.fptosi.sat)."""
+        name = f"llvm.fptosi.sat.{intrinsic_suffix(t)}.{intrinsic_suffix(a.type)}"
+        return self.intrinsic(name, [a], t)
+
+    def fpext(self, a: SSAValue, t: Attribute) -> SSAValue:
+        return self.op(llvm.FPExtOp(a, t))
+
+    def fptrunc(self, a: SSAValue, t: Attribute) -> SSAValue:
+        return self.op(llvm.FPTruncOp(a, t))
+
+    def sext(self, a: SSAValue, t: Attribute) -> SSAValue:
+        return self.op(llvm.SExtOp(a, t))
+
+    def zext(self, a: SSAValue, t: Attribute) -> SSAValue:
+        return self.op(llvm.ZExtOp(a, t))
+
+    def itrunc(self, a: SSAValue, t: Attribute) -> SSAValue:
+        return self.op(llvm.TruncOp(a, t))
+
+    def is_float(self, a: SSAValue) -> bool:
+        return isinstance(a.type, AnyFloat)
+
+
+__all__ = ["Emitter", "CONTRACT", "int_twin", "intrinsic_suffix", "i1"]
