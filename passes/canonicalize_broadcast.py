@@ -1,0 +1,131 @@
+"""canonicalize-broadcast: make broadcasting implicit and free.
+
+An `rlx.expand` whose only job is to line an operand up with an elementwise
+op's output is dropped: the consumer broadcasts anyway, and reading the
+smaller source through an index map beats materializing the expanded copy.
+For an `rlx.elementwise_region` the expand is folded into that input's
+indexing map. Shape ops that change nothing (expand/reshape/cast to the same
+type) disappear, and chains of reshapes or expands collapse into one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import AffineMapAttr, ArrayAttr, ModuleOp
+from xdsl.ir import Operation
+from xdsl.ir.affine import AffineConstantExpr, AffineExpr, AffineMap
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+
+from rlx_mlir.broadcast import broadcast_shapes
+from rlx_mlir.dialects import rlx
+
+
+class FoldExpandIntoElementwise(RewritePattern):
+    """`add(expand(x), y)` -> `add(x, y)` when the op's result shape is unchanged."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, rlx.ElementwiseOp) or isinstance(op, rlx.CastOp):
+            return
+        if not rlx.check_same_level(op):
+            return
+        result_shape = rlx.shape_of(op.results[0].type)
+        for index, operand in enumerate(op.operands):
+            expand = operand.owner
+            if not isinstance(expand, rlx.ExpandOp):
+                continue
+            shapes = [rlx.shape_of(v.type) for v in op.operands]
+            shapes[index] = rlx.shape_of(expand.input.type)
+            if broadcast_shapes(*shapes) == result_shape:
+                op.operands[index] = expand.input
+                rewriter.notify_op_modified(op)
+                return
+
+
+class FoldExpandIntoRegion(RewritePattern):
+    """An expand feeding a region input becomes part of that input's index map."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: rlx.ElementwiseRegionOp, rewriter: PatternRewriter) -> None:
+        maps = op.maps
+        for index, operand in enumerate(op.inputs):
+            expand = operand.owner
+            if not isinstance(expand, rlx.ExpandOp):
+                continue
+            maps[index] = compose_with_expand(
+                maps[index], rlx.shape_of(expand.input.type), rlx.shape_of(expand.result.type)
+            )
+            op.operands[index] = expand.input
+            op.indexing_maps = ArrayAttr([AffineMapAttr(m) for m in maps])
+            rewriter.notify_op_modified(op)
+            return
+
+
+def compose_with_expand(amap: AffineMap, source: tuple[int, ...], expanded: tuple[int, ...]) -> AffineMap:
+    """The map reading `source` directly, given `amap` reads `expand(source) : expanded`."""
+    offset = len(expanded) - len(source)
+    exprs: list[AffineExpr] = []
+    for axis, size in enumerate(source):
+        if size == 1 and expanded[offset + axis] != 1:
+            exprs.append(AffineConstantExpr(0))
+        else:
+            exprs.append(amap.results[offset + axis])
+    return AffineMap(amap.num_dims, 0, tuple(exprs))
+
+
+class RemoveNoOpShapeOp(RewritePattern):
+    """expand/reshape/cast whose result type equals the operand type is the operand."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if isinstance(op, (rlx.ExpandOp, rlx.ReshapeOp, rlx.CastOp)) and op.input.type == op.result.type:
+            rewriter.replace(op, [], [op.input])
+
+
+class CollapseShapeChain(RewritePattern):
+    """reshape(reshape(x)) -> reshape(x); expand(expand(x)) -> expand(x)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, (rlx.ExpandOp, rlx.ReshapeOp)):
+            return
+        inner = op.input.owner
+        if type(inner) is type(op):
+            rewriter.replace(op, type(op)(inner.input, op.result.type))
+
+
+@dataclass(frozen=True)
+class CanonicalizeBroadcastPass(ModulePass):
+    name = "canonicalize-broadcast"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier(
+                [
+                    RemoveNoOpShapeOp(),
+                    CollapseShapeChain(),
+                    FoldExpandIntoElementwise(),
+                    FoldExpandIntoRegion(),
+                ]
+            ),
+            apply_recursively=True,
+        ).rewrite_module(op)
+        erase_dead_shape_ops(op)
+
+
+def erase_dead_shape_ops(module: ModuleOp) -> None:
+    """Expands and reshapes left without users after folding are removed."""
+    changed = True
+    while changed:
+        changed = False
+        for op in list(module.walk()):
+            if isinstance(op, (rlx.ExpandOp, rlx.ReshapeOp)) and not op.result.uses:
+                op.detach()
+                op.erase()
+                changed = True
