@@ -1,0 +1,11 @@
+"""rlx_mlir: an MLIR-style compiler for ML tensor graphs, on xDSL and llvmlite.
+
+    import numpy as np, rlx_mlir as rlx
+    exe = rlx.compile(text)          # or rlx.compile(rlx.parse(text)), rlx.Builder
+    (y,) = exe(x)
+"""
+
+from rlx_mlir.compiler import compile, parse  # noqa: A004
+from rlx_mlir.errors import ArgumentError, CompileError, ParseError, RlxError, VerificationError
+
+__all__ = ["compile", "parse", "RlxError", "ParseError", "VerificationError", "CompileError", "ArgumentError"]

@@ -1,0 +1,203 @@
+"""Kernels for `rlx.elementwise_region`: a loop nest around the scalar body.
+
+Every operand is described by its element strides over the iteration space
+(0 on a broadcast axis). Adjacent axes that every operand walks contiguously
+are merged first, so a same-shape chain becomes one flat loop and a bias add
+a 2-deep nest whose inner loop is contiguous for all operands: the shapes the
+vectorizer turns into packed AVX-512 code. The outermost loop runs over
+`[begin, end)`, which is how the runtime splits a kernel across threads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, UnitAttr, i1, i8, i64
+from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.ir.affine import AffineDimExpr
+
+from rlx_mlir import dtypes
+from rlx_mlir.broadcast import numel
+from rlx_mlir.dialects import rlx
+from rlx_mlir.lowering.emitter import Emitter
+from rlx_mlir.lowering.loops import for_range
+from rlx_mlir.lowering.scalar_ops import emit_scalar_op
+
+PTR = llvm.LLVMPointerType()
+
+
+@dataclass(frozen=True)
+class LoopNest:
+    """Coalesced iteration space: extents (outermost first) and per-operand strides."""
+
+    sizes: tuple[int, ...]
+    strides: tuple[tuple[int, ...], ...]  # inputs then outputs, elements per step of each axis
+
+    @property
+    def outer_extent(self) -> int:
+        return self.sizes[0]
+
+    @property
+    def inner_work(self) -> int:
+        return numel(self.sizes[1:])
+
+
+def row_major_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    strides, step = [], 1
+    for size in reversed(shape):
+        strides.append(step)
+        step *= size
+    return tuple(reversed(strides))
+
+
+def _input_strides(region_op: rlx.ElementwiseRegionOp) -> list[tuple[int, ...]]:
+    rank = len(region_op.iteration_shape)
+    result = []
+    for value, amap in zip(region_op.inputs, region_op.maps):
+        own = row_major_strides(rlx.shape_of(value.type))
+        per_dim = [0] * rank
+        for axis, expr in enumerate(amap.results):
+            if isinstance(expr, AffineDimExpr):
+                per_dim[expr.position] += own[axis]
+        result.append(tuple(per_dim))
+    return result
+
+
+def coalesce(space: tuple[int, ...], strides: list[tuple[int, ...]]) -> LoopNest:
+    """Drop unit axes and merge axis pairs every operand walks as one contiguous run."""
+    axes = [d for d, size in enumerate(space) if size != 1]
+    sizes = [space[d] for d in axes]
+    per_operand = [[s[d] for d in axes] for s in strides]
+    merged_sizes: list[int] = []
+    merged: list[list[int]] = [[] for _ in strides]
+    for position, size in enumerate(sizes):
+        if merged_sizes and all(
+            ops[-1] == own[position] * size for ops, own in zip(merged, per_operand)
+        ):
+            merged_sizes[-1] *= size
+            for ops, own in zip(merged, per_operand):
+                ops[-1] = own[position]
+            continue
+        merged_sizes.append(size)
+        for ops, own in zip(merged, per_operand):
+            ops.append(own[position])
+    if not merged_sizes:
+        return LoopNest((1,), tuple((0,) for _ in strides))
+    return LoopNest(tuple(merged_sizes), tuple(tuple(s) for s in merged))
+
+
+def loop_nest(region_op: rlx.ElementwiseRegionOp) -> LoopNest:
+    space = region_op.iteration_shape
+    outputs = [row_major_strides(space)] * len(region_op.outputs)
+    return coalesce(space, _input_strides(region_op) + outputs)
+
+
+def storage_type(t: Attribute) -> Attribute:
+    """How an element sits in memory: i1 is one byte, as NumPy's bool."""
+    return i8 if t == i1 else t
+
+
+def load_element(e: Emitter, base: SSAValue, index: SSAValue, t: Attribute) -> SSAValue:
+    stored = storage_type(t)
+    ptr = e.op(llvm.GEPOp(base, [llvm.GEP_USE_SSA_VAL], stored, ssa_indices=[index], inbounds=True))
+    value = e.op(llvm.LoadOp(ptr, stored, alignment=dtypes.from_ir(t).nbytes))
+    return e.icmp("ne", value, e.const(i8, 0)) if t == i1 else value
+
+
+def store_element(e: Emitter, value: SSAValue, base: SSAValue, index: SSAValue) -> None:
+    t = value.type
+    stored = storage_type(t)
+    if t == i1:
+        value = e.zext(value, i8)
+    ptr = e.op(llvm.GEPOp(base, [llvm.GEP_USE_SSA_VAL], stored, ssa_indices=[index], inbounds=True))
+    e.op(llvm.StoreOp(value, ptr, alignment=dtypes.from_ir(t).nbytes))
+
+
+def pointer_arg_attrs(n_pointers: int, n_scalars: int, aliased: set[int]) -> ArrayAttr:
+    """`noalias` on every pointer parameter not in `aliased`, nothing on the scalars."""
+    pointers = [DictionaryAttr({} if k in aliased else {"llvm.noalias": UnitAttr()}) for k in range(n_pointers)]
+    return ArrayAttr(pointers + [DictionaryAttr({})] * n_scalars)
+
+
+def emit_region_kernel(region_op: rlx.ElementwiseRegionOp, name: str, aliased: set[int]) -> llvm.FuncOp:
+    """`void name(ptr in..., ptr out..., i64 begin, i64 end)` computing the region.
+
+    Pointer parameters are `noalias` except those in `aliased` (an output
+    written in place over an input shares memory with it).
+    """
+    nest = loop_nest(region_op)
+    n_in, n_out = len(region_op.inputs), len(region_op.outputs)
+    entry = Block(arg_types=[PTR] * (n_in + n_out) + [i64, i64])
+    region = Region([entry])
+    e = Emitter(entry)
+    pointers = list(entry.args[: n_in + n_out])
+    begin, end = entry.args[-2], entry.args[-1]
+    input_types = [rlx.element_type(v.type) for v in region_op.inputs]
+
+    def level(depth: int, offsets: list[SSAValue]) -> None:
+        lo, hi = (begin, end) if depth == 0 else (e.i64(0), e.i64(nest.sizes[depth]))
+
+        def body(i: SSAValue) -> None:
+            here = [_advance(e, off, i, strides[depth]) for off, strides in zip(offsets, nest.strides)]
+            if depth + 1 < len(nest.sizes):
+                level(depth + 1, here)
+            else:
+                _emit_body(e, region_op, pointers, here, input_types)
+
+        for_range(e, region, lo, hi, body)
+
+    level(0, [e.i64(0)] * (n_in + n_out))
+    e.op(llvm.ReturnOp())
+    return llvm.FuncOp(
+        name,
+        llvm.LLVMFunctionType([PTR] * (n_in + n_out) + [i64, i64]),
+        body=region,
+        other_props={"arg_attrs": pointer_arg_attrs(n_in + n_out, 2, aliased)},
+    )
+
+
+def _advance(e: Emitter, offset: SSAValue, index: SSAValue, stride: int) -> SSAValue:
+    if stride == 0:
+        return offset
+    step = index if stride == 1 else e.mul(index, e.i64(stride))
+    return e.add(offset, step)
+
+
+def _emit_body(
+    e: Emitter,
+    region_op: rlx.ElementwiseRegionOp,
+    pointers: list[SSAValue],
+    offsets: list[SSAValue],
+    input_types: list[Attribute],
+) -> None:
+    block = region_op.body.block
+    n_in = len(region_op.inputs)
+    values: dict[SSAValue, SSAValue] = {
+        arg: load_element(e, pointers[k], offsets[k], input_types[k]) for k, arg in enumerate(block.args)
+    }
+    for op in block.ops:
+        if isinstance(op, rlx.YieldOp):
+            for j, value in enumerate(op.values):
+                store_element(e, values[value], pointers[n_in + j], offsets[n_in + j])
+            continue
+        values[op.results[0]] = emit_scalar_op(e, op, [values[v] for v in op.operands])
+
+
+def emit_thunk(kernel: llvm.FuncOp, name: str, n_pointers: int) -> llvm.FuncOp:
+    """`void name(ptr args, i64 begin, i64 end)`: the uniform entry every launcher calls.
+
+    It unpacks the pointer array and calls the kernel, which O3 inlines; its
+    `noalias` parameters become alias scopes, so the loop still vectorizes.
+    """
+    entry = Block(arg_types=[PTR, i64, i64])
+    e = Emitter(entry)
+    args, begin, end = entry.args
+    pointers = [
+        e.op(llvm.LoadOp(e.op(llvm.GEPOp(args, [k], PTR, inbounds=True)), PTR)) for k in range(n_pointers)
+    ]
+    e.op(llvm.CallOp(kernel.sym_name.data, *pointers, begin, end))
+    e.op(llvm.ReturnOp())
+    return llvm.FuncOp(name, llvm.LLVMFunctionType([PTR, i64, i64]), body=Region([entry]))
+
+

@@ -1,0 +1,76 @@
+"""lower-to-llvm: rewrite a planned module into xDSL's `llvm` dialect.
+
+Elementwise ops that fusion left on their own, and `rlx.expand`s that
+canonicalization could not fold, first become single-op regions (so one
+kernel emitter covers them all); then each function is lowered by
+`lowering.program`. `xdsl.backend.llvm.convert_module` (`rlx-opt -t llvm`)
+turns the result into LLVM IR.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Region
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from rlx_mlir.broadcast import broadcast_map
+from rlx_mlir.dialects import rlx
+from rlx_mlir.lowering.program import external_declarations, lower_function
+from rlx_mlir.passes.fuse_elementwise import replace_with_region
+
+
+def regions_for_leftovers(function: func.FuncOp) -> None:
+    """Wrap every standalone elementwise op and expand in a region, keeping its plan."""
+    for op in list(function.body.block.ops):
+        if rlx.is_elementwise(op):
+            region_op = replace_with_region([op], anchor=op)
+        elif isinstance(op, rlx.ExpandOp):
+            region_op = _expand_region(op)
+        else:
+            continue
+        if "rlx.offsets" in op.attributes:
+            region_op.attributes["rlx.offsets"] = op.attributes["rlx.offsets"]
+        if op.parent is not None:
+            op.detach()
+            op.erase(safe_erase=False)
+
+
+def _expand_region(op: rlx.ExpandOp) -> rlx.ElementwiseRegionOp:
+    """np.broadcast_to as a copy through a broadcasting index map."""
+    block = rlx.make_region_block([op.input.type])
+    block.add_op(rlx.YieldOp(block.args[0]))
+    amap = broadcast_map(rlx.shape_of(op.input.type), rlx.shape_of(op.result.type))
+    region_op = rlx.ElementwiseRegionOp([op.input], [amap], [op.result.type], Region([block]))
+    Rewriter.insert_op(region_op, InsertPoint.before(op))
+    op.result.replace_all_uses_with(region_op.outputs[0])
+    return region_op
+
+
+@dataclass(frozen=True)
+class LowerToLLVMPass(ModulePass):
+    name = "lower-to-llvm"
+
+    threads: int = 0
+    """Threads a large kernel is split over; 0 means one per available CPU."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        threads = self.threads or len(os.sched_getaffinity(0))
+        functions = [f for f in op.ops if isinstance(f, func.FuncOp)]
+        lowered = []
+        externals: set[str] = set()
+        for function in functions:
+            regions_for_leftovers(function)
+            program = lower_function(function, threads)
+            lowered += program.functions
+            externals |= program.externals
+        for function in functions:
+            function.detach()
+            function.erase()
+        for new in [*external_declarations(externals), *lowered]:
+            op.body.block.add_op(new)

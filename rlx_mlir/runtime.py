@@ -1,0 +1,126 @@
+"""Executables: a JIT-compiled function plus the arena it runs over.
+
+Calling one binds the NumPy inputs and outputs by pointer (zero-copy), so the
+only memory the runtime owns is the arena of constants and intermediates,
+allocated once, 64-byte aligned, with constants written once.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from rlx_mlir import dtypes
+from rlx_mlir.errors import ArgumentError
+from rlx_mlir.jit import CompiledModule
+from rlx_mlir.passes.plan_memory import ALIGNMENT, MemoryPlan
+
+_ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    shape: tuple[int, ...]
+    dtype: dtypes.DType
+
+    def __str__(self) -> str:
+        return f"{self.dtype.numpy.name}{list(self.shape)}"
+
+
+@dataclass(frozen=True)
+class ConstantData:
+    offset: int
+    data: np.ndarray
+
+
+def aligned_buffer(nbytes: int) -> np.ndarray:
+    """A zeroed uint8 buffer whose data pointer is ALIGNMENT-aligned."""
+    raw = np.zeros(nbytes + ALIGNMENT, dtype=np.uint8)
+    start = (-raw.ctypes.data) % ALIGNMENT
+    return raw[start : start + nbytes]
+
+
+class Executable:
+    """`exe(*arrays, out=None) -> tuple[np.ndarray, ...]`."""
+
+    def __init__(
+        self,
+        name: str,
+        compiled: CompiledModule,
+        inputs: Sequence[TensorSpec],
+        outputs: Sequence[TensorSpec],
+        memory_plan: MemoryPlan,
+        constants: Sequence[ConstantData],
+        llvm_ir: str,
+    ) -> None:
+        self.name = name
+        self.inputs = tuple(inputs)
+        self.outputs = tuple(outputs)
+        self.memory_plan = memory_plan
+        self.llvm_ir = llvm_ir
+        self._compiled = compiled
+        self._entry = _ENTRY(compiled.address(name))
+        self._arena = aligned_buffer(max(memory_plan.arena_size, ALIGNMENT))
+        for constant in constants:
+            raw = constant.data.view(np.uint8).reshape(-1)
+            self._arena[constant.offset : constant.offset + raw.size] = raw
+        self._io = (ctypes.c_void_p * (len(self.inputs) + len(self.outputs)))()
+        self._lock = threading.Lock()  # the arena is shared state: one call at a time
+
+    @property
+    def optimized_llvm_ir(self) -> str:
+        return self._compiled.optimized_ir
+
+    def assembly(self) -> str:
+        """The host assembly of the optimized module (to check vectorization)."""
+        return self._compiled.assembly()
+
+    def __call__(self, *arrays: np.ndarray, out: Sequence[np.ndarray] | None = None) -> tuple[np.ndarray, ...]:
+        inputs = self._check_inputs(arrays)
+        outputs = self._check_outputs(out, inputs)
+        with self._lock:
+            for k, array in enumerate((*inputs, *outputs)):
+                self._io[k] = array.ctypes.data
+            self._entry(self._arena.ctypes.data, ctypes.addressof(self._io))
+        return tuple(outputs)
+
+    def _check_inputs(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
+        if len(arrays) != len(self.inputs):
+            raise ArgumentError(f"{self.name} takes {len(self.inputs)} arrays, got {len(arrays)}")
+        checked = []
+        for k, (array, spec) in enumerate(zip(arrays, self.inputs)):
+            if not isinstance(array, np.ndarray):
+                raise ArgumentError(f"{self.name} argument #{k} must be a NumPy array {spec}, got {type(array).__name__}")
+            _check_spec(self.name, f"argument #{k}", array, spec)
+            # zero-copy for C-contiguous arrays; a strided view is packed once
+            checked.append(array if array.flags.c_contiguous else np.ascontiguousarray(array))
+        return checked
+
+    def _check_outputs(self, out: Sequence[np.ndarray] | None, inputs: list[np.ndarray]) -> list[np.ndarray]:
+        if out is None:
+            return [np.empty(spec.shape, dtype=spec.dtype.numpy) for spec in self.outputs]
+        if isinstance(out, np.ndarray):
+            out = (out,)
+        if len(out) != len(self.outputs):
+            raise ArgumentError(f"{self.name} has {len(self.outputs)} results, got {len(out)} out= arrays")
+        for j, (array, spec) in enumerate(zip(out, self.outputs)):
+            if not isinstance(array, np.ndarray):
+                raise ArgumentError(f"{self.name} out[{j}] must be a NumPy array {spec}")
+            _check_spec(self.name, f"out[{j}]", array, spec)
+            if not array.flags.c_contiguous or not array.flags.writeable:
+                raise ArgumentError(f"{self.name} out[{j}] must be a writeable C-contiguous array")
+            for other in (*inputs, *out[:j]):
+                if array.size and np.may_share_memory(array, other):
+                    raise ArgumentError(f"{self.name} out[{j}] overlaps another argument; pass distinct arrays")
+        return list(out)
+
+
+def _check_spec(name: str, what: str, array: np.ndarray, spec: TensorSpec) -> None:
+    if array.dtype != spec.dtype.numpy:
+        raise ArgumentError(f"{name} {what} must have dtype {spec.dtype.numpy.name}, got {array.dtype.name}")
+    if tuple(array.shape) != spec.shape:
+        raise ArgumentError(f"{name} {what} must have shape {list(spec.shape)}, got {list(array.shape)}")
