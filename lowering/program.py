@@ -62,7 +62,7 @@ def emit_parallel_launcher(thunk: llvm.FuncOp, name: str, threads: int) -> list[
     tasks = e.op(llvm.AllocaOp(e.i64(3 * threads), i64, alignment=8))
     tids = e.op(llvm.AllocaOp(e.i64(threads), i64, alignment=8))
     codes = e.op(llvm.AllocaOp(e.i64(threads), i32, alignment=4))
-    null = e.op(llvm.ZeroOp(PTR))
+    null = e.op(llvm.ZeroOp(result_types=[PTR]))
     worker_ptr = e.op(llvm.AddressOfOp(worker.sym_name.data, PTR))
 
     def chunk_bound(t: SSAValue) -> SSAValue:
@@ -70,7 +70,7 @@ def emit_parallel_launcher(thunk: llvm.FuncOp, name: str, threads: int) -> list[
 
     def spawn(t: SSAValue) -> None:
         task = _slot(e, tasks, e.mul(t, e.i64(3)))
-        e.op(llvm.StoreOp(args, task))
+        e.op(llvm.StoreOp(e.op(llvm.PtrToIntOp(args, i64)), task))
         e.op(llvm.StoreOp(chunk_bound(t), _slot(e, task, e.i64(1))))
         e.op(llvm.StoreOp(chunk_bound(e.add(t, e.i64(1))), _slot(e, task, e.i64(2))))
         code = e.op(llvm.CallOp("pthread_create", _slot(e, tids, t), null, worker_ptr, task, return_type=i32))
@@ -111,11 +111,11 @@ def _emit_worker(thunk_name: str, name: str) -> llvm.FuncOp:
     entry = Block(arg_types=[PTR])
     e = Emitter(entry)
     task = entry.args[0]
-    args = e.op(llvm.LoadOp(task, PTR))
+    args = e.op(llvm.IntToPtrOp(e.op(llvm.LoadOp(task, i64))))
     lo = e.op(llvm.LoadOp(_slot(e, task, e.i64(1)), i64))
     hi = e.op(llvm.LoadOp(_slot(e, task, e.i64(2)), i64))
     e.op(llvm.CallOp(thunk_name, args, lo, hi))
-    e.op(llvm.ReturnOp(e.op(llvm.ZeroOp(PTR))))
+    e.op(llvm.ReturnOp(e.op(llvm.ZeroOp(result_types=[PTR]))))
     return llvm.FuncOp(name, llvm.LLVMFunctionType([PTR], PTR), body=Region([entry]))
 
 

@@ -97,10 +97,11 @@ def compile(module_or_text: ModuleOp | str, pipeline: str | None = None, entry: 
     outputs = [_spec(t) for t in function.function_type.outputs]
     plan = read_plan(function)
     constants = _constants(function)
+    planned_ir = str(function)
     for other in [f for f in module.ops if isinstance(f, func.FuncOp) and f is not function]:
         other.detach()
     LowerToLLVMPass().apply(ctx, module)
     llvm_module = convert_module(module, fallback_target_triple=None)
     llvm_ir = str(llvm_module)
     compiled = compile_llvm(llvm_module, {name})
-    return Executable(name, compiled, inputs, outputs, plan, constants, llvm_ir)
+    return Executable(name, compiled, inputs, outputs, plan, constants, llvm_ir, planned_ir)

@@ -56,12 +56,14 @@ class Executable:
         memory_plan: MemoryPlan,
         constants: Sequence[ConstantData],
         llvm_ir: str,
+        planned_ir: str,
     ) -> None:
         self.name = name
         self.inputs = tuple(inputs)
         self.outputs = tuple(outputs)
         self.memory_plan = memory_plan
         self.llvm_ir = llvm_ir
+        self.planned_ir = planned_ir
         self._compiled = compiled
         self._entry = _ENTRY(compiled.address(name))
         self._arena = aligned_buffer(max(memory_plan.arena_size, ALIGNMENT))

@@ -1,0 +1,57 @@
+"""rlx-run: JIT-compile an rlx function and run it on .npy inputs.
+
+    rlx-run graph.mlir --input a.npy --input b.npy --output out.npz
+
+Inputs bind to the function's arguments in order (`--input name=file.npy` is
+accepted too; the name is informational). Results go to an .npz (result0,
+result1, ...) or, without --output, are printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from rlx_mlir.cli.diagnostics import fail
+from rlx_mlir.compiler import compile as compile_module
+from rlx_mlir.errors import RlxError
+
+
+def _load(spec: str) -> np.ndarray:
+    path = spec.split("=", 1)[1] if "=" in spec and not Path(spec).exists() else spec
+    try:
+        return np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as error:
+        raise RlxError(f"cannot read input '{path}': {error}") from None
+
+
+def main(args: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="rlx-run", description="JIT-compile and run an rlx function")
+    parser.add_argument("file", help="rlx IR (.mlir)")
+    parser.add_argument("--input", "-i", action="append", default=[], help="an .npy file per argument, in order")
+    parser.add_argument("--output", "-o", help="write the results to this .npz")
+    parser.add_argument("--entry", help="the function to run (if the file has several)")
+    parser.add_argument("-p", "--pipeline", help="tensor-level passes before planning (default pipeline if omitted)")
+    parser.add_argument("--print-ir", action="store_true", help="print the IR after the tensor-level passes")
+    options = parser.parse_args(args)
+    try:
+        text = Path(options.file).read_text()
+        exe = compile_module(text, pipeline=options.pipeline, entry=options.entry)
+        if options.print_ir:
+            print(exe.planned_ir)
+        results = exe(*[_load(spec) for spec in options.input])
+        if options.output:
+            np.savez(options.output, **{f"result{k}": r for k, r in enumerate(results)})
+        else:
+            for k, result in enumerate(results):
+                print(f"result{k}: {result.dtype}{list(result.shape)}\n{result}")
+    except (RlxError, OSError) as error:
+        fail("rlx-run", error)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
