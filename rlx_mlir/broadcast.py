@@ -8,7 +8,6 @@ index map of each region input) all ask the same questions; they ask them here.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from enum import Enum
 
 from xdsl.ir.affine import AffineConstantExpr, AffineExpr, AffineMap
 
@@ -50,30 +49,6 @@ def broadcast_map(shape: Sequence[int], target: Sequence[int]) -> AffineMap:
         else:
             exprs.append(AffineExpr.dimension(offset + i))
     return AffineMap(len(target), 0, tuple(exprs))
-
-
-class BroadcastKind(Enum):
-    """How an operand is read by an elementwise loop (the lowering's fast paths)."""
-
-    SAME = "same"          # contiguous, one element per iteration
-    SCALAR = "scalar"      # one element for every iteration
-    TRAILING = "trailing"  # a contiguous block repeated along the outer axes (a bias)
-    GENERAL = "general"    # strided
-
-
-def classify(shape: Sequence[int], target: Sequence[int]) -> BroadcastKind:
-    shape = tuple(shape)
-    target = tuple(target)
-    if shape == target or (_numel(shape) == _numel(target) and broadcasts_to(shape, target)):
-        return BroadcastKind.SAME
-    if _numel(shape) == 1:
-        return BroadcastKind.SCALAR
-    stripped = shape
-    while stripped and stripped[0] == 1:
-        stripped = stripped[1:]
-    if stripped and stripped == target[len(target) - len(stripped):]:
-        return BroadcastKind.TRAILING
-    return BroadcastKind.GENERAL
 
 
 def _numel(shape: Sequence[int]) -> int:

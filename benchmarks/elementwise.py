@@ -1,0 +1,124 @@
+"""Fused elementwise chains: rlx_mlir vs NumPy (eager and with out= buffers),
+numexpr and (if installed) PyTorch eager, same inputs, one process.
+
+    python benchmarks/elementwise.py [--log2n 24] [--repeat 9]
+
+Prints median times and the ratio peer / rlx (> 1 means rlx is faster), plus
+the memory-bandwidth floor: bytes the chain must move / measured copy bandwidth.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+import rlx_mlir as rlx
+
+
+def chain_ir(name: str, n: int, transcendental: bool) -> str:
+    t = f"tensor<{n}xf32>"
+    head = (
+        f"  %t = rlx.tanh %s : ({t}) -> {t}\n  %g = rlx.sigmoid %a : ({t}) -> {t}\n  %p = rlx.mul %t, %g : ({t}, {t}) -> {t}\n"
+        if transcendental
+        else f"  %p = rlx.mul %s, %a : ({t}, {t}) -> {t}\n"
+    )
+    return (
+        f"func.func @{name}(%a: {t}, %b: {t}, %c: {t}) -> {t} {{\n"
+        f"  %half = rlx.constant dense<0.5> : tensor<f32>\n"
+        f"  %ab = rlx.mul %a, %b : ({t}, {t}) -> {t}\n"
+        f"  %s = rlx.add %ab, %c : ({t}, {t}) -> {t}\n"
+        f"{head}"
+        f"  %q = rlx.mul %c, %half : ({t}, tensor<f32>) -> {t}\n"
+        f"  %r = rlx.sub %p, %q : ({t}, {t}) -> {t}\n"
+        f"  func.return %r : {t}\n}}\n"
+    )
+
+
+def median_ms(fn: Callable[[], object], repeat: int) -> float:
+    fn()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return sorted(times)[len(times) // 2] * 1e3
+
+
+def numpy_out(a: np.ndarray, b: np.ndarray, c: np.ndarray, t1: np.ndarray, t2: np.ndarray, transcendental: bool) -> np.ndarray:
+    np.multiply(a, b, out=t1)
+    np.add(t1, c, out=t1)
+    if transcendental:
+        np.tanh(t1, out=t1)
+        np.negative(a, out=t2)
+        np.exp(t2, out=t2)
+        np.add(t2, 1.0, out=t2)
+        np.divide(t1, t2, out=t1)
+    else:
+        np.multiply(t1, a, out=t1)
+    np.multiply(c, 0.5, out=t2)
+    np.subtract(t1, t2, out=t1)
+    return t1
+
+
+def peers(a: np.ndarray, b: np.ndarray, c: np.ndarray, transcendental: bool) -> dict[str, Callable[[], object]]:
+    t1, t2 = np.empty_like(a), np.empty_like(a)
+    found: dict[str, Callable[[], object]] = {}
+    if transcendental:
+        found["numpy eager"] = lambda: np.tanh(a * b + c) * (1 / (1 + np.exp(-a))) - 0.5 * c
+    else:
+        found["numpy eager"] = lambda: (a * b + c) * a - 0.5 * c
+    found["numpy out="] = lambda: numpy_out(a, b, c, t1, t2, transcendental)
+    try:
+        import numexpr
+
+        expr = "tanh(a*b + c) * (1 / (1 + exp(-a))) - 0.5*c" if transcendental else "(a*b + c) * a - 0.5*c"
+        found["numexpr"] = lambda: numexpr.evaluate(expr, local_dict={"a": a, "b": b, "c": c})
+    except ImportError:
+        pass
+    try:
+        import torch
+
+        ta, tb, tc = (torch.from_numpy(x) for x in (a, b, c))
+        if transcendental:
+            found["torch eager"] = lambda: torch.tanh(ta * tb + tc) * torch.sigmoid(ta) - 0.5 * tc
+        else:
+            found["torch eager"] = lambda: (ta * tb + tc) * ta - 0.5 * tc
+    except ImportError:
+        pass
+    return found
+
+
+def copy_bandwidth_gbs(n: int, repeat: int) -> float:
+    src, dst = np.ones(n, np.float32), np.empty(n, np.float32)
+    ms = median_ms(lambda: np.copyto(dst, src), repeat)
+    return 2 * src.nbytes / ms / 1e6
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--log2n", type=int, default=24)
+    parser.add_argument("--repeat", type=int, default=9)
+    options = parser.parse_args()
+    n = 1 << options.log2n
+    rng = np.random.default_rng(0)
+    a, b, c = (rng.standard_normal(n).astype(np.float32) for _ in range(3))
+    out = np.empty(n, np.float32)
+    bandwidth = copy_bandwidth_gbs(n, options.repeat)
+    print(f"n = 2^{options.log2n} float32, copy bandwidth {bandwidth:.1f} GB/s")
+    for title, transcendental in (("tanh(a*b + c) * sigmoid(a) - 0.5*c", True), ("(a*b + c) * a - 0.5*c", False)):
+        exe = rlx.compile(chain_ir("chain", n, transcendental))
+        exe(a, b, c, out=(out,))
+        rlx_ms = median_ms(lambda: exe(a, b, c, out=(out,)), options.repeat)
+        floor_ms = 4 * a.nbytes / (bandwidth * 1e6)
+        print(f"\n{title}")
+        print(f"  {'rlx_mlir':<14}{rlx_ms:8.2f} ms   ({rlx_ms / floor_ms:.2f}x the bandwidth floor {floor_ms:.2f} ms)")
+        for name, fn in peers(a, b, c, transcendental).items():
+            ms = median_ms(fn, options.repeat)
+            print(f"  {name:<14}{ms:8.2f} ms   peer/rlx = {ms / rlx_ms:5.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,98 @@
+"""rlx-opt and rlx-run from the outside: results, and one-line errors with exit 1."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+GRAPH = """
+func.func @f(%a: tensor<4x3xf32>, %b: tensor<3xf32>) -> tensor<4x3xf32> {
+  %s = rlx.add %a, %b : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+  %t = rlx.tanh %s : (tensor<4x3xf32>) -> tensor<4x3xf32>
+  func.return %t : tensor<4x3xf32>
+}
+"""
+
+
+def run(tool: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", f"rlx_mlir.cli.{tool}", *args], capture_output=True, text=True)
+
+
+@pytest.fixture
+def graph(tmp_path: Path) -> Path:
+    path = tmp_path / "graph.mlir"
+    path.write_text(GRAPH)
+    return path
+
+
+@pytest.fixture
+def inputs(tmp_path: Path) -> tuple[Path, Path, np.ndarray, np.ndarray]:
+    a = np.arange(12, dtype=np.float32).reshape(4, 3) / 10
+    b = np.array([0.5, -1.0, 2.0], np.float32)
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", b)
+    return tmp_path / "a.npy", tmp_path / "b.npy", a, b
+
+
+def assert_one_line_error(result: subprocess.CompletedProcess[str], tool: str, text: str) -> None:
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith(f"{tool}: error:") and text in lines[0], lines[0]
+
+
+def test_opt_runs_passes(graph: Path) -> None:
+    result = run("opt", str(graph), "-p", "canonicalize-broadcast,fuse-elementwise,plan-memory")
+    assert result.returncode == 0, result.stderr
+    assert "rlx.elementwise_region" in result.stdout and "rlx.arena_size" in result.stdout
+
+
+def test_opt_emits_llvm_ir(graph: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out.ll"
+    result = run("opt", str(graph), "-p", "rlx-default", "-t", "llvm", "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    assert 'define void @"f"(ptr' in out.read_text()
+
+
+def test_run_writes_npz(graph: Path, inputs, tmp_path: Path) -> None:
+    a_path, b_path, a, b = inputs
+    out = tmp_path / "out.npz"
+    result = run("run", str(graph), "--input", str(a_path), "--input", f"b={b_path}", "--output", str(out))
+    assert result.returncode == 0, result.stderr
+    np.testing.assert_allclose(np.load(out)["result0"], np.tanh(a.astype(np.float64) + b), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize(
+    ("source", "args", "message"),
+    [
+        (GRAPH.replace("%a, %b :", "%a %b :"), [], "graph.mlir:3:"),
+        (GRAPH.replace("tensor<3xf32>", "tensor<5xf32>"), [], "incompatible broadcast shapes"),
+        (GRAPH, ["-p", "no-such-pass"], "no-such-pass"),
+    ],
+)
+def test_opt_errors_are_one_line(tmp_path: Path, source: str, args: list[str], message: str) -> None:
+    path = tmp_path / "graph.mlir"
+    path.write_text(source)
+    assert_one_line_error(run("opt", str(path), *args), "rlx-opt", message)
+
+
+def test_opt_missing_file(tmp_path: Path) -> None:
+    assert_one_line_error(run("opt", str(tmp_path / "missing.mlir")), "rlx-opt", "No such file")
+
+
+def test_run_errors_are_one_line(graph: Path, inputs, tmp_path: Path) -> None:
+    a_path, b_path, _, _ = inputs
+    assert_one_line_error(run("run", str(graph), "--input", str(a_path)), "rlx-run", "takes 2 arrays, got 1")
+    np.save(tmp_path / "wrong.npy", np.zeros(3, np.float64))
+    wrong = run("run", str(graph), "--input", str(a_path), "--input", str(tmp_path / "wrong.npy"))
+    assert_one_line_error(wrong, "rlx-run", "must have dtype float32, got float64")
+    missing = run("run", str(graph), "--input", str(a_path), "--input", str(tmp_path / "nope.npy"))
+    assert_one_line_error(missing, "rlx-run", "cannot read input")
+    bad = tmp_path / "bad.mlir"
+    bad.write_text(GRAPH.replace("tensor<3xf32>", "tensor<5xf32>"))
+    assert_one_line_error(run("run", str(bad)), "rlx-run", "incompatible broadcast shapes")
