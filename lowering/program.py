@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from xdsl.dialects import func, llvm
 from xdsl.dialects.builtin import DenseArrayBase, i1, i8, i32, i64
-from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 
 from rlx_mlir.dialects import rlx
 from rlx_mlir.lowering.elementwise import PTR, emit_region_kernel, emit_thunk, loop_nest
@@ -37,7 +37,7 @@ class LoweredProgram:
     externals: set[str] = field(default_factory=set)
 
 
-def _external(name: str, inputs: list, output) -> llvm.FuncOp:  # noqa: ANN001
+def _external(name: str, inputs: list[Attribute], output: Attribute) -> llvm.FuncOp:
     return llvm.FuncOp(name, llvm.LLVMFunctionType(inputs, output), linkage=llvm.LinkageAttr("external"))
 
 

@@ -43,5 +43,5 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "fuse-elementwise": _fuse_elementwise,
         "plan-memory": _plan_memory,
         "lower-to-llvm": _lower_to_llvm,
-        "rlx-default": _default_pipeline,
+        "default": _default_pipeline,
     }

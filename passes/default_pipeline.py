@@ -1,4 +1,8 @@
-"""rlx-default: the whole pipeline under one pass name, as `rlx_mlir.compile` runs it."""
+"""default: the whole pipeline under one pass name (`rlx-opt -p default`).
+
+`rlx_mlir.compile` runs the same stages, stopping before lower-to-llvm to read
+the planned function, so both are built from the lists below.
+"""
 
 from __future__ import annotations
 
@@ -6,24 +10,20 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass
+from xdsl.passes import ModulePass, PassPipeline
 
-from rlx_mlir.passes.canonicalize_broadcast import CanonicalizeBroadcastPass
-from rlx_mlir.passes.fuse_elementwise import FuseElementwisePass
-from rlx_mlir.passes.lower_to_llvm import LowerToLLVMPass
-from rlx_mlir.passes.plan_memory import PlanMemoryPass
+TENSOR_PIPELINE = "canonicalize-broadcast,fuse-elementwise"
+"""Graph-level rewrites: expands folded into implicit broadcasts, then chains fused."""
 
-TENSOR_STAGES: tuple[ModulePass, ...] = (
-    CanonicalizeBroadcastPass(),  # expands folded into implicit broadcasts
-    FuseElementwisePass(),        # chains -> rlx.elementwise_region
-    PlanMemoryPass(),             # one arena, offsets on every value
-)
+BACKEND_PIPELINE = "plan-memory,lower-to-llvm"
+"""One arena with an offset per value, then the `llvm` dialect."""
 
 
 @dataclass(frozen=True)
 class DefaultPipelinePass(ModulePass):
-    name = "rlx-default"
+    name = "default"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for stage in (*TENSOR_STAGES, LowerToLLVMPass()):
-            stage.apply(ctx, op)
+        from rlx_mlir.passes import get_all_passes
+
+        PassPipeline.parse_spec(get_all_passes(), f"{TENSOR_PIPELINE},{BACKEND_PIPELINE}").apply(ctx, op)

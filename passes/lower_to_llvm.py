@@ -25,6 +25,13 @@ from rlx_mlir.lowering.program import external_declarations, lower_function
 from rlx_mlir.passes.fuse_elementwise import replace_with_region
 
 
+def available_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
 def regions_for_leftovers(function: func.FuncOp) -> None:
     """Wrap every standalone elementwise op and expand in a region, keeping its plan."""
     for op in list(function.body.block.ops):
@@ -60,7 +67,7 @@ class LowerToLLVMPass(ModulePass):
     """Threads a large kernel is split over; 0 means one per available CPU."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        threads = self.threads or len(os.sched_getaffinity(0))
+        threads = self.threads or available_cpus()
         functions = [f for f in op.ops if isinstance(f, func.FuncOp)]
         lowered = []
         externals: set[str] = set()

@@ -22,11 +22,10 @@ from rlx_mlir.dialects import rlx
 from rlx_mlir.errors import CompileError, ParseError, VerificationError
 from rlx_mlir.jit import compile_llvm
 from rlx_mlir.passes import get_all_passes
+from rlx_mlir.passes.default_pipeline import TENSOR_PIPELINE
 from rlx_mlir.passes.lower_to_llvm import LowerToLLVMPass
 from rlx_mlir.passes.plan_memory import PlanMemoryPass, read_plan
 from rlx_mlir.runtime import ConstantData, Executable, TensorSpec
-
-DEFAULT_PIPELINE = "canonicalize-broadcast,fuse-elementwise"
 
 
 def parse(text: str) -> ModuleOp:
@@ -75,13 +74,13 @@ def compile(module_or_text: ModuleOp | str, pipeline: str | None = None, entry: 
     """Compile an rlx module (or its text) to a callable executable.
 
     `pipeline` lists the tensor-level passes to run before memory planning and
-    lowering (default: "canonicalize-broadcast,fuse-elementwise"; "" runs none).
+    lowering (default: `TENSOR_PIPELINE`; "" runs none).
     """
     module = parse(module_or_text) if isinstance(module_or_text, str) else module_or_text.clone()
     if not isinstance(module_or_text, str):
         verify(module)
     ctx = make_context()
-    spec = DEFAULT_PIPELINE if pipeline is None else pipeline
+    spec = TENSOR_PIPELINE if pipeline is None else pipeline
     try:
         passes = PassPipeline.parse_spec(get_all_passes(), spec).passes if spec else ()
     except ValueError as error:

@@ -54,7 +54,7 @@ def test_opt_runs_passes(graph: Path) -> None:
 
 def test_opt_emits_llvm_ir(graph: Path, tmp_path: Path) -> None:
     out = tmp_path / "out.ll"
-    result = run("opt", str(graph), "-p", "rlx-default", "-t", "llvm", "-o", str(out))
+    result = run("opt", str(graph), "-p", "default", "-t", "llvm", "-o", str(out))
     assert result.returncode == 0, result.stderr
     assert 'define void @"f"(ptr' in out.read_text()
 
