@@ -450,13 +450,13 @@ class ElementwiseRegionOp(IRDLOperation):
         block = self.body.block
         expected_args = [element_type(v.type) for v in self.inputs]
         if [a.type for a in block.args] != expected_args:
-            raise VerifyException(f"'{self.name}' block arguments must be the input element types {expected_args}")
+            raise VerifyException(f"'{self.name}' block arguments must be the input element types {_types(expected_args)}")
         terminator = block.last_op
         if not isinstance(terminator, YieldOp):
             raise VerifyException(f"'{self.name}' body must end with rlx.yield")
         expected_yield = [element_type(r.type) for r in self.outputs]
         if [v.type for v in terminator.values] != expected_yield:
-            raise VerifyException(f"'{self.name}' must yield the result element types {expected_yield}")
+            raise VerifyException(f"'{self.name}' must yield the result element types {_types(expected_yield)}")
         for op in block.ops:
             if not isinstance(op, (*ELEMENTWISE_OPS, YieldOp)):
                 raise VerifyException(f"'{self.name}' body may only hold scalar elementwise rlx ops, found '{op.name}'")
@@ -538,6 +538,10 @@ class YieldOp(IRDLOperation):
 
     def __init__(self, *values: SSAValue) -> None:
         super().__init__(operands=[list(values)])
+
+
+def _types(types: Sequence[Attribute]) -> str:
+    return "(" + ", ".join(str(t) for t in types) + ")"
 
 
 def make_region_block(input_types: Sequence[Attribute]) -> Block:

@@ -57,8 +57,8 @@ meaningful while q = rint(2x/pi) is exactly representable (~2^22 for f32,
 argument is clamped to [-1, 1], so results stay finite (sin/cos in [-1, 1]);
 ±inf and NaN give NaN (checked on ±max, ±inf, NaN in the tests).
 
-"(t + M) - M" rounding tricks are safe because the emitter only ever sets the
-``contract`` fast-math flag (never ``reassoc``).
+"(t + M) - M" rounding tricks are safe because the emitter sets no fast-math
+flags (no ``reassoc``, and no ``contract`` either: FMAs are explicit).
 """
 
 from __future__ import annotations

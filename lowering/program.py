@@ -131,26 +131,32 @@ class _EntryBuilder:
         self.arena, self.io = self.block.args
         self.n_inputs = len(function.function_type.inputs)
         self.bindings = output_bindings(function)
-        self.pointers: dict[SSAValue, SSAValue] = {}
+        self.pointers: dict[tuple[str, int], SSAValue] = {}
         self.program = LoweredProgram()
 
     def io_pointer(self, slot: int) -> SSAValue:
         e = self.e
         return e.op(llvm.LoadOp(e.op(llvm.GEPOp(self.io, [slot], PTR, inbounds=True)), PTR))
 
-    def pointer(self, value: SSAValue) -> SSAValue:
-        """Where `value` lives: an input, an output, or the arena at its planned offset."""
+    def location(self, value: SSAValue) -> tuple[str, int]:
+        """Where `value` lives: an input slot, an output slot, or an arena offset."""
         value = view_source(value)
-        if value in self.pointers:
-            return self.pointers[value]
         if isinstance(value, BlockArgument):
-            ptr = self.io_pointer(value.index)
-        elif value in self.bindings:
-            ptr = self.io_pointer(self.n_inputs + self.bindings[value])
-        else:
-            ptr = self.e.op(llvm.GEPOp(self.arena, [_planned_offset(value)], i8, inbounds=True))
-        self.pointers[value] = ptr
-        return ptr
+            return ("io", value.index)
+        if value in self.bindings:
+            return ("io", self.n_inputs + self.bindings[value])
+        return ("arena", _planned_offset(value))
+
+    def pointer(self, value: SSAValue) -> SSAValue:
+        """One pointer per location, so values sharing memory share the SSA pointer."""
+        location = self.location(value)
+        if location not in self.pointers:
+            kind, where = location
+            if kind == "io":
+                self.pointers[location] = self.io_pointer(where)
+            else:
+                self.pointers[location] = self.e.op(llvm.GEPOp(self.arena, [where], i8, inbounds=True))
+        return self.pointers[location]
 
     def lower_region(self, index: int, op: rlx.ElementwiseRegionOp) -> None:
         e = self.e

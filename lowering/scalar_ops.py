@@ -53,16 +53,17 @@ def _gelu(e: Emitter, x: SSAValue) -> SSAValue:
 
 
 def _gelu_approx(e: Emitter, x: SSAValue) -> SSAValue:
-    """The tanh form: x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))."""
-    inner = e.fmul(_c(e, x, SQRT_2_OVER_PI), e.fma(e.fmul(_c(e, x, 0.044715), e.fmul(x, x)), x, x))
-    half_x = e.fmul(x, _c(e, x, 0.5))
-    return e.fma(half_x, m.tanh(e, inner), half_x)
+    """The tanh form x/2 * (1 + tanh(z)), z = sqrt(2/pi) (x + 0.044715 x^3), evaluated
+    as x * sigmoid(2z): the same function without the cancellation of 1 + tanh(z)
+    for negative x."""
+    two_z = e.fmul(_c(e, x, 2 * SQRT_2_OVER_PI), e.fma(e.fmul(_c(e, x, 0.044715), e.fmul(x, x)), x, x))
+    return e.fmul(x, m.sigmoid(e, two_z))
 
 
 def _sign(e: Emitter, x: SSAValue) -> SSAValue:
-    """1, -1, or x itself for ±0 and NaN (as np.sign)."""
-    one = _c(e, x, 1.0)
-    neg = e.select(e.fcmp("olt", x, _c(e, x, 0.0)), e.fneg(one), x)
+    """1, -1, +0 for ±0 and NaN for NaN (as np.sign)."""
+    one, zero = _c(e, x, 1.0), _c(e, x, 0.0)
+    neg = e.select(e.fcmp("olt", x, zero), e.fneg(one), e.fadd(x, zero))
     return e.select(e.fcmp("ogt", x, _c(e, x, 0.0)), one, neg)
 
 

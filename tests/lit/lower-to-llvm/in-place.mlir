@@ -1,0 +1,22 @@
+// RUN: rlx-opt %s -p 'plan-memory,lower-to-llvm{threads=1}' | filecheck %s
+// plan-memory writes %b over %a (same arena offset): the kernel computing %b
+// receives one pointer twice, so neither parameter may be noalias; the kernels
+// around it keep noalias on their distinct buffers.
+
+// CHECK-LABEL: llvm.func internal @f_k0(
+// CHECK-SAME:    !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: i64, %{{[0-9]+}}: i64)
+// CHECK-LABEL: llvm.func internal @f_k1(
+// CHECK-SAME:    %{{[0-9]+}}: !llvm.ptr, %{{[0-9]+}}: !llvm.ptr, %{{[0-9]+}}: i64, %{{[0-9]+}}: i64)
+// CHECK-LABEL: llvm.func internal @f_k2(
+// CHECK-SAME:    !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: i64, %{{[0-9]+}}: i64)
+// CHECK-LABEL: llvm.func @f(
+// The one arena slot %a and %b share is computed once and passed for both.
+// CHECK:         llvm.getelementptr inbounds %{{[0-9]+}}[0] : (!llvm.ptr) -> !llvm.ptr, i8
+// CHECK-NOT:     llvm.getelementptr inbounds %{{[0-9]+}}[0] : (!llvm.ptr) -> !llvm.ptr, i8
+// CHECK:         llvm.return
+func.func @f(%x: tensor<16xf32>) -> tensor<16xf32> {
+  %a = rlx.exp %x : (tensor<16xf32>) -> tensor<16xf32>
+  %b = rlx.neg %a : (tensor<16xf32>) -> tensor<16xf32>
+  %c = rlx.sin %b : (tensor<16xf32>) -> tensor<16xf32>
+  func.return %c : tensor<16xf32>
+}

@@ -1,0 +1,443 @@
+// RUN: rlx-opt %s --split-input-file --verify-diagnostics | filecheck %s
+
+// One case per rlx verifier rule. xDSL's --verify-diagnostics prints each
+// diagnostic (and the offending op, annotated) and exits 0; the CHECK lines
+// pin the exact message to the case it comes from.
+
+// Operand shapes that NumPy cannot broadcast.
+// CHECK-LABEL: sym_name = "incompatible_broadcast"
+// CHECK: Operation does not verify: 'rlx.add' operands have incompatible broadcast shapes (4x3, 4)
+func.func @incompatible_broadcast(%a: tensor<4x3xf32>, %b: tensor<4xf32>) {
+  %r = rlx.add %a, %b : (tensor<4x3xf32>, tensor<4xf32>) -> tensor<4x3xf32>
+  func.return
+}
+
+// -----
+
+// The result shape must be the broadcast shape.
+// CHECK-LABEL: sym_name = "wrong_result_shape"
+// CHECK: Operation does not verify: 'rlx.mul' result shape [4, 4] does not match the broadcast shape [4, 3]
+func.func @wrong_result_shape(%a: tensor<4x3xf32>, %b: tensor<3xf32>) {
+  %r = rlx.mul %a, %b : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x4xf32>
+  func.return
+}
+
+// -----
+
+// Binary operands must share an element type (no implicit promotion).
+// CHECK-LABEL: sym_name = "operand_types_differ"
+// CHECK: Operation does not verify: 'rlx.add' operand element types differ (f32 vs f64); insert rlx.cast
+func.func @operand_types_differ(%a: tensor<4xf32>, %b: tensor<4xf64>) {
+  %r = rlx.add %a, %b : (tensor<4xf32>, tensor<4xf64>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+// A binary result keeps the operands' element type.
+// CHECK-LABEL: sym_name = "binary_result_type"
+// CHECK: Operation does not verify: 'rlx.add' result element type i64 must equal the operands' i32
+func.func @binary_result_type(%a: tensor<4xi32>) {
+  %r = rlx.add %a, %a : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi64>
+  func.return
+}
+
+// -----
+
+// Bitwise ops take integers or i1, not floats.
+// CHECK-LABEL: sym_name = "bit_and_float"
+// CHECK: Operation does not verify: 'rlx.bit_and' operands must be bool or int, got f32
+func.func @bit_and_float(%a: tensor<4xf32>) {
+  %r = rlx.bit_and %a, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+// Shifts take integers only, not i1.
+// CHECK-LABEL: sym_name = "shl_bool"
+// CHECK: Operation does not verify: 'rlx.shl' operands must be int, got i1
+func.func @shl_bool(%a: tensor<4xi1>) {
+  %r = rlx.shl %a, %a : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+  func.return
+}
+
+// -----
+
+// pow is defined on floats only.
+// CHECK-LABEL: sym_name = "pow_int"
+// CHECK: Operation does not verify: 'rlx.pow' operands must be float, got i32
+func.func @pow_int(%a: tensor<4xi32>) {
+  %r = rlx.pow %a, %a : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  func.return
+}
+
+// -----
+
+// Unary activations are defined on floats only.
+// CHECK-LABEL: sym_name = "unary_int"
+// CHECK: Operation does not verify: 'rlx.relu' operand must be float, got i32
+func.func @unary_int(%a: tensor<4xi32>) {
+  %r = rlx.relu %a : (tensor<4xi32>) -> tensor<4xi32>
+  func.return
+}
+
+// -----
+
+// A unary op keeps its operand's element type.
+// CHECK-LABEL: sym_name = "unary_result_type"
+// CHECK: Operation does not verify: 'rlx.exp' result element type f64 must equal the operand's f32
+func.func @unary_result_type(%a: tensor<4xf32>) {
+  %r = rlx.exp %a : (tensor<4xf32>) -> tensor<4xf64>
+  func.return
+}
+
+// -----
+
+// Comparisons produce i1.
+// CHECK-LABEL: sym_name = "compare_not_i1"
+// CHECK: Operation does not verify: 'rlx.lt' result must have element type i1, got f32
+func.func @compare_not_i1(%a: tensor<4xf32>) {
+  %r = rlx.lt %a, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+// Compared operands must share an element type.
+// CHECK-LABEL: sym_name = "compare_types_differ"
+// CHECK: Operation does not verify: 'rlx.eq' operand element types differ (i32 vs i64); insert rlx.cast
+func.func @compare_types_differ(%a: tensor<4xi32>, %b: tensor<4xi64>) {
+  %r = rlx.eq %a, %b : (tensor<4xi32>, tensor<4xi64>) -> tensor<4xi1>
+  func.return
+}
+
+// -----
+
+// The where condition must be i1.
+// CHECK-LABEL: sym_name = "where_condition_not_i1"
+// CHECK: Operation does not verify: 'rlx.where' condition must have element type i1, got f32
+func.func @where_condition_not_i1(%c: tensor<4xf32>, %a: tensor<4xf32>) {
+  %r = rlx.where %c, %a, %a : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+// Both where branches and the result share one element type.
+// CHECK-LABEL: sym_name = "where_branch_mismatch"
+// CHECK: Operation does not verify: 'rlx.where' branches and result must share an element type (got f32, f64 -> f32)
+func.func @where_branch_mismatch(%c: tensor<4xi1>, %a: tensor<4xf32>, %b: tensor<4xf64>) {
+  %r = rlx.where %c, %a, %b : (tensor<4xi1>, tensor<4xf32>, tensor<4xf64>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+// fma operands and result share one element type.
+// CHECK-LABEL: sym_name = "fma_type_mismatch"
+// CHECK: Operation does not verify: 'rlx.fma' operands and result must share one element type
+func.func @fma_type_mismatch(%a: tensor<4xf32>, %b: tensor<4xf64>) {
+  %r = rlx.fma %a, %a, %b : (tensor<4xf32>, tensor<4xf32>, tensor<4xf64>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+// fma is defined on floats only.
+// CHECK-LABEL: sym_name = "fma_int"
+// CHECK: Operation does not verify: 'rlx.fma' operands must be float, got i32
+func.func @fma_int(%a: tensor<4xi32>) {
+  %r = rlx.fma %a, %a, %a : (tensor<4xi32>, tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  func.return
+}
+
+// -----
+
+// cast converts element types and never reshapes.
+// CHECK-LABEL: sym_name = "cast_shape_mismatch"
+// CHECK: Operation does not verify: 'rlx.cast' result shape [2, 2] must equal the operand shape [4]
+func.func @cast_shape_mismatch(%a: tensor<4xf32>) {
+  %r = rlx.cast %a : (tensor<4xf32>) -> tensor<2x2xi32>
+  func.return
+}
+
+// -----
+
+// rlx needs static shapes.
+// CHECK-LABEL: sym_name = "dynamic_shape"
+// CHECK: Operation does not verify: 'rlx.exp' operand #0 has a dynamic shape tensor<?xf32>; rlx needs static shapes
+func.func @dynamic_shape(%a: tensor<?xf32>) {
+  %r = rlx.exp %a : (tensor<?xf32>) -> tensor<?xf32>
+  func.return
+}
+
+// -----
+
+// f16 is not an rlx element type.
+// CHECK-LABEL: sym_name = "unsupported_f16"
+// CHECK: Operation does not verify: 'rlx.add' operand #0 has unsupported element type f16 (supported: f32, f64, i1, i32, i64)
+func.func @unsupported_f16(%a: tensor<4xf16>) {
+  %r = rlx.add %a, %a : (tensor<4xf16>, tensor<4xf16>) -> tensor<4xf16>
+  func.return
+}
+
+// -----
+
+// i8 is not an rlx element type.
+// CHECK-LABEL: sym_name = "unsupported_i8"
+// CHECK: Operation does not verify: 'rlx.cast' operand has unsupported element type i8 (supported: f32, f64, i1, i32, i64)
+func.func @unsupported_i8(%a: tensor<4xi8>) {
+  %r = rlx.cast %a : (tensor<4xi8>) -> tensor<4xi32>
+  func.return
+}
+
+// -----
+
+// An elementwise op works on tensors or on scalars, never both.
+// CHECK-LABEL: sym_name = "mixed_tensor_scalar"
+// CHECK: Operation does not verify: 'rlx.add' mixes tensor and scalar operands/results
+func.func @mixed_tensor_scalar(%a: tensor<4xf32>, %s: f32) {
+  %r = rlx.add %a, %s : (tensor<4xf32>, f32) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+// expand follows np.broadcast_to: only size-1 or missing axes stretch.
+// CHECK-LABEL: sym_name = "expand_cannot_broadcast"
+// CHECK: Operation does not verify: 'rlx.expand' cannot broadcast shape [3] to [4, 2]
+func.func @expand_cannot_broadcast(%a: tensor<3xf32>) {
+  %r = rlx.expand %a : (tensor<3xf32>) -> tensor<4x2xf32>
+  func.return
+}
+
+// -----
+
+// expand keeps the element type.
+// CHECK-LABEL: sym_name = "expand_element_type"
+// CHECK: Operation does not verify: 'rlx.expand' result element type f64 must equal the operand's f32
+func.func @expand_element_type(%a: tensor<3xf32>) {
+  %r = rlx.expand %a : (tensor<3xf32>) -> tensor<2x3xf64>
+  func.return
+}
+
+// -----
+
+// reshape keeps the number of elements.
+// CHECK-LABEL: sym_name = "reshape_element_count"
+// CHECK: Operation does not verify: 'rlx.reshape' cannot reshape 6 elements into 5
+func.func @reshape_element_count(%a: tensor<2x3xf32>) {
+  %r = rlx.reshape %a : (tensor<2x3xf32>) -> tensor<5xf32>
+  func.return
+}
+
+// -----
+
+// reshape keeps the element type.
+// CHECK-LABEL: sym_name = "reshape_element_type"
+// CHECK: Operation does not verify: 'rlx.reshape' result element type i32 must equal the operand's f32
+func.func @reshape_element_type(%a: tensor<2x3xf32>) {
+  %r = rlx.reshape %a : (tensor<2x3xf32>) -> tensor<6xi32>
+  func.return
+}
+
+// -----
+
+// The constant's value type is its result type.
+// CHECK-LABEL: sym_name = "constant_type_mismatch"
+// CHECK: Operation does not verify: 'rlx.constant' value type tensor<2xf32> must equal the result type tensor<3xf32>
+func.func @constant_type_mismatch() {
+  %r = "rlx.constant"() <{value = dense<1.000000e+00> : tensor<2xf32>}> : () -> tensor<3xf32>
+  func.return
+}
+
+// -----
+
+// Constants obey the element type table too.
+// CHECK-LABEL: sym_name = "constant_unsupported_type"
+// CHECK: Operation does not verify: 'rlx.constant' result has unsupported element type i16 (supported: f32, f64, i1, i32, i64)
+func.func @constant_unsupported_type() {
+  %r = rlx.constant dense<1> : tensor<2xi16>
+  func.return
+}
+
+// -----
+
+// One indexing map per region input.
+// CHECK-LABEL: sym_name = "region_map_count"
+// CHECK: Operation does not verify: 'rlx.elementwise_region' has 2 inputs but 1 indexing maps
+func.func @region_map_count(%a: tensor<4xf32>, %b: tensor<4xf32>) {
+  %r = rlx.elementwise_region ins(%a, %b : tensor<4xf32>, tensor<4xf32>) {indexing_maps = [affine_map<(d0) -> (d0)>]} -> tensor<4xf32> {
+  ^bb0(%x: f32, %y: f32):
+    rlx.yield %x : f32
+  }
+  func.return
+}
+
+// -----
+
+// A map takes one dim per iteration axis.
+// CHECK-LABEL: sym_name = "region_map_dims"
+// CHECK: Operation does not verify: 'rlx.elementwise_region' indexing map #0 (d0) -> (d0, d0) must map 2 dims to 2 results
+func.func @region_map_dims(%a: tensor<4x3xf32>) {
+  %r = rlx.elementwise_region ins(%a : tensor<4x3xf32>) {indexing_maps = [affine_map<(d0) -> (d0, d0)>]} -> tensor<4x3xf32> {
+  ^bb0(%x: f32):
+    rlx.yield %x : f32
+  }
+  func.return
+}
+
+// -----
+
+// A map yields one index per input axis.
+// CHECK-LABEL: sym_name = "region_map_results"
+// CHECK: Operation does not verify: 'rlx.elementwise_region' indexing map #0 (d0, d1) -> (d1) must map 2 dims to 2 results
+func.func @region_map_results(%a: tensor<4x3xf32>) {
+  %r = rlx.elementwise_region ins(%a : tensor<4x3xf32>) {indexing_maps = [affine_map<(d0, d1) -> (d1)>]} -> tensor<4x3xf32> {
+  ^bb0(%x: f32):
+    rlx.yield %x : f32
+  }
+  func.return
+}
+
+// -----
+
+// A map must read each input axis with an iteration dim of the same size.
+// CHECK-LABEL: sym_name = "region_map_wrong_size"
+// CHECK: Operation does not verify: 'rlx.elementwise_region' indexing map #0 reads axis 0 (size 3) with iteration dim d0 (size 4)
+func.func @region_map_wrong_size(%a: tensor<3x4xf32>) {
+  %r = rlx.elementwise_region ins(%a : tensor<3x4xf32>) {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>]} -> tensor<4x3xf32> {
+  ^bb0(%x: f32):
+    rlx.yield %x : f32
+  }
+  func.return
+}
+
+// -----
+
+// Map results are iteration dims or the constant 0, nothing else.
+// CHECK-LABEL: sym_name = "region_map_expr"
+// CHECK: Operation does not verify: 'rlx.elementwise_region' indexing map #0 results must be dims or 0, got (d0 + 1)
+func.func @region_map_expr(%a: tensor<4xf32>) {
+  %r = rlx.elementwise_region ins(%a : tensor<4xf32>) {indexing_maps = [affine_map<(d0) -> (d0 + 1)>]} -> tensor<4xf32> {
+  ^bb0(%x: f32):
+    rlx.yield %x : f32
+  }
+  func.return
+}
+
+// -----
+
+// A constant map result other than 0 is rejected.
+// CHECK-LABEL: sym_name = "region_map_nonzero_constant"
+// CHECK: Operation does not verify: 'rlx.elementwise_region' indexing map #0 results must be dims or 0, got 1
+func.func @region_map_nonzero_constant(%a: tensor<2xf32>) {
+  %r = rlx.elementwise_region ins(%a : tensor<2xf32>) {indexing_maps = [affine_map<(d0) -> (1)>]} -> tensor<4xf32> {
+  ^bb0(%x: f32):
+    rlx.yield %x : f32
+  }
+  func.return
+}
+
+// -----
+
+// All region results share the iteration shape.
+// CHECK-LABEL: sym_name = "region_result_shapes"
+// CHECK: Operation does not verify: 'rlx.elementwise_region' results must share one shape (result #1 is [2, 2])
+func.func @region_result_shapes(%a: tensor<4xf32>) {
+  %r:2 = rlx.elementwise_region ins(%a : tensor<4xf32>) {indexing_maps = [affine_map<(d0) -> (d0)>]} -> (tensor<4xf32>, tensor<2x2xf32>) {
+  ^bb0(%x: f32):
+    rlx.yield %x, %x : f32, f32
+  }
+  func.return
+}
+
+// -----
+
+// Only scalar elementwise rlx ops may sit in the body.
+// CHECK-LABEL: sym_name = "region_non_elementwise_body"
+// CHECK: Operation does not verify: 'rlx.elementwise_region' body may only hold scalar elementwise rlx ops, found 'arith.addf'
+func.func @region_non_elementwise_body(%a: tensor<4xf32>) {
+  %r = rlx.elementwise_region ins(%a : tensor<4xf32>) {indexing_maps = [affine_map<(d0) -> (d0)>]} -> tensor<4xf32> {
+  ^bb0(%x: f32):
+    %y = arith.addf %x, %x : f32
+    rlx.yield %y : f32
+  }
+  func.return
+}
+
+// -----
+
+// Region inputs obey the element type table.
+// CHECK-LABEL: sym_name = "region_input_unsupported_type"
+// CHECK: Operation does not verify: 'rlx.elementwise_region' input #0 has unsupported element type i8 (supported: f32, f64, i1, i32, i64)
+func.func @region_input_unsupported_type(%a: tensor<4xi8>) {
+  %r = rlx.elementwise_region ins(%a : tensor<4xi8>) {indexing_maps = [affine_map<(d0) -> (d0)>]} -> tensor<4xf32> {
+  ^bb0(%x: i8):
+    rlx.yield %x : i8
+  }
+  func.return
+}
+
+// -----
+
+// A region computes at least one result (only writable in generic form).
+// CHECK-LABEL: sym_name = "region_no_results"
+// CHECK: Operation does not verify: 'rlx.elementwise_region' must have at least one result
+func.func @region_no_results(%a: tensor<4xf32>) {
+  "rlx.elementwise_region"(%a) <{indexing_maps = [affine_map<(d0) -> (d0)>]}> ({
+  ^bb0(%x: f32):
+    "rlx.yield"() : () -> ()
+  }) : (tensor<4xf32>) -> ()
+  func.return
+}
+
+// -----
+
+// rlx.yield only terminates an rlx.elementwise_region.
+// CHECK-LABEL: sym_name = "yield_outside_region"
+// CHECK: Operation does not verify: 'rlx.yield' expects parent op 'rlx.elementwise_region'
+func.func @yield_outside_region(%a: tensor<4xf32>, %s: f32) {
+  rlx.yield %s : f32
+}
+
+// -----
+
+// The body of a region must end with its rlx.yield terminator (a parse-time
+// check, so no annotated op is printed).
+// CHECK: Operation rlx.exp terminates block in single-block region but is not a terminator
+func.func @region_missing_yield(%a: tensor<4xf32>) {
+  %r = rlx.elementwise_region ins(%a : tensor<4xf32>) {indexing_maps = [affine_map<(d0) -> (d0)>]} -> tensor<4xf32> {
+  ^bb0(%x: f32):
+    %y = rlx.exp %x : (f32) -> f32
+  }
+  func.return
+}
+
+// -----
+
+// Block arguments are the element types of the inputs, in order.
+// CHECK-LABEL: sym_name = "region_block_args"
+// CHECK: Operation does not verify: 'rlx.elementwise_region' block arguments must be the input element types (f32)
+func.func @region_block_args(%a: tensor<4xf32>) {
+  %r = rlx.elementwise_region ins(%a : tensor<4xf32>) {indexing_maps = [affine_map<(d0) -> (d0)>]} -> tensor<4xf32> {
+  ^bb0(%x: f64):
+    %y = rlx.cast %x : (f64) -> f32
+    rlx.yield %y : f32
+  }
+  func.return
+}
+
+// -----
+
+// The yield gives one scalar of each result's element type.
+// CHECK-LABEL: sym_name = "region_yield_types"
+// CHECK: Operation does not verify: 'rlx.elementwise_region' must yield the result element types (i32)
+func.func @region_yield_types(%a: tensor<4xf32>) {
+  %r = rlx.elementwise_region ins(%a : tensor<4xf32>) {indexing_maps = [affine_map<(d0) -> (d0)>]} -> tensor<4xi32> {
+  ^bb0(%x: f32):
+    rlx.yield %x : f32
+  }
+  func.return
+}
