@@ -70,11 +70,17 @@ def _entry_function(module: ModuleOp, entry: str | None) -> func.FuncOp:
     return functions[0]
 
 
-def compile(module_or_text: ModuleOp | str, pipeline: str | None = None, entry: str | None = None) -> Executable:  # noqa: A001
+def compile(  # noqa: A001
+    module_or_text: ModuleOp | str,
+    pipeline: str | None = None,
+    entry: str | None = None,
+    threads: int = 0,
+) -> Executable:
     """Compile an rlx module (or its text) to a callable executable.
 
     `pipeline` lists the tensor-level passes to run before memory planning and
-    lowering (default: `TENSOR_PIPELINE`; "" runs none).
+    lowering (default: `TENSOR_PIPELINE`; "" runs none). `threads` caps how many
+    threads a large kernel is split over (0: every available CPU).
     """
     module = parse(module_or_text) if isinstance(module_or_text, str) else module_or_text.clone()
     if not isinstance(module_or_text, str):
@@ -99,7 +105,7 @@ def compile(module_or_text: ModuleOp | str, pipeline: str | None = None, entry: 
     planned_ir = str(function)
     for other in [f for f in module.ops if isinstance(f, func.FuncOp) and f is not function]:
         other.detach()
-    LowerToLLVMPass().apply(ctx, module)
+    LowerToLLVMPass(threads=threads).apply(ctx, module)
     llvm_module = convert_module(module, fallback_target_triple=None)
     llvm_ir = str(llvm_module)
     compiled = compile_llvm(llvm_module, {name})
