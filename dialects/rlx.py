@@ -56,9 +56,11 @@ from rlx_mlir.broadcast import broadcast_shapes, broadcasts_to, numel
 from rlx_mlir.dtypes import Kind
 
 FLOATS = frozenset({Kind.FLOAT})
-INTS = frozenset({Kind.INT})
-NUMBERS = frozenset({Kind.FLOAT, Kind.INT})
-INTS_AND_BOOL = frozenset({Kind.INT, Kind.BOOL})
+INTS = frozenset({Kind.INT, Kind.UINT})
+REALS = frozenset({Kind.FLOAT, Kind.INT, Kind.UINT})
+FIELD = REALS | {Kind.COMPLEX}  # + - * / make sense
+INTS_AND_BOOL = INTS | {Kind.BOOL}
+ORDERED = REALS | {Kind.BOOL}
 ANY = frozenset(Kind)
 
 _FUNCTIONAL_FORMAT = "operands attr-dict `:` functional-type(operands, results)"
@@ -186,25 +188,37 @@ class CompareOp(BinaryOp, ABC):
             raise VerifyException(
                 f"'{self.name}' operand element types differ ({operands[0].name} vs {operands[1].name}); insert rlx.cast"
             )
+        check_kind(self, operands[0], self.ALLOWED, "operands")
         if result.kind is not Kind.BOOL:
             raise VerifyException(f"'{self.name}' result must have element type i1, got {result.name}")
 
 
-# Unary ops over floats: the activation set of the reference runtime.
+# Unary ops (the activation set of the reference runtime) and the element
+# kinds each accepts: floats, plus complex and signed integers where they mean something.
 UNARY_NAMES = (
     "relu gelu gelu_approx silu sigmoid tanh exp log sqrt rsqrt neg abs round sin cos tan "
     "atan recip floor ceil sign softplus elu erf hard_swish hard_sigmoid mish softsign log_sigmoid"
 ).split()
+UNARY_KINDS: dict[str, frozenset[Kind]] = {name: FLOATS for name in UNARY_NAMES} | {
+    "neg": FLOATS | {Kind.INT, Kind.COMPLEX},
+    "abs": FLOATS | {Kind.INT},
+    "sign": FLOATS | {Kind.INT},
+    "exp": FLOATS | {Kind.COMPLEX},
+    "log": FLOATS | {Kind.COMPLEX},
+    "sqrt": FLOATS | {Kind.COMPLEX},
+}
 
 # Binary ops and the element kinds they accept.
 BINARY_KINDS: dict[str, frozenset[Kind]] = {
-    "add": NUMBERS, "sub": NUMBERS, "mul": NUMBERS, "div": NUMBERS, "mod": NUMBERS,
-    "max": NUMBERS, "min": NUMBERS, "pow": FLOATS, "atan2": FLOATS,
+    "add": FIELD, "sub": FIELD, "mul": FIELD, "div": FIELD, "mod": REALS,
+    "max": REALS, "min": REALS, "pow": FLOATS, "atan2": FLOATS,
     "bit_and": INTS_AND_BOOL, "bit_or": INTS_AND_BOOL, "bit_xor": INTS_AND_BOOL,
     "shl": INTS, "shr": INTS,
 }
 
-COMPARE_NAMES = "eq ne lt le gt ge".split()
+COMPARE_KINDS: dict[str, frozenset[Kind]] = {
+    "eq": ANY, "ne": ANY, "lt": ORDERED, "le": ORDERED, "gt": ORDERED, "ge": ORDERED,
+}
 
 
 def _camel(name: str) -> str:
@@ -219,11 +233,11 @@ def _generate(base: type[IRDLOperation], name: str, **class_vars: object) -> typ
     return irdl_op_definition(cls)
 
 
-UNARY_OPS: dict[str, type[UnaryOp]] = {n: _generate(UnaryOp, n) for n in UNARY_NAMES}  # type: ignore[misc]
+UNARY_OPS: dict[str, type[UnaryOp]] = {n: _generate(UnaryOp, n, ALLOWED=k) for n, k in UNARY_KINDS.items()}  # type: ignore[misc]
 BINARY_OPS: dict[str, type[BinaryOp]] = {
     n: _generate(BinaryOp, n, ALLOWED=k) for n, k in BINARY_KINDS.items()  # type: ignore[misc]
 }
-COMPARE_OPS: dict[str, type[CompareOp]] = {n: _generate(CompareOp, n) for n in COMPARE_NAMES}  # type: ignore[misc]
+COMPARE_OPS: dict[str, type[CompareOp]] = {n: _generate(CompareOp, n, ALLOWED=k) for n, k in COMPARE_KINDS.items()}  # type: ignore[misc]
 
 
 @irdl_op_definition

@@ -13,13 +13,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, UnitAttr, i1, i8, i64
-from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, UnitAttr, i64
+from xdsl.ir import Block, Region, SSAValue
 from xdsl.ir.affine import AffineDimExpr
 
-from rlx_mlir import dtypes
 from rlx_mlir.broadcast import numel
 from rlx_mlir.dialects import rlx
+from rlx_mlir.lowering.element_types import Value, codec
 from rlx_mlir.lowering.emitter import Emitter
 from rlx_mlir.lowering.loops import for_range
 from rlx_mlir.lowering.scalar_ops import emit_scalar_op
@@ -93,27 +93,6 @@ def loop_nest(region_op: rlx.ElementwiseRegionOp) -> LoopNest:
     return coalesce(space, _input_strides(region_op) + outputs)
 
 
-def storage_type(t: Attribute) -> Attribute:
-    """How an element sits in memory: i1 is one byte, as NumPy's bool."""
-    return i8 if t == i1 else t
-
-
-def load_element(e: Emitter, base: SSAValue, index: SSAValue, t: Attribute) -> SSAValue:
-    stored = storage_type(t)
-    ptr = e.op(llvm.GEPOp(base, [llvm.GEP_USE_SSA_VAL], stored, ssa_indices=[index], inbounds=True))
-    value = e.op(llvm.LoadOp(ptr, stored, alignment=dtypes.from_ir(t).nbytes))
-    return e.icmp("ne", value, e.const(i8, 0)) if t == i1 else value
-
-
-def store_element(e: Emitter, value: SSAValue, base: SSAValue, index: SSAValue) -> None:
-    t = value.type
-    stored = storage_type(t)
-    if t == i1:
-        value = e.zext(value, i8)
-    ptr = e.op(llvm.GEPOp(base, [llvm.GEP_USE_SSA_VAL], stored, ssa_indices=[index], inbounds=True))
-    e.op(llvm.StoreOp(value, ptr, alignment=dtypes.from_ir(t).nbytes))
-
-
 def pointer_arg_attrs(n_pointers: int, n_scalars: int, aliased: set[int]) -> ArrayAttr:
     """`noalias` on every pointer parameter not in `aliased`, nothing on the scalars."""
     pointers = [DictionaryAttr({} if k in aliased else {"llvm.noalias": UnitAttr()}) for k in range(n_pointers)]
@@ -133,7 +112,6 @@ def emit_region_kernel(region_op: rlx.ElementwiseRegionOp, name: str, aliased: s
     e = Emitter(entry)
     pointers = list(entry.args[: n_in + n_out])
     begin, end = entry.args[-2], entry.args[-1]
-    input_types = [rlx.element_type(v.type) for v in region_op.inputs]
 
     def level(depth: int, offsets: list[SSAValue]) -> None:
         lo, hi = (begin, end) if depth == 0 else (e.i64(0), e.i64(nest.sizes[depth]))
@@ -143,7 +121,7 @@ def emit_region_kernel(region_op: rlx.ElementwiseRegionOp, name: str, aliased: s
             if depth + 1 < len(nest.sizes):
                 level(depth + 1, here)
             else:
-                _emit_body(e, region_op, pointers, here, input_types)
+                _emit_body(e, region_op, pointers, here)
 
         for_range(e, region, lo, hi, body)
 
@@ -165,21 +143,17 @@ def _advance(e: Emitter, offset: SSAValue, index: SSAValue, stride: int) -> SSAV
 
 
 def _emit_body(
-    e: Emitter,
-    region_op: rlx.ElementwiseRegionOp,
-    pointers: list[SSAValue],
-    offsets: list[SSAValue],
-    input_types: list[Attribute],
+    e: Emitter, region_op: rlx.ElementwiseRegionOp, pointers: list[SSAValue], offsets: list[SSAValue]
 ) -> None:
     block = region_op.body.block
     n_in = len(region_op.inputs)
-    values: dict[SSAValue, SSAValue] = {
-        arg: load_element(e, pointers[k], offsets[k], input_types[k]) for k, arg in enumerate(block.args)
+    values: dict[SSAValue, Value] = {
+        arg: codec(arg.type).load(e, pointers[k], offsets[k]) for k, arg in enumerate(block.args)
     }
     for op in block.ops:
         if isinstance(op, rlx.YieldOp):
             for j, value in enumerate(op.values):
-                store_element(e, values[value], pointers[n_in + j], offsets[n_in + j])
+                codec(value.type).store(e, values[value], pointers[n_in + j], offsets[n_in + j])
             continue
         values[op.results[0]] = emit_scalar_op(e, op, [values[v] for v in op.operands])
 

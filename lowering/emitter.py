@@ -180,6 +180,12 @@ class Emitter:
     def srem(self, a: SSAValue, b: SSAValue) -> SSAValue:
         return self.op(llvm.SRemOp(a, b))
 
+    def udiv(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.op(llvm.UDivOp(a, b))
+
+    def urem(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.op(llvm.URemOp(a, b))
+
     def and_(self, a: SSAValue, b: SSAValue) -> SSAValue:
         return self.op(llvm.AndOp(a, b))
 

@@ -5,11 +5,12 @@ and the same op inside a fused region both lower through `emit_scalar_op`.
 Formulas are tables keyed by op name; transcendentals come from
 `math_approx` (vectorizable, no libm calls).
 
-Integer semantics (documented in the README): add/sub/mul wrap; division
-truncates toward zero and `x / 0 = 0`, `INT_MIN / -1 = INT_MIN` (wrapping);
-`mod` is the truncated remainder (sign of the dividend, like `np.fmod`) with
-`x mod 0 = 0`; shifts by a negative amount or by at least the bit width give
-0 (`shl`) or the sign fill (`shr`, arithmetic).
+f16 and bf16 compute in f32 and each op's result is rounded once to the
+type (`Codec.round`). Integer semantics (documented in the README): add/sub/mul
+wrap; division truncates toward zero and `x / 0 = 0`, `INT_MIN / -1 = INT_MIN`
+(wrapping); `mod` is the truncated remainder (sign of the dividend, like
+`np.fmod`) with `x mod 0 = 0`; shifts by a negative amount or by at least the
+bit width give 0 (`shl`, unsigned `shr`) or the sign fill (signed `shr`).
 """
 
 from __future__ import annotations
@@ -17,11 +18,15 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from xdsl.dialects.builtin import AnyFloat, IntegerType, i1
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.dialects.builtin import IntegerType
+from xdsl.ir import Operation, SSAValue
 
+from rlx_mlir import dtypes
 from rlx_mlir.dialects import rlx
+from rlx_mlir.dtypes import Kind
+from rlx_mlir.lowering import complex_ops
 from rlx_mlir.lowering import math_approx as m
+from rlx_mlir.lowering.element_types import ComplexValue, Value, codec, convert
 from rlx_mlir.lowering.emitter import Emitter
 
 Unary = Callable[[Emitter, SSAValue], SSAValue]
@@ -133,10 +138,13 @@ def _int_min(t: IntegerType) -> int:
     return -(1 << (t.width.data - 1))
 
 
-def _guarded_division(e: Emitter, a: SSAValue, b: SSAValue, remainder: bool) -> SSAValue:
-    """sdiv/srem that never traps: x/0 -> 0, INT_MIN/-1 -> INT_MIN (rem 0)."""
+def _guarded_division(e: Emitter, a: SSAValue, b: SSAValue, signed: bool, remainder: bool) -> SSAValue:
+    """Division that never traps: x/0 -> 0, INT_MIN/-1 -> INT_MIN (remainder 0)."""
     zero, one = e.const_like(a, 0), e.const_like(a, 1)
     by_zero = e.icmp("eq", b, zero)
+    if not signed:
+        quotient = (e.urem if remainder else e.udiv)(a, e.select(by_zero, one, b))
+        return e.select(by_zero, zero, quotient)
     overflow = e.and_(e.icmp("eq", a, e.const_like(a, _int_min(a.type))), e.icmp("eq", b, e.const_like(b, -1)))
     unsafe = e.or_(by_zero, overflow)
     quotient = (e.srem if remainder else e.sdiv)(a, e.select(unsafe, one, b))
@@ -144,37 +152,48 @@ def _guarded_division(e: Emitter, a: SSAValue, b: SSAValue, remainder: bool) -> 
     return e.select(by_zero, zero, e.select(overflow, on_overflow, quotient))
 
 
-def _guarded_shift(e: Emitter, a: SSAValue, b: SSAValue, left: bool) -> SSAValue:
-    """Shifts by >= width (or negative) are defined: 0 for shl, the sign fill for shr."""
+def _guarded_shift(e: Emitter, a: SSAValue, b: SSAValue, signed: bool, left: bool) -> SSAValue:
+    """Shifts by >= width (or a negative amount) are defined: 0 for shl and unsigned
+    shr, the sign fill for signed shr."""
     width = e.const_like(b, a.type.width.data)  # type: ignore[attr-defined]
     in_range = e.icmp("ult", b, width)
     safe = e.select(in_range, b, e.const_like(b, 0))
-    if left:
-        return e.select(in_range, e.shl(a, safe), e.const_like(a, 0))
+    if left or not signed:
+        shifted = e.shl(a, safe) if left else e.lshr(a, safe)
+        return e.select(in_range, shifted, e.const_like(a, 0))
     fill = e.ashr(a, e.const_like(a, a.type.width.data - 1))  # type: ignore[attr-defined]
     return e.select(in_range, e.ashr(a, safe), fill)
 
 
-def _int_minmax(e: Emitter, a: SSAValue, b: SSAValue, pred: str) -> SSAValue:
+def _pick(e: Emitter, a: SSAValue, b: SSAValue, pred: str) -> SSAValue:
     return e.select(e.icmp(pred, a, b), a, b)
 
 
-BINARY_INT: dict[str, Binary] = {
-    "add": lambda e, a, b: e.add(a, b),
-    "sub": lambda e, a, b: e.sub(a, b),
-    "mul": lambda e, a, b: e.mul(a, b),
-    "div": lambda e, a, b: _guarded_division(e, a, b, remainder=False),
-    "mod": lambda e, a, b: _guarded_division(e, a, b, remainder=True),
-    "max": lambda e, a, b: _int_minmax(e, a, b, "sgt"),
-    "min": lambda e, a, b: _int_minmax(e, a, b, "slt"),
-    "bit_and": lambda e, a, b: e.and_(a, b),
-    "bit_or": lambda e, a, b: e.or_(a, b),
-    "bit_xor": lambda e, a, b: e.xor(a, b),
-    "shl": lambda e, a, b: _guarded_shift(e, a, b, left=True),
-    "shr": lambda e, a, b: _guarded_shift(e, a, b, left=False),
+IntBinary = Callable[[Emitter, SSAValue, SSAValue, bool], SSAValue]
+
+BINARY_INT: dict[str, IntBinary] = {
+    "add": lambda e, a, b, signed: e.add(a, b),
+    "sub": lambda e, a, b, signed: e.sub(a, b),
+    "mul": lambda e, a, b, signed: e.mul(a, b),
+    "div": lambda e, a, b, signed: _guarded_division(e, a, b, signed, remainder=False),
+    "mod": lambda e, a, b, signed: _guarded_division(e, a, b, signed, remainder=True),
+    "max": lambda e, a, b, signed: _pick(e, a, b, "sgt" if signed else "ugt"),
+    "min": lambda e, a, b, signed: _pick(e, a, b, "slt" if signed else "ult"),
+    "bit_and": lambda e, a, b, signed: e.and_(a, b),
+    "bit_or": lambda e, a, b, signed: e.or_(a, b),
+    "bit_xor": lambda e, a, b, signed: e.xor(a, b),
+    "shl": lambda e, a, b, signed: _guarded_shift(e, a, b, signed, left=True),
+    "shr": lambda e, a, b, signed: _guarded_shift(e, a, b, signed, left=False),
 }
 
-# compare predicates: (ordered float, signed int, bool as unsigned)
+UNARY_INT: dict[str, Unary] = {
+    "neg": lambda e, x: e.sub(e.const_like(x, 0), x),
+    "abs": lambda e, x: e.select(e.icmp("slt", x, e.const_like(x, 0)), e.sub(e.const_like(x, 0), x), x),
+    "sign": lambda e, x: e.sub(e.zext(e.icmp("sgt", x, e.const_like(x, 0)), x.type),
+                               e.zext(e.icmp("slt", x, e.const_like(x, 0)), x.type)),
+}
+
+# compare predicates: (ordered float, signed int, unsigned int and bool)
 COMPARE: dict[str, tuple[str, str, str]] = {
     "eq": ("oeq", "eq", "eq"),
     "ne": ("une", "ne", "ne"),
@@ -185,57 +204,41 @@ COMPARE: dict[str, tuple[str, str, str]] = {
 }
 
 
-def _is_float(t: Attribute) -> bool:
-    return isinstance(t, AnyFloat)
+def _compare(e: Emitter, name: str, a: SSAValue, b: SSAValue, kind: Kind) -> SSAValue:
+    float_pred, signed_pred, unsigned_pred = COMPARE[name]
+    if kind is Kind.FLOAT:
+        return e.fcmp(float_pred, a, b)
+    return e.icmp(signed_pred if kind is Kind.INT else unsigned_pred, a, b)
 
 
-def _width(t: Attribute) -> int:
-    return t.bitwidth if _is_float(t) else t.width.data  # type: ignore[attr-defined]
-
-
-def emit_cast(e: Emitter, x: SSAValue, target: Attribute) -> SSAValue:
-    """The cast rules: float->int saturates (NaN->0), int->int wraps, ->i1 is != 0."""
-    source = x.type
-    if source == target:
-        return x
-    if target == i1:
-        if _is_float(source):
-            return e.fcmp("une", x, e.const_like(x, 0.0))
-        return e.icmp("ne", x, e.const_like(x, 0))
-    if _is_float(source) and _is_float(target):
-        return e.fpext(x, target) if _width(target) > _width(source) else e.fptrunc(x, target)
-    if _is_float(source):
-        return e.fptosi_sat(x, target)  # type: ignore[arg-type]
-    if source == i1:
-        if _is_float(target):
-            return e.select(x, e.const(target, 1.0), e.const(target, 0.0))
-        return e.zext(x, target)
-    if _is_float(target):
-        return e.sitofp(x, target)
-    if _width(target) > _width(source):
-        return e.sext(x, target)
-    return e.itrunc(x, target)
-
-
-def emit_scalar_op(e: Emitter, op: Operation, operands: list[SSAValue]) -> SSAValue:
-    """Emit one scalar rlx op on already-loaded operand values."""
+def emit_scalar_op(e: Emitter, op: Operation, operands: list[Value]) -> Value:
+    """Emit one scalar rlx op on already-loaded operand values (see `element_types`)."""
     name = op.name.removeprefix("rlx.")
-    result_type = rlx.element_type(op.results[0].type)
-    if isinstance(op, rlx.UnaryOp):
-        return UNARY_FLOAT[name](e, operands[0])
-    if isinstance(op, rlx.CompareOp):
-        a, b = operands
-        float_pred, int_pred, bool_pred = COMPARE[name]
-        if _is_float(a.type):
-            return e.fcmp(float_pred, a, b)
-        return e.icmp(bool_pred if a.type == i1 else int_pred, a, b)
-    if isinstance(op, rlx.BinaryOp):
-        table = BINARY_FLOAT if _is_float(result_type) else BINARY_INT
-        return table[name](e, *operands)
-    if isinstance(op, rlx.WhereOp):
-        return e.select(*operands)
-    if isinstance(op, rlx.FmaOp):
-        return e.fma(*operands)
+    result = codec(rlx.element_type(op.results[0].type))
+    operand_type = rlx.element_type(op.operands[-1].type)
+    kind = dtypes.from_ir(operand_type).kind
     if isinstance(op, rlx.CastOp):
-        return emit_cast(e, operands[0], result_type)
-    raise NotImplementedError(f"no scalar lowering for '{op.name}'")
+        return convert(e, operands[0], operand_type, result.dtype.ir_type)
+    if isinstance(op, rlx.WhereOp):
+        cond, t, f = operands
+        if isinstance(t, ComplexValue):
+            return ComplexValue(e.select(cond, t.re, f.re), e.select(cond, t.im, f.im))  # type: ignore[arg-type]
+        return e.select(cond, t, f)  # type: ignore[arg-type]
+    if kind is Kind.COMPLEX:
+        table = complex_ops.COMPARE if isinstance(op, rlx.CompareOp) else (
+            complex_ops.UNARY if isinstance(op, rlx.UnaryOp) else complex_ops.BINARY)
+        return table[name](e, *operands)  # type: ignore[operator]
+    if isinstance(op, rlx.CompareOp):
+        return _compare(e, name, *operands, kind)  # type: ignore[arg-type]
+    if isinstance(op, rlx.UnaryOp):
+        value = UNARY_FLOAT[name](e, operands[0]) if kind is Kind.FLOAT else UNARY_INT[name](e, operands[0])
+    elif isinstance(op, rlx.BinaryOp):
+        if kind is Kind.FLOAT:
+            value = BINARY_FLOAT[name](e, *operands)
+        else:
+            value = BINARY_INT[name](e, *operands, kind is Kind.INT)
+    elif isinstance(op, rlx.FmaOp):
+        value = e.fma(*operands)  # type: ignore[arg-type]
+    else:
+        raise ValueError(f"no scalar lowering for '{op.name}'")
+    return result.round(e, value)

@@ -54,8 +54,8 @@ def _constants(function: func.FuncOp) -> list[ConstantData]:
     for op in function.body.block.ops:
         if isinstance(op, rlx.ConstantOp):
             spec = _spec(op.result.type)
-            values = np.asarray(op.value.get_values(), dtype=spec.dtype.numpy)
-            data = np.ascontiguousarray(np.broadcast_to(values.reshape(-1) if values.size == 1 else values, (int(np.prod(spec.shape)),)))
+            values = np.frombuffer(op.value.data.data, dtype=spec.dtype.numpy)
+            data = np.ascontiguousarray(np.broadcast_to(values, (int(np.prod(spec.shape)),)))
             found.append(ConstantData(op.attributes["rlx.offsets"].get_values()[0], data))  # type: ignore[union-attr]
     return found
 

@@ -1,9 +1,10 @@
 """Element types: one table row per type, looked up everywhere else.
 
 A row ties together the xDSL type used in IR, the NumPy dtype at the
-boundary, the storage size the memory planner needs and the *kind* the
-verifiers and emitters dispatch on. Adding a type is adding a row here (plus
-its tests); nothing else lists types.
+boundary (`bfloat16` from ml_dtypes), the storage size the memory planner
+needs and the *kind* the verifiers and emitters dispatch on. Adding a type is
+adding a row here (plus its codec in `lowering/element_types.py` and tests);
+nothing else lists types.
 """
 
 from __future__ import annotations
@@ -11,15 +12,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import (
-    Float32Type,
-    Float64Type,
+    BFloat16Type,
+    ComplexType,
+    Float16Type,
     IntegerType,
     Signedness,
+    f16,
     f32,
     f64,
     i1,
+    i8,
+    i16,
     i32,
     i64,
 )
@@ -29,7 +35,9 @@ from xdsl.ir import Attribute
 class Kind(Enum):
     FLOAT = "float"
     INT = "int"
+    UINT = "uint"
     BOOL = "bool"
+    COMPLEX = "complex"
 
 
 @dataclass(frozen=True)
@@ -43,18 +51,36 @@ class DType:
     def nbytes(self) -> int:
         return self.numpy.itemsize
 
+    @property
+    def bits(self) -> int:
+        return 8 * self.nbytes if self.kind is not Kind.BOOL else 1
+
+
+ui8 = IntegerType(8, Signedness.UNSIGNED)
+ui32 = IntegerType(32, Signedness.UNSIGNED)
+bf16 = BFloat16Type()
+c64 = ComplexType(f32)
+c128 = ComplexType(f64)
 
 DTYPES: tuple[DType, ...] = (
+    DType("f16", f16, np.dtype(np.float16), Kind.FLOAT),
+    DType("bf16", bf16, np.dtype(ml_dtypes.bfloat16), Kind.FLOAT),
     DType("f32", f32, np.dtype(np.float32), Kind.FLOAT),
     DType("f64", f64, np.dtype(np.float64), Kind.FLOAT),
     DType("i1", i1, np.dtype(np.bool_), Kind.BOOL),
+    DType("i8", i8, np.dtype(np.int8), Kind.INT),
+    DType("i16", i16, np.dtype(np.int16), Kind.INT),
     DType("i32", i32, np.dtype(np.int32), Kind.INT),
     DType("i64", i64, np.dtype(np.int64), Kind.INT),
+    DType("ui8", ui8, np.dtype(np.uint8), Kind.UINT),
+    DType("ui32", ui32, np.dtype(np.uint32), Kind.UINT),
+    DType("complex<f32>", c64, np.dtype(np.complex64), Kind.COMPLEX),
+    DType("complex<f64>", c128, np.dtype(np.complex128), Kind.COMPLEX),
 )
 
 _BY_IR = {d.ir_type: d for d in DTYPES}
 _BY_NUMPY = {d.numpy: d for d in DTYPES}
-_BY_NAME = {d.name: d for d in DTYPES}
+_BY_NAME = {d.name: d for d in DTYPES} | {"c64": _BY_IR[c64], "c128": _BY_IR[c128]}
 
 
 def lookup(ir_type: Attribute) -> DType | None:
@@ -79,7 +105,3 @@ def from_name(name: str) -> DType:
 
 def supported_names() -> str:
     return ", ".join(d.name for d in DTYPES)
-
-
-__all__ = ["DType", "DTYPES", "Kind", "lookup", "from_ir", "from_numpy", "from_name",
-           "Float32Type", "Float64Type", "IntegerType", "Signedness"]

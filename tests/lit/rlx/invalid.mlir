@@ -46,7 +46,7 @@ func.func @binary_result_type(%a: tensor<4xi32>) {
 
 // Bitwise ops take integers or i1, not floats.
 // CHECK-LABEL: sym_name = "bit_and_float"
-// CHECK: Operation does not verify: 'rlx.bit_and' operands must be bool or int, got f32
+// CHECK: Operation does not verify: 'rlx.bit_and' operands must be bool or int or uint, got f32
 func.func @bit_and_float(%a: tensor<4xf32>) {
   %r = rlx.bit_and %a, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   func.return
@@ -56,7 +56,7 @@ func.func @bit_and_float(%a: tensor<4xf32>) {
 
 // Shifts take integers only, not i1.
 // CHECK-LABEL: sym_name = "shl_bool"
-// CHECK: Operation does not verify: 'rlx.shl' operands must be int, got i1
+// CHECK: Operation does not verify: 'rlx.shl' operands must be int or uint, got i1
 func.func @shl_bool(%a: tensor<4xi1>) {
   %r = rlx.shl %a, %a : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
   func.return
@@ -174,21 +174,61 @@ func.func @dynamic_shape(%a: tensor<?xf32>) {
 
 // -----
 
-// f16 is not an rlx element type.
-// CHECK-LABEL: sym_name = "unsupported_f16"
-// CHECK: Operation does not verify: 'rlx.add' operand #0 has unsupported element type f16 (supported: f32, f64, i1, i32, i64)
-func.func @unsupported_f16(%a: tensor<4xf16>) {
-  %r = rlx.add %a, %a : (tensor<4xf16>, tensor<4xf16>) -> tensor<4xf16>
+// f80 is not an rlx element type.
+// CHECK-LABEL: sym_name = "unsupported_f80"
+// CHECK: Operation does not verify: 'rlx.add' operand #0 has unsupported element type f80 (supported: f16, bf16, f32, f64, i1, i8, i16, i32, i64, ui8, ui32, complex<f32>, complex<f64>)
+func.func @unsupported_f80(%a: tensor<4xf80>) {
+  %r = rlx.add %a, %a : (tensor<4xf80>, tensor<4xf80>) -> tensor<4xf80>
   func.return
 }
 
 // -----
 
-// i8 is not an rlx element type.
-// CHECK-LABEL: sym_name = "unsupported_i8"
-// CHECK: Operation does not verify: 'rlx.cast' operand has unsupported element type i8 (supported: f32, f64, i1, i32, i64)
-func.func @unsupported_i8(%a: tensor<4xi8>) {
-  %r = rlx.cast %a : (tensor<4xi8>) -> tensor<4xi32>
+// ui16 is not an rlx element type.
+// CHECK-LABEL: sym_name = "unsupported_ui16"
+// CHECK: Operation does not verify: 'rlx.cast' operand has unsupported element type ui16
+func.func @unsupported_ui16(%a: tensor<4xui16>) {
+  %r = rlx.cast %a : (tensor<4xui16>) -> tensor<4xi32>
+  func.return
+}
+
+// -----
+
+// atan2 has no complex form.
+// CHECK-LABEL: sym_name = "atan2_complex"
+// CHECK: Operation does not verify: 'rlx.atan2' operands must be float, got complex<f32>
+func.func @atan2_complex(%a: tensor<4xcomplex<f32>>) {
+  %r = rlx.atan2 %a, %a : (tensor<4xcomplex<f32>>, tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>
+  func.return
+}
+
+// -----
+
+// Complex numbers are not ordered: only eq and ne compare them.
+// CHECK-LABEL: sym_name = "lt_complex"
+// CHECK: Operation does not verify: 'rlx.lt' operands must be bool or float or int or uint, got complex<f64>
+func.func @lt_complex(%a: tensor<4xcomplex<f64>>) {
+  %r = rlx.lt %a, %a : (tensor<4xcomplex<f64>>, tensor<4xcomplex<f64>>) -> tensor<4xi1>
+  func.return
+}
+
+// -----
+
+// Activations are float ops (neg/abs/sign also take signed integers).
+// CHECK-LABEL: sym_name = "tanh_complex"
+// CHECK: Operation does not verify: 'rlx.tanh' operand must be float, got complex<f32>
+func.func @tanh_complex(%a: tensor<4xcomplex<f32>>) {
+  %r = rlx.tanh %a : (tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>
+  func.return
+}
+
+// -----
+
+// neg wraps on signed integers; an unsigned one has no negation.
+// CHECK-LABEL: sym_name = "neg_unsigned"
+// CHECK: Operation does not verify: 'rlx.neg' operand must be complex or float or int, got ui8
+func.func @neg_unsigned(%a: tensor<4xui8>) {
+  %r = rlx.neg %a : (tensor<4xui8>) -> tensor<4xui8>
   func.return
 }
 
@@ -256,9 +296,9 @@ func.func @constant_type_mismatch() {
 
 // Constants obey the element type table too.
 // CHECK-LABEL: sym_name = "constant_unsupported_type"
-// CHECK: Operation does not verify: 'rlx.constant' result has unsupported element type i16 (supported: f32, f64, i1, i32, i64)
+// CHECK: Operation does not verify: 'rlx.constant' result has unsupported element type ui64
 func.func @constant_unsupported_type() {
-  %r = rlx.constant dense<1> : tensor<2xi16>
+  %r = rlx.constant dense<1> : tensor<2xui64>
   func.return
 }
 
@@ -371,11 +411,11 @@ func.func @region_non_elementwise_body(%a: tensor<4xf32>) {
 
 // Region inputs obey the element type table.
 // CHECK-LABEL: sym_name = "region_input_unsupported_type"
-// CHECK: Operation does not verify: 'rlx.elementwise_region' input #0 has unsupported element type i8 (supported: f32, f64, i1, i32, i64)
-func.func @region_input_unsupported_type(%a: tensor<4xi8>) {
-  %r = rlx.elementwise_region ins(%a : tensor<4xi8>) {indexing_maps = [affine_map<(d0) -> (d0)>]} -> tensor<4xf32> {
-  ^bb0(%x: i8):
-    rlx.yield %x : i8
+// CHECK: Operation does not verify: 'rlx.elementwise_region' input #0 has unsupported element type i4
+func.func @region_input_unsupported_type(%a: tensor<4xi4>) {
+  %r = rlx.elementwise_region ins(%a : tensor<4xi4>) {indexing_maps = [affine_map<(d0) -> (d0)>]} -> tensor<4xf32> {
+  ^bb0(%x: i4):
+    rlx.yield %x : i4
   }
   func.return
 }
