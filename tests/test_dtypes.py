@@ -1,0 +1,399 @@
+"""All 13 element types: the cast matrix against a small rules-based reference,
+elementwise ops on every type they support, and the NumPy boundary.
+
+The cast reference implements the rules directly (NumPy's astype neither
+saturates nor rounds bf16 from f64 once): float -> int truncates, saturates and
+maps NaN to 0; int -> int wraps; -> bool is != 0; bool -> number is 0/1;
+complex -> real keeps the real part; real -> complex has a zero imaginary part;
+float narrowing rounds to nearest even exactly once (computed with Fractions).
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from functools import cache
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import rlx_mlir as rlx
+
+BF16 = np.dtype(ml_dtypes.bfloat16)
+TYPES: dict[str, np.dtype] = {
+    "f16": np.dtype(np.float16), "bf16": BF16, "f32": np.dtype(np.float32), "f64": np.dtype(np.float64),
+    "i1": np.dtype(np.bool_), "i8": np.dtype(np.int8), "i16": np.dtype(np.int16), "i32": np.dtype(np.int32),
+    "i64": np.dtype(np.int64), "ui8": np.dtype(np.uint8), "ui32": np.dtype(np.uint32),
+    "complex<f32>": np.dtype(np.complex64), "complex<f64>": np.dtype(np.complex128),
+}
+FLOATS = ("f16", "bf16", "f32", "f64")
+SIGNED = ("i8", "i16", "i32", "i64")
+UNSIGNED = ("ui8", "ui32")
+COMPLEX = ("complex<f32>", "complex<f64>")
+# (significand bits, min normal exponent, max exponent)
+FORMATS = {"f16": (11, -14, 15), "bf16": (8, -126, 127), "f32": (24, -126, 127), "f64": (53, -1022, 1023)}
+COMPONENT = {"complex<f32>": "f32", "complex<f64>": "f64"}
+
+
+# ---------------------------------------------------------------------------
+# reference
+# ---------------------------------------------------------------------------
+def round_to_format(value: float | int | Fraction, name: str) -> float:
+    """Round an exact value to float format `name`, nearest even, overflow to inf."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return value
+    exact = Fraction(value)
+    if exact == 0:
+        return math.copysign(0.0, value) if isinstance(value, float) else 0.0
+    precision, emin, emax = FORMATS[name]
+    sign, magnitude = (-1 if exact < 0 else 1), abs(exact)
+    exponent = magnitude.numerator.bit_length() - magnitude.denominator.bit_length()
+    if Fraction(2) ** exponent > magnitude:
+        exponent -= 1
+    ulp = Fraction(2) ** (max(exponent, emin) - precision + 1)
+    quotient = magnitude / ulp
+    whole = math.floor(quotient)
+    rest = quotient - whole
+    if rest > Fraction(1, 2) or (rest == Fraction(1, 2) and whole % 2 == 1):
+        whole += 1
+    result = whole * ulp
+    largest = (2 - Fraction(2) ** (1 - precision)) * Fraction(2) ** emax
+    return sign * (math.inf if result > largest else float(result))
+
+
+def int_range(name: str) -> tuple[int, int]:
+    bits = TYPES[name].itemsize * 8
+    return (0, 2**bits - 1) if name in UNSIGNED else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
+
+
+def wrap(value: int, name: str) -> int:
+    lo, hi = int_range(name)
+    return (value - lo) % (hi - lo + 1) + lo
+
+
+def cast_scalar(value: object, src: str, dst: str) -> object:
+    if dst == "i1":
+        return bool(value != 0) if not isinstance(value, float) or not math.isnan(value) else True
+    if src == "i1":
+        return complex(int(value), 0) if dst in COMPLEX else int(value)
+    if src in COMPLEX:
+        if dst in COMPLEX:
+            return complex(round_to_format(value.real, COMPONENT[dst]), round_to_format(value.imag, COMPONENT[dst]))
+        return cast_scalar(value.real, COMPONENT[src], dst)
+    if dst in COMPLEX:
+        return complex(cast_scalar(value, src, COMPONENT[dst]), 0.0)
+    if dst in FLOATS:
+        return round_to_format(value, dst)
+    if src in FLOATS:
+        if math.isnan(value):
+            return 0
+        lo, hi = int_range(dst)
+        if math.isinf(value):
+            return hi if value > 0 else lo
+        return min(max(math.trunc(value), lo), hi)
+    return wrap(int(value), dst)
+
+
+def ref_cast(x: np.ndarray, src: str, dst: str) -> np.ndarray:
+    values = [cast_scalar(v.item() if src not in COMPLEX else complex(v), src, dst) for v in x.ravel()]
+    with np.errstate(all="ignore"):
+        return np.array(values, dtype=TYPES[dst]).reshape(x.shape)
+
+
+def cast_inputs(src: str) -> np.ndarray:
+    """0, ±1, halves, extremes, out of every range, ±inf, NaN, subnormals."""
+    if src == "i1":
+        return np.array([False, True, True, False])
+    if src in FLOATS or src in COMPLEX:
+        base = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, 2.5, -2.5, 127.5, 128.0, -129.0, 255.0, 256.0, 300.0, -300.0,
+                32767.0, 65504.0, 65520.0, 70000.0, 2.0**31, -(2.0**31) - 4096, 4.3e9, 1e10, -1e10, 9.3e18, -9.3e18,
+                1e30, 3.4e38, -3.4e38, 1e300, 1e-8, 6e-8, 1e-40, 1e-45, 2.0**-1074, -1e-320, math.inf, -math.inf,
+                math.nan, 1.0000001, 3.14159265358979, 1 / 3,
+                # just above a bf16 / f16 tie: rounding through f32 first would land on the tie
+                1 + 2.0**-8 + 2.0**-30, -(1 + 2.0**-8 + 2.0**-30), 1 + 2.0**-11 + 2.0**-30, 3 * 2.0**-20 + 2.0**-50]
+        if src in COMPLEX:
+            with np.errstate(over="ignore"):
+                return np.array([complex(v, w) for v, w in zip(base, base[::-1])], dtype=TYPES[src])
+        with np.errstate(all="ignore"):
+            return np.array(base, dtype=np.float64).astype(TYPES[src])
+    lo, hi = int_range(src)
+    raw = [0, 1, -1, 2, 127, 128, 255, 256, -129, 32767, 65535, 65536, 2**24 + 1, 2**31 - 1, 2**32 + 5, 2**53 + 1,
+           lo, hi, hi - 1, lo + 1, 123456789, -987654321]
+    return np.array([wrap(v, src) for v in raw], dtype=TYPES[src])
+
+
+def same(got: np.ndarray, want: np.ndarray) -> bool:
+    """Equal values, NaN where NaN, and signed zeros apart for real floats."""
+    if got.dtype != want.dtype or got.shape != want.shape:
+        return False
+    if got.dtype.kind in "fc" or got.dtype == BF16:
+        g, w = got.astype(np.complex128), want.astype(np.complex128)
+        nan_g = np.isnan(g.real) | np.isnan(g.imag)
+        nan_w = np.isnan(w.real) | np.isnan(w.imag)
+        if not np.array_equal(nan_g, nan_w):
+            return False
+        eq = (g == w) | nan_g
+        signs = np.signbit(got.astype(np.float64)) == np.signbit(want.astype(np.float64)) if got.dtype.kind != "c" else True
+        return bool(np.all(eq & signs))
+    return bool(np.array_equal(got, want))
+
+
+# ---------------------------------------------------------------------------
+# compiling
+# ---------------------------------------------------------------------------
+def tensor(n: int, name: str) -> str:
+    return f"tensor<{n}x{name}>"
+
+
+@cache
+def unary_exe(op: str, src: str, dst: str, n: int) -> rlx.runtime.Executable:
+    t_in, t_out = tensor(n, src), tensor(n, dst)
+    return rlx.compile(
+        f"func.func @f(%a: {t_in}) -> {t_out} {{\n  %r = rlx.{op} %a : ({t_in}) -> {t_out}\n  func.return %r : {t_out}\n}}"
+    )
+
+
+@cache
+def binary_exe(op: str, src: str, dst: str, n: int) -> rlx.runtime.Executable:
+    t, t_out = tensor(n, src), tensor(n, dst)
+    return rlx.compile(
+        f"func.func @f(%a: {t}, %b: {t}) -> {t_out} {{\n"
+        f"  %r = rlx.{op} %a, %b : ({t}, {t}) -> {t_out}\n  func.return %r : {t_out}\n}}"
+    )
+
+
+# ---------------------------------------------------------------------------
+# the cast matrix
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("dst", list(TYPES))
+@pytest.mark.parametrize("src", list(TYPES))
+def test_cast_pair(src: str, dst: str) -> None:
+    x = cast_inputs(src)
+    (got,) = unary_exe("cast", src, dst, x.size)(x)
+    want = ref_cast(x, src, dst)
+    assert same(got, want), f"cast {src}->{dst}\n x    = {x}\n got  = {got}\n want = {want}"
+
+
+# ---------------------------------------------------------------------------
+# elementwise ops per type
+# ---------------------------------------------------------------------------
+def operands(name: str, n: int = 64, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    dtype = TYPES[name]
+    if name in FLOATS:
+        a, b = rng.uniform(-50, 50, n), rng.uniform(-50, 50, n)
+        b[:4] = [0.0, -0.0, np.inf, np.nan]
+        return a.astype(dtype), b.astype(dtype)
+    if name in COMPLEX:
+        a = rng.uniform(-5, 5, n) + 1j * rng.uniform(-5, 5, n)
+        b = rng.uniform(-5, 5, n) + 1j * rng.uniform(-5, 5, n)
+        b[:3] = [1e30 + 1j, 1j, -2.0]
+        return a.astype(dtype), b.astype(dtype)
+    if name == "i1":
+        return rng.random(n) < 0.5, rng.random(n) < 0.5
+    lo, hi = int_range(name)
+    a = rng.integers(lo, hi, n, endpoint=True)
+    b = rng.integers(lo, hi, n, endpoint=True)
+    a[:6] = [lo, lo, hi, 0, 7, -7 if lo < 0 else 7]
+    b[:6] = [-1 if lo < 0 else 1, 0, 0, 0, 3, 200 % (hi + 1)]
+    return a.astype(dtype), b.astype(dtype)
+
+
+def int_binary(op: str, a: int, b: int, name: str) -> int:
+    lo, hi = int_range(name)
+    bits = TYPES[name].itemsize * 8
+    if op in ("div", "mod"):
+        if b == 0:
+            return 0
+        q = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)
+        return wrap(q, name) if op == "div" else a - q * b
+    if op in ("shl", "shr"):
+        amount = b if b >= 0 else bits
+        if op == "shl":
+            return wrap(a << amount, name) if amount < bits else 0
+        return a >> amount if amount < bits else (-1 if a < 0 else 0)
+    result = {"add": a + b, "sub": a - b, "mul": a * b, "max": max(a, b), "min": min(a, b),
+              "bit_and": a & b, "bit_or": a | b, "bit_xor": a ^ b}[op]
+    return wrap(result, name)
+
+
+INT_OPS = ("add", "sub", "mul", "div", "mod", "max", "min", "bit_and", "bit_or", "bit_xor", "shl", "shr")
+
+
+@pytest.mark.parametrize("op", INT_OPS)
+@pytest.mark.parametrize("name", [*SIGNED, *UNSIGNED])
+def test_integer_ops(name: str, op: str) -> None:
+    a, b = operands(name)
+    if op in ("shl", "shr"):
+        b = (b.astype(np.int64) % (TYPES[name].itemsize * 8 + 4)).astype(TYPES[name])
+        if name in SIGNED:
+            b[0] = -1  # a negative amount acts as >= width
+    (got,) = binary_exe(op, name, name, a.size)(a, b)
+    want = np.array([int_binary(op, int(x), int(y), name) for x, y in zip(a, b)], dtype=TYPES[name])
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("name", SIGNED)
+def test_division_by_zero_and_int_min_over_minus_one_do_not_trap(name: str) -> None:
+    lo, hi = int_range(name)
+    a = np.array([lo, lo, 5, -5, hi, 0], TYPES[name])
+    b = np.array([-1, 0, 0, 0, -1, 0], TYPES[name])
+    (q,) = binary_exe("div", name, name, a.size)(a, b)
+    (r,) = binary_exe("mod", name, name, a.size)(a, b)
+    np.testing.assert_array_equal(q, np.array([lo, 0, 0, 0, -hi, 0], TYPES[name]))
+    np.testing.assert_array_equal(r, np.zeros(6, TYPES[name]))
+
+
+@pytest.mark.parametrize("op", ("add", "sub", "mul", "div", "max", "min", "mod"))
+@pytest.mark.parametrize("name", ("f16", "bf16"))
+def test_half_precision_binary_ops_round_once_like_numpy(name: str, op: str) -> None:
+    a, b = operands(name)
+    (got,) = binary_exe(op, name, name, a.size)(a, b)
+    wide_a, wide_b = a.astype(np.float32), b.astype(np.float32)
+    fn = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
+          "max": np.maximum, "min": np.minimum, "mod": np.fmod}[op]
+    with np.errstate(all="ignore"):
+        want = fn(wide_a, wide_b).astype(TYPES[name])  # exact f32 result rounded once
+    assert same(got, want)
+
+
+HALF_UNARY = ("exp", "log", "tanh", "sigmoid", "gelu", "sin", "sqrt", "erf", "relu", "round", "silu")
+
+
+@pytest.mark.parametrize("op", HALF_UNARY)
+@pytest.mark.parametrize("name", ("f16", "bf16"))
+def test_half_precision_unary_ops_within_one_ulp(name: str, op: str) -> None:
+    x = np.linspace(0.01 if op in ("log", "sqrt") else -8, 8, 4001).astype(TYPES[name])
+    (got,) = unary_exe(op, name, name, x.size)(x)
+    (wide,) = unary_exe(op, "f32", "f32", x.size)(x.astype(np.float32))
+    # the f32 kernel is within 4 ulp of f32, so the f16/bf16 result is the
+    # correctly rounded value or its neighbour
+    near = wide.astype(TYPES[name]).astype(np.float32)
+    step = np.abs(np.spacing(near.astype(TYPES[name])).astype(np.float32))
+    assert np.all(np.abs(got.astype(np.float32) - near) <= step), op
+
+
+@pytest.mark.parametrize("op", ("eq", "ne", "lt", "le", "gt", "ge"))
+@pytest.mark.parametrize("name", [n for n in TYPES if n not in COMPLEX])
+def test_compare_every_real_type(name: str, op: str) -> None:
+    a, b = operands(name)
+    b[10:20] = a[10:20]
+    (got,) = binary_exe(op, name, "i1", a.size)(a, b)
+    fn = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
+          "ge": np.greater_equal}[op]
+    with np.errstate(invalid="ignore"):
+        want = fn(a.astype(np.float64) if name == "bf16" else a, b.astype(np.float64) if name == "bf16" else b)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("op", ("add", "sub", "mul", "div", "eq", "ne"))
+@pytest.mark.parametrize("name", COMPLEX)
+def test_complex_binary(name: str, op: str) -> None:
+    a, b = operands(name)
+    b[20:25] = a[20:25]
+    result = "i1" if op in ("eq", "ne") else name
+    (got,) = binary_exe(op, name, result, a.size)(a, b)
+    wide_a, wide_b = a.astype(np.complex128), b.astype(np.complex128)
+    if result == "i1":
+        np.testing.assert_array_equal(got, (wide_a == wide_b) if op == "eq" else (wide_a != wide_b))
+        return
+    want = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide}[op](wide_a, wide_b)
+    eps = np.finfo(TYPES[COMPONENT[name]]).eps
+    np.testing.assert_allclose(got, want, rtol=4 * eps, atol=4 * eps * np.abs(want).max() * (op == "div"))
+
+
+@pytest.mark.parametrize("op", ("neg", "exp", "log", "sqrt"))
+@pytest.mark.parametrize("name", COMPLEX)
+def test_complex_unary_principal_branches(name: str, op: str) -> None:
+    a, _ = operands(name, n=256)
+    a[:8] = [1, -1, 1j, -1j, -4, -4 - 0j, 3 + 4j, -3 - 4j]
+    (got,) = unary_exe(op, name, name, a.size)(a)
+    want = {"neg": np.negative, "exp": np.exp, "log": np.log, "sqrt": np.sqrt}[op](a.astype(np.complex128))
+    eps = np.finfo(TYPES[COMPONENT[name]]).eps
+    np.testing.assert_allclose(got, want, rtol=8 * eps, atol=8 * eps)
+
+
+@pytest.mark.parametrize("name", ("i8", "i16", "i32", "i64"))
+def test_signed_integer_neg_abs_sign(name: str) -> None:
+    lo, hi = int_range(name)
+    x = np.array([lo, lo + 1, -5, -1, 0, 1, 5, hi], TYPES[name])
+    for op, want in (("neg", [wrap(-int(v), name) for v in x]), ("abs", [wrap(abs(int(v)), name) for v in x]),
+                     ("sign", [(v > 0) - (v < 0) for v in x.tolist()])):
+        (got,) = unary_exe(op, name, name, x.size)(x)
+        np.testing.assert_array_equal(got, np.array(want, TYPES[name]), err_msg=op)
+
+
+@pytest.mark.parametrize("name", ["f16", "bf16", "i8", "ui8", "ui32", "complex<f32>", "complex<f64>", "i1"])
+def test_where_on_every_type(name: str) -> None:
+    a, b = operands(name)
+    cond = np.arange(a.size) % 3 == 0
+    t = tensor(a.size, name)
+    exe = rlx.compile(
+        f"func.func @f(%c: {tensor(a.size, 'i1')}, %a: {t}, %b: {t}) -> {t} {{\n"
+        f"  %r = rlx.where %c, %a, %b : ({tensor(a.size, 'i1')}, {t}, {t}) -> {t}\n  func.return %r : {t}\n}}"
+    )
+    assert same(exe(cond, a, b)[0], np.where(cond, a, b))
+
+
+@pytest.mark.parametrize("name", list(TYPES))
+def test_arrays_of_every_type_go_in_and_out_zero_copy(name: str) -> None:
+    """A select between two inputs: the out= array is the one written and returned."""
+    a, b = operands(name)
+    t, c = tensor(a.size, name), tensor(a.size, "i1")
+    exe = rlx.compile(
+        f"func.func @f(%c: {c}, %a: {t}, %b: {t}) -> {t} {{\n"
+        f"  %r = rlx.where %c, %a, %b : ({c}, {t}, {t}) -> {t}\n  func.return %r : {t}\n}}"
+    )
+    cond = np.arange(a.size) % 2 == 0
+    out = np.empty_like(a)
+    (got,) = exe(cond, a, b, out=(out,))
+    assert got is out
+    assert same(out, np.where(cond, a, b))
+    assert exe.inputs[1].dtype.numpy == a.dtype
+
+
+def constant_literal(name: str) -> tuple[str, object]:
+    if name in COMPLEX:
+        return "(1.5, -2.0)", 1.5 - 2j
+    if name == "i1":
+        return "true", True
+    return ("-3", -3) if name in SIGNED or name in FLOATS else ("3", 3)
+
+
+@pytest.mark.parametrize("name", list(TYPES))
+def test_constants_of_every_type_load(name: str) -> None:
+    literal, value = constant_literal(name)
+    t = tensor(4, name)
+    exe = rlx.compile(
+        f"func.func @f() -> {t} {{\n  %c = rlx.constant dense<{literal}> : {t}\n  func.return %c : {t}\n}}"
+    )
+    (got,) = exe()
+    assert same(got, np.full(4, value, dtype=TYPES[name]))
+
+
+def test_mixed_type_fused_region_matches_unfused() -> None:
+    """f16 in -> f32 math -> bf16 out, plus an integer side result: one region, same bits."""
+    n = 1000
+    text = f"""
+    func.func @f(%h: tensor<{n}xf16>, %k: tensor<{n}xui8>) -> (tensor<{n}xbf16>, tensor<{n}xi16>) {{
+      %x = rlx.cast %h : (tensor<{n}xf16>) -> tensor<{n}xf32>
+      %t = rlx.tanh %x : (tensor<{n}xf32>) -> tensor<{n}xf32>
+      %kf = rlx.cast %k : (tensor<{n}xui8>) -> tensor<{n}xf32>
+      %s = rlx.mul %t, %kf : (tensor<{n}xf32>, tensor<{n}xf32>) -> tensor<{n}xf32>
+      %b = rlx.cast %s : (tensor<{n}xf32>) -> tensor<{n}xbf16>
+      %i = rlx.cast %s : (tensor<{n}xf32>) -> tensor<{n}xi16>
+      func.return %b, %i : tensor<{n}xbf16>, tensor<{n}xi16>
+    }}"""
+    fused, unfused = rlx.compile(text), rlx.compile(text, pipeline="")
+    assert fused.planned_ir.count("rlx.elementwise_region") == 1
+    rng = np.random.default_rng(3)
+    h = rng.uniform(-3, 3, n).astype(np.float16)
+    k = rng.integers(0, 255, n).astype(np.uint8)
+    got_f, got_u = fused(h, k), unfused(h, k)
+    for f, u in zip(got_f, got_u):
+        assert same(f, u)
+    (tanh32,) = unary_exe("tanh", "f32", "f32", n)(h.astype(np.float32))
+    product = tanh32 * k.astype(np.float32)
+    assert same(got_f[0], product.astype(BF16))
+    assert same(got_f[1], ref_cast(product, "f32", "i16"))
