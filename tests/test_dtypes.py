@@ -258,20 +258,51 @@ def test_half_precision_binary_ops_round_once_like_numpy(name: str, op: str) -> 
     assert same(got, want)
 
 
-HALF_UNARY = ("exp", "log", "tanh", "sigmoid", "gelu", "sin", "sqrt", "erf", "relu", "round", "silu")
-
-
-@pytest.mark.parametrize("op", HALF_UNARY)
+@pytest.mark.parametrize("op", rlx.dialects.rlx.UNARY_NAMES)
 @pytest.mark.parametrize("name", ("f16", "bf16"))
 def test_half_precision_unary_ops_within_one_ulp(name: str, op: str) -> None:
-    x = np.linspace(0.01 if op in ("log", "sqrt") else -8, 8, 4001).astype(TYPES[name])
+    x = np.linspace(0.01 if op in ("log", "sqrt", "rsqrt") else -8, 8, 4001).astype(TYPES[name])
     (got,) = unary_exe(op, name, name, x.size)(x)
     (wide,) = unary_exe(op, "f32", "f32", x.size)(x.astype(np.float32))
-    # the f32 kernel is within 4 ulp of f32, so the f16/bf16 result is the
-    # correctly rounded value or its neighbour
-    near = wide.astype(TYPES[name]).astype(np.float32)
-    step = np.abs(np.spacing(near.astype(TYPES[name])).astype(np.float32))
-    assert np.all(np.abs(got.astype(np.float32) - near) <= step), op
+    assert_within_one_half_ulp(got, wide, name, op)
+
+
+def assert_within_one_half_ulp(got: np.ndarray, wide: np.ndarray, name: str, what: str) -> None:
+    """`got` (f16/bf16) is the f32 result rounded, or its neighbour: the f32
+    kernels are within a few f32 ulp, far below one f16/bf16 ulp."""
+    with np.errstate(all="ignore"):
+        near = wide.astype(TYPES[name]).astype(np.float32)
+        step = np.abs(np.spacing(near.astype(TYPES[name])).astype(np.float32))
+        diff = np.abs(got.astype(np.float32) - near)
+    both_nan = np.isnan(near) & np.isnan(got.astype(np.float32))
+    assert np.all((diff <= step) | both_nan | (near == got.astype(np.float32))), what
+
+
+@pytest.mark.parametrize("op", ("pow", "atan2"))
+@pytest.mark.parametrize("name", ("f16", "bf16"))
+def test_half_precision_pow_atan2(name: str, op: str) -> None:
+    a, b = operands(name)
+    a = np.abs(a) if op == "pow" else a
+    b = (b / 10).astype(TYPES[name]) if op == "pow" else b
+    (got,) = binary_exe(op, name, name, a.size)(a, b)
+    (wide,) = binary_exe(op, "f32", "f32", a.size)(a.astype(np.float32), b.astype(np.float32))
+    assert_within_one_half_ulp(got, wide, name, op)
+
+
+@pytest.mark.parametrize("name", ("f16", "bf16"))
+def test_half_precision_fma_rounds_once(name: str) -> None:
+    a, b = operands(name)
+    c, _ = operands(name, seed=1)
+    t = tensor(a.size, name)
+    exe = rlx.compile(
+        f"func.func @f(%a: {t}, %b: {t}, %c: {t}) -> {t} {{\n"
+        f"  %r = rlx.fma %a, %b, %c : ({t}, {t}, {t}) -> {t}\n  func.return %r : {t}\n}}"
+    )
+    (got,) = exe(a, b, c)
+    with np.errstate(all="ignore"):
+        # the f16/bf16 product is exact in f64, so f64 fma then one rounding is the exact result
+        want = (a.astype(np.float64) * b.astype(np.float64) + c.astype(np.float64)).astype(np.float32).astype(TYPES[name])
+    assert_within_one_half_ulp(got, want.astype(np.float32), name, "fma")
 
 
 @pytest.mark.parametrize("op", ("eq", "ne", "lt", "le", "gt", "ge"))
