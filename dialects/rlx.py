@@ -34,7 +34,7 @@ from xdsl.dialects.builtin import (
     i1,
 )
 from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
-from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineMap
+from xdsl.ir.affine import AffineMap
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -51,77 +51,28 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
-from rlx_mlir import dtypes
-from rlx_mlir.broadcast import broadcast_shapes, broadcasts_to, numel
+from rlx_mlir import dtypes, index_maps
+from rlx_mlir.broadcast import broadcasts_to, numel
+from rlx_mlir.dialects.common import (
+    ANY,
+    FIELD,
+    FLOATS,
+    FUNCTIONAL_FORMAT,
+    INTS,
+    INTS_AND_BOOL,
+    ORDERED,
+    REALS,
+    check_broadcast_result,
+    check_kind,
+    check_result_shape,
+    check_same_level,
+    check_value_type,
+    element_type,
+    shape_of,
+)
 from rlx_mlir.dtypes import Kind
 
-FLOATS = frozenset({Kind.FLOAT})
-INTS = frozenset({Kind.INT, Kind.UINT})
-REALS = frozenset({Kind.FLOAT, Kind.INT, Kind.UINT})
-FIELD = REALS | {Kind.COMPLEX}  # + - * / make sense
-INTS_AND_BOOL = INTS | {Kind.BOOL}
-ORDERED = REALS | {Kind.BOOL}
-ANY = frozenset(Kind)
-
-_FUNCTIONAL_FORMAT = "operands attr-dict `:` functional-type(operands, results)"
-
-
-# ---------------------------------------------------------------------------
-# type helpers shared by the verifiers
-# ---------------------------------------------------------------------------
-
-
-def element_type(t: Attribute) -> Attribute:
-    return t.get_element_type() if isinstance(t, TensorType) else t
-
-
-def shape_of(t: Attribute) -> tuple[int, ...]:
-    """Static shape of a tensor type; scalars are rank 0."""
-    if isinstance(t, TensorType):
-        return tuple(t.get_shape())
-    return ()
-
-
-def check_value_type(op: Operation, t: Attribute, what: str) -> dtypes.DType:
-    """A tensor with static shape and a supported element type, or a supported scalar."""
-    if isinstance(t, TensorType):
-        if any(d < 0 for d in t.get_shape()):
-            raise VerifyException(f"'{op.name}' {what} has a dynamic shape {t}; rlx needs static shapes")
-    dtype = dtypes.lookup(element_type(t))
-    if dtype is None:
-        raise VerifyException(
-            f"'{op.name}' {what} has unsupported element type {element_type(t)} "
-            f"(supported: {dtypes.supported_names()})"
-        )
-    return dtype
-
-
-def check_kind(op: Operation, dtype: dtypes.DType, allowed: frozenset[Kind], what: str) -> None:
-    if dtype.kind not in allowed:
-        kinds = " or ".join(sorted(k.value for k in allowed))
-        raise VerifyException(f"'{op.name}' {what} must be {kinds}, got {dtype.name}")
-
-
-def check_same_level(op: Operation) -> bool:
-    """Operands and results are all tensors (graph level) or all scalars (region body)."""
-    types = [v.type for v in (*op.operands, *op.results)]
-    tensors = [isinstance(t, TensorType) for t in types]
-    if any(tensors) and not all(tensors):
-        raise VerifyException(f"'{op.name}' mixes tensor and scalar operands/results")
-    return bool(tensors) and tensors[0]
-
-
-def check_broadcast_result(op: Operation, operands: Sequence[SSAValue], result: SSAValue) -> None:
-    shapes = [shape_of(v.type) for v in operands]
-    expected = broadcast_shapes(*shapes)
-    if expected is None:
-        listed = ", ".join("x".join(map(str, s)) or "scalar" for s in shapes)
-        raise VerifyException(f"'{op.name}' operands have incompatible broadcast shapes ({listed})")
-    got = shape_of(result.type)
-    if got != expected:
-        raise VerifyException(
-            f"'{op.name}' result shape {list(got)} does not match the broadcast shape {list(expected)}"
-        )
+_FUNCTIONAL_FORMAT = FUNCTIONAL_FORMAT
 
 
 # ---------------------------------------------------------------------------
@@ -480,15 +431,19 @@ class ElementwiseRegionOp(IRDLOperation):
             raise VerifyException(
                 f"'{self.name}' indexing map #{i} {amap} must map {len(space)} dims to {len(shape)} results"
             )
-        for axis, expr in enumerate(amap.results):
-            if isinstance(expr, AffineDimExpr):
-                if space[expr.position] != shape[axis]:
-                    raise VerifyException(
-                        f"'{self.name}' indexing map #{i} reads axis {axis} (size {shape[axis]}) "
-                        f"with iteration dim d{expr.position} (size {space[expr.position]})"
-                    )
-            elif not (isinstance(expr, AffineConstantExpr) and expr.value == 0):
-                raise VerifyException(f"'{self.name}' indexing map #{i} results must be dims or 0, got {expr}")
+        try:
+            reads = index_maps.accesses(amap)
+        except ValueError as error:
+            raise VerifyException(f"'{self.name}' indexing map #{i}: {error}") from None
+        if 0 in space:
+            return
+        for axis, access in enumerate(reads):
+            low, high = access.bounds(space)
+            if low < 0 or high >= shape[axis]:
+                raise VerifyException(
+                    f"'{self.name}' indexing map #{i} reads axis {axis} (size {shape[axis]}) "
+                    f"at indices {low}..{high}"
+                )
 
     @classmethod
     def parse(cls, parser: Parser) -> ElementwiseRegionOp:

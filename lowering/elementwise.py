@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, UnitAttr, i64
 from xdsl.ir import Block, Region, SSAValue
-from xdsl.ir.affine import AffineDimExpr
 
+from rlx_mlir import index_maps
 from rlx_mlir.broadcast import numel
 from rlx_mlir.dialects import rlx
 from rlx_mlir.lowering.element_types import Value, codec
@@ -29,10 +29,12 @@ PTR = llvm.LLVMPointerType()
 
 @dataclass(frozen=True)
 class LoopNest:
-    """Coalesced iteration space: extents (outermost first) and per-operand strides."""
+    """Coalesced iteration space: extents (outermost first), per-operand strides
+    (elements per step of each axis, may be negative or 0) and base offsets."""
 
     sizes: tuple[int, ...]
-    strides: tuple[tuple[int, ...], ...]  # inputs then outputs, elements per step of each axis
+    strides: tuple[tuple[int, ...], ...]  # inputs then outputs
+    bases: tuple[int, ...] = ()
 
     @property
     def outer_extent(self) -> int:
@@ -51,20 +53,22 @@ def row_major_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
-def _input_strides(region_op: rlx.ElementwiseRegionOp) -> list[tuple[int, ...]]:
+def _input_strides(region_op: rlx.ElementwiseRegionOp) -> list[tuple[tuple[int, ...], int]]:
+    """Per input: element strides over the iteration dims and the base offset."""
     rank = len(region_op.iteration_shape)
     result = []
     for value, amap in zip(region_op.inputs, region_op.maps):
         own = row_major_strides(rlx.shape_of(value.type))
-        per_dim = [0] * rank
-        for axis, expr in enumerate(amap.results):
-            if isinstance(expr, AffineDimExpr):
-                per_dim[expr.position] += own[axis]
-        result.append(tuple(per_dim))
+        per_dim, base = [0] * rank, 0
+        for axis, access in enumerate(index_maps.accesses(amap)):
+            base += access.offset * own[axis]
+            if access.dim is not None:
+                per_dim[access.dim] += access.scale * own[axis]
+        result.append((tuple(per_dim), base))
     return result
 
 
-def coalesce(space: tuple[int, ...], strides: list[tuple[int, ...]]) -> LoopNest:
+def coalesce(space: tuple[int, ...], strides: list[tuple[int, ...]], bases: tuple[int, ...] = ()) -> LoopNest:
     """Drop unit axes and merge axis pairs every operand walks as one contiguous run."""
     axes = [d for d, size in enumerate(space) if size != 1]
     sizes = [space[d] for d in axes]
@@ -82,15 +86,18 @@ def coalesce(space: tuple[int, ...], strides: list[tuple[int, ...]]) -> LoopNest
         merged_sizes.append(size)
         for ops, own in zip(merged, per_operand):
             ops.append(own[position])
+    bases = bases or (0,) * len(strides)
     if not merged_sizes:
-        return LoopNest((1,), tuple((0,) for _ in strides))
-    return LoopNest(tuple(merged_sizes), tuple(tuple(s) for s in merged))
+        return LoopNest((1,), tuple((0,) for _ in strides), bases)
+    return LoopNest(tuple(merged_sizes), tuple(tuple(s) for s in merged), bases)
 
 
 def loop_nest(region_op: rlx.ElementwiseRegionOp) -> LoopNest:
     space = region_op.iteration_shape
+    inputs = _input_strides(region_op)
     outputs = [row_major_strides(space)] * len(region_op.outputs)
-    return coalesce(space, _input_strides(region_op) + outputs)
+    bases = tuple(base for _, base in inputs) + (0,) * len(outputs)
+    return coalesce(space, [s for s, _ in inputs] + outputs, bases)
 
 
 def pointer_arg_attrs(n_pointers: int, n_scalars: int, aliased: set[int]) -> ArrayAttr:
@@ -125,7 +132,7 @@ def emit_region_kernel(region_op: rlx.ElementwiseRegionOp, name: str, aliased: s
 
         for_range(e, region, lo, hi, body)
 
-    level(0, [e.i64(0)] * (n_in + n_out))
+    level(0, [e.i64(base) for base in nest.bases])
     e.op(llvm.ReturnOp())
     return llvm.FuncOp(
         name,

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects.builtin import AffineMapAttr, ArrayAttr, ModuleOp
 from xdsl.ir import Operation
-from xdsl.ir.affine import AffineConstantExpr, AffineExpr, AffineMap
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -25,6 +24,7 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
+from rlx_mlir import index_maps
 from rlx_mlir.broadcast import broadcast_shapes
 from rlx_mlir.dialects import rlx
 
@@ -60,25 +60,12 @@ class FoldExpandIntoRegion(RewritePattern):
             expand = operand.owner
             if not isinstance(expand, rlx.ExpandOp):
                 continue
-            maps[index] = compose_with_expand(
-                maps[index], rlx.shape_of(expand.input.type), rlx.shape_of(expand.result.type)
-            )
+            reads = index_maps.broadcast(rlx.shape_of(expand.input.type), rlx.shape_of(expand.result.type))
+            maps[index] = index_maps.to_affine(maps[index].num_dims, index_maps.compose(index_maps.accesses(maps[index]), reads))
             op.operands[index] = expand.input
             op.indexing_maps = ArrayAttr([AffineMapAttr(m) for m in maps])
             rewriter.notify_op_modified(op)
             return
-
-
-def compose_with_expand(amap: AffineMap, source: tuple[int, ...], expanded: tuple[int, ...]) -> AffineMap:
-    """The map reading `source` directly, given `amap` reads `expand(source) : expanded`."""
-    offset = len(expanded) - len(source)
-    exprs: list[AffineExpr] = []
-    for axis, size in enumerate(source):
-        if size == 1 and expanded[offset + axis] != 1:
-            exprs.append(AffineConstantExpr(0))
-        else:
-            exprs.append(amap.results[offset + axis])
-    return AffineMap(amap.num_dims, 0, tuple(exprs))
 
 
 class RemoveNoOpShapeOp(RewritePattern):

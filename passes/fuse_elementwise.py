@@ -26,7 +26,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import IsTerminator
 
-from rlx_mlir.broadcast import broadcast_map
+from rlx_mlir import index_maps
 from rlx_mlir.dialects import rlx
 
 
@@ -66,7 +66,7 @@ def outline_elementwise(ops: Sequence[Operation]) -> tuple[rlx.ElementwiseRegion
             new.name_hint = old.name_hint
     block.add_op(rlx.YieldOp(*(scalar[v] for v in outputs)))
 
-    maps = [broadcast_map(rlx.shape_of(v.type), space) for v in inputs]
+    maps = [index_maps.to_affine(len(space), index_maps.broadcast(rlx.shape_of(v.type), space)) for v in inputs]
     region_op = rlx.ElementwiseRegionOp(inputs, maps, [v.type for v in outputs], Region([block]))
     for old, new in zip(outputs, region_op.outputs):
         new.name_hint = old.name_hint

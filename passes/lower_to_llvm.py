@@ -19,7 +19,7 @@ from xdsl.ir import Region
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from rlx_mlir.broadcast import broadcast_map
+from rlx_mlir import index_maps
 from rlx_mlir.dialects import rlx
 from rlx_mlir.lowering.program import external_declarations, lower_function
 from rlx_mlir.passes.fuse_elementwise import replace_with_region
@@ -52,7 +52,8 @@ def _expand_region(op: rlx.ExpandOp) -> rlx.ElementwiseRegionOp:
     """np.broadcast_to as a copy through a broadcasting index map."""
     block = rlx.make_region_block([op.input.type])
     block.add_op(rlx.YieldOp(block.args[0]))
-    amap = broadcast_map(rlx.shape_of(op.input.type), rlx.shape_of(op.result.type))
+    target = rlx.shape_of(op.result.type)
+    amap = index_maps.to_affine(len(target), index_maps.broadcast(rlx.shape_of(op.input.type), target))
     region_op = rlx.ElementwiseRegionOp([op.input], [amap], [op.result.type], Region([block]))
     Rewriter.insert_op(region_op, InsertPoint.before(op))
     op.result.replace_all_uses_with(region_op.outputs[0])

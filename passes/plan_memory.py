@@ -26,10 +26,10 @@ from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp, i64
 from xdsl.ir import BlockArgument, Operation, SSAValue
-from xdsl.ir.affine import AffineDimExpr, AffineMap
+from xdsl.ir.affine import AffineMap
 from xdsl.passes import ModulePass
 
-from rlx_mlir import dtypes
+from rlx_mlir import dtypes, index_maps
 from rlx_mlir.broadcast import numel
 from rlx_mlir.dialects import rlx
 
@@ -110,9 +110,7 @@ def _identity_reads(op: Operation, value: SSAValue) -> bool:
 
 
 def is_identity(amap: AffineMap) -> bool:
-    return len(amap.results) == amap.num_dims and all(
-        isinstance(e, AffineDimExpr) and e.position == i for i, e in enumerate(amap.results)
-    )
+    return index_maps.accesses(amap) == index_maps.identity(amap.num_dims)
 
 
 def collect_buffers(function: func.FuncOp) -> list[Buffer]:

@@ -1,15 +1,14 @@
 """NumPy broadcasting, stated once.
 
 The verifiers (is this broadcast legal, what shape results), the
-canonicalize-broadcast pass (is this `rlx.expand` redundant) and fusion (the
-index map of each region input) all ask the same questions; they ask them here.
+canonicalize-broadcast pass (is this `rlx.expand` redundant) ask the same
+questions; they ask them here. (Index maps live in `index_maps`.)
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.ir.affine import AffineConstantExpr, AffineExpr, AffineMap
 
 Shape = tuple[int, ...]
 
@@ -33,22 +32,6 @@ def broadcasts_to(shape: Sequence[int], target: Sequence[int]) -> bool:
         return False
     offset = len(target) - len(shape)
     return all(s in (1, target[offset + i]) for i, s in enumerate(shape))
-
-
-def broadcast_map(shape: Sequence[int], target: Sequence[int]) -> AffineMap:
-    """Index map from the iteration space `target` into an operand of `shape`.
-
-    Leading axes the operand lacks are dropped; its size-1 axes that are
-    stretched read index 0.
-    """
-    offset = len(target) - len(shape)
-    exprs: list[AffineExpr] = []
-    for i, size in enumerate(shape):
-        if size == 1 and target[offset + i] != 1:
-            exprs.append(AffineConstantExpr(0))
-        else:
-            exprs.append(AffineExpr.dimension(offset + i))
-    return AffineMap(len(target), 0, tuple(exprs))
 
 
 def _numel(shape: Sequence[int]) -> int:

@@ -343,9 +343,9 @@ func.func @region_map_results(%a: tensor<4x3xf32>) {
 
 // -----
 
-// A map must read each input axis with an iteration dim of the same size.
+// A map must stay inside the input: here d0 runs to 3 on an axis of size 3.
 // CHECK-LABEL: sym_name = "region_map_wrong_size"
-// CHECK: Operation does not verify: 'rlx.elementwise_region' indexing map #0 reads axis 0 (size 3) with iteration dim d0 (size 4)
+// CHECK: Operation does not verify: 'rlx.elementwise_region' indexing map #0 reads axis 0 (size 3) at indices 0..3
 func.func @region_map_wrong_size(%a: tensor<3x4xf32>) {
   %r = rlx.elementwise_region ins(%a : tensor<3x4xf32>) {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>]} -> tensor<4x3xf32> {
   ^bb0(%x: f32):
@@ -356,11 +356,11 @@ func.func @region_map_wrong_size(%a: tensor<3x4xf32>) {
 
 // -----
 
-// Map results are iteration dims or the constant 0, nothing else.
+// Each map result is offset + scale * one iteration dim, nothing else.
 // CHECK-LABEL: sym_name = "region_map_expr"
-// CHECK: Operation does not verify: 'rlx.elementwise_region' indexing map #0 results must be dims or 0, got (d0 + 1)
-func.func @region_map_expr(%a: tensor<4xf32>) {
-  %r = rlx.elementwise_region ins(%a : tensor<4xf32>) {indexing_maps = [affine_map<(d0) -> (d0 + 1)>]} -> tensor<4xf32> {
+// CHECK: Operation does not verify: 'rlx.elementwise_region' indexing map #0: (d0 + d1) reads more than one iteration dim
+func.func @region_map_expr(%a: tensor<8xf32>) {
+  %r = rlx.elementwise_region ins(%a : tensor<8xf32>) {indexing_maps = [affine_map<(d0, d1) -> (d0 + d1)>]} -> tensor<4x4xf32> {
   ^bb0(%x: f32):
     rlx.yield %x : f32
   }
@@ -369,11 +369,11 @@ func.func @region_map_expr(%a: tensor<4xf32>) {
 
 // -----
 
-// A constant map result other than 0 is rejected.
+// A constant map result must be a valid index too.
 // CHECK-LABEL: sym_name = "region_map_nonzero_constant"
-// CHECK: Operation does not verify: 'rlx.elementwise_region' indexing map #0 results must be dims or 0, got 1
+// CHECK: Operation does not verify: 'rlx.elementwise_region' indexing map #0 reads axis 0 (size 2) at indices 2..2
 func.func @region_map_nonzero_constant(%a: tensor<2xf32>) {
-  %r = rlx.elementwise_region ins(%a : tensor<2xf32>) {indexing_maps = [affine_map<(d0) -> (1)>]} -> tensor<4xf32> {
+  %r = rlx.elementwise_region ins(%a : tensor<2xf32>) {indexing_maps = [affine_map<(d0) -> (2)>]} -> tensor<4xf32> {
   ^bb0(%x: f32):
     rlx.yield %x : f32
   }

@@ -1,0 +1,111 @@
+"""Type rules shared by every rlx op family: element kinds, shapes, diagnostics."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.utils.exceptions import VerifyException
+
+from rlx_mlir import dtypes
+from rlx_mlir.broadcast import broadcast_shapes
+from rlx_mlir.dtypes import Kind
+
+FLOATS = frozenset({Kind.FLOAT})
+INTS = frozenset({Kind.INT, Kind.UINT})
+REALS = frozenset({Kind.FLOAT, Kind.INT, Kind.UINT})
+FIELD = REALS | {Kind.COMPLEX}  # + - * / make sense
+INTS_AND_BOOL = INTS | {Kind.BOOL}
+ORDERED = REALS | {Kind.BOOL}
+ANY = frozenset(Kind)
+
+FUNCTIONAL_FORMAT = "operands attr-dict `:` functional-type(operands, results)"
+
+
+# ---------------------------------------------------------------------------
+# type helpers shared by the verifiers
+# ---------------------------------------------------------------------------
+
+
+def element_type(t: Attribute) -> Attribute:
+    return t.get_element_type() if isinstance(t, TensorType) else t
+
+
+def shape_of(t: Attribute) -> tuple[int, ...]:
+    """Static shape of a tensor type; scalars are rank 0."""
+    if isinstance(t, TensorType):
+        return tuple(t.get_shape())
+    return ()
+
+
+def check_value_type(op: Operation, t: Attribute, what: str) -> dtypes.DType:
+    """A tensor with static shape and a supported element type, or a supported scalar."""
+    if isinstance(t, TensorType):
+        if any(d < 0 for d in t.get_shape()):
+            raise VerifyException(f"'{op.name}' {what} has a dynamic shape {t}; rlx needs static shapes")
+    dtype = dtypes.lookup(element_type(t))
+    if dtype is None:
+        raise VerifyException(
+            f"'{op.name}' {what} has unsupported element type {element_type(t)} "
+            f"(supported: {dtypes.supported_names()})"
+        )
+    return dtype
+
+
+def check_kind(op: Operation, dtype: dtypes.DType, allowed: frozenset[Kind], what: str) -> None:
+    if dtype.kind not in allowed:
+        kinds = " or ".join(sorted(k.value for k in allowed))
+        raise VerifyException(f"'{op.name}' {what} must be {kinds}, got {dtype.name}")
+
+
+def check_same_level(op: Operation) -> bool:
+    """Operands and results are all tensors (graph level) or all scalars (region body)."""
+    types = [v.type for v in (*op.operands, *op.results)]
+    tensors = [isinstance(t, TensorType) for t in types]
+    if any(tensors) and not all(tensors):
+        raise VerifyException(f"'{op.name}' mixes tensor and scalar operands/results")
+    return bool(tensors) and tensors[0]
+
+
+def check_broadcast_result(op: Operation, operands: Sequence[SSAValue], result: SSAValue) -> None:
+    shapes = [shape_of(v.type) for v in operands]
+    expected = broadcast_shapes(*shapes)
+    if expected is None:
+        listed = ", ".join("x".join(map(str, s)) or "scalar" for s in shapes)
+        raise VerifyException(f"'{op.name}' operands have incompatible broadcast shapes ({listed})")
+    got = shape_of(result.type)
+    if got != expected:
+        raise VerifyException(
+            f"'{op.name}' result shape {list(got)} does not match the broadcast shape {list(expected)}"
+        )
+
+
+
+
+def check_result_shape(op: Operation, expected: Sequence[int], result: SSAValue | None = None) -> None:
+    """The result type must have the inferred shape; the message shows both."""
+    result = result if result is not None else op.results[0]
+    got = shape_of(result.type)
+    if got != tuple(expected):
+        raise VerifyException(f"'{op.name}' result shape {list(got)} does not match the expected shape {list(expected)}")
+
+
+def check_same_element_type(op: Operation, what: str, value: SSAValue, like: SSAValue) -> None:
+    a, b = element_type(value.type), element_type(like.type)
+    if a != b:
+        raise VerifyException(f"'{op.name}' {what} element type {a} must equal {b}")
+
+
+def check_index_type(op: Operation, value: SSAValue, what: str = "indices") -> None:
+    """Indices are i32 or i64 tensors; anything else must be cast explicitly."""
+    t = element_type(value.type)
+    if dtypes.lookup(t) is None or dtypes.from_ir(t).name not in ("i32", "i64"):
+        raise VerifyException(f"'{op.name}' {what} must have element type i32 or i64, got {t} (insert rlx.cast)")
+
+
+def normalize_axis(op: Operation, axis: int, rank: int, what: str = "axis") -> int:
+    """NumPy-style axis in [-rank, rank) -> [0, rank)."""
+    if not -rank <= axis < rank:
+        raise VerifyException(f"'{op.name}' {what} {axis} is out of range for rank {rank}")
+    return axis % rank if rank else 0
