@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
+    StringAttr,
     AffineMapAttr,
     ArrayAttr,
     DenseIntOrFPElementsAttr,
@@ -46,6 +47,7 @@ from xdsl.irdl import (
     var_operand_def,
     var_result_def,
 )
+from xdsl.irdl.operations import ParsePropInAttrDict
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsTerminator, Pure
@@ -70,6 +72,7 @@ from rlx_mlir.dialects.common import (
     element_type,
     shape_of,
 )
+from rlx_mlir.dialects.movement import INDEX_MAP_OPS, MOVEMENT_OPS
 from rlx_mlir.dtypes import Kind
 
 _FUNCTIONAL_FORMAT = FUNCTIONAL_FORMAT
@@ -259,8 +262,49 @@ class CastOp(ElementwiseOp):
             )
 
 
+class GradientOp(ElementwiseOp, ABC):
+    """dx = dy * f'(x) for an activation f: elementwise in (x, dy), so it fuses."""
+
+    x = operand_def()
+    dy = operand_def()
+    result = result_def()
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def verify_dtypes(self, operands: list[dtypes.DType], result: dtypes.DType) -> None:
+        if not operands[0] == operands[1] == result:
+            raise VerifyException(f"'{self.name}' x, dy and the result must share one element type")
+        check_kind(self, result, FLOATS, "operands")
+
+
+@irdl_op_definition
+class ReluBackwardOp(GradientOp):
+    """`rlx.relu_backward %x, %dy` = dy where x > 0, else 0."""
+
+    name = "rlx.relu_backward"
+
+    def __init__(self, x: SSAValue, dy: SSAValue, result_type: Attribute) -> None:
+        super().__init__(operands=[x, dy], result_types=[result_type])
+
+
+@irdl_op_definition
+class ActivationBackwardOp(GradientOp):
+    """`rlx.activation_backward %x, %dy {kind = "gelu"}` = dy * kind'(x), for every unary kind."""
+
+    name = "rlx.activation_backward"
+    kind = prop_def(StringAttr)
+
+    def __init__(self, x: SSAValue, dy: SSAValue, kind: str, result_type: Attribute) -> None:
+        super().__init__(operands=[x, dy], result_types=[result_type], properties={"kind": StringAttr(kind)})
+
+    def verify_dtypes(self, operands: list[dtypes.DType], result: dtypes.DType) -> None:
+        if self.kind.data not in UNARY_NAMES:
+            raise VerifyException(f"'{self.name}' kind \"{self.kind.data}\" is not a unary rlx op")
+        super().verify_dtypes(operands, result)
+
+
 ELEMENTWISE_OPS: tuple[type[ElementwiseOp], ...] = (
     *UNARY_OPS.values(), *BINARY_OPS.values(), *COMPARE_OPS.values(), WhereOp, FmaOp, CastOp,
+    ReluBackwardOp, ActivationBackwardOp,
 )
 
 
@@ -281,6 +325,9 @@ class ExpandOp(IRDLOperation):
 
     def __init__(self, input: SSAValue, result_type: Attribute) -> None:
         super().__init__(operands=[input], result_types=[result_type])
+
+    def input_map(self) -> tuple[index_maps.Access, ...]:
+        return index_maps.broadcast(shape_of(self.input.type), shape_of(self.result.type))
 
     def verify_(self) -> None:
         src = check_value_type(self, self.input.type, "operand")
@@ -521,10 +568,17 @@ def is_elementwise(op: Operation) -> bool:
     return isinstance(op, ELEMENTWISE_OPS)
 
 
+def has_input_map(op: Operation) -> bool:
+    """Each result element is one input element at an affine index: a copy
+    kernel on its own, or just an index map when folded into a region."""
+    return isinstance(op, (ExpandOp, *INDEX_MAP_OPS))
+
+
 RLX = Dialect(
     "rlx",
     [
         *ELEMENTWISE_OPS,
+        *MOVEMENT_OPS,
         ExpandOp,
         ReshapeOp,
         ConstantOp,

@@ -24,7 +24,7 @@ from rlx_mlir.dialects import rlx
 from rlx_mlir.lowering.elementwise import PTR, emit_region_kernel, emit_thunk, loop_nest
 from rlx_mlir.lowering.emitter import Emitter
 from rlx_mlir.lowering.loops import for_range
-from rlx_mlir.passes.plan_memory import NOT_IN_ARENA, nbytes, output_bindings, view_source
+from rlx_mlir.passes.plan_memory import NOT_IN_ARENA, nbytes, output_bindings, view_offset, view_source
 
 # Below this many elements a kernel runs on the calling thread: starting a
 # thread costs ~20 us, about what 2^17 simple elements take on one core.
@@ -131,29 +131,30 @@ class _EntryBuilder:
         self.arena, self.io = self.block.args
         self.n_inputs = len(function.function_type.inputs)
         self.bindings = output_bindings(function)
-        self.pointers: dict[tuple[str, int], SSAValue] = {}
+        self.pointers: dict[tuple[str, int, int], SSAValue] = {}
         self.program = LoweredProgram()
 
     def io_pointer(self, slot: int) -> SSAValue:
         e = self.e
         return e.op(llvm.LoadOp(e.op(llvm.GEPOp(self.io, [slot], PTR, inbounds=True)), PTR))
 
-    def location(self, value: SSAValue) -> tuple[str, int]:
-        """Where `value` lives: an input slot, an output slot, or an arena offset."""
-        value = view_source(value)
-        if isinstance(value, BlockArgument):
-            return ("io", value.index)
-        if value in self.bindings:
-            return ("io", self.n_inputs + self.bindings[value])
-        return ("arena", _planned_offset(value))
+    def location(self, value: SSAValue) -> tuple[str, int, int]:
+        """Where `value` lives: (io slot or arena, slot or offset, byte offset into it)."""
+        root, delta = view_source(value)
+        if isinstance(root, BlockArgument):
+            return ("io", root.index, delta)
+        if root in self.bindings:
+            return ("io", self.n_inputs + self.bindings[root], delta)
+        return ("arena", _planned_offset(root) + delta, 0)
 
     def pointer(self, value: SSAValue) -> SSAValue:
         """One pointer per location, so values sharing memory share the SSA pointer."""
         location = self.location(value)
         if location not in self.pointers:
-            kind, where = location
+            kind, where, delta = location
             if kind == "io":
-                self.pointers[location] = self.io_pointer(where)
+                base = self.io_pointer(where)
+                self.pointers[location] = self.e.op(llvm.GEPOp(base, [delta], i8, inbounds=True)) if delta else base
             else:
                 self.pointers[location] = self.e.op(llvm.GEPOp(self.arena, [where], i8, inbounds=True))
         return self.pointers[location]
@@ -221,7 +222,7 @@ def lower_function(function: func.FuncOp, threads: int) -> LoweredProgram:
             builder.lower_region(index, op)
         elif isinstance(op, func.ReturnOp):
             returned = list(op.arguments)
-        elif not isinstance(op, (rlx.ConstantOp, rlx.ReshapeOp)):
+        elif not isinstance(op, rlx.ConstantOp) and view_offset(op) is None:
             raise ValueError(f"lower-to-llvm cannot lower '{op.name}' yet")
     builder.copy_unbound_outputs(returned)
     return builder.finish()

@@ -26,6 +26,7 @@ from rlx_mlir.dialects import rlx
 from rlx_mlir.dtypes import Kind
 from rlx_mlir.lowering import complex_ops
 from rlx_mlir.lowering import math_approx as m
+from rlx_mlir.lowering.activation_grads import DERIVATIVES
 from rlx_mlir.lowering.element_types import ComplexValue, Value, codec, convert
 from rlx_mlir.lowering.emitter import Emitter
 
@@ -230,7 +231,13 @@ def emit_scalar_op(e: Emitter, op: Operation, operands: list[Value]) -> Value:
         return table[name](e, *operands)  # type: ignore[operator]
     if isinstance(op, rlx.CompareOp):
         return _compare(e, name, *operands, kind)  # type: ignore[arg-type]
-    if isinstance(op, rlx.UnaryOp):
+    if isinstance(op, rlx.ReluBackwardOp):
+        x, dy = operands
+        value = e.select(e.fcmp("ogt", x, e.const_like(x, 0.0)), dy, e.const_like(dy, 0.0))  # type: ignore[arg-type]
+    elif isinstance(op, rlx.ActivationBackwardOp):
+        x, dy = operands
+        value = e.fmul(dy, DERIVATIVES[op.kind.data](e, x))  # type: ignore[arg-type]
+    elif isinstance(op, rlx.UnaryOp):
         value = UNARY_FLOAT[name](e, operands[0]) if kind is Kind.FLOAT else UNARY_INT[name](e, operands[0])
     elif isinstance(op, rlx.BinaryOp):
         if kind is Kind.FLOAT:

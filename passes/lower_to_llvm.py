@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Region
+from xdsl.ir import Operation, Region
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -23,6 +23,7 @@ from rlx_mlir import index_maps
 from rlx_mlir.dialects import rlx
 from rlx_mlir.lowering.program import external_declarations, lower_function
 from rlx_mlir.passes.fuse_elementwise import replace_with_region
+from rlx_mlir.passes.plan_memory import view_offset
 
 
 def available_cpus() -> int:
@@ -33,12 +34,13 @@ def available_cpus() -> int:
 
 
 def regions_for_leftovers(function: func.FuncOp) -> None:
-    """Wrap every standalone elementwise op and expand in a region, keeping its plan."""
+    """Wrap every standalone elementwise op, and every index-map op (expand,
+    transpose, slice, ...) that is not a view, in a region, keeping its plan."""
     for op in list(function.body.block.ops):
         if rlx.is_elementwise(op):
             region_op = replace_with_region([op], anchor=op)
-        elif isinstance(op, rlx.ExpandOp):
-            region_op = _expand_region(op)
+        elif rlx.has_input_map(op) and view_offset(op) is None:
+            region_op = _copy_region(op)
         else:
             continue
         if "rlx.offsets" in op.attributes:
@@ -48,12 +50,12 @@ def regions_for_leftovers(function: func.FuncOp) -> None:
             op.erase(safe_erase=False)
 
 
-def _expand_region(op: rlx.ExpandOp) -> rlx.ElementwiseRegionOp:
-    """np.broadcast_to as a copy through a broadcasting index map."""
+def _copy_region(op: Operation) -> rlx.ElementwiseRegionOp:
+    """A copy through the op's index map (broadcast, transpose, strided read)."""
     block = rlx.make_region_block([op.input.type])
     block.add_op(rlx.YieldOp(block.args[0]))
     target = rlx.shape_of(op.result.type)
-    amap = index_maps.to_affine(len(target), index_maps.broadcast(rlx.shape_of(op.input.type), target))
+    amap = index_maps.to_affine(len(target), op.input_map())
     region_op = rlx.ElementwiseRegionOp([op.input], [amap], [op.result.type], Region([block]))
     Rewriter.insert_op(region_op, InsertPoint.before(op))
     op.result.replace_all_uses_with(region_op.outputs[0])

@@ -25,13 +25,14 @@ from dataclasses import dataclass, field
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp, i64
-from xdsl.ir import BlockArgument, Operation, SSAValue
+from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 from xdsl.ir.affine import AffineMap
 from xdsl.passes import ModulePass
 
 from rlx_mlir import dtypes, index_maps
 from rlx_mlir.broadcast import numel
 from rlx_mlir.dialects import rlx
+from rlx_mlir.dialects.movement import NarrowOp, SliceOp
 
 ALIGNMENT = 64
 NOT_IN_ARENA = -1
@@ -45,11 +46,43 @@ def align(n: int, to: int = ALIGNMENT) -> int:
     return (n + to - 1) // to * to
 
 
-def view_source(value: SSAValue) -> SSAValue:
-    """The value whose memory `value` shares (itself unless it is a reshape view)."""
-    while isinstance(value.owner, rlx.ReshapeOp):
-        value = value.owner.input
-    return value
+def view_offset(op: Operation) -> int | None:
+    """If `op`'s result is a contiguous run of its input's memory, the element
+    offset of that run; otherwise None. Reshapes always are; a narrow or unit-step
+    slice is when every axis before the first one it keeps more than one index
+    of is cut to one index, and every axis after it is kept whole."""
+    if isinstance(op, rlx.ReshapeOp):
+        return 0
+    if not isinstance(op, (NarrowOp, SliceOp)):
+        return None
+    shape, lengths = rlx.shape_of(op.input.type), rlx.shape_of(op.result.type)
+    if numel(lengths) == 0:
+        return 0
+    reads = op.input_map()
+    first = next((a for a, n in enumerate(lengths) if n > 1), len(lengths))
+    if first < len(lengths) and reads[first].scale != 1:
+        return None
+    if any(lengths[a] != shape[a] for a in range(first + 1, len(shape))):
+        return None
+    strides = row_major(shape)
+    return sum(access.offset * stride for access, stride in zip(reads, strides))
+
+
+def row_major(shape: tuple[int, ...]) -> tuple[int, ...]:
+    strides, step = [], 1
+    for size in reversed(shape):
+        strides.append(step)
+        step *= size
+    return tuple(reversed(strides))
+
+
+def view_source(value: SSAValue) -> tuple[SSAValue, int]:
+    """The value whose memory `value` shares, and the byte offset into it."""
+    delta = 0
+    while isinstance(value, OpResult) and (offset := view_offset(value.owner)) is not None:
+        delta += offset * _element_size(value)
+        value = value.owner.operands[0]
+    return value, delta
 
 
 def output_bindings(function: func.FuncOp) -> dict[SSAValue, int]:
@@ -64,7 +97,7 @@ def output_bindings(function: func.FuncOp) -> dict[SSAValue, int]:
     for index, value in enumerate(terminator.operands if terminator else ()):
         if isinstance(value, BlockArgument) or value in bindings:
             continue
-        if isinstance(value.owner, (rlx.ConstantOp, rlx.ReshapeOp)):
+        if isinstance(value.owner, rlx.ConstantOp) or view_offset(value.owner) is not None:
             continue
         bindings[value] = index
     return bindings
@@ -126,14 +159,14 @@ def collect_buffers(function: func.FuncOp) -> list[Buffer]:
     horizon = 2 * len(ops) + 2
     for k, op in enumerate(ops):
         for result in op.results:
-            if result in bound or isinstance(op, rlx.ReshapeOp):
+            if result in bound or view_offset(op) is not None:
                 continue
             start = 0 if isinstance(op, rlx.ConstantOp) else 2 * k + 1
             end = horizon if isinstance(op, rlx.ConstantOp) else start
             buffers[result] = Buffer(result, align(nbytes(result)), start, end)
     for k, op in enumerate(ops):
         for operand in op.operands:
-            source = buffers.get(view_source(operand))
+            source = buffers.get(view_source(operand)[0])
             if source is not None:
                 source.end = max(source.end, 2 * k + 1)
     _pair_in_place(ops, buffers)
@@ -150,9 +183,11 @@ def _pair_in_place(ops: list[Operation], buffers: dict[SSAValue, Buffer]) -> Non
             if out is None:
                 continue
             for operand in op.operands:
-                source = buffers.get(view_source(operand))
+                root, delta = view_source(operand)
+                source = buffers.get(root)
                 if (
                     source is None
+                    or delta != 0
                     or id(source) in claimed
                     or source.end != 2 * k + 1
                     or source.start == 0  # constants stay
@@ -223,10 +258,11 @@ def plan_function(function: func.FuncOp) -> MemoryPlan:
             continue
         entries = []
         for r, result in enumerate(op.results):
-            buf = by_value.get(view_source(result))
-            entries.append(buf.offset if buf is not None else NOT_IN_ARENA)
+            root, delta = view_source(result)
+            buf = by_value.get(root)
+            entries.append(buf.offset + delta if buf is not None else NOT_IN_ARENA)
             if buf is not None:
-                offsets[result.name_hint or f"op{index}.{r}"] = buf.offset
+                offsets[result.name_hint or f"op{index}.{r}"] = buf.offset + delta
         op.attributes["rlx.offsets"] = DenseArrayBase.from_list(i64, entries)
     function.attributes["rlx.arena_size"] = IntegerAttr(size, i64)
     function.attributes["rlx.arena_lower_bound"] = IntegerAttr(bound, i64)

@@ -1,0 +1,571 @@
+"""Data movement and indexing ops of the `rlx` dialect.
+
+Attributes are properties with predictable generic forms: integers are i64
+(`axis = 1 : i64`), lists are `array<i64: ...>`, `mode`/`reduction` are
+strings and the pad `value` is an f64. Every op infers its result shape from
+its operands and attributes; a result type that disagrees is a diagnostic
+showing both shapes.
+
+```mlir
+%t = rlx.transpose %x {perm = array<i64: 1, 0>} : (tensor<3x4xf32>) -> tensor<4x3xf32>
+%g = rlx.gather %table, %ids {axis = 0 : i64} : (tensor<100x64xf32>, tensor<8xi64>) -> tensor<8x64xf32>
+%p = rlx.pad %x {before = array<i64: 1, 0>, after = array<i64: 1, 2>, mode = "reflect", value = 0.0 : f64}
+       : (tensor<3x4xf32>) -> tensor<5x6xf32>
+```
+
+Index semantics (all gather/scatter ops): indices are i32 or i64; an index in
+[-n, -1] counts from the end (NumPy/ONNX); anything else out of range raises
+IndexError from the compiled function (checked inside the kernel).
+"""
+
+from __future__ import annotations
+
+from abc import ABC
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    Float64Type,
+    FloatAttr,
+    I64,
+    IntegerAttr,
+    StringAttr,
+    TensorType,
+    i64,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.irdl.operations import ParsePropInAttrDict
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
+
+from rlx_mlir import index_maps
+from rlx_mlir.broadcast import broadcasts_to
+from rlx_mlir.index_maps import Access
+from rlx_mlir.dialects.common import (
+    FUNCTIONAL_FORMAT,
+    check_index_type,
+    check_result_shape,
+    check_same_element_type,
+    check_value_type,
+    normalize_axis,
+    shape_of,
+)
+
+PAD_MODES = ("constant", "replicate", "circular", "reflect")
+REDUCTIONS = ("none", "add", "mul", "max", "min")
+
+
+def i64_attr(value: int) -> IntegerAttr:
+    return IntegerAttr(value, i64)
+
+
+def i64_array(values: Sequence[int]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, list(values))
+
+
+def array_values(op: Operation, name: str, attr: DenseArrayBase, length: int | None = None) -> tuple[int, ...]:
+    if attr.elt_type != i64:
+        raise VerifyException(f"'{op.name}' {name} must be array<i64: ...>, got {attr}")
+    values = tuple(attr.get_values())
+    if length is not None and len(values) != length:
+        raise VerifyException(f"'{op.name}' {name} has {len(values)} entries, expected {length} (one per axis)")
+    return values  # type: ignore[return-value]
+
+
+class MovementOp(IRDLOperation, ABC):
+    """Common verifier skeleton: operand/result types, then the op's own rules."""
+
+    traits = traits_def(Pure())
+    assembly_format = FUNCTIONAL_FORMAT
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def verify_(self) -> None:
+        for k, operand in enumerate(self.operands):
+            check_value_type(self, operand.type, f"operand #{k}")
+        for k, result in enumerate(self.results):
+            check_value_type(self, result.type, f"result #{k}")
+        self.verify_rules()
+
+    def verify_rules(self) -> None: ...
+
+
+# ---------------------------------------------------------------------------
+# layout: transpose, slice, narrow, reverse, pad, concat
+# ---------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class TransposeOp(MovementOp):
+    """`rlx.transpose {perm}`: result axis k is input axis perm[k] (np.transpose)."""
+
+    name = "rlx.transpose"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    perm = prop_def(DenseArrayBase)
+
+    def __init__(self, input: SSAValue, perm: Sequence[int], result_type: Attribute) -> None:
+        super().__init__(operands=[input], result_types=[result_type], properties={"perm": i64_array(perm)})
+
+    @property
+    def permutation(self) -> tuple[int, ...]:
+        return tuple(self.perm.get_values())  # type: ignore[arg-type]
+
+    def input_map(self) -> tuple[Access, ...]:
+        """Where result index d reads the input (see `index_maps`)."""
+        return index_maps.transpose(self.permutation)
+
+    def verify_rules(self) -> None:
+        shape = shape_of(self.input.type)
+        perm = array_values(self, "perm", self.perm, len(shape))
+        if sorted(perm) != list(range(len(shape))):
+            raise VerifyException(f"'{self.name}' perm {list(perm)} is not a permutation of 0..{len(shape) - 1}")
+        check_same_element_type(self, "result", self.result, self.input)
+        check_result_shape(self, [shape[a] for a in perm])
+
+
+@irdl_op_definition
+class SliceOp(MovementOp):
+    """`rlx.slice {starts, steps}`: result[i] = input[starts + steps * i] per axis;
+    the result type gives the lengths. Negative steps walk backwards; a negative
+    start counts from the end."""
+
+    name = "rlx.slice"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    starts = prop_def(DenseArrayBase)
+    steps = prop_def(DenseArrayBase)
+
+    def __init__(self, input: SSAValue, starts: Sequence[int], steps: Sequence[int], result_type: Attribute) -> None:
+        props = {"starts": i64_array(starts), "steps": i64_array(steps)}
+        super().__init__(operands=[input], result_types=[result_type], properties=props)
+
+    def normalized_starts(self) -> tuple[int, ...]:
+        shape = shape_of(self.input.type)
+        return tuple(s + n if s < 0 else s for s, n in zip(self.starts.get_values(), shape))  # type: ignore[operator]
+
+    def step_values(self) -> tuple[int, ...]:
+        return tuple(self.steps.get_values())  # type: ignore[arg-type]
+
+    def input_map(self) -> tuple[Access, ...]:
+        return index_maps.strided(self.normalized_starts(), self.step_values())
+
+    def verify_rules(self) -> None:
+        shape = shape_of(self.input.type)
+        array_values(self, "starts", self.starts, len(shape))
+        steps = array_values(self, "steps", self.steps, len(shape))
+        check_same_element_type(self, "result", self.result, self.input)
+        lengths = shape_of(self.result.type)
+        if len(lengths) != len(shape):
+            raise VerifyException(f"'{self.name}' result rank {len(lengths)} must equal the input rank {len(shape)}")
+        for axis, (start, step, length, size) in enumerate(zip(self.normalized_starts(), steps, lengths, shape)):
+            if step == 0:
+                raise VerifyException(f"'{self.name}' step on axis {axis} must not be 0")
+            if length == 0:
+                continue
+            last = start + step * (length - 1)
+            if not (0 <= start < size and 0 <= last < size):
+                raise VerifyException(
+                    f"'{self.name}' axis {axis} reads indices {start}..{last} (step {step}) of a dimension of size {size}"
+                )
+
+
+@irdl_op_definition
+class NarrowOp(MovementOp):
+    """`rlx.narrow {axis, start, length}`: input[..., start:start+length, ...] on one axis."""
+
+    name = "rlx.narrow"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    axis = prop_def(IntegerAttr[I64])
+    start = prop_def(IntegerAttr[I64])
+    length = prop_def(IntegerAttr[I64])
+
+    def __init__(self, input: SSAValue, axis: int, start: int, length: int, result_type: Attribute) -> None:
+        props = {"axis": i64_attr(axis), "start": i64_attr(start), "length": i64_attr(length)}
+        super().__init__(operands=[input], result_types=[result_type], properties=props)
+
+    def input_map(self) -> tuple[Access, ...]:
+        rank = len(shape_of(self.input.type))
+        axis = normalize_axis(self, self.axis.value.data, rank)
+        starts = [self.start.value.data if a == axis else 0 for a in range(rank)]
+        return index_maps.strided(starts, [1] * rank)
+
+    def verify_rules(self) -> None:
+        shape = shape_of(self.input.type)
+        axis = normalize_axis(self, self.axis.value.data, len(shape))
+        start, length = self.start.value.data, self.length.value.data
+        if start < 0 or length < 0 or start + length > shape[axis]:
+            raise VerifyException(
+                f"'{self.name}' start {start} and length {length} do not fit axis {axis} of size {shape[axis]}"
+            )
+        check_same_element_type(self, "result", self.result, self.input)
+        check_result_shape(self, [length if a == axis else n for a, n in enumerate(shape)])
+
+
+@irdl_op_definition
+class ReverseOp(MovementOp):
+    """`rlx.reverse {axes}`: flip the listed axes (np.flip)."""
+
+    name = "rlx.reverse"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    axes = prop_def(DenseArrayBase)
+
+    def __init__(self, input: SSAValue, axes: Sequence[int], result_type: Attribute) -> None:
+        super().__init__(operands=[input], result_types=[result_type], properties={"axes": i64_array(axes)})
+
+    def normalized_axes(self) -> tuple[int, ...]:
+        rank = len(shape_of(self.input.type))
+        return tuple(sorted({normalize_axis(self, a, rank) for a in self.axes.get_values()}))  # type: ignore[arg-type]
+
+    def input_map(self) -> tuple[Access, ...]:
+        shape, flipped = shape_of(self.input.type), self.normalized_axes()
+        starts = [n - 1 if a in flipped else 0 for a, n in enumerate(shape)]
+        return index_maps.strided(starts, [-1 if a in flipped else 1 for a in range(len(shape))])
+
+    def verify_rules(self) -> None:
+        array_values(self, "axes", self.axes)
+        axes = [normalize_axis(self, a, len(shape_of(self.input.type))) for a in self.axes.get_values()]  # type: ignore[arg-type]
+        if len(set(axes)) != len(axes):
+            raise VerifyException(f"'{self.name}' axes {list(self.axes.get_values())} repeat an axis")
+        check_same_element_type(self, "result", self.result, self.input)
+        check_result_shape(self, shape_of(self.input.type))
+
+
+@irdl_op_definition
+class PadOp(MovementOp):
+    """`rlx.pad {before, after, mode, value}`; modes `constant replicate circular
+    reflect` are np.pad's `constant edge wrap reflect` (any pad width)."""
+
+    name = "rlx.pad"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    before = prop_def(DenseArrayBase)
+    after = prop_def(DenseArrayBase)
+    mode = prop_def(StringAttr, default_value=StringAttr("constant"))
+    value = prop_def(FloatAttr[Float64Type], default_value=FloatAttr(0.0, Float64Type()))
+
+    def __init__(
+        self, input: SSAValue, before: Sequence[int], after: Sequence[int], mode: str, value: float, result_type: Attribute
+    ) -> None:
+        props = {
+            "before": i64_array(before),
+            "after": i64_array(after),
+            "mode": StringAttr(mode),
+            "value": FloatAttr(value, Float64Type()),
+        }
+        super().__init__(operands=[input], result_types=[result_type], properties=props)
+
+    def widths(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        return tuple(self.before.get_values()), tuple(self.after.get_values())  # type: ignore[return-value]
+
+    def verify_rules(self) -> None:
+        shape = shape_of(self.input.type)
+        before = array_values(self, "before", self.before, len(shape))
+        after = array_values(self, "after", self.after, len(shape))
+        mode = self.mode.data
+        if mode not in PAD_MODES:
+            raise VerifyException(f"'{self.name}' mode \"{mode}\" is not one of {', '.join(PAD_MODES)}")
+        for axis, (b, a, n) in enumerate(zip(before, after, shape)):
+            if b < 0 or a < 0:
+                raise VerifyException(f"'{self.name}' pad widths must be >= 0 (axis {axis} has {b}, {a})")
+            if (b or a) and mode != "constant" and n < (2 if mode == "reflect" else 1):
+                raise VerifyException(f"'{self.name}' mode \"{mode}\" cannot pad axis {axis} of size {n}")
+        check_same_element_type(self, "result", self.result, self.input)
+        check_result_shape(self, [n + b + a for n, b, a in zip(shape, before, after)])
+
+
+@irdl_op_definition
+class ConcatOp(MovementOp):
+    """`rlx.concat {axis}` of any number of inputs of one element type.
+
+    An input of lower rank is aligned to the trailing axes of the result and
+    broadcast along the others (its extent on `axis` is its own, or 1 if it
+    has no such axis) - the reference runtime's outer-dim broadcast, e.g. a
+    [1, D] class token concatenated to every [T, D] row block of [B, T, D].
+    """
+
+    name = "rlx.concat"
+    inputs = var_operand_def(TensorType)
+    result = result_def(TensorType)
+    axis = prop_def(IntegerAttr[I64])
+
+    def __init__(self, inputs: Sequence[SSAValue], axis: int, result_type: Attribute) -> None:
+        super().__init__(operands=[list(inputs)], result_types=[result_type], properties={"axis": i64_attr(axis)})
+
+    def normalized_axis(self) -> int:
+        return normalize_axis(self, self.axis.value.data, len(shape_of(self.result.type)))
+
+    def extent(self, value: SSAValue) -> int:
+        """How many result positions along `axis` this input fills."""
+        shape, rank = shape_of(value.type), len(shape_of(self.result.type))
+        local = self.normalized_axis() - (rank - len(shape))
+        return shape[local] if local >= 0 else 1
+
+    def verify_rules(self) -> None:
+        if not self.inputs:
+            raise VerifyException(f"'{self.name}' needs at least one input")
+        out = shape_of(self.result.type)
+        axis = self.normalized_axis()
+        for k, value in enumerate(self.inputs):
+            check_same_element_type(self, f"input #{k}", value, self.result)
+            shape = shape_of(value.type)
+            if len(shape) > len(out):
+                raise VerifyException(f"'{self.name}' input #{k} has rank {len(shape)} above the result's {len(out)}")
+            target = list(out)
+            target[axis] = self.extent(value)
+            lead = len(out) - len(shape)
+            padded = (1,) * lead + shape
+            if not broadcasts_to(padded, target) or padded[axis] != target[axis]:
+                raise VerifyException(
+                    f"'{self.name}' input #{k} of shape {list(shape)} does not fit the result {list(out)} on axis {axis}"
+                )
+        total = sum(self.extent(v) for v in self.inputs)
+        if total != out[axis]:
+            raise VerifyException(f"'{self.name}' inputs fill {total} positions on axis {axis}, the result has {out[axis]}")
+
+
+# ---------------------------------------------------------------------------
+# gathers
+# ---------------------------------------------------------------------------
+
+
+class IndexedOp(MovementOp, ABC):
+    """Gathers and scatters: an `indices` operand of i32/i64."""
+
+    def verify_rules(self) -> None:
+        check_index_type(self, self.indices)  # type: ignore[attr-defined]
+        self.verify_shapes()
+
+    def verify_shapes(self) -> None: ...
+
+
+@irdl_op_definition
+class GatherOp(IndexedOp):
+    """`rlx.gather {axis}` (data, indices): np.take(data, indices, axis); the result
+    shape is data[:axis] + indices.shape + data[axis+1:]."""
+
+    name = "rlx.gather"
+    data = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    result = result_def(TensorType)
+    axis = prop_def(IntegerAttr[I64], default_value=IntegerAttr(0, i64))
+
+    def __init__(self, data: SSAValue, indices: SSAValue, axis: int, result_type: Attribute) -> None:
+        super().__init__(operands=[data, indices], result_types=[result_type], properties={"axis": i64_attr(axis)})
+
+    def normalized_axis(self) -> int:
+        return normalize_axis(self, self.axis.value.data, len(shape_of(self.data.type)))
+
+    def verify_shapes(self) -> None:
+        data = shape_of(self.data.type)
+        axis = self.normalized_axis()
+        check_same_element_type(self, "result", self.result, self.data)
+        check_result_shape(self, data[:axis] + shape_of(self.indices.type) + data[axis + 1 :])
+
+
+@irdl_op_definition
+class GatherElementsOp(IndexedOp):
+    """`rlx.gather_elements {axis}` (data, indices): np.take_along_axis; indices have
+    data's rank and at most its extent on every other axis; result shape = indices shape."""
+
+    name = "rlx.gather_elements"
+    data = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    result = result_def(TensorType)
+    axis = prop_def(IntegerAttr[I64], default_value=IntegerAttr(0, i64))
+
+    def __init__(self, data: SSAValue, indices: SSAValue, axis: int, result_type: Attribute) -> None:
+        super().__init__(operands=[data, indices], result_types=[result_type], properties={"axis": i64_attr(axis)})
+
+    def normalized_axis(self) -> int:
+        return normalize_axis(self, self.axis.value.data, len(shape_of(self.data.type)))
+
+    def verify_shapes(self) -> None:
+        data, indices = shape_of(self.data.type), shape_of(self.indices.type)
+        axis = self.normalized_axis()
+        if len(indices) != len(data):
+            raise VerifyException(f"'{self.name}' indices rank {len(indices)} must equal the data rank {len(data)}")
+        for d, (n, m) in enumerate(zip(data, indices)):
+            if d != axis and m > n:
+                raise VerifyException(f"'{self.name}' indices extent {m} on axis {d} exceeds the data's {n}")
+        check_same_element_type(self, "result", self.result, self.data)
+        check_result_shape(self, indices)
+
+
+@irdl_op_definition
+class GatherNdOp(IndexedOp):
+    """`rlx.gather_nd {batch_dims}` (data, indices): ONNX GatherND. The last indices
+    axis holds k coordinates into data[batch_dims:]; the result shape is
+    indices.shape[:-1] + data.shape[batch_dims + k:]."""
+
+    name = "rlx.gather_nd"
+    data = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    result = result_def(TensorType)
+    batch_dims = prop_def(IntegerAttr[I64], default_value=IntegerAttr(0, i64))
+
+    def __init__(self, data: SSAValue, indices: SSAValue, batch_dims: int, result_type: Attribute) -> None:
+        props = {"batch_dims": i64_attr(batch_dims)}
+        super().__init__(operands=[data, indices], result_types=[result_type], properties=props)
+
+    def verify_shapes(self) -> None:
+        data, indices = shape_of(self.data.type), shape_of(self.indices.type)
+        b = self.batch_dims.value.data
+        if not indices:
+            raise VerifyException(f"'{self.name}' indices must have rank >= 1")
+        k = indices[-1]
+        if b < 0 or b >= len(indices) or b > len(data):
+            raise VerifyException(f"'{self.name}' batch_dims {b} is out of range")
+        if indices[:b] != data[:b]:
+            raise VerifyException(f"'{self.name}' batch dims of indices {list(indices[:b])} and data {list(data[:b])} differ")
+        if k < 1 or b + k > len(data):
+            raise VerifyException(f"'{self.name}' {k} coordinates per index do not fit data of rank {len(data)} after {b} batch dims")
+        check_same_element_type(self, "result", self.result, self.data)
+        check_result_shape(self, indices[:-1] + data[b + k :])
+
+
+@irdl_op_definition
+class GatherBackwardOp(IndexedOp):
+    """`rlx.gather_backward {axis}` (dy, indices): the adjoint of gather, zeros of
+    the result type with `np.add.at` of dy at the gathered positions."""
+
+    name = "rlx.gather_backward"
+    dy = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    result = result_def(TensorType)
+    axis = prop_def(IntegerAttr[I64], default_value=IntegerAttr(0, i64))
+
+    def __init__(self, dy: SSAValue, indices: SSAValue, axis: int, result_type: Attribute) -> None:
+        super().__init__(operands=[dy, indices], result_types=[result_type], properties={"axis": i64_attr(axis)})
+
+    def normalized_axis(self) -> int:
+        return normalize_axis(self, self.axis.value.data, len(shape_of(self.result.type)))
+
+    def verify_shapes(self) -> None:
+        out = shape_of(self.result.type)
+        axis = self.normalized_axis()
+        expected = out[:axis] + shape_of(self.indices.type) + out[axis + 1 :]
+        if shape_of(self.dy.type) != expected:
+            raise VerifyException(
+                f"'{self.name}' dy shape {list(shape_of(self.dy.type))} does not match the expected shape {list(expected)}"
+            )
+        check_same_element_type(self, "result", self.result, self.dy)
+
+
+# ---------------------------------------------------------------------------
+# scatters
+# ---------------------------------------------------------------------------
+
+
+class ReducingScatter(IndexedOp, ABC):
+    def check_reduction(self) -> str:
+        reduction = self.reduction.data  # type: ignore[attr-defined]
+        if reduction not in REDUCTIONS:
+            raise VerifyException(f"'{self.name}' reduction \"{reduction}\" is not one of {', '.join(REDUCTIONS)}")
+        return reduction
+
+
+@irdl_op_definition
+class ScatterAddOp(IndexedOp):
+    """`rlx.scatter_add` (updates [N, ...], indices [N]) -> [M, ...]: zeros, then
+    row indices[i] += updates[i]."""
+
+    name = "rlx.scatter_add"
+    updates = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    result = result_def(TensorType)
+
+    def __init__(self, updates: SSAValue, indices: SSAValue, result_type: Attribute) -> None:
+        super().__init__(operands=[updates, indices], result_types=[result_type])
+
+    def verify_shapes(self) -> None:
+        updates, indices, out = shape_of(self.updates.type), shape_of(self.indices.type), shape_of(self.result.type)
+        if len(indices) != 1 or not updates or updates[0] != indices[0]:
+            raise VerifyException(f"'{self.name}' needs indices [N] for updates [N, ...], got {list(indices)} and {list(updates)}")
+        if not out or out[1:] != updates[1:]:
+            raise VerifyException(f"'{self.name}' result shape {list(out)} must be [M] + {list(updates[1:])}")
+        check_same_element_type(self, "result", self.result, self.updates)
+
+
+@irdl_op_definition
+class ScatterNdOp(ReducingScatter):
+    """`rlx.scatter_nd {reduction}` (data, indices, updates): ONNX ScatterND; the result
+    is data with updates applied at the index tuples, in order."""
+
+    name = "rlx.scatter_nd"
+    data = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    updates = operand_def(TensorType)
+    result = result_def(TensorType)
+    reduction = prop_def(StringAttr, default_value=StringAttr("none"))
+
+    def __init__(self, data: SSAValue, indices: SSAValue, updates: SSAValue, reduction: str, result_type: Attribute) -> None:
+        props = {"reduction": StringAttr(reduction)}
+        super().__init__(operands=[data, indices, updates], result_types=[result_type], properties=props)
+
+    def verify_shapes(self) -> None:
+        self.check_reduction()
+        data, indices, updates = (shape_of(v.type) for v in (self.data, self.indices, self.updates))
+        if not indices or not 1 <= indices[-1] <= len(data):
+            raise VerifyException(f"'{self.name}' indices {list(indices)} must end in 1..{len(data)} coordinates")
+        expected = indices[:-1] + data[indices[-1] :]
+        if updates != expected:
+            raise VerifyException(f"'{self.name}' updates shape {list(updates)} does not match the expected shape {list(expected)}")
+        check_same_element_type(self, "updates", self.updates, self.data)
+        check_same_element_type(self, "result", self.result, self.data)
+        check_result_shape(self, data)
+
+
+@irdl_op_definition
+class ScatterElementsOp(ReducingScatter):
+    """`rlx.scatter_elements {axis, reduction}` (data, indices, updates): ONNX
+    ScatterElements; indices and updates share a shape of data's rank."""
+
+    name = "rlx.scatter_elements"
+    data = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    updates = operand_def(TensorType)
+    result = result_def(TensorType)
+    axis = prop_def(IntegerAttr[I64], default_value=IntegerAttr(0, i64))
+    reduction = prop_def(StringAttr, default_value=StringAttr("none"))
+
+    def __init__(
+        self, data: SSAValue, indices: SSAValue, updates: SSAValue, axis: int, reduction: str, result_type: Attribute
+    ) -> None:
+        props = {"axis": i64_attr(axis), "reduction": StringAttr(reduction)}
+        super().__init__(operands=[data, indices, updates], result_types=[result_type], properties=props)
+
+    def normalized_axis(self) -> int:
+        return normalize_axis(self, self.axis.value.data, len(shape_of(self.data.type)))
+
+    def verify_shapes(self) -> None:
+        self.check_reduction()
+        data, indices, updates = (shape_of(v.type) for v in (self.data, self.indices, self.updates))
+        axis = self.normalized_axis()
+        if indices != updates or len(indices) != len(data):
+            raise VerifyException(
+                f"'{self.name}' indices {list(indices)} and updates {list(updates)} must share a shape of rank {len(data)}"
+            )
+        for d, (n, m) in enumerate(zip(data, indices)):
+            if d != axis and m > n:
+                raise VerifyException(f"'{self.name}' indices extent {m} on axis {d} exceeds the data's {n}")
+        check_same_element_type(self, "updates", self.updates, self.data)
+        check_same_element_type(self, "result", self.result, self.data)
+        check_result_shape(self, data)
+
+
+LAYOUT_OPS = (TransposeOp, SliceOp, NarrowOp, ReverseOp, PadOp, ConcatOp)
+INDEX_MAP_OPS = (TransposeOp, SliceOp, NarrowOp, ReverseOp)
+"""Ops whose every result element is one input element at an affine index (`input_map`)."""
+INDEXED_OPS = (GatherOp, GatherElementsOp, GatherNdOp, GatherBackwardOp, ScatterAddOp, ScatterNdOp, ScatterElementsOp)
+MOVEMENT_OPS = (*LAYOUT_OPS, *INDEXED_OPS)
