@@ -44,7 +44,8 @@ from xdsl.irdl import (
     var_operand_def,
 )
 from xdsl.irdl.operations import ParsePropInAttrDict
-from xdsl.traits import Pure
+from xdsl.pattern_rewriter import RewritePattern
+from xdsl.traits import HasCanonicalizationPatternsTrait, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from rlx_mlir import index_maps
@@ -81,6 +82,21 @@ def array_values(op: Operation, name: str, attr: DenseArrayBase, length: int | N
     return values  # type: ignore[return-value]
 
 
+class _LayoutCanonicalization(HasCanonicalizationPatternsTrait):
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        from rlx_mlir.passes import canonicalization_patterns as p
+
+        return (
+            p.FoldTransposeChain(),
+            p.RemoveIdentityTranspose(),
+            p.FoldReverseChain(),
+            p.RemoveIdentityReverse(),
+            p.RemoveIdentitySlice(),
+            p.RemoveZeroPad(),
+        )
+
+
 class MovementOp(IRDLOperation, ABC):
     """Common verifier skeleton: operand/result types, then the op's own rules."""
 
@@ -108,6 +124,7 @@ class TransposeOp(MovementOp):
     """`rlx.transpose {perm}`: result axis k is input axis perm[k] (np.transpose)."""
 
     name = "rlx.transpose"
+    traits = traits_def(Pure(), _LayoutCanonicalization())
     input = operand_def(TensorType)
     result = result_def(TensorType)
     perm = prop_def(DenseArrayBase)
@@ -139,6 +156,7 @@ class SliceOp(MovementOp):
     start counts from the end."""
 
     name = "rlx.slice"
+    traits = traits_def(Pure(), _LayoutCanonicalization())
     input = operand_def(TensorType)
     result = result_def(TensorType)
     starts = prop_def(DenseArrayBase)
@@ -183,6 +201,7 @@ class NarrowOp(MovementOp):
     """`rlx.narrow {axis, start, length}`: input[..., start:start+length, ...] on one axis."""
 
     name = "rlx.narrow"
+    traits = traits_def(Pure(), _LayoutCanonicalization())
     input = operand_def(TensorType)
     result = result_def(TensorType)
     axis = prop_def(IntegerAttr[I64])
@@ -216,6 +235,7 @@ class ReverseOp(MovementOp):
     """`rlx.reverse {axes}`: flip the listed axes (np.flip)."""
 
     name = "rlx.reverse"
+    traits = traits_def(Pure(), _LayoutCanonicalization())
     input = operand_def(TensorType)
     result = result_def(TensorType)
     axes = prop_def(DenseArrayBase)
@@ -247,6 +267,7 @@ class PadOp(MovementOp):
     reflect` are np.pad's `constant edge wrap reflect` (any pad width)."""
 
     name = "rlx.pad"
+    traits = traits_def(Pure(), _LayoutCanonicalization())
     input = operand_def(TensorType)
     result = result_def(TensorType)
     before = prop_def(DenseArrayBase)

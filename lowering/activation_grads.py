@@ -1,11 +1,52 @@
 """Derivatives of the unary activations, for `rlx.activation_backward` (dx = dy * f'(x)).
 
-Each entry maps an activation name to f'(x) as straight-line IR, written with
-the same vectorizable primitives as the activations themselves (math_approx).
+Each entry maps an activation name to f'(x) as branch-free straight-line IR
+(fcmp + select, no libm calls), written with the same vectorizable primitives
+as the activations themselves (`math_approx`, and the forward helpers of
+`scalar_ops` where the derivative shares their structure). The lowering
+multiplies the result by dy (`scalar_ops.emit_scalar_op`); f16/bf16 evaluate
+this in f32 and round the product once.
+
+MEASURED_TABLE
+
+Errors: max over the sweeps of ``tests/test_backward.py`` (dense per-kind
+domain, random dy in [0.5, 2) with random sign, specials), of dx = dy * f'(x)
+against a float64 closed-form reference (math.erf/erfc for gelu/erf); f32 in
+ULPs of f32 vs the reference rounded to f32, f64 in ULPs of f64. The final
+multiply by dy is included (it alone can cost 0.5 ULP). Where f' has a zero
+(silu, gelu, gelu_approx, mish, hard_swish), the ULP error is unbounded in
+principle, so the bound "(s)" is in ULPs of the scale of the cancelling terms
+(`scaled_error` of tests/reference.py), given in the table.
+
+Conventions at kinks and singular points (reference = the RLX runtime's
+`activation_backward_kernel`; where it has no rule, PyTorch's):
+
+* relu: 1 for x > 0, else 0 (so relu'(0) = 0, and NaN -> 0, as the reference
+  and `rlx.relu_backward`).
+* abs: sign(x), 0 at x = ±0 (reference, PyTorch); NaN propagates.
+* round: 1, the straight-through estimator of the reference runtime
+  (dx = dy). PyTorch would give 0; the reference has an explicit rule, so it wins.
+* floor, ceil, sign: 0 everywhere (reference, PyTorch), NaN x included.
+* sqrt, rsqrt: 0 at x = ±0 (reference: "undefined at x=0; clamp to 0");
+  NaN for x < 0 and NaN x (closed form; the reference returns 0 there).
+* log, recip: the closed forms 1/x, -1/x^2 (±inf at 0, like the reference).
+* elu (alpha = 1): 1 for x > 0, else exp(x) (continuous at 0).
+* hard_swish: 0 for x < -3, (2x + 3)/6 for -3 <= x <= 3, 1 for x > 3
+  (torch: -0.5 at x = -3 and 1.5 at x = 3); NaN propagates (torch: 1).
+* hard_sigmoid: 1/6 for -3 < x < 3, else 0 (torch: 0 at ±3); NaN propagates
+  (torch: 0).
+* Infinities give the limits of f' (e.g. silu'(-inf) = 0, tanh'(±inf) = 0,
+  exp'(inf) = inf, gelu'(inf) = 1), also where the float64 closed form itself
+  evaluates 0 * inf = NaN (silu, gelu, gelu_approx, mish): x is clamped to
+  ±1e3 (±1e4 for gelu_approx) first, where f' has long saturated. NaN in x
+  gives NaN except for relu, round, floor, ceil, sign (constants above).
+* gelu_approx: the exact derivative of the implemented tanh form (the f64
+  reference kernel uses the erf-GELU derivative for it instead).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 from xdsl.ir import SSAValue
@@ -15,14 +56,253 @@ from rlx_mlir.lowering.emitter import Emitter
 
 Derivative = Callable[[Emitter, SSAValue], SSAValue]
 
+SQRT1_2 = 1.0 / math.sqrt(2.0)
+SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+SQRT_PI_OVER_2 = math.sqrt(math.pi / 2.0)
+TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+GELU_A = 0.044715
+# |x| beyond which every derivative has saturated (x is clamped there so that
+# 0 * inf never appears at x = ±inf)
+SATURATE = 1e3
+
+
+def _ops():  # noqa: ANN202
+    """scalar_ops imports this module, so its forward helpers are looked up lazily."""
+    from rlx_mlir.lowering import scalar_ops
+
+    return scalar_ops
+
+
+def _c(e: Emitter, like: SSAValue, value: float) -> SSAValue:
+    return e.const_like(like, value)
+
+
+def _nan_through(e: Emitter, x: SSAValue, value: SSAValue) -> SSAValue:
+    """`value`, but x where x is NaN."""
+    return e.select(e.fcmp("uno", x, x), x, value)
+
+
+def _sigmoid_pair(e: Emitter, x: SSAValue) -> tuple[SSAValue, SSAValue, SSAValue]:
+    """(sigmoid(x), sigmoid(-x), t = e^-|x|) from one exp, as `m.sigmoid` evaluates them."""
+    t = m.exp(e, e.fneg(e.fabs(x)))
+    one = _c(e, x, 1.0)
+    pos = e.fcmp("oge", x, _c(e, x, 0.0))
+    d = e.fadd(one, t)
+    return e.fdiv(e.select(pos, one, t), d), e.fdiv(e.select(pos, t, one), d), t
+
+
+def _exp_neg_sq(e: Emitter, x: SSAValue, scale: float) -> SSAValue:
+    """exp(-scale * x^2), scale a power of two, with x^2 carried as hi + lo (FMA) so the
+    rounding of x^2 does not cost x^2 ULPs in the exponential."""
+    c = m._consts(x)
+    hi = e.fmul(x, x)
+    lo = e.fma(x, x, e.fneg(hi))
+    arg = e.fmul(hi, _c(e, x, -scale))
+    clamped = e.clamp(arg, *c.exp_clamp)
+    lo = e.select(e.fcmp("oeq", clamped, arg), e.fmul(lo, _c(e, x, -scale)), _c(e, x, 0.0))
+    return m._exp_core(e, clamped, c, lo)
+
+
+# ---------------------------------------------------------------------------
+# smooth activations
+# ---------------------------------------------------------------------------
+def _sigmoid_grad(e: Emitter, x: SSAValue) -> SSAValue:
+    """s(x) s(-x) = t/(1+t)^2, t = e^-|x|: symmetric, no 1 - s cancellation."""
+    t = m.exp(e, e.fneg(e.fabs(x)))
+    d = e.fadd(_c(e, x, 1.0), t)
+    return e.fdiv(t, e.fmul(d, d))
+
 
 def _tanh_grad(e: Emitter, x: SSAValue) -> SSAValue:
-    """1 - tanh(x)^2."""
-    t = m.tanh(e, x)
-    return e.fsub(e.const_like(x, 1.0), e.fmul(t, t))
+    """sech^2 x = 4u/(1+u)^2, u = e^-2|x| (= (1-t)(1+t) without the cancellation of 1 - t^2)."""
+    u = m.exp(e, e.fmul(e.fabs(x), _c(e, x, -2.0)))
+    d = e.fadd(_c(e, x, 1.0), u)
+    return e.fdiv(e.fmul(u, _c(e, x, 4.0)), e.fmul(d, d))
+
+
+def _silu_grad(e: Emitter, x: SSAValue) -> SSAValue:
+    """s(x) (1 + x s(-x))."""
+    xc = e.clamp(x, -SATURATE, SATURATE)
+    s, sm, _ = _sigmoid_pair(e, xc)
+    return e.fmul(s, e.fma(xc, sm, _c(e, x, 1.0)))
+
+
+def _gelu_approx_grad(e: Emitter, x: SSAValue) -> SSAValue:
+    """d/dx x s(2z), z = sqrt(2/pi)(x + a x^3): s(2z) (1 + 2 sqrt(2/pi) x (1 + 3a x^2) s(-2z))."""
+    xc = e.clamp(x, -10 * SATURATE, 10 * SATURATE)
+    x2 = e.fmul(xc, xc)
+    two_z = e.fmul(_c(e, x, 2 * SQRT_2_OVER_PI), e.fma(e.fmul(_c(e, x, GELU_A), x2), xc, xc))
+    s, sm, _ = _sigmoid_pair(e, two_z)
+    dz = e.fmul(e.fmul(xc, _c(e, x, 2 * SQRT_2_OVER_PI)), e.fma(_c(e, x, 3 * GELU_A), x2, _c(e, x, 1.0)))
+    return e.fmul(s, e.fma(dz, sm, _c(e, x, 1.0)))
+
+
+def _double_factorials(n: int) -> list[float]:
+    """(-1)^k (2k-1)!! for k < n: the asymptotic series of the Mills ratio in 1/a^2."""
+    out, v = [], 1
+    for k in range(n):
+        out.append(float((-1) ** k * v))
+        v *= 2 * k + 1
+    return out
+
+
+_MILLS_ASYMPTOTIC = {True: _double_factorials(16), False: _double_factorials(36)}
+
+
+def _mills(e: Emitter, a: SSAValue) -> SSAValue:
+    """M(a) = Phi(-a)/phi(a) for a >= sqrt 2: sqrt(pi/2) R(a/sqrt2) with R = erfc(t) e^(t^2)
+    the Chebyshev fit of `math_approx.erf`'s tail on [1, erf_max], and beyond it the
+    asymptotic series (1/a) sum (-1)^k (2k-1)!! a^-2k (truncated near its smallest term)."""
+    c = m._consts(a)
+    z = e.fmul(a, _c(e, a, SQRT1_2))
+    lo, hi = 1.0, c.erf_max
+    t = e.clamp(z, lo, hi)
+    s = e.fma(t, _c(e, a, 2 / (hi - lo)), _c(e, a, -(lo + hi) / (hi - lo)))
+    cheb = e.fmul(m._clenshaw(e, s, m._erf_tail_cheb(c.is_f32)), _c(e, a, SQRT_PI_OVER_2))
+    inv_a = e.fdiv(_c(e, a, 1.0), a)
+    asym = e.fmul(e.poly(e.fmul(inv_a, inv_a), _MILLS_ASYMPTOTIC[c.is_f32]), inv_a)
+    return e.select(e.fcmp("ogt", z, _c(e, a, hi)), asym, cheb)
+
+
+def _gelu_grad(e: Emitter, x: SSAValue) -> SSAValue:
+    """Phi(x) + x phi(x). For x >= -sqrt2: Phi = (1 + erf(x/sqrt2))/2 (no cancellation to
+    speak of); below, Phi(x) = phi(x) M(|x|) (Mills ratio) so f' = phi(x) (M(|x|) - |x|)
+    keeps full relative precision down to the underflow of phi."""
+    xc = e.clamp(x, -SATURATE, SATURATE)
+    pdf = e.fmul(_exp_neg_sq(e, xc, 0.5), _c(e, x, INV_SQRT_2PI))
+    cdf = e.fma(_c(e, x, 0.5), m.erf(e, e.fmul(xc, _c(e, x, SQRT1_2))), _c(e, x, 0.5))
+    near = e.fma(xc, pdf, cdf)
+    a = e.fabs(xc)
+    tail = e.fmul(pdf, e.fsub(_mills(e, a), a))
+    return e.select(e.fcmp("olt", xc, _c(e, x, -math.sqrt(2.0))), tail, near)
+
+
+def _mish_grad(e: Emitter, x: SSAValue) -> SSAValue:
+    """tanh(sp) + x sech^2(sp) s(x), sp = softplus(x), in v = e^-|x| (never overflows).
+
+    With n = e^x (e^x + 2): tanh(sp) = n/(n+2) and sech^2(sp) s(x) = 4 e^x (1+e^x)/(n+2)^2.
+    x < 0:  A = v(v+2), B = A + 2, W = v;   x >= 0 (divide through by e^2x):
+    A = 1 + 2v, B = A + 2v^2, W = v^2;      f' = A/B + 4x(1+v) W / B^2.
+    """
+    xc = e.clamp(x, -SATURATE, SATURATE)
+    v = m.exp(e, e.fneg(e.fabs(xc)))
+    one, two = _c(e, x, 1.0), _c(e, x, 2.0)
+    pos = e.fcmp("oge", xc, _c(e, x, 0.0))
+    vv = e.fmul(v, v)
+    two_v = e.fadd(v, v)
+    big_a = e.select(pos, e.fadd(one, two_v), e.fma(v, v, two_v))
+    big_b = e.fadd(big_a, e.select(pos, e.fadd(vv, vv), two))
+    w = e.select(pos, vv, v)
+    num = e.fmul(e.fmul(e.fmul(xc, _c(e, x, 4.0)), e.fadd(one, v)), w)
+    return e.fadd(e.fdiv(big_a, big_b), e.fdiv(num, e.fmul(big_b, big_b)))
+
+
+def _erf_grad(e: Emitter, x: SSAValue) -> SSAValue:
+    """2/sqrt(pi) e^(-x^2)."""
+    return e.fmul(_exp_neg_sq(e, x, 1.0), _c(e, x, TWO_OVER_SQRT_PI))
+
+
+def _softsign_grad(e: Emitter, x: SSAValue) -> SSAValue:
+    """r^2, r = 1/(1+|x|): no overflow of (1+|x|)^2."""
+    r = e.fdiv(_c(e, x, 1.0), e.fadd(_c(e, x, 1.0), e.fabs(x)))
+    return e.fmul(r, r)
+
+
+def _atan_grad(e: Emitter, x: SSAValue) -> SSAValue:
+    """1/(1 + x^2) = 1/fma(x, x, 1) for |x| <= 1, else r/(|x| + r), r = 1/|x| (no overflow of x^2)."""
+    one = _c(e, x, 1.0)
+    ax = e.fabs(x)
+    r = e.fdiv(one, ax)
+    big = e.fdiv(r, e.fadd(ax, r))
+    small = e.fdiv(one, e.fma(x, x, one))
+    return e.select(e.fcmp("ogt", ax, one), big, small)
+
+
+def _tan_grad(e: Emitter, x: SSAValue) -> SSAValue:
+    """sec^2 x = 1/cos^2 x (the reduced cos kernel is accurate near the poles; 1 + tan^2 is not)."""
+    c = m.cos(e, x)
+    return e.fdiv(_c(e, x, 1.0), e.fmul(c, c))
+
+
+# ---------------------------------------------------------------------------
+# algebraic
+# ---------------------------------------------------------------------------
+def _zero_at_zero(e: Emitter, x: SSAValue, value: SSAValue) -> SSAValue:
+    return e.select(e.fcmp("oeq", x, _c(e, x, 0.0)), _c(e, x, 0.0), value)
+
+
+def _sqrt_grad(e: Emitter, x: SSAValue) -> SSAValue:
+    """0.5/sqrt(x); 0 at x = 0 (reference runtime)."""
+    return _zero_at_zero(e, x, e.fdiv(_c(e, x, 0.5), _ops().UNARY_FLOAT["sqrt"](e, x)))
+
+
+def _rsqrt_grad(e: Emitter, x: SSAValue) -> SSAValue:
+    """-0.5 rsqrt(x)/x (no overflow of x sqrt(x)); 0 at x = 0 (reference runtime)."""
+    r = _ops().UNARY_FLOAT["rsqrt"](e, x)
+    return _zero_at_zero(e, x, e.fdiv(e.fmul(r, _c(e, x, -0.5)), x))
+
+
+def _recip_grad(e: Emitter, x: SSAValue) -> SSAValue:
+    """-(1/x)/x: no intermediate overflow/underflow of x^2."""
+    return e.fneg(e.fdiv(_ops().UNARY_FLOAT["recip"](e, x), x))
+
+
+# ---------------------------------------------------------------------------
+# piecewise
+# ---------------------------------------------------------------------------
+def _relu_grad(e: Emitter, x: SSAValue) -> SSAValue:
+    return e.select(e.fcmp("ogt", x, _c(e, x, 0.0)), _c(e, x, 1.0), _c(e, x, 0.0))
+
+
+def _elu_grad(e: Emitter, x: SSAValue) -> SSAValue:
+    return e.select(e.fcmp("ogt", x, _c(e, x, 0.0)), _c(e, x, 1.0), m.exp(e, x))
+
+
+def _hard_swish_grad(e: Emitter, x: SSAValue) -> SSAValue:
+    """(2x + 3)/6 on [-3, 3] (2x + 3 is exact near the zero at -1.5), 0 below, 1 above."""
+    mid = e.fdiv(e.fadd(e.fadd(x, x), _c(e, x, 3.0)), _c(e, x, 6.0))
+    upper = e.select(e.fcmp("ogt", x, _c(e, x, 3.0)), _c(e, x, 1.0), mid)
+    return e.select(e.fcmp("olt", x, _c(e, x, -3.0)), _c(e, x, 0.0), upper)
+
+
+def _hard_sigmoid_grad(e: Emitter, x: SSAValue) -> SSAValue:
+    inside = e.fcmp("olt", e.fabs(x), _c(e, x, 3.0))
+    return _nan_through(e, x, e.select(inside, _c(e, x, 1.0 / 6.0), _c(e, x, 0.0)))
+
+
+def _const(value: float) -> Derivative:
+    return lambda e, x: _c(e, x, value)
 
 
 DERIVATIVES: dict[str, Derivative] = {
-    "exp": m.exp,
+    "relu": _relu_grad,
+    "gelu": _gelu_grad,
+    "gelu_approx": _gelu_approx_grad,
+    "silu": _silu_grad,
+    "sigmoid": _sigmoid_grad,
     "tanh": _tanh_grad,
+    "exp": m.exp,
+    "log": lambda e, x: e.fdiv(_c(e, x, 1.0), x),
+    "sqrt": _sqrt_grad,
+    "rsqrt": _rsqrt_grad,
+    "neg": _const(-1.0),
+    "abs": lambda e, x: _ops()._sign(e, x),
+    "round": _const(1.0),
+    "sin": m.cos,
+    "cos": lambda e, x: e.fneg(m.sin(e, x)),
+    "tan": _tan_grad,
+    "atan": _atan_grad,
+    "recip": _recip_grad,
+    "floor": _const(0.0),
+    "ceil": _const(0.0),
+    "sign": _const(0.0),
+    "softplus": m.sigmoid,
+    "elu": _elu_grad,
+    "erf": _erf_grad,
+    "hard_swish": _hard_swish_grad,
+    "hard_sigmoid": _hard_sigmoid_grad,
+    "mish": _mish_grad,
+    "softsign": _softsign_grad,
+    "log_sigmoid": lambda e, x: m.sigmoid(e, e.fneg(x)),
 }

@@ -25,6 +25,7 @@ from rlx_mlir.lowering.loops import for_range
 from rlx_mlir.lowering.scalar_ops import emit_scalar_op
 
 PTR = llvm.LLVMPointerType()
+TILE = 32  # 32 x 32 f32 = 4 KiB per operand: tiles of a transpose stay in L1
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,14 @@ class LoopNest:
     @property
     def inner_work(self) -> int:
         return numel(self.sizes[1:])
+
+    @property
+    def transposed(self) -> bool:
+        """Some operand walks the innermost axis with a stride while another axis
+        is contiguous for it: a transpose, which is tiled."""
+        if len(self.sizes) < 2 or self.sizes[-1] < TILE:
+            return False
+        return any(abs(s[-1]) > 1 and 1 in map(abs, s[:-1]) for s in self.strides)
 
 
 def row_major_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -120,19 +129,49 @@ def emit_region_kernel(region_op: rlx.ElementwiseRegionOp, name: str, aliased: s
     pointers = list(entry.args[: n_in + n_out])
     begin, end = entry.args[-2], entry.args[-1]
 
-    def level(depth: int, offsets: list[SSAValue]) -> None:
-        lo, hi = (begin, end) if depth == 0 else (e.i64(0), e.i64(nest.sizes[depth]))
+    rank = len(nest.sizes)
+    tiled = nest.transposed
 
+    def level(depth: int, offsets: list[SSAValue], lo: SSAValue, hi: SSAValue) -> None:
         def body(i: SSAValue) -> None:
             here = [_advance(e, off, i, strides[depth]) for off, strides in zip(offsets, nest.strides)]
-            if depth + 1 < len(nest.sizes):
-                level(depth + 1, here)
+            if depth + 1 < rank:
+                level(depth + 1, here, e.i64(0), e.i64(nest.sizes[depth + 1]))
             else:
                 _emit_body(e, region_op, pointers, here)
 
-        for_range(e, region, lo, hi, body)
+        if tiled and depth == rank - 2:
+            tile_pair(depth, offsets, lo, hi)
+        else:
+            for_range(e, region, lo, hi, body)
 
-    level(0, [e.i64(base) for base in nest.bases])
+    def tile_pair(depth: int, offsets: list[SSAValue], lo: SSAValue, hi: SSAValue) -> None:
+        """The two innermost loops in TILE x TILE blocks, so a transposed read
+        and a contiguous write both stay in cache."""
+        inner = e.i64(nest.sizes[depth + 1])
+
+        def rows(i0: SSAValue) -> None:
+            i1 = _min(e, e.add(i0, e.i64(TILE)), hi)
+
+            def cols(j0: SSAValue) -> None:
+                j1 = _min(e, e.add(j0, e.i64(TILE)), inner)
+
+                def row(i: SSAValue) -> None:
+                    here = [_advance(e, off, i, strides[depth]) for off, strides in zip(offsets, nest.strides)]
+
+                    def col(j: SSAValue) -> None:
+                        cell = [_advance(e, off, j, strides[depth + 1]) for off, strides in zip(here, nest.strides)]
+                        _emit_body(e, region_op, pointers, cell)
+
+                    for_range(e, region, j0, j1, col)
+
+                for_range(e, region, i0, i1, row)
+
+            for_range(e, region, e.i64(0), inner, cols, step=TILE)
+
+        for_range(e, region, lo, hi, rows, step=TILE)
+
+    level(0, [e.i64(base) for base in nest.bases], begin, end)
     e.op(llvm.ReturnOp())
     return llvm.FuncOp(
         name,
@@ -140,6 +179,10 @@ def emit_region_kernel(region_op: rlx.ElementwiseRegionOp, name: str, aliased: s
         body=region,
         other_props={"arg_attrs": pointer_arg_attrs(n_in + n_out, 2, aliased)},
     )
+
+
+def _min(e: Emitter, a: SSAValue, b: SSAValue) -> SSAValue:
+    return e.select(e.icmp("slt", a, b), a, b)
 
 
 def _advance(e: Emitter, offset: SSAValue, index: SSAValue, stride: int) -> SSAValue:

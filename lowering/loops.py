@@ -14,9 +14,9 @@ from rlx_mlir.lowering.emitter import Emitter
 
 
 def for_range(
-    e: Emitter, region: Region, lo: SSAValue, hi: SSAValue, body: Callable[[SSAValue], None]
+    e: Emitter, region: Region, lo: SSAValue, hi: SSAValue, body: Callable[[SSAValue], None], step: int = 1
 ) -> None:
-    """Emit `for i in [lo, hi): body(i)` at the emitter's position; continue after it.
+    """Emit `for i in range(lo, hi, step): body(i)` at the emitter's position; continue after it.
 
     `body` may itself open nested loops: it is called with the emitter in the
     loop body and must leave it at the end of the block that should branch back.
@@ -30,6 +30,6 @@ def for_range(
     e.op(llvm.CondBrOp(e.icmp("slt", index, hi), loop, [], exit_, []))
     e.move_to(loop)
     body(index)
-    e.op(llvm.BrOp(header, e.add(index, e.i64(1))))
+    e.op(llvm.BrOp(header, e.add(index, e.i64(step))))
     region.add_block(exit_)
     e.move_to(exit_)

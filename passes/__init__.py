@@ -38,6 +38,7 @@ def _default_pipeline() -> type[ModulePass]:
 
 
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    """The rlx passes (what rlx-opt registers on top of xDSL's)."""
     return {
         "canonicalize-broadcast": _canonicalize_broadcast,
         "fuse-elementwise": _fuse_elementwise,
@@ -45,3 +46,10 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "lower-to-llvm": _lower_to_llvm,
         "default": _default_pipeline,
     }
+
+
+def available_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    """xDSL's passes (canonicalize, cse, dce, ...) and the rlx ones, for pipelines."""
+    from xdsl.transforms import get_all_passes as xdsl_passes
+
+    return {**xdsl_passes(), **get_all_passes()}

@@ -3,8 +3,9 @@
 An `rlx.expand` whose only job is to line an operand up with an elementwise
 op's output is dropped: the consumer broadcasts anyway, and reading the
 smaller source through an index map beats materializing the expanded copy.
-For an `rlx.elementwise_region` the expand is folded into that input's
-indexing map. Shape ops that change nothing (expand/reshape/cast to the same
+For an `rlx.elementwise_region`, an expand, transpose, slice, narrow or
+reverse feeding it is folded into that input's indexing map (the region's
+kernel is tiled when the folded read is transposed). Shape ops that change nothing (expand/reshape/cast to the same
 type) disappear, and chains of reshapes or expands collapse into one.
 """
 
@@ -50,19 +51,21 @@ class FoldExpandIntoElementwise(RewritePattern):
                 return
 
 
-class FoldExpandIntoRegion(RewritePattern):
-    """An expand feeding a region input becomes part of that input's index map."""
+class FoldIndexMapIntoRegion(RewritePattern):
+    """An expand, transpose, slice, narrow or reverse feeding a region input
+    becomes part of that input's index map: the region reads the source directly
+    instead of a materialized copy."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: rlx.ElementwiseRegionOp, rewriter: PatternRewriter) -> None:
         maps = op.maps
         for index, operand in enumerate(op.inputs):
-            expand = operand.owner
-            if not isinstance(expand, rlx.ExpandOp):
+            producer = operand.owner
+            if not rlx.has_input_map(producer):
                 continue
-            reads = index_maps.broadcast(rlx.shape_of(expand.input.type), rlx.shape_of(expand.result.type))
-            maps[index] = index_maps.to_affine(maps[index].num_dims, index_maps.compose(index_maps.accesses(maps[index]), reads))
-            op.operands[index] = expand.input
+            composed = index_maps.compose(index_maps.accesses(maps[index]), producer.input_map())
+            maps[index] = index_maps.to_affine(maps[index].num_dims, composed)
+            op.operands[index] = producer.input
             op.indexing_maps = ArrayAttr([AffineMapAttr(m) for m in maps])
             rewriter.notify_op_modified(op)
             return
@@ -98,7 +101,7 @@ class CanonicalizeBroadcastPass(ModulePass):
                     RemoveNoOpShapeOp(),
                     CollapseShapeChain(),
                     FoldExpandIntoElementwise(),
-                    FoldExpandIntoRegion(),
+                    FoldIndexMapIntoRegion(),
                 ]
             ),
             apply_recursively=True,
@@ -107,12 +110,12 @@ class CanonicalizeBroadcastPass(ModulePass):
 
 
 def erase_dead_shape_ops(module: ModuleOp) -> None:
-    """Expands and reshapes left without users after folding are removed."""
+    """Index-map ops and reshapes left without users after folding are removed."""
     changed = True
     while changed:
         changed = False
         for op in list(module.walk()):
-            if isinstance(op, (rlx.ExpandOp, rlx.ReshapeOp)) and not op.result.uses:
+            if (rlx.has_input_map(op) or isinstance(op, rlx.ReshapeOp)) and not op.result.uses:
                 op.detach()
                 op.erase()
                 changed = True

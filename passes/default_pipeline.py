@@ -12,8 +12,10 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 
-TENSOR_PIPELINE = "canonicalize-broadcast,fuse-elementwise"
-"""Graph-level rewrites: expands folded into implicit broadcasts, then chains fused."""
+TENSOR_PIPELINE = "canonicalize,canonicalize-broadcast,fuse-elementwise,canonicalize-broadcast"
+"""Graph-level rewrites: op canonicalizations (transpose/reverse chains, identity
+slices and pads), expands folded into implicit broadcasts, chains fused, then
+index-map ops (expand, transpose, slice, ...) folded into the fused regions."""
 
 BACKEND_PIPELINE = "plan-memory,lower-to-llvm"
 """One arena with an offset per value, then the `llvm` dialect."""
@@ -24,6 +26,6 @@ class DefaultPipelinePass(ModulePass):
     name = "default"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from rlx_mlir.passes import get_all_passes
+        from rlx_mlir.passes import available_passes
 
-        PassPipeline.parse_spec(get_all_passes(), f"{TENSOR_PIPELINE},{BACKEND_PIPELINE}").apply(ctx, op)
+        PassPipeline.parse_spec(available_passes(), f"{TENSOR_PIPELINE},{BACKEND_PIPELINE}").apply(ctx, op)

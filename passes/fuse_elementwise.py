@@ -8,8 +8,10 @@ region would both feed and consume that op. A value also used outside its
 group becomes an extra region result (materialized once, computed once): no
 work is duplicated.
 
-Single ops are left alone; `lower-to-llvm` wraps them with the same
-`outline_elementwise` when it lowers them.
+A single op becomes a region only when an input comes from an index-map op
+(expand, transpose, slice, ...) that canonicalize-broadcast can then fold into
+the region's map; other single ops are left alone and `lower-to-llvm` wraps
+them with the same `outline_elementwise` when it lowers them.
 """
 
 from __future__ import annotations
@@ -139,7 +141,7 @@ def fuse_block(block: Block) -> None:
                 groups.union(a, b, order)
 
     for members in list(groups.members.values()):
-        if len(members) < 2:
+        if len(members) < 2 and not any(rlx.has_input_map(v.owner) for v in members[0].operands):
             continue
         replace_with_region(members, anchor=members[-1])
     topological_sort(block)

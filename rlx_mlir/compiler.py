@@ -21,7 +21,7 @@ from rlx_mlir.context import make_context
 from rlx_mlir.dialects import rlx
 from rlx_mlir.errors import CompileError, ParseError, VerificationError
 from rlx_mlir.jit import compile_llvm
-from rlx_mlir.passes import get_all_passes
+from rlx_mlir.passes import available_passes
 from rlx_mlir.passes.default_pipeline import TENSOR_PIPELINE
 from rlx_mlir.passes.lower_to_llvm import LowerToLLVMPass
 from rlx_mlir.passes.plan_memory import PlanMemoryPass, read_plan
@@ -88,7 +88,7 @@ def compile(  # noqa: A001
     ctx = make_context()
     spec = TENSOR_PIPELINE if pipeline is None else pipeline
     try:
-        passes = PassPipeline.parse_spec(get_all_passes(), spec).passes if spec else ()
+        passes = PassPipeline.parse_spec(available_passes(), spec).passes if spec else ()
     except ValueError as error:
         raise CompileError(str(error)) from None
     for p in (*passes, PlanMemoryPass()):
