@@ -20,6 +20,15 @@ INTS_AND_BOOL = INTS | {Kind.BOOL}
 ORDERED = REALS | {Kind.BOOL}
 ANY = frozenset(Kind)
 
+# Binary ops and the element kinds they accept.
+BINARY_KINDS: dict[str, frozenset[Kind]] = {
+    "add": FIELD, "sub": FIELD, "mul": FIELD, "div": FIELD, "mod": REALS,
+    "max": REALS, "min": REALS, "pow": FLOATS, "atan2": FLOATS,
+    "bit_and": INTS_AND_BOOL, "bit_or": INTS_AND_BOOL, "bit_xor": INTS_AND_BOOL,
+    "shl": INTS, "shr": INTS,
+}
+
+
 FUNCTIONAL_FORMAT = "operands attr-dict `:` functional-type(operands, results)"
 
 

@@ -52,7 +52,9 @@ from rlx_mlir import index_maps
 from rlx_mlir.broadcast import broadcasts_to
 from rlx_mlir.index_maps import Access
 from rlx_mlir.dialects.common import (
+    BINARY_KINDS,
     FUNCTIONAL_FORMAT,
+    check_kind,
     check_index_type,
     check_result_shape,
     check_same_element_type,
@@ -490,9 +492,13 @@ class GatherBackwardOp(IndexedOp):
 
 class ReducingScatter(IndexedOp, ABC):
     def check_reduction(self) -> str:
+        """One of REDUCTIONS, and (but for none) defined on the element type as the rlx op of that name."""
         reduction = self.reduction.data  # type: ignore[attr-defined]
         if reduction not in REDUCTIONS:
             raise VerifyException(f"'{self.name}' reduction \"{reduction}\" is not one of {', '.join(REDUCTIONS)}")
+        if reduction != "none":
+            dtype = check_value_type(self, self.data.type, "data")  # type: ignore[attr-defined]
+            check_kind(self, dtype, BINARY_KINDS[reduction], f"reduction \"{reduction}\" data")
         return reduction
 
 

@@ -56,6 +56,7 @@ from xdsl.utils.exceptions import VerifyException
 from rlx_mlir import dtypes, index_maps
 from rlx_mlir.broadcast import broadcasts_to, numel
 from rlx_mlir.dialects.common import (
+    BINARY_KINDS,
     ANY,
     FIELD,
     FLOATS,
@@ -160,14 +161,6 @@ UNARY_KINDS: dict[str, frozenset[Kind]] = {name: FLOATS for name in UNARY_NAMES}
     "exp": FLOATS | {Kind.COMPLEX},
     "log": FLOATS | {Kind.COMPLEX},
     "sqrt": FLOATS | {Kind.COMPLEX},
-}
-
-# Binary ops and the element kinds they accept.
-BINARY_KINDS: dict[str, frozenset[Kind]] = {
-    "add": FIELD, "sub": FIELD, "mul": FIELD, "div": FIELD, "mod": REALS,
-    "max": REALS, "min": REALS, "pow": FLOATS, "atan2": FLOATS,
-    "bit_and": INTS_AND_BOOL, "bit_or": INTS_AND_BOOL, "bit_xor": INTS_AND_BOOL,
-    "shl": INTS, "shr": INTS,
 }
 
 COMPARE_KINDS: dict[str, frozenset[Kind]] = {

@@ -10,10 +10,11 @@ vectorizer turns into packed AVX-512 code. The outermost loop runs over
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, UnitAttr, i64
+from xdsl.dialects.builtin import i64
 from xdsl.ir import Block, Region, SSAValue
 
 from rlx_mlir import index_maps
@@ -21,10 +22,10 @@ from rlx_mlir.broadcast import numel
 from rlx_mlir.dialects import rlx
 from rlx_mlir.lowering.element_types import Value, codec
 from rlx_mlir.lowering.emitter import Emitter
+from rlx_mlir.lowering.kernel import PTR, Kernel, KernelContext, kernel_function
 from rlx_mlir.lowering.loops import for_range
 from rlx_mlir.lowering.scalar_ops import emit_scalar_op
 
-PTR = llvm.LLVMPointerType()
 TILE = 32  # 32 x 32 f32 = 4 KiB per operand: tiles of a transpose stay in L1
 
 
@@ -62,19 +63,24 @@ def row_major_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
+def read_strides(shape: Sequence[int], reads: Sequence[index_maps.Access], rank: int) -> tuple[tuple[int, ...], int]:
+    """Element strides over `rank` iteration dims, and the base offset, of an
+    operand of `shape` read through `reads`."""
+    own = row_major_strides(tuple(shape))
+    per_dim, base = [0] * rank, 0
+    for axis, access in enumerate(reads):
+        base += access.offset * own[axis]
+        if access.dim is not None:
+            per_dim[access.dim] += access.scale * own[axis]
+    return tuple(per_dim), base
+
+
 def _input_strides(region_op: rlx.ElementwiseRegionOp) -> list[tuple[tuple[int, ...], int]]:
-    """Per input: element strides over the iteration dims and the base offset."""
     rank = len(region_op.iteration_shape)
-    result = []
-    for value, amap in zip(region_op.inputs, region_op.maps):
-        own = row_major_strides(rlx.shape_of(value.type))
-        per_dim, base = [0] * rank, 0
-        for axis, access in enumerate(index_maps.accesses(amap)):
-            base += access.offset * own[axis]
-            if access.dim is not None:
-                per_dim[access.dim] += access.scale * own[axis]
-        result.append((tuple(per_dim), base))
-    return result
+    return [
+        read_strides(rlx.shape_of(v.type), index_maps.accesses(amap), rank)
+        for v, amap in zip(region_op.inputs, region_op.maps)
+    ]
 
 
 def coalesce(space: tuple[int, ...], strides: list[tuple[int, ...]], bases: tuple[int, ...] = ()) -> LoopNest:
@@ -109,26 +115,34 @@ def loop_nest(region_op: rlx.ElementwiseRegionOp) -> LoopNest:
     return coalesce(space, [s for s, _ in inputs] + outputs, bases)
 
 
-def pointer_arg_attrs(n_pointers: int, n_scalars: int, aliased: set[int]) -> ArrayAttr:
-    """`noalias` on every pointer parameter not in `aliased`, nothing on the scalars."""
-    pointers = [DictionaryAttr({} if k in aliased else {"llvm.noalias": UnitAttr()}) for k in range(n_pointers)]
-    return ArrayAttr(pointers + [DictionaryAttr({})] * n_scalars)
-
-
-def emit_region_kernel(region_op: rlx.ElementwiseRegionOp, name: str, aliased: set[int]) -> llvm.FuncOp:
-    """`void name(ptr in..., ptr out..., i64 begin, i64 end)` computing the region.
-
-    Pointer parameters are `noalias` except those in `aliased` (an output
-    written in place over an input shares memory with it).
-    """
+def region_kernels(region_op: rlx.ElementwiseRegionOp, ctx: KernelContext) -> list[Kernel]:
+    """One kernel: the loop nest of the region's iteration space around its body."""
     nest = loop_nest(region_op)
-    n_in, n_out = len(region_op.inputs), len(region_op.outputs)
-    entry = Block(arg_types=[PTR] * (n_in + n_out) + [i64, i64])
-    region = Region([entry])
-    e = Emitter(entry)
-    pointers = list(entry.args[: n_in + n_out])
-    begin, end = entry.args[-2], entry.args[-1]
 
+    def body(e: Emitter, pointers: list[SSAValue], offsets: list[SSAValue]) -> None:
+        _emit_body(e, region_op, pointers, offsets)
+
+    function = emit_nest_kernel(ctx.name, nest, len(nest.strides), body)
+    buffers: list[SSAValue | str] = [*region_op.inputs, *region_op.outputs]
+    return [Kernel(function, buffers, nest.outer_extent, nest.outer_extent * nest.inner_work)]
+
+
+Body = Callable[[Emitter, list[SSAValue], list[SSAValue]], None]
+
+
+def emit_nest_kernel(name: str, nest: LoopNest, n_pointers: int, body_at: Body) -> llvm.FuncOp:
+    """A kernel looping over `nest` (outermost axis over [begin, end)) that calls
+    `body_at(e, pointers, element offsets)` once per point."""
+
+    def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
+        emit_nest(e, region, nest, pointers, begin, end, body_at)
+
+    return kernel_function(name, n_pointers, build)
+
+
+def emit_nest(
+    e: Emitter, region: Region, nest: LoopNest, pointers: list[SSAValue], begin: SSAValue, end: SSAValue, body_at: Body
+) -> None:
     rank = len(nest.sizes)
     tiled = nest.transposed
 
@@ -138,7 +152,7 @@ def emit_region_kernel(region_op: rlx.ElementwiseRegionOp, name: str, aliased: s
             if depth + 1 < rank:
                 level(depth + 1, here, e.i64(0), e.i64(nest.sizes[depth + 1]))
             else:
-                _emit_body(e, region_op, pointers, here)
+                body_at(e, pointers, here)
 
         if tiled and depth == rank - 2:
             tile_pair(depth, offsets, lo, hi)
@@ -161,7 +175,7 @@ def emit_region_kernel(region_op: rlx.ElementwiseRegionOp, name: str, aliased: s
 
                     def col(j: SSAValue) -> None:
                         cell = [_advance(e, off, j, strides[depth + 1]) for off, strides in zip(here, nest.strides)]
-                        _emit_body(e, region_op, pointers, cell)
+                        body_at(e, pointers, cell)
 
                     for_range(e, region, j0, j1, col)
 
@@ -172,13 +186,6 @@ def emit_region_kernel(region_op: rlx.ElementwiseRegionOp, name: str, aliased: s
         for_range(e, region, lo, hi, rows, step=TILE)
 
     level(0, [e.i64(base) for base in nest.bases], begin, end)
-    e.op(llvm.ReturnOp())
-    return llvm.FuncOp(
-        name,
-        llvm.LLVMFunctionType([PTR] * (n_in + n_out) + [i64, i64]),
-        body=region,
-        other_props={"arg_attrs": pointer_arg_attrs(n_in + n_out, 2, aliased)},
-    )
 
 
 def _min(e: Emitter, a: SSAValue, b: SSAValue) -> SSAValue:
@@ -206,22 +213,3 @@ def _emit_body(
                 codec(value.type).store(e, values[value], pointers[n_in + j], offsets[n_in + j])
             continue
         values[op.results[0]] = emit_scalar_op(e, op, [values[v] for v in op.operands])
-
-
-def emit_thunk(kernel: llvm.FuncOp, name: str, n_pointers: int) -> llvm.FuncOp:
-    """`void name(ptr args, i64 begin, i64 end)`: the uniform entry every launcher calls.
-
-    It unpacks the pointer array and calls the kernel, which O3 inlines; its
-    `noalias` parameters become alias scopes, so the loop still vectorizes.
-    """
-    entry = Block(arg_types=[PTR, i64, i64])
-    e = Emitter(entry)
-    args, begin, end = entry.args
-    pointers = [
-        e.op(llvm.LoadOp(e.op(llvm.GEPOp(args, [k], PTR, inbounds=True)), PTR)) for k in range(n_pointers)
-    ]
-    e.op(llvm.CallOp(kernel.sym_name.data, *pointers, begin, end))
-    e.op(llvm.ReturnOp())
-    return llvm.FuncOp(name, llvm.LLVMFunctionType([PTR, i64, i64]), body=Region([entry]))
-
-

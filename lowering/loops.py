@@ -33,3 +33,15 @@ def for_range(
     e.op(llvm.BrOp(header, e.add(index, e.i64(step))))
     region.add_block(exit_)
     e.move_to(exit_)
+
+
+def if_then(e: Emitter, region: Region, condition: SSAValue, then: Callable[[], None]) -> None:
+    """Emit `if condition: then()` and continue after it (a rare path, e.g. an error report)."""
+    taken, after = Block(), Block()
+    e.op(llvm.CondBrOp(condition, taken, [], after, []))
+    region.add_block(taken)
+    e.move_to(taken)
+    then()
+    e.op(llvm.BrOp(after))
+    region.add_block(after)
+    e.move_to(after)

@@ -3,9 +3,10 @@
 The result is, per kernel, a kernel function, a uniform thunk and (for large
 kernels) a parallel launcher, plus the entry function
 
-    void @<name>(ptr %arena, ptr %io)
+    void @<name>(ptr %arena, ptr %io, ptr %status)
 
-where `io` points at the input pointers followed by the output pointers.
+where `io` points at the input pointers followed by the output pointers and
+`status` at the index-error block (see `lowering.kernel`).
 The entry walks the schedule: it computes each kernel's buffer pointers
 (arena + planned offset, an input, or an output) and calls the kernel.
 Reshape views cost nothing (they reuse their source's pointer); returned
@@ -14,6 +15,7 @@ values that no kernel wrote in place are copied with `llvm.memcpy`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from xdsl.dialects import func, llvm
@@ -21,7 +23,9 @@ from xdsl.dialects.builtin import DenseArrayBase, i1, i8, i32, i64
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 
 from rlx_mlir.dialects import rlx
-from rlx_mlir.lowering.elementwise import PTR, emit_region_kernel, emit_thunk, loop_nest
+from rlx_mlir.dialects import movement as mv
+from rlx_mlir.lowering.elementwise import region_kernels
+from rlx_mlir.lowering.kernel import PTR, STATUS, Kernel, KernelContext, drop_noalias, emit_thunk, index_checks
 from rlx_mlir.lowering.emitter import Emitter
 from rlx_mlir.lowering.loops import for_range
 from rlx_mlir.passes.plan_memory import NOT_IN_ARENA, nbytes, output_bindings, view_offset, view_source
@@ -126,9 +130,10 @@ class _EntryBuilder:
         self.function = function
         self.threads = threads
         self.name = function.sym_name.data
-        self.block = Block(arg_types=[PTR, PTR])
+        self.block = Block(arg_types=[PTR, PTR, PTR])
+        self.region = Region([self.block])
         self.e = Emitter(self.block)
-        self.arena, self.io = self.block.args
+        self.arena, self.io, self.status = self.block.args
         self.n_inputs = len(function.function_type.inputs)
         self.bindings = output_bindings(function)
         self.pointers: dict[tuple[str, int, int], SSAValue] = {}
@@ -159,26 +164,40 @@ class _EntryBuilder:
                 self.pointers[location] = self.e.op(llvm.GEPOp(self.arena, [where], i8, inbounds=True))
         return self.pointers[location]
 
-    def lower_region(self, index: int, op: rlx.ElementwiseRegionOp) -> None:
+    def launch(self, kernel: Kernel) -> None:
+        """Call `kernel` on its buffers: directly, or split across threads."""
         e = self.e
-        buffers = [self.pointer(v) for v in (*op.inputs, *op.outputs)]
-        aliased = {k for k, p in enumerate(buffers) if buffers.count(p) > 1}
-        kernel = emit_region_kernel(op, f"{self.name}_k{index}", aliased)
-        thunk = emit_thunk(kernel, f"{self.name}_k{index}_thunk", len(buffers))
-        self.program.functions += [kernel, thunk]
-        args = e.op(llvm.AllocaOp(e.i64(len(buffers)), PTR, alignment=8))
-        for k, ptr in enumerate(buffers):
+        pointers = [self.status if b == STATUS else self.pointer(b) for b in kernel.buffers]
+        drop_noalias(kernel.function, {k for k, p in enumerate(pointers) if pointers.count(p) > 1})
+        name = kernel.function.sym_name.data
+        thunk = emit_thunk(kernel.function, f"{name}_thunk", len(pointers))
+        self.program.functions += [*kernel.helpers, kernel.function, thunk]
+        args = e.op(llvm.AllocaOp(e.i64(len(pointers)), PTR, alignment=8))
+        for k, ptr in enumerate(pointers):
             e.op(llvm.StoreOp(ptr, e.op(llvm.GEPOp(args, [k], PTR, inbounds=True))))
-        nest = loop_nest(op)
-        extent = e.i64(nest.outer_extent)
-        total = nest.outer_extent * nest.inner_work
-        if self.threads > 1 and total >= PARALLEL_MIN_ELEMENTS and nest.outer_extent >= self.threads:
-            launcher = emit_parallel_launcher(thunk, f"{self.name}_k{index}_parallel", self.threads)
+        extent = e.i64(kernel.extent)
+        big = kernel.work >= PARALLEL_MIN_ELEMENTS and kernel.extent >= self.threads
+        if kernel.parallel and self.threads > 1 and big:
+            launcher = emit_parallel_launcher(thunk, f"{name}_parallel", self.threads)
             self.program.functions += launcher
             self.program.externals |= set(PTHREAD)
             e.op(llvm.CallOp(launcher[-1].sym_name.data, args, extent))
         else:
             e.op(llvm.CallOp(thunk.sym_name.data, args, e.i64(0), extent))
+        if STATUS in kernel.buffers:
+            self.return_on_index_error()
+
+    def return_on_index_error(self) -> None:
+        """Stop at the first kernel that met a bad index: later kernels would read its garbage."""
+        e = self.e
+        failed, go_on = Block(), Block()
+        code = e.op(llvm.LoadOp(self.status, i64, alignment=8))
+        e.op(llvm.CondBrOp(e.icmp("ne", code, e.i64(0)), failed, [], go_on, []))
+        self.region.add_block(failed)
+        e.move_to(failed)
+        e.op(llvm.ReturnOp())
+        self.region.add_block(go_on)
+        e.move_to(go_on)
 
     def copy_unbound_outputs(self, returned: list[SSAValue]) -> None:
         for j, value in enumerate(returned):
@@ -193,8 +212,8 @@ class _EntryBuilder:
         self.e.op(llvm.ReturnOp())
         entry = llvm.FuncOp(
             self.name,
-            llvm.LLVMFunctionType([PTR, PTR]),
-            body=Region([self.block]),
+            llvm.LLVMFunctionType([PTR, PTR, PTR]),
+            body=self.region,
             linkage=llvm.LinkageAttr("external"),
         )
         self.program.functions.append(entry)
@@ -213,13 +232,33 @@ def _planned_offset(value: SSAValue) -> int:
     return offset
 
 
+Emit = Callable[[Operation, KernelContext], list[Kernel]]
+
+
+def kernel_emitters() -> dict[type[Operation], Emit]:
+    """The kernel emitter of each op that runs code (one module per family)."""
+    from rlx_mlir.lowering import indexing, movement
+
+    return {
+        rlx.ElementwiseRegionOp: region_kernels,
+        mv.ConcatOp: movement.concat_kernels,
+        mv.PadOp: movement.pad_kernels,
+        **{op: indexing.KERNELS[op] for op in mv.INDEXED_OPS},
+    }  # type: ignore[dict-item]
+
+
 def lower_function(function: func.FuncOp, threads: int) -> LoweredProgram:
-    """Lower a planned function whose kernels are all `rlx.elementwise_region`s."""
+    """Lower a planned function (every compute op a region, concat, pad or
+    gather/scatter; elementwise leftovers already wrapped in regions)."""
     builder = _EntryBuilder(function, threads)
+    emitters = kernel_emitters()
+    codes = {op: k + 1 for k, op in enumerate(index_checks(function))}
     returned: list[SSAValue] = []
     for index, op in enumerate(function.body.block.ops):
-        if isinstance(op, rlx.ElementwiseRegionOp):
-            builder.lower_region(index, op)
+        emit = emitters.get(type(op))
+        if emit is not None:
+            for kernel in emit(op, KernelContext(f"{builder.name}_k{index}", codes.get(op, 0))):
+                builder.launch(kernel)
         elif isinstance(op, func.ReturnOp):
             returned = list(op.arguments)
         elif not isinstance(op, rlx.ConstantOp) and view_offset(op) is None:

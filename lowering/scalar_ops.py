@@ -19,7 +19,7 @@ import math
 from collections.abc import Callable
 
 from xdsl.dialects.builtin import IntegerType
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from rlx_mlir import dtypes
 from rlx_mlir.dialects import rlx
@@ -212,6 +212,19 @@ def _compare(e: Emitter, name: str, a: SSAValue, b: SSAValue, kind: Kind) -> SSA
     return e.icmp(signed_pred if kind is Kind.INT else unsigned_pred, a, b)
 
 
+def binary_value(e: Emitter, name: str, a: Value, b: Value, element: Attribute) -> Value:
+    """`rlx.<name>` of two loaded elements of type `element`, rounded as the op
+    rounds (also the reductions of the scatter kernels)."""
+    kind = dtypes.from_ir(element).kind
+    if kind is Kind.COMPLEX:
+        return complex_ops.BINARY[name](e, a, b)  # type: ignore[arg-type]
+    if kind is Kind.FLOAT:
+        value = BINARY_FLOAT[name](e, a, b)  # type: ignore[arg-type]
+    else:
+        value = BINARY_INT[name](e, a, b, kind is Kind.INT)  # type: ignore[arg-type]
+    return codec(element).round(e, value)
+
+
 def emit_scalar_op(e: Emitter, op: Operation, operands: list[Value]) -> Value:
     """Emit one scalar rlx op on already-loaded operand values (see `element_types`)."""
     name = op.name.removeprefix("rlx.")
@@ -240,10 +253,7 @@ def emit_scalar_op(e: Emitter, op: Operation, operands: list[Value]) -> Value:
     elif isinstance(op, rlx.UnaryOp):
         value = UNARY_FLOAT[name](e, operands[0]) if kind is Kind.FLOAT else UNARY_INT[name](e, operands[0])
     elif isinstance(op, rlx.BinaryOp):
-        if kind is Kind.FLOAT:
-            value = BINARY_FLOAT[name](e, *operands)
-        else:
-            value = BINARY_INT[name](e, *operands, kind is Kind.INT)
+        return binary_value(e, name, *operands, operand_type)  # type: ignore[misc]
     elif isinstance(op, rlx.FmaOp):
         value = e.fma(*operands)  # type: ignore[arg-type]
     else:

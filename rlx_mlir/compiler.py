@@ -25,7 +25,8 @@ from rlx_mlir.passes import available_passes
 from rlx_mlir.passes.default_pipeline import TENSOR_PIPELINE
 from rlx_mlir.passes.lower_to_llvm import LowerToLLVMPass
 from rlx_mlir.passes.plan_memory import PlanMemoryPass, read_plan
-from rlx_mlir.runtime import ConstantData, Executable, TensorSpec
+from rlx_mlir.lowering.kernel import index_checks
+from rlx_mlir.runtime import ConstantData, Executable, IndexCheck, TensorSpec
 
 
 def parse(text: str) -> ModuleOp:
@@ -103,10 +104,11 @@ def compile(  # noqa: A001
     plan = read_plan(function)
     constants = _constants(function)
     planned_ir = str(function)
+    checks = [IndexCheck(op.name) for op in index_checks(function)]
     for other in [f for f in module.ops if isinstance(f, func.FuncOp) and f is not function]:
         other.detach()
     LowerToLLVMPass(threads=threads).apply(ctx, module)
     llvm_module = convert_module(module, fallback_target_triple=None)
     llvm_ir = str(llvm_module)
     compiled = compile_llvm(llvm_module, {name})
-    return Executable(name, compiled, inputs, outputs, plan, constants, llvm_ir, planned_ir)
+    return Executable(name, compiled, inputs, outputs, plan, constants, llvm_ir, planned_ir, checks)

@@ -19,7 +19,7 @@ from rlx_mlir.errors import ArgumentError
 from rlx_mlir.jit import CompiledModule
 from rlx_mlir.passes.plan_memory import ALIGNMENT, MemoryPlan
 
-_ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)
+_ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,13 @@ class TensorSpec:
 
     def __str__(self) -> str:
         return f"{self.dtype.numpy.name}{list(self.shape)}"
+
+
+@dataclass(frozen=True)
+class IndexCheck:
+    """An op whose kernel checks indices (its position + 1 is its status code)."""
+
+    op: str
 
 
 @dataclass(frozen=True)
@@ -57,6 +64,7 @@ class Executable:
         constants: Sequence[ConstantData],
         llvm_ir: str,
         planned_ir: str,
+        index_checks: Sequence[IndexCheck] = (),
     ) -> None:
         self.name = name
         self.inputs = tuple(inputs)
@@ -71,6 +79,8 @@ class Executable:
             raw = constant.data.view(np.uint8).reshape(-1)
             self._arena[constant.offset : constant.offset + raw.size] = raw
         self._io = (ctypes.c_void_p * (len(self.inputs) + len(self.outputs)))()
+        self._status = np.zeros(4, dtype=np.int64)  # code, index, axis, size
+        self._index_checks = tuple(index_checks)
         self._lock = threading.Lock()  # the arena is shared state: one call at a time
 
     @property
@@ -87,8 +97,16 @@ class Executable:
         with self._lock:
             for k, array in enumerate((*inputs, *outputs)):
                 self._io[k] = array.ctypes.data
-            self._entry(self._arena.ctypes.data, ctypes.addressof(self._io))
+            self._status[:] = 0
+            self._entry(self._arena.ctypes.data, ctypes.addressof(self._io), self._status.ctypes.data)
+            if self._status[0]:
+                raise self._index_error()
         return tuple(outputs)
+
+    def _index_error(self) -> IndexError:
+        code, index, axis, size = (int(v) for v in self._status)
+        op = self._index_checks[code - 1].op
+        return IndexError(f"{op}: index {index} is out of range for axis {axis} with size {size}")
 
     def _check_inputs(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
         if len(arrays) != len(self.inputs):

@@ -37,7 +37,7 @@
 // CHECK-NEXT: llvm.return
 
 // CHECK-LABEL: llvm.func @add(
-// CHECK-SAME: [[ARENA:%[0-9]+]]: !llvm.ptr, [[IO:%[0-9]+]]: !llvm.ptr) {
+// CHECK-SAME: [[ARENA:%[0-9]+]]: !llvm.ptr, [[IO:%[0-9]+]]: !llvm.ptr, [[STATUS:%[0-9]+]]: !llvm.ptr) {
 // CHECK-NEXT: [[IO0:%[0-9]+]] = llvm.getelementptr inbounds [[IO]][0] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
 // CHECK-NEXT: [[A:%[0-9]+]] = llvm.load [[IO0]] : !llvm.ptr -> !llvm.ptr
 // CHECK-NEXT: [[IO1:%[0-9]+]] = llvm.getelementptr inbounds [[IO]][1] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
@@ -99,7 +99,7 @@ func.func @bias(%a: tensor<4x3xf32>, %b: tensor<3xf32>) -> tensor<4x3xf32> {
 // the entry passes `arena + offset` to the kernels.
 
 // CHECK-LABEL: llvm.func @arena_offsets(
-// CHECK-SAME: [[ARENA:%[0-9]+]]: !llvm.ptr, [[IO:%[0-9]+]]: !llvm.ptr) {
+// CHECK-SAME: [[ARENA:%[0-9]+]]: !llvm.ptr, [[IO:%[0-9]+]]: !llvm.ptr, [[STATUS:%[0-9]+]]: !llvm.ptr) {
 // CHECK: [[A:%[0-9]+]] = llvm.getelementptr inbounds [[ARENA]][0] : (!llvm.ptr) -> !llvm.ptr, i8
 // CHECK: llvm.call @arena_offsets_k0_thunk
 // CHECK: [[B:%[0-9]+]] = llvm.getelementptr inbounds [[ARENA]][64] : (!llvm.ptr) -> !llvm.ptr, i8

@@ -1,0 +1,119 @@
+"""What every kernel looks like to the entry function, and the pieces kernels share.
+
+A kernel is `void k(ptr buffer..., i64 begin, i64 end)`: the entry passes one
+pointer per buffer (inputs, outputs, and for index-checking kernels the status
+block) and the range of the kernel's outermost loop, which is how large
+kernels are split across threads. Pointer parameters are `noalias` unless the
+entry finds two of them at the same location (an in-place write).
+
+Index errors: a gather/scatter kernel that meets an index outside [-n, n)
+writes (code, index, axis, size) to the status block - code is the op's
+position among the function's index-checking ops - and skips the access; the
+runtime raises IndexError after the call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from xdsl.dialects import func, llvm
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, UnitAttr, i64
+from xdsl.ir import Block, Operation, Region, SSAValue
+
+from rlx_mlir.dialects.movement import INDEXED_OPS
+from rlx_mlir.lowering.emitter import Emitter
+from rlx_mlir.lowering.loops import if_then
+
+PTR = llvm.LLVMPointerType()
+STATUS = "status"
+"""Stands for the status block in `Kernel.buffers`."""
+
+STATUS_FIELDS = 4  # code, index, axis, size (i64 each)
+
+
+@dataclass
+class Kernel:
+    function: llvm.FuncOp
+    buffers: list[SSAValue | str]
+    extent: int
+    work: int
+    parallel: bool = True
+    helpers: list[llvm.FuncOp] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class KernelContext:
+    """What an emitter needs besides the op: a unique name and its error code."""
+
+    name: str
+    code: int = 0
+
+
+Build = Callable[[Emitter, Region, list[SSAValue], SSAValue, SSAValue], None]
+
+
+def kernel_function(name: str, n_pointers: int, build: Build) -> llvm.FuncOp:
+    """A kernel whose body `build(e, region, pointers, begin, end)` emits."""
+    entry = Block(arg_types=[PTR] * n_pointers + [i64, i64])
+    region = Region([entry])
+    e = Emitter(entry)
+    build(e, region, list(entry.args[:n_pointers]), entry.args[-2], entry.args[-1])
+    e.op(llvm.ReturnOp())
+    attrs = [DictionaryAttr({"llvm.noalias": UnitAttr()})] * n_pointers + [DictionaryAttr({})] * 2
+    return llvm.FuncOp(
+        name,
+        llvm.LLVMFunctionType([PTR] * n_pointers + [i64, i64]),
+        body=region,
+        other_props={"arg_attrs": ArrayAttr(attrs)},
+    )
+
+
+def emit_thunk(kernel: llvm.FuncOp, name: str, n_pointers: int) -> llvm.FuncOp:
+    """`void name(ptr args, i64 begin, i64 end)`: the uniform entry every launcher calls.
+
+    It unpacks the pointer array and calls the kernel, which O3 inlines; its
+    `noalias` parameters become alias scopes, so the loop still vectorizes.
+    """
+    entry = Block(arg_types=[PTR, i64, i64])
+    e = Emitter(entry)
+    args, begin, end = entry.args
+    pointers = [
+        e.op(llvm.LoadOp(e.op(llvm.GEPOp(args, [k], PTR, inbounds=True)), PTR)) for k in range(n_pointers)
+    ]
+    e.op(llvm.CallOp(kernel.sym_name.data, *pointers, begin, end))
+    e.op(llvm.ReturnOp())
+    return llvm.FuncOp(name, llvm.LLVMFunctionType([PTR, i64, i64]), body=Region([entry]))
+
+
+def drop_noalias(function: llvm.FuncOp, positions: set[int]) -> None:
+    """Pointer parameters at `positions` share memory with another one."""
+    if not positions or function.arg_attrs is None:
+        return
+    attrs = list(function.arg_attrs.data)
+    for k in positions:
+        attrs[k] = DictionaryAttr({})
+    function.arg_attrs = ArrayAttr(attrs)
+
+
+def checked_index(
+    e: Emitter, region: Region, raw: SSAValue, size: int, status: SSAValue, code: int, axis: int
+) -> tuple[SSAValue, SSAValue]:
+    """(index in [0, size), valid): negative indices count from the end; an
+    invalid one is reported in the status block and replaced by 0."""
+    given = e.sext(raw, i64) if raw.type != i64 else raw
+    n = e.i64(size)
+    index = e.select(e.icmp("slt", given, e.i64(0)), e.add(given, n), given)
+    valid = e.icmp("ult", index, n)
+
+    def report() -> None:
+        for slot, value in enumerate((e.i64(code), given, e.i64(axis), n)):
+            e.op(llvm.StoreOp(value, e.op(llvm.GEPOp(status, [slot], i64, inbounds=True)), alignment=8))
+
+    if_then(e, region, e.xor(valid, e.const_like(valid, 1)), report)
+    return e.select(valid, index, e.i64(0)), valid
+
+
+def index_checks(function: func.FuncOp) -> list[Operation]:
+    """The function's index-checking ops, in schedule order: op k has code k + 1."""
+    return [op for op in function.body.block.ops if isinstance(op, INDEXED_OPS)]
