@@ -165,10 +165,10 @@ def emit_nest(
         inner = e.i64(nest.sizes[depth + 1])
 
         def rows(i0: SSAValue) -> None:
-            i1 = _min(e, e.add(i0, e.i64(TILE)), hi)
+            i1 = e.smin(e.add(i0, e.i64(TILE)), hi)
 
             def cols(j0: SSAValue) -> None:
-                j1 = _min(e, e.add(j0, e.i64(TILE)), inner)
+                j1 = e.smin(e.add(j0, e.i64(TILE)), inner)
 
                 def row(i: SSAValue) -> None:
                     here = [_advance(e, off, i, strides[depth]) for off, strides in zip(offsets, nest.strides)]
@@ -186,10 +186,6 @@ def emit_nest(
         for_range(e, region, lo, hi, rows, step=TILE)
 
     level(0, [e.i64(base) for base in nest.bases], begin, end)
-
-
-def _min(e: Emitter, a: SSAValue, b: SSAValue) -> SSAValue:
-    return e.select(e.icmp("slt", a, b), a, b)
 
 
 def _advance(e: Emitter, offset: SSAValue, index: SSAValue, stride: int) -> SSAValue:

@@ -204,6 +204,12 @@ class Emitter:
     def ashr(self, a: SSAValue, b: SSAValue) -> SSAValue:
         return self.op(llvm.AShrOp(a, b))
 
+    def smin(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.select(self.icmp("slt", a, b), a, b)
+
+    def smax(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.select(self.icmp("sgt", a, b), a, b)
+
     def icmp(self, pred: str, a: SSAValue, b: SSAValue) -> SSAValue:
         return self.op(llvm.ICmpOp(a, b, IntegerAttr(_ICMP[pred], 64)))
 

@@ -54,8 +54,7 @@ def _source_index(e: Emitter, i: SSAValue, before: int, size: int, mode: str) ->
         inside = e.icmp("ult", j, n)
         return e.select(inside, j, e.i64(0)), inside
     if mode == "replicate":
-        low = e.select(e.icmp("slt", j, e.i64(0)), e.i64(0), j)
-        return e.select(e.icmp("sgt", low, e.i64(size - 1)), e.i64(size - 1), low), None
+        return e.smin(e.smax(j, e.i64(0)), e.i64(size - 1)), None
     period = size if mode == "circular" else 2 * (size - 1)
     p = e.i64(period)
     r = e.srem(j, p)
@@ -90,9 +89,10 @@ def pad_kernels(op: mv.PadOp, ctx: KernelContext) -> list[Kernel]:
             item.store(e, value, target, out_off)
 
         def level(depth: int, in_off: SSAValue, out_off: SSAValue, inside: SSAValue | None, lo: SSAValue, hi: SSAValue) -> None:
-            def body(i: SSAValue) -> None:
-                padded = before[depth] or after[depth]
-                src, ok = _source_index(e, i, before[depth], in_shape[depth], mode) if padded else (i, None)
+            def body(i: SSAValue, interior: bool) -> None:
+                padded = not interior and (before[depth] or after[depth])
+                src, ok = _source_index(e, i, before[depth], in_shape[depth], mode) if padded else (
+                    e.sub(i, e.i64(before[depth])), None)
                 here_in = e.add(in_off, e.mul(src, e.i64(in_strides[depth])))
                 here_out = e.add(out_off, e.mul(i, e.i64(out_strides[depth])))
                 now = ok if inside is None else (inside if ok is None else e.and_(inside, ok))
@@ -101,7 +101,14 @@ def pad_kernels(op: mv.PadOp, ctx: KernelContext) -> list[Kernel]:
                 else:
                     store(here_in, here_out, now)
 
-            for_range(e, region, lo, hi, body)
+            # the interior of an axis is a plain shifted copy; only the borders need the mode's index rule
+            pieces = ((0, before[depth], False), (before[depth], before[depth] + in_shape[depth], True),
+                      (before[depth] + in_shape[depth], out_shape[depth], False))
+            for start, stop, interior in pieces:
+                if start < stop:
+                    first = e.smax(lo, e.i64(start))
+                    last = e.smin(hi, e.i64(stop))
+                    for_range(e, region, first, last, lambda i, interior=interior: body(i, interior))
 
         if rank == 0:
             store(e.i64(0), e.i64(0), None)

@@ -167,6 +167,7 @@ def _guarded_shift(e: Emitter, a: SSAValue, b: SSAValue, signed: bool, left: boo
 
 
 def _pick(e: Emitter, a: SSAValue, b: SSAValue, pred: str) -> SSAValue:
+    """max/min of two integers by an icmp predicate (sgt/ugt/slt/ult)."""
     return e.select(e.icmp(pred, a, b), a, b)
 
 
