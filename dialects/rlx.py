@@ -30,9 +30,7 @@ from xdsl.dialects.builtin import (
     AffineMapAttr,
     ArrayAttr,
     DenseIntOrFPElementsAttr,
-    IntegerType,
     TensorType,
-    i1,
 )
 from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineMap
@@ -58,16 +56,11 @@ from rlx_mlir.broadcast import broadcasts_to, numel
 from rlx_mlir.dialects.common import (
     BINARY_KINDS,
     ANY,
-    FIELD,
     FLOATS,
     FUNCTIONAL_FORMAT,
-    INTS,
-    INTS_AND_BOOL,
     ORDERED,
-    REALS,
     check_broadcast_result,
     check_kind,
-    check_result_shape,
     check_same_level,
     check_value_type,
     element_type,

@@ -14,15 +14,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import i64
-from xdsl.ir import Block, Region, SSAValue
+from xdsl.ir import Region, SSAValue
 
 from rlx_mlir import index_maps
 from rlx_mlir.broadcast import numel
 from rlx_mlir.dialects import rlx
 from rlx_mlir.lowering.element_types import Value, codec
 from rlx_mlir.lowering.emitter import Emitter
-from rlx_mlir.lowering.kernel import PTR, Kernel, KernelContext, kernel_function
+from rlx_mlir.lowering.kernel import Kernel, KernelContext, kernel_function
 from rlx_mlir.lowering.loops import for_range
 from rlx_mlir.lowering.scalar_ops import emit_scalar_op
 

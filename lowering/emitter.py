@@ -25,7 +25,6 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IntegerAttr,
     IntegerType,
-    i1,
     i32,
     i64,
 )

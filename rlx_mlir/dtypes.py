@@ -17,7 +17,6 @@ import numpy as np
 from xdsl.dialects.builtin import (
     BFloat16Type,
     ComplexType,
-    Float16Type,
     IntegerType,
     Signedness,
     f16,
