@@ -372,8 +372,21 @@ class IndexedOp(MovementOp, ABC):
     def verify_shapes(self) -> None: ...
 
 
+class AxisIndexedOp(IndexedOp, ABC):
+    """An indexed op working along one `axis` of its data (or, for
+    gather_backward, of its result)."""
+
+    axis = prop_def(IntegerAttr[I64], default_value=IntegerAttr(0, i64))
+
+    def axis_rank(self) -> int:
+        return len(shape_of(self.data.type))  # type: ignore[attr-defined]
+
+    def normalized_axis(self) -> int:
+        return normalize_axis(self, self.axis.value.data, self.axis_rank())
+
+
 @irdl_op_definition
-class GatherOp(IndexedOp):
+class GatherOp(AxisIndexedOp):
     """`rlx.gather {axis}` (data, indices): np.take(data, indices, axis); the result
     shape is data[:axis] + indices.shape + data[axis+1:]."""
 
@@ -381,13 +394,9 @@ class GatherOp(IndexedOp):
     data = operand_def(TensorType)
     indices = operand_def(TensorType)
     result = result_def(TensorType)
-    axis = prop_def(IntegerAttr[I64], default_value=IntegerAttr(0, i64))
 
     def __init__(self, data: SSAValue, indices: SSAValue, axis: int, result_type: Attribute) -> None:
         super().__init__(operands=[data, indices], result_types=[result_type], properties={"axis": i64_attr(axis)})
-
-    def normalized_axis(self) -> int:
-        return normalize_axis(self, self.axis.value.data, len(shape_of(self.data.type)))
 
     def verify_shapes(self) -> None:
         data = shape_of(self.data.type)
@@ -397,7 +406,7 @@ class GatherOp(IndexedOp):
 
 
 @irdl_op_definition
-class GatherElementsOp(IndexedOp):
+class GatherElementsOp(AxisIndexedOp):
     """`rlx.gather_elements {axis}` (data, indices): np.take_along_axis; indices have
     data's rank and at most its extent on every other axis; result shape = indices shape."""
 
@@ -405,13 +414,9 @@ class GatherElementsOp(IndexedOp):
     data = operand_def(TensorType)
     indices = operand_def(TensorType)
     result = result_def(TensorType)
-    axis = prop_def(IntegerAttr[I64], default_value=IntegerAttr(0, i64))
 
     def __init__(self, data: SSAValue, indices: SSAValue, axis: int, result_type: Attribute) -> None:
         super().__init__(operands=[data, indices], result_types=[result_type], properties={"axis": i64_attr(axis)})
-
-    def normalized_axis(self) -> int:
-        return normalize_axis(self, self.axis.value.data, len(shape_of(self.data.type)))
 
     def verify_shapes(self) -> None:
         data, indices = shape_of(self.data.type), shape_of(self.indices.type)
@@ -458,7 +463,7 @@ class GatherNdOp(IndexedOp):
 
 
 @irdl_op_definition
-class GatherBackwardOp(IndexedOp):
+class GatherBackwardOp(AxisIndexedOp):
     """`rlx.gather_backward {axis}` (dy, indices): the adjoint of gather, zeros of
     the result type with `np.add.at` of dy at the gathered positions."""
 
@@ -466,13 +471,12 @@ class GatherBackwardOp(IndexedOp):
     dy = operand_def(TensorType)
     indices = operand_def(TensorType)
     result = result_def(TensorType)
-    axis = prop_def(IntegerAttr[I64], default_value=IntegerAttr(0, i64))
 
     def __init__(self, dy: SSAValue, indices: SSAValue, axis: int, result_type: Attribute) -> None:
         super().__init__(operands=[dy, indices], result_types=[result_type], properties={"axis": i64_attr(axis)})
 
-    def normalized_axis(self) -> int:
-        return normalize_axis(self, self.axis.value.data, len(shape_of(self.result.type)))
+    def axis_rank(self) -> int:
+        return len(shape_of(self.result.type))
 
     def verify_shapes(self) -> None:
         out = shape_of(self.result.type)
@@ -554,7 +558,7 @@ class ScatterNdOp(ReducingScatter):
 
 
 @irdl_op_definition
-class ScatterElementsOp(ReducingScatter):
+class ScatterElementsOp(ReducingScatter, AxisIndexedOp):
     """`rlx.scatter_elements {axis, reduction}` (data, indices, updates): ONNX
     ScatterElements; indices and updates share a shape of data's rank."""
 
@@ -563,7 +567,6 @@ class ScatterElementsOp(ReducingScatter):
     indices = operand_def(TensorType)
     updates = operand_def(TensorType)
     result = result_def(TensorType)
-    axis = prop_def(IntegerAttr[I64], default_value=IntegerAttr(0, i64))
     reduction = prop_def(StringAttr, default_value=StringAttr("none"))
 
     def __init__(
@@ -571,9 +574,6 @@ class ScatterElementsOp(ReducingScatter):
     ) -> None:
         props = {"axis": i64_attr(axis), "reduction": StringAttr(reduction)}
         super().__init__(operands=[data, indices, updates], result_types=[result_type], properties=props)
-
-    def normalized_axis(self) -> int:
-        return normalize_axis(self, self.axis.value.data, len(shape_of(self.data.type)))
 
     def verify_shapes(self) -> None:
         self.check_reduction()

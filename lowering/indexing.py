@@ -22,7 +22,7 @@ from rlx_mlir.broadcast import numel
 from rlx_mlir.dialects import movement as mv
 from rlx_mlir.dialects.common import element_type, shape_of
 from rlx_mlir.lowering.element_types import Codec, Value, codec
-from rlx_mlir.lowering.elementwise import coalesce, emit_nest, row_major_strides
+from rlx_mlir.lowering.elementwise import LoopNest, coalesce, emit_nest, row_major_strides
 from rlx_mlir.lowering.emitter import Emitter
 from rlx_mlir.lowering.kernel import STATUS, Kernel, KernelContext, checked_index, kernel_function
 from rlx_mlir.lowering.loops import for_range
@@ -105,15 +105,23 @@ def gather_kernels(op: mv.GatherOp, ctx: KernelContext) -> list[Kernel]:
     return [Kernel(function, [op.data, op.indices, op.result, STATUS], outer * m, outer * m * inner)]
 
 
-def gather_elements_kernels(op: mv.GatherElementsOp, ctx: KernelContext) -> list[Kernel]:
-    """np.take_along_axis: each result element reads data at its own position,
-    with the index along `axis` taken from `indices`."""
+def _along_axis(op: mv.GatherElementsOp | mv.ScatterElementsOp) -> tuple[LoopNest, int]:
+    """The nest over the indices' shape for (indices, values, data without `axis`),
+    and data's stride along `axis` (added per element from the index)."""
     data, shape = shape_of(op.data.type), shape_of(op.indices.type)
     axis = op.normalized_axis()
     data_strides = row_major_strides(data)
     own = row_major_strides(shape)
     others = tuple(0 if d == axis else s for d, s in enumerate(data_strides))
-    nest = coalesce(shape, [own, own, others])
+    return coalesce(shape, [own, own, others]), data_strides[axis]
+
+
+def gather_elements_kernels(op: mv.GatherElementsOp, ctx: KernelContext) -> list[Kernel]:
+    """np.take_along_axis: each result element reads data at its own position,
+    with the index along `axis` taken from `indices`."""
+    data, shape = shape_of(op.data.type), shape_of(op.indices.type)
+    axis = op.normalized_axis()
+    nest, axis_stride = _along_axis(op)
     item, load_index = codec(element_type(op.result.type)), _index_loader(op)
     readable = data[axis] > 0
 
@@ -123,7 +131,7 @@ def gather_elements_kernels(op: mv.GatherElementsOp, ctx: KernelContext) -> list
         def element(e: Emitter, ptrs: list[SSAValue], offsets: list[SSAValue]) -> None:
             k, _ = checked_index(e, region, load_index(e, indices, offsets[0]), data[axis], status, ctx.code, axis)
             if readable:
-                value = item.load(e, table, e.add(offsets[2], e.mul(k, e.i64(data_strides[axis]))))
+                value = item.load(e, table, e.add(offsets[2], e.mul(k, e.i64(axis_stride))))
                 item.store(e, value, out, offsets[1])
 
         emit_nest(e, region, nest, [indices, out, table], begin, end, element)
@@ -251,10 +259,7 @@ def scatter_elements_kernels(op: mv.ScatterElementsOp, ctx: KernelContext) -> li
     own position with the `axis` coordinate taken from indices."""
     data, shape = shape_of(op.data.type), shape_of(op.indices.type)
     axis = op.normalized_axis()
-    data_strides = row_major_strides(data)
-    own = row_major_strides(shape)
-    others = tuple(0 if d == axis else s for d, s in enumerate(data_strides))
-    nest = coalesce(shape, [own, own, others])
+    nest, axis_stride = _along_axis(op)
     item, load_index = codec(element_type(op.result.type)), _index_loader(op)
     reduction = op.reduction.data
     writable = data[axis] > 0
@@ -266,7 +271,7 @@ def scatter_elements_kernels(op: mv.ScatterElementsOp, ctx: KernelContext) -> li
         def element(e: Emitter, ptrs: list[SSAValue], offsets: list[SSAValue]) -> None:
             k, _ = checked_index(e, region, load_index(e, indices, offsets[0]), data[axis], status, ctx.code, axis)
             if writable:
-                at = e.add(offsets[2], e.mul(k, e.i64(data_strides[axis])))
+                at = e.add(offsets[2], e.mul(k, e.i64(axis_stride)))
                 update = item.load(e, updates, offsets[1])
                 item.store(e, _reduce(e, reduction, item.load(e, out, at), update, item), out, at)
 

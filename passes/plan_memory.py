@@ -62,7 +62,8 @@ def view_offset(op: Operation) -> int | None:
     first = next((a for a, n in enumerate(lengths) if n > 1), len(lengths))
     if first < len(lengths) and reads[first].scale != 1:
         return None
-    if any(lengths[a] != shape[a] for a in range(first + 1, len(shape))):
+    whole = (lengths[a] == shape[a] and (shape[a] <= 1 or reads[a][1:] == (1, 0)) for a in range(first + 1, len(shape)))
+    if not all(whole):
         return None
     strides = row_major(shape)
     return sum(access.offset * stride for access, stride in zip(reads, strides))
