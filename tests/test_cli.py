@@ -96,3 +96,17 @@ def test_run_errors_are_one_line(graph: Path, inputs, tmp_path: Path) -> None:
     bad = tmp_path / "bad.mlir"
     bad.write_text(GRAPH.replace("tensor<3xf32>", "tensor<5xf32>"))
     assert_one_line_error(run("run", str(bad)), "rlx-run", "incompatible broadcast shapes")
+
+
+def test_run_reports_a_bad_index_in_one_line(tmp_path: Path) -> None:
+    graph = tmp_path / "gather.mlir"
+    graph.write_text(
+        """func.func @f(%x: tensor<4x3xf32>, %i: tensor<2xi64>) -> tensor<2x3xf32> {
+          %g = rlx.gather %x, %i {axis = 0 : i64} : (tensor<4x3xf32>, tensor<2xi64>) -> tensor<2x3xf32>
+          func.return %g : tensor<2x3xf32>
+        }"""
+    )
+    np.save(tmp_path / "x.npy", np.zeros((4, 3), np.float32))
+    np.save(tmp_path / "i.npy", np.array([1, 9], np.int64))
+    result = run("run", str(graph), "--input", str(tmp_path / "x.npy"), "--input", str(tmp_path / "i.npy"))
+    assert_one_line_error(result, "rlx-run", "rlx.gather: index 9 is out of range for axis 0 with size 4")

@@ -49,7 +49,7 @@ def main(args: Sequence[str] | None = None) -> None:
         else:
             for k, result in enumerate(results):
                 print(f"result{k}: {result.dtype}{list(result.shape)}\n{result}")
-    except (RlxError, OSError) as error:
+    except (RlxError, OSError, IndexError) as error:
         fail("rlx-run", error)
 
 
