@@ -487,6 +487,7 @@ class GatherBackwardOp(AxisIndexedOp):
                 f"'{self.name}' dy shape {list(shape_of(self.dy.type))} does not match the expected shape {list(expected)}"
             )
         check_same_element_type(self, "result", self.result, self.dy)
+        check_kind(self, check_value_type(self, self.dy.type, "dy"), BINARY_KINDS["add"], "dy")
 
 
 # ---------------------------------------------------------------------------
@@ -526,6 +527,7 @@ class ScatterAddOp(IndexedOp):
         if not out or out[1:] != updates[1:]:
             raise VerifyException(f"'{self.name}' result shape {list(out)} must be [M] + {list(updates[1:])}")
         check_same_element_type(self, "result", self.result, self.updates)
+        check_kind(self, check_value_type(self, self.updates.type, "updates"), BINARY_KINDS["add"], "updates")
 
 
 @irdl_op_definition

@@ -62,12 +62,16 @@ def _bf16_decode(e: Emitter, bits: SSAValue) -> SSAValue:
 
 
 def _bf16_encode(e: Emitter, v: SSAValue) -> SSAValue:
-    """f32 -> bf16 bits, round to nearest even; NaN stays a (quiet) NaN."""
+    """f32 -> bf16 bits, round to nearest even. A NaN keeps its top 16 bits
+    (so a bf16 NaN survives decode/encode bit for bit) unless that would leave
+    no payload there, in which case it becomes the quiet NaN of its sign."""
     bits = e.bitcast(v, i32)
-    lsb = e.and_(e.lshr(bits, e.const(i32, 16)), e.const(i32, 1))
+    top = e.lshr(bits, e.const(i32, 16))
+    lsb = e.and_(top, e.const(i32, 1))
     rounded = e.lshr(e.add(bits, e.add(lsb, e.const(i32, 0x7FFF))), e.const(i32, 16))
-    quiet_nan = e.or_(e.lshr(bits, e.const(i32, 16)), e.const(i32, 0x40))
-    return e.itrunc(e.select(e.fcmp("uno", v, v), quiet_nan, rounded), i16)
+    payload_lost = e.icmp("eq", e.and_(top, e.const(i32, 0x7F)), e.const(i32, 0))
+    nan = e.select(payload_lost, e.or_(top, e.const(i32, 0x40)), top)
+    return e.itrunc(e.select(e.fcmp("uno", v, v), nan, rounded), i16)
 
 
 def _bool_decode(e: Emitter, byte: SSAValue) -> SSAValue:
@@ -115,6 +119,15 @@ class Codec:
             self._store(e, value.im, base, e.add(first, e.i64(1)))
             return
         self._store(e, self.encode(e, value), base, index)
+
+    def copy(self, e: Emitter, src: SSAValue, src_index: SSAValue, dst: SSAValue, dst_index: SSAValue) -> None:
+        """Move one element as stored bits: no decode, no rounding, payloads kept."""
+        for part in range(self.components):
+            at_src, at_dst = src_index, dst_index
+            if self.components == 2:
+                at_src = e.add(e.mul(src_index, e.i64(2)), e.i64(part))
+                at_dst = e.add(e.mul(dst_index, e.i64(2)), e.i64(part))
+            self._store(e, self._load(e, src, at_src), dst, at_dst)
 
     def _load(self, e: Emitter, base: SSAValue, index: SSAValue) -> SSAValue:
         ptr = e.op(llvm.GEPOp(base, [llvm.GEP_USE_SSA_VAL], self.storage, ssa_indices=[index], inbounds=True))

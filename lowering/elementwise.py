@@ -199,12 +199,18 @@ def _emit_body(
 ) -> None:
     block = region_op.body.block
     n_in = len(region_op.inputs)
+    used = {v for op in block.ops if not isinstance(op, rlx.YieldOp) for v in op.operands}
     values: dict[SSAValue, Value] = {
-        arg: codec(arg.type).load(e, pointers[k], offsets[k]) for k, arg in enumerate(block.args)
+        arg: codec(arg.type).load(e, pointers[k], offsets[k]) for k, arg in enumerate(block.args) if arg in used
     }
     for op in block.ops:
         if isinstance(op, rlx.YieldOp):
             for j, value in enumerate(op.values):
-                codec(value.type).store(e, values[value], pointers[n_in + j], offsets[n_in + j])
+                out, at = pointers[n_in + j], offsets[n_in + j]
+                if value in block.args and value not in values:  # a pure copy moves the stored bits
+                    k = block.args.index(value)
+                    codec(value.type).copy(e, pointers[k], offsets[k], out, at)
+                else:
+                    codec(value.type).store(e, values[value], out, at)
             continue
         values[op.results[0]] = emit_scalar_op(e, op, [values[v] for v in op.operands])

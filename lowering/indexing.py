@@ -36,7 +36,7 @@ def _copy_run(
     (src_ptr, src_off), (dst_ptr, dst_off) = src, dst
 
     def body(t: SSAValue) -> None:
-        item.store(e, item.load(e, src_ptr, e.add(src_off, t)), dst_ptr, e.add(dst_off, t))
+        item.copy(e, src_ptr, e.add(src_off, t), dst_ptr, e.add(dst_off, t))
 
     for_range(e, region, e.i64(0), length, body)
 
@@ -131,8 +131,7 @@ def gather_elements_kernels(op: mv.GatherElementsOp, ctx: KernelContext) -> list
         def element(e: Emitter, ptrs: list[SSAValue], offsets: list[SSAValue]) -> None:
             k, _ = checked_index(e, region, load_index(e, indices, offsets[0]), data[axis], status, ctx.code, axis)
             if readable:
-                value = item.load(e, table, e.add(offsets[2], e.mul(k, e.i64(axis_stride))))
-                item.store(e, value, out, offsets[1])
+                item.copy(e, table, e.add(offsets[2], e.mul(k, e.i64(axis_stride))), out, offsets[1])
 
         emit_nest(e, region, nest, [indices, out, table], begin, end, element)
 

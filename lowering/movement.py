@@ -38,7 +38,7 @@ def concat_kernels(op: mv.ConcatOp, ctx: KernelContext) -> list[Kernel]:
         nest = coalesce(tuple(piece), [in_strides, out_strides], (in_base, position * out_strides[axis]))
 
         def copy(e: Emitter, pointers: list[SSAValue], offsets: list[SSAValue]) -> None:
-            item.store(e, item.load(e, pointers[0], offsets[0]), pointers[1], offsets[1])
+            item.copy(e, pointers[0], offsets[0], pointers[1], offsets[1])
 
         function = emit_nest_kernel(f"{ctx.name}_{k}", nest, 2, copy)
         kernels.append(Kernel(function, [value, op.result], nest.outer_extent, numel(piece)))

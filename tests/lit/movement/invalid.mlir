@@ -947,3 +947,22 @@ func.func @relu_backward_result_shape(%x: tensor<3x4xf32>, %dy: tensor<4xf32>) {
   %g = rlx.relu_backward %x, %dy : (tensor<3x4xf32>, tensor<4xf32>) -> tensor<4xf32>
   func.return
 }
+
+// -----
+
+// Accumulating ops add like rlx.add, which has no bool form.
+// CHECK-LABEL: sym_name = "scatter_add_bool"
+// CHECK: Operation does not verify: 'rlx.scatter_add' updates must be complex or float or int or uint, got i1
+func.func @scatter_add_bool(%u: tensor<2xi1>, %i: tensor<2xi64>) {
+  %r = rlx.scatter_add %u, %i : (tensor<2xi1>, tensor<2xi64>) -> tensor<1xi1>
+  func.return
+}
+
+// -----
+
+// CHECK-LABEL: sym_name = "gather_backward_bool"
+// CHECK: Operation does not verify: 'rlx.gather_backward' dy must be complex or float or int or uint, got i1
+func.func @gather_backward_bool(%u: tensor<2xi1>, %i: tensor<2xi64>) {
+  %r = rlx.gather_backward %u, %i {axis = 0 : i64} : (tensor<2xi1>, tensor<2xi64>) -> tensor<1xi1>
+  func.return
+}
