@@ -1,6 +1,6 @@
 """A cast-heavy chain: f16 in -> f32 math -> bf16 out, rlx_mlir vs NumPy (+ ml_dtypes), one process.
 
-    python benchmarks/casts.py [--log2n 24] [--repeat 9]
+    python benchmarks/casts.py [--log2n 24] [--repeat 15]
 
     y = bf16(gelu_approx(f32(x) * f32(scale) + f32(bias)))   x: f16, scale/bias: f16 vectors
 
@@ -47,7 +47,7 @@ def numpy_chain(x: np.ndarray, scale: np.ndarray, bias: np.ndarray) -> np.ndarra
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--log2n", type=int, default=24)
-    parser.add_argument("--repeat", type=int, default=9)
+    parser.add_argument("--repeat", type=int, default=15)
     options = parser.parse_args()
     cols = 1024
     rows = (1 << options.log2n) // cols

@@ -1,7 +1,7 @@
 """Fused elementwise chains: rlx_mlir vs NumPy (eager and with out= buffers),
 numexpr and (if installed) PyTorch eager, same inputs, one process.
 
-    python benchmarks/elementwise.py [--log2n 24] [--repeat 9]
+    python benchmarks/elementwise.py [--log2n 24] [--repeat 15]
 
 Prints median times and the ratio peer / rlx (> 1 means rlx is faster), plus
 the memory-bandwidth floor: the time rlx itself takes for `a + b + c`, which
@@ -106,7 +106,7 @@ def floor_ms(a: np.ndarray, b: np.ndarray, c: np.ndarray, out: np.ndarray, repea
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--log2n", type=int, default=24)
-    parser.add_argument("--repeat", type=int, default=9)
+    parser.add_argument("--repeat", type=int, default=15)
     options = parser.parse_args()
     n = 1 << options.log2n
     rng = np.random.default_rng(0)
