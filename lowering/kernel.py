@@ -15,7 +15,7 @@ runtime raises IndexError after the call.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from xdsl.dialects import func, llvm
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, UnitAttr, i64
@@ -39,7 +39,6 @@ class Kernel:
     extent: int
     work: int
     parallel: bool = True
-    helpers: list[llvm.FuncOp] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,8 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from rlx_mlir import index_maps
 from rlx_mlir.dialects import rlx
-from rlx_mlir.lowering.program import external_declarations, lower_function
+from rlx_mlir.lowering.parallel import external_declarations
+from rlx_mlir.lowering.program import lower_function
 from rlx_mlir.passes.fuse_elementwise import replace_with_region
 from rlx_mlir.passes.plan_memory import view_offset
 
