@@ -17,7 +17,7 @@ from xdsl.dialects import llvm
 from xdsl.ir import Region, SSAValue
 
 from rlx_mlir import index_maps
-from rlx_mlir.broadcast import numel
+from rlx_mlir.broadcast import numel, row_major_strides
 from rlx_mlir.dialects import rlx
 from rlx_mlir.lowering.element_types import Value, codec
 from rlx_mlir.lowering.emitter import Emitter
@@ -52,14 +52,6 @@ class LoopNest:
         if len(self.sizes) < 2 or self.sizes[-1] < TILE:
             return False
         return any(abs(s[-1]) > 1 and 1 in map(abs, s[:-1]) for s in self.strides)
-
-
-def row_major_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
-    strides, step = [], 1
-    for size in reversed(shape):
-        strides.append(step)
-        step *= size
-    return tuple(reversed(strides))
 
 
 def read_strides(shape: Sequence[int], reads: Sequence[index_maps.Access], rank: int) -> tuple[tuple[int, ...], int]:

@@ -30,7 +30,7 @@ from xdsl.ir.affine import AffineMap
 from xdsl.passes import ModulePass
 
 from rlx_mlir import dtypes, index_maps
-from rlx_mlir.broadcast import numel
+from rlx_mlir.broadcast import numel, row_major_strides
 from rlx_mlir.dialects import rlx
 from rlx_mlir.dialects.movement import NarrowOp, SliceOp
 
@@ -65,16 +65,8 @@ def view_offset(op: Operation) -> int | None:
     whole = (lengths[a] == shape[a] and (shape[a] <= 1 or reads[a][1:] == (1, 0)) for a in range(first + 1, len(shape)))
     if not all(whole):
         return None
-    strides = row_major(shape)
+    strides = row_major_strides(shape)
     return sum(access.offset * stride for access, stride in zip(reads, strides))
-
-
-def row_major(shape: tuple[int, ...]) -> tuple[int, ...]:
-    strides, step = [], 1
-    for size in reversed(shape):
-        strides.append(step)
-        step *= size
-    return tuple(reversed(strides))
 
 
 def view_source(value: SSAValue) -> tuple[SSAValue, int]:

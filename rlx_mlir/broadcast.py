@@ -42,3 +42,12 @@ def _numel(shape: Sequence[int]) -> int:
 
 
 numel = _numel
+
+
+def row_major_strides(shape: Sequence[int]) -> tuple[int, ...]:
+    """Element strides of a C-contiguous array of `shape`."""
+    strides, step = [], 1
+    for size in reversed(tuple(shape)):
+        strides.append(step)
+        step *= size
+    return tuple(reversed(strides))

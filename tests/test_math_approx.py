@@ -2,20 +2,17 @@
 
 The harness wraps each approximation in an `llvm.func` loop
 ``f(ptr in, [ptr in2,] ptr out, i64 n)`` (noalias pointers, so LLVM vectorizes
-it), converts the module with xDSL's llvmlite backend, optimizes at O3 for the
-host CPU, JITs it and calls it on NumPy arrays.
+it), converts the module with xDSL's llvmlite backend and compiles it with the
+project's JIT (O3 for the host CPU, MCJIT), then calls it on NumPy arrays.
 """
 
 from __future__ import annotations
 
 import ctypes
 import re
-import sys
 from collections.abc import Callable
 from functools import cache
-from pathlib import Path
 
-import llvmlite.binding as llvm
 import numpy as np
 import pytest
 from xdsl.backend.llvm.convert import convert_module
@@ -31,13 +28,9 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Region
 
-try:
-    from rlx_mlir.lowering import math_approx as ma
-    from rlx_mlir.lowering.emitter import Emitter
-except ImportError:  # package not installed yet: import from the source tree
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from lowering import math_approx as ma  # type: ignore[no-redef]
-    from lowering.emitter import Emitter  # type: ignore[no-redef]
+from rlx_mlir.jit import CompiledModule, compile_llvm
+from rlx_mlir.lowering import math_approx as ma
+from rlx_mlir.lowering.emitter import Emitter
 
 # ---------------------------------------------------------------------------
 # harness
@@ -81,34 +74,11 @@ def _kernel(name: str, ftype: Attribute, arity: int) -> xllvm.FuncOp:
     )
 
 
-@cache
-def _target_machine() -> llvm.TargetMachine:
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
-    return llvm.Target.from_default_triple().create_target_machine(
-        cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(), opt=3
-    )
-
-
-def _optimize(ir_text: str) -> llvm.ModuleRef:
-    tm = _target_machine()
-    mod = llvm.parse_assembly(ir_text)
-    mod.verify()
-    pto = llvm.create_pipeline_tuning_options(speed_level=3)
-    pto.loop_vectorization = True
-    pto.slp_vectorization = True
-    pb = llvm.create_pass_builder(tm, pto)
-    pb.getModulePassManager().run(mod, pb)
-    return mod
-
-
-def _build(kernels: list[tuple[str, Attribute, int]]) -> llvm.ModuleRef:
+def _build(kernels: list[tuple[str, Attribute, int]]) -> CompiledModule:
+    """The kernels in one module, optimized and JIT-compiled by the project's own JIT."""
     module = ModuleOp([_kernel(n, t, a) for n, t, a in kernels])
     module.verify()
-    return _optimize(str(convert_module(module, fallback_target_triple=None)))
-
-
-_ENGINES: list[object] = []  # keep JITs alive
+    return compile_llvm(convert_module(module, fallback_target_triple=None), {n for n, _, _ in kernels})
 
 
 @cache
@@ -116,13 +86,10 @@ def _compiled(dtype: type) -> dict[str, Callable[..., np.ndarray]]:
     """JIT every function for one dtype in a single module; return NumPy-level callables."""
     ftype = DTYPES[dtype]
     kernels = [(f, ftype, 1) for f in UNARY] + [(f, ftype, 2) for f in BINARY]
-    mod = _build(kernels)
-    ee = llvm.create_mcjit_compiler(mod, _target_machine())
-    ee.finalize_object()
-    _ENGINES.append(ee)
+    compiled = _build(kernels)
     out: dict[str, Callable[..., np.ndarray]] = {}
     for name, _, arity in kernels:
-        addr = ee.get_function_address(name)
+        addr = compiled.address(name)
         proto = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * (arity + 1)), ctypes.c_int64)
         out[name] = _wrap(proto(addr), dtype)
     return out
@@ -351,8 +318,7 @@ def test_exact_specials(dtype: type) -> None:
 
 def test_f32_exp_vectorizes() -> None:
     """The f32 exp loop must become packed vector code with no libm call."""
-    mod = _build([("exp", Float32Type(), 1)])
-    asm = _target_machine().emit_assembly(mod)
+    asm = _build([("exp", Float32Type(), 1)]).assembly()
     assert "zmm" in asm or "ymm" in asm, asm[:2000]
     packed = [ln for ln in asm.splitlines() if "ps\t" in ln and ("zmm" in ln or "ymm" in ln)]
     assert packed, "no packed single-precision instructions"
