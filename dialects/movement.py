@@ -84,6 +84,46 @@ def array_values(op: Operation, name: str, attr: DenseArrayBase, length: int | N
     return values  # type: ignore[return-value]
 
 
+# ---------------------------------------------------------------------------
+# result shapes (shared by the verifiers and rlx_mlir.Builder)
+# ---------------------------------------------------------------------------
+
+
+def transposed_shape(shape: Sequence[int], perm: Sequence[int]) -> tuple[int, ...]:
+    return tuple(shape[a] for a in perm)
+
+
+def narrowed_shape(shape: Sequence[int], axis: int, length: int) -> tuple[int, ...]:
+    return tuple(length if a == axis else n for a, n in enumerate(shape))
+
+
+def padded_shape(shape: Sequence[int], before: Sequence[int], after: Sequence[int]) -> tuple[int, ...]:
+    return tuple(n + b + a for n, b, a in zip(shape, before, after))
+
+
+def gathered_shape(data: Sequence[int], indices: Sequence[int], axis: int) -> tuple[int, ...]:
+    return tuple(data[:axis]) + tuple(indices) + tuple(data[axis + 1 :])
+
+
+def gathered_nd_shape(data: Sequence[int], indices: Sequence[int], batch_dims: int) -> tuple[int, ...]:
+    return tuple(indices[:-1]) + tuple(data[batch_dims + indices[-1] :])
+
+
+def concatenated_shape(shapes: Sequence[Sequence[int]], axis: int) -> tuple[int, ...]:
+    """Inputs aligned to the trailing axes; lower-rank ones broadcast; extents add up on `axis`."""
+    rank = max(len(s) for s in shapes)
+    out = [1] * rank
+    total = 0
+    for shape in shapes:
+        lead = rank - len(shape)
+        total += shape[axis - lead] if axis >= lead else 1
+        for a, n in enumerate(shape):
+            if a + lead != axis and n != 1:
+                out[a + lead] = n
+    out[axis] = total
+    return tuple(out)
+
+
 class _LayoutCanonicalization(HasCanonicalizationPatternsTrait):
     @classmethod
     def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
@@ -148,7 +188,7 @@ class TransposeOp(MovementOp):
         if sorted(perm) != list(range(len(shape))):
             raise VerifyException(f"'{self.name}' perm {list(perm)} is not a permutation of 0..{len(shape) - 1}")
         check_same_element_type(self, "result", self.result, self.input)
-        check_result_shape(self, [shape[a] for a in perm])
+        check_result_shape(self, transposed_shape(shape, perm))
 
 
 @irdl_op_definition
@@ -229,7 +269,7 @@ class NarrowOp(MovementOp):
                 f"'{self.name}' start {start} and length {length} do not fit axis {axis} of size {shape[axis]}"
             )
         check_same_element_type(self, "result", self.result, self.input)
-        check_result_shape(self, [length if a == axis else n for a, n in enumerate(shape)])
+        check_result_shape(self, narrowed_shape(shape, axis, length))
 
 
 @irdl_op_definition
@@ -304,7 +344,7 @@ class PadOp(MovementOp):
             if (b or a) and mode != "constant" and n < (2 if mode == "reflect" else 1):
                 raise VerifyException(f"'{self.name}' mode \"{mode}\" cannot pad axis {axis} of size {n}")
         check_same_element_type(self, "result", self.result, self.input)
-        check_result_shape(self, [n + b + a for n, b, a in zip(shape, before, after)])
+        check_result_shape(self, padded_shape(shape, before, after))
 
 
 @irdl_op_definition
@@ -402,7 +442,7 @@ class GatherOp(AxisIndexedOp):
         data = shape_of(self.data.type)
         axis = self.normalized_axis()
         check_same_element_type(self, "result", self.result, self.data)
-        check_result_shape(self, data[:axis] + shape_of(self.indices.type) + data[axis + 1 :])
+        check_result_shape(self, gathered_shape(data, shape_of(self.indices.type), axis))
 
 
 @irdl_op_definition
@@ -459,7 +499,7 @@ class GatherNdOp(IndexedOp):
         if k < 1 or b + k > len(data):
             raise VerifyException(f"'{self.name}' {k} coordinates per index do not fit data of rank {len(data)} after {b} batch dims")
         check_same_element_type(self, "result", self.result, self.data)
-        check_result_shape(self, indices[:-1] + data[b + k :])
+        check_result_shape(self, gathered_nd_shape(data, indices, b))
 
 
 @irdl_op_definition

@@ -9,7 +9,10 @@
 
 Every unary, binary and compare op of the dialect is a method of the same name
 (`b.gelu(x)`, `b.atan2(y, x)`, `b.lt(a, b)`); the op tables in the dialect are
-the only list of them.
+the only list of them. Data movement and indexing ops are methods too
+(`b.transpose(x, [1, 0])`, `b.gather(table, ids, axis=0)`), their result
+shapes computed by the dialect's shape functions; the module is verified when
+`module()` builds it, so a bad argument is a VerificationError there.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from rlx_mlir import dtypes
 from rlx_mlir.broadcast import broadcast_shapes
 from rlx_mlir.compiler import verify
+from rlx_mlir.dialects import movement as mv
 from rlx_mlir.dialects import rlx
 from rlx_mlir.errors import VerificationError
 
@@ -102,6 +106,72 @@ class Builder:
 
     def reshape(self, x: SSAValue, shape: Sequence[int]) -> SSAValue:
         return self._add(rlx.ReshapeOp(x, TensorType(rlx.element_type(x.type), list(shape))))
+
+    # data movement and indexing (result shapes from dialects/movement.py) ----
+    def _like(self, x: SSAValue, shape: Sequence[int]) -> TensorType:
+        return TensorType(rlx.element_type(x.type), list(shape))
+
+    def _axis(self, axis: int, rank: int) -> int:
+        return axis % rank if rank and -rank <= axis < rank else axis
+
+    def transpose(self, x: SSAValue, perm: Sequence[int]) -> SSAValue:
+        return self._add(mv.TransposeOp(x, perm, self._like(x, mv.transposed_shape(rlx.shape_of(x.type), perm))))
+
+    def slice(self, x: SSAValue, starts: Sequence[int], steps: Sequence[int], lengths: Sequence[int]) -> SSAValue:
+        return self._add(mv.SliceOp(x, starts, steps, self._like(x, lengths)))
+
+    def narrow(self, x: SSAValue, axis: int, start: int, length: int) -> SSAValue:
+        shape = rlx.shape_of(x.type)
+        result = mv.narrowed_shape(shape, self._axis(axis, len(shape)), length)
+        return self._add(mv.NarrowOp(x, axis, start, length, self._like(x, result)))
+
+    def reverse(self, x: SSAValue, axes: Sequence[int]) -> SSAValue:
+        return self._add(mv.ReverseOp(x, axes, x.type))
+
+    def pad(
+        self, x: SSAValue, before: Sequence[int], after: Sequence[int], mode: str = "constant", value: float = 0.0
+    ) -> SSAValue:
+        result = mv.padded_shape(rlx.shape_of(x.type), before, after)
+        return self._add(mv.PadOp(x, before, after, mode, value, self._like(x, result)))
+
+    def concat(self, inputs: Sequence[SSAValue], axis: int) -> SSAValue:
+        shapes = [rlx.shape_of(v.type) for v in inputs]
+        rank = max(len(s) for s in shapes)
+        result = mv.concatenated_shape(shapes, self._axis(axis, rank))
+        return self._add(mv.ConcatOp(inputs, axis, self._like(inputs[0], result)))
+
+    def gather(self, data: SSAValue, indices: SSAValue, axis: int = 0) -> SSAValue:
+        shape = rlx.shape_of(data.type)
+        result = mv.gathered_shape(shape, rlx.shape_of(indices.type), self._axis(axis, len(shape)))
+        return self._add(mv.GatherOp(data, indices, axis, self._like(data, result)))
+
+    def gather_elements(self, data: SSAValue, indices: SSAValue, axis: int = 0) -> SSAValue:
+        return self._add(mv.GatherElementsOp(data, indices, axis, self._like(data, rlx.shape_of(indices.type))))
+
+    def gather_nd(self, data: SSAValue, indices: SSAValue, batch_dims: int = 0) -> SSAValue:
+        result = mv.gathered_nd_shape(rlx.shape_of(data.type), rlx.shape_of(indices.type), batch_dims)
+        return self._add(mv.GatherNdOp(data, indices, batch_dims, self._like(data, result)))
+
+    def gather_backward(self, dy: SSAValue, indices: SSAValue, axis: int, shape: Sequence[int]) -> SSAValue:
+        return self._add(mv.GatherBackwardOp(dy, indices, axis, self._like(dy, shape)))
+
+    def scatter_add(self, updates: SSAValue, indices: SSAValue, rows: int) -> SSAValue:
+        shape = (rows, *rlx.shape_of(updates.type)[1:])
+        return self._add(mv.ScatterAddOp(updates, indices, self._like(updates, shape)))
+
+    def scatter_nd(self, data: SSAValue, indices: SSAValue, updates: SSAValue, reduction: str = "none") -> SSAValue:
+        return self._add(mv.ScatterNdOp(data, indices, updates, reduction, data.type))
+
+    def scatter_elements(
+        self, data: SSAValue, indices: SSAValue, updates: SSAValue, axis: int = 0, reduction: str = "none"
+    ) -> SSAValue:
+        return self._add(mv.ScatterElementsOp(data, indices, updates, axis, reduction, data.type))
+
+    def relu_backward(self, x: SSAValue, dy: SSAValue) -> SSAValue:
+        return self._add(rlx.ReluBackwardOp(x, dy, self._broadcast_type(x, dy)))
+
+    def activation_backward(self, x: SSAValue, dy: SSAValue, kind: str) -> SSAValue:
+        return self._add(rlx.ActivationBackwardOp(x, dy, kind, self._broadcast_type(x, dy)))
 
     def constant(self, value: np.ndarray | float, dtype: str = "f32") -> SSAValue:
         array = np.asarray(value, dtype=dtypes.from_name(dtype).numpy)

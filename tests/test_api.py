@@ -150,3 +150,35 @@ def test_large_kernel_runs_on_both_threads_and_matches() -> None:
 
     if len(os.sched_getaffinity(0)) > 1:
         assert "pthread_create" in exe.llvm_ir
+
+
+def test_builder_data_movement_matches_numpy() -> None:
+    b = rlx.Builder("moves")
+    x = b.input((4, 6))
+    ids = b.input((5,), "i64")
+    t = b.transpose(x, [1, 0])
+    p = b.pad(x, [1, 0], [0, 2], mode="reflect")
+    g = b.gather(x, ids, axis=0)
+    c = b.concat([x, b.narrow(x, 1, 1, 3)], axis=1)
+    r = b.reverse(b.slice(x, [3, 0], [-1, 2], [4, 3]), [1])
+    grads = b.activation_backward(x, b.relu_backward(x, x), "tanh")
+    b.output(t, p, g, c, r, grads)
+    exe = rlx.compile(b.module())
+    xv = np.arange(24, dtype=np.float32).reshape(4, 6) - 7
+    iv = np.array([3, -1, 0, 2, 2], np.int64)
+    got = exe(xv, iv)
+    np.testing.assert_array_equal(got[0], xv.T)
+    np.testing.assert_array_equal(got[1], np.pad(xv, ((1, 0), (0, 2)), mode="reflect"))
+    np.testing.assert_array_equal(got[2], xv[iv])
+    np.testing.assert_array_equal(got[3], np.concatenate([xv, xv[:, 1:4]], axis=1))
+    np.testing.assert_array_equal(got[4], xv[::-1, ::2][:, ::-1])
+    dx = np.where(xv > 0, xv, 0) * (1 - np.tanh(xv.astype(np.float64)) ** 2)
+    np.testing.assert_allclose(got[5], dx, rtol=1e-5, atol=1e-6)
+
+
+def test_builder_bad_movement_is_a_verification_error() -> None:
+    b = rlx.Builder()
+    x = b.input((4, 6))
+    b.output(b.transpose(x, [0, 0]))
+    with pytest.raises(rlx.VerificationError, match="not a permutation"):
+        b.module()
