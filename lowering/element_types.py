@@ -209,9 +209,30 @@ def _float_to_int(e: Emitter, v: SSAValue, target: Codec) -> SSAValue:
 
 
 def _int_to_float(e: Emitter, v: SSAValue, source: Codec, target: Codec) -> SSAValue:
+    """One rounding to the target. f16/bf16 go through f64 rounded to odd (exact
+    for every integer type but i64, whose rounding to f64 is made sticky), so
+    the final narrowing rounds as if from the exact integer."""
     if not source.signed:  # unsigned: widen first so the value is non-negative
         v = e.zext(v, i64) if v.type.width.data < 64 else v  # type: ignore[attr-defined]
-    return target.round(e, e.sitofp(v, target.compute))  # type: ignore[return-value]
+    if not target.narrow:
+        return e.sitofp(v, target.compute)
+    wide = e.sitofp(v, f64)
+    if v.type.width.data == 64:  # type: ignore[attr-defined]
+        wide = _sticky_f64(e, v, wide)
+    return _float_to_float(e, wide, target)
+
+
+def _sticky_f64(e: Emitter, v: SSAValue, wide: SSAValue) -> SSAValue:
+    """i64 -> f64 rounded to odd: if the nearest-even result is inexact, step it
+    toward zero when it overshot and set its lowest bit."""
+    back = e.intrinsic("llvm.fptosi.sat.i64.f64", [wide], i64)
+    overshoot = e.icmp("sgt", e.select(e.icmp("slt", v, e.i64(0)), e.sub(v, back), e.sub(back, v)), e.i64(0))
+    inexact = e.icmp("ne", back, v)
+    saturated = e.icmp("eq", back, e.i64((1 << 63) - 1))  # 2^63 itself: exact enough, a power of two
+    bits = e.bitcast(wide, i64)
+    bits = e.select(e.and_(overshoot, e.xor(saturated, e.const(i1, 1))), e.sub(bits, e.i64(1)), bits)
+    bits = e.select(e.and_(inexact, e.xor(saturated, e.const(i1, 1))), e.or_(bits, e.i64(1)), bits)
+    return e.bitcast(bits, f64)
 
 
 def _int_to_int(e: Emitter, v: SSAValue, source: Codec, target: Codec) -> SSAValue:

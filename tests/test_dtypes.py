@@ -119,7 +119,9 @@ def cast_inputs(src: str) -> np.ndarray:
             return np.array(base, dtype=np.float64).astype(TYPES[src])
     lo, hi = int_range(src)
     raw = [0, 1, -1, 2, 127, 128, 255, 256, -129, 32767, 65535, 65536, 2**24 + 1, 2**31 - 1, 2**32 + 5, 2**53 + 1,
-           lo, hi, hi - 1, lo + 1, 123456789, -987654321]
+           lo, hi, hi - 1, lo + 1, 123456789, -987654321,
+           # just above a bf16 / f16 tie once rounded to f32 or f64: one rounding must see the +1
+           2**24 + 2**16 + 1, -(2**24 + 2**16 + 1), 2**62 + 2**54 + 1, 2**12 + 2**1 + 1]
     return np.array([wrap(v, src) for v in raw], dtype=TYPES[src])
 
 
