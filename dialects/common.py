@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.builtin import ShapedType, TensorType, UnrankedTensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
@@ -48,8 +48,19 @@ def shape_of(t: Attribute) -> tuple[int, ...]:
     return ()
 
 
+def _unsupported_container(t: Attribute) -> bool:
+    """memrefs, vectors and unranked tensors: shaped, but not what rlx computes on."""
+    return isinstance(t, UnrankedTensorType) or (isinstance(t, ShapedType) and not isinstance(t, TensorType))
+
+
+MAX_BYTES = 1 << 62
+"""No tensor may be larger than this (offsets and sizes are 64-bit)."""
+
+
 def check_value_type(op: Operation, t: Attribute, what: str) -> dtypes.DType:
     """A tensor with static shape and a supported element type, or a supported scalar."""
+    if _unsupported_container(t):
+        raise VerifyException(f"'{op.name}' {what} has type {t}; rlx ops take ranked tensors (or scalars in a region)")
     if isinstance(t, TensorType):
         if any(d < 0 for d in t.get_shape()):
             raise VerifyException(f"'{op.name}' {what} has a dynamic shape {t}; rlx needs static shapes")
@@ -59,6 +70,11 @@ def check_value_type(op: Operation, t: Attribute, what: str) -> dtypes.DType:
             f"'{op.name}' {what} has unsupported element type {element_type(t)} "
             f"(supported: {dtypes.supported_names()})"
         )
+    size = dtype.nbytes
+    for d in shape_of(t):
+        size *= d
+    if size >= MAX_BYTES:
+        raise VerifyException(f"'{op.name}' {what} {t} is too large ({size} bytes)")
     return dtype
 
 
@@ -71,6 +87,9 @@ def check_kind(op: Operation, dtype: dtypes.DType, allowed: frozenset[Kind], wha
 def check_same_level(op: Operation) -> bool:
     """Operands and results are all tensors (graph level) or all scalars (region body)."""
     types = [v.type for v in (*op.operands, *op.results)]
+    for t in types:
+        if _unsupported_container(t):
+            raise VerifyException(f"'{op.name}' has a value of type {t}; rlx ops take ranked tensors or scalars")
     tensors = [isinstance(t, TensorType) for t in types]
     if any(tensors) and not all(tensors):
         raise VerifyException(f"'{op.name}' mixes tensor and scalar operands/results")

@@ -23,11 +23,22 @@ from __future__ import annotations
 from abc import ABC
 from collections.abc import Sequence
 
+from rlx_mlir.dialects.common import (
+    BINARY_KINDS,
+    FUNCTIONAL_FORMAT,
+    check_index_type,
+    check_kind,
+    check_result_shape,
+    check_same_element_type,
+    check_value_type,
+    normalize_axis,
+    shape_of,
+)
 from xdsl.dialects.builtin import (
+    I64,
     DenseArrayBase,
     Float64Type,
     FloatAttr,
-    I64,
     IntegerAttr,
     StringAttr,
     TensorType,
@@ -51,17 +62,6 @@ from xdsl.utils.exceptions import VerifyException
 from rlx_mlir import index_maps
 from rlx_mlir.broadcast import broadcasts_to
 from rlx_mlir.index_maps import Access
-from rlx_mlir.dialects.common import (
-    BINARY_KINDS,
-    FUNCTIONAL_FORMAT,
-    check_kind,
-    check_index_type,
-    check_result_shape,
-    check_same_element_type,
-    check_value_type,
-    normalize_axis,
-    shape_of,
-)
 
 PAD_MODES = ("constant", "replicate", "circular", "reflect")
 REDUCTIONS = ("none", "add", "mul", "max", "min")

@@ -25,11 +25,25 @@ from abc import ABC
 from collections.abc import Sequence
 from typing import ClassVar
 
+from rlx_mlir.dialects.common import (
+    ANY,
+    BINARY_KINDS,
+    FLOATS,
+    FUNCTIONAL_FORMAT,
+    ORDERED,
+    check_broadcast_result,
+    check_kind,
+    check_same_level,
+    check_value_type,
+    element_type,
+    shape_of,
+)
+from rlx_mlir.dialects.movement import INDEX_MAP_OPS, MOVEMENT_OPS
 from xdsl.dialects.builtin import (
-    StringAttr,
     AffineMapAttr,
     ArrayAttr,
     DenseIntOrFPElementsAttr,
+    StringAttr,
     TensorType,
 )
 from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
@@ -53,20 +67,6 @@ from xdsl.utils.exceptions import VerifyException
 
 from rlx_mlir import dtypes, index_maps
 from rlx_mlir.broadcast import broadcasts_to, numel
-from rlx_mlir.dialects.common import (
-    BINARY_KINDS,
-    ANY,
-    FLOATS,
-    FUNCTIONAL_FORMAT,
-    ORDERED,
-    check_broadcast_result,
-    check_kind,
-    check_same_level,
-    check_value_type,
-    element_type,
-    shape_of,
-)
-from rlx_mlir.dialects.movement import INDEX_MAP_OPS, MOVEMENT_OPS
 from rlx_mlir.dtypes import Kind
 
 _FUNCTIONAL_FORMAT = FUNCTIONAL_FORMAT
@@ -458,6 +458,10 @@ class ElementwiseRegionOp(IRDLOperation):
         for op in block.ops:
             if not isinstance(op, (*ELEMENTWISE_OPS, YieldOp)):
                 raise VerifyException(f"'{self.name}' body may only hold scalar elementwise rlx ops, found '{op.name}'")
+        own = set(block.args) | {r for op in block.ops for r in op.results}
+        for op in block.ops:
+            if any(v not in own for v in op.operands):
+                raise VerifyException(f"'{self.name}' body op '{op.name}' uses a value defined outside the region")
 
     def _verify_map(self, i: int, amap: AffineMap, shape: tuple[int, ...], space: tuple[int, ...]) -> None:
         if amap.num_dims != len(space) or len(amap.results) != len(shape):

@@ -15,18 +15,24 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from xdsl.dialects.builtin import i1, i8
-from xdsl.ir import Operation, Region, SSAValue
-
-from rlx_mlir.broadcast import numel, row_major_strides
 from rlx_mlir.dialects import movement as mv
 from rlx_mlir.dialects.common import element_type, shape_of
 from rlx_mlir.lowering.element_types import Codec, Value, codec
 from rlx_mlir.lowering.elementwise import LoopNest, coalesce, emit_nest
 from rlx_mlir.lowering.emitter import Emitter
-from rlx_mlir.lowering.kernel import STATUS, Kernel, KernelContext, checked_index, kernel_function
+from rlx_mlir.lowering.kernel import (
+    STATUS,
+    Kernel,
+    KernelContext,
+    checked_index,
+    kernel_function,
+)
 from rlx_mlir.lowering.loops import for_range
 from rlx_mlir.lowering.scalar_ops import binary_value
+from xdsl.dialects.builtin import i1, i8
+from xdsl.ir import Operation, Region, SSAValue
+
+from rlx_mlir.broadcast import numel, row_major_strides
 
 
 def _copy_run(

@@ -17,13 +17,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from rlx_mlir.dialects.movement import INDEXED_OPS
+from rlx_mlir.lowering.emitter import Emitter
+from rlx_mlir.lowering.loops import if_then
 from xdsl.dialects import func, llvm
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, UnitAttr, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 
-from rlx_mlir.dialects.movement import INDEXED_OPS
-from rlx_mlir.lowering.emitter import Emitter
-from rlx_mlir.lowering.loops import if_then
+from rlx_mlir.verification import function_block
 
 PTR = llvm.LLVMPointerType()
 STATUS = "status"
@@ -115,4 +116,4 @@ def checked_index(
 
 def index_checks(function: func.FuncOp) -> list[Operation]:
     """The function's index-checking ops, in schedule order: op k has code k + 1."""
-    return [op for op in function.body.block.ops if isinstance(op, INDEXED_OPS)]
+    return [op for op in function_block(function).ops if isinstance(op, INDEXED_OPS)]

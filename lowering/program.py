@@ -18,17 +18,37 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from rlx_mlir.dialects import movement as mv
+from rlx_mlir.dialects import rlx
+from rlx_mlir.lowering.elementwise import region_kernels
+from rlx_mlir.lowering.emitter import Emitter
+from rlx_mlir.lowering.kernel import (
+    PTR,
+    STATUS,
+    Kernel,
+    KernelContext,
+    drop_noalias,
+    emit_thunk,
+    index_checks,
+)
+from rlx_mlir.lowering.parallel import (
+    PARALLEL_MIN_ELEMENTS,
+    PTHREAD,
+    emit_parallel_launcher,
+)
+from rlx_mlir.passes.plan_memory import (
+    NOT_IN_ARENA,
+    nbytes,
+    output_bindings,
+    view_offset,
+    view_source,
+)
 from xdsl.dialects import func, llvm
 from xdsl.dialects.builtin import DenseArrayBase, i1, i8, i64
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 
-from rlx_mlir.dialects import rlx
-from rlx_mlir.dialects import movement as mv
-from rlx_mlir.lowering.elementwise import region_kernels
-from rlx_mlir.lowering.kernel import PTR, STATUS, Kernel, KernelContext, drop_noalias, emit_thunk, index_checks
-from rlx_mlir.lowering.emitter import Emitter
-from rlx_mlir.lowering.parallel import PARALLEL_MIN_ELEMENTS, PTHREAD, emit_parallel_launcher
-from rlx_mlir.passes.plan_memory import NOT_IN_ARENA, nbytes, output_bindings, view_offset, view_source
+from rlx_mlir.verification import function_block
+
 
 @dataclass
 class LoweredProgram:
@@ -65,6 +85,11 @@ class _EntryBuilder:
             return ("io", self.n_inputs + self.bindings[root], delta)
         return ("arena", _planned_offset(root) + delta, 0)
 
+    def byte_offset(self, base: SSAValue, offset: int) -> SSAValue:
+        """base + offset bytes, with a 64-bit index (a constant GEP index is only 32 bits)."""
+        e = self.e
+        return e.op(llvm.GEPOp(base, [llvm.GEP_USE_SSA_VAL], i8, ssa_indices=[e.i64(offset)], inbounds=True))
+
     def pointer(self, value: SSAValue) -> SSAValue:
         """One pointer per location, so values sharing memory share the SSA pointer."""
         location = self.location(value)
@@ -72,9 +97,9 @@ class _EntryBuilder:
             kind, where, delta = location
             if kind == "io":
                 base = self.io_pointer(where)
-                self.pointers[location] = self.e.op(llvm.GEPOp(base, [delta], i8, inbounds=True)) if delta else base
+                self.pointers[location] = self.byte_offset(base, delta) if delta else base
             else:
-                self.pointers[location] = self.e.op(llvm.GEPOp(self.arena, [where], i8, inbounds=True))
+                self.pointers[location] = self.byte_offset(self.arena, where)
         return self.pointers[location]
 
     def launch(self, kernel: Kernel) -> None:
@@ -167,7 +192,7 @@ def lower_function(function: func.FuncOp, threads: int) -> LoweredProgram:
     emitters = kernel_emitters()
     codes = {op: k + 1 for k, op in enumerate(index_checks(function))}
     returned: list[SSAValue] = []
-    for index, op in enumerate(function.body.block.ops):
+    for index, op in enumerate(function_block(function).ops):
         emit = emitters.get(type(op))
         if emit is not None:
             for kernel in emit(op, KernelContext(f"{builder.name}_k{index}", codes.get(op, 0))):

@@ -20,6 +20,7 @@ import heapq
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from rlx_mlir.dialects import rlx
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
@@ -29,7 +30,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import IsTerminator
 
 from rlx_mlir import index_maps
-from rlx_mlir.dialects import rlx
+from rlx_mlir.verification import function_block
 
 
 def is_fusible(op: Operation) -> bool:
@@ -185,4 +186,4 @@ class FuseElementwisePass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for f in op.walk():
             if isinstance(f, func.FuncOp) and f.body.blocks:
-                fuse_block(f.body.block)
+                fuse_block(function_block(f))

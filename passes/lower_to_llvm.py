@@ -12,6 +12,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from rlx_mlir.dialects import rlx
+from rlx_mlir.lowering.parallel import external_declarations
+from rlx_mlir.lowering.program import lower_function
+from rlx_mlir.passes.fuse_elementwise import replace_with_region
+from rlx_mlir.passes.plan_memory import view_offset
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
@@ -20,11 +25,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from rlx_mlir import index_maps
-from rlx_mlir.dialects import rlx
-from rlx_mlir.lowering.parallel import external_declarations
-from rlx_mlir.lowering.program import lower_function
-from rlx_mlir.passes.fuse_elementwise import replace_with_region
-from rlx_mlir.passes.plan_memory import view_offset
+from rlx_mlir.verification import function_block
 
 
 def available_cpus() -> int:
@@ -37,7 +38,7 @@ def available_cpus() -> int:
 def regions_for_leftovers(function: func.FuncOp) -> None:
     """Wrap every standalone elementwise op, and every index-map op (expand,
     transpose, slice, ...) that is not a view, in a region, keeping its plan."""
-    for op in list(function.body.block.ops):
+    for op in list(function_block(function).ops):
         if rlx.is_elementwise(op):
             region_op = replace_with_region([op], anchor=op)
         elif rlx.has_input_map(op) and view_offset(op) is None:

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rlx_mlir.dialects import rlx
+from rlx_mlir.dialects.movement import NarrowOp, SliceOp
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp, i64
@@ -31,8 +33,7 @@ from xdsl.passes import ModulePass
 
 from rlx_mlir import dtypes, index_maps
 from rlx_mlir.broadcast import numel, row_major_strides
-from rlx_mlir.dialects import rlx
-from rlx_mlir.dialects.movement import NarrowOp, SliceOp
+from rlx_mlir.verification import function_block
 
 ALIGNMENT = 64
 NOT_IN_ARENA = -1
@@ -85,7 +86,7 @@ def output_bindings(function: func.FuncOp) -> dict[SSAValue, int]:
     constant or a view) and it is the first return operand naming it; any
     other returned value is copied into its output at the end.
     """
-    terminator = function.body.block.last_op
+    terminator = function_block(function).last_op
     bindings: dict[SSAValue, int] = {}
     for index, value in enumerate(terminator.operands if terminator else ()):
         if isinstance(value, BlockArgument) or value in bindings:
@@ -146,7 +147,7 @@ def collect_buffers(function: func.FuncOp) -> list[Buffer]:
     buffer that dies at `k` and one born at `k` may share memory only when the
     first one's end is moved to 2k (the in-place case).
     """
-    ops = list(function.body.block.ops)
+    ops = list(function_block(function).ops)
     bound = output_bindings(function)
     buffers: dict[SSAValue, Buffer] = {}
     horizon = 2 * len(ops) + 2
@@ -246,7 +247,7 @@ def plan_function(function: func.FuncOp) -> MemoryPlan:
     bound = lower_bound(buffers)
     by_value = {b.value: b for b in buffers}
     offsets: dict[str, int] = {}
-    for index, op in enumerate(function.body.block.ops):
+    for index, op in enumerate(function_block(function).ops):
         if not op.results:
             continue
         entries = []
@@ -265,7 +266,7 @@ def plan_function(function: func.FuncOp) -> MemoryPlan:
 def read_plan(function: func.FuncOp) -> MemoryPlan:
     """The plan recorded on an already planned function."""
     offsets: dict[str, int] = {}
-    for index, op in enumerate(function.body.block.ops):
+    for index, op in enumerate(function_block(function).ops):
         attr = op.attributes.get("rlx.offsets")
         if isinstance(attr, DenseArrayBase):
             for r, (result, off) in enumerate(zip(op.results, attr.get_values())):

@@ -7,6 +7,13 @@
 
 from rlx_mlir.builder import Builder
 from rlx_mlir.compiler import compile, parse  # noqa: A004
-from rlx_mlir.errors import ArgumentError, CompileError, ParseError, RlxError, VerificationError
+from rlx_mlir.errors import (
+    AllocationError,
+    ArgumentError,
+    CompileError,
+    ParseError,
+    RlxError,
+    VerificationError,
+)
 
-__all__ = ["Builder", "compile", "parse", "RlxError", "ParseError", "VerificationError", "CompileError", "ArgumentError"]
+__all__ = ["Builder", "compile", "parse", "RlxError", "ParseError", "VerificationError", "CompileError", "ArgumentError", "AllocationError"]

@@ -29,12 +29,16 @@ from rlx_mlir.broadcast import broadcast_shapes
 from rlx_mlir.compiler import verify
 from rlx_mlir.dialects import movement as mv
 from rlx_mlir.dialects import rlx
-from rlx_mlir.errors import VerificationError
+from rlx_mlir.errors import ArgumentError, VerificationError
 
 
 def tensor_type(shape: Sequence[int], dtype: str | Attribute) -> TensorType:
-    element = dtypes.from_name(dtype).ir_type if isinstance(dtype, str) else dtype
-    return TensorType(element, list(shape))
+    if isinstance(dtype, str):
+        try:
+            dtype = dtypes.from_name(dtype).ir_type
+        except KeyError:
+            raise ArgumentError(f"unknown element type '{dtype}' (supported: {dtypes.supported_names()})") from None
+    return TensorType(dtype, list(shape))
 
 
 class Builder:
@@ -49,6 +53,9 @@ class Builder:
         return self.block.insert_arg(tensor_type(shape, dtype), len(self.block.args))
 
     def output(self, *values: SSAValue) -> None:
+        for value in values:
+            if not isinstance(value, SSAValue):
+                raise ArgumentError(f"Builder.output takes values made by this builder, got {type(value).__name__}")
         self.results.extend(values)
 
     def module(self) -> ModuleOp:

@@ -7,41 +7,55 @@ function (signature, constants, memory plan), then lowers to LLVM and JITs.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 from xdsl.backend.llvm.convert import convert_module
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
-from xdsl.passes import PassPipeline
+from xdsl.passes import ModulePass, PassPipeline
+from xdsl.utils.exceptions import ArgSpecParseError, VerifyException
 from xdsl.utils.exceptions import ParseError as XdslParseError
-from xdsl.utils.exceptions import VerifyException
 
 from rlx_mlir import dtypes
 from rlx_mlir.context import make_context
 from rlx_mlir.dialects import rlx
-from rlx_mlir.errors import CompileError, ParseError, VerificationError
+from rlx_mlir.errors import AllocationError, CompileError, ParseError, VerificationError
 from rlx_mlir.jit import compile_llvm
+from rlx_mlir.lowering.kernel import index_checks
 from rlx_mlir.passes import available_passes
 from rlx_mlir.passes.default_pipeline import TENSOR_PIPELINE
 from rlx_mlir.passes.lower_to_llvm import LowerToLLVMPass
 from rlx_mlir.passes.plan_memory import PlanMemoryPass, read_plan
-from rlx_mlir.lowering.kernel import index_checks
 from rlx_mlir.runtime import ConstantData, Executable, IndexCheck, TensorSpec
+from rlx_mlir.verification import function_block, verify_module
 
 
 def parse(text: str) -> ModuleOp:
     """Parse and verify rlx IR text; errors carry line:column and the rule broken."""
+    if not isinstance(text, str):
+        raise CompileError(f"parse() takes IR text, got {type(text).__name__}")
+    if "\0" in text:
+        line = text[: text.index("\0")].count("\n") + 1
+        raise ParseError(f"<input>:{line}: the text contains a NUL byte")
     try:
         module = Parser(make_context(), text, name="<input>").parse_module()
     except XdslParseError as error:
         raise ParseError(str(error)) from None
+    except VerifyException as error:  # an attribute of the wrong kind, caught while parsing
+        raise VerificationError(str(error)) from None
+    except NotImplementedError as error:  # e.g. a semi-affine map
+        raise ParseError(f"<input>: unsupported syntax: {error}") from None
+    except MemoryError:
+        raise ParseError("<input>: a constant is too large to hold in memory") from None
     verify(module)
     return module
 
 
 def verify(module: ModuleOp) -> None:
     try:
-        module.verify()
+        verify_module(module)
     except VerifyException as error:
         raise VerificationError(str(error)) from None
 
@@ -52,7 +66,7 @@ def _spec(t) -> TensorSpec:  # noqa: ANN001 - a builtin tensor type
 
 def _constants(function: func.FuncOp) -> list[ConstantData]:
     found = []
-    for op in function.body.block.ops:
+    for op in function_block(function).ops:
         if isinstance(op, rlx.ConstantOp):
             spec = _spec(op.result.type)
             values = np.frombuffer(op.value.data.data, dtype=spec.dtype.numpy)
@@ -61,14 +75,41 @@ def _constants(function: func.FuncOp) -> list[ConstantData]:
     return found
 
 
+SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+RESERVED = ("llvm", "pthread_")
+
+
 def _entry_function(module: ModuleOp, entry: str | None) -> func.FuncOp:
-    functions = [op for op in module.ops if isinstance(op, func.FuncOp)]
+    """The one function with a body to compile, checked to be something rlx can run."""
+    functions = [op for op in module.ops if isinstance(op, func.FuncOp) and op.body.blocks]
     if entry is not None:
         functions = [f for f in functions if f.sym_name.data == entry]
     if len(functions) != 1:
-        names = [f.sym_name.data for f in module.ops if isinstance(f, func.FuncOp)]
+        names = [f.sym_name.data for f in module.ops if isinstance(f, func.FuncOp) and f.body.blocks]
         raise CompileError(f"expected exactly one function to compile (found {names}); pass entry=")
-    return functions[0]
+    function = functions[0]
+    name = function.sym_name.data
+    if not SYMBOL.fullmatch(name) or name.startswith(RESERVED):
+        raise CompileError(f"function name '{name}' cannot be a JIT symbol (use letters, digits, _; not llvm.*/pthread_*)")
+    try:
+        block = function_block(function)
+    except VerifyException as error:
+        raise CompileError(str(error)) from None
+    for op in block.ops:
+        if not op.name.startswith("rlx.") and not isinstance(op, func.ReturnOp):
+            raise CompileError(f"'{op.name}' in @{name} is not an rlx op; rlx_mlir.compile runs rlx functions")
+    return function
+
+
+def _tensor_passes(pipeline: str) -> tuple[ModulePass, ...]:
+    try:
+        passes = PassPipeline.parse_spec(available_passes(), pipeline).passes if pipeline else ()
+    except (ValueError, ArgSpecParseError) as error:
+        raise CompileError(f"bad pipeline '{pipeline}': {error}") from None
+    for p in passes:
+        if p.name in ("default", "lower-to-llvm"):
+            raise CompileError(f"pipeline lists '{p.name}': compile() plans memory and lowers by itself")
+    return passes
 
 
 def compile(  # noqa: A001
@@ -83,21 +124,24 @@ def compile(  # noqa: A001
     lowering (default: `TENSOR_PIPELINE`; "" runs none). `threads` caps how many
     threads a large kernel is split over (0: every available CPU).
     """
-    module = parse(module_or_text) if isinstance(module_or_text, str) else module_or_text.clone()
-    if not isinstance(module_or_text, str):
+    if isinstance(module_or_text, str):
+        module = parse(module_or_text)
+    elif isinstance(module_or_text, ModuleOp):
+        module = module_or_text.clone()
         verify(module)
-    ctx = make_context()
-    spec = TENSOR_PIPELINE if pipeline is None else pipeline
-    try:
-        passes = PassPipeline.parse_spec(available_passes(), spec).passes if spec else ()
-    except ValueError as error:
-        raise CompileError(str(error)) from None
-    for p in (*passes, PlanMemoryPass()):
-        if isinstance(p, LowerToLLVMPass):
-            continue
-        p.apply(ctx, module)
-    verify(module)
+    else:
+        raise CompileError(f"compile() takes IR text or a builtin.module, got {type(module_or_text).__name__}")
+    passes = _tensor_passes(TENSOR_PIPELINE if pipeline is None else pipeline)
     function = _entry_function(module, entry)
+    for other in [op for op in module.ops if op is not function]:
+        other.detach()
+    ctx = make_context()
+    try:
+        for p in (*passes, PlanMemoryPass()):
+            p.apply(ctx, module)
+        verify_module(module)
+    except VerifyException as error:
+        raise VerificationError(str(error)) from None
     name = function.sym_name.data
     inputs = [_spec(t) for t in function.function_type.inputs]
     outputs = [_spec(t) for t in function.function_type.outputs]
@@ -105,10 +149,11 @@ def compile(  # noqa: A001
     constants = _constants(function)
     planned_ir = str(function)
     checks = [IndexCheck(op.name) for op in index_checks(function)]
-    for other in [f for f in module.ops if isinstance(f, func.FuncOp) and f is not function]:
-        other.detach()
     LowerToLLVMPass(threads=threads).apply(ctx, module)
     llvm_module = convert_module(module, fallback_target_triple=None)
     llvm_ir = str(llvm_module)
     compiled = compile_llvm(llvm_module, {name})
-    return Executable(name, compiled, inputs, outputs, plan, constants, llvm_ir, planned_ir, checks)
+    try:
+        return Executable(name, compiled, inputs, outputs, plan, constants, llvm_ir, planned_ir, checks)
+    except MemoryError:
+        raise AllocationError(f"the arena of {plan.arena_size} bytes cannot be allocated") from None

@@ -22,3 +22,7 @@ class CompileError(RlxError):
 
 class ArgumentError(RlxError, ValueError):
     """A compiled function was called with the wrong arrays."""
+
+
+class AllocationError(RlxError, MemoryError):
+    """An arena or a result is too large to allocate."""

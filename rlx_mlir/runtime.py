@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rlx_mlir import dtypes
-from rlx_mlir.errors import ArgumentError
+from rlx_mlir.errors import AllocationError, ArgumentError
 from rlx_mlir.jit import CompiledModule
 from rlx_mlir.passes.plan_memory import ALIGNMENT, MemoryPlan
 
@@ -116,21 +116,30 @@ class Executable:
             if not isinstance(array, np.ndarray):
                 raise ArgumentError(f"{self.name} argument #{k} must be a NumPy array {spec}, got {type(array).__name__}")
             _check_spec(self.name, f"argument #{k}", array, spec)
-            # zero-copy for C-contiguous arrays; a strided view is packed once
-            checked.append(array if array.flags.c_contiguous else np.ascontiguousarray(array))
+            # zero-copy for native C-contiguous arrays; anything else is packed once
+            if not array.flags.c_contiguous or array.dtype != spec.dtype.numpy:
+                array = np.ascontiguousarray(array, dtype=spec.dtype.numpy)
+            checked.append(array)
         return checked
 
     def _check_outputs(self, out: Sequence[np.ndarray] | None, inputs: list[np.ndarray]) -> list[np.ndarray]:
         if out is None:
-            return [np.empty(spec.shape, dtype=spec.dtype.numpy) for spec in self.outputs]
+            try:
+                return [np.empty(spec.shape, dtype=spec.dtype.numpy) for spec in self.outputs]
+            except MemoryError:
+                raise AllocationError(f"{self.name}: its results cannot be allocated") from None
         if isinstance(out, np.ndarray):
             out = (out,)
+        if not isinstance(out, (tuple, list)):
+            raise ArgumentError(f"{self.name} out= must be a tuple of arrays, got {type(out).__name__}")
         if len(out) != len(self.outputs):
             raise ArgumentError(f"{self.name} has {len(self.outputs)} results, got {len(out)} out= arrays")
         for j, (array, spec) in enumerate(zip(out, self.outputs)):
             if not isinstance(array, np.ndarray):
                 raise ArgumentError(f"{self.name} out[{j}] must be a NumPy array {spec}")
             _check_spec(self.name, f"out[{j}]", array, spec)
+            if array.dtype != spec.dtype.numpy:
+                raise ArgumentError(f"{self.name} out[{j}] must be native-endian {spec.dtype.numpy.name}")
             if not array.flags.c_contiguous or not array.flags.writeable:
                 raise ArgumentError(f"{self.name} out[{j}] must be a writeable C-contiguous array")
             for other in (*inputs, *out[:j]):
@@ -140,7 +149,8 @@ class Executable:
 
 
 def _check_spec(name: str, what: str, array: np.ndarray, spec: TensorSpec) -> None:
-    if array.dtype != spec.dtype.numpy:
+    """Same shape and element type (byte order aside: inputs are converted, outputs checked)."""
+    if array.dtype.newbyteorder("=") != spec.dtype.numpy:
         raise ArgumentError(f"{name} {what} must have dtype {spec.dtype.numpy.name}, got {array.dtype.name}")
     if tuple(array.shape) != spec.shape:
         raise ArgumentError(f"{name} {what} must have shape {list(spec.shape)}, got {list(array.shape)}")

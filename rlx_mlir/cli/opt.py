@@ -10,11 +10,13 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from rlx_mlir.cli.diagnostics import fail
 from rlx_mlir.passes import get_all_passes
+from rlx_mlir.verification import verify_module
 
 
 class RlxOptMain(xDSLOptMain):
@@ -25,16 +27,36 @@ class RlxOptMain(xDSLOptMain):
         if "rlx" not in self.ctx.registered_dialect_names:
             self.ctx.register_dialect("rlx", lambda: RLX)
 
+    @staticmethod
+    def known_targets() -> set[str]:
+        from xdsl.universe import Universe
+
+        return set(Universe.get_multiverse().all_targets)
+
+    def apply_passes(self, prog: ModuleOp) -> None:
+        verify_module(prog)  # dominance, which xDSL leaves unchecked and the passes rely on
+        super().apply_passes(prog)
+
     def register_all_passes(self) -> None:
         super().register_all_passes()
         for name, factory in get_all_passes().items():
             self.register_pass(name, factory)
 
 
+def _check_target(args: Sequence[str]) -> None:
+    """An unknown -t is one line too (argparse would print its usage and exit 2)."""
+    for flag, value in zip(args, args[1:]):
+        if flag in ("-t", "--target"):
+            known = RlxOptMain.known_targets()
+            if value.split("{")[0] not in known:
+                raise ValueError(f"unknown target '{value}' (choose from {', '.join(sorted(known))})")
+
+
 def main(args: Sequence[str] | None = None) -> None:
     try:
+        _check_target(list(sys.argv[1:] if args is None else args))
         RlxOptMain(description="rlx modular optimizer driver", args=args).run()
-    except (ParseError, DiagnosticException, VerifyException, ValueError, OSError, NotImplementedError) as error:
+    except (ParseError, DiagnosticException, ValueError, OSError, NotImplementedError, MemoryError, ArgSpecParseError) as error:
         fail("rlx-opt", error)
 
 

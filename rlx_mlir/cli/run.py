@@ -45,11 +45,13 @@ def main(args: Sequence[str] | None = None) -> None:
             print(exe.planned_ir)
         results = exe(*[_load(spec) for spec in options.input])
         if options.output:
+            if Path(options.output).is_dir():
+                raise RlxError(f"--output {options.output} is a directory; give a file name")
             np.savez(options.output, **{f"result{k}": r for k, r in enumerate(results)})
         else:
             for k, result in enumerate(results):
                 print(f"result{k}: {result.dtype}{list(result.shape)}\n{result}")
-    except (RlxError, OSError, IndexError) as error:
+    except (RlxError, OSError, IndexError, ValueError, MemoryError) as error:
         fail("rlx-run", error)
 
 

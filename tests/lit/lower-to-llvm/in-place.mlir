@@ -11,8 +11,8 @@
 // CHECK-SAME:    !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: i64, %{{[0-9]+}}: i64)
 // CHECK-LABEL: llvm.func @f(
 // The one arena slot %a and %b share is computed once and passed for both.
-// CHECK:         llvm.getelementptr inbounds %{{[0-9]+}}[0] : (!llvm.ptr) -> !llvm.ptr, i8
-// CHECK-NOT:     llvm.getelementptr inbounds %{{[0-9]+}}[0] : (!llvm.ptr) -> !llvm.ptr, i8
+// CHECK:         llvm.getelementptr inbounds %{{[0-9]+}}[%{{[0-9]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+// CHECK-NOT:     llvm.getelementptr inbounds %{{[0-9]+}}[%{{[0-9]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, i8
 // CHECK:         llvm.return
 func.func @f(%x: tensor<16xf32>) -> tensor<16xf32> {
   %a = rlx.exp %x : (tensor<16xf32>) -> tensor<16xf32>

@@ -96,13 +96,16 @@ func.func @bias(%a: tensor<4x3xf32>, %b: tensor<3xf32>) -> tensor<4x3xf32> {
 // -----
 
 // Intermediates live in the arena at their planned offsets (0 and 64 here):
-// the entry passes `arena + offset` to the kernels.
+// the entry passes `arena + offset` to the kernels, offsets as i64 values
+// (a constant GEP index would be 32 bits).
 
 // CHECK-LABEL: llvm.func @arena_offsets(
 // CHECK-SAME: [[ARENA:%[0-9]+]]: !llvm.ptr, [[IO:%[0-9]+]]: !llvm.ptr, [[STATUS:%[0-9]+]]: !llvm.ptr) {
-// CHECK: [[A:%[0-9]+]] = llvm.getelementptr inbounds [[ARENA]][0] : (!llvm.ptr) -> !llvm.ptr, i8
+// CHECK: [[ZERO:%[0-9]+]] = llvm.mlir.constant(0) : i64
+// CHECK-NEXT: [[A:%[0-9]+]] = llvm.getelementptr inbounds [[ARENA]][[[ZERO]]] : (!llvm.ptr, i64) -> !llvm.ptr, i8
 // CHECK: llvm.call @arena_offsets_k0_thunk
-// CHECK: [[B:%[0-9]+]] = llvm.getelementptr inbounds [[ARENA]][64] : (!llvm.ptr) -> !llvm.ptr, i8
+// CHECK: [[SIXTY_FOUR:%[0-9]+]] = llvm.mlir.constant(64) : i64
+// CHECK-NEXT: [[B:%[0-9]+]] = llvm.getelementptr inbounds [[ARENA]][[[SIXTY_FOUR]]] : (!llvm.ptr, i64) -> !llvm.ptr, i8
 // CHECK: llvm.call @arena_offsets_k1_thunk
 // CHECK: llvm.store [[A]], %{{[0-9]+}} : !llvm.ptr, !llvm.ptr
 // CHECK-NEXT: llvm.getelementptr
