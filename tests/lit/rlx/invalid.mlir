@@ -481,3 +481,47 @@ func.func @region_yield_types(%a: tensor<4xf32>) {
   }
   func.return
 }
+
+// -----
+
+// A region body is isolated: it computes from its block arguments only.
+// CHECK-LABEL: sym_name = "region_uses_outer_value"
+// CHECK: Operation does not verify: 'rlx.elementwise_region' body op 'rlx.add' uses a value defined outside the region
+func.func @region_uses_outer_value(%a: tensor<4xf32>, %c: f32) {
+  %r = rlx.elementwise_region ins(%a : tensor<4xf32>) {indexing_maps = [affine_map<(d0) -> (d0)>]} -> tensor<4xf32> {
+  ^bb0(%x: f32):
+    %s = rlx.add %x, %c : (f32, f32) -> f32
+    rlx.yield %s : f32
+  }
+  func.return
+}
+
+// -----
+
+// rlx computes on ranked tensors (and scalars inside regions), not memrefs or vectors.
+// CHECK-LABEL: sym_name = "memref_operand"
+// CHECK: Operation does not verify: 'rlx.neg' has a value of type memref<4xf32>; rlx ops take ranked tensors or scalars
+func.func @memref_operand(%a: memref<4xf32>) {
+  %r = "rlx.neg"(%a) : (memref<4xf32>) -> memref<4xf32>
+  func.return
+}
+
+// -----
+
+// Sizes and offsets are 64-bit: no tensor may reach 2^62 bytes.
+// CHECK-LABEL: sym_name = "too_large"
+// CHECK: Operation does not verify: 'rlx.neg' operand #0 tensor<2305843009213693952xf32> is too large (9223372036854775808 bytes)
+func.func @too_large(%a: tensor<2305843009213693952xf32>) {
+  %r = rlx.neg %a : (tensor<2305843009213693952xf32>) -> tensor<2305843009213693952xf32>
+  func.return
+}
+
+// -----
+
+// xDSL does not check dominance; the rlx passes need it, so rlx-opt does.
+// CHECK: 'rlx.add' operand #1 %t is used before it is defined
+func.func @use_before_def(%a: tensor<3xf32>) -> tensor<3xf32> {
+  %s = rlx.add %a, %t : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  %t = rlx.tanh %s : (tensor<3xf32>) -> tensor<3xf32>
+  func.return %t : tensor<3xf32>
+}
