@@ -15,6 +15,7 @@ from functools import cache
 
 import numpy as np
 import pytest
+from reference import ulp_error
 from rlx_mlir.lowering import math_approx as ma
 from rlx_mlir.lowering.emitter import Emitter
 from xdsl.backend.llvm.convert import convert_module
@@ -138,25 +139,6 @@ REF: dict[str, Callable[..., np.ndarray]] = {
     "atan2": np.arctan2,
     "pow": np.power,
 }
-
-
-def _ordered(a: np.ndarray) -> np.ndarray:
-    """Map floats to integers monotonically so ULP distance is a subtraction (-0 == +0)."""
-    it = np.int32 if a.dtype == np.float32 else np.int64
-    bits = a.view(it).astype(np.int64)
-    return np.where(bits < 0, np.iinfo(it).min - bits, bits)
-
-
-def ulp_error(got: np.ndarray, ref64: np.ndarray, dtype: type) -> np.ndarray:
-    """ULP distance in `dtype`; NaN/inf positions must match exactly (else error = huge)."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        ref = ref64.astype(dtype)
-    nan_ok = np.isnan(got) == np.isnan(ref)
-    both_nan = np.isnan(got) & np.isnan(ref)
-    inf_ok = (np.isinf(got) == np.isinf(ref)) & (~np.isinf(ref) | (got == ref))
-    d = np.abs(_ordered(np.where(both_nan, 0, got).astype(dtype)) - _ordered(np.where(both_nan, 0, ref).astype(dtype)))
-    d = np.where(both_nan, 0, d).astype(np.float64)
-    return np.where(nan_ok & inf_ok, d, np.inf)
 
 
 def _specials(dtype: type) -> np.ndarray:
