@@ -23,17 +23,6 @@ from __future__ import annotations
 from abc import ABC
 from collections.abc import Sequence
 
-from rlx_mlir.dialects.common import (
-    BINARY_KINDS,
-    FUNCTIONAL_FORMAT,
-    check_index_type,
-    check_kind,
-    check_result_shape,
-    check_same_element_type,
-    check_value_type,
-    normalize_axis,
-    shape_of,
-)
 from xdsl.dialects.builtin import (
     I64,
     DenseArrayBase,
@@ -61,6 +50,17 @@ from xdsl.utils.exceptions import VerifyException
 
 from rlx_mlir import index_maps
 from rlx_mlir.broadcast import broadcasts_to
+from rlx_mlir.dialects.common import (
+    BINARY_KINDS,
+    FUNCTIONAL_FORMAT,
+    check_index_type,
+    check_kind,
+    check_result_shape,
+    check_same_element_type,
+    check_value_type,
+    normalize_axis,
+    shape_of,
+)
 from rlx_mlir.index_maps import Access
 
 PAD_MODES = ("constant", "replicate", "circular", "reflect")
@@ -161,14 +161,25 @@ class MovementOp(IRDLOperation, ABC):
 # ---------------------------------------------------------------------------
 
 
-@irdl_op_definition
-class TransposeOp(MovementOp):
-    """`rlx.transpose {perm}`: result axis k is input axis perm[k] (np.transpose)."""
+class LayoutOp(MovementOp, ABC):
+    """One input rearranged into a result of the same element type."""
 
-    name = "rlx.transpose"
     traits = traits_def(Pure(), _LayoutCanonicalization())
     input = operand_def(TensorType)
     result = result_def(TensorType)
+
+    def verify_rules(self) -> None:
+        check_same_element_type(self, "result", self.result, self.input)
+        self.verify_layout()
+
+    def verify_layout(self) -> None: ...
+
+
+@irdl_op_definition
+class TransposeOp(LayoutOp):
+    """`rlx.transpose {perm}`: result axis k is input axis perm[k] (np.transpose)."""
+
+    name = "rlx.transpose"
     perm = prop_def(DenseArrayBase)
 
     def __init__(self, input: SSAValue, perm: Sequence[int], result_type: Attribute) -> None:
@@ -182,25 +193,21 @@ class TransposeOp(MovementOp):
         """Where result index d reads the input (see `index_maps`)."""
         return index_maps.transpose(self.permutation)
 
-    def verify_rules(self) -> None:
+    def verify_layout(self) -> None:
         shape = shape_of(self.input.type)
         perm = array_values(self, "perm", self.perm, len(shape))
         if sorted(perm) != list(range(len(shape))):
             raise VerifyException(f"'{self.name}' perm {list(perm)} is not a permutation of 0..{len(shape) - 1}")
-        check_same_element_type(self, "result", self.result, self.input)
         check_result_shape(self, transposed_shape(shape, perm))
 
 
 @irdl_op_definition
-class SliceOp(MovementOp):
+class SliceOp(LayoutOp):
     """`rlx.slice {starts, steps}`: result[i] = input[starts + steps * i] per axis;
     the result type gives the lengths. Negative steps walk backwards; a negative
     start counts from the end."""
 
     name = "rlx.slice"
-    traits = traits_def(Pure(), _LayoutCanonicalization())
-    input = operand_def(TensorType)
-    result = result_def(TensorType)
     starts = prop_def(DenseArrayBase)
     steps = prop_def(DenseArrayBase)
 
@@ -218,11 +225,10 @@ class SliceOp(MovementOp):
     def input_map(self) -> tuple[Access, ...]:
         return index_maps.strided(self.normalized_starts(), self.step_values())
 
-    def verify_rules(self) -> None:
+    def verify_layout(self) -> None:
         shape = shape_of(self.input.type)
         array_values(self, "starts", self.starts, len(shape))
         steps = array_values(self, "steps", self.steps, len(shape))
-        check_same_element_type(self, "result", self.result, self.input)
         lengths = shape_of(self.result.type)
         if len(lengths) != len(shape):
             raise VerifyException(f"'{self.name}' result rank {len(lengths)} must equal the input rank {len(shape)}")
@@ -239,13 +245,10 @@ class SliceOp(MovementOp):
 
 
 @irdl_op_definition
-class NarrowOp(MovementOp):
+class NarrowOp(LayoutOp):
     """`rlx.narrow {axis, start, length}`: input[..., start:start+length, ...] on one axis."""
 
     name = "rlx.narrow"
-    traits = traits_def(Pure(), _LayoutCanonicalization())
-    input = operand_def(TensorType)
-    result = result_def(TensorType)
     axis = prop_def(IntegerAttr[I64])
     start = prop_def(IntegerAttr[I64])
     length = prop_def(IntegerAttr[I64])
@@ -260,7 +263,7 @@ class NarrowOp(MovementOp):
         starts = [self.start.value.data if a == axis else 0 for a in range(rank)]
         return index_maps.strided(starts, [1] * rank)
 
-    def verify_rules(self) -> None:
+    def verify_layout(self) -> None:
         shape = shape_of(self.input.type)
         axis = normalize_axis(self, self.axis.value.data, len(shape))
         start, length = self.start.value.data, self.length.value.data
@@ -268,18 +271,14 @@ class NarrowOp(MovementOp):
             raise VerifyException(
                 f"'{self.name}' start {start} and length {length} do not fit axis {axis} of size {shape[axis]}"
             )
-        check_same_element_type(self, "result", self.result, self.input)
         check_result_shape(self, narrowed_shape(shape, axis, length))
 
 
 @irdl_op_definition
-class ReverseOp(MovementOp):
+class ReverseOp(LayoutOp):
     """`rlx.reverse {axes}`: flip the listed axes (np.flip)."""
 
     name = "rlx.reverse"
-    traits = traits_def(Pure(), _LayoutCanonicalization())
-    input = operand_def(TensorType)
-    result = result_def(TensorType)
     axes = prop_def(DenseArrayBase)
 
     def __init__(self, input: SSAValue, axes: Sequence[int], result_type: Attribute) -> None:
@@ -294,24 +293,20 @@ class ReverseOp(MovementOp):
         starts = [n - 1 if a in flipped else 0 for a, n in enumerate(shape)]
         return index_maps.strided(starts, [-1 if a in flipped else 1 for a in range(len(shape))])
 
-    def verify_rules(self) -> None:
+    def verify_layout(self) -> None:
         array_values(self, "axes", self.axes)
         axes = [normalize_axis(self, a, len(shape_of(self.input.type))) for a in self.axes.get_values()]  # type: ignore[arg-type]
         if len(set(axes)) != len(axes):
             raise VerifyException(f"'{self.name}' axes {list(self.axes.get_values())} repeat an axis")
-        check_same_element_type(self, "result", self.result, self.input)
         check_result_shape(self, shape_of(self.input.type))
 
 
 @irdl_op_definition
-class PadOp(MovementOp):
+class PadOp(LayoutOp):
     """`rlx.pad {before, after, mode, value}`; modes `constant replicate circular
     reflect` are np.pad's `constant edge wrap reflect` (any pad width)."""
 
     name = "rlx.pad"
-    traits = traits_def(Pure(), _LayoutCanonicalization())
-    input = operand_def(TensorType)
-    result = result_def(TensorType)
     before = prop_def(DenseArrayBase)
     after = prop_def(DenseArrayBase)
     mode = prop_def(StringAttr, default_value=StringAttr("constant"))
@@ -331,7 +326,7 @@ class PadOp(MovementOp):
     def widths(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
         return tuple(self.before.get_values()), tuple(self.after.get_values())  # type: ignore[return-value]
 
-    def verify_rules(self) -> None:
+    def verify_layout(self) -> None:
         shape = shape_of(self.input.type)
         before = array_values(self, "before", self.before, len(shape))
         after = array_values(self, "after", self.after, len(shape))
@@ -343,7 +338,6 @@ class PadOp(MovementOp):
                 raise VerifyException(f"'{self.name}' pad widths must be >= 0 (axis {axis} has {b}, {a})")
             if (b or a) and mode != "constant" and n < (2 if mode == "reflect" else 1):
                 raise VerifyException(f"'{self.name}' mode \"{mode}\" cannot pad axis {axis} of size {n}")
-        check_same_element_type(self, "result", self.result, self.input)
         check_result_shape(self, padded_shape(shape, before, after))
 
 

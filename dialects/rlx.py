@@ -25,20 +25,6 @@ from abc import ABC
 from collections.abc import Sequence
 from typing import ClassVar
 
-from rlx_mlir.dialects.common import (
-    ANY,
-    BINARY_KINDS,
-    FLOATS,
-    FUNCTIONAL_FORMAT,
-    ORDERED,
-    check_broadcast_result,
-    check_kind,
-    check_same_level,
-    check_value_type,
-    element_type,
-    shape_of,
-)
-from rlx_mlir.dialects.movement import INDEX_MAP_OPS, MOVEMENT_OPS
 from xdsl.dialects.builtin import (
     AffineMapAttr,
     ArrayAttr,
@@ -67,6 +53,20 @@ from xdsl.utils.exceptions import VerifyException
 
 from rlx_mlir import dtypes, index_maps
 from rlx_mlir.broadcast import broadcasts_to, numel
+from rlx_mlir.dialects.common import (
+    ANY,
+    BINARY_KINDS,
+    FLOATS,
+    FUNCTIONAL_FORMAT,
+    ORDERED,
+    check_broadcast_result,
+    check_kind,
+    check_same_level,
+    check_value_type,
+    element_type,
+    shape_of,
+)
+from rlx_mlir.dialects.movement import INDEX_MAP_OPS, MOVEMENT_OPS
 from rlx_mlir.dtypes import Kind
 
 _FUNCTIONAL_FORMAT = FUNCTIONAL_FORMAT

@@ -6,12 +6,12 @@ import math
 from pathlib import Path
 
 import numpy as np
-from rlx_mlir.passes.canonicalize_broadcast import CanonicalizeBroadcastPass
-from rlx_mlir.passes.fuse_elementwise import FuseElementwisePass
-from rlx_mlir.passes.plan_memory import PlanMemoryPass
 
 import rlx_mlir as rlx
 from rlx_mlir.context import make_context
+from rlx_mlir.passes.canonicalize_broadcast import CanonicalizeBroadcastPass
+from rlx_mlir.passes.fuse_elementwise import FuseElementwisePass
+from rlx_mlir.passes.plan_memory import PlanMemoryPass
 
 TEXT = (Path(__file__).parent / "bias_gelu.mlir").read_text()
 

@@ -91,9 +91,10 @@ import math
 from collections.abc import Callable
 from decimal import Decimal
 
+from xdsl.ir import SSAValue
+
 from rlx_mlir.lowering import math_approx as m
 from rlx_mlir.lowering.emitter import Emitter
-from xdsl.ir import SSAValue
 
 Derivative = Callable[[Emitter, SSAValue], SSAValue]
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from xdsl.ir import SSAValue
+
 from rlx_mlir.lowering import math_approx as m
 from rlx_mlir.lowering.element_types import ComplexValue
 from rlx_mlir.lowering.emitter import Emitter
-from xdsl.ir import SSAValue
 
 C = ComplexValue
 

@@ -24,13 +24,13 @@ from dataclasses import dataclass
 from functools import cache
 from typing import NamedTuple
 
-from rlx_mlir.lowering.emitter import Emitter
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import IntegerType, f16, f32, f64, i1, i8, i16, i32, i64
 from xdsl.ir import Attribute, SSAValue
 
 from rlx_mlir import dtypes
 from rlx_mlir.dtypes import DType, Kind
+from rlx_mlir.lowering.emitter import Emitter
 
 
 class ComplexValue(NamedTuple):

@@ -13,17 +13,17 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from xdsl.dialects import llvm
+from xdsl.ir import Region, SSAValue
+
+from rlx_mlir import index_maps
+from rlx_mlir.broadcast import numel, row_major_strides
 from rlx_mlir.dialects import rlx
 from rlx_mlir.lowering.element_types import Value, codec
 from rlx_mlir.lowering.emitter import Emitter
 from rlx_mlir.lowering.kernel import Kernel, KernelContext, kernel_function
 from rlx_mlir.lowering.loops import for_range
 from rlx_mlir.lowering.scalar_ops import emit_scalar_op
-from xdsl.dialects import llvm
-from xdsl.ir import Region, SSAValue
-
-from rlx_mlir import index_maps
-from rlx_mlir.broadcast import numel, row_major_strides
 
 TILE = 32  # 32 x 32 f32 = 4 KiB per operand: tiles of a transpose stay in L1
 

@@ -15,6 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from xdsl.dialects.builtin import i1, i8
+from xdsl.ir import Operation, Region, SSAValue
+
+from rlx_mlir.broadcast import numel, row_major_strides
 from rlx_mlir.dialects import movement as mv
 from rlx_mlir.dialects.common import element_type, shape_of
 from rlx_mlir.lowering.element_types import Codec, Value, codec
@@ -29,10 +33,6 @@ from rlx_mlir.lowering.kernel import (
 )
 from rlx_mlir.lowering.loops import for_range
 from rlx_mlir.lowering.scalar_ops import binary_value
-from xdsl.dialects.builtin import i1, i8
-from xdsl.ir import Operation, Region, SSAValue
-
-from rlx_mlir.broadcast import numel, row_major_strides
 
 
 def _copy_run(

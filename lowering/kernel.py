@@ -17,13 +17,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from rlx_mlir.dialects.movement import INDEXED_OPS
-from rlx_mlir.lowering.emitter import Emitter
-from rlx_mlir.lowering.loops import if_then
 from xdsl.dialects import func, llvm
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, UnitAttr, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 
+from rlx_mlir.dialects.movement import INDEXED_OPS
+from rlx_mlir.lowering.emitter import Emitter
+from rlx_mlir.lowering.loops import if_then
 from rlx_mlir.verification import function_block
 
 PTR = llvm.LLVMPointerType()

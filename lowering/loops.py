@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from rlx_mlir.lowering.emitter import Emitter
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import i64
 from xdsl.ir import Block, Region, SSAValue
+
+from rlx_mlir.lowering.emitter import Emitter
 
 
 def for_range(

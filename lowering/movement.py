@@ -10,6 +10,11 @@ constant where a constant pad lies outside.
 
 from __future__ import annotations
 
+from xdsl.dialects.builtin import f64
+from xdsl.ir import Region, SSAValue
+
+from rlx_mlir import index_maps
+from rlx_mlir.broadcast import numel, row_major_strides
 from rlx_mlir.dialects import movement as mv
 from rlx_mlir.dialects.common import element_type, shape_of
 from rlx_mlir.lowering.element_types import Value, codec, convert
@@ -17,11 +22,6 @@ from rlx_mlir.lowering.elementwise import coalesce, emit_nest_kernel, read_strid
 from rlx_mlir.lowering.emitter import Emitter
 from rlx_mlir.lowering.kernel import Kernel, KernelContext, kernel_function
 from rlx_mlir.lowering.loops import for_range
-from xdsl.dialects.builtin import f64
-from xdsl.ir import Region, SSAValue
-
-from rlx_mlir import index_maps
-from rlx_mlir.broadcast import numel, row_major_strides
 
 
 def concat_kernels(op: mv.ConcatOp, ctx: KernelContext) -> list[Kernel]:

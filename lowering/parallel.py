@@ -8,12 +8,13 @@ has loaded, so MCJIT resolves them without any extra library.
 
 from __future__ import annotations
 
-from rlx_mlir.lowering.emitter import Emitter
-from rlx_mlir.lowering.kernel import PTR
-from rlx_mlir.lowering.loops import for_range
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import i32, i64
 from xdsl.ir import Attribute, Block, Region, SSAValue
+
+from rlx_mlir.lowering.emitter import Emitter
+from rlx_mlir.lowering.kernel import PTR
+from rlx_mlir.lowering.loops import for_range
 
 # Below this many elements a kernel runs on the calling thread: starting a
 # thread costs ~20 us, about what 2^17 simple elements take on one core.

@@ -18,6 +18,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from xdsl.dialects import func, llvm
+from xdsl.dialects.builtin import DenseArrayBase, i1, i8, i64
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
+
 from rlx_mlir.dialects import movement as mv
 from rlx_mlir.dialects import rlx
 from rlx_mlir.lowering.elementwise import region_kernels
@@ -43,10 +47,6 @@ from rlx_mlir.passes.plan_memory import (
     view_offset,
     view_source,
 )
-from xdsl.dialects import func, llvm
-from xdsl.dialects.builtin import DenseArrayBase, i1, i8, i64
-from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
-
 from rlx_mlir.verification import function_block
 
 

@@ -18,17 +18,17 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+from xdsl.dialects.builtin import IntegerType
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from rlx_mlir import dtypes
 from rlx_mlir.dialects import rlx
+from rlx_mlir.dtypes import Kind
 from rlx_mlir.lowering import complex_ops
 from rlx_mlir.lowering import math_approx as m
 from rlx_mlir.lowering.activation_grads import DERIVATIVES
 from rlx_mlir.lowering.element_types import ComplexValue, Value, codec, convert
 from rlx_mlir.lowering.emitter import Emitter
-from xdsl.dialects.builtin import IntegerType
-from xdsl.ir import Attribute, Operation, SSAValue
-
-from rlx_mlir import dtypes
-from rlx_mlir.dtypes import Kind
 
 Unary = Callable[[Emitter, SSAValue], SSAValue]
 Binary = Callable[[Emitter, SSAValue, SSAValue], SSAValue]

@@ -11,13 +11,14 @@ pipeline both apply them:
 
 from __future__ import annotations
 
-from rlx_mlir.dialects import movement as mv
-from rlx_mlir.dialects.common import shape_of
 from xdsl.pattern_rewriter import (
     PatternRewriter,
     RewritePattern,
     op_type_rewrite_pattern,
 )
+
+from rlx_mlir.dialects import movement as mv
+from rlx_mlir.dialects.common import shape_of
 
 
 class FoldTransposeChain(RewritePattern):

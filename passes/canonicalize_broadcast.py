@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rlx_mlir.dialects import rlx
 from xdsl.context import Context
 from xdsl.dialects.builtin import AffineMapAttr, ArrayAttr, ModuleOp
 from xdsl.ir import Operation
@@ -28,6 +27,7 @@ from xdsl.pattern_rewriter import (
 
 from rlx_mlir import index_maps
 from rlx_mlir.broadcast import broadcast_shapes
+from rlx_mlir.dialects import rlx
 
 
 class FoldExpandIntoElementwise(RewritePattern):

@@ -20,7 +20,6 @@ import heapq
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from rlx_mlir.dialects import rlx
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
@@ -30,6 +29,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import IsTerminator
 
 from rlx_mlir import index_maps
+from rlx_mlir.dialects import rlx
 from rlx_mlir.verification import function_block
 
 

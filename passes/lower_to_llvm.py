@@ -12,11 +12,6 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from rlx_mlir.dialects import rlx
-from rlx_mlir.lowering.parallel import external_declarations
-from rlx_mlir.lowering.program import lower_function
-from rlx_mlir.passes.fuse_elementwise import replace_with_region
-from rlx_mlir.passes.plan_memory import view_offset
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
@@ -25,6 +20,11 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from rlx_mlir import index_maps
+from rlx_mlir.dialects import rlx
+from rlx_mlir.lowering.parallel import external_declarations
+from rlx_mlir.lowering.program import lower_function
+from rlx_mlir.passes.fuse_elementwise import replace_with_region
+from rlx_mlir.passes.plan_memory import view_offset
 from rlx_mlir.verification import function_block
 
 

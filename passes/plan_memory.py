@@ -22,8 +22,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rlx_mlir.dialects import rlx
-from rlx_mlir.dialects.movement import NarrowOp, SliceOp
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp, i64
@@ -33,6 +31,8 @@ from xdsl.passes import ModulePass
 
 from rlx_mlir import dtypes, index_maps
 from rlx_mlir.broadcast import numel, row_major_strides
+from rlx_mlir.dialects import rlx
+from rlx_mlir.dialects.movement import NarrowOp, SliceOp
 from rlx_mlir.verification import function_block
 
 ALIGNMENT = 64

@@ -28,9 +28,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from reference import compile_text, ref_unary, scaled_error, ulp_error  # noqa: E402
-from rlx_mlir.dialects.rlx import UNARY_NAMES  # noqa: E402
 
 import rlx_mlir  # noqa: E402
+from rlx_mlir.dialects.rlx import UNARY_NAMES  # noqa: E402
 
 F32, F64 = np.float32, np.float64
 BF16 = np.dtype(ml_dtypes.bfloat16)

@@ -16,8 +16,6 @@ from functools import cache
 import numpy as np
 import pytest
 from reference import ulp_error
-from rlx_mlir.lowering import math_approx as ma
-from rlx_mlir.lowering.emitter import Emitter
 from xdsl.backend.llvm.convert import convert_module
 from xdsl.dialects import llvm as xllvm
 from xdsl.dialects.builtin import (
@@ -32,6 +30,8 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Region
 
 from rlx_mlir.jit import CompiledModule, compile_llvm
+from rlx_mlir.lowering import math_approx as ma
+from rlx_mlir.lowering.emitter import Emitter
 
 # ---------------------------------------------------------------------------
 # harness

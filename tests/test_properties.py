@@ -9,12 +9,12 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from rlx_mlir.passes.canonicalize_broadcast import CanonicalizeBroadcastPass
-from rlx_mlir.passes.fuse_elementwise import FuseElementwisePass
-from rlx_mlir.passes.plan_memory import collect_buffers, lower_bound, place
 
 import rlx_mlir as rlx
 from rlx_mlir.context import make_context
+from rlx_mlir.passes.canonicalize_broadcast import CanonicalizeBroadcastPass
+from rlx_mlir.passes.fuse_elementwise import FuseElementwisePass
+from rlx_mlir.passes.plan_memory import collect_buffers, lower_bound, place
 
 # ops whose float32 results NumPy reproduces exactly (the numerics of the
 # transcendentals are tested against float64 elsewhere)
