@@ -159,6 +159,13 @@ def codec(ir_type: Attribute) -> Codec:
     return Codec(dtype, ir_type, ir_type)
 
 
+def select_value(e: Emitter, condition: SSAValue, a: Value, b: Value) -> Value:
+    """condition ? a : b for an element of any type (complex: per component)."""
+    if isinstance(a, ComplexValue):
+        return ComplexValue(e.select(condition, a.re, b.re), e.select(condition, a.im, b.im))  # type: ignore[union-attr]
+    return e.select(condition, a, b)  # type: ignore[arg-type]
+
+
 def component_dtype(dtype: DType) -> DType:
     """complex<f32> -> f32; real types are their own component."""
     if dtype.kind is Kind.COMPLEX:

@@ -17,7 +17,7 @@ from rlx_mlir import index_maps
 from rlx_mlir.broadcast import numel, row_major_strides
 from rlx_mlir.dialects import movement as mv
 from rlx_mlir.dialects.common import element_type, shape_of
-from rlx_mlir.lowering.element_types import Value, codec, convert
+from rlx_mlir.lowering.element_types import Value, codec, convert, select_value
 from rlx_mlir.lowering.elementwise import coalesce, emit_nest_kernel, read_strides
 from rlx_mlir.lowering.emitter import Emitter
 from rlx_mlir.lowering.kernel import Kernel, KernelContext, kernel_function
@@ -85,7 +85,7 @@ def pad_kernels(op: mv.PadOp, ctx: KernelContext) -> list[Kernel]:
             else:
                 value = item.load(e, source, in_off)
                 if inside is not None:
-                    value = _select(e, inside, value, fill_value(e))
+                    value = select_value(e, inside, value, fill_value(e))
             item.store(e, value, target, out_off)
 
         def level(depth: int, in_off: SSAValue, out_off: SSAValue, inside: SSAValue | None, lo: SSAValue, hi: SSAValue) -> None:
@@ -118,9 +118,3 @@ def pad_kernels(op: mv.PadOp, ctx: KernelContext) -> list[Kernel]:
     function = kernel_function(ctx.name, 2, build)
     extent = out_shape[0] if rank else 1
     return [Kernel(function, [op.input, op.result], extent, numel(out_shape))]
-
-
-def _select(e: Emitter, condition: SSAValue, a: Value, b: Value) -> Value:
-    if isinstance(a, tuple):
-        return type(a)(e.select(condition, a[0], b[0]), e.select(condition, a[1], b[1]))  # type: ignore[index]
-    return e.select(condition, a, b)  # type: ignore[arg-type]

@@ -27,7 +27,7 @@ from rlx_mlir.dtypes import Kind
 from rlx_mlir.lowering import complex_ops
 from rlx_mlir.lowering import math_approx as m
 from rlx_mlir.lowering.activation_grads import DERIVATIVES
-from rlx_mlir.lowering.element_types import ComplexValue, Value, codec, convert
+from rlx_mlir.lowering.element_types import Value, codec, convert, select_value
 from rlx_mlir.lowering.emitter import Emitter
 
 Unary = Callable[[Emitter, SSAValue], SSAValue]
@@ -235,10 +235,7 @@ def emit_scalar_op(e: Emitter, op: Operation, operands: list[Value]) -> Value:
     if isinstance(op, rlx.CastOp):
         return convert(e, operands[0], operand_type, result.dtype.ir_type)
     if isinstance(op, rlx.WhereOp):
-        cond, t, f = operands
-        if isinstance(t, ComplexValue):
-            return ComplexValue(e.select(cond, t.re, f.re), e.select(cond, t.im, f.im))  # type: ignore[arg-type]
-        return e.select(cond, t, f)  # type: ignore[arg-type]
+        return select_value(e, *operands)  # type: ignore[arg-type]
     if kind is Kind.COMPLEX:
         table = complex_ops.COMPARE if isinstance(op, rlx.CompareOp) else (
             complex_ops.UNARY if isinstance(op, rlx.UnaryOp) else complex_ops.BINARY)
