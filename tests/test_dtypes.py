@@ -14,23 +14,12 @@ import math
 from fractions import Fraction
 from functools import cache
 
-import ml_dtypes
 import numpy as np
 import pytest
+from movement_reference import BF16, COMPLEX, FLOATS, SIGNED, TYPES, UNSIGNED  # the one test-side dtype table
 
 import rlx_mlir as rlx
 
-BF16 = np.dtype(ml_dtypes.bfloat16)
-TYPES: dict[str, np.dtype] = {
-    "f16": np.dtype(np.float16), "bf16": BF16, "f32": np.dtype(np.float32), "f64": np.dtype(np.float64),
-    "i1": np.dtype(np.bool_), "i8": np.dtype(np.int8), "i16": np.dtype(np.int16), "i32": np.dtype(np.int32),
-    "i64": np.dtype(np.int64), "ui8": np.dtype(np.uint8), "ui32": np.dtype(np.uint32),
-    "complex<f32>": np.dtype(np.complex64), "complex<f64>": np.dtype(np.complex128),
-}
-FLOATS = ("f16", "bf16", "f32", "f64")
-SIGNED = ("i8", "i16", "i32", "i64")
-UNSIGNED = ("ui8", "ui32")
-COMPLEX = ("complex<f32>", "complex<f64>")
 # (significand bits, min normal exponent, max exponent)
 FORMATS = {"f16": (11, -14, 15), "bf16": (8, -126, 127), "f32": (24, -126, 127), "f64": (53, -1022, 1023)}
 COMPONENT = {"complex<f32>": "f32", "complex<f64>": "f64"}
