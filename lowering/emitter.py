@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from xdsl.builder import Builder
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import (
-    AnyFloat,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -247,9 +246,6 @@ class Emitter:
 
     def itrunc(self, a: SSAValue, t: Attribute) -> SSAValue:
         return self.op(llvm.TruncOp(a, t))
-
-    def is_float(self, a: SSAValue) -> bool:
-        return isinstance(a.type, AnyFloat)
 
 
 __all__ = ["Emitter", "int_twin", "intrinsic_suffix"]
