@@ -20,15 +20,6 @@ INTS_AND_BOOL = INTS | {Kind.BOOL}
 ORDERED = REALS | {Kind.BOOL}
 ANY = frozenset(Kind)
 
-# Binary ops and the element kinds they accept.
-BINARY_KINDS: dict[str, frozenset[Kind]] = {
-    "add": FIELD, "sub": FIELD, "mul": FIELD, "div": FIELD, "mod": REALS,
-    "max": REALS, "min": REALS, "pow": FLOATS, "atan2": FLOATS,
-    "bit_and": INTS_AND_BOOL, "bit_or": INTS_AND_BOOL, "bit_xor": INTS_AND_BOOL,
-    "shl": INTS, "shr": INTS,
-}
-
-
 FUNCTIONAL_FORMAT = "operands attr-dict `:` functional-type(operands, results)"
 
 
@@ -107,8 +98,6 @@ def check_broadcast_result(op: Operation, operands: Sequence[SSAValue], result: 
         raise VerifyException(
             f"'{op.name}' result shape {list(got)} does not match the broadcast shape {list(expected)}"
         )
-
-
 
 
 def check_result_shape(op: Operation, expected: Sequence[int], result: SSAValue | None = None) -> None:

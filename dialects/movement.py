@@ -44,14 +44,13 @@ from xdsl.irdl import (
     var_operand_def,
 )
 from xdsl.irdl.operations import ParsePropInAttrDict
-from xdsl.pattern_rewriter import RewritePattern
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.traits import HasCanonicalizationPatternsTrait, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from rlx_mlir import index_maps
 from rlx_mlir.broadcast import broadcasts_to
 from rlx_mlir.dialects.common import (
-    BINARY_KINDS,
     FUNCTIONAL_FORMAT,
     check_index_type,
     check_kind,
@@ -61,10 +60,12 @@ from rlx_mlir.dialects.common import (
     normalize_axis,
     shape_of,
 )
+from rlx_mlir.dialects.elementwise import AddOp, BinaryOp, MaxOp, MinOp, MulOp
 from rlx_mlir.index_maps import Access
 
 PAD_MODES = ("constant", "replicate", "circular", "reflect")
-REDUCTIONS = ("none", "add", "mul", "max", "min")
+REDUCTIONS: dict[str, type[BinaryOp] | None] = {"none": None, "add": AddOp, "mul": MulOp, "max": MaxOp, "min": MinOp}
+"""A scatter's `reduction`: the binary op combining an update with the old value (none: it replaces it)."""
 
 
 def i64_attr(value: int) -> IntegerAttr:
@@ -125,17 +126,17 @@ def concatenated_shape(shapes: Sequence[Sequence[int]], axis: int) -> tuple[int,
 
 
 class _LayoutCanonicalization(HasCanonicalizationPatternsTrait):
+    """Points xDSL's `canonicalize` at the patterns at the end of this module."""
+
     @classmethod
     def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
-        from rlx_mlir.passes import canonicalization_patterns as p
-
         return (
-            p.FoldTransposeChain(),
-            p.RemoveIdentityTranspose(),
-            p.FoldReverseChain(),
-            p.RemoveIdentityReverse(),
-            p.RemoveIdentitySlice(),
-            p.RemoveZeroPad(),
+            FoldTransposeChain(),
+            RemoveIdentityTranspose(),
+            FoldReverseChain(),
+            RemoveIdentityReverse(),
+            RemoveIdentitySlice(),
+            RemoveZeroPad(),
         )
 
 
@@ -521,7 +522,7 @@ class GatherBackwardOp(AxisIndexedOp):
                 f"'{self.name}' dy shape {list(shape_of(self.dy.type))} does not match the expected shape {list(expected)}"
             )
         check_same_element_type(self, "result", self.result, self.dy)
-        check_kind(self, check_value_type(self, self.dy.type, "dy"), BINARY_KINDS["add"], "dy")
+        check_kind(self, check_value_type(self, self.dy.type, "dy"), AddOp.ALLOWED, "dy")
 
 
 # ---------------------------------------------------------------------------
@@ -535,10 +536,16 @@ class ReducingScatter(IndexedOp, ABC):
         reduction = self.reduction.data  # type: ignore[attr-defined]
         if reduction not in REDUCTIONS:
             raise VerifyException(f"'{self.name}' reduction \"{reduction}\" is not one of {', '.join(REDUCTIONS)}")
-        if reduction != "none":
+        combine = REDUCTIONS[reduction]
+        if combine is not None:
             dtype = check_value_type(self, self.data.type, "data")  # type: ignore[attr-defined]
-            check_kind(self, dtype, BINARY_KINDS[reduction], f"reduction \"{reduction}\" data")
+            check_kind(self, dtype, combine.ALLOWED, f"reduction \"{reduction}\" data")
         return reduction
+
+    @property
+    def combine(self) -> type[BinaryOp] | None:
+        """The rlx op that merges an update into the old value, or None (the update replaces it)."""
+        return REDUCTIONS[self.reduction.data]  # type: ignore[attr-defined]
 
 
 @irdl_op_definition
@@ -561,7 +568,7 @@ class ScatterAddOp(IndexedOp):
         if not out or out[1:] != updates[1:]:
             raise VerifyException(f"'{self.name}' result shape {list(out)} must be [M] + {list(updates[1:])}")
         check_same_element_type(self, "result", self.result, self.updates)
-        check_kind(self, check_value_type(self, self.updates.type, "updates"), BINARY_KINDS["add"], "updates")
+        check_kind(self, check_value_type(self, self.updates.type, "updates"), AddOp.ALLOWED, "updates")
 
 
 @irdl_op_definition
@@ -632,3 +639,74 @@ INDEX_MAP_OPS = (TransposeOp, SliceOp, NarrowOp, ReverseOp)
 """Ops whose every result element is one input element at an affine index (`input_map`)."""
 INDEXED_OPS = (GatherOp, GatherElementsOp, GatherNdOp, GatherBackwardOp, ScatterAddOp, ScatterNdOp, ScatterElementsOp)
 MOVEMENT_OPS = (*LAYOUT_OPS, *INDEXED_OPS)
+
+
+# ---------------------------------------------------------------------------
+# canonicalization patterns (run by xDSL's `canonicalize`, as MLIR keeps them
+# beside the ops):
+# - transpose(transpose(x)) is one transpose, or x when the perms cancel;
+# - reverse(reverse(x)) reverses the symmetric difference of the axes, or is x;
+# - a transpose by the identity, a full unit-step slice or narrow, a zero pad
+#   and a reverse of no axes (or only of size-1 axes) are x.
+# ---------------------------------------------------------------------------
+
+
+class FoldTransposeChain(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: TransposeOp, rewriter: PatternRewriter) -> None:
+        inner = op.input.owner
+        if not isinstance(inner, TransposeOp):
+            return
+        outer_perm, inner_perm = op.permutation, inner.permutation
+        combined = [inner_perm[axis] for axis in outer_perm]
+        if combined == sorted(combined):
+            rewriter.replace(op, [], [inner.input])
+        else:
+            rewriter.replace(op, TransposeOp(inner.input, combined, op.result.type))
+
+
+class RemoveIdentityTranspose(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: TransposeOp, rewriter: PatternRewriter) -> None:
+        if list(op.permutation) == list(range(len(op.permutation))):
+            rewriter.replace(op, [], [op.input])
+
+
+class FoldReverseChain(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ReverseOp, rewriter: PatternRewriter) -> None:
+        inner = op.input.owner
+        if not isinstance(inner, ReverseOp):
+            return
+        axes = sorted(set(op.normalized_axes()) ^ set(inner.normalized_axes()))
+        if axes:
+            rewriter.replace(op, ReverseOp(inner.input, axes, op.result.type))
+        else:
+            rewriter.replace(op, [], [inner.input])
+
+
+class RemoveIdentityReverse(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ReverseOp, rewriter: PatternRewriter) -> None:
+        shape = shape_of(op.input.type)
+        if all(shape[a] <= 1 for a in op.normalized_axes()):
+            rewriter.replace(op, [], [op.input])
+
+
+class RemoveIdentitySlice(RewritePattern):
+    """A slice or narrow that reads every element in order is its input."""
+
+    def match_and_rewrite(self, op, rewriter: PatternRewriter) -> None:  # noqa: ANN001 (two op types)
+        if not isinstance(op, (SliceOp, NarrowOp)) or op.input.type != op.result.type:
+            return
+        shape = shape_of(op.input.type)
+        if all(a.offset == 0 and (a.scale == 1 or n <= 1) for a, n in zip(op.input_map(), shape)):
+            rewriter.replace(op, [], [op.input])
+
+
+class RemoveZeroPad(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: PadOp, rewriter: PatternRewriter) -> None:
+        before, after = op.widths()
+        if not any(before) and not any(after):
+            rewriter.replace(op, [], [op.input])

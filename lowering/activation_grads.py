@@ -3,7 +3,7 @@
 Each entry maps an activation name to f'(x) as branch-free straight-line IR
 (fcmp + select, no libm calls), written with the same vectorizable primitives
 as the activations themselves (`math_approx`, and the forward helpers of
-`scalar_ops` where the derivative shares their structure). The lowering
+`activations` where the derivative shares their structure). The lowering
 multiplies the result by dy (`scalar_ops.emit_scalar_op`); f16/bf16 evaluate
 this in f32 and round the product once.
 
@@ -24,7 +24,7 @@ log           1/x                                             1      0      inf 
 sqrt          0.5/sqrt(x)                                     2      0      0 at ±0 (reference); NaN x<0
 rsqrt         -0.5 (1/sqrt(x)) / x                            3      3      0 at ±0 (reference); NaN x<0
 neg           -1                                              0      0      -
-abs           sign(x) (scalar_ops._sign)                      0      0      0 at ±0; NaN -> NaN
+abs           sign(x) (activations.sign)                      0      0      0 at ±0; NaN -> NaN
 round         1 (straight-through estimator)                  0      0      reference (torch: 0)
 sin           cos x                                           2      2      NaN at ±inf
 cos           -sin x                                          2      2      NaN at ±inf
@@ -93,6 +93,8 @@ from decimal import Decimal
 
 from xdsl.ir import SSAValue
 
+from rlx_mlir.dialects import elementwise as ew
+from rlx_mlir.lowering import activations
 from rlx_mlir.lowering import math_approx as m
 from rlx_mlir.lowering.emitter import Emitter
 
@@ -104,18 +106,11 @@ INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 SQRT_PI_OVER_2 = math.sqrt(math.pi / 2.0)
 TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 GELU_A = 0.044715
-_GELU_K = {f32: m._split(2 * (2 / m._PI).sqrt(), 2, f32) for f32 in (True, False)}
-_GELU_A_SPLIT = {f32: m._split(Decimal("0.044715"), 2, f32) for f32 in (True, False)}
+_GELU_K = {f32: m.split_constant(2 * (2 / m.PI).sqrt(), 2, f32) for f32 in (True, False)}
+_GELU_A_SPLIT = {f32: m.split_constant(Decimal("0.044715"), 2, f32) for f32 in (True, False)}
 # |x| beyond which every derivative has saturated (x is clamped there so that
 # 0 * inf never appears at x = ±inf)
 SATURATE = 1e3
-
-
-def _ops():  # noqa: ANN202
-    """scalar_ops imports this module, so its forward helpers are looked up lazily."""
-    from rlx_mlir.lowering import scalar_ops
-
-    return scalar_ops
 
 
 def _c(e: Emitter, like: SSAValue, value: float) -> SSAValue:
@@ -139,13 +134,13 @@ def _sigmoid_pair(e: Emitter, x: SSAValue) -> tuple[SSAValue, SSAValue, SSAValue
 def _exp_neg_sq(e: Emitter, x: SSAValue, scale: float) -> SSAValue:
     """exp(-scale * x^2), scale a power of two, with x^2 carried as hi + lo (FMA) so the
     rounding of x^2 does not cost x^2 ULPs in the exponential."""
-    c = m._consts(x)
+    c = m.constants_for(x)
     hi = e.fmul(x, x)
     lo = e.fma(x, x, e.fneg(hi))
     arg = e.fmul(hi, _c(e, x, -scale))
     clamped = e.clamp(arg, *c.exp_clamp)
     lo = e.select(e.fcmp("oeq", clamped, arg), e.fmul(lo, _c(e, x, -scale)), _c(e, x, 0.0))
-    return m._exp_core(e, clamped, c, lo)
+    return m.exp_core(e, clamped, c, lo)
 
 
 # ---------------------------------------------------------------------------
@@ -175,7 +170,7 @@ def _silu_grad(e: Emitter, x: SSAValue) -> SSAValue:
 def _gelu_approx_two_z(e: Emitter, x: SSAValue) -> tuple[SSAValue, SSAValue]:
     """2z = K (x + a x^3), K = 2 sqrt(2/pi), as hi + lo (FMA products, TwoSum, K and a in
     two parts): in the negative tail f' ~ e^(2z), whose relative error is |2z| times that of 2z."""
-    c = m._consts(x)
+    c = m.constants_for(x)
     k_hi, k_lo = (_c(e, x, v) for v in _GELU_K[c.is_f32])
     a_hi, a_lo = (_c(e, x, v) for v in _GELU_A_SPLIT[c.is_f32])
     x2 = e.fmul(x, x)
@@ -184,7 +179,7 @@ def _gelu_approx_two_z(e: Emitter, x: SSAValue) -> tuple[SSAValue, SSAValue]:
     x3_lo = e.fma(x2_lo, x, e.fma(x2, x, e.fneg(x3)))
     p = e.fmul(a_hi, x3)
     p_lo = e.fma(a_lo, x3, e.fma(a_hi, x3_lo, e.fma(a_hi, x3, e.fneg(p))))
-    s, s_err = m._two_sum(e, x, p)
+    s, s_err = m.two_sum(e, x, p)
     s_lo = e.fadd(s_err, p_lo)
     q = e.fmul(k_hi, s)
     q_lo = e.fma(k_lo, s, e.fma(k_hi, s_lo, e.fma(k_hi, s, e.fneg(q))))
@@ -194,7 +189,7 @@ def _gelu_approx_two_z(e: Emitter, x: SSAValue) -> tuple[SSAValue, SSAValue]:
 def _gelu_approx_grad(e: Emitter, x: SSAValue) -> SSAValue:
     """d/dx x s(2z), z = sqrt(2/pi)(x + a x^3): s(2z) (1 + 2 sqrt(2/pi) x (1 + 3a x^2) s(-2z)),
     with s(±2z) from one t = e^-|2z| evaluated on the hi + lo 2z."""
-    c = m._consts(x)
+    c = m.constants_for(x)
     xc = e.clamp(x, -10 * SATURATE, 10 * SATURATE)
     q, q_lo = _gelu_approx_two_z(e, xc)
     one, zero = _c(e, x, 1.0), _c(e, x, 0.0)
@@ -202,7 +197,7 @@ def _gelu_approx_grad(e: Emitter, x: SSAValue) -> SSAValue:
     arg = e.fneg(e.fabs(q))
     clamped = e.clamp(arg, *c.exp_clamp)
     lo = e.select(e.fcmp("oeq", clamped, arg), e.select(pos, e.fneg(q_lo), q_lo), zero)
-    t = m._exp_core(e, clamped, c, lo)
+    t = m.exp_core(e, clamped, c, lo)
     d = e.fadd(one, t)
     s = e.fdiv(e.select(pos, one, t), d)
     sm = e.fdiv(e.select(pos, t, one), d)
@@ -227,12 +222,12 @@ def _mills(e: Emitter, a: SSAValue) -> SSAValue:
     """M(a) = Phi(-a)/phi(a) for a >= sqrt 2: sqrt(pi/2) R(a/sqrt2) with R = erfc(t) e^(t^2)
     the Chebyshev fit of `math_approx.erf`'s tail on [1, erf_max], and beyond it the
     asymptotic series (1/a) sum (-1)^k (2k-1)!! a^-2k (truncated near its smallest term)."""
-    c = m._consts(a)
+    c = m.constants_for(a)
     z = e.fmul(a, _c(e, a, SQRT1_2))
     lo, hi = 1.0, c.erf_max
     t = e.clamp(z, lo, hi)
     s = e.fma(t, _c(e, a, 2 / (hi - lo)), _c(e, a, -(lo + hi) / (hi - lo)))
-    cheb = e.fmul(m._clenshaw(e, s, m._erf_tail_cheb(c.is_f32)), _c(e, a, SQRT_PI_OVER_2))
+    cheb = e.fmul(m.clenshaw(e, s, m.erf_tail_chebyshev(c.is_f32)), _c(e, a, SQRT_PI_OVER_2))
     inv_a = e.fdiv(_c(e, a, 1.0), a)
     asym = e.fmul(e.poly(e.fmul(inv_a, inv_a), _MILLS_ASYMPTOTIC[c.is_f32]), inv_a)
     return e.select(e.fcmp("ogt", z, _c(e, a, hi)), asym, cheb)
@@ -307,18 +302,18 @@ def _zero_at_zero(e: Emitter, x: SSAValue, value: SSAValue) -> SSAValue:
 
 def _sqrt_grad(e: Emitter, x: SSAValue) -> SSAValue:
     """0.5/sqrt(x); 0 at x = 0 (reference runtime)."""
-    return _zero_at_zero(e, x, e.fdiv(_c(e, x, 0.5), _ops().UNARY_FLOAT["sqrt"](e, x)))
+    return _zero_at_zero(e, x, e.fdiv(_c(e, x, 0.5), activations.FLOAT[ew.SqrtOp](e, x)))
 
 
 def _rsqrt_grad(e: Emitter, x: SSAValue) -> SSAValue:
     """-0.5 rsqrt(x)/x (no overflow of x sqrt(x)); 0 at x = 0 (reference runtime)."""
-    r = _ops().UNARY_FLOAT["rsqrt"](e, x)
+    r = activations.FLOAT[ew.RsqrtOp](e, x)
     return _zero_at_zero(e, x, e.fdiv(e.fmul(r, _c(e, x, -0.5)), x))
 
 
 def _recip_grad(e: Emitter, x: SSAValue) -> SSAValue:
     """-(1/x)/x: no intermediate overflow/underflow of x^2."""
-    return e.fneg(e.fdiv(_ops().UNARY_FLOAT["recip"](e, x), x))
+    return e.fneg(e.fdiv(activations.FLOAT[ew.RecipOp](e, x), x))
 
 
 # ---------------------------------------------------------------------------
@@ -348,34 +343,34 @@ def _const(value: float) -> Derivative:
     return lambda e, x: _c(e, x, value)
 
 
-DERIVATIVES: dict[str, Derivative] = {
-    "relu": _relu_grad,
-    "gelu": _gelu_grad,
-    "gelu_approx": _gelu_approx_grad,
-    "silu": _silu_grad,
-    "sigmoid": _sigmoid_grad,
-    "tanh": _tanh_grad,
-    "exp": m.exp,
-    "log": lambda e, x: e.fdiv(_c(e, x, 1.0), x),
-    "sqrt": _sqrt_grad,
-    "rsqrt": _rsqrt_grad,
-    "neg": _const(-1.0),
-    "abs": lambda e, x: _ops()._sign(e, x),
-    "round": _const(1.0),
-    "sin": m.cos,
-    "cos": lambda e, x: e.fneg(m.sin(e, x)),
-    "tan": _tan_grad,
-    "atan": _atan_grad,
-    "recip": _recip_grad,
-    "floor": _const(0.0),
-    "ceil": _const(0.0),
-    "sign": _const(0.0),
-    "softplus": m.sigmoid,
-    "elu": _elu_grad,
-    "erf": _erf_grad,
-    "hard_swish": _hard_swish_grad,
-    "hard_sigmoid": _hard_sigmoid_grad,
-    "mish": _mish_grad,
-    "softsign": _softsign_grad,
-    "log_sigmoid": lambda e, x: m.sigmoid(e, e.fneg(x)),
+DERIVATIVES: dict[type[ew.UnaryOp], Derivative] = {
+    ew.ReluOp: _relu_grad,
+    ew.GeluOp: _gelu_grad,
+    ew.GeluApproxOp: _gelu_approx_grad,
+    ew.SiluOp: _silu_grad,
+    ew.SigmoidOp: _sigmoid_grad,
+    ew.TanhOp: _tanh_grad,
+    ew.ExpOp: m.exp,
+    ew.LogOp: lambda e, x: e.fdiv(_c(e, x, 1.0), x),
+    ew.SqrtOp: _sqrt_grad,
+    ew.RsqrtOp: _rsqrt_grad,
+    ew.NegOp: _const(-1.0),
+    ew.AbsOp: activations.sign,
+    ew.RoundOp: _const(1.0),
+    ew.SinOp: m.cos,
+    ew.CosOp: lambda e, x: e.fneg(m.sin(e, x)),
+    ew.TanOp: _tan_grad,
+    ew.AtanOp: _atan_grad,
+    ew.RecipOp: _recip_grad,
+    ew.FloorOp: _const(0.0),
+    ew.CeilOp: _const(0.0),
+    ew.SignOp: _const(0.0),
+    ew.SoftplusOp: m.sigmoid,
+    ew.EluOp: _elu_grad,
+    ew.ErfOp: _erf_grad,
+    ew.HardSwishOp: _hard_swish_grad,
+    ew.HardSigmoidOp: _hard_sigmoid_grad,
+    ew.MishOp: _mish_grad,
+    ew.SoftsignOp: _softsign_grad,
+    ew.LogSigmoidOp: lambda e, x: m.sigmoid(e, e.fneg(x)),
 }

@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from xdsl.ir import SSAValue
 
+from rlx_mlir.dialects import elementwise as ew
 from rlx_mlir.lowering import math_approx as m
 from rlx_mlir.lowering.element_types import ComplexValue
 from rlx_mlir.lowering.emitter import Emitter
@@ -101,6 +102,6 @@ def ne(e: Emitter, a: C, b: C) -> SSAValue:
     return e.or_(e.fcmp("une", a.re, b.re), e.fcmp("une", a.im, b.im))
 
 
-UNARY: dict[str, Callable[[Emitter, C], C]] = {"neg": neg, "exp": exp, "log": log, "sqrt": sqrt}
-BINARY: dict[str, Callable[[Emitter, C, C], C]] = {"add": add, "sub": sub, "mul": mul, "div": div}
-COMPARE: dict[str, Callable[[Emitter, C, C], SSAValue]] = {"eq": eq, "ne": ne}
+UNARY: dict[type[ew.UnaryOp], Callable[[Emitter, C], C]] = {ew.NegOp: neg, ew.ExpOp: exp, ew.LogOp: log, ew.SqrtOp: sqrt}
+BINARY: dict[type[ew.BinaryOp], Callable[[Emitter, C, C], C]] = {ew.AddOp: add, ew.SubOp: sub, ew.MulOp: mul, ew.DivOp: div}
+COMPARE: dict[type[ew.CompareOp], Callable[[Emitter, C, C], SSAValue]] = {ew.EqOp: eq, ew.NeOp: ne}

@@ -21,8 +21,8 @@ from xdsl.ir import Operation, Region, SSAValue
 from rlx_mlir.broadcast import numel, row_major_strides
 from rlx_mlir.dialects import movement as mv
 from rlx_mlir.dialects.common import element_type, shape_of
+from rlx_mlir.dialects.elementwise import AddOp, BinaryOp
 from rlx_mlir.lowering.element_types import Codec, Value, codec
-from rlx_mlir.lowering.elementwise import LoopNest, coalesce, emit_nest
 from rlx_mlir.lowering.emitter import Emitter
 from rlx_mlir.lowering.kernel import (
     STATUS,
@@ -31,7 +31,7 @@ from rlx_mlir.lowering.kernel import (
     checked_index,
     kernel_function,
 )
-from rlx_mlir.lowering.loops import for_range
+from rlx_mlir.lowering.loops import LoopNest, coalesce, emit_nest, for_range
 from rlx_mlir.lowering.scalar_ops import binary_value
 
 
@@ -51,24 +51,24 @@ def _accumulate_run(
     e: Emitter,
     region: Region,
     item: Codec,
-    reduction: str,
+    combine: type[BinaryOp] | None,
     src: tuple[SSAValue, SSAValue],
     dst: tuple[SSAValue, SSAValue],
     length: SSAValue,
 ) -> None:
-    """dst[t] = reduce(dst[t], src[t]) for t < length."""
+    """dst[t] = combine(dst[t], src[t]) for t < length (src[t] alone when combine is None)."""
     (src_ptr, src_off), (dst_ptr, dst_off) = src, dst
 
     def body(t: SSAValue) -> None:
         at = e.add(dst_off, t)
         update = item.load(e, src_ptr, e.add(src_off, t))
-        item.store(e, _reduce(e, reduction, item.load(e, dst_ptr, at), update, item), dst_ptr, at)
+        item.store(e, _reduce(e, combine, item.load(e, dst_ptr, at), update, item), dst_ptr, at)
 
     for_range(e, region, e.i64(0), length, body)
 
 
-def _reduce(e: Emitter, reduction: str, old: Value, update: Value, item: Codec) -> Value:
-    return update if reduction == "none" else binary_value(e, reduction, old, update, item.dtype.ir_type)
+def _reduce(e: Emitter, combine: type[BinaryOp] | None, old: Value, update: Value, item: Codec) -> Value:
+    return update if combine is None else binary_value(e, combine, old, update, item.dtype.ir_type)
 
 
 def _index_loader(op: Operation) -> Callable[[Emitter, SSAValue, SSAValue], SSAValue]:
@@ -218,7 +218,7 @@ def _accumulate_rows(
             k, ok = checked_index(e, region, load_index(e, indices, j), n, status, ctx.code, axis)
             dst = e.mul(e.add(e.mul(o, e.i64(n)), k), e.i64(inner))
             length = e.select(ok, e.i64(inner), e.i64(0))
-            _accumulate_run(e, region, item, "add", (grads, e.mul(q, e.i64(inner))), (out, dst), length)
+            _accumulate_run(e, region, item, AddOp, (grads, e.mul(q, e.i64(inner))), (out, dst), length)
 
         for_range(e, region, begin, end, row)
 
@@ -241,7 +241,7 @@ def scatter_nd_kernels(op: mv.ScatterNdOp, ctx: KernelContext) -> list[Kernel]:
     k = shape[-1]
     groups, slice_size = numel(shape[:-1]), numel(data[k:])
     item, load_index = codec(element_type(op.result.type)), _index_loader(op)
-    reduction = op.reduction.data
+    combine = op.combine
 
     def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
         source, indices, updates, out, status = pointers
@@ -250,7 +250,7 @@ def scatter_nd_kernels(op: mv.ScatterNdOp, ctx: KernelContext) -> list[Kernel]:
         def group(g: SSAValue) -> None:
             offset, ok = _coordinates_offset(e, region, indices, e.mul(g, e.i64(k)), load_index, data, 0, k, status, ctx.code)
             length = e.select(ok, e.i64(slice_size), e.i64(0))
-            _accumulate_run(e, region, item, reduction, (updates, e.mul(g, e.i64(slice_size))), (out, offset), length)
+            _accumulate_run(e, region, item, combine, (updates, e.mul(g, e.i64(slice_size))), (out, offset), length)
 
         for_range(e, region, begin, end, group)
 
@@ -266,7 +266,7 @@ def scatter_elements_kernels(op: mv.ScatterElementsOp, ctx: KernelContext) -> li
     axis = op.normalized_axis()
     nest, axis_stride = _along_axis(op)
     item, load_index = codec(element_type(op.result.type)), _index_loader(op)
-    reduction = op.reduction.data
+    combine = op.combine
     writable = data[axis] > 0
 
     def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
@@ -278,7 +278,7 @@ def scatter_elements_kernels(op: mv.ScatterElementsOp, ctx: KernelContext) -> li
             if writable:
                 at = e.add(offsets[2], e.mul(k, e.i64(axis_stride)))
                 update = item.load(e, updates, offsets[1])
-                item.store(e, _reduce(e, reduction, item.load(e, out, at), update, item), out, at)
+                item.store(e, _reduce(e, combine, item.load(e, out, at), update, item), out, at)
 
         emit_nest(e, region, nest, [indices, updates, out], begin, end, element)
 

@@ -17,14 +17,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from xdsl.dialects import func, llvm
+from xdsl.dialects import llvm
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, UnitAttr, i64
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Block, Region, SSAValue
 
-from rlx_mlir.dialects.movement import INDEXED_OPS
 from rlx_mlir.lowering.emitter import Emitter
-from rlx_mlir.lowering.loops import if_then
-from rlx_mlir.verification import function_block
+from rlx_mlir.lowering.loops import Body, LoopNest, emit_nest, if_then
 
 PTR = llvm.LLVMPointerType()
 STATUS = "status"
@@ -114,6 +112,11 @@ def checked_index(
     return e.select(valid, index, e.i64(0)), valid
 
 
-def index_checks(function: func.FuncOp) -> list[Operation]:
-    """The function's index-checking ops, in schedule order: op k has code k + 1."""
-    return [op for op in function_block(function).ops if isinstance(op, INDEXED_OPS)]
+def emit_nest_kernel(name: str, nest: LoopNest, n_pointers: int, body_at: Body) -> llvm.FuncOp:
+    """A kernel looping over `nest` (outermost axis over [begin, end)) that calls
+    `body_at(e, pointers, element offsets)` once per point."""
+
+    def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
+        emit_nest(e, region, nest, pointers, begin, end, body_at)
+
+    return kernel_function(name, n_pointers, build)

@@ -8,7 +8,7 @@ select, bit casts, integer ops and the "cheap" intrinsics (fabs, sqrt, floor,
 trunc, roundeven, copysign, fptosi.sat) are used, so a loop calling these
 functions is vectorized by LLVM into packed AVX-512/AVX2 code.
 
-Each algorithm is written once; the per-width numbers live in a `_Consts`
+Each algorithm is written once; the per-width numbers live in a `Constants`
 table selected from ``x.type``.  Polynomial coefficients are Taylor
 coefficients computed exactly at import time (so they cannot be mistyped),
 except `erf`'s tail, whose Chebyshev coefficients are fitted at import time.
@@ -77,7 +77,7 @@ from xdsl.ir import Attribute, SSAValue
 from .emitter import Emitter, int_twin
 
 getcontext().prec = 80
-_PI = Decimal(
+PI = Decimal(
     "3.14159265358979323846264338327950288419716939937510582097494459230781640628620899"
 )
 _LN2 = Decimal(
@@ -98,7 +98,7 @@ def _round_to(value: Decimal | Fraction | float, is_f32: bool) -> float:
     return v
 
 
-def _split(value: Decimal, parts: int, is_f32: bool) -> tuple[float, ...]:
+def split_constant(value: Decimal, parts: int, is_f32: bool) -> tuple[float, ...]:
     """Split `value` into `parts` floats of the target width whose sum is `value` to ~parts*p bits.
 
     Used for Cody-Waite style constants (ln2, pi/2): with FMA the products by
@@ -126,7 +126,7 @@ def _taylor(n_terms: int, coef) -> list[float]:
 
 
 @dataclass(frozen=True)
-class _Consts:
+class Constants:
     """Everything width-specific: format parameters, split constants, polynomial tables."""
 
     is_f32: bool
@@ -152,21 +152,21 @@ class _Consts:
     min_normal: float
 
 
-def _make_consts(is_f32: bool) -> _Consts:
+def _make_constants(is_f32: bool) -> Constants:
     mant = 23 if is_f32 else 52
     n_exp, n_em, n_log, n_sin, n_cos, n_atan, n_erf = (
         (9, 8, 5, 5, 6, 10, 11) if is_f32 else (15, 14, 11, 9, 9, 22, 18)
     )
-    return _Consts(
+    return Constants(
         is_f32=is_f32,
         mant=mant,
         bias=127 if is_f32 else 1023,
         magic=1.5 * 2.0**mant,
-        ln2=_split(_LN2, 2, is_f32),  # type: ignore[arg-type]
+        ln2=split_constant(_LN2, 2, is_f32),  # type: ignore[arg-type]
         log2e=_round_to(1 / _LN2, is_f32),
-        pio2=_split(_PI / 2, 3, is_f32),  # type: ignore[arg-type]
-        pio4=_split(_PI / 4, 2, is_f32),  # type: ignore[arg-type]
-        pi=_split(_PI, 2, is_f32),  # type: ignore[arg-type]
+        pio2=split_constant(PI / 2, 3, is_f32),  # type: ignore[arg-type]
+        pio4=split_constant(PI / 4, 2, is_f32),  # type: ignore[arg-type]
+        pi=split_constant(PI, 2, is_f32),  # type: ignore[arg-type]
         exp_clamp=(-110.0, 90.0) if is_f32 else (-750.0, 712.0),
         expm1_lo=-30.0 if is_f32 else -60.0,
         exp_poly=_taylor(n_exp, lambda n: Fraction(1, math.factorial(n))),
@@ -176,7 +176,7 @@ def _make_consts(is_f32: bool) -> _Consts:
         cos_poly=_taylor(n_cos, lambda n: Fraction((-1) ** (n + 1), math.factorial(2 * n + 2))),
         atan_poly=_taylor(n_atan, lambda n: Fraction((-1) ** (n + 1), 2 * n + 3)),
         erf_small=[
-            float(Decimal((-1) ** n) * 2 / _PI.sqrt() / (math.factorial(n) * (2 * n + 1)))
+            float(Decimal((-1) ** n) * 2 / PI.sqrt() / (math.factorial(n) * (2 * n + 1)))
             for n in range(n_erf)
         ],
         erf_max=4.0 if is_f32 else 6.0,
@@ -185,11 +185,11 @@ def _make_consts(is_f32: bool) -> _Consts:
     )
 
 
-_F32 = _make_consts(True)
-_F64 = _make_consts(False)
+_F32 = _make_constants(True)
+_F64 = _make_constants(False)
 
 
-def _consts(x: SSAValue) -> _Consts:
+def constants_for(x: SSAValue) -> Constants:
     """Dispatch on the SSA value's float type."""
     if isinstance(x.type, Float32Type):
         return _F32
@@ -199,7 +199,7 @@ def _consts(x: SSAValue) -> _Consts:
 
 
 @cache
-def _erf_tail_cheb(is_f32: bool) -> tuple[float, ...]:
+def erf_tail_chebyshev(is_f32: bool) -> tuple[float, ...]:
     """Chebyshev coefficients of R(t) = erfc(t) exp(t^2) on [1, erf_max].
 
     R only needs modest *relative* accuracy because erf = 1 - exp(-t^2) R(t)
@@ -231,19 +231,19 @@ def _ik(e: Emitter, x: SSAValue, v: int) -> SSAValue:
     return e.const(int_twin(x.type), v)
 
 
-def _pow2_factor(e: Emitter, k: SSAValue, c: _Consts, ft: Attribute) -> SSAValue:
+def _pow2_factor(e: Emitter, k: SSAValue, c: Constants, ft: Attribute) -> SSAValue:
     """2^k as a float built from exponent bits (k must be a normal exponent)."""
     return e.from_bits(e.shl(e.add(k, e.const(k.type, c.bias)), e.const(k.type, c.mant)), ft)
 
 
-def _ldexp(e: Emitter, p: SSAValue, k: SSAValue, c: _Consts) -> SSAValue:
+def _ldexp(e: Emitter, p: SSAValue, k: SSAValue, c: Constants) -> SSAValue:
     """p * 2^k as two exact factors: overflow gives inf, underflow a correctly rounded subnormal."""
     k1 = e.ashr(k, e.const(k.type, 1))
     k2 = e.sub(k, k1)
     return e.fmul(e.fmul(p, _pow2_factor(e, k1, c, p.type)), _pow2_factor(e, k2, c, p.type))
 
 
-def _rint_magic(e: Emitter, t: SSAValue, c: _Consts) -> tuple[SSAValue, SSAValue]:
+def _rint_magic(e: Emitter, t: SSAValue, c: Constants) -> tuple[SSAValue, SSAValue]:
     """(round(t) as float, as twin int) via the 1.5*2^p magic add; valid for |t| < 2^(p-1)."""
     m = _k(e, t, c.magic)
     tm = e.fadd(t, m)
@@ -252,7 +252,7 @@ def _rint_magic(e: Emitter, t: SSAValue, c: _Consts) -> tuple[SSAValue, SSAValue
     return kf, ki
 
 
-def _exp_reduce(e: Emitter, x: SSAValue, c: _Consts) -> tuple[SSAValue, SSAValue]:
+def _exp_reduce(e: Emitter, x: SSAValue, c: Constants) -> tuple[SSAValue, SSAValue]:
     """x = k ln2 + r with |r| <= ln2/2 (+ rounding); returns (r, k as twin int)."""
     kf, ki = _rint_magic(e, e.fmul(x, _k(e, x, c.log2e)), c)
     nk = e.fneg(kf)
@@ -261,7 +261,7 @@ def _exp_reduce(e: Emitter, x: SSAValue, c: _Consts) -> tuple[SSAValue, SSAValue
     return r, ki
 
 
-def _exp_core(e: Emitter, x: SSAValue, c: _Consts, lo: SSAValue | None = None) -> SSAValue:
+def exp_core(e: Emitter, x: SSAValue, c: Constants, lo: SSAValue | None = None) -> SSAValue:
     """e^(x + lo) for x already clamped to c.exp_clamp (NaN passes through)."""
     r, ki = _exp_reduce(e, x, c)
     if lo is not None:
@@ -283,13 +283,13 @@ def _nan(e: Emitter, x: SSAValue) -> SSAValue:
 # ---------------------------------------------------------------------------
 def exp(e: Emitter, x: SSAValue) -> SSAValue:
     """e^x; the clamp keeps the reduction in range and makes ±inf fall out of the scaling."""
-    c = _consts(x)
-    return _exp_core(e, e.clamp(x, *c.exp_clamp), c)
+    c = constants_for(x)
+    return exp_core(e, e.clamp(x, *c.exp_clamp), c)
 
 
 def expm1(e: Emitter, x: SSAValue) -> SSAValue:
     """e^x - 1 without cancellation: 2^k (1 + em) - 1 folded into one FMA, scaled in two halves."""
-    c = _consts(x)
+    c = constants_for(x)
     xc = e.clamp(x, c.expm1_lo, c.exp_clamp[1])
     r, k = _exp_reduce(e, xc, c)
     em = e.fma(e.fmul(r, r), e.poly(r, c.expm1_q), r)  # e^r - 1
@@ -320,7 +320,7 @@ def tanh(e: Emitter, x: SSAValue) -> SSAValue:
 # log family
 # ---------------------------------------------------------------------------
 def _log_split(
-    e: Emitter, u: SSAValue, c: _Consts, k_off: SSAValue | None = None
+    e: Emitter, u: SSAValue, c: Constants, k_off: SSAValue | None = None
 ) -> tuple[SSAValue, SSAValue]:
     """u = 2^k m with m in [sqrt(1/2), sqrt(2)); returns (f = m - 1 exactly, k + k_off as float)."""
     sq = _bits(_round_to(Decimal(0.5).sqrt(), c.is_f32), c.is_f32)
@@ -334,7 +334,7 @@ def _log_split(
 
 
 def _log_core(
-    e: Emitter, u: SSAValue, c: _Consts, corr: SSAValue | None, k_off: SSAValue | None = None
+    e: Emitter, u: SSAValue, c: Constants, corr: SSAValue | None, k_off: SSAValue | None = None
 ) -> SSAValue:
     """log(u) (+ corr) for positive normal u, fdlibm layout: k ln2_hi + (f - (hfsq - (s(hfsq+R) + k ln2_lo)))."""
     f, kf = _log_split(e, u, c, k_off)
@@ -349,7 +349,7 @@ def _log_core(
     return e.fma(kf, _k(e, u, c.ln2[0]), e.fsub(f, tail))
 
 
-def _prescale_subnormal(e: Emitter, x: SSAValue, c: _Consts) -> tuple[SSAValue, SSAValue]:
+def _prescale_subnormal(e: Emitter, x: SSAValue, c: Constants) -> tuple[SSAValue, SSAValue]:
     """Scale subnormal x by 2^(mant+2) so the bit split sees a normal number; returns (x', exponent offset)."""
     shift = c.mant + 2
     tiny = e.fcmp("olt", x, _k(e, x, c.min_normal))
@@ -360,7 +360,7 @@ def _prescale_subnormal(e: Emitter, x: SSAValue, c: _Consts) -> tuple[SSAValue, 
 
 def log(e: Emitter, x: SSAValue) -> SSAValue:
     """Natural log; specials (0 -> -inf, <0/NaN -> NaN, inf -> inf) by final selects."""
-    c = _consts(x)
+    c = constants_for(x)
     xs, k_off = _prescale_subnormal(e, x, c)
     res = _log_core(e, xs, c, None, k_off)
     res = e.select(e.fcmp("oeq", x, _k(e, x, math.inf)), x, res)
@@ -370,7 +370,7 @@ def log(e: Emitter, x: SSAValue) -> SSAValue:
 
 def log1p(e: Emitter, x: SSAValue) -> SSAValue:
     """log(1+x): log core on u = fl(1+x) plus the first-order correction (1+x-u)/u."""
-    c = _consts(x)
+    c = constants_for(x)
     one = _k(e, x, 1.0)
     u = e.fadd(one, x)
     big = e.fcmp("ogt", x, one)
@@ -384,7 +384,7 @@ def log1p(e: Emitter, x: SSAValue) -> SSAValue:
 # ---------------------------------------------------------------------------
 # erf
 # ---------------------------------------------------------------------------
-def _clenshaw(e: Emitter, s: SSAValue, coeffs: tuple[float, ...]) -> SSAValue:
+def clenshaw(e: Emitter, s: SSAValue, coeffs: tuple[float, ...]) -> SSAValue:
     """sum c_k T_k(s) by Clenshaw's recurrence (stable, unlike monomial conversion)."""
     two_s = e.fadd(s, s)
     b1 = _k(e, s, 0.0)
@@ -396,14 +396,14 @@ def _clenshaw(e: Emitter, s: SSAValue, coeffs: tuple[float, ...]) -> SSAValue:
 
 def erf(e: Emitter, x: SSAValue) -> SSAValue:
     """erf: Taylor x E(x^2) for |x| < 1, else 1 - e^(-x^2) R(|x|) with R fitted; both then selected."""
-    c = _consts(x)
+    c = constants_for(x)
     ax = e.fabs(x)
     one = _k(e, x, 1.0)
     small = e.fmul(ax, e.poly(e.fmul(ax, ax), c.erf_small))
     t = e.clamp(ax, 1.0, c.erf_max)
     a, b = 1.0, c.erf_max
     s = e.fma(t, _k(e, x, 2 / (b - a)), _k(e, x, -(a + b) / (b - a)))
-    tail = e.fmul(_exp_core(e, e.fneg(e.fmul(t, t)), c), _clenshaw(e, s, _erf_tail_cheb(c.is_f32)))
+    tail = e.fmul(exp_core(e, e.fneg(e.fmul(t, t)), c), clenshaw(e, s, erf_tail_chebyshev(c.is_f32)))
     large = e.fsub(one, tail)
     res = e.select(e.fcmp("olt", ax, one), small, large)
     res = e.select(e.fcmp("oge", ax, _k(e, x, c.erf_max)), one, res)
@@ -413,9 +413,9 @@ def erf(e: Emitter, x: SSAValue) -> SSAValue:
 # ---------------------------------------------------------------------------
 # trigonometry
 # ---------------------------------------------------------------------------
-def _reduce_pio2(e: Emitter, x: SSAValue, c: _Consts) -> tuple[SSAValue, SSAValue]:
+def _reduce_pio2(e: Emitter, x: SSAValue, c: Constants) -> tuple[SSAValue, SSAValue]:
     """x = q pi/2 + r, |r| <~ pi/4, by 3-part Cody-Waite with FMA; returns (r, q as twin int)."""
-    q = e.roundeven(e.fmul(x, _k(e, x, float(_round_to(2 / _PI, c.is_f32)))))
+    q = e.roundeven(e.fmul(x, _k(e, x, float(_round_to(2 / PI, c.is_f32)))))
     nq = e.fneg(q)
     r = e.fma(nq, _k(e, x, c.pio2[0]), x)
     r = e.fma(nq, _k(e, x, c.pio2[1]), r)
@@ -425,17 +425,17 @@ def _reduce_pio2(e: Emitter, x: SSAValue, c: _Consts) -> tuple[SSAValue, SSAValu
     return r, qi
 
 
-def _sin_kernel(e: Emitter, r: SSAValue, z: SSAValue, c: _Consts) -> SSAValue:
+def _sin_kernel(e: Emitter, r: SSAValue, z: SSAValue, c: Constants) -> SSAValue:
     return e.fma(e.fmul(r, z), e.poly(z, c.sin_poly), r)
 
 
-def _cos_kernel(e: Emitter, z: SSAValue, c: _Consts) -> SSAValue:
+def _cos_kernel(e: Emitter, z: SSAValue, c: Constants) -> SSAValue:
     return e.fma(z, e.poly(z, c.cos_poly), _k(e, z, 1.0))
 
 
 def _sincos_quadrant(e: Emitter, x: SSAValue, offset: int) -> SSAValue:
     """sin(x + offset * pi/2): pick sin/cos kernel and sign from the quadrant bits."""
-    c = _consts(x)
+    c = constants_for(x)
     r, q = _reduce_pio2(e, x, c)
     q = e.add(q, _ik(e, x, offset))
     z = e.fmul(r, r)
@@ -460,7 +460,7 @@ def cos(e: Emitter, x: SSAValue) -> SSAValue:
 
 def tan(e: Emitter, x: SSAValue) -> SSAValue:
     """tan x = sin r / cos r, or -cos r / sin r in odd quadrants."""
-    c = _consts(x)
+    c = constants_for(x)
     r, q = _reduce_pio2(e, x, c)
     z = e.fmul(r, r)
     sn = _sin_kernel(e, r, z, c)
@@ -470,7 +470,7 @@ def tan(e: Emitter, x: SSAValue) -> SSAValue:
     return e.select(e.fcmp("oeq", x, _k(e, x, 0.0)), x, res)
 
 
-def _atan_01(e: Emitter, t: SSAValue, c: _Consts) -> SSAValue:
+def _atan_01(e: Emitter, t: SSAValue, c: Constants) -> SSAValue:
     """atan(t) for t in [0, 1] (or NaN): above tan(pi/8) use pi/4 + atan((t-1)/(t+1))."""
     one = _k(e, t, 1.0)
     hi = e.fcmp("ogt", t, _k(e, t, 0.41421356237309503))
@@ -482,14 +482,14 @@ def _atan_01(e: Emitter, t: SSAValue, c: _Consts) -> SSAValue:
     return e.fadd(base_hi, e.fadd(u, p))
 
 
-def _pio2_minus(e: Emitter, a: SSAValue, c: _Consts) -> SSAValue:
+def _pio2_minus(e: Emitter, a: SSAValue, c: Constants) -> SSAValue:
     """pi/2 - a with pi/2 in two parts (a <= pi/4 so the result is >= pi/4)."""
     return e.fadd(e.fsub(_k(e, a, c.pio2[0]), a), _k(e, a, c.pio2[1] + c.pio2[2]))
 
 
 def atan(e: Emitter, x: SSAValue) -> SSAValue:
     """atan x: fold |x| > 1 onto 1/|x| (pi/2 - atan), then the [0,1] core; sign restored last."""
-    c = _consts(x)
+    c = constants_for(x)
     ax = e.fabs(x)
     one = _k(e, x, 1.0)
     big = e.fcmp("ogt", ax, one)
@@ -500,7 +500,7 @@ def atan(e: Emitter, x: SSAValue) -> SSAValue:
 
 def atan2(e: Emitter, y: SSAValue, x: SSAValue) -> SSAValue:
     """atan2(y, x): atan core on min/max of |x|,|y|, then pi/2- and pi- folds; C99 specials via selects."""
-    c = _consts(x)
+    c = constants_for(x)
     ax, ay = e.fabs(x), e.fabs(y)
     swap = e.fcmp("ogt", ay, ax)
     num = e.select(swap, ax, ay)
@@ -521,7 +521,7 @@ def atan2(e: Emitter, y: SSAValue, x: SSAValue) -> SSAValue:
 # ---------------------------------------------------------------------------
 # pow
 # ---------------------------------------------------------------------------
-def _two_sum(e: Emitter, a: SSAValue, b: SSAValue) -> tuple[SSAValue, SSAValue]:
+def two_sum(e: Emitter, a: SSAValue, b: SSAValue) -> tuple[SSAValue, SSAValue]:
     """Knuth's TwoSum: s + err == a + b exactly (no magnitude precondition)."""
     s = e.fadd(a, b)
     bb = e.fsub(s, a)
@@ -548,7 +548,7 @@ def _mul_dd_const(
     return p, p_lo
 
 
-def _log_dd(e: Emitter, ax: SSAValue, c: _Consts, k_off: SSAValue) -> tuple[SSAValue, SSAValue]:
+def _log_dd(e: Emitter, ax: SSAValue, c: Constants, k_off: SSAValue) -> tuple[SSAValue, SSAValue]:
     """log(ax) as an unevaluated hi + lo pair (~2^-65 relative) for positive normal ax.
 
     log = k ln2 + 2 atanh(s), s = f/(2+f); 2s is carried as a double-double
@@ -563,13 +563,13 @@ def _log_dd(e: Emitter, ax: SSAValue, c: _Consts, k_off: SSAValue) -> tuple[SSAV
     s_lo = e.fdiv(rem, d_hi)
     z = e.fmul(s_hi, s_hi)
     s3_hi, s3_lo = _cube_dd(e, s_hi, s_lo)
-    t1_hi, t1_lo = _mul_dd_const(e, s3_hi, s3_lo, _split(Decimal(2) / 3, 2, False))
+    t1_hi, t1_lo = _mul_dd_const(e, s3_hi, s3_lo, split_constant(Decimal(2) / 3, 2, False))
     tail = e.fmul(e.fmul(s3_hi, z), e.poly(z, c.log_r[1:]))  # s^5 (2/5 + ...): one word is enough
     kh = e.fmul(kf, _k(e, ax, c.ln2[0]))
     kh_err = e.fma(kf, _k(e, ax, c.ln2[0]), e.fneg(kh))
     kl = e.fmul(kf, _k(e, ax, c.ln2[1]))
-    hi, err = _two_sum(e, kh, e.fadd(s_hi, s_hi))
-    hi, err2 = _two_sum(e, hi, t1_hi)
+    hi, err = two_sum(e, kh, e.fadd(s_hi, s_hi))
+    hi, err2 = two_sum(e, hi, t1_hi)
     lo = e.fadd(e.fadd(err, err2), e.fadd(e.fadd(s_lo, s_lo), t1_lo))
     lo = e.fadd(lo, e.fadd(e.fadd(tail, kl), kh_err))
     out_hi = e.fadd(hi, lo)
@@ -600,7 +600,7 @@ def _pow64(e: Emitter, x: SSAValue, y: SSAValue) -> SSAValue:
     p_lo = e.select(finite, p_lo, _k(e, x, 0.0))
     pc = e.clamp(p_hi, *c.exp_clamp)
     p_lo = e.select(e.fcmp("oeq", pc, p_hi), p_lo, _k(e, x, 0.0))
-    mag = _exp_core(e, pc, c, p_lo)
+    mag = exp_core(e, pc, c, p_lo)
     # signs and special cases, last selects win
     res = e.select(e.and_(_sign_bit_set(e, x), _is_odd_int(e, y)), e.fneg(mag), mag)
     neg_finite = e.and_(e.fcmp("olt", x, _k(e, x, 0.0)), e.fcmp("ogt", x, _k(e, x, -math.inf)))
@@ -615,7 +615,7 @@ def _pow64(e: Emitter, x: SSAValue, y: SSAValue) -> SSAValue:
 
 def pow(e: Emitter, x: SSAValue, y: SSAValue) -> SSAValue:  # noqa: A001 - mirrors np.power
     """x**y with np.power/C99 semantics; f32 is evaluated in f64 and rounded once."""
-    c = _consts(x)
+    c = constants_for(x)
     if c.is_f32:
         f64 = Float64Type()
         return e.fptrunc(_pow64(e, e.fpext(x, f64), e.fpext(y, f64)), x.type)

@@ -10,18 +10,19 @@ constant where a constant pad lies outside.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from xdsl.dialects.builtin import f64
-from xdsl.ir import Region, SSAValue
+from xdsl.ir import Operation, Region, SSAValue
 
 from rlx_mlir import index_maps
 from rlx_mlir.broadcast import numel, row_major_strides
 from rlx_mlir.dialects import movement as mv
 from rlx_mlir.dialects.common import element_type, shape_of
 from rlx_mlir.lowering.element_types import Value, codec, convert, select_value
-from rlx_mlir.lowering.elementwise import coalesce, emit_nest_kernel, read_strides
 from rlx_mlir.lowering.emitter import Emitter
-from rlx_mlir.lowering.kernel import Kernel, KernelContext, kernel_function
-from rlx_mlir.lowering.loops import for_range
+from rlx_mlir.lowering.kernel import Kernel, KernelContext, emit_nest_kernel, kernel_function
+from rlx_mlir.lowering.loops import coalesce, for_range, read_strides
 
 
 def concat_kernels(op: mv.ConcatOp, ctx: KernelContext) -> list[Kernel]:
@@ -118,3 +119,9 @@ def pad_kernels(op: mv.PadOp, ctx: KernelContext) -> list[Kernel]:
     function = kernel_function(ctx.name, 2, build)
     extent = out_shape[0] if rank else 1
     return [Kernel(function, [op.input, op.result], extent, numel(out_shape))]
+
+
+KERNELS: dict[type[Operation], Callable[[Operation, KernelContext], list[Kernel]]] = {
+    mv.ConcatOp: concat_kernels,
+    mv.PadOp: pad_kernels,
+}  # type: ignore[dict-item]

@@ -19,11 +19,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from xdsl.dialects import func, llvm
-from xdsl.dialects.builtin import DenseArrayBase, i1, i8, i64
+from xdsl.dialects.builtin import i1, i8, i64
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 
-from rlx_mlir.dialects import movement as mv
+from rlx_mlir.dialects import elementwise as ew
 from rlx_mlir.dialects import rlx
+from rlx_mlir.lowering import indexing, movement
 from rlx_mlir.lowering.elementwise import region_kernels
 from rlx_mlir.lowering.emitter import Emitter
 from rlx_mlir.lowering.kernel import (
@@ -33,20 +34,13 @@ from rlx_mlir.lowering.kernel import (
     KernelContext,
     drop_noalias,
     emit_thunk,
-    index_checks,
 )
 from rlx_mlir.lowering.parallel import (
     PARALLEL_MIN_ELEMENTS,
     PTHREAD,
     emit_parallel_launcher,
 )
-from rlx_mlir.passes.plan_memory import (
-    NOT_IN_ARENA,
-    nbytes,
-    output_bindings,
-    view_offset,
-    view_source,
-)
+from rlx_mlir.memory_plan import index_checks, nbytes, output_bindings, planned_offset, view_offset, view_source
 from rlx_mlir.verification import function_block
 
 
@@ -83,7 +77,7 @@ class _EntryBuilder:
             return ("io", root.index, delta)
         if root in self.bindings:
             return ("io", self.n_inputs + self.bindings[root], delta)
-        return ("arena", _planned_offset(root) + delta, 0)
+        return ("arena", planned_offset(root) + delta, 0)
 
     def byte_offset(self, base: SSAValue, offset: int) -> SSAValue:
         """base + offset bytes, with a 64-bit index (a constant GEP index is only 32 bits)."""
@@ -158,42 +152,25 @@ class _EntryBuilder:
         return self.program
 
 
-def _planned_offset(value: SSAValue) -> int:
-    owner = value.owner
-    assert isinstance(owner, Operation)
-    attr = owner.attributes.get("rlx.offsets")
-    if not isinstance(attr, DenseArrayBase):
-        raise ValueError(f"'{owner.name}' has no memory plan: run plan-memory before lower-to-llvm")
-    offset = attr.get_values()[value.index]  # type: ignore[attr-defined]
-    if offset == NOT_IN_ARENA:
-        raise ValueError(f"'{owner.name}' result #{value.index} was not given arena memory")  # type: ignore[attr-defined]
-    return offset
-
-
 Emit = Callable[[Operation, KernelContext], list[Kernel]]
 
 
-def kernel_emitters() -> dict[type[Operation], Emit]:
-    """The kernel emitter of each op that runs code (one module per family)."""
-    from rlx_mlir.lowering import indexing, movement
-
-    return {
-        rlx.ElementwiseRegionOp: region_kernels,
-        mv.ConcatOp: movement.concat_kernels,
-        mv.PadOp: movement.pad_kernels,
-        **{op: indexing.KERNELS[op] for op in mv.INDEXED_OPS},
-    }  # type: ignore[dict-item]
+KERNELS: dict[type[Operation], Emit] = {
+    ew.ElementwiseRegionOp: region_kernels,
+    **movement.KERNELS,
+    **indexing.KERNELS,
+}  # type: ignore[dict-item]
+"""The kernel emitter of each op that runs code (one module per family)."""
 
 
 def lower_function(function: func.FuncOp, threads: int) -> LoweredProgram:
     """Lower a planned function (every compute op a region, concat, pad or
     gather/scatter; elementwise leftovers already wrapped in regions)."""
     builder = _EntryBuilder(function, threads)
-    emitters = kernel_emitters()
     codes = {op: k + 1 for k, op in enumerate(index_checks(function))}
     returned: list[SSAValue] = []
     for index, op in enumerate(function_block(function).ops):
-        emit = emitters.get(type(op))
+        emit = KERNELS.get(type(op))
         if emit is not None:
             for kernel in emit(op, KernelContext(f"{builder.name}_k{index}", codes.get(op, 0))):
                 builder.launch(kernel)

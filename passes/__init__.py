@@ -1,55 +1,7 @@
-"""The rlx passes, one module each, registered by name (lazily, as xDSL does)."""
+"""The rlx passes, one module each.
 
-from __future__ import annotations
-
-from collections.abc import Callable
-
-from xdsl.passes import ModulePass
-
-
-def _canonicalize_broadcast() -> type[ModulePass]:
-    from rlx_mlir.passes.canonicalize_broadcast import CanonicalizeBroadcastPass
-
-    return CanonicalizeBroadcastPass
-
-
-def _fuse_elementwise() -> type[ModulePass]:
-    from rlx_mlir.passes.fuse_elementwise import FuseElementwisePass
-
-    return FuseElementwisePass
-
-
-def _plan_memory() -> type[ModulePass]:
-    from rlx_mlir.passes.plan_memory import PlanMemoryPass
-
-    return PlanMemoryPass
-
-
-def _lower_to_llvm() -> type[ModulePass]:
-    from rlx_mlir.passes.lower_to_llvm import LowerToLLVMPass
-
-    return LowerToLLVMPass
-
-
-def _default_pipeline() -> type[ModulePass]:
-    from rlx_mlir.passes.default_pipeline import DefaultPipelinePass
-
-    return DefaultPipelinePass
-
-
-def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
-    """The rlx passes (what rlx-opt registers on top of xDSL's)."""
-    return {
-        "canonicalize-broadcast": _canonicalize_broadcast,
-        "fuse-elementwise": _fuse_elementwise,
-        "plan-memory": _plan_memory,
-        "lower-to-llvm": _lower_to_llvm,
-        "default": _default_pipeline,
-    }
-
-
-def available_passes() -> dict[str, Callable[[], type[ModulePass]]]:
-    """xDSL's passes (canonicalize, cse, dce, ...) and the rlx ones, for pipelines."""
-    from xdsl.transforms import get_all_passes as xdsl_passes
-
-    return {**xdsl_passes(), **get_all_passes()}
+Tensor-level passes (`canonicalize_broadcast`, `fuse_elementwise`,
+`plan_memory`) sit below the kernel emitters of `rlx_mlir.lowering`; the
+conversion `lower_to_llvm`, the `default` pipeline and the name `registry`
+sit above them (the layer contract in pyproject.toml keeps it so).
+"""

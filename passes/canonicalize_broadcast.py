@@ -27,24 +27,26 @@ from xdsl.pattern_rewriter import (
 
 from rlx_mlir import index_maps
 from rlx_mlir.broadcast import broadcast_shapes
+from rlx_mlir.dialects import elementwise as ew
 from rlx_mlir.dialects import rlx
+from rlx_mlir.dialects.common import check_same_level, shape_of
 
 
 class FoldExpandIntoElementwise(RewritePattern):
     """`add(expand(x), y)` -> `add(x, y)` when the op's result shape is unchanged."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if not isinstance(op, rlx.ElementwiseOp) or isinstance(op, rlx.CastOp):
+        if not isinstance(op, ew.ElementwiseOp) or isinstance(op, ew.CastOp):
             return
-        if not rlx.check_same_level(op):
+        if not check_same_level(op):
             return
-        result_shape = rlx.shape_of(op.results[0].type)
+        result_shape = shape_of(op.results[0].type)
         for index, operand in enumerate(op.operands):
             expand = operand.owner
             if not isinstance(expand, rlx.ExpandOp):
                 continue
-            shapes = [rlx.shape_of(v.type) for v in op.operands]
-            shapes[index] = rlx.shape_of(expand.input.type)
+            shapes = [shape_of(v.type) for v in op.operands]
+            shapes[index] = shape_of(expand.input.type)
             if broadcast_shapes(*shapes) == result_shape:
                 op.operands[index] = expand.input
                 rewriter.notify_op_modified(op)
@@ -57,7 +59,7 @@ class FoldIndexMapIntoRegion(RewritePattern):
     instead of a materialized copy."""
 
     @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: rlx.ElementwiseRegionOp, rewriter: PatternRewriter) -> None:
+    def match_and_rewrite(self, op: ew.ElementwiseRegionOp, rewriter: PatternRewriter) -> None:
         maps = op.maps
         for index, operand in enumerate(op.inputs):
             producer = operand.owner
@@ -75,7 +77,7 @@ class RemoveNoOpShapeOp(RewritePattern):
     """expand/reshape/cast whose result type equals the operand type is the operand."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if isinstance(op, (rlx.ExpandOp, rlx.ReshapeOp, rlx.CastOp)) and op.input.type == op.result.type:
+        if isinstance(op, (rlx.ExpandOp, rlx.ReshapeOp, ew.CastOp)) and op.input.type == op.result.type:
             rewriter.replace(op, [], [op.input])
 
 

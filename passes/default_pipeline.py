@@ -1,7 +1,7 @@
 """default: the whole pipeline under one pass name (`rlx-opt -p default`).
 
 `rlx_mlir.compile` runs the same stages, stopping before lower-to-llvm to read
-the planned function, so both are built from the lists below.
+the planned function, so both are built from the tuples below.
 """
 
 from __future__ import annotations
@@ -10,15 +10,34 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass, PassPipeline
+from xdsl.passes import ModulePass
+from xdsl.transforms.canonicalize import CanonicalizePass
 
-TENSOR_PIPELINE = "canonicalize,canonicalize-broadcast,fuse-elementwise,canonicalize-broadcast"
+from rlx_mlir.passes.canonicalize_broadcast import CanonicalizeBroadcastPass
+from rlx_mlir.passes.fuse_elementwise import FuseElementwisePass
+from rlx_mlir.passes.lower_to_llvm import LowerToLLVMPass
+from rlx_mlir.passes.plan_memory import PlanMemoryPass
+
+TENSOR_PASSES: tuple[ModulePass, ...] = (
+    CanonicalizePass(),
+    CanonicalizeBroadcastPass(),
+    FuseElementwisePass(),
+    CanonicalizeBroadcastPass(),
+)
 """Graph-level rewrites: op canonicalizations (transpose/reverse chains, identity
 slices and pads), expands folded into implicit broadcasts, chains fused, then
 index-map ops (expand, transpose, slice, ...) folded into the fused regions."""
 
-BACKEND_PIPELINE = "plan-memory,lower-to-llvm"
+BACKEND_PASSES: tuple[ModulePass, ...] = (PlanMemoryPass(), LowerToLLVMPass())
 """One arena with an offset per value, then the `llvm` dialect."""
+
+
+def spec(passes: tuple[ModulePass, ...]) -> str:
+    """The `-p` pipeline text that runs `passes`."""
+    return ",".join(str(p.pipeline_pass_spec()) for p in passes)
+
+
+TENSOR_PIPELINE = spec(TENSOR_PASSES)
 
 
 @dataclass(frozen=True)
@@ -26,6 +45,5 @@ class DefaultPipelinePass(ModulePass):
     name = "default"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from rlx_mlir.passes import available_passes
-
-        PassPipeline.parse_spec(available_passes(), f"{TENSOR_PIPELINE},{BACKEND_PIPELINE}").apply(ctx, op)
+        for p in (*TENSOR_PASSES, *BACKEND_PASSES):
+            p.apply(ctx, op)

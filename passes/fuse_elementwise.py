@@ -11,81 +11,30 @@ work is duplicated.
 A single op becomes a region only when an input comes from an index-map op
 (expand, transpose, slice, ...) that canonicalize-broadcast can then fold into
 the region's map; other single ops are left alone and `lower-to-llvm` wraps
-them with the same `outline_elementwise` when it lowers them.
+them with the same `ElementwiseRegionOp.replace` when it lowers them.
 """
 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
-from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import IsTerminator
 
-from rlx_mlir import index_maps
+from rlx_mlir.dialects import elementwise as ew
 from rlx_mlir.dialects import rlx
+from rlx_mlir.dialects.common import check_same_level, shape_of
 from rlx_mlir.verification import function_block
 
 
 def is_fusible(op: Operation) -> bool:
-    return rlx.is_elementwise(op) and rlx.check_same_level(op)
-
-
-def outline_elementwise(ops: Sequence[Operation]) -> tuple[rlx.ElementwiseRegionOp, list[SSAValue]]:
-    """Build (not insert) the region computing `ops`, which share one result shape.
-
-    Returns the region and the values of `ops` it yields, in order: those used
-    by anything outside `ops` (or the last result, if nothing is).
-    """
-    members = set(ops)
-    space = rlx.shape_of(ops[-1].results[0].type)
-    inputs: list[SSAValue] = []
-    for op in ops:
-        for operand in op.operands:
-            if operand.owner not in members and operand not in inputs:
-                inputs.append(operand)
-    outputs = [r for op in ops for r in op.results if any(u.operation not in members for u in r.uses)]
-    if not outputs:
-        outputs = [ops[-1].results[0]]
-
-    block = rlx.make_region_block([v.type for v in inputs])
-    scalar: dict[SSAValue, SSAValue] = dict(zip(inputs, block.args))
-    for op in ops:
-        clone = op.create(
-            operands=[scalar[v] for v in op.operands],
-            result_types=[rlx.element_type(r.type) for r in op.results],
-            properties=dict(op.properties),
-            attributes=dict(op.attributes),
-        )
-        block.add_op(clone)
-        for old, new in zip(op.results, clone.results):
-            scalar[old] = new
-            new.name_hint = old.name_hint
-    block.add_op(rlx.YieldOp(*(scalar[v] for v in outputs)))
-
-    maps = [index_maps.to_affine(len(space), index_maps.broadcast(rlx.shape_of(v.type), space)) for v in inputs]
-    region_op = rlx.ElementwiseRegionOp(inputs, maps, [v.type for v in outputs], Region([block]))
-    for old, new in zip(outputs, region_op.outputs):
-        new.name_hint = old.name_hint
-    return region_op, outputs
-
-
-def replace_with_region(ops: Sequence[Operation], anchor: Operation) -> rlx.ElementwiseRegionOp:
-    """Outline `ops` into a region inserted before `anchor`; rewire their outside uses."""
-    region_op, outputs = outline_elementwise(ops)
-    Rewriter.insert_op(region_op, InsertPoint.before(anchor))
-    for old, new in zip(outputs, region_op.outputs):
-        old.replace_all_uses_with(new)
-    for op in reversed(ops):
-        op.detach()
-        op.erase(safe_erase=False)
-    return region_op
+    return ew.is_elementwise(op) and check_same_level(op)
 
 
 class _Groups:
@@ -130,10 +79,10 @@ def fuse_block(block: Block) -> None:
     fusible = [op for op in ops if is_fusible(op)]
     groups = _Groups(fusible)
     for consumer in fusible:
-        space = rlx.shape_of(consumer.results[0].type)
+        space = shape_of(consumer.results[0].type)
         for operand in consumer.operands:
             producer = operand.owner
-            if producer not in groups.parent or rlx.shape_of(operand.type) != space:
+            if producer not in groups.parent or shape_of(operand.type) != space:
                 continue
             a, b = groups.find(producer), groups.find(consumer)
             if a is b:
@@ -144,7 +93,7 @@ def fuse_block(block: Block) -> None:
     for members in list(groups.members.values()):
         if len(members) < 2 and not any(rlx.has_input_map(v.owner) for v in members[0].operands):
             continue
-        replace_with_region(members, anchor=members[-1])
+        ew.ElementwiseRegionOp.replace(members, anchor=members[-1])
     topological_sort(block)
 
 

@@ -20,11 +20,12 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from rlx_mlir import index_maps
+from rlx_mlir.dialects import elementwise as ew
 from rlx_mlir.dialects import rlx
+from rlx_mlir.dialects.common import shape_of
 from rlx_mlir.lowering.parallel import external_declarations
 from rlx_mlir.lowering.program import lower_function
-from rlx_mlir.passes.fuse_elementwise import replace_with_region
-from rlx_mlir.passes.plan_memory import view_offset
+from rlx_mlir.memory_plan import OFFSETS, view_offset
 from rlx_mlir.verification import function_block
 
 
@@ -39,26 +40,26 @@ def regions_for_leftovers(function: func.FuncOp) -> None:
     """Wrap every standalone elementwise op, and every index-map op (expand,
     transpose, slice, ...) that is not a view, in a region, keeping its plan."""
     for op in list(function_block(function).ops):
-        if rlx.is_elementwise(op):
-            region_op = replace_with_region([op], anchor=op)
+        if ew.is_elementwise(op):
+            region_op = ew.ElementwiseRegionOp.replace([op], anchor=op)
         elif rlx.has_input_map(op) and view_offset(op) is None:
             region_op = _copy_region(op)
         else:
             continue
-        if "rlx.offsets" in op.attributes:
-            region_op.attributes["rlx.offsets"] = op.attributes["rlx.offsets"]
+        if OFFSETS in op.attributes:
+            region_op.attributes[OFFSETS] = op.attributes[OFFSETS]
         if op.parent is not None:
             op.detach()
             op.erase(safe_erase=False)
 
 
-def _copy_region(op: Operation) -> rlx.ElementwiseRegionOp:
+def _copy_region(op: Operation) -> ew.ElementwiseRegionOp:
     """A copy through the op's index map (broadcast, transpose, strided read)."""
-    block = rlx.make_region_block([op.input.type])
-    block.add_op(rlx.YieldOp(block.args[0]))
-    target = rlx.shape_of(op.result.type)
+    block = ew.make_region_block([op.input.type])
+    block.add_op(ew.YieldOp(block.args[0]))
+    target = shape_of(op.result.type)
     amap = index_maps.to_affine(len(target), op.input_map())
-    region_op = rlx.ElementwiseRegionOp([op.input], [amap], [op.result.type], Region([block]))
+    region_op = ew.ElementwiseRegionOp([op.input], [amap], [op.result.type], Region([block]))
     Rewriter.insert_op(region_op, InsertPoint.before(op))
     op.result.replace_all_uses_with(region_op.outputs[0])
     return region_op

@@ -15,86 +15,40 @@ pointers in, so nothing is copied at the boundary. Everything else gets a
 
 The pass records `rlx.offsets` (one entry per result; -1 = bound by pointer)
 on each op and `rlx.arena_size` / `rlx.arena_lower_bound` on the function,
-where the lower bound is the peak of simultaneously live bytes.
+where the lower bound is the peak of simultaneously live bytes. What those
+mean to their readers (views, output bindings, alignment) is
+`rlx_mlir/memory_plan.py`; this module is only the planner.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp, i64
-from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
+from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineMap
 from xdsl.passes import ModulePass
 
-from rlx_mlir import dtypes, index_maps
-from rlx_mlir.broadcast import numel, row_major_strides
-from rlx_mlir.dialects import rlx
-from rlx_mlir.dialects.movement import NarrowOp, SliceOp
+from rlx_mlir import index_maps
+from rlx_mlir.dialects.common import shape_of
+from rlx_mlir.dialects.elementwise import ElementwiseRegionOp, is_elementwise
+from rlx_mlir.dialects.rlx import ConstantOp
+from rlx_mlir.memory_plan import (
+    ARENA_LOWER_BOUND,
+    ARENA_SIZE,
+    NOT_IN_ARENA,
+    OFFSETS,
+    MemoryPlan,
+    align,
+    element_size,
+    nbytes,
+    output_bindings,
+    view_offset,
+    view_source,
+)
 from rlx_mlir.verification import function_block
-
-ALIGNMENT = 64
-NOT_IN_ARENA = -1
-
-
-def nbytes(value: SSAValue) -> int:
-    return numel(rlx.shape_of(value.type)) * dtypes.from_ir(rlx.element_type(value.type)).nbytes
-
-
-def align(n: int, to: int = ALIGNMENT) -> int:
-    return (n + to - 1) // to * to
-
-
-def view_offset(op: Operation) -> int | None:
-    """If `op`'s result is a contiguous run of its input's memory, the element
-    offset of that run; otherwise None. Reshapes always are; a narrow or unit-step
-    slice is when every axis before the first one it keeps more than one index
-    of is cut to one index, and every axis after it is kept whole."""
-    if isinstance(op, rlx.ReshapeOp):
-        return 0
-    if not isinstance(op, (NarrowOp, SliceOp)):
-        return None
-    shape, lengths = rlx.shape_of(op.input.type), rlx.shape_of(op.result.type)
-    if numel(lengths) == 0:
-        return 0
-    reads = op.input_map()
-    first = next((a for a, n in enumerate(lengths) if n > 1), len(lengths))
-    if first < len(lengths) and reads[first].scale != 1:
-        return None
-    whole = (lengths[a] == shape[a] and (shape[a] <= 1 or reads[a][1:] == (1, 0)) for a in range(first + 1, len(shape)))
-    if not all(whole):
-        return None
-    strides = row_major_strides(shape)
-    return sum(access.offset * stride for access, stride in zip(reads, strides))
-
-
-def view_source(value: SSAValue) -> tuple[SSAValue, int]:
-    """The value whose memory `value` shares, and the byte offset into it."""
-    delta = 0
-    while isinstance(value, OpResult) and (offset := view_offset(value.owner)) is not None:
-        delta += offset * _element_size(value)
-        value = value.owner.operands[0]
-    return value, delta
-
-
-def output_bindings(function: func.FuncOp) -> dict[SSAValue, int]:
-    """Values written straight into the caller's output buffers, by result index.
-
-    A value qualifies when a kernel computes it (not a function argument, a
-    constant or a view) and it is the first return operand naming it; any
-    other returned value is copied into its output at the end.
-    """
-    terminator = function_block(function).last_op
-    bindings: dict[SSAValue, int] = {}
-    for index, value in enumerate(terminator.operands if terminator else ()):
-        if isinstance(value, BlockArgument) or value in bindings:
-            continue
-        if isinstance(value.owner, rlx.ConstantOp) or view_offset(value.owner) is not None:
-            continue
-        bindings[value] = index
-    return bindings
 
 
 @dataclass
@@ -110,29 +64,14 @@ class Buffer:
         return self.start <= other.end and other.start <= self.end
 
 
-@dataclass(frozen=True)
-class MemoryPlan:
-    """What the planner decided, as the runtime and the API report it."""
-
-    arena_size: int
-    lower_bound: int
-    offsets: dict[str, int] = field(default_factory=dict)
-
-    def __str__(self) -> str:
-        ratio = self.arena_size / self.lower_bound if self.lower_bound else 1.0
-        lines = [f"arena {self.arena_size} B, lower bound {self.lower_bound} B ({ratio:.2f}x)"]
-        lines += [f"  {name}: offset {off}" for name, off in self.offsets.items()]
-        return "\n".join(lines)
-
-
 def _identity_reads(op: Operation, value: SSAValue) -> bool:
     """Whether every read of `value` by `op` is at the output element's own index."""
-    result_shape = rlx.shape_of(op.results[0].type)
-    if isinstance(op, rlx.ElementwiseRegionOp):
+    result_shape = shape_of(op.results[0].type)
+    if isinstance(op, ElementwiseRegionOp):
         reads = [(m, v) for m, v in zip(op.maps, op.inputs) if v is value]
-        return all(is_identity(m) and rlx.shape_of(v.type) == result_shape for m, v in reads)
-    if rlx.is_elementwise(op):
-        return rlx.shape_of(value.type) == result_shape
+        return all(is_identity(m) and shape_of(v.type) == result_shape for m, v in reads)
+    if is_elementwise(op):
+        return shape_of(value.type) == result_shape
     return False
 
 
@@ -155,8 +94,8 @@ def collect_buffers(function: func.FuncOp) -> list[Buffer]:
         for result in op.results:
             if result in bound or view_offset(op) is not None:
                 continue
-            start = 0 if isinstance(op, rlx.ConstantOp) else 2 * k + 1
-            end = horizon if isinstance(op, rlx.ConstantOp) else start
+            start = 0 if isinstance(op, ConstantOp) else 2 * k + 1
+            end = horizon if isinstance(op, ConstantOp) else start
             buffers[result] = Buffer(result, align(nbytes(result)), start, end)
     for k, op in enumerate(ops):
         for operand in op.operands:
@@ -169,7 +108,7 @@ def collect_buffers(function: func.FuncOp) -> list[Buffer]:
 
 def _pair_in_place(ops: list[Operation], buffers: dict[SSAValue, Buffer]) -> None:
     for k, op in enumerate(ops):
-        if not (rlx.is_elementwise(op) or isinstance(op, rlx.ElementwiseRegionOp)):
+        if not (is_elementwise(op) or isinstance(op, ElementwiseRegionOp)):
             continue
         claimed: set[int] = set()
         for result in op.results:
@@ -187,7 +126,7 @@ def _pair_in_place(ops: list[Operation], buffers: dict[SSAValue, Buffer]) -> Non
                     or source.start == 0  # constants stay
                     or source.size != out.size
                     or nbytes(operand) != nbytes(result)
-                    or _element_size(operand) != _element_size(result)
+                    or element_size(operand) != element_size(result)
                     or not _identity_reads(op, operand)
                 ):
                     continue
@@ -195,10 +134,6 @@ def _pair_in_place(ops: list[Operation], buffers: dict[SSAValue, Buffer]) -> Non
                 out.partner = source
                 claimed.add(id(source))
                 break
-
-
-def _element_size(value: SSAValue) -> int:
-    return dtypes.from_ir(rlx.element_type(value.type)).nbytes
 
 
 def place(buffers: list[Buffer]) -> int:
@@ -257,24 +192,10 @@ def plan_function(function: func.FuncOp) -> MemoryPlan:
             entries.append(buf.offset + delta if buf is not None else NOT_IN_ARENA)
             if buf is not None:
                 offsets[result.name_hint or f"op{index}.{r}"] = buf.offset + delta
-        op.attributes["rlx.offsets"] = DenseArrayBase.from_list(i64, entries)
-    function.attributes["rlx.arena_size"] = IntegerAttr(size, i64)
-    function.attributes["rlx.arena_lower_bound"] = IntegerAttr(bound, i64)
+        op.attributes[OFFSETS] = DenseArrayBase.from_list(i64, entries)
+    function.attributes[ARENA_SIZE] = IntegerAttr(size, i64)
+    function.attributes[ARENA_LOWER_BOUND] = IntegerAttr(bound, i64)
     return MemoryPlan(size, bound, offsets)
-
-
-def read_plan(function: func.FuncOp) -> MemoryPlan:
-    """The plan recorded on an already planned function."""
-    offsets: dict[str, int] = {}
-    for index, op in enumerate(function_block(function).ops):
-        attr = op.attributes.get("rlx.offsets")
-        if isinstance(attr, DenseArrayBase):
-            for r, (result, off) in enumerate(zip(op.results, attr.get_values())):
-                if off != NOT_IN_ARENA:
-                    offsets[result.name_hint or f"op{index}.{r}"] = off
-    size = function.attributes["rlx.arena_size"]
-    bound = function.attributes["rlx.arena_lower_bound"]
-    return MemoryPlan(size.value.data, bound.value.data, offsets)  # type: ignore[union-attr]
 
 
 @dataclass(frozen=True)

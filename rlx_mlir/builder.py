@@ -27,8 +27,10 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from rlx_mlir import dtypes
 from rlx_mlir.broadcast import broadcast_shapes
 from rlx_mlir.compiler import verify
+from rlx_mlir.dialects import elementwise as ew
 from rlx_mlir.dialects import movement as mv
 from rlx_mlir.dialects import rlx
+from rlx_mlir.dialects.common import element_type, shape_of
 from rlx_mlir.errors import ArgumentError, VerificationError
 
 
@@ -77,58 +79,58 @@ class Builder:
         return op.results[0]
 
     def _broadcast_type(self, *values: SSAValue, element: Attribute | None = None) -> TensorType:
-        shape = broadcast_shapes(*(rlx.shape_of(v.type) for v in values))
+        shape = broadcast_shapes(*(shape_of(v.type) for v in values))
         if shape is None:
-            shapes = ", ".join(str(list(rlx.shape_of(v.type))) for v in values)
+            shapes = ", ".join(str(list(shape_of(v.type))) for v in values)
             raise VerificationError(f"operands have incompatible broadcast shapes ({shapes})")
-        return TensorType(element or rlx.element_type(values[-1].type), list(shape))
+        return TensorType(element or element_type(values[-1].type), list(shape))
 
     # op families -----------------------------------------------------------
     def unary(self, name: str, x: SSAValue) -> SSAValue:
-        return self._add(rlx.UNARY_OPS[name](x))
+        return self._add(ew.UNARY_OPS[name](x))
 
     def binary(self, name: str, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self._add(rlx.BINARY_OPS[name](a, b, self._broadcast_type(a, b)))
+        return self._add(ew.BINARY_OPS[name](a, b, self._broadcast_type(a, b)))
 
     def compare(self, name: str, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self._add(rlx.COMPARE_OPS[name](a, b, self._broadcast_type(a, b, element=i1)))
+        return self._add(ew.COMPARE_OPS[name](a, b, self._broadcast_type(a, b, element=i1)))
 
     def __getattr__(self, name: str) -> Callable[..., SSAValue]:
-        for table, family in ((rlx.UNARY_OPS, self.unary), (rlx.BINARY_OPS, self.binary), (rlx.COMPARE_OPS, self.compare)):
+        for table, family in ((ew.UNARY_OPS, self.unary), (ew.BINARY_OPS, self.binary), (ew.COMPARE_OPS, self.compare)):
             if name in table:
                 return lambda *operands: family(name, *operands)
         raise AttributeError(f"Builder has no op '{name}'")
 
     def where(self, condition: SSAValue, t: SSAValue, f: SSAValue) -> SSAValue:
-        return self._add(rlx.WhereOp(condition, t, f, self._broadcast_type(condition, t, f, element=rlx.element_type(t.type))))
+        return self._add(ew.WhereOp(condition, t, f, self._broadcast_type(condition, t, f, element=element_type(t.type))))
 
     def fma(self, a: SSAValue, b: SSAValue, c: SSAValue) -> SSAValue:
-        return self._add(rlx.FmaOp(a, b, c, self._broadcast_type(a, b, c)))
+        return self._add(ew.FmaOp(a, b, c, self._broadcast_type(a, b, c)))
 
     def cast(self, x: SSAValue, dtype: str) -> SSAValue:
-        return self._add(rlx.CastOp(x, tensor_type(rlx.shape_of(x.type), dtype)))
+        return self._add(ew.CastOp(x, tensor_type(shape_of(x.type), dtype)))
 
     def expand(self, x: SSAValue, shape: Sequence[int]) -> SSAValue:
-        return self._add(rlx.ExpandOp(x, TensorType(rlx.element_type(x.type), list(shape))))
+        return self._add(rlx.ExpandOp(x, TensorType(element_type(x.type), list(shape))))
 
     def reshape(self, x: SSAValue, shape: Sequence[int]) -> SSAValue:
-        return self._add(rlx.ReshapeOp(x, TensorType(rlx.element_type(x.type), list(shape))))
+        return self._add(rlx.ReshapeOp(x, TensorType(element_type(x.type), list(shape))))
 
     # data movement and indexing (result shapes from dialects/movement.py) ----
     def _like(self, x: SSAValue, shape: Sequence[int]) -> TensorType:
-        return TensorType(rlx.element_type(x.type), list(shape))
+        return TensorType(element_type(x.type), list(shape))
 
     def _axis(self, axis: int, rank: int) -> int:
         return axis % rank if rank and -rank <= axis < rank else axis
 
     def transpose(self, x: SSAValue, perm: Sequence[int]) -> SSAValue:
-        return self._add(mv.TransposeOp(x, perm, self._like(x, mv.transposed_shape(rlx.shape_of(x.type), perm))))
+        return self._add(mv.TransposeOp(x, perm, self._like(x, mv.transposed_shape(shape_of(x.type), perm))))
 
     def slice(self, x: SSAValue, starts: Sequence[int], steps: Sequence[int], lengths: Sequence[int]) -> SSAValue:
         return self._add(mv.SliceOp(x, starts, steps, self._like(x, lengths)))
 
     def narrow(self, x: SSAValue, axis: int, start: int, length: int) -> SSAValue:
-        shape = rlx.shape_of(x.type)
+        shape = shape_of(x.type)
         result = mv.narrowed_shape(shape, self._axis(axis, len(shape)), length)
         return self._add(mv.NarrowOp(x, axis, start, length, self._like(x, result)))
 
@@ -138,32 +140,32 @@ class Builder:
     def pad(
         self, x: SSAValue, before: Sequence[int], after: Sequence[int], mode: str = "constant", value: float = 0.0
     ) -> SSAValue:
-        result = mv.padded_shape(rlx.shape_of(x.type), before, after)
+        result = mv.padded_shape(shape_of(x.type), before, after)
         return self._add(mv.PadOp(x, before, after, mode, value, self._like(x, result)))
 
     def concat(self, inputs: Sequence[SSAValue], axis: int) -> SSAValue:
-        shapes = [rlx.shape_of(v.type) for v in inputs]
+        shapes = [shape_of(v.type) for v in inputs]
         rank = max(len(s) for s in shapes)
         result = mv.concatenated_shape(shapes, self._axis(axis, rank))
         return self._add(mv.ConcatOp(inputs, axis, self._like(inputs[0], result)))
 
     def gather(self, data: SSAValue, indices: SSAValue, axis: int = 0) -> SSAValue:
-        shape = rlx.shape_of(data.type)
-        result = mv.gathered_shape(shape, rlx.shape_of(indices.type), self._axis(axis, len(shape)))
+        shape = shape_of(data.type)
+        result = mv.gathered_shape(shape, shape_of(indices.type), self._axis(axis, len(shape)))
         return self._add(mv.GatherOp(data, indices, axis, self._like(data, result)))
 
     def gather_elements(self, data: SSAValue, indices: SSAValue, axis: int = 0) -> SSAValue:
-        return self._add(mv.GatherElementsOp(data, indices, axis, self._like(data, rlx.shape_of(indices.type))))
+        return self._add(mv.GatherElementsOp(data, indices, axis, self._like(data, shape_of(indices.type))))
 
     def gather_nd(self, data: SSAValue, indices: SSAValue, batch_dims: int = 0) -> SSAValue:
-        result = mv.gathered_nd_shape(rlx.shape_of(data.type), rlx.shape_of(indices.type), batch_dims)
+        result = mv.gathered_nd_shape(shape_of(data.type), shape_of(indices.type), batch_dims)
         return self._add(mv.GatherNdOp(data, indices, batch_dims, self._like(data, result)))
 
     def gather_backward(self, dy: SSAValue, indices: SSAValue, axis: int, shape: Sequence[int]) -> SSAValue:
         return self._add(mv.GatherBackwardOp(dy, indices, axis, self._like(dy, shape)))
 
     def scatter_add(self, updates: SSAValue, indices: SSAValue, rows: int) -> SSAValue:
-        shape = (rows, *rlx.shape_of(updates.type)[1:])
+        shape = (rows, *shape_of(updates.type)[1:])
         return self._add(mv.ScatterAddOp(updates, indices, self._like(updates, shape)))
 
     def scatter_nd(self, data: SSAValue, indices: SSAValue, updates: SSAValue, reduction: str = "none") -> SSAValue:
@@ -175,10 +177,10 @@ class Builder:
         return self._add(mv.ScatterElementsOp(data, indices, updates, axis, reduction, data.type))
 
     def relu_backward(self, x: SSAValue, dy: SSAValue) -> SSAValue:
-        return self._add(rlx.ReluBackwardOp(x, dy, self._broadcast_type(x, dy)))
+        return self._add(ew.ReluBackwardOp(x, dy, self._broadcast_type(x, dy)))
 
     def activation_backward(self, x: SSAValue, dy: SSAValue, kind: str) -> SSAValue:
-        return self._add(rlx.ActivationBackwardOp(x, dy, kind, self._broadcast_type(x, dy)))
+        return self._add(ew.ActivationBackwardOp(x, dy, kind, self._broadcast_type(x, dy)))
 
     def constant(self, value: np.ndarray | float, dtype: str = "f32") -> SSAValue:
         array = np.asarray(value, dtype=dtypes.from_name(dtype).numpy)

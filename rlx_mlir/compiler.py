@@ -21,13 +21,14 @@ from xdsl.utils.exceptions import ParseError as XdslParseError
 from rlx_mlir import dtypes
 from rlx_mlir.context import make_context
 from rlx_mlir.dialects import rlx
+from rlx_mlir.dialects.common import element_type, shape_of
 from rlx_mlir.errors import AllocationError, CompileError, ParseError, VerificationError
 from rlx_mlir.jit import compile_llvm
-from rlx_mlir.lowering.kernel import index_checks
-from rlx_mlir.passes import available_passes
+from rlx_mlir.memory_plan import OFFSETS, index_checks, read_plan
 from rlx_mlir.passes.default_pipeline import TENSOR_PIPELINE
 from rlx_mlir.passes.lower_to_llvm import LowerToLLVMPass
-from rlx_mlir.passes.plan_memory import PlanMemoryPass, read_plan
+from rlx_mlir.passes.plan_memory import PlanMemoryPass
+from rlx_mlir.passes.registry import available_passes
 from rlx_mlir.runtime import ConstantData, Executable, IndexCheck, TensorSpec
 from rlx_mlir.verification import function_block, verify_module
 
@@ -61,7 +62,7 @@ def verify(module: ModuleOp) -> None:
 
 
 def _spec(t) -> TensorSpec:  # noqa: ANN001 - a builtin tensor type
-    return TensorSpec(rlx.shape_of(t), dtypes.from_ir(rlx.element_type(t)))
+    return TensorSpec(shape_of(t), dtypes.from_ir(element_type(t)))
 
 
 def _constants(function: func.FuncOp) -> list[ConstantData]:
@@ -71,7 +72,7 @@ def _constants(function: func.FuncOp) -> list[ConstantData]:
             spec = _spec(op.result.type)
             values = np.frombuffer(op.value.data.data, dtype=spec.dtype.numpy)
             data = np.ascontiguousarray(np.broadcast_to(values, (int(np.prod(spec.shape)),)))
-            found.append(ConstantData(op.attributes["rlx.offsets"].get_values()[0], data))  # type: ignore[union-attr]
+            found.append(ConstantData(op.attributes[OFFSETS].get_values()[0], data))  # type: ignore[union-attr]
     return found
 
 

@@ -17,7 +17,7 @@ import numpy as np
 from rlx_mlir import dtypes
 from rlx_mlir.errors import AllocationError, ArgumentError
 from rlx_mlir.jit import CompiledModule
-from rlx_mlir.passes.plan_memory import ALIGNMENT, MemoryPlan
+from rlx_mlir.memory_plan import ALIGNMENT, MemoryPlan
 
 _ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
 

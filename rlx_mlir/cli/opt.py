@@ -15,7 +15,7 @@ from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseE
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from rlx_mlir.cli.diagnostics import fail
-from rlx_mlir.passes import get_all_passes
+from rlx_mlir.passes.registry import get_all_passes
 from rlx_mlir.verification import verify_module
 
 

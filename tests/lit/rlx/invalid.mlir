@@ -484,9 +484,9 @@ func.func @region_yield_types(%a: tensor<4xf32>) {
 
 // -----
 
-// A region body is isolated: it computes from its block arguments only.
+// A region body is isolated (xDSL's IsolatedFromAbove trait): it computes from its block arguments only.
 // CHECK-LABEL: sym_name = "region_uses_outer_value"
-// CHECK: Operation does not verify: 'rlx.elementwise_region' body op 'rlx.add' uses a value defined outside the region
+// CHECK: Operation does not verify: Operation using value defined out of its IsolatedFromAbove parent: {{.*}}rlx.add %x, %c
 func.func @region_uses_outer_value(%a: tensor<4xf32>, %c: f32) {
   %r = rlx.elementwise_region ins(%a : tensor<4xf32>) {indexing_maps = [affine_map<(d0) -> (d0)>]} -> tensor<4xf32> {
   ^bb0(%x: f32):

@@ -1,0 +1,884 @@
+"""Elementwise ops of the `rlx` dialect, and the fused region they become.
+
+Every op works on statically shaped `tensor<...>` values at the graph level and
+also on plain scalars (`f32`, `i1`, ...), so that the body of an
+`rlx.elementwise_region` is written with the very same ops: an op's semantics
+then live in one emitter (`lowering/scalar_ops.py`) whether it runs alone or
+fused.
+
+```mlir
+%s = rlx.add %a, %b : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+%t = rlx.tanh %s : (tensor<4x3xf32>) -> tensor<4x3xf32>
+```
+
+Families, each an abstract base with one small class per op (as xDSL's
+`arith`): unary (activations), binary (NumPy broadcasting), compare (-> i1),
+`where`, `fma`, `cast`, the activation gradients, and the fused
+`elementwise_region` with its `yield` terminator. Which element kinds an op
+accepts is its `ALLOWED` class variable.
+"""
+
+from __future__ import annotations
+
+from abc import ABC
+from collections.abc import Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import AffineMapAttr, ArrayAttr, StringAttr, TensorType
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir.affine import AffineMap
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.irdl.operations import ParsePropInAttrDict
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, Pure
+from xdsl.utils.exceptions import VerifyException
+
+from rlx_mlir import dtypes, index_maps
+from rlx_mlir.dialects.common import (
+    ANY,
+    FIELD,
+    FLOATS,
+    FUNCTIONAL_FORMAT,
+    INTS,
+    INTS_AND_BOOL,
+    ORDERED,
+    REALS,
+    check_broadcast_result,
+    check_kind,
+    check_same_level,
+    check_value_type,
+    element_type,
+    shape_of,
+)
+from rlx_mlir.dtypes import Kind
+
+# ---------------------------------------------------------------------------
+# elementwise families
+# ---------------------------------------------------------------------------
+
+
+class ElementwiseOp(IRDLOperation, ABC):
+    """Computes each output element from the broadcast-aligned input elements."""
+
+    traits = traits_def(Pure())
+    assembly_format = FUNCTIONAL_FORMAT
+
+    def verify_(self) -> None:
+        is_tensor = check_same_level(self)
+        operand_dtypes = [check_value_type(self, v.type, f"operand #{i}") for i, v in enumerate(self.operands)]
+        result_dtype = check_value_type(self, self.results[0].type, "result")
+        if is_tensor:
+            check_broadcast_result(self, self.operands, self.results[0])
+        self.verify_dtypes(operand_dtypes, result_dtype)
+
+    def verify_dtypes(self, operands: list[dtypes.DType], result: dtypes.DType) -> None:
+        """Family-specific element type rules."""
+
+
+class UnaryOp(ElementwiseOp, ABC):
+    """One operand, result of the same type; floats unless an op allows more."""
+
+    ALLOWED: ClassVar[frozenset[Kind]] = FLOATS
+    input = operand_def()
+    result = result_def()
+
+    def __init__(self, input: SSAValue, result_type: Attribute | None = None) -> None:
+        super().__init__(operands=[input], result_types=[result_type or input.type])
+
+    def verify_dtypes(self, operands: list[dtypes.DType], result: dtypes.DType) -> None:
+        check_kind(self, operands[0], self.ALLOWED, "operand")
+        if result != operands[0]:
+            raise VerifyException(f"'{self.name}' result element type {result.name} must equal the operand's {operands[0].name}")
+
+
+class BinaryOp(ElementwiseOp, ABC):
+    """Two operands of one element type, broadcast as NumPy does."""
+
+    ALLOWED: ClassVar[frozenset[Kind]] = FLOATS
+    lhs = operand_def()
+    rhs = operand_def()
+    result = result_def()
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue, result_type: Attribute) -> None:
+        super().__init__(operands=[lhs, rhs], result_types=[result_type])
+
+    def verify_dtypes(self, operands: list[dtypes.DType], result: dtypes.DType) -> None:
+        if operands[0] != operands[1]:
+            raise VerifyException(
+                f"'{self.name}' operand element types differ ({operands[0].name} vs {operands[1].name}); insert rlx.cast"
+            )
+        check_kind(self, operands[0], self.ALLOWED, "operands")
+        if result != operands[0]:
+            raise VerifyException(f"'{self.name}' result element type {result.name} must equal the operands' {operands[0].name}")
+
+
+class CompareOp(BinaryOp, ABC):
+    """A binary predicate: the result is i1."""
+
+    ALLOWED: ClassVar[frozenset[Kind]] = ANY
+
+    def verify_dtypes(self, operands: list[dtypes.DType], result: dtypes.DType) -> None:
+        if operands[0] != operands[1]:
+            raise VerifyException(
+                f"'{self.name}' operand element types differ ({operands[0].name} vs {operands[1].name}); insert rlx.cast"
+            )
+        check_kind(self, operands[0], self.ALLOWED, "operands")
+        if result.kind is not Kind.BOOL:
+            raise VerifyException(f"'{self.name}' result must have element type i1, got {result.name}")
+
+
+# ---------------------------------------------------------------------------
+# unary ops
+# ---------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class ReluOp(UnaryOp):
+    """`rlx.relu`: max(x, 0); NaN passes through (np.maximum(x, 0))."""
+
+    name = "rlx.relu"
+
+
+@irdl_op_definition
+class GeluOp(UnaryOp):
+    """`rlx.gelu`: exact GELU x/2 (1 + erf(x/sqrt 2))."""
+
+    name = "rlx.gelu"
+
+
+@irdl_op_definition
+class GeluApproxOp(UnaryOp):
+    """`rlx.gelu_approx`: tanh-form GELU x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
+
+    name = "rlx.gelu_approx"
+
+
+@irdl_op_definition
+class SiluOp(UnaryOp):
+    """`rlx.silu`: x * sigmoid(x)."""
+
+    name = "rlx.silu"
+
+
+@irdl_op_definition
+class SigmoidOp(UnaryOp):
+    """`rlx.sigmoid`: 1 / (1 + e^-x)."""
+
+    name = "rlx.sigmoid"
+
+
+@irdl_op_definition
+class TanhOp(UnaryOp):
+    """`rlx.tanh`: hyperbolic tangent."""
+
+    name = "rlx.tanh"
+
+
+@irdl_op_definition
+class ExpOp(UnaryOp):
+    """`rlx.exp`: e^x (complex: principal value)."""
+
+    name = "rlx.exp"
+    ALLOWED: ClassVar[frozenset[Kind]] = FLOATS | {Kind.COMPLEX}
+
+
+@irdl_op_definition
+class LogOp(UnaryOp):
+    """`rlx.log`: natural logarithm (complex: principal branch)."""
+
+    name = "rlx.log"
+    ALLOWED: ClassVar[frozenset[Kind]] = FLOATS | {Kind.COMPLEX}
+
+
+@irdl_op_definition
+class SqrtOp(UnaryOp):
+    """`rlx.sqrt`: square root (complex: principal branch)."""
+
+    name = "rlx.sqrt"
+    ALLOWED: ClassVar[frozenset[Kind]] = FLOATS | {Kind.COMPLEX}
+
+
+@irdl_op_definition
+class RsqrtOp(UnaryOp):
+    """`rlx.rsqrt`: 1 / sqrt(x)."""
+
+    name = "rlx.rsqrt"
+
+
+@irdl_op_definition
+class NegOp(UnaryOp):
+    """`rlx.neg`: -x (integers wrap)."""
+
+    name = "rlx.neg"
+    ALLOWED: ClassVar[frozenset[Kind]] = FLOATS | {Kind.INT, Kind.COMPLEX}
+
+
+@irdl_op_definition
+class AbsOp(UnaryOp):
+    """`rlx.abs`: |x| (integers wrap: abs(INT_MIN) = INT_MIN)."""
+
+    name = "rlx.abs"
+    ALLOWED: ClassVar[frozenset[Kind]] = FLOATS | {Kind.INT}
+
+
+@irdl_op_definition
+class RoundOp(UnaryOp):
+    """`rlx.round`: round half to even (np.round)."""
+
+    name = "rlx.round"
+
+
+@irdl_op_definition
+class SinOp(UnaryOp):
+    """`rlx.sin`: sine."""
+
+    name = "rlx.sin"
+
+
+@irdl_op_definition
+class CosOp(UnaryOp):
+    """`rlx.cos`: cosine."""
+
+    name = "rlx.cos"
+
+
+@irdl_op_definition
+class TanOp(UnaryOp):
+    """`rlx.tan`: tangent."""
+
+    name = "rlx.tan"
+
+
+@irdl_op_definition
+class AtanOp(UnaryOp):
+    """`rlx.atan`: arctangent."""
+
+    name = "rlx.atan"
+
+
+@irdl_op_definition
+class RecipOp(UnaryOp):
+    """`rlx.recip`: 1 / x."""
+
+    name = "rlx.recip"
+
+
+@irdl_op_definition
+class FloorOp(UnaryOp):
+    """`rlx.floor`: largest integer <= x."""
+
+    name = "rlx.floor"
+
+
+@irdl_op_definition
+class CeilOp(UnaryOp):
+    """`rlx.ceil`: smallest integer >= x."""
+
+    name = "rlx.ceil"
+
+
+@irdl_op_definition
+class SignOp(UnaryOp):
+    """`rlx.sign`: -1, 0 or 1 (np.sign: +0 for ±0, NaN for NaN)."""
+
+    name = "rlx.sign"
+    ALLOWED: ClassVar[frozenset[Kind]] = FLOATS | {Kind.INT}
+
+
+@irdl_op_definition
+class SoftplusOp(UnaryOp):
+    """`rlx.softplus`: log(1 + e^x), evaluated without overflow."""
+
+    name = "rlx.softplus"
+
+
+@irdl_op_definition
+class EluOp(UnaryOp):
+    """`rlx.elu`: x for x > 0, else e^x - 1 (alpha = 1)."""
+
+    name = "rlx.elu"
+
+
+@irdl_op_definition
+class ErfOp(UnaryOp):
+    """`rlx.erf`: the error function."""
+
+    name = "rlx.erf"
+
+
+@irdl_op_definition
+class HardSwishOp(UnaryOp):
+    """`rlx.hard_swish`: x * clamp(x + 3, 0, 6) / 6."""
+
+    name = "rlx.hard_swish"
+
+
+@irdl_op_definition
+class HardSigmoidOp(UnaryOp):
+    """`rlx.hard_sigmoid`: clamp(x / 6 + 1/2, 0, 1)."""
+
+    name = "rlx.hard_sigmoid"
+
+
+@irdl_op_definition
+class MishOp(UnaryOp):
+    """`rlx.mish`: x * tanh(softplus(x))."""
+
+    name = "rlx.mish"
+
+
+@irdl_op_definition
+class SoftsignOp(UnaryOp):
+    """`rlx.softsign`: x / (1 + |x|)."""
+
+    name = "rlx.softsign"
+
+
+@irdl_op_definition
+class LogSigmoidOp(UnaryOp):
+    """`rlx.log_sigmoid`: log(sigmoid(x)), evaluated without overflow."""
+
+    name = "rlx.log_sigmoid"
+
+
+# ---------------------------------------------------------------------------
+# binary ops
+# ---------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class AddOp(BinaryOp):
+    """`rlx.add`: a + b (integers wrap)."""
+
+    name = "rlx.add"
+    ALLOWED: ClassVar[frozenset[Kind]] = FIELD
+
+
+@irdl_op_definition
+class SubOp(BinaryOp):
+    """`rlx.sub`: a - b (integers wrap)."""
+
+    name = "rlx.sub"
+    ALLOWED: ClassVar[frozenset[Kind]] = FIELD
+
+
+@irdl_op_definition
+class MulOp(BinaryOp):
+    """`rlx.mul`: a * b (integers wrap)."""
+
+    name = "rlx.mul"
+    ALLOWED: ClassVar[frozenset[Kind]] = FIELD
+
+
+@irdl_op_definition
+class DivOp(BinaryOp):
+    """`rlx.div`: a / b; integers truncate toward zero, x / 0 = 0, INT_MIN / -1 = INT_MIN; complex by Smith's algorithm."""
+
+    name = "rlx.div"
+    ALLOWED: ClassVar[frozenset[Kind]] = FIELD
+
+
+@irdl_op_definition
+class ModOp(BinaryOp):
+    """`rlx.mod`: remainder with the sign of a (np.fmod); integer x mod 0 = 0."""
+
+    name = "rlx.mod"
+    ALLOWED: ClassVar[frozenset[Kind]] = REALS
+
+
+@irdl_op_definition
+class MaxOp(BinaryOp):
+    """`rlx.max`: the larger of a and b; NaN propagates (np.maximum)."""
+
+    name = "rlx.max"
+    ALLOWED: ClassVar[frozenset[Kind]] = REALS
+
+
+@irdl_op_definition
+class MinOp(BinaryOp):
+    """`rlx.min`: the smaller of a and b; NaN propagates (np.minimum)."""
+
+    name = "rlx.min"
+    ALLOWED: ClassVar[frozenset[Kind]] = REALS
+
+
+@irdl_op_definition
+class PowOp(BinaryOp):
+    """`rlx.pow`: a ** b (np.power)."""
+
+    name = "rlx.pow"
+    ALLOWED: ClassVar[frozenset[Kind]] = FLOATS
+
+
+@irdl_op_definition
+class Atan2Op(BinaryOp):
+    """`rlx.atan2`: the angle of the point (b, a) (np.arctan2(a, b))."""
+
+    name = "rlx.atan2"
+    ALLOWED: ClassVar[frozenset[Kind]] = FLOATS
+
+
+@irdl_op_definition
+class BitAndOp(BinaryOp):
+    """`rlx.bit_and`: bitwise and."""
+
+    name = "rlx.bit_and"
+    ALLOWED: ClassVar[frozenset[Kind]] = INTS_AND_BOOL
+
+
+@irdl_op_definition
+class BitOrOp(BinaryOp):
+    """`rlx.bit_or`: bitwise or."""
+
+    name = "rlx.bit_or"
+    ALLOWED: ClassVar[frozenset[Kind]] = INTS_AND_BOOL
+
+
+@irdl_op_definition
+class BitXorOp(BinaryOp):
+    """`rlx.bit_xor`: bitwise exclusive or."""
+
+    name = "rlx.bit_xor"
+    ALLOWED: ClassVar[frozenset[Kind]] = INTS_AND_BOOL
+
+
+@irdl_op_definition
+class ShlOp(BinaryOp):
+    """`rlx.shl`: a << b; a shift by a negative amount or >= the bit width gives 0."""
+
+    name = "rlx.shl"
+    ALLOWED: ClassVar[frozenset[Kind]] = INTS
+
+
+@irdl_op_definition
+class ShrOp(BinaryOp):
+    """`rlx.shr`: a >> b, arithmetic for signed types; out-of-range shifts give 0 or the sign fill."""
+
+    name = "rlx.shr"
+    ALLOWED: ClassVar[frozenset[Kind]] = INTS
+
+
+# ---------------------------------------------------------------------------
+# compare ops
+# ---------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class EqOp(CompareOp):
+    """`rlx.eq`: a == b (floats: ordered, so NaN == NaN is false)."""
+
+    name = "rlx.eq"
+
+
+@irdl_op_definition
+class NeOp(CompareOp):
+    """`rlx.ne`: a != b (floats: unordered, so NaN != NaN is true)."""
+
+    name = "rlx.ne"
+
+
+@irdl_op_definition
+class LtOp(CompareOp):
+    """`rlx.lt`: a < b."""
+
+    name = "rlx.lt"
+    ALLOWED: ClassVar[frozenset[Kind]] = ORDERED
+
+
+@irdl_op_definition
+class LeOp(CompareOp):
+    """`rlx.le`: a <= b."""
+
+    name = "rlx.le"
+    ALLOWED: ClassVar[frozenset[Kind]] = ORDERED
+
+
+@irdl_op_definition
+class GtOp(CompareOp):
+    """`rlx.gt`: a > b."""
+
+    name = "rlx.gt"
+    ALLOWED: ClassVar[frozenset[Kind]] = ORDERED
+
+
+@irdl_op_definition
+class GeOp(CompareOp):
+    """`rlx.ge`: a >= b."""
+
+    name = "rlx.ge"
+    ALLOWED: ClassVar[frozenset[Kind]] = ORDERED
+
+
+
+UNARY_OPS: dict[str, type[UnaryOp]] = {op.name.removeprefix("rlx."): op for op in (
+    ReluOp, GeluOp, GeluApproxOp, SiluOp, SigmoidOp, TanhOp, ExpOp, LogOp, SqrtOp, RsqrtOp, NegOp, AbsOp, RoundOp,
+    SinOp, CosOp, TanOp, AtanOp, RecipOp, FloorOp, CeilOp, SignOp, SoftplusOp, EluOp, ErfOp, HardSwishOp,
+    HardSigmoidOp, MishOp, SoftsignOp, LogSigmoidOp,
+)}
+"""Every unary op by its short name (the Builder's methods, `activation_backward`'s `kind`)."""
+
+BINARY_OPS: dict[str, type[BinaryOp]] = {op.name.removeprefix("rlx."): op for op in (
+    AddOp, SubOp, MulOp, DivOp, ModOp, MaxOp, MinOp, PowOp, Atan2Op, BitAndOp, BitOrOp, BitXorOp, ShlOp, ShrOp,
+)}
+
+COMPARE_OPS: dict[str, type[CompareOp]] = {op.name.removeprefix("rlx."): op for op in (EqOp, NeOp, LtOp, LeOp, GtOp, GeOp)}
+
+
+# ---------------------------------------------------------------------------
+# select, fma, cast, gradients
+# ---------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class WhereOp(ElementwiseOp):
+    """`rlx.where %cond, %t, %f`: elementwise select with NumPy broadcasting of all three."""
+
+    name = "rlx.where"
+    condition = operand_def()
+    true_value = operand_def()
+    false_value = operand_def()
+    result = result_def()
+
+    def __init__(self, condition: SSAValue, t: SSAValue, f: SSAValue, result_type: Attribute) -> None:
+        super().__init__(operands=[condition, t, f], result_types=[result_type])
+
+    def verify_dtypes(self, operands: list[dtypes.DType], result: dtypes.DType) -> None:
+        if operands[0].kind is not Kind.BOOL:
+            raise VerifyException(f"'{self.name}' condition must have element type i1, got {operands[0].name}")
+        if not operands[1] == operands[2] == result:
+            raise VerifyException(
+                f"'{self.name}' branches and result must share an element type "
+                f"(got {operands[1].name}, {operands[2].name} -> {result.name})"
+            )
+
+
+@irdl_op_definition
+class FmaOp(ElementwiseOp):
+    """`rlx.fma %a, %b, %c` = a*b + c with a single rounding."""
+
+    name = "rlx.fma"
+    a = operand_def()
+    b = operand_def()
+    c = operand_def()
+    result = result_def()
+
+    def __init__(self, a: SSAValue, b: SSAValue, c: SSAValue, result_type: Attribute) -> None:
+        super().__init__(operands=[a, b, c], result_types=[result_type])
+
+    def verify_dtypes(self, operands: list[dtypes.DType], result: dtypes.DType) -> None:
+        if not operands[0] == operands[1] == operands[2] == result:
+            raise VerifyException(f"'{self.name}' operands and result must share one element type")
+        check_kind(self, result, FLOATS, "operands")
+
+
+@irdl_op_definition
+class CastOp(ElementwiseOp):
+    """`rlx.cast %x : (tensor<4xf32>) -> tensor<4xi32>`; the result type gives the target.
+
+    float -> int saturates (NaN -> 0), int -> int wraps, -> i1 is `!= 0`,
+    i1 -> number is 0/1.
+    """
+
+    name = "rlx.cast"
+    input = operand_def()
+    result = result_def()
+
+    def __init__(self, input: SSAValue, result_type: Attribute) -> None:
+        super().__init__(operands=[input], result_types=[result_type])
+
+    def verify_(self) -> None:
+        is_tensor = check_same_level(self)
+        check_value_type(self, self.input.type, "operand")
+        check_value_type(self, self.result.type, "result")
+        if is_tensor and shape_of(self.input.type) != shape_of(self.result.type):
+            raise VerifyException(
+                f"'{self.name}' result shape {list(shape_of(self.result.type))} must equal "
+                f"the operand shape {list(shape_of(self.input.type))}"
+            )
+
+
+class GradientOp(ElementwiseOp, ABC):
+    """dx = dy * f'(x) for an activation f: elementwise in (x, dy), so it fuses."""
+
+    x = operand_def()
+    dy = operand_def()
+    result = result_def()
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def verify_dtypes(self, operands: list[dtypes.DType], result: dtypes.DType) -> None:
+        if not operands[0] == operands[1] == result:
+            raise VerifyException(f"'{self.name}' x, dy and the result must share one element type")
+        check_kind(self, result, FLOATS, "operands")
+
+
+@irdl_op_definition
+class ReluBackwardOp(GradientOp):
+    """`rlx.relu_backward %x, %dy` = dy where x > 0, else 0."""
+
+    name = "rlx.relu_backward"
+
+    def __init__(self, x: SSAValue, dy: SSAValue, result_type: Attribute) -> None:
+        super().__init__(operands=[x, dy], result_types=[result_type])
+
+
+@irdl_op_definition
+class ActivationBackwardOp(GradientOp):
+    """`rlx.activation_backward %x, %dy {kind = "gelu"}` = dy * kind'(x), for every unary kind."""
+
+    name = "rlx.activation_backward"
+    kind = prop_def(StringAttr)
+
+    def __init__(self, x: SSAValue, dy: SSAValue, kind: str, result_type: Attribute) -> None:
+        super().__init__(operands=[x, dy], result_types=[result_type], properties={"kind": StringAttr(kind)})
+
+    @property
+    def activation(self) -> type[UnaryOp]:
+        """The unary op whose derivative this is."""
+        return UNARY_OPS[self.kind.data]
+
+    def verify_dtypes(self, operands: list[dtypes.DType], result: dtypes.DType) -> None:
+        if self.kind.data not in UNARY_OPS:
+            raise VerifyException(f"'{self.name}' kind \"{self.kind.data}\" is not a unary rlx op")
+        super().verify_dtypes(operands, result)
+
+
+ELEMENTWISE_OPS: tuple[type[ElementwiseOp], ...] = (
+    *UNARY_OPS.values(), *BINARY_OPS.values(), *COMPARE_OPS.values(), WhereOp, FmaOp, CastOp,
+    ReluBackwardOp, ActivationBackwardOp,
+)
+
+
+def is_elementwise(op: Operation) -> bool:
+    return isinstance(op, ELEMENTWISE_OPS)
+
+
+# ---------------------------------------------------------------------------
+# the fused region
+# ---------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class ElementwiseRegionOp(IRDLOperation):
+    """A fused elementwise loop nest, like `linalg.generic` with parallel iterators.
+
+    The iteration space is the (common) shape of the results. Input `k` is read
+    at `indexing_maps[k]` applied to the iteration index: a map result is an
+    iteration dimension or the constant 0 (a broadcast axis). The body gets one
+    scalar block argument per input and yields one scalar per result; it is
+    written with scalar rlx ops.
+
+    ```mlir
+    %r = rlx.elementwise_region ins(%a, %b : tensor<4x3xf32>, tensor<3xf32>)
+           {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>]}
+           -> tensor<4x3xf32> {
+    ^bb0(%x: f32, %y: f32):
+      %s = rlx.add %x, %y : (f32, f32) -> f32
+      rlx.yield %s : f32
+    }
+    ```
+    """
+
+    name = "rlx.elementwise_region"
+    inputs = var_operand_def(TensorType)
+    outputs = var_result_def(TensorType)
+    indexing_maps = prop_def(ArrayAttr[AffineMapAttr])
+    body = region_def("single_block")
+    traits = traits_def(Pure(), IsolatedFromAbove())
+
+    def __init__(
+        self, inputs: Sequence[SSAValue], maps: Sequence[AffineMap], result_types: Sequence[Attribute], body: Region
+    ) -> None:
+        super().__init__(
+            operands=[list(inputs)],
+            result_types=[list(result_types)],
+            properties={"indexing_maps": ArrayAttr([AffineMapAttr(m) for m in maps])},
+            regions=[body],
+        )
+
+    @classmethod
+    def outline(cls, ops: Sequence[Operation]) -> tuple[ElementwiseRegionOp, list[SSAValue]]:
+        """Build (not insert) the region computing `ops`, which share one result shape.
+
+        Returns the region and the values of `ops` it yields, in order: those
+        used by anything outside `ops` (or the last result, if nothing is).
+        """
+        members = set(ops)
+        space = shape_of(ops[-1].results[0].type)
+        inputs: list[SSAValue] = []
+        for op in ops:
+            for operand in op.operands:
+                if operand.owner not in members and operand not in inputs:
+                    inputs.append(operand)
+        outputs = [r for op in ops for r in op.results if any(u.operation not in members for u in r.uses)]
+        if not outputs:
+            outputs = [ops[-1].results[0]]
+
+        block = make_region_block([v.type for v in inputs])
+        scalar: dict[SSAValue, SSAValue] = dict(zip(inputs, block.args))
+        for op in ops:
+            clone = op.create(
+                operands=[scalar[v] for v in op.operands],
+                result_types=[element_type(r.type) for r in op.results],
+                properties=dict(op.properties),
+                attributes=dict(op.attributes),
+            )
+            block.add_op(clone)
+            for old, new in zip(op.results, clone.results):
+                scalar[old] = new
+                new.name_hint = old.name_hint
+        block.add_op(YieldOp(*(scalar[v] for v in outputs)))
+
+        maps = [index_maps.to_affine(len(space), index_maps.broadcast(shape_of(v.type), space)) for v in inputs]
+        region_op = cls(inputs, maps, [v.type for v in outputs], Region([block]))
+        for old, new in zip(outputs, region_op.outputs):
+            new.name_hint = old.name_hint
+        return region_op, outputs
+
+    @classmethod
+    def replace(cls, ops: Sequence[Operation], anchor: Operation) -> ElementwiseRegionOp:
+        """Outline `ops` into a region inserted before `anchor`; rewire their outside uses."""
+        region_op, outputs = cls.outline(ops)
+        Rewriter.insert_op(region_op, InsertPoint.before(anchor))
+        for old, new in zip(outputs, region_op.outputs):
+            old.replace_all_uses_with(new)
+        for op in reversed(ops):
+            op.detach()
+            op.erase(safe_erase=False)
+        return region_op
+
+    @property
+    def iteration_shape(self) -> tuple[int, ...]:
+        return shape_of(self.outputs[0].type)
+
+    @property
+    def maps(self) -> list[AffineMap]:
+        return [m.data for m in self.indexing_maps.data]
+
+    def verify_(self) -> None:
+        if not self.outputs:
+            raise VerifyException(f"'{self.name}' must have at least one result")
+        space = self.iteration_shape
+        for i, out in enumerate(self.outputs):
+            check_value_type(self, out.type, f"result #{i}")
+            if shape_of(out.type) != space:
+                raise VerifyException(f"'{self.name}' results must share one shape (result #{i} is {list(shape_of(out.type))})")
+        if len(self.maps) != len(self.inputs):
+            raise VerifyException(f"'{self.name}' has {len(self.inputs)} inputs but {len(self.maps)} indexing maps")
+        for i, (value, amap) in enumerate(zip(self.inputs, self.maps)):
+            check_value_type(self, value.type, f"input #{i}")
+            self._verify_map(i, amap, shape_of(value.type), space)
+        block = self.body.block
+        expected_args = [element_type(v.type) for v in self.inputs]
+        if [a.type for a in block.args] != expected_args:
+            raise VerifyException(f"'{self.name}' block arguments must be the input element types {_types(expected_args)}")
+        terminator = block.last_op
+        if not isinstance(terminator, YieldOp):
+            raise VerifyException(f"'{self.name}' body must end with rlx.yield")
+        expected_yield = [element_type(r.type) for r in self.outputs]
+        if [v.type for v in terminator.values] != expected_yield:
+            raise VerifyException(f"'{self.name}' must yield the result element types {_types(expected_yield)}")
+        for op in block.ops:
+            if not isinstance(op, (*ELEMENTWISE_OPS, YieldOp)):
+                raise VerifyException(f"'{self.name}' body may only hold scalar elementwise rlx ops, found '{op.name}'")
+
+    def _verify_map(self, i: int, amap: AffineMap, shape: tuple[int, ...], space: tuple[int, ...]) -> None:
+        if amap.num_dims != len(space) or len(amap.results) != len(shape):
+            raise VerifyException(
+                f"'{self.name}' indexing map #{i} {amap} must map {len(space)} dims to {len(shape)} results"
+            )
+        try:
+            reads = index_maps.accesses(amap)
+        except ValueError as error:
+            raise VerifyException(f"'{self.name}' indexing map #{i}: {error}") from None
+        if 0 in space:
+            return
+        for axis, access in enumerate(reads):
+            low, high = access.bounds(space)
+            if low < 0 or high >= shape[axis]:
+                raise VerifyException(
+                    f"'{self.name}' indexing map #{i} reads axis {axis} (size {shape[axis]}) "
+                    f"at indices {low}..{high}"
+                )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ElementwiseRegionOp:
+        parser.parse_keyword("ins")
+        parser.parse_punctuation("(")
+        operands = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_unresolved_operand)
+        parser.parse_punctuation(":")
+        types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+        parser.parse_punctuation(")")
+        if len(types) != len(operands):
+            parser.raise_error(f"expected {len(operands)} input types, got {len(types)}")
+        inputs = [parser.resolve_operand(o, t) for o, t in zip(operands, types)]
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation("->")
+        if parser.parse_optional_punctuation("(") is not None:
+            result_types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+            parser.parse_punctuation(")")
+        else:
+            result_types = [parser.parse_type()]
+        body = parser.parse_region()
+        maps_attr = attrs.pop("indexing_maps", None)
+        if not isinstance(maps_attr, ArrayAttr):
+            parser.raise_error("rlx.elementwise_region needs {indexing_maps = [...]}")
+        op = cls.__new__(cls)
+        IRDLOperation.__init__(
+            op,
+            operands=[inputs],
+            result_types=[result_types],
+            properties={"indexing_maps": maps_attr},
+            regions=[body],
+            attributes=attrs,
+        )
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ins(")
+        printer.print_list(self.inputs, printer.print_operand)
+        printer.print_string(" : ")
+        printer.print_list([v.type for v in self.inputs], printer.print_attribute)
+        printer.print_string(")")
+        printer.print_op_attributes({"indexing_maps": self.indexing_maps, **self.attributes})
+        printer.print_string(" -> ")
+        if len(self.outputs) == 1:
+            printer.print_attribute(self.outputs[0].type)
+        else:
+            printer.print_string("(")
+            printer.print_list([r.type for r in self.outputs], printer.print_attribute)
+            printer.print_string(")")
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=True)
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """Terminates an `rlx.elementwise_region` body with one scalar per region result."""
+
+    name = "rlx.yield"
+    values = var_operand_def()
+    traits = traits_def(IsTerminator(), HasParent(ElementwiseRegionOp), Pure())
+    assembly_format = "$values attr-dict (`:` type($values)^)?"
+
+    def __init__(self, *values: SSAValue) -> None:
+        super().__init__(operands=[list(values)])
+
+
+def _types(types: Sequence[Attribute]) -> str:
+    return "(" + ", ".join(str(t) for t in types) + ")"
+
+
+def make_region_block(input_types: Sequence[Attribute]) -> Block:
+    return Block(arg_types=[element_type(t) for t in input_types])

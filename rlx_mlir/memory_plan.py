@@ -1,0 +1,144 @@
+"""What a memory plan means to the code that reads it: the contract between
+`plan-memory` (which writes it) and the lowering, the runtime and the driver.
+
+A planned function carries `rlx.offsets` on each op (one byte offset per
+result, NOT_IN_ARENA for values bound by pointer: function inputs and the
+outputs a kernel writes in place) and `rlx.arena_size` /
+`rlx.arena_lower_bound` on the function. Views (reshapes, contiguous
+narrows/slices) are offsets into their source's memory. Index-checking ops
+report errors by their position in the schedule (`index_checks`).
+
+Everything here is derived from the IR, so the planner and its readers agree
+by construction; `passes/plan_memory.py` keeps only the planning algorithm.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import DenseArrayBase
+from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
+
+from rlx_mlir import dtypes
+from rlx_mlir.broadcast import numel, row_major_strides
+from rlx_mlir.dialects.common import element_type, shape_of
+from rlx_mlir.dialects.movement import INDEXED_OPS, NarrowOp, SliceOp
+from rlx_mlir.dialects.rlx import ConstantOp, ReshapeOp
+from rlx_mlir.verification import function_block
+
+OFFSETS = "rlx.offsets"
+ARENA_SIZE = "rlx.arena_size"
+ARENA_LOWER_BOUND = "rlx.arena_lower_bound"
+
+ALIGNMENT = 64
+NOT_IN_ARENA = -1
+
+
+def nbytes(value: SSAValue) -> int:
+    return numel(shape_of(value.type)) * dtypes.from_ir(element_type(value.type)).nbytes
+
+
+def align(n: int, to: int = ALIGNMENT) -> int:
+    return (n + to - 1) // to * to
+
+
+def view_offset(op: Operation) -> int | None:
+    """If `op`'s result is a contiguous run of its input's memory, the element
+    offset of that run; otherwise None. Reshapes always are; a narrow or unit-step
+    slice is when every axis before the first one it keeps more than one index
+    of is cut to one index, and every axis after it is kept whole."""
+    if isinstance(op, ReshapeOp):
+        return 0
+    if not isinstance(op, (NarrowOp, SliceOp)):
+        return None
+    shape, lengths = shape_of(op.input.type), shape_of(op.result.type)
+    if numel(lengths) == 0:
+        return 0
+    reads = op.input_map()
+    first = next((a for a, n in enumerate(lengths) if n > 1), len(lengths))
+    if first < len(lengths) and reads[first].scale != 1:
+        return None
+    whole = (lengths[a] == shape[a] and (shape[a] <= 1 or reads[a][1:] == (1, 0)) for a in range(first + 1, len(shape)))
+    if not all(whole):
+        return None
+    strides = row_major_strides(shape)
+    return sum(access.offset * stride for access, stride in zip(reads, strides))
+
+
+def view_source(value: SSAValue) -> tuple[SSAValue, int]:
+    """The value whose memory `value` shares, and the byte offset into it."""
+    delta = 0
+    while isinstance(value, OpResult) and (offset := view_offset(value.owner)) is not None:
+        delta += offset * element_size(value)
+        value = value.owner.operands[0]
+    return value, delta
+
+
+def output_bindings(function: func.FuncOp) -> dict[SSAValue, int]:
+    """Values written straight into the caller's output buffers, by result index.
+
+    A value qualifies when a kernel computes it (not a function argument, a
+    constant or a view) and it is the first return operand naming it; any
+    other returned value is copied into its output at the end.
+    """
+    terminator = function_block(function).last_op
+    bindings: dict[SSAValue, int] = {}
+    for index, value in enumerate(terminator.operands if terminator else ()):
+        if isinstance(value, BlockArgument) or value in bindings:
+            continue
+        if isinstance(value.owner, ConstantOp) or view_offset(value.owner) is not None:
+            continue
+        bindings[value] = index
+    return bindings
+
+
+def element_size(value: SSAValue) -> int:
+    return dtypes.from_ir(element_type(value.type)).nbytes
+
+
+@dataclass(frozen=True)
+class MemoryPlan:
+    """What the planner decided, as the runtime and the API report it."""
+
+    arena_size: int
+    lower_bound: int
+    offsets: dict[str, int] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        ratio = self.arena_size / self.lower_bound if self.lower_bound else 1.0
+        lines = [f"arena {self.arena_size} B, lower bound {self.lower_bound} B ({ratio:.2f}x)"]
+        lines += [f"  {name}: offset {off}" for name, off in self.offsets.items()]
+        return "\n".join(lines)
+
+
+def read_plan(function: func.FuncOp) -> MemoryPlan:
+    """The plan recorded on an already planned function."""
+    offsets: dict[str, int] = {}
+    for index, op in enumerate(function_block(function).ops):
+        attr = op.attributes.get(OFFSETS)
+        if isinstance(attr, DenseArrayBase):
+            for r, (result, off) in enumerate(zip(op.results, attr.get_values())):
+                if off != NOT_IN_ARENA:
+                    offsets[result.name_hint or f"op{index}.{r}"] = off
+    size = function.attributes[ARENA_SIZE]
+    bound = function.attributes[ARENA_LOWER_BOUND]
+    return MemoryPlan(size.value.data, bound.value.data, offsets)  # type: ignore[union-attr]
+
+
+def planned_offset(value: SSAValue) -> int:
+    """The arena offset `plan-memory` gave `value` (which must be in the arena)."""
+    owner = value.owner
+    assert isinstance(owner, Operation)
+    attr = owner.attributes.get(OFFSETS)
+    if not isinstance(attr, DenseArrayBase):
+        raise ValueError(f"'{owner.name}' has no memory plan: run plan-memory before lower-to-llvm")
+    offset = attr.get_values()[value.index]  # type: ignore[attr-defined]
+    if offset == NOT_IN_ARENA:
+        raise ValueError(f"'{owner.name}' result #{value.index} was not given arena memory")  # type: ignore[attr-defined]
+    return offset
+
+
+def index_checks(function: func.FuncOp) -> list[Operation]:
+    """The function's index-checking ops, in schedule order: op k reports status code k + 1."""
+    return [op for op in function_block(function).ops if isinstance(op, INDEXED_OPS)]
