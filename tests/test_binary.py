@@ -13,14 +13,9 @@ All ops of one family share one compiled function per (dtype, shapes).
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from reference import (  # noqa: E402
+from reference import (
     REF_BINARY_FLOAT,
     bits_equal,
     ref_binary_float,

@@ -14,17 +14,10 @@ regions (default pipeline == pipeline "" == NumPy); large multi-threaded cases.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import ml_dtypes
 import numpy as np
 import pytest
-
-import rlx_mlir as rlx
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from movement_reference import (  # noqa: E402
+from movement_reference import (
     COMPLEX,
     FLOATS,
     REDUCTION_TYPES,
@@ -52,6 +45,8 @@ from movement_reference import (  # noqa: E402
     ttype,
     values_equal,
 )
+
+import rlx_mlir as rlx
 
 ALL_TYPES = list(TYPES)
 # the types whose codecs differ (f16 via fpext, bf16 as i16 bits, i1 as a byte, complex as

@@ -17,14 +17,9 @@ rounded to f32, f64 vs NumPy float64):
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from reference import REF_UNARY, ref_unary, run_op, scaled_error, specials, ulp_error  # noqa: E402
+from reference import REF_UNARY, ref_unary, run_op, scaled_error, specials, ulp_error
 
 F32, F64 = np.float32, np.float64
 DTYPES = [pytest.param(F32, id="f32"), pytest.param(F64, id="f64")]
