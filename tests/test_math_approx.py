@@ -298,6 +298,7 @@ def test_exact_specials(dtype: type) -> None:
         assert got[0] == 0 and np.signbit(got[0]), name
 
 
+@pytest.mark.x86_64_avx
 def test_f32_exp_vectorizes() -> None:
     """The f32 exp loop must become packed vector code with no libm call."""
     asm = _build([("exp", Float32Type(), 1)]).assembly()
