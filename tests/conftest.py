@@ -8,6 +8,9 @@ therefore import the shared helpers as plain top-level modules
 from the repository root (`python -m pytest -q`) as well as from a single
 file, without touching `sys.path` themselves.
 
+Fixtures: ``graph_exe``, the executable of `ir_snippets.GRAPH`, shared by the
+API-error and regression suites.
+
 Markers:
 
 * ``x86_64_avx`` — the test reads x86 register names (``%ymm``/``%zmm``) in the
@@ -21,6 +24,10 @@ import platform
 
 import llvmlite.binding as llvm
 import pytest
+from ir_snippets import GRAPH
+
+import rlx_mlir as rlx
+from rlx_mlir.runtime import Executable
 
 X86_64_MACHINES = ("x86_64", "AMD64")
 
@@ -42,3 +49,9 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_runtest_setup(item: pytest.Item) -> None:
     if item.get_closest_marker("x86_64_avx") is not None and (reason := _host_x86_64_avx()) is not None:
         pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def graph_exe() -> Executable:
+    """ir_snippets.GRAPH compiled once, for the tests that call an executable wrongly."""
+    return rlx.compile(GRAPH)
