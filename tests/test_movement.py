@@ -805,17 +805,6 @@ def test_views_and_movement_results_feeding_indexed_ops() -> None:
         assert bits_equal(results[0][k], w_), f"result {k}\n got  {results[0][k]}\n want {w_}"
 
 
-@pytest.mark.parametrize("op", ["scatter_add", "gather_backward"])
-def test_accumulating_ops_reject_bool(op: str) -> None:
-    attrs = " {axis = 0 : i64}" if op == "gather_backward" else ""
-    text = f"""func.func @f(%u: tensor<2xi1>, %i: tensor<2xi64>) -> tensor<1xi1> {{
-      %r = rlx.{op} %u, %i{attrs} : (tensor<2xi1>, tensor<2xi64>) -> tensor<1xi1>
-      func.return %r : tensor<1xi1>
-    }}"""
-    with pytest.raises(rlx.VerificationError, match="must be complex or float or int or uint, got i1"):
-        rlx.parse(text)
-
-
 def test_bf16_data_movement_keeps_nan_payloads() -> None:
     """Copies move stored bits: a signaling NaN stays signaling, payloads stay."""
     bits = np.array([0x7F81, 0xFF95, 0x3F80, 0x8000], np.uint16)
