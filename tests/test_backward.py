@@ -19,18 +19,14 @@ from __future__ import annotations
 
 import decimal
 import math
-import sys
-from pathlib import Path
 
 import ml_dtypes
 import numpy as np
 import pytest
+from reference import compile_text, ref_unary, scaled_error, ulp_error
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from reference import compile_text, ref_unary, scaled_error, ulp_error  # noqa: E402
-
-import rlx_mlir  # noqa: E402
-from rlx_mlir.dialects.elementwise import UNARY_OPS  # noqa: E402
+import rlx_mlir
+from rlx_mlir.dialects.elementwise import UNARY_OPS
 
 F32, F64 = np.float32, np.float64
 BF16 = np.dtype(ml_dtypes.bfloat16)

@@ -13,14 +13,9 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from reference import (  # noqa: E402
+from reference import (
     REF_COMPARE,
     bits_equal,
     compile_text,

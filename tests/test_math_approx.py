@@ -1,5 +1,8 @@
 """ULP-accuracy tests for lowering/math_approx.py, run through a real O3 + MCJIT pipeline.
 
+Sweep ranges and ULP bounds come from tests/accuracy.py (MATH_APPROX_ACCURACY),
+the one table the numeric suites and the math_approx docstring share.
+
 The harness wraps each approximation in an `llvm.func` loop
 ``f(ptr in, [ptr in2,] ptr out, i64 n)`` (noalias pointers, so LLVM vectorizes
 it), converts the module with xDSL's llvmlite backend and compiles it with the
@@ -15,6 +18,7 @@ from functools import cache
 
 import numpy as np
 import pytest
+from accuracy import MATH_APPROX_ACCURACY, accuracy, sweep_range
 from reference import ulp_error
 from xdsl.backend.llvm.convert import convert_module
 from xdsl.dialects import llvm as xllvm
@@ -38,6 +42,7 @@ from rlx_mlir.lowering.emitter import Emitter
 # ---------------------------------------------------------------------------
 UNARY = ["exp", "expm1", "log", "log1p", "tanh", "sigmoid", "erf", "sin", "cos", "tan", "atan"]
 BINARY = ["atan2", "pow"]
+assert set(UNARY) | set(BINARY) == set(MATH_APPROX_ACCURACY)
 DTYPES = {np.float32: Float32Type(), np.float64: Float64Type()}
 
 
@@ -160,38 +165,6 @@ def _sweep(dtype: type, lo: float, hi: float, n: int, rng: np.random.Generator, 
     return np.clip(x, lo, hi).astype(dtype)
 
 
-# documented bounds (max ULP): (f32, f64)
-BOUNDS: dict[str, tuple[float, float]] = {
-    "exp": (2, 2),
-    "expm1": (2, 2),
-    "log": (2, 2),
-    "log1p": (2, 2),
-    "tanh": (3, 3),
-    "sigmoid": (3, 3),
-    "erf": (2, 3),
-    "sin": (2, 2),
-    "cos": (2, 2),
-    "tan": (3, 3),
-    "atan": (2, 2),
-    "atan2": (2, 2),
-    "pow": (1, 2),
-}
-
-# sweep ranges per function: (lo, hi) for f32 and f64
-RANGES: dict[str, tuple[tuple[float, float], tuple[float, float]]] = {
-    "exp": ((-105, 90), (-746, 710)),
-    "expm1": ((-40, 90), (-60, 710)),
-    "log": ((0, 3.4e38), (0, 1.7e308)),
-    "log1p": ((-1, 3.4e38), (-1, 1.7e308)),
-    "tanh": ((-20, 20), (-40, 40)),
-    "sigmoid": ((-110, 110), (-750, 750)),
-    "erf": ((-5, 5), (-7, 7)),
-    "sin": ((-1e4, 1e4), (-1e6, 1e6)),
-    "cos": ((-1e4, 1e4), (-1e6, 1e6)),
-    "tan": ((-1e4, 1e4), (-1e6, 1e6)),
-    "atan": ((-1e6, 1e6), (-1e10, 1e10)),
-}
-
 N = 1_000_000
 TRIG = ("sin", "cos", "tan")
 
@@ -199,7 +172,7 @@ TRIG = ("sin", "cos", "tan")
 def _check(name: str, dtype: type, got: np.ndarray, ref: np.ndarray, inputs: tuple[np.ndarray, ...]) -> float:
     err = ulp_error(got, ref, dtype)
     worst = int(np.argmax(err))
-    bound = BOUNDS[name][0 if dtype == np.float32 else 1]
+    bound = accuracy(name, dtype).max_ulp
     with np.errstate(over="ignore"):
         msg = (f"{name}[{np.dtype(dtype).name}] max {err[worst]} ULP at inputs="
                f"{[repr(a[worst]) for a in inputs]} got={got[worst]!r} ref={ref.astype(dtype)[worst]!r}")
@@ -212,7 +185,7 @@ def _check(name: str, dtype: type, got: np.ndarray, ref: np.ndarray, inputs: tup
 @pytest.mark.parametrize("name", UNARY)
 def test_unary_ulp(name: str, dtype: type) -> None:
     rng = np.random.default_rng(1234)
-    lo, hi = RANGES[name][0 if dtype == np.float32 else 1]
+    lo, hi = sweep_range(name, dtype)
     sp = _specials(dtype)
     if name in TRIG:
         # beyond the accurate range only finiteness / range / NaN-ness is promised
@@ -298,6 +271,7 @@ def test_exact_specials(dtype: type) -> None:
         assert got[0] == 0 and np.signbit(got[0]), name
 
 
+@pytest.mark.x86_64_avx
 def test_f32_exp_vectorizes() -> None:
     """The f32 exp loop must become packed vector code with no libm call."""
     asm = _build([("exp", Float32Type(), 1)]).assembly()

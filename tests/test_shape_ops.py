@@ -9,14 +9,9 @@ results, equal to the NumPy reference.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from reference import (  # noqa: E402
+from reference import (
     bits_equal,
     compile_text,
     func_ir,

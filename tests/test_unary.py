@@ -10,26 +10,24 @@ Bounds (max ULP in the output dtype; f32 results vs the float64 reference
 rounded to f32, f64 vs NumPy float64):
 * exact ops: 0 ULP and bit-identical (signed zeros included) to NumPy in the
   same dtype;
-* transcendental kernels: the bounds documented in lowering/math_approx.py;
+* transcendental kernels: the bounds (and sweep ranges) of tests/accuracy.py,
+  the table lowering/math_approx.py documents;
 * composites (several approximations chained): 4 ULP unless noted; the
   measured maxima of this suite (fixed seed) are recorded in MEASURED.
 """
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from reference import REF_UNARY, ref_unary, run_op, scaled_error, specials, ulp_error  # noqa: E402
+from accuracy import MATH_APPROX_ACCURACY, accuracy, sweep_range
+from reference import REF_UNARY, ref_unary, run_op, scaled_error, specials, ulp_error
 
 F32, F64 = np.float32, np.float64
 DTYPES = [pytest.param(F32, id="f32"), pytest.param(F64, id="f64")]
 
-# name: ((f32 lo, hi), (f64 lo, hi)) of the dense sweep; specials are always added.
+# name: ((f32 lo, hi), (f64 lo, hi)) of the dense sweep; specials are always added. The transcendental
+# kernels of lowering/math_approx.py are swept over their ranges in tests/accuracy.py.
 RANGES: dict[str, tuple[tuple[float, float], tuple[float, float]]] = {
     "relu": ((-1e6, 1e6), (-1e6, 1e6)),
     "neg": ((-3.4e38, 3.4e38), (-1.7e308, 1.7e308)),
@@ -41,15 +39,6 @@ RANGES: dict[str, tuple[tuple[float, float], tuple[float, float]]] = {
     "sqrt": ((0, 3.4e38), (0, 1.7e308)),
     "rsqrt": ((0, 3.4e38), (0, 1.7e308)),
     "recip": ((-3.4e38, 3.4e38), (-1.7e308, 1.7e308)),
-    "exp": ((-105, 90), (-746, 710)),
-    "log": ((0, 3.4e38), (0, 1.7e308)),
-    "tanh": ((-20, 20), (-40, 40)),
-    "sigmoid": ((-110, 110), (-750, 750)),
-    "erf": ((-5, 5), (-7, 7)),
-    "sin": ((-1e4, 1e4), (-1e6, 1e6)),
-    "cos": ((-1e4, 1e4), (-1e6, 1e6)),
-    "tan": ((-1e4, 1e4), (-1e6, 1e6)),
-    "atan": ((-1e6, 1e6), (-1e10, 1e10)),
     "gelu": ((-10, 10), (-40, 40)),
     "gelu_approx": ((-10, 10), (-40, 40)),
     # x * sigmoid(x) etc.: below ~-87 (f32) the sigmoid/exp factor is subnormal and carries
@@ -63,6 +52,9 @@ RANGES: dict[str, tuple[tuple[float, float], tuple[float, float]]] = {
     "hard_swish": ((-10, 10), (-10, 10)),
     "hard_sigmoid": ((-10, 10), (-10, 10)),
     "softsign": ((-1e6, 1e6), (-1e10, 1e10)),
+}
+RANGES |= {
+    name: (sweep_range(name, F32), sweep_range(name, F64)) for name in MATH_APPROX_ACCURACY if name in REF_UNARY
 }
 assert set(RANGES) == set(REF_UNARY)
 
@@ -84,19 +76,6 @@ SAME_FORMULA = {
     "rsqrt": lambda x: x.dtype.type(1) / np.sqrt(x),
     "hard_swish": lambda x: x * np.clip(x + x.dtype.type(3), x.dtype.type(0), x.dtype.type(6)) / x.dtype.type(6),
     "hard_sigmoid": lambda x: np.clip(x / x.dtype.type(6) + x.dtype.type(0.5), x.dtype.type(0), x.dtype.type(1)),
-}
-
-# Documented max ULP (lowering/math_approx.py docstring table), (f32, f64).
-DOCUMENTED = {
-    "exp": (1, 1),
-    "log": (1, 1),
-    "tanh": (2, 3),
-    "sigmoid": (2, 2),
-    "erf": (2, 2),
-    "sin": (1, 1),
-    "cos": (1, 1),
-    "tan": (3, 3),
-    "atan": (2, 2),
 }
 
 # Composites: (f32, f64) max ULP allowed; measured maxima in MEASURED.
@@ -198,8 +177,8 @@ def test_unary_accuracy(name: str, dtype: type) -> None:
         with np.errstate(all="ignore"):
             want = SAME_FORMULA[name](x)
         np.testing.assert_array_equal(got, want, err_msg=f"{name}: differs from the same formula in NumPy")
-    if name in DOCUMENTED:
-        bound = DOCUMENTED[name][k]
+    if name in MATH_APPROX_ACCURACY:
+        bound = accuracy(name, dtype).max_ulp
         assert err.max() <= bound, _worst(err, x, got, ref, f"{name} ULP > documented {bound}")
     elif name in ("gelu", "gelu_approx"):
         head = x >= GELU_TAIL_FROM

@@ -1,4 +1,9 @@
-"""The fused inner loops vectorize: packed vector instructions, no libm calls."""
+"""The fused inner loops vectorize: packed vector instructions, no libm calls.
+
+The checks read x86 AVX register names (%ymm/%zmm) in the assembly compiled for
+the host, so the module only runs on an x86-64 host with AVX (the `x86_64_avx`
+marker of conftest.py skips it elsewhere, with the reason).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,8 @@ import re
 import pytest
 
 import rlx_mlir as rlx
+
+pytestmark = pytest.mark.x86_64_avx
 
 CHAIN = """
 func.func @f(%a: tensor<4096xDT>, %b: tensor<4096xDT>) -> tensor<4096xDT> {

@@ -59,6 +59,46 @@ func.func @transpose_perm_i32(%x: tensor<3x4xf32>) {
 
 // -----
 
+// A float array is not an i64 array either.
+// CHECK-LABEL: sym_name = "transpose_perm_f32"
+// CHECK: Operation does not verify: 'rlx.transpose' perm must be array<i64: ...>, got array<f32: 1.000000e+00, 0.000000e+00>
+func.func @transpose_perm_f32(%x: tensor<3x4xf32>) {
+  %t = rlx.transpose %x {perm = array<f32: 1.0, 0.0>} : (tensor<3x4xf32>) -> tensor<4x3xf32>
+  func.return
+}
+
+// -----
+
+// A negative perm entry does not count from the end.
+// CHECK-LABEL: sym_name = "transpose_perm_negative"
+// CHECK: Operation does not verify: 'rlx.transpose' perm [-1, 0] is not a permutation of 0..1
+func.func @transpose_perm_negative(%x: tensor<3x4xf32>) {
+  %t = rlx.transpose %x {perm = array<i64: -1, 0>} : (tensor<3x4xf32>) -> tensor<4x3xf32>
+  func.return
+}
+
+// -----
+
+// INT64_MAX is out of range too (the check does not overflow).
+// CHECK-LABEL: sym_name = "transpose_perm_int64_max"
+// CHECK: Operation does not verify: 'rlx.transpose' perm [9223372036854775807, 0] is not a permutation of 0..1
+func.func @transpose_perm_int64_max(%x: tensor<3x4xf32>) {
+  %t = rlx.transpose %x {perm = array<i64: 9223372036854775807, 0>} : (tensor<3x4xf32>) -> tensor<4x3xf32>
+  func.return
+}
+
+// -----
+
+// perm has no default.
+// CHECK-LABEL: sym_name = "transpose_missing_perm"
+// CHECK: Operation does not verify: property 'perm' expected in operation 'rlx.transpose'
+func.func @transpose_missing_perm(%x: tensor<3x4xf32>) {
+  %t = rlx.transpose %x : (tensor<3x4xf32>) -> tensor<4x3xf32>
+  func.return
+}
+
+// -----
+
 // Movement ops keep the element type.
 // CHECK-LABEL: sym_name = "transpose_element_type"
 // CHECK: Operation does not verify: 'rlx.transpose' result element type f64 must equal f32
@@ -154,6 +194,36 @@ func.func @slice_start_out_of_range(%x: tensor<4x6xf32>) {
 
 // -----
 
+// A negative start counts from the end once; further out it is out of range.
+// CHECK-LABEL: sym_name = "slice_start_far_negative"
+// CHECK: Operation does not verify: 'rlx.slice' axis 0 reads indices -97..-97 (step 1) of a dimension of size 3
+func.func @slice_start_far_negative(%x: tensor<3x4xf32>) {
+  %s = rlx.slice %x {starts = array<i64: -100, 0>, steps = array<i64: 1, 1>} : (tensor<3x4xf32>) -> tensor<1x4xf32>
+  func.return
+}
+
+// -----
+
+// Extreme steps are range-checked without overflow.
+// CHECK-LABEL: sym_name = "slice_step_int64_max"
+// CHECK: Operation does not verify: 'rlx.slice' axis 0 reads indices 0..9223372036854775807 (step 9223372036854775807) of a dimension of size 3
+func.func @slice_step_int64_max(%x: tensor<3x4xf32>) {
+  %s = rlx.slice %x {starts = array<i64: 0, 0>, steps = array<i64: 9223372036854775807, 1>} : (tensor<3x4xf32>) -> tensor<2x4xf32>
+  func.return
+}
+
+// -----
+
+// The same for the most negative step.
+// CHECK-LABEL: sym_name = "slice_step_int64_min"
+// CHECK: Operation does not verify: 'rlx.slice' axis 0 reads indices 2..-9223372036854775806 (step -9223372036854775808) of a dimension of size 3
+func.func @slice_step_int64_min(%x: tensor<3x4xf32>) {
+  %s = rlx.slice %x {starts = array<i64: 2, 0>, steps = array<i64: -9223372036854775808, 1>} : (tensor<3x4xf32>) -> tensor<2x4xf32>
+  func.return
+}
+
+// -----
+
 // CHECK-LABEL: sym_name = "slice_element_type"
 // CHECK: Operation does not verify: 'rlx.slice' result element type i32 must equal f32
 func.func @slice_element_type(%x: tensor<4x6xf32>) {
@@ -215,6 +285,56 @@ func.func @narrow_axis_out_of_range(%x: tensor<4x6xf32>) {
 
 // -----
 
+// A negative axis counts from the end, down to -rank.
+// CHECK-LABEL: sym_name = "narrow_axis_negative"
+// CHECK: Operation does not verify: 'rlx.narrow' axis -3 is out of range for rank 2
+func.func @narrow_axis_negative(%x: tensor<3x4xf32>) {
+  %n = rlx.narrow %x {axis = -3 : i64, start = 0 : i64, length = 2 : i64} : (tensor<3x4xf32>) -> tensor<2x4xf32>
+  func.return
+}
+
+// -----
+
+// INT64_MIN is not normalized into range (no overflow of axis + rank).
+// CHECK-LABEL: sym_name = "narrow_axis_int64_min"
+// CHECK: Operation does not verify: 'rlx.narrow' axis -9223372036854775808 is out of range for rank 2
+func.func @narrow_axis_int64_min(%x: tensor<3x4xf32>) {
+  %n = rlx.narrow %x {axis = -9223372036854775808 : i64, start = 0 : i64, length = 2 : i64} : (tensor<3x4xf32>) -> tensor<2x4xf32>
+  func.return
+}
+
+// -----
+
+// start + length is checked without overflow.
+// CHECK-LABEL: sym_name = "narrow_start_int64_max"
+// CHECK: Operation does not verify: 'rlx.narrow' start 9223372036854775807 and length 1 do not fit axis 0 of size 3
+func.func @narrow_start_int64_max(%x: tensor<3x4xf32>) {
+  %n = rlx.narrow %x {axis = 0 : i64, start = 9223372036854775807 : i64, length = 1 : i64} : (tensor<3x4xf32>) -> tensor<1x4xf32>
+  func.return
+}
+
+// -----
+
+// A rank-0 tensor has no axis to narrow.
+// CHECK-LABEL: sym_name = "narrow_rank_0"
+// CHECK: Operation does not verify: 'rlx.narrow' axis 0 is out of range for rank 0
+func.func @narrow_rank_0(%x: tensor<f32>) {
+  %n = rlx.narrow %x {axis = 0 : i64, start = 0 : i64, length = 1 : i64} : (tensor<f32>) -> tensor<f32>
+  func.return
+}
+
+// -----
+
+// start has no default.
+// CHECK-LABEL: sym_name = "narrow_missing_start"
+// CHECK: Operation does not verify: property 'start' expected in operation 'rlx.narrow'
+func.func @narrow_missing_start(%x: tensor<3x4xf32>) {
+  %n = rlx.narrow %x {axis = 0 : i64} : (tensor<3x4xf32>) -> tensor<0x4xf32>
+  func.return
+}
+
+// -----
+
 // CHECK-LABEL: sym_name = "narrow_element_type"
 // CHECK: Operation does not verify: 'rlx.narrow' result element type f16 must equal f32
 func.func @narrow_element_type(%x: tensor<4x6xf32>) {
@@ -251,6 +371,16 @@ func.func @reverse_repeated_axis(%x: tensor<4x6xf32>) {
 // CHECK: Operation does not verify: 'rlx.reverse' axis -3 is out of range for rank 2
 func.func @reverse_axis_out_of_range(%x: tensor<4x6xf32>) {
   %r = rlx.reverse %x {axes = array<i64: -3>} : (tensor<4x6xf32>) -> tensor<4x6xf32>
+  func.return
+}
+
+// -----
+
+// Axes run up to rank - 1.
+// CHECK-LABEL: sym_name = "reverse_axis_too_large"
+// CHECK: Operation does not verify: 'rlx.reverse' axis 2 is out of range for rank 2
+func.func @reverse_axis_too_large(%x: tensor<4x6xf32>) {
+  %r = rlx.reverse %x {axes = array<i64: 2>} : (tensor<4x6xf32>) -> tensor<4x6xf32>
   func.return
 }
 
@@ -332,6 +462,26 @@ func.func @pad_reflect_size_one(%x: tensor<1x4xf32>) {
 // CHECK: Operation does not verify: 'rlx.pad' mode "replicate" cannot pad axis 1 of size 0
 func.func @pad_replicate_empty_axis(%x: tensor<3x0xf32>) {
   %p = rlx.pad %x {before = array<i64: 0, 1>, after = array<i64: 0, 0>, mode = "replicate"} : (tensor<3x0xf32>) -> tensor<3x1xf32>
+  func.return
+}
+
+// -----
+
+// circular padding wraps around the axis, so it needs a non-empty one.
+// CHECK-LABEL: sym_name = "pad_circular_empty_axis"
+// CHECK: Operation does not verify: 'rlx.pad' mode "circular" cannot pad axis 0 of size 0
+func.func @pad_circular_empty_axis(%x: tensor<0xf32>) {
+  %p = rlx.pad %x {before = array<i64: 1>, after = array<i64: 0>, mode = "circular"} : (tensor<0xf32>) -> tensor<1xf32>
+  func.return
+}
+
+// -----
+
+// Huge widths give a huge expected shape, computed without overflow.
+// CHECK-LABEL: sym_name = "pad_width_int64_max"
+// CHECK: Operation does not verify: 'rlx.pad' result shape [3, 4] does not match the expected shape [9223372036854775811, 4]
+func.func @pad_width_int64_max(%x: tensor<3x4xf32>) {
+  %p = rlx.pad %x {before = array<i64: 9223372036854775807, 0>, after = array<i64: 1, 0>} : (tensor<3x4xf32>) -> tensor<3x4xf32>
   func.return
 }
 
@@ -420,6 +570,36 @@ func.func @concat_axis_out_of_range(%a: tensor<3x4xf32>, %b: tensor<2x4xf32>) {
 
 // -----
 
+// A negative axis counts from the end, down to -rank.
+// CHECK-LABEL: sym_name = "concat_axis_negative"
+// CHECK: Operation does not verify: 'rlx.concat' axis -3 is out of range for rank 2
+func.func @concat_axis_negative(%x: tensor<3x4xf32>) {
+  %c = rlx.concat %x, %x {axis = -3 : i64} : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<6x4xf32>
+  func.return
+}
+
+// -----
+
+// Rank-0 inputs have no axis to join along.
+// CHECK-LABEL: sym_name = "concat_rank_0"
+// CHECK: Operation does not verify: 'rlx.concat' axis 0 is out of range for rank 0
+func.func @concat_rank_0(%x: tensor<f32>) {
+  %c = rlx.concat %x, %x {axis = 0 : i64} : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  func.return
+}
+
+// -----
+
+// axis has no default.
+// CHECK-LABEL: sym_name = "concat_missing_axis"
+// CHECK: Operation does not verify: property 'axis' expected in operation 'rlx.concat'
+func.func @concat_missing_axis(%x: tensor<3x4xf32>) {
+  %c = rlx.concat %x, %x : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<6x4xf32>
+  func.return
+}
+
+// -----
+
 // ===-------------------------------------------------------------------=== //
 // gather
 // ===-------------------------------------------------------------------=== //
@@ -454,10 +634,40 @@ func.func @gather_i16_indices(%d: tensor<5x4xf32>, %i: tensor<3xi16>) {
 
 // -----
 
+// Unsigned indices are not accepted either.
+// CHECK-LABEL: sym_name = "gather_ui32_indices"
+// CHECK: Operation does not verify: 'rlx.gather' indices must have element type i32 or i64, got ui32 (insert rlx.cast)
+func.func @gather_ui32_indices(%d: tensor<5x4xf32>, %i: tensor<3xui32>) {
+  %g = rlx.gather %d, %i : (tensor<5x4xf32>, tensor<3xui32>) -> tensor<3x4xf32>
+  func.return
+}
+
+// -----
+
 // CHECK-LABEL: sym_name = "gather_axis_out_of_range"
 // CHECK: Operation does not verify: 'rlx.gather' axis -3 is out of range for rank 2
 func.func @gather_axis_out_of_range(%d: tensor<5x4xf32>, %i: tensor<3xi64>) {
   %g = rlx.gather %d, %i {axis = -3 : i64} : (tensor<5x4xf32>, tensor<3xi64>) -> tensor<3x4xf32>
+  func.return
+}
+
+// -----
+
+// Axes run up to rank - 1.
+// CHECK-LABEL: sym_name = "gather_axis_too_large"
+// CHECK: Operation does not verify: 'rlx.gather' axis 2 is out of range for rank 2
+func.func @gather_axis_too_large(%d: tensor<4x3xf32>, %i: tensor<2xi64>) {
+  %g = rlx.gather %d, %i {axis = 2 : i64} : (tensor<4x3xf32>, tensor<2xi64>) -> tensor<2x3xf32>
+  func.return
+}
+
+// -----
+
+// A rank-0 tensor has no axis to gather along.
+// CHECK-LABEL: sym_name = "gather_rank_0_data"
+// CHECK: Operation does not verify: 'rlx.gather' axis 0 is out of range for rank 0
+func.func @gather_rank_0_data(%d: tensor<f32>, %i: tensor<2xi64>) {
+  %g = rlx.gather %d, %i {axis = 0 : i64} : (tensor<f32>, tensor<2xi64>) -> tensor<2xf32>
   func.return
 }
 
@@ -700,6 +910,16 @@ func.func @scatter_add_result_shape(%u: tensor<3x4xf32>, %i: tensor<3xi64>) {
 
 // -----
 
+// The result has the leading axis M the indices address.
+// CHECK-LABEL: sym_name = "scatter_add_rank_0_result"
+// CHECK: Operation does not verify: 'rlx.scatter_add' result shape [] must be [M] + []
+func.func @scatter_add_rank_0_result(%u: tensor<2xf32>, %i: tensor<2xi64>) {
+  %s = rlx.scatter_add %u, %i : (tensor<2xf32>, tensor<2xi64>) -> tensor<f32>
+  func.return
+}
+
+// -----
+
 // CHECK-LABEL: sym_name = "scatter_add_element_type"
 // CHECK: Operation does not verify: 'rlx.scatter_add' result element type f64 must equal f32
 func.func @scatter_add_element_type(%u: tensor<3x4xf32>, %i: tensor<3xi64>) {
@@ -747,6 +967,16 @@ func.func @scatter_nd_updates_shape(%d: tensor<5x4xf32>, %i: tensor<2x1xi64>, %u
 // CHECK: Operation does not verify: 'rlx.scatter_nd' indices [2, 3] must end in 1..2 coordinates
 func.func @scatter_nd_coordinates(%d: tensor<5x4xf32>, %i: tensor<2x3xi64>, %u: tensor<2xf32>) {
   %s = rlx.scatter_nd %d, %i, %u : (tensor<5x4xf32>, tensor<2x3xi64>, tensor<2xf32>) -> tensor<5x4xf32>
+  func.return
+}
+
+// -----
+
+// An index needs at least one coordinate.
+// CHECK-LABEL: sym_name = "scatter_nd_zero_coordinates"
+// CHECK: Operation does not verify: 'rlx.scatter_nd' indices [2, 0] must end in 1..2 coordinates
+func.func @scatter_nd_zero_coordinates(%d: tensor<4x3xf32>, %i: tensor<2x0xi64>, %u: tensor<2x4x3xf32>) {
+  %s = rlx.scatter_nd %d, %i, %u : (tensor<4x3xf32>, tensor<2x0xi64>, tensor<2x4x3xf32>) -> tensor<4x3xf32>
   func.return
 }
 

@@ -4,7 +4,7 @@
 // with a non-zero exit code, never a Python traceback.
 
 // CHECK-NOT: Traceback
-// CHECK: rlx-opt: error: {{.*}}parse_error.mlir:[[# @LINE + 4]]:16: Expected 2 operands, but got 1
+// CHECK: rlx-opt: error: {{.*}}parse-error.mlir:[[# @LINE + 4]]:16: Expected 2 operands, but got 1
 // CHECK-NOT: {{.}}
 
 func.func @missing_operand(%a: tensor<4xf32>) {

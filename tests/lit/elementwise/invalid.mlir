@@ -94,6 +94,26 @@ func.func @unary_result_type(%a: tensor<4xf32>) {
 
 // -----
 
+// A unary op has exactly one result (only writable in generic form).
+// CHECK-LABEL: sym_name = "unary_two_results"
+// CHECK: Operation does not verify: Expected 1 result, but got 2
+func.func @unary_two_results(%a: tensor<4xf32>) {
+  %t, %u = "rlx.tanh"(%a) : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+  func.return
+}
+
+// -----
+
+// A unary op has exactly one operand (only writable in generic form).
+// CHECK-LABEL: sym_name = "unary_no_operand"
+// CHECK: Operation does not verify: Expected 1 operand, but got 0
+func.func @unary_no_operand() {
+  %t = "rlx.tanh"() : () -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
 // Comparisons produce i1.
 // CHECK-LABEL: sym_name = "compare_not_i1"
 // CHECK: Operation does not verify: 'rlx.lt' result must have element type i1, got f32
@@ -189,6 +209,26 @@ func.func @unsupported_f80(%a: tensor<4xf80>) {
 // CHECK: Operation does not verify: 'rlx.cast' operand has unsupported element type ui16
 func.func @unsupported_ui16(%a: tensor<4xui16>) {
   %r = rlx.cast %a : (tensor<4xui16>) -> tensor<4xi32>
+  func.return
+}
+
+// -----
+
+// index is not an rlx element type.
+// CHECK-LABEL: sym_name = "unsupported_index"
+// CHECK: Operation does not verify: 'rlx.add' operand #0 has unsupported element type index (supported: f16, bf16, f32, f64, i1, i8, i16, i32, i64, ui8, ui32, complex<f32>, complex<f64>)
+func.func @unsupported_index(%a: tensor<4xindex>) {
+  %r = rlx.add %a, %a : (tensor<4xindex>, tensor<4xindex>) -> tensor<4xindex>
+  func.return
+}
+
+// -----
+
+// Integers stop at 64 bits.
+// CHECK-LABEL: sym_name = "unsupported_i128"
+// CHECK: Operation does not verify: 'rlx.add' operand #0 has unsupported element type i128 (supported: f16, bf16, f32, f64, i1, i8, i16, i32, i64, ui8, ui32, complex<f32>, complex<f64>)
+func.func @unsupported_i128(%a: tensor<4xi128>) {
+  %r = rlx.add %a, %a : (tensor<4xi128>, tensor<4xi128>) -> tensor<4xi128>
   func.return
 }
 
@@ -304,11 +344,44 @@ func.func @constant_unsupported_type() {
 
 // -----
 
+// Explicitly signed integers are not rlx element types (i8 is).
+// CHECK-LABEL: sym_name = "constant_signed_si8"
+// CHECK: Operation does not verify: 'rlx.constant' result has unsupported element type si8 (supported: f16, bf16, f32, f64, i1, i8, i16, i32, i64, ui8, ui32, complex<f32>, complex<f64>)
+func.func @constant_signed_si8() {
+  %r = rlx.constant dense<1> : tensor<2xsi8>
+  func.return
+}
+
+// -----
+
+// A constant needs its value (only omissible in generic form).
+// CHECK-LABEL: sym_name = "constant_missing_value"
+// CHECK: Operation does not verify: property 'value' expected in operation 'rlx.constant'
+func.func @constant_missing_value() {
+  %r = "rlx.constant"() : () -> tensor<3xf32>
+  func.return
+}
+
+// -----
+
 // One indexing map per region input.
 // CHECK-LABEL: sym_name = "region_map_count"
 // CHECK: Operation does not verify: 'rlx.elementwise_region' has 2 inputs but 1 indexing maps
 func.func @region_map_count(%a: tensor<4xf32>, %b: tensor<4xf32>) {
   %r = rlx.elementwise_region ins(%a, %b : tensor<4xf32>, tensor<4xf32>) {indexing_maps = [affine_map<(d0) -> (d0)>]} -> tensor<4xf32> {
+  ^bb0(%x: f32, %y: f32):
+    rlx.yield %x : f32
+  }
+  func.return
+}
+
+// -----
+
+// indexing_maps holds affine maps, not integers.
+// CHECK-LABEL: sym_name = "region_maps_not_affine"
+// CHECK: Operation does not verify: 1 : i64 should be of base attribute affine_map
+func.func @region_maps_not_affine(%a: tensor<4xf32>, %b: tensor<4xf32>) {
+  %r = rlx.elementwise_region ins(%a, %b : tensor<4xf32>, tensor<4xf32>) {indexing_maps = [1, 2]} -> tensor<4xf32> {
   ^bb0(%x: f32, %y: f32):
     rlx.yield %x : f32
   }
@@ -356,11 +429,63 @@ func.func @region_map_wrong_size(%a: tensor<3x4xf32>) {
 
 // -----
 
+// An offset shifts the read past the end: d0 + 1 reads 1..4 of an axis of size 4.
+// CHECK-LABEL: sym_name = "region_map_offset_out_of_bounds"
+// CHECK: Operation does not verify: 'rlx.elementwise_region' indexing map #0 reads axis 0 (size 4) at indices 1..4
+func.func @region_map_offset_out_of_bounds(%a: tensor<4xf32>) {
+  %r = rlx.elementwise_region ins(%a : tensor<4xf32>) {indexing_maps = [affine_map<(d0) -> (d0 + 1)>]} -> tensor<4xf32> {
+  ^bb0(%x: f32):
+    rlx.yield %x : f32
+  }
+  func.return
+}
+
+// -----
+
+// A huge offset is range-checked without overflow.
+// CHECK-LABEL: sym_name = "region_map_int64_max_offset"
+// CHECK: Operation does not verify: 'rlx.elementwise_region' indexing map #0 reads axis 0 (size 4) at indices 9223372036854775807..9223372036854775810
+func.func @region_map_int64_max_offset(%a: tensor<4xf32>) {
+  %r = rlx.elementwise_region ins(%a : tensor<4xf32>) {indexing_maps = [affine_map<(d0) -> (d0 + 9223372036854775807)>]} -> tensor<4xf32> {
+  ^bb0(%x: f32):
+    rlx.yield %x : f32
+  }
+  func.return
+}
+
+// -----
+
 // Each map result is offset + scale * one iteration dim, nothing else.
 // CHECK-LABEL: sym_name = "region_map_expr"
 // CHECK: Operation does not verify: 'rlx.elementwise_region' indexing map #0: (d0 + d1) reads more than one iteration dim
 func.func @region_map_expr(%a: tensor<8xf32>) {
   %r = rlx.elementwise_region ins(%a : tensor<8xf32>) {indexing_maps = [affine_map<(d0, d1) -> (d0 + d1)>]} -> tensor<4x4xf32> {
+  ^bb0(%x: f32):
+    rlx.yield %x : f32
+  }
+  func.return
+}
+
+// -----
+
+// mod is not a strided read.
+// CHECK-LABEL: sym_name = "region_map_mod"
+// CHECK: Operation does not verify: 'rlx.elementwise_region' indexing map #0: (d0 mod 2) is not of the form offset + scale * dim
+func.func @region_map_mod(%a: tensor<4xf32>) {
+  %r = rlx.elementwise_region ins(%a : tensor<4xf32>) {indexing_maps = [affine_map<(d0) -> (d0 mod 2)>]} -> tensor<4xf32> {
+  ^bb0(%x: f32):
+    rlx.yield %x : f32
+  }
+  func.return
+}
+
+// -----
+
+// Maps take no symbols.
+// CHECK-LABEL: sym_name = "region_map_symbol"
+// CHECK: Operation does not verify: 'rlx.elementwise_region' indexing map #0: s0 is not of the form offset + scale * dim
+func.func @region_map_symbol(%a: tensor<4xf32>) {
+  %r = rlx.elementwise_region ins(%a : tensor<4xf32>) {indexing_maps = [affine_map<(d0)[s0] -> (d0 + s0)>]} -> tensor<4xf32> {
   ^bb0(%x: f32):
     rlx.yield %x : f32
   }
@@ -409,6 +534,38 @@ func.func @region_non_elementwise_body(%a: tensor<4xf32>) {
 
 // -----
 
+// A tensor constant is not a scalar elementwise op.
+// CHECK-LABEL: sym_name = "region_constant_in_body"
+// CHECK: Operation does not verify: 'rlx.elementwise_region' body may only hold scalar elementwise rlx ops, found 'rlx.constant'
+func.func @region_constant_in_body(%a: tensor<4xf32>) {
+  %r = rlx.elementwise_region ins(%a : tensor<4xf32>) {indexing_maps = [affine_map<(d0) -> (d0)>]} -> tensor<4xf32> {
+  ^bb0(%x: f32):
+    %t = rlx.constant dense<1.0> : tensor<3xf32>
+    rlx.yield %x : f32
+  }
+  func.return
+}
+
+// -----
+
+// Regions do not nest: a nested region can only read a tensor from outside the
+// body, which IsolatedFromAbove reports first.
+// CHECK-LABEL: sym_name = "region_nested_region"
+// CHECK: Operation does not verify: Operation using value defined out of its IsolatedFromAbove parent: ElementwiseRegionOp(
+func.func @region_nested_region(%a: tensor<4xf32>, %b: tensor<3xf32>) {
+  %r = rlx.elementwise_region ins(%a : tensor<4xf32>) {indexing_maps = [affine_map<(d0) -> (d0)>]} -> tensor<4xf32> {
+  ^bb0(%x: f32):
+    %t = rlx.elementwise_region ins(%b : tensor<3xf32>) {indexing_maps = [affine_map<(d0) -> (d0)>]} -> tensor<3xf32> {
+    ^bb0(%z: f32):
+      rlx.yield %z : f32
+    }
+    rlx.yield %x : f32
+  }
+  func.return
+}
+
+// -----
+
 // Region inputs obey the element type table.
 // CHECK-LABEL: sym_name = "region_input_unsupported_type"
 // CHECK: Operation does not verify: 'rlx.elementwise_region' input #0 has unsupported element type i4
@@ -435,11 +592,50 @@ func.func @region_no_results(%a: tensor<4xf32>) {
 
 // -----
 
+// The body is one block.
+// CHECK-LABEL: sym_name = "region_empty_body"
+// CHECK: Operation does not verify: Region 'body' at position 0 expected a single block, but got 0 blocks
+func.func @region_empty_body(%a: tensor<4xf32>) {
+  %r = rlx.elementwise_region ins(%a : tensor<4xf32>) {indexing_maps = [affine_map<(d0) -> (d0)>]} -> tensor<4xf32> {
+  
+  }
+  func.return
+}
+
+// -----
+
+// Region results are tensors (the scalars live in the body). The message spans
+// two lines.
+// CHECK-LABEL: sym_name = "region_scalar_result"
+// CHECK: Operation does not verify: result 'outputs' at position 0 does not verify:
+// CHECK-NEXT: f32 should be of base attribute tensor
+func.func @region_scalar_result(%a: tensor<4xf32>) {
+  %r = rlx.elementwise_region ins(%a : tensor<4xf32>) {indexing_maps = [affine_map<(d0) -> (d0)>]} -> f32 {
+  ^bb0(%x: f32):
+    rlx.yield %x : f32
+  }
+  func.return
+}
+
+// -----
+
 // rlx.yield only terminates an rlx.elementwise_region.
 // CHECK-LABEL: sym_name = "yield_outside_region"
 // CHECK: Operation does not verify: 'rlx.yield' expects parent op 'rlx.elementwise_region'
 func.func @yield_outside_region(%a: tensor<4xf32>, %s: f32) {
   rlx.yield %s : f32
+}
+
+// -----
+
+// A yield followed by more ops outside a region breaks two rules. Which one is
+// reported depends on PYTHONHASHSEED (xDSL keeps an op's traits in a set), so
+// either message is accepted here, and nothing else.
+// CHECK-LABEL: sym_name = "yield_not_last"
+// CHECK: Operation does not verify: 'rlx.yield' {{must be the last operation in its parent block|expects parent op 'rlx.elementwise_region'}}
+func.func @yield_not_last(%a: tensor<4xf32>) {
+  rlx.yield %a : tensor<4xf32>
+  func.return
 }
 
 // -----
@@ -465,6 +661,19 @@ func.func @region_block_args(%a: tensor<4xf32>) {
   ^bb0(%x: f64):
     %y = rlx.cast %x : (f64) -> f32
     rlx.yield %y : f32
+  }
+  func.return
+}
+
+// -----
+
+// One block argument per input, none missing.
+// CHECK-LABEL: sym_name = "region_missing_block_arg"
+// CHECK: Operation does not verify: 'rlx.elementwise_region' block arguments must be the input element types (f32, f32)
+func.func @region_missing_block_arg(%a: tensor<4xf32>, %b: tensor<4xf32>) {
+  %r = rlx.elementwise_region ins(%a, %b : tensor<4xf32>, tensor<4xf32>) {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>]} -> tensor<4xf32> {
+  ^bb0(%x: f32):
+    rlx.yield %x : f32
   }
   func.return
 }

@@ -3,7 +3,7 @@
 // An op name the rlx dialect does not define is a parse error with a location.
 
 // CHECK-NOT: Traceback
-// CHECK: rlx-opt: error: {{.*}}unregistered_op.mlir:[[# @LINE + 4]]:23: Operation rlx.frobnicate is not registered
+// CHECK: rlx-opt: error: {{.*}}unregistered-op.mlir:[[# @LINE + 4]]:23: Operation rlx.frobnicate is not registered
 // CHECK-NOT: {{.}}
 
 func.func @unknown(%a: tensor<4xf32>) {

@@ -1,0 +1,149 @@
+"""Memory and size limits: empty, huge and long programs either work or fail cleanly.
+
+At the small end, zero-size dimensions, rank-0 tensors and functions with no
+arguments or results compile and run. At the large end, sizes beyond what
+64-bit offsets or memory can hold are refused with a documented exception
+(VerificationError when the IR states them, ParseError for a constant that
+cannot be held, AllocationError when the memory cannot be had), while big but
+valid offsets (> 2 GiB) are addressed with 64-bit arithmetic. A long chain of
+ops compiles in reasonable time.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+import numpy as np
+import pytest
+from ir_snippets import GRAPH, binary_op, one_op, run_with_ones
+
+import rlx_mlir as rlx
+
+# ---------------------------------------------------------------------------
+# the small end: edge cases that must simply work
+# ---------------------------------------------------------------------------
+
+EDGE_OK = {
+    "zero-size dim": (GRAPH.replace("4x3", "0x3"), [(0, 3)]),
+    "rank 0": ("func.func @f(%a: tensor<f32>) -> tensor<f32> {\n  %t = rlx.tanh %a : (tensor<f32>) -> tensor<f32>\n  func.return %t : tensor<f32>\n}", [()]),
+    "scalar function": ("func.func @f(%a: f32) -> f32 {\n  %s = rlx.add %a, %a : (f32, f32) -> f32\n  func.return %s : f32\n}", [()]),
+    "identity": ("func.func @f(%a: tensor<3xf32>) -> tensor<3xf32> {\n  func.return %a : tensor<3xf32>\n}", [(3,)]),
+    "argument returned twice": (
+        "func.func @f(%a: tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>) {\n  func.return %a, %a : tensor<3xf32>, tensor<3xf32>\n}",
+        [(3,), (3,)],
+    ),
+    "nothing in, nothing out": ("func.func @f() {\n  func.return\n}", []),
+    "constant returned twice": (
+        ("func.func @f() -> (tensor<3xf32>, tensor<3xf32>) {\n  %c = rlx.constant dense<1.0> : tensor<3xf32>\n"
+        "  func.return %c, %c : tensor<3xf32>, tensor<3xf32>\n}"),
+        [(3,), (3,)],
+    ),
+    "empty constant": ("func.func @f() -> tensor<0xf32> {\n  %c = rlx.constant dense<> : tensor<0xf32>\n  func.return %c : tensor<0xf32>\n}", [(0,)]),
+    "narrow to length 0": (one_op("rlx.narrow", "{axis = 0 : i64, start = 3 : i64, length = 0 : i64}", "tensor<0x4xf32>"), [(0, 4)]),
+    "slice of length 0 with wild start": (one_op("rlx.slice", "{starts = array<i64: 5, 0>, steps = array<i64: 1, 1>}", "tensor<0x4xf32>"), [(0, 4)]),
+    "transpose rank 0": (one_op("rlx.transpose", "{perm = array<i64>}", "tensor<f32>", "tensor<f32>"), [()]),
+    "pad rank 0": (one_op("rlx.pad", "{before = array<i64>, after = array<i64>}", "tensor<f32>", "tensor<f32>"), [()]),
+    "pad reflect wider than input": (one_op("rlx.pad", '{before = array<i64: 10>, after = array<i64: 7>, mode = "reflect"}', "tensor<19xf32>", "tensor<2xf32>"), [(19,)]),
+    "pad inf into i64 saturates": (
+        one_op("rlx.pad", "{before = array<i64: 1>, after = array<i64: 0>, value = 0x7FF0000000000000 : f64}", "tensor<4xi64>", "tensor<3xi64>"),
+        [(4,)],
+    ),
+    "concat of rank-0 inputs": (one_op("rlx.concat", "{axis = 0 : i64}", "tensor<2xf32>", "tensor<f32>", "%x, %x", "(tensor<f32>, tensor<f32>)"), [(2,)]),
+    "gather with empty indices": (binary_op("rlx.gather", "{axis = 0 : i64}", "tensor<0x3xf32>", "tensor<0xi64>", "tensor<0x3xf32>"), [(0, 3)]),
+}
+
+
+@pytest.mark.parametrize("name", EDGE_OK)
+def test_edge_case_compiles_and_runs(name: str) -> None:
+    text, shapes = EDGE_OK[name]
+    exe = rlx.compile(text)
+    inputs = [np.zeros(s.shape, s.dtype.numpy) for s in exe.inputs]
+    results = exe(*inputs)
+    assert [r.shape for r in results] == shapes
+
+
+# ---------------------------------------------------------------------------
+# the large end
+# ---------------------------------------------------------------------------
+
+
+def test_thousand_op_chain_compiles_in_reasonable_time() -> None:
+    lines = ["func.func @f(%a: tensor<8x16xf32>) -> tensor<8x16xf32> {", "  %v0 = rlx.neg %a : (tensor<8x16xf32>) -> tensor<8x16xf32>"]
+    lines += [f"  %v{i} = rlx.neg %v{i - 1} : (tensor<8x16xf32>) -> tensor<8x16xf32>" for i in range(1, 1000)]
+    lines += ["  func.return %v999 : tensor<8x16xf32>", "}"]
+    start = time.perf_counter()
+    exe = rlx.compile("\n".join(lines))
+    assert time.perf_counter() - start < 30
+    x = np.arange(128, dtype=np.float32).reshape(8, 16)
+    np.testing.assert_array_equal(exe(x)[0], x)  # an even number of negations
+
+
+def test_arena_offset_beyond_2gib_is_a_64_bit_offset() -> None:
+    """Regression: the offset 2_500_000_000 was emitted as `getelementptr ... i32 -1794967296`.
+
+    %big takes arena bytes [0, 2.5e9), so %s lands at offset 2_500_000_000;
+    running that program (with an rlx.expand making %big) segfaulted. Compiling
+    only reserves (never touches) the 2.5 GB arena.
+    """
+    n = 2_500_000_000
+    text = f"""func.func @f(%a: tensor<{n}xi8>, %x: tensor<4xi8>) -> (tensor<{n}xi8>, tensor<4xi8>) {{
+  %big = rlx.neg %a : (tensor<{n}xi8>) -> tensor<{n}xi8>
+  %s = rlx.neg %x : (tensor<4xi8>) -> tensor<4xi8>
+  %s2 = rlx.neg %s : (tensor<4xi8>) -> tensor<4xi8>
+  %b2 = rlx.neg %big : (tensor<{n}xi8>) -> tensor<{n}xi8>
+  func.return %b2, %s2 : tensor<{n}xi8>, tensor<4xi8>
+}}"""
+    exe = rlx.compile(text, pipeline="")
+    assert re.search(rf"getelementptr[^\n]*, i64 {n}\b", exe.llvm_ir), "the offset of %s is not an i64 2500000000"
+    assert not re.search(r"getelementptr[^\n]*, i32 -\d+", exe.llvm_ir)
+
+
+HUGE = 99_999_999_999_999  # elements: 400 TB of f32
+
+TOO_LARGE = {
+    # raw xdsl VerifyException (out of range for i64) from plan_memory, once
+    "dimension beyond int64": (
+        ("func.func @f(%a: tensor<99999999999999999999xf32>) -> tensor<99999999999999999999xf32> {\n"
+        "  %n = rlx.neg %a : (tensor<99999999999999999999xf32>) -> tensor<99999999999999999999xf32>\n"
+        "  %m = rlx.reverse %n {axes = array<i64: 0>} : (tensor<99999999999999999999xf32>) -> tensor<99999999999999999999xf32>\n"
+        "  func.return %m : tensor<99999999999999999999xf32>\n}"),
+        rlx.VerificationError,
+        "tensor<99999999999999999999xf32> is too large",  # the full message: lit elementwise/invalid.mlir @too_large
+    ),
+    # MemoryError inside xDSL's dense-attribute parser (it expands the splat), once
+    "huge splat constant": (
+        (f"func.func @f() -> tensor<{HUGE}xf32> {{\n  %c = rlx.constant dense<1.0> : tensor<{HUGE}xf32>\n"
+        f"  %n = rlx.neg %c : (tensor<{HUGE}xf32>) -> tensor<{HUGE}xf32>\n  func.return %n : tensor<{HUGE}xf32>\n}}"),
+        rlx.ParseError,
+        "a constant is too large to hold in memory",
+    ),
+    # numpy MemoryError allocating a 364 TiB arena in Executable.__init__, once
+    "huge intermediate": (
+        (f"func.func @f(%a: tensor<{HUGE}xf32>) -> tensor<{HUGE}xf32> {{\n"
+        f"  %n = rlx.neg %a : (tensor<{HUGE}xf32>) -> tensor<{HUGE}xf32>\n"
+        f"  %m = rlx.reverse %n {{axes = array<i64: 0>}} : (tensor<{HUGE}xf32>) -> tensor<{HUGE}xf32>\n"
+        f"  func.return %m : tensor<{HUGE}xf32>\n}}"),
+        rlx.AllocationError,
+        "the arena of 400000000000000 bytes cannot be allocated",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", TOO_LARGE)
+def test_too_large_to_compile_is_a_documented_error(name: str) -> None:
+    text, error, message = TOO_LARGE[name]
+    with pytest.raises(error) as info:
+        rlx.compile(text)
+    assert type(info.value) is error
+    assert message in str(info.value), str(info.value)
+
+
+def test_unallocatable_result_is_an_allocation_error_at_call_time() -> None:
+    """An input-sized arena compiles; the 400 TB result is refused when the call allocates it."""
+    text = (
+        f"func.func @f(%a: tensor<1xf32>) -> tensor<{HUGE}xf32> {{\n"
+        f"  %e = rlx.expand %a : (tensor<1xf32>) -> tensor<{HUGE}xf32>\n  func.return %e : tensor<{HUGE}xf32>\n}}"
+    )
+    with pytest.raises(rlx.AllocationError, match="^f: its results cannot be allocated$"):
+        run_with_ones(text)
