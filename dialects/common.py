@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from abc import ABC
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import ShapedType, TensorType, UnrankedTensorType
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ShapedType, TensorType, UnrankedTensorType, i64
 from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.irdl import IRDLOperation, traits_def
+from xdsl.irdl.operations import ParsePropInAttrDict
+from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from rlx_mlir import dtypes
@@ -126,3 +130,54 @@ def normalize_axis(op: Operation, axis: int, rank: int, what: str = "axis") -> i
     if not -rank <= axis < rank:
         raise VerifyException(f"'{op.name}' {what} {axis} is out of range for rank {rank}")
     return axis % rank if rank else 0
+
+
+# ---------------------------------------------------------------------------
+# properties and the tensor-op skeleton shared by the op families
+# ---------------------------------------------------------------------------
+
+
+def i64_attr(value: int) -> IntegerAttr:
+    return IntegerAttr(value, i64)
+
+
+def i64_array(values: Sequence[int]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, list(values))
+
+
+def array_values(op: Operation, name: str, attr: DenseArrayBase, length: int | None = None) -> tuple[int, ...]:
+    if attr.elt_type != i64:
+        raise VerifyException(f"'{op.name}' {name} must be array<i64: ...>, got {attr}")
+    values = tuple(attr.get_values())
+    if length is not None and len(values) != length:
+        raise VerifyException(f"'{op.name}' {name} has {len(values)} entries, expected {length} (one per axis)")
+    return values  # type: ignore[return-value]
+
+
+class TensorOp(IRDLOperation, ABC):
+    """An op on static-shape tensors with properties in its attr-dict: every operand
+    and result type is checked, then the family's and the op's own rules."""
+
+    traits = traits_def(Pure())
+    assembly_format = FUNCTIONAL_FORMAT
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def verify_(self) -> None:
+        for k, operand in enumerate(self.operands):
+            check_value_type(self, operand.type, f"operand #{k}")
+        for k, result in enumerate(self.results):
+            check_value_type(self, result.type, f"result #{k}")
+        self.verify_rules()
+
+    def verify_rules(self) -> None: ...
+
+
+class NeedsScratch:
+    """An op whose kernel needs temporary arena buffers for the op's lifetime
+    (BLAS operands widened to f32, per-row partial sums, ...). `plan-memory`
+    places them beside the op's operands and results and counts them in the
+    lower bound; the kernel gets one pointer per buffer."""
+
+    def scratch_bytes(self) -> tuple[int, ...]:
+        """The byte size of each scratch buffer (0-byte buffers are allowed)."""
+        return ()

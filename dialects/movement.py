@@ -33,9 +33,8 @@ from xdsl.dialects.builtin import (
     TensorType,
     i64,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
-    IRDLOperation,
     irdl_op_definition,
     operand_def,
     prop_def,
@@ -43,7 +42,6 @@ from xdsl.irdl import (
     traits_def,
     var_operand_def,
 )
-from xdsl.irdl.operations import ParsePropInAttrDict
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.traits import HasCanonicalizationPatternsTrait, Pure
 from xdsl.utils.exceptions import VerifyException
@@ -51,12 +49,15 @@ from xdsl.utils.exceptions import VerifyException
 from rlx_mlir import index_maps
 from rlx_mlir.broadcast import broadcasts_to
 from rlx_mlir.dialects.common import (
-    FUNCTIONAL_FORMAT,
+    TensorOp,
+    array_values,
     check_index_type,
     check_kind,
     check_result_shape,
     check_same_element_type,
     check_value_type,
+    i64_array,
+    i64_attr,
     normalize_axis,
     shape_of,
 )
@@ -66,23 +67,6 @@ from rlx_mlir.index_maps import Access
 PAD_MODES = ("constant", "replicate", "circular", "reflect")
 REDUCTIONS: dict[str, type[BinaryOp] | None] = {"none": None, "add": AddOp, "mul": MulOp, "max": MaxOp, "min": MinOp}
 """A scatter's `reduction`: the binary op combining an update with the old value (none: it replaces it)."""
-
-
-def i64_attr(value: int) -> IntegerAttr:
-    return IntegerAttr(value, i64)
-
-
-def i64_array(values: Sequence[int]) -> DenseArrayBase:
-    return DenseArrayBase.from_list(i64, list(values))
-
-
-def array_values(op: Operation, name: str, attr: DenseArrayBase, length: int | None = None) -> tuple[int, ...]:
-    if attr.elt_type != i64:
-        raise VerifyException(f"'{op.name}' {name} must be array<i64: ...>, got {attr}")
-    values = tuple(attr.get_values())
-    if length is not None and len(values) != length:
-        raise VerifyException(f"'{op.name}' {name} has {len(values)} entries, expected {length} (one per axis)")
-    return values  # type: ignore[return-value]
 
 
 # ---------------------------------------------------------------------------
@@ -140,21 +124,8 @@ class _LayoutCanonicalization(HasCanonicalizationPatternsTrait):
         )
 
 
-class MovementOp(IRDLOperation, ABC):
-    """Common verifier skeleton: operand/result types, then the op's own rules."""
-
-    traits = traits_def(Pure())
-    assembly_format = FUNCTIONAL_FORMAT
-    irdl_options = (ParsePropInAttrDict(),)
-
-    def verify_(self) -> None:
-        for k, operand in enumerate(self.operands):
-            check_value_type(self, operand.type, f"operand #{k}")
-        for k, result in enumerate(self.results):
-            check_value_type(self, result.type, f"result #{k}")
-        self.verify_rules()
-
-    def verify_rules(self) -> None: ...
+class MovementOp(TensorOp, ABC):
+    """Data movement and indexing: the common verifier skeleton of `TensorOp`."""
 
 
 # ---------------------------------------------------------------------------

@@ -10,7 +10,8 @@ func.func @f(%a: tensor<4x3xf32>, %b: tensor<3xf32>) -> tensor<4x3xf32> {
 
 One module per op family: `elementwise` (unary, binary, compare, where,
 fma, cast, gradients and the fused region), `movement` (layout and
-indexing). This module holds the shape ops every family meets (`expand`,
+indexing), `contraction` (matmul), `reduction` (reduce_*, argmax/argmin,
+softmax/log_softmax). This module holds the shape ops every family meets (`expand`,
 `reshape`, `constant`) and assembles the `Dialect`.
 """
 
@@ -27,8 +28,10 @@ from xdsl.utils.exceptions import VerifyException
 from rlx_mlir import index_maps
 from rlx_mlir.broadcast import broadcasts_to, numel
 from rlx_mlir.dialects.common import FUNCTIONAL_FORMAT, check_value_type, shape_of
+from rlx_mlir.dialects.contraction import CONTRACTION_OPS
 from rlx_mlir.dialects.elementwise import ELEMENTWISE_OPS, ElementwiseRegionOp, YieldOp
 from rlx_mlir.dialects.movement import INDEX_MAP_OPS, MOVEMENT_OPS
+from rlx_mlir.dialects.reduction import REDUCTION_OPS
 
 
 @irdl_op_definition
@@ -124,6 +127,8 @@ RLX = Dialect(
     [
         *ELEMENTWISE_OPS,
         *MOVEMENT_OPS,
+        *CONTRACTION_OPS,
+        *REDUCTION_OPS,
         ExpandOp,
         ReshapeOp,
         ConstantOp,

@@ -23,6 +23,7 @@ from xdsl.ir import Block, Region, SSAValue
 
 from rlx_mlir.lowering.emitter import Emitter
 from rlx_mlir.lowering.loops import Body, LoopNest, emit_nest, if_then
+from rlx_mlir.memory_plan import Scratch
 
 PTR = llvm.LLVMPointerType()
 STATUS = "status"
@@ -34,7 +35,8 @@ STATUS_FIELDS = 4  # code, index, axis, size (i64 each)
 @dataclass
 class Kernel:
     function: llvm.FuncOp
-    buffers: list[SSAValue | str]
+    buffers: list[SSAValue | str | Scratch]
+    """One pointer argument each: a value's memory, STATUS, or a scratch buffer of the op."""
     extent: int
     work: int
     parallel: bool = True

@@ -40,7 +40,16 @@ from rlx_mlir.lowering.parallel import (
     PTHREAD,
     emit_parallel_launcher,
 )
-from rlx_mlir.memory_plan import index_checks, nbytes, output_bindings, planned_offset, view_offset, view_source
+from rlx_mlir.memory_plan import (
+    Scratch,
+    index_checks,
+    nbytes,
+    output_bindings,
+    planned_offset,
+    scratch_offset,
+    view_offset,
+    view_source,
+)
 from rlx_mlir.verification import function_block
 
 
@@ -96,10 +105,17 @@ class _EntryBuilder:
                 self.pointers[location] = self.byte_offset(self.arena, where)
         return self.pointers[location]
 
+    def buffer_pointer(self, buffer: SSAValue | str | Scratch) -> SSAValue:
+        if buffer == STATUS:
+            return self.status
+        if isinstance(buffer, Scratch):
+            return self.byte_offset(self.arena, scratch_offset(buffer))
+        return self.pointer(buffer)  # type: ignore[arg-type]
+
     def launch(self, kernel: Kernel) -> None:
         """Call `kernel` on its buffers: directly, or split across threads."""
         e = self.e
-        pointers = [self.status if b == STATUS else self.pointer(b) for b in kernel.buffers]
+        pointers = [self.buffer_pointer(b) for b in kernel.buffers]
         drop_noalias(kernel.function, {k for k, p in enumerate(pointers) if pointers.count(p) > 1})
         name = kernel.function.sym_name.data
         thunk = emit_thunk(kernel.function, f"{name}_thunk", len(pointers))

@@ -40,11 +40,15 @@ from rlx_mlir.memory_plan import (
     ARENA_SIZE,
     NOT_IN_ARENA,
     OFFSETS,
+    SCRATCH_OFFSETS,
     MemoryPlan,
+    Scratch,
     align,
     element_size,
     nbytes,
     output_bindings,
+    scratch_buffers,
+    scratch_label,
     view_offset,
     view_source,
 )
@@ -53,7 +57,7 @@ from rlx_mlir.verification import function_block
 
 @dataclass
 class Buffer:
-    value: SSAValue
+    value: SSAValue | Scratch
     size: int
     start: int
     end: int
@@ -84,7 +88,8 @@ def collect_buffers(function: func.FuncOp) -> list[Buffer]:
 
     Op `k` reads its inputs at time 2k and writes its results from 2k+1, so a
     buffer that dies at `k` and one born at `k` may share memory only when the
-    first one's end is moved to 2k (the in-place case).
+    first one's end is moved to 2k (the in-place case). An op's scratch
+    buffers live over [2k, 2k+1], beside all its operands and results.
     """
     ops = list(function_block(function).ops)
     bound = output_bindings(function)
@@ -103,7 +108,8 @@ def collect_buffers(function: func.FuncOp) -> list[Buffer]:
             if source is not None:
                 source.end = max(source.end, 2 * k + 1)
     _pair_in_place(ops, buffers)
-    return list(buffers.values())
+    scratch = [Buffer(s, align(size), 2 * k, 2 * k + 1) for k, op in enumerate(ops) for s, size in scratch_buffers(op)]
+    return [*buffers.values(), *scratch]
 
 
 def _pair_in_place(ops: list[Operation], buffers: dict[SSAValue, Buffer]) -> None:
@@ -193,6 +199,12 @@ def plan_function(function: func.FuncOp) -> MemoryPlan:
             if buf is not None:
                 offsets[result.name_hint or f"op{index}.{r}"] = buf.offset + delta
         op.attributes[OFFSETS] = DenseArrayBase.from_list(i64, entries)
+    for index, op in enumerate(function_block(function).ops):
+        scratch = [by_value[s] for s, _ in scratch_buffers(op)]
+        if scratch:
+            op.attributes[SCRATCH_OFFSETS] = DenseArrayBase.from_list(i64, [b.offset for b in scratch])
+            for k, buf in enumerate(scratch):
+                offsets[scratch_label(op, index, k)] = buf.offset
     function.attributes[ARENA_SIZE] = IntegerAttr(size, i64)
     function.attributes[ARENA_LOWER_BOUND] = IntegerAttr(bound, i64)
     return MemoryPlan(size, bound, offsets)

@@ -10,7 +10,9 @@
 Every unary, binary and compare op of the dialect is a method of the same name
 (`b.gelu(x)`, `b.atan2(y, x)`, `b.lt(a, b)`); the op tables in the dialect are
 the only list of them. Data movement and indexing ops are methods too
-(`b.transpose(x, [1, 0])`, `b.gather(table, ids, axis=0)`), their result
+(`b.transpose(x, [1, 0])`, `b.gather(table, ids, axis=0)`), and so are the
+contractions and reductions (`b.matmul(x, w)`, `b.reduce_sum(x, [1])`,
+`b.softmax(x)`), their result
 shapes computed by the dialect's shape functions; the module is verified when
 `module()` builds it, so a bad argument is a VerificationError there.
 """
@@ -27,8 +29,10 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from rlx_mlir import dtypes
 from rlx_mlir.broadcast import broadcast_shapes
 from rlx_mlir.compiler import verify
+from rlx_mlir.dialects import contraction as ct
 from rlx_mlir.dialects import elementwise as ew
 from rlx_mlir.dialects import movement as mv
+from rlx_mlir.dialects import reduction as rd
 from rlx_mlir.dialects import rlx
 from rlx_mlir.dialects.common import element_type, shape_of
 from rlx_mlir.errors import ArgumentError, VerificationError
@@ -175,6 +179,60 @@ class Builder:
         self, data: SSAValue, indices: SSAValue, updates: SSAValue, axis: int = 0, reduction: str = "none"
     ) -> SSAValue:
         return self._add(mv.ScatterElementsOp(data, indices, updates, axis, reduction, data.type))
+
+    def matmul(
+        self, lhs: SSAValue, rhs: SSAValue, transpose_lhs: bool = False, transpose_rhs: bool = False
+    ) -> SSAValue:
+        try:
+            shape = ct.matmul_shape(shape_of(lhs.type), shape_of(rhs.type), transpose_lhs, transpose_rhs)
+        except ValueError as error:
+            raise ArgumentError(f"Builder.matmul: {error}") from None
+        return self._add(ct.MatmulOp(lhs, rhs, self._like(lhs, shape), transpose_lhs, transpose_rhs))
+
+    def _reduce(self, op: type[rd.ReduceOp], x: SSAValue, axes: Sequence[int] | None, keepdims: bool) -> SSAValue:
+        shape = shape_of(x.type)
+        axes = range(len(shape)) if axes is None else axes
+        kept = rd.reduced_shape(shape, {self._axis(a, len(shape)) for a in axes}, keepdims)
+        return self._add(op(x, list(axes), keepdims, self._like(x, kept)))
+
+    def reduce_sum(self, x: SSAValue, axes: Sequence[int] | None = None, keepdims: bool = False) -> SSAValue:
+        """Sum over `axes` (None: every axis)."""
+        return self._reduce(rd.ReduceSumOp, x, axes, keepdims)
+
+    def reduce_mean(self, x: SSAValue, axes: Sequence[int] | None = None, keepdims: bool = False) -> SSAValue:
+        return self._reduce(rd.ReduceMeanOp, x, axes, keepdims)
+
+    def reduce_prod(self, x: SSAValue, axes: Sequence[int] | None = None, keepdims: bool = False) -> SSAValue:
+        return self._reduce(rd.ReduceProdOp, x, axes, keepdims)
+
+    def reduce_max(self, x: SSAValue, axes: Sequence[int] | None = None, keepdims: bool = False) -> SSAValue:
+        return self._reduce(rd.ReduceMaxOp, x, axes, keepdims)
+
+    def reduce_min(self, x: SSAValue, axes: Sequence[int] | None = None, keepdims: bool = False) -> SSAValue:
+        return self._reduce(rd.ReduceMinOp, x, axes, keepdims)
+
+    def _arg_reduce(
+        self, op: type[rd.ArgReduceOp], x: SSAValue, axis: int, keepdims: bool, select_last_index: bool
+    ) -> SSAValue:
+        shape = shape_of(x.type)
+        kept = rd.reduced_shape(shape, {self._axis(axis, len(shape))}, keepdims)
+        return self._add(op(x, axis, keepdims, select_last_index, tensor_type(kept, "i64")))
+
+    def argmax(
+        self, x: SSAValue, axis: int = 0, keepdims: bool = False, select_last_index: bool = False
+    ) -> SSAValue:
+        return self._arg_reduce(rd.ArgmaxOp, x, axis, keepdims, select_last_index)
+
+    def argmin(
+        self, x: SSAValue, axis: int = 0, keepdims: bool = False, select_last_index: bool = False
+    ) -> SSAValue:
+        return self._arg_reduce(rd.ArgminOp, x, axis, keepdims, select_last_index)
+
+    def softmax(self, x: SSAValue, axis: int = -1) -> SSAValue:
+        return self._add(rd.SoftmaxOp(x, axis))
+
+    def log_softmax(self, x: SSAValue, axis: int = -1) -> SSAValue:
+        return self._add(rd.LogSoftmaxOp(x, axis))
 
     def relu_backward(self, x: SSAValue, dy: SSAValue) -> SSAValue:
         return self._add(ew.ReluBackwardOp(x, dy, self._broadcast_type(x, dy)))

@@ -3,7 +3,8 @@
 
 A planned function carries `rlx.offsets` on each op (one byte offset per
 result, NOT_IN_ARENA for values bound by pointer: function inputs and the
-outputs a kernel writes in place) and `rlx.arena_size` /
+outputs a kernel writes in place), `rlx.scratch_offsets` on each op that
+declares scratch buffers (`dialects.common.NeedsScratch`), and `rlx.arena_size` /
 `rlx.arena_lower_bound` on the function. Views (reshapes, contiguous
 narrows/slices) are offsets into their source's memory. Index-checking ops
 report errors by their position in the schedule (`index_checks`).
@@ -22,12 +23,13 @@ from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 
 from rlx_mlir import dtypes
 from rlx_mlir.broadcast import numel, row_major_strides
-from rlx_mlir.dialects.common import element_type, shape_of
+from rlx_mlir.dialects.common import NeedsScratch, element_type, shape_of
 from rlx_mlir.dialects.movement import INDEXED_OPS, NarrowOp, SliceOp
 from rlx_mlir.dialects.rlx import ConstantOp, ReshapeOp
 from rlx_mlir.verification import function_block
 
 OFFSETS = "rlx.offsets"
+SCRATCH_OFFSETS = "rlx.scratch_offsets"
 ARENA_SIZE = "rlx.arena_size"
 ARENA_LOWER_BOUND = "rlx.arena_lower_bound"
 
@@ -121,6 +123,10 @@ def read_plan(function: func.FuncOp) -> MemoryPlan:
             for r, (result, off) in enumerate(zip(op.results, attr.get_values())):
                 if off != NOT_IN_ARENA:
                     offsets[result.name_hint or f"op{index}.{r}"] = off
+        scratch = op.attributes.get(SCRATCH_OFFSETS)
+        if isinstance(scratch, DenseArrayBase):
+            for k, off in enumerate(scratch.get_values()):
+                offsets[scratch_label(op, index, k)] = off  # type: ignore[assignment]
     size = function.attributes[ARENA_SIZE]
     bound = function.attributes[ARENA_LOWER_BOUND]
     return MemoryPlan(size.value.data, bound.value.data, offsets)  # type: ignore[union-attr]
@@ -142,3 +148,30 @@ def planned_offset(value: SSAValue) -> int:
 def index_checks(function: func.FuncOp) -> list[Operation]:
     """The function's index-checking ops, in schedule order: op k reports status code k + 1."""
     return [op for op in function_block(function).ops if isinstance(op, INDEXED_OPS)]
+
+
+@dataclass(frozen=True)
+class Scratch:
+    """Scratch buffer `index` of `op`: an arena buffer that lives while `op` runs."""
+
+    op: Operation
+    index: int
+
+
+def scratch_buffers(op: Operation) -> list[tuple[Scratch, int]]:
+    """The scratch buffers `op` declares, with their byte sizes."""
+    sizes = op.scratch_bytes() if isinstance(op, NeedsScratch) else ()
+    return [(Scratch(op, k), size) for k, size in enumerate(sizes)]
+
+
+def scratch_label(op: Operation, position: int, k: int) -> str:
+    """How the printed plan names scratch buffer `k` of the op at `position` in the schedule."""
+    return f"{op.name}#{position}.scratch{k}"
+
+
+def scratch_offset(scratch: Scratch) -> int:
+    """The arena offset `plan-memory` gave a scratch buffer."""
+    attr = scratch.op.attributes.get(SCRATCH_OFFSETS)
+    if not isinstance(attr, DenseArrayBase):
+        raise ValueError(f"'{scratch.op.name}' has no scratch plan: run plan-memory before lower-to-llvm")
+    return attr.get_values()[scratch.index]  # type: ignore[return-value]

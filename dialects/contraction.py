@@ -1,0 +1,107 @@
+"""Contractions of the `rlx` dialect: `rlx.matmul`.
+
+NumPy `matmul` semantics: the last two axes are the matrices, the leading
+(batch) axes broadcast; a 1-D lhs is a row vector and a 1-D rhs a column
+vector, and the promoted axis is dropped from the result. `transpose_lhs` /
+`transpose_rhs` say an operand of rank >= 2 is stored with its last two axes
+swapped: `canonicalize-broadcast` folds an `rlx.transpose` into them, which
+the kernel passes to BLAS as a transpose flag instead of copying.
+
+```mlir
+%y = rlx.matmul %x, %w : (tensor<8x64xf32>, tensor<64x32xf32>) -> tensor<8x32xf32>
+%z = rlx.matmul %x, %v {transpose_rhs = true} : (tensor<8x64xf32>, tensor<32x64xf32>) -> tensor<8x32xf32>
+```
+
+Element types: f32, f64 (BLAS sgemm/dgemm), f16 and bf16 (computed in f32,
+rounded once), complex<f32>/complex<f64> (cgemm/zgemm), i32 and i64 (wrapping).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import BoolAttr, IntegerAttr, TensorType, i1
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
+from xdsl.utils.exceptions import VerifyException
+
+from rlx_mlir import dtypes
+from rlx_mlir.broadcast import broadcast_shapes
+from rlx_mlir.dialects.common import TensorOp, check_result_shape, check_same_element_type, shape_of
+
+MATMUL_TYPES = ("f16", "bf16", "f32", "f64", "complex<f32>", "complex<f64>", "i32", "i64")
+
+
+def bool_attr(value: bool) -> BoolAttr:
+    return IntegerAttr(int(value), i1)
+
+
+def matrix_dims(shape: Sequence[int], transposed: bool) -> tuple[int, int]:
+    """(rows, cols) of the matrix an operand holds, after its stored transpose."""
+    rows, cols = shape[-2], shape[-1]
+    return (cols, rows) if transposed else (rows, cols)
+
+
+def matmul_shape(
+    lhs: Sequence[int], rhs: Sequence[int], transpose_lhs: bool = False, transpose_rhs: bool = False
+) -> tuple[int, ...]:
+    """The result shape of np.matmul (after the stored transposes); ValueError says why there is none."""
+    if not lhs or not rhs:
+        raise ValueError("operands must have rank >= 1")
+    if (transpose_lhs and len(lhs) < 2) or (transpose_rhs and len(rhs) < 2):
+        raise ValueError("a transposed operand must have rank >= 2")
+    m, k = matrix_dims(lhs, transpose_lhs) if len(lhs) > 1 else (1, lhs[0])
+    k2, n = matrix_dims(rhs, transpose_rhs) if len(rhs) > 1 else (rhs[0], 1)
+    if k != k2:
+        raise ValueError(f"contracting dimensions differ: lhs K = {k}, rhs K = {k2}")
+    batch = broadcast_shapes(tuple(lhs[:-2]), tuple(rhs[:-2]))
+    if batch is None:
+        raise ValueError(f"batch dimensions {list(lhs[:-2])} and {list(rhs[:-2])} do not broadcast")
+    rows = (m,) if len(lhs) > 1 else ()
+    cols = (n,) if len(rhs) > 1 else ()
+    return (*batch, *rows, *cols)
+
+
+@irdl_op_definition
+class MatmulOp(TensorOp):
+    """`rlx.matmul {transpose_lhs, transpose_rhs}` (lhs, rhs): np.matmul, with the
+    operands' stored transposes applied first."""
+
+    name = "rlx.matmul"
+    ALLOWED: ClassVar[tuple[str, ...]] = MATMUL_TYPES
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    result = result_def(TensorType)
+    transpose_lhs = prop_def(BoolAttr, default_value=bool_attr(False))
+    transpose_rhs = prop_def(BoolAttr, default_value=bool_attr(False))
+
+    def __init__(
+        self,
+        lhs: SSAValue,
+        rhs: SSAValue,
+        result_type: Attribute,
+        transpose_lhs: bool = False,
+        transpose_rhs: bool = False,
+    ) -> None:
+        props = {"transpose_lhs": bool_attr(transpose_lhs), "transpose_rhs": bool_attr(transpose_rhs)}
+        super().__init__(operands=[lhs, rhs], result_types=[result_type], properties=props)
+
+    @property
+    def transposes(self) -> tuple[bool, bool]:
+        return bool(self.transpose_lhs.value.data), bool(self.transpose_rhs.value.data)
+
+    def verify_rules(self) -> None:
+        check_same_element_type(self, "rhs", self.rhs, self.lhs)
+        check_same_element_type(self, "result", self.result, self.lhs)
+        dtype = dtypes.from_ir(self.lhs.type.get_element_type())  # type: ignore[attr-defined]
+        if dtype.name not in self.ALLOWED:
+            raise VerifyException(f"'{self.name}' element type {dtype.name} is not one of {', '.join(self.ALLOWED)}")
+        try:
+            expected = matmul_shape(shape_of(self.lhs.type), shape_of(self.rhs.type), *self.transposes)
+        except ValueError as error:
+            raise VerifyException(f"'{self.name}' {error}") from None
+        check_result_shape(self, expected)
+
+
+CONTRACTION_OPS = (MatmulOp,)
