@@ -1,8 +1,8 @@
-"""Elementwise ops of the `rlx` dialect, and the fused region they become.
+"""Elementwise ops of the `rlx` dialect.
 
 Every op works on statically shaped `tensor<...>` values at the graph level and
-also on plain scalars (`f32`, `i1`, ...), so that the body of an
-`rlx.elementwise_region` is written with the very same ops: an op's semantics
+also on plain scalars (`f32`, `i1`, ...), so that the body of a fused region
+(`region.py`) is written with the very same ops: an op's semantics
 then live in one emitter (`lowering/scalar_ops.py`) whether it runs alone or
 fused.
 
@@ -13,39 +13,31 @@ fused.
 
 Families, each an abstract base with one small class per op (as xDSL's
 `arith`): unary (activations), binary (NumPy broadcasting), compare (-> i1),
-`where`, `fma`, `cast`, the activation gradients, and the fused
-`elementwise_region` with its `yield` terminator. Which element kinds an op
-accepts is its `ALLOWED` class variable.
+`where`, `fma`, `cast` and the activation gradients. Which element kinds an
+op accepts is its `ALLOWED` class variable. The fused regions these ops form
+are in `region.py`.
 """
 
 from __future__ import annotations
 
 from abc import ABC
-from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import AffineMapAttr, ArrayAttr, StringAttr, TensorType
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
-from xdsl.ir.affine import AffineMap
+from xdsl.dialects.builtin import StringAttr
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
     operand_def,
     prop_def,
-    region_def,
     result_def,
     traits_def,
-    var_operand_def,
-    var_result_def,
 )
 from xdsl.irdl.operations import ParsePropInAttrDict
-from xdsl.parser import Parser
-from xdsl.printer import Printer
-from xdsl.rewriter import InsertPoint, Rewriter
-from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, Pure
+from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from rlx_mlir import dtypes, index_maps
+from rlx_mlir import dtypes
 from rlx_mlir.dialects.common import (
     ANY,
     FIELD,
@@ -59,7 +51,6 @@ from rlx_mlir.dialects.common import (
     check_kind,
     check_same_level,
     check_value_type,
-    element_type,
     shape_of,
 )
 from rlx_mlir.dtypes import Kind
@@ -662,223 +653,3 @@ ELEMENTWISE_OPS: tuple[type[ElementwiseOp], ...] = (
 
 def is_elementwise(op: Operation) -> bool:
     return isinstance(op, ELEMENTWISE_OPS)
-
-
-# ---------------------------------------------------------------------------
-# the fused region
-# ---------------------------------------------------------------------------
-
-
-@irdl_op_definition
-class ElementwiseRegionOp(IRDLOperation):
-    """A fused elementwise loop nest, like `linalg.generic` with parallel iterators.
-
-    The iteration space is the (common) shape of the results. Input `k` is read
-    at `indexing_maps[k]` applied to the iteration index: a map result is an
-    iteration dimension or the constant 0 (a broadcast axis). The body gets one
-    scalar block argument per input and yields one scalar per result; it is
-    written with scalar rlx ops.
-
-    ```mlir
-    %r = rlx.elementwise_region ins(%a, %b : tensor<4x3xf32>, tensor<3xf32>)
-           {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>]}
-           -> tensor<4x3xf32> {
-    ^bb0(%x: f32, %y: f32):
-      %s = rlx.add %x, %y : (f32, f32) -> f32
-      rlx.yield %s : f32
-    }
-    ```
-    """
-
-    name = "rlx.elementwise_region"
-    inputs = var_operand_def(TensorType)
-    outputs = var_result_def(TensorType)
-    indexing_maps = prop_def(ArrayAttr[AffineMapAttr])
-    body = region_def("single_block")
-    traits = traits_def(Pure(), IsolatedFromAbove())
-
-    def __init__(
-        self, inputs: Sequence[SSAValue], maps: Sequence[AffineMap], result_types: Sequence[Attribute], body: Region
-    ) -> None:
-        super().__init__(
-            operands=[list(inputs)],
-            result_types=[list(result_types)],
-            properties={"indexing_maps": ArrayAttr([AffineMapAttr(m) for m in maps])},
-            regions=[body],
-        )
-
-    @classmethod
-    def outline(cls, ops: Sequence[Operation]) -> tuple[ElementwiseRegionOp, list[SSAValue]]:
-        """Build (not insert) the region computing `ops`, which share one result shape.
-
-        Returns the region and the values of `ops` it yields, in order: those
-        used by anything outside `ops` (or the last result, if nothing is).
-        """
-        members = set(ops)
-        space = shape_of(ops[-1].results[0].type)
-        inputs: list[SSAValue] = []
-        for op in ops:
-            for operand in op.operands:
-                if operand.owner not in members and operand not in inputs:
-                    inputs.append(operand)
-        outputs = [r for op in ops for r in op.results if any(u.operation not in members for u in r.uses)]
-        if not outputs:
-            outputs = [ops[-1].results[0]]
-
-        block = make_region_block([v.type for v in inputs])
-        scalar: dict[SSAValue, SSAValue] = dict(zip(inputs, block.args))
-        for op in ops:
-            clone = op.create(
-                operands=[scalar[v] for v in op.operands],
-                result_types=[element_type(r.type) for r in op.results],
-                properties=dict(op.properties),
-                attributes=dict(op.attributes),
-            )
-            block.add_op(clone)
-            for old, new in zip(op.results, clone.results):
-                scalar[old] = new
-                new.name_hint = old.name_hint
-        block.add_op(YieldOp(*(scalar[v] for v in outputs)))
-
-        maps = [index_maps.to_affine(len(space), index_maps.broadcast(shape_of(v.type), space)) for v in inputs]
-        region_op = cls(inputs, maps, [v.type for v in outputs], Region([block]))
-        for old, new in zip(outputs, region_op.outputs):
-            new.name_hint = old.name_hint
-        return region_op, outputs
-
-    @classmethod
-    def replace(cls, ops: Sequence[Operation], anchor: Operation) -> ElementwiseRegionOp:
-        """Outline `ops` into a region inserted before `anchor`; rewire their outside uses."""
-        region_op, outputs = cls.outline(ops)
-        Rewriter.insert_op(region_op, InsertPoint.before(anchor))
-        for old, new in zip(outputs, region_op.outputs):
-            old.replace_all_uses_with(new)
-        for op in reversed(ops):
-            op.detach()
-            op.erase(safe_erase=False)
-        return region_op
-
-    @property
-    def iteration_shape(self) -> tuple[int, ...]:
-        return shape_of(self.outputs[0].type)
-
-    @property
-    def maps(self) -> list[AffineMap]:
-        return [m.data for m in self.indexing_maps.data]
-
-    def verify_(self) -> None:
-        if not self.outputs:
-            raise VerifyException(f"'{self.name}' must have at least one result")
-        space = self.iteration_shape
-        for i, out in enumerate(self.outputs):
-            check_value_type(self, out.type, f"result #{i}")
-            if shape_of(out.type) != space:
-                raise VerifyException(f"'{self.name}' results must share one shape (result #{i} is {list(shape_of(out.type))})")
-        if len(self.maps) != len(self.inputs):
-            raise VerifyException(f"'{self.name}' has {len(self.inputs)} inputs but {len(self.maps)} indexing maps")
-        for i, (value, amap) in enumerate(zip(self.inputs, self.maps)):
-            check_value_type(self, value.type, f"input #{i}")
-            self._verify_map(i, amap, shape_of(value.type), space)
-        block = self.body.block
-        expected_args = [element_type(v.type) for v in self.inputs]
-        if [a.type for a in block.args] != expected_args:
-            raise VerifyException(f"'{self.name}' block arguments must be the input element types {_types(expected_args)}")
-        terminator = block.last_op
-        if not isinstance(terminator, YieldOp):
-            raise VerifyException(f"'{self.name}' body must end with rlx.yield")
-        expected_yield = [element_type(r.type) for r in self.outputs]
-        if [v.type for v in terminator.values] != expected_yield:
-            raise VerifyException(f"'{self.name}' must yield the result element types {_types(expected_yield)}")
-        for op in block.ops:
-            if not isinstance(op, (*ELEMENTWISE_OPS, YieldOp)):
-                raise VerifyException(f"'{self.name}' body may only hold scalar elementwise rlx ops, found '{op.name}'")
-
-    def _verify_map(self, i: int, amap: AffineMap, shape: tuple[int, ...], space: tuple[int, ...]) -> None:
-        if amap.num_dims != len(space) or len(amap.results) != len(shape):
-            raise VerifyException(
-                f"'{self.name}' indexing map #{i} {amap} must map {len(space)} dims to {len(shape)} results"
-            )
-        try:
-            reads = index_maps.accesses(amap)
-        except ValueError as error:
-            raise VerifyException(f"'{self.name}' indexing map #{i}: {error}") from None
-        if 0 in space:
-            return
-        for axis, access in enumerate(reads):
-            low, high = access.bounds(space)
-            if low < 0 or high >= shape[axis]:
-                raise VerifyException(
-                    f"'{self.name}' indexing map #{i} reads axis {axis} (size {shape[axis]}) "
-                    f"at indices {low}..{high}"
-                )
-
-    @classmethod
-    def parse(cls, parser: Parser) -> ElementwiseRegionOp:
-        parser.parse_keyword("ins")
-        parser.parse_punctuation("(")
-        operands = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_unresolved_operand)
-        parser.parse_punctuation(":")
-        types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
-        parser.parse_punctuation(")")
-        if len(types) != len(operands):
-            parser.raise_error(f"expected {len(operands)} input types, got {len(types)}")
-        inputs = [parser.resolve_operand(o, t) for o, t in zip(operands, types)]
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation("->")
-        if parser.parse_optional_punctuation("(") is not None:
-            result_types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
-            parser.parse_punctuation(")")
-        else:
-            result_types = [parser.parse_type()]
-        body = parser.parse_region()
-        maps_attr = attrs.pop("indexing_maps", None)
-        if not isinstance(maps_attr, ArrayAttr):
-            parser.raise_error("rlx.elementwise_region needs {indexing_maps = [...]}")
-        op = cls.__new__(cls)
-        IRDLOperation.__init__(
-            op,
-            operands=[inputs],
-            result_types=[result_types],
-            properties={"indexing_maps": maps_attr},
-            regions=[body],
-            attributes=attrs,
-        )
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ins(")
-        printer.print_list(self.inputs, printer.print_operand)
-        printer.print_string(" : ")
-        printer.print_list([v.type for v in self.inputs], printer.print_attribute)
-        printer.print_string(")")
-        printer.print_op_attributes({"indexing_maps": self.indexing_maps, **self.attributes})
-        printer.print_string(" -> ")
-        if len(self.outputs) == 1:
-            printer.print_attribute(self.outputs[0].type)
-        else:
-            printer.print_string("(")
-            printer.print_list([r.type for r in self.outputs], printer.print_attribute)
-            printer.print_string(")")
-        printer.print_string(" ")
-        printer.print_region(self.body, print_entry_block_args=True)
-
-
-@irdl_op_definition
-class YieldOp(IRDLOperation):
-    """Terminates an `rlx.elementwise_region` body with one scalar per region result."""
-
-    name = "rlx.yield"
-    values = var_operand_def()
-    traits = traits_def(IsTerminator(), HasParent(ElementwiseRegionOp), Pure())
-    assembly_format = "$values attr-dict (`:` type($values)^)?"
-
-    def __init__(self, *values: SSAValue) -> None:
-        super().__init__(operands=[list(values)])
-
-
-def _types(types: Sequence[Attribute]) -> str:
-    return "(" + ", ".join(str(t) for t in types) + ")"
-
-
-def make_region_block(input_types: Sequence[Attribute]) -> Block:
-    return Block(arg_types=[element_type(t) for t in input_types])

@@ -50,6 +50,7 @@ from rlx_mlir.dialects.common import (
     shape_of,
 )
 from rlx_mlir.dialects.contraction import bool_attr
+from rlx_mlir.dialects.elementwise import AddOp, BinaryOp, MaxOp, MinOp, MulOp
 from rlx_mlir.dtypes import Kind
 
 
@@ -98,7 +99,11 @@ class ReductionOp(TensorOp, ABC):
 
 
 class ReduceOp(ReductionOp, ABC):
-    """`{axes, keepdims}`: the elements along `axes` combined into one."""
+    """`{axes, keepdims}`: the elements along `axes` combined into one by the
+    binary op `COMBINE` (in any order: integer results are exact modulo
+    wrapping, float ones within the documented rounding)."""
+
+    COMBINE: ClassVar[type[BinaryOp]]
 
     axes = prop_def(DenseArrayBase)
     keepdims = prop_def(BoolAttr, default_value=bool_attr(False))
@@ -120,6 +125,7 @@ class ReduceSumOp(ReduceOp):
     """`rlx.reduce_sum`: the sum along `axes` (np.sum; integers wrap; 0 over nothing)."""
 
     name = "rlx.reduce_sum"
+    COMBINE: ClassVar[type[BinaryOp]] = AddOp
     ALLOWED: ClassVar[frozenset[Kind]] = FIELD
 
 
@@ -128,6 +134,7 @@ class ReduceMeanOp(ReduceOp):
     """`rlx.reduce_mean`: the mean along `axes` (np.mean; NaN over nothing)."""
 
     name = "rlx.reduce_mean"
+    COMBINE: ClassVar[type[BinaryOp]] = AddOp
     ALLOWED: ClassVar[frozenset[Kind]] = FLOATS | {Kind.COMPLEX}
 
 
@@ -136,6 +143,7 @@ class ReduceProdOp(ReduceOp):
     """`rlx.reduce_prod`: the product along `axes` (np.prod; integers wrap; 1 over nothing)."""
 
     name = "rlx.reduce_prod"
+    COMBINE: ClassVar[type[BinaryOp]] = MulOp
     ALLOWED: ClassVar[frozenset[Kind]] = FIELD
 
 
@@ -144,6 +152,7 @@ class ReduceMaxOp(ReduceOp):
     """`rlx.reduce_max`: the maximum along `axes` (np.max; NaN propagates)."""
 
     name = "rlx.reduce_max"
+    COMBINE: ClassVar[type[BinaryOp]] = MaxOp
     IDENTITY: ClassVar[bool] = False
 
 
@@ -152,6 +161,7 @@ class ReduceMinOp(ReduceOp):
     """`rlx.reduce_min`: the minimum along `axes` (np.min; NaN propagates)."""
 
     name = "rlx.reduce_min"
+    COMBINE: ClassVar[type[BinaryOp]] = MinOp
     IDENTITY: ClassVar[bool] = False
 
 

@@ -9,7 +9,8 @@ func.func @f(%a: tensor<4x3xf32>, %b: tensor<3xf32>) -> tensor<4x3xf32> {
 ```
 
 One module per op family: `elementwise` (unary, binary, compare, where,
-fma, cast, gradients and the fused region), `movement` (layout and
+fma, cast, gradients), `region` (the fused elementwise and reduction
+regions), `movement` (layout and
 indexing), `contraction` (matmul), `reduction` (reduce_*, argmax/argmin,
 softmax/log_softmax). This module holds the shape ops every family meets (`expand`,
 `reshape`, `constant`) and assembles the `Dialect`.
@@ -29,9 +30,10 @@ from rlx_mlir import index_maps
 from rlx_mlir.broadcast import broadcasts_to, numel
 from rlx_mlir.dialects.common import FUNCTIONAL_FORMAT, check_value_type, shape_of
 from rlx_mlir.dialects.contraction import CONTRACTION_OPS
-from rlx_mlir.dialects.elementwise import ELEMENTWISE_OPS, ElementwiseRegionOp, YieldOp
+from rlx_mlir.dialects.elementwise import ELEMENTWISE_OPS
 from rlx_mlir.dialects.movement import INDEX_MAP_OPS, MOVEMENT_OPS
 from rlx_mlir.dialects.reduction import REDUCTION_OPS
+from rlx_mlir.dialects.region import REGION_OPS, YieldOp
 
 
 @irdl_op_definition
@@ -132,7 +134,7 @@ RLX = Dialect(
         ExpandOp,
         ReshapeOp,
         ConstantOp,
-        ElementwiseRegionOp,
+        *REGION_OPS,
         YieldOp,
     ],
     [],

@@ -10,11 +10,13 @@ formula (`scalar_ops.emit_scalar_op`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from xdsl.ir import SSAValue
 
 from rlx_mlir import index_maps
 from rlx_mlir.broadcast import row_major_strides
-from rlx_mlir.dialects import elementwise as ew
+from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects.common import shape_of
 from rlx_mlir.lowering.element_types import Value, codec
 from rlx_mlir.lowering.emitter import Emitter
@@ -23,7 +25,7 @@ from rlx_mlir.lowering.loops import LoopNest, coalesce, read_strides
 from rlx_mlir.lowering.scalar_ops import emit_scalar_op
 
 
-def _input_strides(region_op: ew.ElementwiseRegionOp) -> list[tuple[tuple[int, ...], int]]:
+def _input_strides(region_op: rg.ElementwiseRegionOp) -> list[tuple[tuple[int, ...], int]]:
     rank = len(region_op.iteration_shape)
     return [
         read_strides(shape_of(v.type), index_maps.accesses(amap), rank)
@@ -31,7 +33,7 @@ def _input_strides(region_op: ew.ElementwiseRegionOp) -> list[tuple[tuple[int, .
     ]
 
 
-def loop_nest(region_op: ew.ElementwiseRegionOp) -> LoopNest:
+def loop_nest(region_op: rg.ElementwiseRegionOp) -> LoopNest:
     space = region_op.iteration_shape
     inputs = _input_strides(region_op)
     outputs = [row_major_strides(space)] * len(region_op.outputs)
@@ -39,7 +41,7 @@ def loop_nest(region_op: ew.ElementwiseRegionOp) -> LoopNest:
     return coalesce(space, [s for s, _ in inputs] + outputs, bases)
 
 
-def region_kernels(region_op: ew.ElementwiseRegionOp, ctx: KernelContext) -> list[Kernel]:
+def region_kernels(region_op: rg.ElementwiseRegionOp, ctx: KernelContext) -> list[Kernel]:
     """One kernel: the loop nest of the region's iteration space around its body."""
     nest = loop_nest(region_op)
 
@@ -52,22 +54,32 @@ def region_kernels(region_op: ew.ElementwiseRegionOp, ctx: KernelContext) -> lis
 
 
 def _emit_body(
-    e: Emitter, region_op: ew.ElementwiseRegionOp, pointers: list[SSAValue], offsets: list[SSAValue]
+    e: Emitter, region_op: rg.ElementwiseRegionOp, pointers: list[SSAValue], offsets: list[SSAValue]
 ) -> None:
-    block = region_op.body.block
     n_in = len(region_op.inputs)
-    used = {v for op in block.ops if not isinstance(op, ew.YieldOp) for v in op.operands}
-    values: dict[SSAValue, Value] = {
-        arg: codec(arg.type).load(e, pointers[k], offsets[k]) for k, arg in enumerate(block.args) if arg in used
-    }
+    args = region_op.body.block.args
+
+    def load(k: int) -> Value:
+        return codec(args[k].type).load(e, pointers[k], offsets[k])
+
+    for j, (value, yielded) in enumerate(zip(region_op.body.block.last_op.operands, emit_body(e, region_op, load))):
+        out, at = pointers[n_in + j], offsets[n_in + j]
+        if yielded is None:  # a pure copy moves the stored bits
+            k = args.index(value)
+            codec(value.type).copy(e, pointers[k], offsets[k], out, at)
+        else:
+            codec(value.type).store(e, yielded, out, at)
+
+
+def emit_body(e: Emitter, region_op: rg.ScalarBodyRegionOp, load: Callable[[int], Value]) -> list[Value | None]:
+    """Evaluate a region body on the inputs `load(k)` gives (each loaded once, and
+    only if an op reads it); the yielded values, None for a block argument that
+    is yielded but read by no op (the caller copies or loads it)."""
+    block = region_op.body.block
+    used = {v for op in block.ops if not isinstance(op, rg.YieldOp) for v in op.operands}
+    values: dict[SSAValue, Value] = {arg: load(k) for k, arg in enumerate(block.args) if arg in used}
     for op in block.ops:
-        if isinstance(op, ew.YieldOp):
-            for j, value in enumerate(op.values):
-                out, at = pointers[n_in + j], offsets[n_in + j]
-                if value in block.args and value not in values:  # a pure copy moves the stored bits
-                    k = block.args.index(value)
-                    codec(value.type).copy(e, pointers[k], offsets[k], out, at)
-                else:
-                    codec(value.type).store(e, values[value], out, at)
-            continue
+        if isinstance(op, rg.YieldOp):
+            return [values.get(v) for v in op.values]
         values[op.results[0]] = emit_scalar_op(e, op, [values[v] for v in op.operands])
+    raise ValueError(f"'{region_op.name}' body has no rlx.yield")

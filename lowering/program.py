@@ -22,9 +22,9 @@ from xdsl.dialects import func, llvm
 from xdsl.dialects.builtin import i1, i8, i64
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 
-from rlx_mlir.dialects import elementwise as ew
+from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects import rlx
-from rlx_mlir.lowering import indexing, movement
+from rlx_mlir.lowering import indexing, movement, reduction_region
 from rlx_mlir.lowering.elementwise import region_kernels
 from rlx_mlir.lowering.emitter import Emitter
 from rlx_mlir.lowering.kernel import (
@@ -172,9 +172,10 @@ Emit = Callable[[Operation, KernelContext], list[Kernel]]
 
 
 KERNELS: dict[type[Operation], Emit] = {
-    ew.ElementwiseRegionOp: region_kernels,
+    rg.ElementwiseRegionOp: region_kernels,
     **movement.KERNELS,
     **indexing.KERNELS,
+    **reduction_region.KERNELS,
 }  # type: ignore[dict-item]
 """The kernel emitter of each op that runs code (one module per family)."""
 

@@ -129,14 +129,18 @@ def _compare(e: Emitter, op: type[ew.CompareOp], a: SSAValue, b: SSAValue, kind:
 def binary_value(e: Emitter, op: type[ew.BinaryOp], a: Value, b: Value, element: Attribute) -> Value:
     """`op` on two loaded elements of type `element`, rounded as the op
     rounds (also the reductions of the scatter kernels)."""
+    return codec(element).round(e, unrounded_binary_value(e, op, a, b, element))
+
+
+def unrounded_binary_value(e: Emitter, op: type[ew.BinaryOp], a: Value, b: Value, element: Attribute) -> Value:
+    """`op` on two elements of type `element` in its compute type (f32 for
+    f16/bf16), not rounded to the type: what an accumulator keeps."""
     kind = dtypes.from_ir(element).kind
     if kind is Kind.COMPLEX:
         return complex_ops.BINARY[op](e, a, b)  # type: ignore[arg-type]
     if kind is Kind.FLOAT:
-        value = BINARY_FLOAT[op](e, a, b)  # type: ignore[arg-type]
-    else:
-        value = BINARY_INT[op](e, a, b, kind is Kind.INT)  # type: ignore[arg-type]
-    return codec(element).round(e, value)
+        return BINARY_FLOAT[op](e, a, b)  # type: ignore[arg-type]
+    return BINARY_INT[op](e, a, b, kind is Kind.INT)  # type: ignore[arg-type]
 
 
 def emit_scalar_op(e: Emitter, op: Operation, operands: list[Value]) -> Value:

@@ -3,8 +3,9 @@
 An `rlx.expand` whose only job is to line an operand up with an elementwise
 op's output is dropped: the consumer broadcasts anyway, and reading the
 smaller source through an index map beats materializing the expanded copy.
-For an `rlx.elementwise_region`, an expand, transpose, slice, narrow or
-reverse feeding it is folded into that input's indexing map (the region's
+For a region (`rlx.elementwise_region`, `rlx.reduction_region`), an expand,
+transpose, slice, narrow or reverse feeding it is folded into that input's
+indexing map (the region's
 kernel is tiled when the folded read is transposed). Shape ops that change nothing (expand/reshape/cast to the same
 type) disappear, and chains of reshapes or expands collapse into one.
 """
@@ -28,6 +29,7 @@ from xdsl.pattern_rewriter import (
 from rlx_mlir import index_maps
 from rlx_mlir.broadcast import broadcast_shapes
 from rlx_mlir.dialects import elementwise as ew
+from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects import rlx
 from rlx_mlir.dialects.common import check_same_level, shape_of
 
@@ -59,7 +61,7 @@ class FoldIndexMapIntoRegion(RewritePattern):
     instead of a materialized copy."""
 
     @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: ew.ElementwiseRegionOp, rewriter: PatternRewriter) -> None:
+    def match_and_rewrite(self, op: rg.ScalarBodyRegionOp, rewriter: PatternRewriter) -> None:
         maps = op.maps
         for index, operand in enumerate(op.inputs):
             producer = operand.owner

@@ -15,6 +15,7 @@ from xdsl.transforms.canonicalize import CanonicalizePass
 
 from rlx_mlir.passes.canonicalize_broadcast import CanonicalizeBroadcastPass
 from rlx_mlir.passes.fuse_elementwise import FuseElementwisePass
+from rlx_mlir.passes.fuse_reductions import FuseReductionsPass
 from rlx_mlir.passes.lower_to_llvm import LowerToLLVMPass
 from rlx_mlir.passes.plan_memory import PlanMemoryPass
 
@@ -22,11 +23,13 @@ TENSOR_PASSES: tuple[ModulePass, ...] = (
     CanonicalizePass(),
     CanonicalizeBroadcastPass(),
     FuseElementwisePass(),
+    FuseReductionsPass(),
     CanonicalizeBroadcastPass(),
 )
 """Graph-level rewrites: op canonicalizations (transpose/reverse chains, identity
-slices and pads), expands folded into implicit broadcasts, chains fused, then
-index-map ops (expand, transpose, slice, ...) folded into the fused regions."""
+slices and pads), expands folded into implicit broadcasts, chains fused, chains
+feeding reductions fused in as their prologues, then index-map ops (expand,
+transpose, slice, ...) folded into the fused regions."""
 
 BACKEND_PASSES: tuple[ModulePass, ...] = (PlanMemoryPass(), LowerToLLVMPass())
 """One arena with an offset per value, then the `llvm` dialect."""

@@ -28,6 +28,7 @@ from xdsl.passes import ModulePass
 from xdsl.traits import IsTerminator
 
 from rlx_mlir.dialects import elementwise as ew
+from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects import rlx
 from rlx_mlir.dialects.common import check_same_level, shape_of
 from rlx_mlir.verification import function_block
@@ -93,7 +94,7 @@ def fuse_block(block: Block) -> None:
     for members in list(groups.members.values()):
         if len(members) < 2 and not any(rlx.has_input_map(v.owner) for v in members[0].operands):
             continue
-        ew.ElementwiseRegionOp.replace(members, anchor=members[-1])
+        rg.ElementwiseRegionOp.replace(members, anchor=members[-1])
     topological_sort(block)
 
 

@@ -21,6 +21,8 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from rlx_mlir import index_maps
 from rlx_mlir.dialects import elementwise as ew
+from rlx_mlir.dialects import reduction as rd
+from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects import rlx
 from rlx_mlir.dialects.common import shape_of
 from rlx_mlir.lowering.parallel import external_declarations
@@ -37,13 +39,18 @@ def available_cpus() -> int:
 
 
 def regions_for_leftovers(function: func.FuncOp) -> None:
-    """Wrap every standalone elementwise op, and every index-map op (expand,
-    transpose, slice, ...) that is not a view, in a region, keeping its plan."""
+    """Wrap every standalone elementwise op, every index-map op (expand,
+    transpose, slice, ...) that is not a view, and every reduce op in a region,
+    keeping its plan: one kernel emitter per kind of region covers them all."""
     for op in list(function_block(function).ops):
         if ew.is_elementwise(op):
-            region_op = ew.ElementwiseRegionOp.replace([op], anchor=op)
+            region_op = rg.ElementwiseRegionOp.replace([op], anchor=op)
         elif rlx.has_input_map(op) and view_offset(op) is None:
             region_op = _copy_region(op)
+        elif isinstance(op, rd.ReduceOp):
+            region_op = rg.ReductionRegionOp.of(op)
+            Rewriter.insert_op(region_op, InsertPoint.before(op))
+            op.result.replace_all_uses_with(region_op.outputs[0])
         else:
             continue
         if OFFSETS in op.attributes:
@@ -53,13 +60,13 @@ def regions_for_leftovers(function: func.FuncOp) -> None:
             op.erase(safe_erase=False)
 
 
-def _copy_region(op: Operation) -> ew.ElementwiseRegionOp:
+def _copy_region(op: Operation) -> rg.ElementwiseRegionOp:
     """A copy through the op's index map (broadcast, transpose, strided read)."""
-    block = ew.make_region_block([op.input.type])
-    block.add_op(ew.YieldOp(block.args[0]))
+    block = rg.make_region_block([op.input.type])
+    block.add_op(rg.YieldOp(block.args[0]))
     target = shape_of(op.result.type)
     amap = index_maps.to_affine(len(target), op.input_map())
-    region_op = ew.ElementwiseRegionOp([op.input], [amap], [op.result.type], Region([block]))
+    region_op = rg.ElementwiseRegionOp([op.input], [amap], [op.result.type], Region([block]))
     Rewriter.insert_op(region_op, InsertPoint.before(op))
     op.result.replace_all_uses_with(region_op.outputs[0])
     return region_op

@@ -33,7 +33,8 @@ from xdsl.passes import ModulePass
 
 from rlx_mlir import index_maps
 from rlx_mlir.dialects.common import shape_of
-from rlx_mlir.dialects.elementwise import ElementwiseRegionOp, is_elementwise
+from rlx_mlir.dialects.elementwise import is_elementwise
+from rlx_mlir.dialects.region import ElementwiseRegionOp
 from rlx_mlir.dialects.rlx import ConstantOp
 from rlx_mlir.memory_plan import (
     ARENA_LOWER_BOUND,

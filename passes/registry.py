@@ -19,6 +19,12 @@ def _fuse_elementwise() -> type[ModulePass]:
     return FuseElementwisePass
 
 
+def _fuse_reductions() -> type[ModulePass]:
+    from rlx_mlir.passes.fuse_reductions import FuseReductionsPass
+
+    return FuseReductionsPass
+
+
 def _plan_memory() -> type[ModulePass]:
     from rlx_mlir.passes.plan_memory import PlanMemoryPass
 
@@ -42,6 +48,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     return {
         "canonicalize-broadcast": _canonicalize_broadcast,
         "fuse-elementwise": _fuse_elementwise,
+        "fuse-reductions": _fuse_reductions,
         "plan-memory": _plan_memory,
         "lower-to-llvm": _lower_to_llvm,
         "default": _default_pipeline,

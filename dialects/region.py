@@ -1,0 +1,389 @@
+"""The fused regions of the `rlx` dialect, modelled on `linalg.generic`.
+
+A region op reads its inputs through one affine index map each (`offset +
+scale * d` per axis: broadcasts, transposes, slices and reversals folded in)
+over an iteration space, and computes each point with a body of scalar
+elementwise rlx ops (`elementwise.py`), isolated from above and ended by
+`rlx.yield`:
+
+- `rlx.elementwise_region`: every iteration dimension is parallel; the body
+  yields one scalar per result, stored at the point.
+- `rlx.reduction_region`: `iterator_types` marks each dimension parallel or
+  reduction; the body yields the value to reduce (its prologue) and the
+  results are the parallel dimensions, combined as the named reduction
+  (`reduce_sum`, ...) does.
+"""
+
+from __future__ import annotations
+
+from abc import ABC
+from collections.abc import Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import AffineMapAttr, ArrayAttr, DenseArrayBase, StringAttr, TensorType
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir.affine import AffineMap
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    prop_def,
+    region_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, Pure
+from xdsl.utils.exceptions import VerifyException
+
+from rlx_mlir import index_maps
+from rlx_mlir.dialects.common import array_values, check_value_type, element_type, i64_array, shape_of
+from rlx_mlir.dialects.elementwise import ELEMENTWISE_OPS
+from rlx_mlir.dialects.reduction import REDUCE_OPS, ReduceOp
+
+
+class ScalarBodyRegionOp(IRDLOperation, ABC):
+    """What both region ops share: inputs read through index maps over an
+    iteration space, and a scalar body yielding one value per result."""
+
+    inputs = var_operand_def(TensorType)
+    outputs = var_result_def(TensorType)
+    indexing_maps = prop_def(ArrayAttr[AffineMapAttr])
+    body = region_def("single_block")
+    traits = traits_def(Pure(), IsolatedFromAbove())
+
+    @property
+    def iteration_shape(self) -> tuple[int, ...]:
+        """The extents of the iteration dimensions d0, d1, ..."""
+        ...
+
+    @property
+    def maps(self) -> list[AffineMap]:
+        return [m.data for m in self.indexing_maps.data]
+
+    def verify_(self) -> None:
+        if not self.outputs:
+            raise VerifyException(f"'{self.name}' must have at least one result")
+        self.verify_results()
+        space = self.iteration_shape
+        if len(self.maps) != len(self.inputs):
+            raise VerifyException(f"'{self.name}' has {len(self.inputs)} inputs but {len(self.maps)} indexing maps")
+        for i, (value, amap) in enumerate(zip(self.inputs, self.maps)):
+            check_value_type(self, value.type, f"input #{i}")
+            self._verify_map(i, amap, shape_of(value.type), space)
+        block = self.body.block
+        expected_args = [element_type(v.type) for v in self.inputs]
+        if [a.type for a in block.args] != expected_args:
+            raise VerifyException(f"'{self.name}' block arguments must be the input element types {_types(expected_args)}")
+        terminator = block.last_op
+        if not isinstance(terminator, YieldOp):
+            raise VerifyException(f"'{self.name}' body must end with rlx.yield")
+        expected_yield = [element_type(r.type) for r in self.outputs]
+        if [v.type for v in terminator.values] != expected_yield:
+            raise VerifyException(f"'{self.name}' must yield the result element types {_types(expected_yield)}")
+        for op in block.ops:
+            if not isinstance(op, (*ELEMENTWISE_OPS, YieldOp)):
+                raise VerifyException(f"'{self.name}' body may only hold scalar elementwise rlx ops, found '{op.name}'")
+
+    def verify_results(self) -> None:
+        """The results' types against the iteration space."""
+        ...
+
+    def _verify_map(self, i: int, amap: AffineMap, shape: tuple[int, ...], space: tuple[int, ...]) -> None:
+        if amap.num_dims != len(space) or len(amap.results) != len(shape):
+            raise VerifyException(
+                f"'{self.name}' indexing map #{i} {amap} must map {len(space)} dims to {len(shape)} results"
+            )
+        try:
+            reads = index_maps.accesses(amap)
+        except ValueError as error:
+            raise VerifyException(f"'{self.name}' indexing map #{i}: {error}") from None
+        if 0 in space:
+            return
+        for axis, access in enumerate(reads):
+            low, high = access.bounds(space)
+            if low < 0 or high >= shape[axis]:
+                raise VerifyException(
+                    f"'{self.name}' indexing map #{i} reads axis {axis} (size {shape[axis]}) "
+                    f"at indices {low}..{high}"
+                )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ScalarBodyRegionOp:
+        parser.parse_keyword("ins")
+        parser.parse_punctuation("(")
+        operands = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_unresolved_operand)
+        parser.parse_punctuation(":")
+        types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+        parser.parse_punctuation(")")
+        if len(types) != len(operands):
+            parser.raise_error(f"expected {len(operands)} input types, got {len(types)}")
+        inputs = [parser.resolve_operand(o, t) for o, t in zip(operands, types)]
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation("->")
+        if parser.parse_optional_punctuation("(") is not None:
+            result_types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+            parser.parse_punctuation(")")
+        else:
+            result_types = [parser.parse_type()]
+        body = parser.parse_region()
+        properties = {name: attrs.pop(name) for name in cls.PROPERTIES if name in attrs}
+        if not isinstance(properties.get("indexing_maps"), ArrayAttr):
+            parser.raise_error(f"{cls.name} needs {{indexing_maps = [...]}}")
+        op = cls.__new__(cls)
+        IRDLOperation.__init__(
+            op,
+            operands=[inputs],
+            result_types=[result_types],
+            properties=properties,
+            regions=[body],
+            attributes=attrs,
+        )
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ins(")
+        printer.print_list(self.inputs, printer.print_operand)
+        printer.print_string(" : ")
+        printer.print_list([v.type for v in self.inputs], printer.print_attribute)
+        printer.print_string(")")
+        printer.print_op_attributes({**{n: self.properties[n] for n in self.PROPERTIES}, **self.attributes})
+        printer.print_string(" -> ")
+        if len(self.outputs) == 1:
+            printer.print_attribute(self.outputs[0].type)
+        else:
+            printer.print_string("(")
+            printer.print_list([r.type for r in self.outputs], printer.print_attribute)
+            printer.print_string(")")
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=True)
+
+    PROPERTIES: ClassVar[tuple[str, ...]] = ("indexing_maps",)
+    """The properties the custom syntax writes in the attribute dictionary."""
+
+
+@irdl_op_definition
+class ElementwiseRegionOp(ScalarBodyRegionOp):
+    """A fused elementwise loop nest, like `linalg.generic` with parallel iterators.
+
+    The iteration space is the (common) shape of the results. Input `k` is read
+    at `indexing_maps[k]` applied to the iteration index: a map result is an
+    iteration dimension or the constant 0 (a broadcast axis). The body gets one
+    scalar block argument per input and yields one scalar per result; it is
+    written with scalar rlx ops.
+
+    ```mlir
+    %r = rlx.elementwise_region ins(%a, %b : tensor<4x3xf32>, tensor<3xf32>)
+           {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>]}
+           -> tensor<4x3xf32> {
+    ^bb0(%x: f32, %y: f32):
+      %s = rlx.add %x, %y : (f32, f32) -> f32
+      rlx.yield %s : f32
+    }
+    ```
+    """
+
+    name = "rlx.elementwise_region"
+
+    def __init__(
+        self, inputs: Sequence[SSAValue], maps: Sequence[AffineMap], result_types: Sequence[Attribute], body: Region
+    ) -> None:
+        super().__init__(
+            operands=[list(inputs)],
+            result_types=[list(result_types)],
+            properties={"indexing_maps": ArrayAttr([AffineMapAttr(m) for m in maps])},
+            regions=[body],
+        )
+
+    @classmethod
+    def outline(cls, ops: Sequence[Operation]) -> tuple[ElementwiseRegionOp, list[SSAValue]]:
+        """Build (not insert) the region computing `ops`, which share one result shape.
+
+        Returns the region and the values of `ops` it yields, in order: those
+        used by anything outside `ops` (or the last result, if nothing is).
+        """
+        members = set(ops)
+        space = shape_of(ops[-1].results[0].type)
+        inputs: list[SSAValue] = []
+        for op in ops:
+            for operand in op.operands:
+                if operand.owner not in members and operand not in inputs:
+                    inputs.append(operand)
+        outputs = [r for op in ops for r in op.results if any(u.operation not in members for u in r.uses)]
+        if not outputs:
+            outputs = [ops[-1].results[0]]
+
+        block = make_region_block([v.type for v in inputs])
+        scalar: dict[SSAValue, SSAValue] = dict(zip(inputs, block.args))
+        for op in ops:
+            clone = op.create(
+                operands=[scalar[v] for v in op.operands],
+                result_types=[element_type(r.type) for r in op.results],
+                properties=dict(op.properties),
+                attributes=dict(op.attributes),
+            )
+            block.add_op(clone)
+            for old, new in zip(op.results, clone.results):
+                scalar[old] = new
+                new.name_hint = old.name_hint
+        block.add_op(YieldOp(*(scalar[v] for v in outputs)))
+
+        maps = [index_maps.to_affine(len(space), index_maps.broadcast(shape_of(v.type), space)) for v in inputs]
+        region_op = cls(inputs, maps, [v.type for v in outputs], Region([block]))
+        for old, new in zip(outputs, region_op.outputs):
+            new.name_hint = old.name_hint
+        return region_op, outputs
+
+    @classmethod
+    def replace(cls, ops: Sequence[Operation], anchor: Operation) -> ElementwiseRegionOp:
+        """Outline `ops` into a region inserted before `anchor`; rewire their outside uses."""
+        region_op, outputs = cls.outline(ops)
+        Rewriter.insert_op(region_op, InsertPoint.before(anchor))
+        for old, new in zip(outputs, region_op.outputs):
+            old.replace_all_uses_with(new)
+        for op in reversed(ops):
+            op.detach()
+            op.erase(safe_erase=False)
+        return region_op
+
+    @property
+    def iteration_shape(self) -> tuple[int, ...]:
+        return shape_of(self.outputs[0].type)
+
+    def verify_results(self) -> None:
+        space = self.iteration_shape
+        for i, out in enumerate(self.outputs):
+            check_value_type(self, out.type, f"result #{i}")
+            if shape_of(out.type) != space:
+                raise VerifyException(f"'{self.name}' results must share one shape (result #{i} is {list(shape_of(out.type))})")
+
+
+ITERATOR_TYPES = ("parallel", "reduction")
+
+
+@irdl_op_definition
+class ReductionRegionOp(ScalarBodyRegionOp):
+    """A fused reduction, like `linalg.generic` with parallel and reduction iterators.
+
+    `iteration_shape` gives the extents of d0, d1, ... and `iterator_types`
+    whether each is parallel or reduced (explicit, because folded slices make
+    extents impossible to infer from the inputs). The body computes the value
+    to reduce at each point (an elementwise prologue, never materialized); the
+    single result holds, at each point of the parallel dimensions in order,
+    the values combined as `reduction` (a reduce op's name: `reduce_sum`,
+    `reduce_mean`, `reduce_prod`, `reduce_max`, `reduce_min`) does; its shape
+    is the parallel extents, or the iteration shape with the reduced extents
+    replaced by 1 (the same elements in the same order, as `keepdims`).
+
+    ```mlir
+    %s = rlx.reduction_region ins(%x : tensor<64x128xf32>)
+           {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], iteration_shape = array<i64: 64, 128>,
+            iterator_types = ["parallel", "reduction"], reduction = "reduce_sum"} -> tensor<64xf32> {
+    ^bb0(%a: f32):
+      %m = rlx.mul %a, %a : (f32, f32) -> f32
+      rlx.yield %m : f32
+    }
+    ```
+    """
+
+    name = "rlx.reduction_region"
+    iteration_shape_attr = prop_def(DenseArrayBase, prop_name="iteration_shape")
+    iterator_types = prop_def(ArrayAttr[StringAttr])
+    reduction = prop_def(StringAttr)
+    PROPERTIES: ClassVar[tuple[str, ...]] = ("indexing_maps", "iteration_shape", "iterator_types", "reduction")
+
+    def __init__(
+        self,
+        inputs: Sequence[SSAValue],
+        maps: Sequence[AffineMap],
+        iteration_shape: Sequence[int],
+        reduced: Sequence[int],
+        reduction: type[ReduceOp],
+        result_type: Attribute,
+        body: Region,
+    ) -> None:
+        kinds = [StringAttr("reduction" if d in reduced else "parallel") for d in range(len(iteration_shape))]
+        properties = {
+            "indexing_maps": ArrayAttr([AffineMapAttr(m) for m in maps]),
+            "iteration_shape": i64_array(iteration_shape),
+            "iterator_types": ArrayAttr(kinds),
+            "reduction": StringAttr(reduction.name.removeprefix("rlx.")),
+        }
+        super().__init__(operands=[list(inputs)], result_types=[[result_type]], properties=properties, regions=[body])
+
+    @classmethod
+    def of(cls, reduce: ReduceOp, prologue: ElementwiseRegionOp | None = None) -> ReductionRegionOp:
+        """The region computing `reduce`: of `prologue`'s single result, which
+        feeds it, or (without one) of the reduce op's input as it is."""
+        space = shape_of(reduce.input.type)
+        if prologue is None:
+            block = make_region_block([reduce.input.type])
+            block.add_op(YieldOp(block.args[0]))
+            inputs, maps, body = [reduce.input], [AffineMap.identity(len(space))], Region([block])
+        else:
+            inputs, maps, body = list(prologue.inputs), prologue.maps, prologue.body.clone()
+        return cls(inputs, maps, space, reduce.reduced_axes(), type(reduce), reduce.result.type, body)
+
+    @property
+    def iteration_shape(self) -> tuple[int, ...]:
+        return array_values(self, "iteration_shape", self.iteration_shape_attr)
+
+    @property
+    def reduced_dims(self) -> tuple[int, ...]:
+        return tuple(d for d, kind in enumerate(self.iterator_types.data) if kind.data == "reduction")
+
+    @property
+    def combine(self) -> type[ReduceOp]:
+        """The reduce op whose combination (and identity, and final scaling) this region applies."""
+        return REDUCTIONS_BY_NAME[self.reduction.data]
+
+    def verify_results(self) -> None:
+        space = self.iteration_shape
+        kinds = [k.data for k in self.iterator_types.data]
+        if len(kinds) != len(space) or any(k not in ITERATOR_TYPES for k in kinds):
+            raise VerifyException(
+                f"'{self.name}' iterator_types must give 'parallel' or 'reduction' for each of the {len(space)} dims"
+            )
+        if any(n < 0 for n in space):
+            raise VerifyException(f"'{self.name}' iteration_shape {list(space)} has a negative extent")
+        if self.reduction.data not in REDUCTIONS_BY_NAME:
+            raise VerifyException(
+                f"'{self.name}' reduction \"{self.reduction.data}\" is not one of {', '.join(REDUCTIONS_BY_NAME)}"
+            )
+        if len(self.outputs) != 1:
+            raise VerifyException(f"'{self.name}' has one result")
+        check_value_type(self, self.outputs[0].type, "result")
+        parallel = [n for n, k in zip(space, kinds) if k == "parallel"]
+        kept = [n if k == "parallel" else 1 for n, k in zip(space, kinds)]
+        if list(shape_of(self.outputs[0].type)) not in (parallel, kept):
+            raise VerifyException(
+                f"'{self.name}' result shape {list(shape_of(self.outputs[0].type))} must be the parallel extents "
+                f"{parallel} (or {kept}, keeping the reduced dims)"
+            )
+
+
+REDUCTIONS_BY_NAME: dict[str, type[ReduceOp]] = {op.name.removeprefix("rlx."): op for op in REDUCE_OPS}
+REGION_OPS = (ElementwiseRegionOp, ReductionRegionOp)
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """Terminates a region body with one scalar per region result."""
+
+    name = "rlx.yield"
+    values = var_operand_def()
+    traits = traits_def(IsTerminator(), HasParent(ElementwiseRegionOp, ReductionRegionOp), Pure())
+    assembly_format = "$values attr-dict (`:` type($values)^)?"
+
+    def __init__(self, *values: SSAValue) -> None:
+        super().__init__(operands=[list(values)])
+
+
+def _types(types: Sequence[Attribute]) -> str:
+    return "(" + ", ".join(str(t) for t in types) + ")"
+
+
+def make_region_block(input_types: Sequence[Attribute]) -> Block:
+    return Block(arg_types=[element_type(t) for t in input_types])
