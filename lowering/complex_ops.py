@@ -102,6 +102,10 @@ def ne(e: Emitter, a: C, b: C) -> SSAValue:
     return e.or_(e.fcmp("une", a.re, b.re), e.fcmp("une", a.im, b.im))
 
 
-UNARY: dict[type[ew.UnaryOp], Callable[[Emitter, C], C]] = {ew.NegOp: neg, ew.ExpOp: exp, ew.LogOp: log, ew.SqrtOp: sqrt}
-BINARY: dict[type[ew.BinaryOp], Callable[[Emitter, C, C], C]] = {ew.AddOp: add, ew.SubOp: sub, ew.MulOp: mul, ew.DivOp: div}
+UNARY: dict[type[ew.UnaryOp], Callable[[Emitter, C], C]] = {
+    ew.NegOp: neg, ew.ExpOp: exp, ew.LogOp: log, ew.SqrtOp: sqrt,
+}
+BINARY: dict[type[ew.BinaryOp], Callable[[Emitter, C, C], C]] = {
+    ew.AddOp: add, ew.SubOp: sub, ew.MulOp: mul, ew.DivOp: div,
+}
 COMPARE: dict[type[ew.CompareOp], Callable[[Emitter, C, C], SSAValue]] = {ew.EqOp: eq, ew.NeOp: ne}

@@ -135,7 +135,7 @@ def emit_nest(
 
     def level(depth: int, offsets: list[SSAValue], lo: SSAValue, hi: SSAValue) -> None:
         def body(i: SSAValue) -> None:
-            here = [_advance(e, off, i, strides[depth]) for off, strides in zip(offsets, nest.strides)]
+            here = [advance(e, off, i, strides[depth]) for off, strides in zip(offsets, nest.strides)]
             if depth + 1 < rank:
                 level(depth + 1, here, e.i64(0), e.i64(nest.sizes[depth + 1]))
             else:
@@ -158,10 +158,10 @@ def emit_nest(
                 j1 = e.smin(e.add(j0, e.i64(TILE)), inner)
 
                 def row(i: SSAValue) -> None:
-                    here = [_advance(e, off, i, strides[depth]) for off, strides in zip(offsets, nest.strides)]
+                    here = [advance(e, off, i, strides[depth]) for off, strides in zip(offsets, nest.strides)]
 
                     def col(j: SSAValue) -> None:
-                        cell = [_advance(e, off, j, strides[depth + 1]) for off, strides in zip(here, nest.strides)]
+                        cell = [advance(e, off, j, strides[depth + 1]) for off, strides in zip(here, nest.strides)]
                         body_at(e, pointers, cell)
 
                     for_range(e, region, j0, j1, col)
@@ -175,7 +175,8 @@ def emit_nest(
     level(0, [e.i64(base) for base in nest.bases], begin, end)
 
 
-def _advance(e: Emitter, offset: SSAValue, index: SSAValue, stride: int) -> SSAValue:
+def advance(e: Emitter, offset: SSAValue, index: SSAValue, stride: int) -> SSAValue:
+    """offset + index * stride, with no instruction for a zero or unit stride."""
     if stride == 0:
         return offset
     step = index if stride == 1 else e.mul(index, e.i64(stride))

@@ -1,24 +1,30 @@
 """Kernels for `rlx.reduction_region`: the parallel dimensions as a loop nest
 around a blocked, multi-accumulator reduction of the body's values.
 
-At each point of the parallel dimensions the body (the fused prologue) is
-evaluated over the reduced dimensions and combined by the region's
-reduction (`ReduceOp.COMBINE`, in the compute type: f32 for f16/bf16):
+The body (the fused prologue) is evaluated at each point of the iteration
+space and combined by the region's reduction (`ReduceOp.COMBINE`) in the
+compute type (f32 for f16/bf16); the result is rounded to its type once, and
+`reduce_mean` divides by the number of reduced elements (0/0 = NaN over
+nothing). No reassociation flags are used: results are deterministic and do
+not depend on the thread count. Two loop orders, chosen by the strides:
 
-* the innermost reduced dimension is walked in groups of `lanes` elements
-  (one 64-byte register of accumulators), each element going to its own
-  lane accumulator: independent chains that LLVM's SLP vectorizer packs into
-  vector adds, with no reassociation flags (results are deterministic and
-  independent of the thread count);
-* every `BLOCK` groups the lanes are combined pairwise and added into the
-  total, float sums with Kahan compensation, so the error stays near that of
-  a `lanes * BLOCK`-element block, however long the reduction (NumPy's
-  pairwise summation has the same shape: blocks, then a tree);
-* the remaining elements are added one by one.
+* **rows** (the inputs walk the innermost reduced axis contiguously, e.g. a
+  sum over the last axis): at each output point the innermost reduced axis
+  is walked in groups of `lanes` elements (one 64-byte register), element
+  `i` going to lane accumulator `i mod lanes`: independent chains that LLVM's
+  SLP vectorizer packs into vector adds.
+* **columns** (the inputs walk the innermost *parallel* axis contiguously,
+  e.g. a sum over the first axis): the output points are taken `COLUMNS` at a
+  time with one accumulator each in a stack array, and the reduced axes are
+  walked outside an inner loop over those points, which the loop vectorizer
+  turns into contiguous vector loads and adds.
 
-The outermost parallel dimension is the one a large kernel is split across
-threads over. `reduce_mean` divides the total by the number of reduced
-elements (0/0 = NaN over nothing); the result is rounded to its type once.
+Either way, every `BLOCK` steps the accumulators are flushed (lanes combined
+pairwise) into a total, float sums with Kahan compensation, so the error
+stays near that of one block however long the reduction (NumPy's pairwise
+summation has the same shape: blocks, then a tree). The outermost parallel
+loop (or the column chunks) is what a large kernel is split across threads
+over.
 """
 
 from __future__ import annotations
@@ -39,12 +45,16 @@ from rlx_mlir.lowering.element_types import Codec, ComplexValue, Value, codec
 from rlx_mlir.lowering.elementwise import emit_body
 from rlx_mlir.lowering.emitter import Emitter
 from rlx_mlir.lowering.kernel import Kernel, KernelContext, kernel_function
-from rlx_mlir.lowering.loops import LoopNest, coalesce, emit_nest, for_range, read_strides
+from rlx_mlir.lowering.loops import LoopNest, advance, coalesce, emit_nest, for_range, read_strides
 from rlx_mlir.lowering.scalar_ops import unrounded_binary_value
 
 REGISTER_BYTES = 64
 BLOCK = 16
-"""Lane steps per block: blocks of 256 f32 elements between flushes into the total."""
+"""Steps between flushes into the total: blocks of 256 f32 elements per output in row order."""
+COLUMNS = 1024
+"""Output points reduced together in column order: 4 KiB of f32 accumulators (x3 with the totals) stay in L1."""
+
+Slot = int | SSAValue
 
 
 def identity(item: Codec, combine: type[ew.BinaryOp]) -> float | int:
@@ -63,86 +73,87 @@ def identity(item: Codec, combine: type[ew.BinaryOp]) -> float | int:
 
 
 class Accumulators:
-    """`count` accumulators of one element type, kept in stack slots that LLVM
-    promotes to registers (SROA), so loops can carry them without block arguments."""
+    """`count` values of one element type in a stack array. Constant slots are
+    promoted to registers by LLVM (SROA), so loops carry them without block
+    arguments; a slot may also be a runtime index (an L1-resident array)."""
 
     def __init__(self, e: Emitter, item: Codec, count: int) -> None:
         self.item, self.parts = item, item.components
         self.slots = e.op(llvm.AllocaOp(e.i64(count * self.parts), item.compute, alignment=REGISTER_BYTES))
 
-    def _slot(self, e: Emitter, k: int) -> SSAValue:
-        return e.op(llvm.GEPOp(self.slots, [k], self.item.compute, inbounds=True))
+    def _pointer(self, e: Emitter, slot: Slot, part: int) -> SSAValue:
+        if isinstance(slot, int):
+            return e.op(llvm.GEPOp(self.slots, [slot * self.parts + part], self.item.compute, inbounds=True))
+        index = e.add(e.mul(slot, e.i64(self.parts)), e.i64(part)) if self.parts > 1 else slot
+        return e.op(
+            llvm.GEPOp(self.slots, [llvm.GEP_USE_SSA_VAL], self.item.compute, ssa_indices=[index], inbounds=True)
+        )
 
-    def get(self, e: Emitter, i: int) -> Value:
-        loaded = [e.op(llvm.LoadOp(self._slot(e, i * self.parts + p), self.item.compute)) for p in range(self.parts)]
-        return ComplexValue(*loaded) if self.parts == 2 else loaded[0]
+    def get(self, e: Emitter, slot: Slot) -> Value:
+        parts = [e.op(llvm.LoadOp(self._pointer(e, slot, p), self.item.compute)) for p in range(self.parts)]
+        return ComplexValue(*parts) if self.parts == 2 else parts[0]
 
-    def set(self, e: Emitter, i: int, value: Value) -> None:
+    def set(self, e: Emitter, slot: Slot, value: Value) -> None:
         parts = (value.re, value.im) if isinstance(value, ComplexValue) else (value,)
         for p, part in enumerate(parts):
-            e.op(llvm.StoreOp(part, self._slot(e, i * self.parts + p)))
+            e.op(llvm.StoreOp(part, self._pointer(e, slot, p)))
 
-    def fill(self, e: Emitter, indices: range, value: float | int) -> None:
-        constant = e.const(self.item.compute, value)
-        zero = e.const(self.item.compute, 0)
-        for i in indices:
-            self.set(e, i, ComplexValue(constant, zero) if self.parts == 2 else constant)
+    def constant(self, e: Emitter, value: float | int) -> Value:
+        c = e.const(self.item.compute, value)
+        return ComplexValue(c, e.const(self.item.compute, 0)) if self.parts == 2 else c
 
 
-class _Reduction:
-    """The accumulation state of one output point: lanes, total, Kahan compensation."""
+class Combiner:
+    """The arithmetic of one region's reduction on values: combine, the Kahan
+    step of a total, and the final value."""
 
-    def __init__(self, e: Emitter, op: rg.ReductionRegionOp) -> None:
+    def __init__(self, op: rg.ReductionRegionOp) -> None:
         self.element = element_type(op.outputs[0].type)
         self.item = codec(self.element)
         self.combine = op.combine.COMBINE
         self.mean = op.combine is rd.ReduceMeanOp
-        compute_bytes = 4 if self.item.narrow else self.item.dtype.nbytes // self.item.components
-        self.lanes = max(4, REGISTER_BYTES // (compute_bytes * self.item.components))
         self.kahan = self.combine is ew.AddOp and self.item.dtype.kind is Kind.FLOAT
-        self.state = Accumulators(e, self.item, self.lanes + 2)  # lanes, total, compensation
-        self.total, self.compensation = self.lanes, self.lanes + 1
+        self.count = numel([op.iteration_shape[d] for d in op.reduced_dims])
 
-    def start(self, e: Emitter) -> None:
-        self.state.fill(e, range(self.lanes + 1), identity(self.item, self.combine))
-        self.state.fill(e, range(self.compensation, self.compensation + 1), 0)
+    @property
+    def identity(self) -> float | int:
+        return identity(self.item, self.combine)
 
     def apply(self, e: Emitter, a: Value, b: Value) -> Value:
         return unrounded_binary_value(e, self.combine, a, b, self.element)
 
-    def add_to_lane(self, e: Emitter, lane: int, value: Value) -> None:
-        self.state.set(e, lane, self.apply(e, self.state.get(e, lane), value))
-
-    def add_to_total(self, e: Emitter, value: Value) -> None:
-        """total += value; float sums carry the rounding error of each addition (Kahan)."""
-        total = self.state.get(e, self.total)
-        if not self.kahan:
-            self.state.set(e, self.total, self.apply(e, total, value))
-            return
-        c = self.state.get(e, self.compensation)
-        y = e.fsub(value, c)  # type: ignore[arg-type]
-        t = e.fadd(total, y)  # type: ignore[arg-type]
-        self.state.set(e, self.compensation, e.fsub(e.fsub(t, total), y))  # type: ignore[arg-type]
-        self.state.set(e, self.total, t)
-
-    def flush(self, e: Emitter) -> None:
-        """Combine the lanes pairwise into the total and reset them."""
-        values = [self.state.get(e, lane) for lane in range(self.lanes)]
+    def tree(self, e: Emitter, values: list[Value]) -> Value:
         while len(values) > 1:
             values = [self.apply(e, a, b) for a, b in zip(values[::2], values[1::2])]
-        self.add_to_total(e, values[0])
-        self.state.fill(e, range(self.lanes), identity(self.item, self.combine))
+        return values[0]
 
-    def result(self, e: Emitter, count: int) -> Value:
-        total = self.state.get(e, self.total)
+    def add_to_total(self, e: Emitter, store: Accumulators, total: Slot, compensation: Slot, value: Value) -> None:
+        """total += value; float sums keep what each addition loses in `compensation` (Kahan)."""
+        old = store.get(e, total)
+        if not self.kahan:
+            store.set(e, total, self.apply(e, old, value))
+            return
+        y = e.fsub(value, store.get(e, compensation))  # type: ignore[arg-type]
+        t = e.fadd(old, y)  # type: ignore[arg-type]
+        store.set(e, compensation, e.fsub(e.fsub(t, old), y))  # type: ignore[arg-type]
+        store.set(e, total, t)
+
+    def result(self, e: Emitter, store: Accumulators, total: Slot, compensation: Slot) -> Value:
+        value = store.get(e, total)
         if self.kahan:  # the compensation holds what the additions lost
-            total = e.fsub(total, self.state.get(e, self.compensation))  # type: ignore[arg-type]
+            value = e.fsub(value, store.get(e, compensation))  # type: ignore[arg-type]
         if not self.mean:
-            return total
-        n = e.const(self.item.compute, count)
-        if isinstance(total, ComplexValue):
-            return ComplexValue(e.fdiv(total.re, n), e.fdiv(total.im, n))
-        return e.fdiv(total, n)
+            return value
+        n = e.const(self.item.compute, self.count)
+        if isinstance(value, ComplexValue):
+            return ComplexValue(e.fdiv(value.re, n), e.fdiv(value.im, n))
+        return e.fdiv(value, n)
+
+
+def register_lanes(item: Codec) -> int:
+    """How many accumulators of `item`'s compute type fill one 64-byte register."""
+    compute_bytes = 4 if item.narrow else item.dtype.nbytes // item.components
+    return max(4, REGISTER_BYTES // (compute_bytes * item.components))
 
 
 def _nests(op: rg.ReductionRegionOp) -> tuple[LoopNest, LoopNest]:
@@ -163,82 +174,186 @@ def _nests(op: rg.ReductionRegionOp) -> tuple[LoopNest, LoopNest]:
     return outer, inner
 
 
+def _is_column(outer: LoopNest, inner: LoopNest) -> bool:
+    """Inputs walk the innermost parallel axis contiguously (or not at all) but the
+    innermost reduced axis with a stride."""
+    if outer.sizes[-1] < 8 or numel(inner.sizes) <= 1:
+        return False
+    along = [s[-1] for s in outer.strides[:-1]]
+    across = [s[-1] for s in inner.strides]
+    return all(a in (0, 1) for a in along) and any(abs(c) > 1 for c in across)
+
+
 def reduction_region_kernels(op: rg.ReductionRegionOp, ctx: KernelContext) -> list[Kernel]:
     outer, inner = _nests(op)
-    n_in = len(op.inputs)
-    count = numel([op.iteration_shape[d] for d in op.reduced_dims])
+    if _is_column(outer, inner):
+        return [_column_kernel(op, ctx.name, outer, inner)]
+    return [_row_kernel(op, ctx.name, outer, inner)]
 
-    def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
-        state = _Reduction(e, op)
-        args = op.body.block.args
 
-        def value_at(offsets: list[SSAValue]) -> Value:
-            def load(k: int) -> Value:
-                return codec(args[k].type).load(e, pointers[k], offsets[k])
+def _value_at(e: Emitter, op: rg.ReductionRegionOp, pointers: list[SSAValue], offsets: list[SSAValue]) -> Value:
+    """The body's yielded value at the point where input k is at `offsets[k]`."""
+    args = op.body.block.args
 
-            (yielded,) = emit_body(e, op, load)
-            if yielded is None:
-                yielded = load(list(args).index(op.body.block.last_op.operands[0]))
-            return yielded
+    def load(k: int) -> Value:
+        return codec(args[k].type).load(e, pointers[k], offsets[k])
 
-        def at_point(e: Emitter, ptrs: list[SSAValue], offsets: list[SSAValue]) -> None:
-            state.start(e)
-            _reduce_nest(e, region, state, inner, offsets[:n_in], value_at)
-            state.flush(e)
-            codec(state.element).store(e, state.result(e, count), ptrs[n_in], offsets[n_in])
-
-        emit_nest(e, region, outer, pointers, begin, end, at_point)
-
-    function = kernel_function(ctx.name, n_in + 1, build)
-    buffers: list[SSAValue | str] = [*op.inputs, *op.outputs]
-    return [Kernel(function, buffers, outer.outer_extent, max(1, numel(op.iteration_shape)))]
+    (yielded,) = emit_body(e, op, load)
+    return yielded if yielded is not None else load(list(args).index(op.body.block.last_op.operands[0]))
 
 
 def _advance(e: Emitter, offsets: list[SSAValue], index: SSAValue, strides: list[int]) -> list[SSAValue]:
-    return [off if s == 0 else e.add(off, index if s == 1 else e.mul(index, e.i64(s))) for off, s in zip(offsets, strides)]
+    return [advance(e, off, index, s) for off, s in zip(offsets, strides)]
 
 
-def _reduce_nest(
-    e: Emitter,
-    region: Region,
-    state: _Reduction,
-    nest: LoopNest,
-    offsets: list[SSAValue],
-    value_at: Callable[[list[SSAValue]], Value],
-    depth: int = 0,
+def _walk(
+    e: Emitter, region: Region, nest: LoopNest, offsets: list[SSAValue], innermost: Callable[[list[SSAValue]], None]
 ) -> None:
-    """Outer reduced dimensions as plain loops; the innermost one in lane groups."""
-    strides = [s[depth] for s in nest.strides]
-    if depth + 1 < len(nest.sizes):
+    """Loops over all but the innermost axis of `nest`, calling `innermost` with the offsets."""
+
+    def level(depth: int, here: list[SSAValue]) -> None:
+        if depth == len(nest.sizes) - 1:
+            innermost(here)
+            return
+        strides = [s[depth] for s in nest.strides]
 
         def step(i: SSAValue) -> None:
-            _reduce_nest(e, region, state, nest, _advance(e, offsets, i, strides), value_at, depth + 1)
+            level(depth + 1, _advance(e, here, i, strides))
 
         for_range(e, region, e.i64(0), e.i64(nest.sizes[depth]), step)
-        return
-    n, lanes = nest.sizes[depth], state.lanes
-    groups = n // lanes
+
+    level(0, offsets)
+
+
+def _blocked(
+    e: Emitter, region: Region, n: int, step: int, body: Callable[[SSAValue], None], flush: Callable[[], None]
+) -> None:
+    """`body(i)` for i in range(0, n - n % step, step), calling `flush` every BLOCK
+    calls and after the last; returns with the `n % step` leftovers undone."""
+    groups = n // step
     blocks = groups // BLOCK
 
-    def group(g: SSAValue) -> None:
-        first = e.mul(g, e.i64(lanes))
-        for lane in range(lanes):
-            index = e.add(first, e.i64(lane))
-            state.add_to_lane(e, lane, value_at(_advance(e, offsets, index, strides)))
-
     def block(b: SSAValue) -> None:
-        start = e.mul(b, e.i64(BLOCK))
-        for_range(e, region, start, e.add(start, e.i64(BLOCK)), group)
-        state.flush(e)
+        first = e.mul(b, e.i64(BLOCK))
+        for_range(e, region, first, e.add(first, e.i64(BLOCK)), lambda g: body(e.mul(g, e.i64(step))))
+        flush()
 
     for_range(e, region, e.i64(0), e.i64(blocks), block)
-    for_range(e, region, e.i64(blocks * BLOCK), e.i64(groups), group)
-    state.flush(e)
+    for_range(e, region, e.i64(blocks * BLOCK), e.i64(groups), lambda g: body(e.mul(g, e.i64(step))))
+    flush()
 
-    def single(i: SSAValue) -> None:
-        state.add_to_total(e, value_at(_advance(e, offsets, i, strides)))
 
-    for_range(e, region, e.i64(groups * lanes), e.i64(n), single)
+def _row_kernel(op: rg.ReductionRegionOp, name: str, outer: LoopNest, inner: LoopNest) -> Kernel:
+    """At each output point: lane accumulators along the innermost reduced axis."""
+    n_in = len(op.inputs)
+    math = Combiner(op)
+    lanes = register_lanes(math.item)
+    total, compensation = lanes, lanes + 1
+    n, strides = inner.sizes[-1], [s[-1] for s in inner.strides]
+
+    def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
+        store = Accumulators(e, math.item, lanes + 2)
+
+        def flush() -> None:
+            math.add_to_total(e, store, total, compensation, math.tree(e, [store.get(e, k) for k in range(lanes)]))
+            for k in range(lanes):
+                store.set(e, k, store.constant(e, math.identity))
+
+        def row(offsets: list[SSAValue]) -> None:
+            def group(first: SSAValue) -> None:
+                for lane in range(lanes):
+                    at = _advance(e, offsets, e.add(first, e.i64(lane)), strides)
+                    store.set(e, lane, math.apply(e, store.get(e, lane), _value_at(e, op, pointers, at)))
+
+            _blocked(e, region, n, lanes, group, flush)
+
+            def single(i: SSAValue) -> None:
+                value = _value_at(e, op, pointers, _advance(e, offsets, i, strides))
+                math.add_to_total(e, store, total, compensation, value)
+
+            for_range(e, region, e.i64(n - n % lanes), e.i64(n), single)
+
+        def at_point(e: Emitter, ptrs: list[SSAValue], offsets: list[SSAValue]) -> None:
+            for k in range(lanes + 1):
+                store.set(e, k, store.constant(e, math.identity))
+            store.set(e, compensation, store.constant(e, 0))
+            _walk(e, region, inner, offsets[:n_in], row)
+            codec(math.element).store(e, math.result(e, store, total, compensation), ptrs[n_in], offsets[n_in])
+
+        emit_nest(e, region, outer, pointers, begin, end, at_point)
+
+    function = kernel_function(name, n_in + 1, build)
+    buffers: list[SSAValue | str] = [*op.inputs, *op.outputs]
+    return Kernel(function, buffers, outer.outer_extent, max(1, numel(outer.sizes) * math.count))
+
+
+def _column_kernel(op: rg.ReductionRegionOp, name: str, outer: LoopNest, inner: LoopNest) -> Kernel:
+    """Chunks of COLUMNS adjacent output points, one accumulator each, the reduced
+    axes walked outside a vectorizable loop over the chunk."""
+    n_in = len(op.inputs)
+    math = Combiner(op)
+    width = outer.sizes[-1]
+    chunks = -(-width // COLUMNS)
+    along = [s[-1] for s in outer.strides]
+    counter = (*(0 for _ in outer.sizes[:-1]), 1)  # an extra "operand" whose offset is the chunk index
+    grouped = LoopNest(
+        (*outer.sizes[:-1], chunks),
+        (*((*s[:-1], s[-1] * COLUMNS) for s in outer.strides), counter),
+        (*outer.bases, 0),
+    )
+    n, strides = inner.sizes[-1], [s[-1] for s in inner.strides]
+
+    def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
+        partial = Accumulators(e, math.item, COLUMNS)
+        totals = Accumulators(e, math.item, 2 * COLUMNS)  # total of point p at 2p, its compensation at 2p + 1
+
+        def at_chunk(e: Emitter, ptrs: list[SSAValue], offsets: list[SSAValue]) -> None:
+            count = e.smin(e.i64(COLUMNS), e.sub(e.i64(width), e.mul(offsets[-1], e.i64(COLUMNS))))
+
+            def points(body: Callable[[SSAValue], None]) -> None:
+                for_range(e, region, e.i64(0), count, body)
+
+            def reset(p: SSAValue) -> None:
+                partial.set(e, p, partial.constant(e, math.identity))
+
+            def start(p: SSAValue) -> None:
+                reset(p)
+                totals.set(e, e.mul(p, e.i64(2)), totals.constant(e, math.identity))
+                totals.set(e, e.add(e.mul(p, e.i64(2)), e.i64(1)), totals.constant(e, 0))
+
+            def flush() -> None:
+                def one(p: SSAValue) -> None:
+                    slot = e.mul(p, e.i64(2))
+                    math.add_to_total(e, totals, slot, e.add(slot, e.i64(1)), partial.get(e, p))
+                    reset(p)
+
+                points(one)
+
+            def step(here: list[SSAValue]) -> None:
+                def one(p: SSAValue) -> None:
+                    value = _value_at(e, op, pointers, _advance(e, here, p, along[:n_in]))
+                    partial.set(e, p, math.apply(e, partial.get(e, p), value))
+
+                points(one)
+
+            def column(offsets_in: list[SSAValue]) -> None:
+                _blocked(e, region, n, 1, lambda i: step(_advance(e, offsets_in, i, strides)), flush)
+
+            points(start)
+            _walk(e, region, inner, offsets[:n_in], column)
+
+            def finish(p: SSAValue) -> None:
+                slot = e.mul(p, e.i64(2))
+                value = math.result(e, totals, slot, e.add(slot, e.i64(1)))
+                codec(math.element).store(e, value, ptrs[n_in], _advance(e, [offsets[n_in]], p, [along[n_in]])[0])
+
+            points(finish)
+
+        emit_nest(e, region, grouped, pointers, begin, end, at_chunk)
+
+    function = kernel_function(name, n_in + 1, build)
+    buffers: list[SSAValue | str] = [*op.inputs, *op.outputs]
+    return Kernel(function, buffers, grouped.outer_extent, max(1, numel(outer.sizes) * math.count))
 
 
 KERNELS: dict[type[rg.ReductionRegionOp], Callable[[rg.ReductionRegionOp, KernelContext], list[Kernel]]] = {
