@@ -14,11 +14,15 @@ not depend on the thread count. Two loop orders, chosen by the strides:
   `i` going to lane accumulator `i mod lanes`: independent chains that LLVM's
   SLP vectorizer packs into vector adds.
 * **columns** (the inputs walk the innermost *parallel* axis contiguously,
-  e.g. a sum over the first axis): the output points are taken `COLUMNS` at a
-  time with one accumulator each in a stack array, and the reduced axes are
-  walked outside an inner loop over those points, which the loop vectorizer
-  turns into contiguous vector loads and adds.
+  e.g. a sum over the first axis): the output points are taken `COLUMNS` at
+  a time, each with the same lanes as in row order in stack arrays laid out
+  point-fastest, and the reduced axes are walked outside loops over those
+  points, which the loop vectorizer turns into contiguous vector loads and
+  adds. The arithmetic is the row order's, so the result does not depend on
+  the order chosen, nor on whether a prologue was fused (tests/test_reduction_fusion.py).
 
+The reduced axes are never merged, so the order of combination is a function
+of their extents alone (not of the inputs' strides).
 Either way, every `BLOCK` steps the accumulators are flushed (lanes combined
 pairwise) into a total, float sums with Kahan compensation, so the error
 stays near that of one block however long the reduction (NumPy's pairwise
@@ -49,10 +53,11 @@ from rlx_mlir.lowering.loops import LoopNest, advance, coalesce, emit_nest, for_
 from rlx_mlir.lowering.scalar_ops import unrounded_binary_value
 
 REGISTER_BYTES = 64
-BLOCK = 16
-"""Steps between flushes into the total: blocks of 256 f32 elements per output in row order."""
-COLUMNS = 1024
-"""Output points reduced together in column order: 4 KiB of f32 accumulators (x3 with the totals) stay in L1."""
+BLOCK = 64
+"""Lane steps between flushes into the total: blocks of 1024 f32 elements, 64 per lane."""
+COLUMNS = 2048
+"""Output points reduced together in column order: each row step reads 8 KiB of
+f32 contiguously, and the points' 16 lanes (128 KiB) stay in L2."""
 
 Slot = int | SSAValue
 
@@ -169,8 +174,11 @@ def _nests(op: rg.ReductionRegionOp) -> tuple[LoopNest, LoopNest]:
     strides = [s for s, _ in reads] + [tuple(out)]
     bases = tuple(b for _, b in reads) + (0,)
     outer = coalesce(tuple(space[d] for d in parallel), [tuple(s[d] for d in parallel) for s in strides], bases)
-    order = sorted(reduced)
-    inner = coalesce(tuple(space[d] for d in order), [tuple(s[d] for d in order) for s in strides[:-1]])
+    kept = [d for d in sorted(reduced) if space[d] != 1] or [None]  # never merged: see the module docstring
+    inner = LoopNest(
+        tuple(space[d] if d is not None else 1 for d in kept),
+        tuple(tuple(s[d] if d is not None else 0 for d in kept) for s in strides[:-1]),
+    )
     return outer, inner
 
 
@@ -288,24 +296,28 @@ def _row_kernel(op: rg.ReductionRegionOp, name: str, outer: LoopNest, inner: Loo
 
 
 def _column_kernel(op: rg.ReductionRegionOp, name: str, outer: LoopNest, inner: LoopNest) -> Kernel:
-    """Chunks of COLUMNS adjacent output points, one accumulator each, the reduced
-    axes walked outside a vectorizable loop over the chunk."""
+    """Chunks of COLUMNS adjacent output points, each with the lanes, total and
+    compensation of the row order in L1 arrays laid out point-fastest, so the
+    same arithmetic runs as loops over the chunk's points that vectorize."""
     n_in = len(op.inputs)
     math = Combiner(op)
+    lanes = register_lanes(math.item)
     width = outer.sizes[-1]
-    chunks = -(-width // COLUMNS)
     along = [s[-1] for s in outer.strides]
     counter = (*(0 for _ in outer.sizes[:-1]), 1)  # an extra "operand" whose offset is the chunk index
     grouped = LoopNest(
-        (*outer.sizes[:-1], chunks),
+        (*outer.sizes[:-1], -(-width // COLUMNS)),
         (*((*s[:-1], s[-1] * COLUMNS) for s in outer.strides), counter),
         (*outer.bases, 0),
     )
     n, strides = inner.sizes[-1], [s[-1] for s in inner.strides]
 
     def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
-        partial = Accumulators(e, math.item, COLUMNS)
-        totals = Accumulators(e, math.item, 2 * COLUMNS)  # total of point p at 2p, its compensation at 2p + 1
+        store = Accumulators(e, math.item, (lanes + 2) * COLUMNS)  # slot of (lane k, point p): k * COLUMNS + p
+        total, compensation = lanes, lanes + 1
+
+        def slot(k: int, p: SSAValue) -> SSAValue:
+            return e.add(p, e.i64(k * COLUMNS))
 
         def at_chunk(e: Emitter, ptrs: list[SSAValue], offsets: list[SSAValue]) -> None:
             count = e.smin(e.i64(COLUMNS), e.sub(e.i64(width), e.mul(offsets[-1], e.i64(COLUMNS))))
@@ -313,38 +325,48 @@ def _column_kernel(op: rg.ReductionRegionOp, name: str, outer: LoopNest, inner: 
             def points(body: Callable[[SSAValue], None]) -> None:
                 for_range(e, region, e.i64(0), count, body)
 
-            def reset(p: SSAValue) -> None:
-                partial.set(e, p, partial.constant(e, math.identity))
+            def reset(p: SSAValue, upto: int) -> None:
+                for k in range(upto):
+                    store.set(e, slot(k, p), store.constant(e, math.identity))
 
             def start(p: SSAValue) -> None:
-                reset(p)
-                totals.set(e, e.mul(p, e.i64(2)), totals.constant(e, math.identity))
-                totals.set(e, e.add(e.mul(p, e.i64(2)), e.i64(1)), totals.constant(e, 0))
+                reset(p, lanes + 1)
+                store.set(e, slot(compensation, p), store.constant(e, 0))
 
-            def flush() -> None:
-                def one(p: SSAValue) -> None:
-                    slot = e.mul(p, e.i64(2))
-                    math.add_to_total(e, totals, slot, e.add(slot, e.i64(1)), partial.get(e, p))
-                    reset(p)
+            def flush_point(p: SSAValue) -> None:
+                folded = math.tree(e, [store.get(e, slot(k, p)) for k in range(lanes)])
+                math.add_to_total(e, store, slot(total, p), slot(compensation, p), folded)
+                reset(p, lanes)
 
-                points(one)
+            def group(here: list[SSAValue], first: SSAValue) -> None:
+                for k in range(lanes):
+                    at = _advance(e, here, e.add(first, e.i64(k)), strides)
 
-            def step(here: list[SSAValue]) -> None:
-                def one(p: SSAValue) -> None:
-                    value = _value_at(e, op, pointers, _advance(e, here, p, along[:n_in]))
-                    partial.set(e, p, math.apply(e, partial.get(e, p), value))
+                    def one(p: SSAValue, k: int = k, at: list[SSAValue] = at) -> None:
+                        value = _value_at(e, op, pointers, _advance(e, at, p, along[:n_in]))
+                        store.set(e, slot(k, p), math.apply(e, store.get(e, slot(k, p)), value))
 
-                points(one)
+                    points(one)
 
-            def column(offsets_in: list[SSAValue]) -> None:
-                _blocked(e, region, n, 1, lambda i: step(_advance(e, offsets_in, i, strides)), flush)
+            def column(here: list[SSAValue]) -> None:
+                _blocked(e, region, n, lanes, lambda first: group(here, first), lambda: points(flush_point))
+
+                def single(i: SSAValue) -> None:
+                    at = _advance(e, here, i, strides)
+
+                    def one(p: SSAValue) -> None:
+                        value = _value_at(e, op, pointers, _advance(e, at, p, along[:n_in]))
+                        math.add_to_total(e, store, slot(total, p), slot(compensation, p), value)
+
+                    points(one)
+
+                for_range(e, region, e.i64(n - n % lanes), e.i64(n), single)
 
             points(start)
             _walk(e, region, inner, offsets[:n_in], column)
 
             def finish(p: SSAValue) -> None:
-                slot = e.mul(p, e.i64(2))
-                value = math.result(e, totals, slot, e.add(slot, e.i64(1)))
+                value = math.result(e, store, slot(total, p), slot(compensation, p))
                 codec(math.element).store(e, value, ptrs[n_in], _advance(e, [offsets[n_in]], p, [along[n_in]])[0])
 
             points(finish)

@@ -50,9 +50,9 @@ class FuseReductionPrologue(RewritePattern):
         fused = rg.ReductionRegionOp.of(op, region)
         if region is not producer:  # the outlined stand-in for a lone op holds uses of its inputs
             region.erase(safe_erase=False)
-        rewriter.replace_op(op, fused)
+        rewriter.replace(op, fused)
         assert isinstance(producer, Operation)
-        rewriter.erase_op(producer)
+        rewriter.erase(producer)
 
 
 @dataclass(frozen=True)
