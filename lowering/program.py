@@ -30,6 +30,7 @@ from rlx_mlir.lowering.emitter import Emitter
 from rlx_mlir.lowering.kernel import (
     PTR,
     STATUS,
+    External,
     Kernel,
     KernelContext,
     drop_noalias,
@@ -56,7 +57,7 @@ from rlx_mlir.verification import function_block
 @dataclass
 class LoweredProgram:
     functions: list[llvm.FuncOp] = field(default_factory=list)
-    externals: set[str] = field(default_factory=set)
+    externals: set[External] = field(default_factory=set)
 
 
 class _EntryBuilder:
@@ -123,6 +124,7 @@ class _EntryBuilder:
         args = e.op(llvm.AllocaOp(e.i64(len(pointers)), PTR, alignment=8))
         for k, ptr in enumerate(pointers):
             e.op(llvm.StoreOp(ptr, e.op(llvm.GEPOp(args, [k], PTR, inbounds=True))))
+        self.program.externals |= set(kernel.externals)
         extent = e.i64(kernel.extent)
         big = kernel.work >= PARALLEL_MIN_ELEMENTS and kernel.extent >= self.threads
         if kernel.parallel and self.threads > 1 and big:
@@ -188,7 +190,7 @@ def lower_function(function: func.FuncOp, threads: int) -> LoweredProgram:
     for index, op in enumerate(function_block(function).ops):
         emit = KERNELS.get(type(op))
         if emit is not None:
-            for kernel in emit(op, KernelContext(f"{builder.name}_k{index}", codes.get(op, 0))):
+            for kernel in emit(op, KernelContext(f"{builder.name}_k{index}", codes.get(op, 0), threads)):
                 builder.launch(kernel)
         elif isinstance(op, func.ReturnOp):
             returned = list(op.arguments)
