@@ -24,7 +24,7 @@ from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 
 from rlx_mlir.dialects import elementwise as ew
 from rlx_mlir.dialects import rlx
-from rlx_mlir.lowering import indexing, movement
+from rlx_mlir.lowering import contraction, indexing, movement
 from rlx_mlir.lowering.elementwise import region_kernels
 from rlx_mlir.lowering.emitter import Emitter
 from rlx_mlir.lowering.kernel import (
@@ -177,13 +177,14 @@ KERNELS: dict[type[Operation], Emit] = {
     ew.ElementwiseRegionOp: region_kernels,
     **movement.KERNELS,
     **indexing.KERNELS,
+    **contraction.KERNELS,
 }  # type: ignore[dict-item]
 """The kernel emitter of each op that runs code (one module per family)."""
 
 
 def lower_function(function: func.FuncOp, threads: int) -> LoweredProgram:
-    """Lower a planned function (every compute op a region, concat, pad or
-    gather/scatter; elementwise leftovers already wrapped in regions)."""
+    """Lower a planned function (every compute op a region or an op with a
+    kernel emitter; elementwise leftovers already wrapped in regions)."""
     builder = _EntryBuilder(function, threads)
     codes = {op: k + 1 for k, op in enumerate(index_checks(function))}
     returned: list[SSAValue] = []
