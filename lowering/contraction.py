@@ -16,9 +16,12 @@ By element type:
   thread count to the entry's `threads` before its first GEMM; a batch of
   GEMMs small enough for OpenBLAS to run on the calling thread
   (`blas.CALLER_THREAD_MNK`) is split across the entry's threads instead.
+- Small real GEMMs (M·N·K <= 2^18, rhs not transposed) skip the call: a
+  register-tiled kernel in explicit vector IR (`_tiled_gemm_kernels`) runs
+  them about twice as fast as OpenBLAS does (benchmarks/contractions.py).
 - f16, bf16: the operands are widened into f32 scratch buffers
-  (`MatmulOp.scratch_bytes`), sgemm writes an f32 scratch and one store per
-  element rounds it into the result: computed in f32, rounded once.
+  (`MatmulOp.scratch_bytes`), the f32 GEMM writes an f32 scratch and one
+  store per element rounds it into the result: computed in f32, rounded once.
 - i32, i64: emitted loops in (row i, k, column j) order, so the innermost loop
   streams a row of the rhs and of the result and vectorizes; arithmetic wraps.
 - K = 0 (an empty sum): the result is zeros.
@@ -30,8 +33,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import f32, f64, i1, i8, i32
-from xdsl.ir import Operation, Region, SSAValue
+from xdsl.dialects.builtin import DenseArrayBase, VectorType, f32, f64, i1, i8, i32, i64
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from rlx_mlir import blas, dtypes
 from rlx_mlir.broadcast import broadcast_shapes, numel, row_major_strides
@@ -42,6 +45,11 @@ from rlx_mlir.lowering.emitter import Emitter
 from rlx_mlir.lowering.kernel import PTR, External, Kernel, KernelContext, emit_nest_kernel, kernel_function
 from rlx_mlir.lowering.loops import coalesce, for_range
 from rlx_mlir.memory_plan import Scratch
+
+MACS_PER_ELEMENT = 16
+"""A GEMM does about this many multiply-adds in the time an elementwise kernel
+spends on one element, the unit of `Kernel.work` (so the entry only starts
+threads for GEMMs that outlast a thread start)."""
 
 
 @dataclass(frozen=True)
@@ -72,16 +80,15 @@ class GemmLayout:
 
     @property
     def work(self) -> int:
-        return self.count * self.m * self.n * self.k
+        """In `Kernel.work` units (simple elements): MACS_PER_ELEMENT multiply-adds each."""
+        return self.count * self.m * self.n * self.k // MACS_PER_ELEMENT
 
 
 def _batch_strides(matrix: Sequence[int], batch: Sequence[int]) -> tuple[int, ...]:
     """Element strides of an operand (promoted to rank >= 2) along the result's batch axes."""
     own = row_major_strides(tuple(matrix))
     skip = len(batch) - (len(matrix) - 2)
-    return tuple(
-        0 if d < skip or matrix[d - skip] == 1 else own[d - skip] for d in range(len(batch))
-    )
+    return tuple(0 if d < skip or matrix[d - skip] == 1 else own[d - skip] for d in range(len(batch)))
 
 
 def gemm_layout(op: ct.MatmulOp) -> GemmLayout:
@@ -96,7 +103,12 @@ def gemm_layout(op: ct.MatmulOp) -> GemmLayout:
     out_strides = row_major_strides((*batch, m, n))[: len(batch)]
     nest = coalesce(batch, [_batch_strides(a, batch), _batch_strides(b, batch), out_strides])
     rows = nest.sizes[0] * m
-    if len(nest.sizes) == 1 and not transpose_lhs and nest.strides == ((m * k,), (0,), (m * n,)) and rows <= blas.INT_MAX:
+    if (
+        len(nest.sizes) == 1
+        and not transpose_lhs
+        and nest.strides == ((m * k,), (0,), (m * n,))
+        and rows <= blas.INT_MAX
+    ):
         return GemmLayout(rows, n, k, op.transposes, (), ((), (), ()))  # the lhs batch folds into M
     return GemmLayout(m, n, k, op.transposes, nest.sizes, nest.strides)  # type: ignore[arg-type]
 
@@ -179,7 +191,9 @@ def _blas_kernel(
         order = e.const(i32, blas.ROW_MAJOR)
 
         def one(index: SSAValue) -> None:
-            a, b, c = (_byte_pointer(e, p, off, item_bytes) for p, off in zip(pointers, _batch_offsets(e, layout, index)))
+            a, b, c = (
+                _byte_pointer(e, p, off, item_bytes) for p, off in zip(pointers, _batch_offsets(e, layout, index))
+            )
             e.op(llvm.CallOp(gemm.name, order, *flags, *sizes, alpha, a, lda, b, ldb, beta, c, ldc))
 
         for_range(e, region, begin, end, one)
@@ -189,7 +203,9 @@ def _blas_kernel(
     return Kernel(function, buffers, layout.count, layout.work, parallel=split, externals=externals)
 
 
-def _convert_kernel(name: str, count: int, source: Codec, target: Codec, buffers: list[SSAValue | str | Scratch]) -> Kernel:
+def _convert_kernel(
+    name: str, count: int, source: Codec, target: Codec, buffers: list[SSAValue | str | Scratch]
+) -> Kernel:
     """target[i] = source[i] for i < count: one codec load and one codec store per element
     (widening f16/bf16 to f32 is exact; storing f32 as f16/bf16 rounds once)."""
 
@@ -207,9 +223,157 @@ def _widened_kernels(op: ct.MatmulOp, layout: GemmLayout, ctx: KernelContext) ->
     return [
         _convert_kernel(f"{ctx.name}_lhs", numel(shape_of(op.lhs.type)), narrow, wide, [op.lhs, lhs]),
         _convert_kernel(f"{ctx.name}_rhs", numel(shape_of(op.rhs.type)), narrow, wide, [op.rhs, rhs]),
-        _blas_kernel(f"{ctx.name}_gemm", layout, "f32", [lhs, rhs, product], ctx.threads),
+        *_gemm_kernels(f"{ctx.name}_gemm", layout, "f32", [lhs, rhs, product], ctx.threads),
         _convert_kernel(f"{ctx.name}_round", numel(shape_of(op.result.type)), wide, narrow, [product, op.result]),
     ]
+
+
+# ---------------------------------------------------------------------------
+# emitted small GEMMs
+# ---------------------------------------------------------------------------
+
+TILE_ROWS = 8
+TILE_BYTES = 128
+"""A tile of C is TILE_ROWS rows x TILE_BYTES of columns (8 x 32 f32: sixteen
+512-bit accumulators), held in registers over the whole K loop."""
+
+VECTOR_BYTES = 64
+"""The widest vector the tiles use (<16 x float>); narrower tails halve it."""
+
+
+def _chunks(cols: int, widest: int) -> list[tuple[int, int]]:
+    """(offset, width) pieces covering `cols` columns: full vectors, then halves, ..., scalars."""
+    pieces, offset, width = [], 0, widest
+    while offset < cols:
+        while width > cols - offset:
+            width //= 2
+        pieces.append((offset, width))
+        offset += width
+    return pieces
+
+
+def _vector(item: Codec, width: int) -> Attribute:
+    return item.storage if width == 1 else VectorType(item.storage, [width])
+
+
+def _load(e: Emitter, item: Codec, base: SSAValue, index: SSAValue, width: int) -> SSAValue:
+    at = e.op(llvm.GEPOp(base, [llvm.GEP_USE_SSA_VAL], item.storage, ssa_indices=[index], inbounds=True))
+    return e.op(llvm.LoadOp(at, _vector(item, width), alignment=item.dtype.nbytes))
+
+
+def _store(e: Emitter, item: Codec, value: SSAValue, base: SSAValue, index: SSAValue) -> None:
+    at = e.op(llvm.GEPOp(base, [llvm.GEP_USE_SSA_VAL], item.storage, ssa_indices=[index], inbounds=True))
+    e.op(llvm.StoreOp(value, at, alignment=item.dtype.nbytes))
+
+
+def _splat(e: Emitter, scalar: SSAValue, width: int) -> SSAValue:
+    if width == 1:
+        return scalar
+    vector = VectorType(scalar.type, [width])
+    one = e.op(llvm.InsertElementOp(e.op(llvm.UndefOp(vector)), scalar, e.const(i32, 0)))
+    return e.op(llvm.ShuffleVectorOp(one, one, DenseArrayBase.from_list(i32, [0] * width), vector))
+
+
+def _accumulate(
+    e: Emitter,
+    region: Region,
+    count: int,
+    init: list[SSAValue],
+    step: Callable[[SSAValue, list[SSAValue]], list[SSAValue]],
+) -> list[SSAValue]:
+    """values = init; for i in range(count): values = step(i, values); the final values."""
+    header, loop, exit_ = Block(arg_types=[i64, *(v.type for v in init)]), Block(), Block()
+    region.add_block(header)
+    region.add_block(loop)
+    e.op(llvm.BrOp(header, e.i64(0), *init))
+    e.move_to(header)
+    index, *values = header.args
+    e.op(llvm.CondBrOp(e.icmp("slt", index, e.i64(count)), loop, [], exit_, []))
+    e.move_to(loop)
+    e.op(llvm.BrOp(header, e.add(index, e.i64(1)), *step(index, list(values))))
+    region.add_block(exit_)
+    e.move_to(exit_)
+    return list(values)
+
+
+def _tiled_gemm_kernels(
+    name: str, layout: GemmLayout, dtype: str, buffers: list[SSAValue | str | Scratch]
+) -> list[Kernel]:
+    """Register-tiled GEMMs in explicit vector IR (rhs not transposed): for each
+    tile of TILE_ROWS rows x TILE_BYTES of C, acc += splat(A[i, kk]) * B[kk, j0:j1]
+    over kk with vector FMAs, then one store. One kernel runs the full row tiles
+    and one the last M % TILE_ROWS rows, each over (batch, row tile) pairs, which
+    the entry splits across threads."""
+    item = codec(_COMPONENT[dtype])
+    m, n, k = layout.m, layout.n, layout.k
+    a_row, a_col = (1, m) if layout.transposes[0] else (k, 1)  # element strides of A[i, kk] along i and kk
+    width = TILE_BYTES // item.dtype.nbytes
+    widest = VECTOR_BYTES // item.dtype.nbytes
+
+    def kernel(suffix: str, first: int, rows: int, tiles: int) -> Kernel:
+        def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
+            lhs, rhs, out = pointers
+
+            def tile(a_base: SSAValue, b_base: SSAValue, c_base: SSAValue, j0: SSAValue, cols: int) -> None:
+                pieces = _chunks(cols, widest)
+
+                def step(kk: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
+                    b_at = e.add(e.add(b_base, e.mul(kk, e.i64(n))), j0)
+                    bs = [_load(e, item, rhs, e.add(b_at, e.i64(off)), w) for off, w in pieces]
+                    a_at = e.add(a_base, e.mul(kk, e.i64(a_col)))
+                    new = []
+                    for r in range(rows):
+                        a = _load(e, item, lhs, e.add(a_at, e.i64(r * a_row)), 1)
+                        splats = {w: _splat(e, a, w) for w in {w for _, w in pieces}}
+                        for c, ((_, w), b) in enumerate(zip(pieces, bs)):
+                            new.append(e.fma(splats[w], b, accs[r * len(pieces) + c]))
+                    return new
+
+                zeros = [e.op(llvm.ZeroOp(result_types=[_vector(item, w)])) for _, w in pieces]
+                accs = _accumulate(e, region, k, zeros * rows, step)
+                c_at = e.add(c_base, j0)
+                for r in range(rows):
+                    for (off, _), acc in zip(pieces, accs[r * len(pieces) : (r + 1) * len(pieces)]):
+                        _store(e, item, acc, out, e.add(c_at, e.i64(r * n + off)))
+
+            def one(t: SSAValue) -> None:
+                a_base, b_base, c_base = _batch_offsets(e, layout, e.udiv(t, e.i64(tiles)))
+                i0 = e.add(e.mul(e.urem(t, e.i64(tiles)), e.i64(rows)), e.i64(first))
+                a_base = e.add(a_base, e.mul(i0, e.i64(a_row)))
+                c_base = e.add(c_base, e.mul(i0, e.i64(n)))
+                full = n // width * width
+                if full:
+                    for_range(
+                        e, region, e.i64(0), e.i64(full), lambda j0: tile(a_base, b_base, c_base, j0, width), width
+                    )
+                if n % width:
+                    tile(a_base, b_base, c_base, e.i64(full), n % width)
+
+            for_range(e, region, begin, end, one)
+
+        extent = layout.count * tiles
+        work = extent * rows * n * k // MACS_PER_ELEMENT
+        return Kernel(kernel_function(f"{name}{suffix}", 3, build), buffers, extent, work)
+
+    kernels = []
+    if m // TILE_ROWS:
+        kernels.append(kernel("", 0, TILE_ROWS, m // TILE_ROWS))
+    if m % TILE_ROWS:
+        kernels.append(kernel("_tail", m // TILE_ROWS * TILE_ROWS, m % TILE_ROWS, 1))
+    return kernels
+
+
+def _gemm_kernels(
+    name: str, layout: GemmLayout, dtype: str, buffers: list[SSAValue | str | Scratch], threads: int
+) -> list[Kernel]:
+    """The tiled kernel for real GEMMs OpenBLAS would run on the calling thread
+    anyway (M·N·K <= CALLER_THREAD_MNK) with an untransposed rhs: there it runs
+    ~2x faster than the call and its batch splits across the entry's threads
+    (benchmarks/contractions.py); the BLAS call for everything else."""
+    small = layout.m * layout.n * layout.k <= blas.CALLER_THREAD_MNK[False]
+    if dtype in ("f32", "f64") and small and not layout.transposes[1]:
+        return _tiled_gemm_kernels(name, layout, dtype, buffers)
+    return [_blas_kernel(name, layout, dtype, buffers, threads)]
 
 
 # ---------------------------------------------------------------------------
@@ -277,7 +441,7 @@ def matmul_kernels(op: ct.MatmulOp, ctx: KernelContext) -> list[Kernel]:
     _check_blas_sizes(op, layout)
     if dtype in ct.WIDENED_TYPES:
         return _widened_kernels(op, layout, ctx)
-    return [_blas_kernel(ctx.name, layout, dtype, [op.lhs, op.rhs, op.result], ctx.threads)]
+    return _gemm_kernels(ctx.name, layout, dtype, [op.lhs, op.rhs, op.result], ctx.threads)
 
 
 KERNELS: dict[type[Operation], Callable[[Operation, KernelContext], list[Kernel]]] = {
