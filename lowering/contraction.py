@@ -185,10 +185,10 @@ def _blas_kernel(
         alpha, beta = _scalars(e, dtype)
         if not split:
             e.op(llvm.CallOp(SET_THREADS.name, e.const(i32, threads)))
+        order = e.const(i32, blas.ROW_MAJOR)
         flags = [e.const(i32, blas.TRANS if t else blas.NO_TRANS) for t in (transpose_lhs, transpose_rhs)]
         sizes = [e.const(i32, d) for d in (layout.m, layout.n, layout.k)]
         lda, ldb, ldc = (e.const(i32, d) for d in layout.leading)
-        order = e.const(i32, blas.ROW_MAJOR)
 
         def one(index: SSAValue) -> None:
             a, b, c = (
@@ -329,7 +329,7 @@ def _tiled_gemm_kernels(
                             new.append(e.fma(splats[w], b, accs[r * len(pieces) + c]))
                     return new
 
-                zeros = [e.op(llvm.ZeroOp(result_types=[_vector(item, w)])) for _, w in pieces]
+                zeros = [_splat(e, e.const(item.compute, 0.0), w) for _, w in pieces]
                 accs = _accumulate(e, region, k, zeros * rows, step)
                 c_at = e.add(c_base, j0)
                 for r in range(rows):
