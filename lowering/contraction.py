@@ -24,7 +24,9 @@ By element type:
   store per element rounds it into the result: computed in f32, rounded once.
 - i32, i64: emitted loops in (row i, k, column j) order, so the innermost loop
   streams a row of the rhs and of the result and vectorizes; arithmetic wraps.
-- K = 0 (an empty sum): the result is zeros.
+- K = 0 (an empty sum) needs no special case: every path writes zeros (the
+  tile and integer loops store their zero-initialized accumulators; CBLAS
+  with beta = 0 sets C to zero, given leading dimensions of at least 1).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import DenseArrayBase, VectorType, f32, f64, i1, i8, i32, i64
+from xdsl.dialects.builtin import DenseArrayBase, VectorType, f32, f64, i8, i32, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from rlx_mlir import blas, dtypes
@@ -377,7 +379,7 @@ def _gemm_kernels(
 
 
 # ---------------------------------------------------------------------------
-# emitted loops: integers, and the empty sum
+# emitted loops: integers
 # ---------------------------------------------------------------------------
 
 
@@ -419,22 +421,10 @@ def _integer_kernel(op: ct.MatmulOp, layout: GemmLayout, ctx: KernelContext) -> 
     return Kernel(function, [op.lhs, op.rhs, op.result], layout.count * m, layout.work)
 
 
-def _zero_kernel(op: ct.MatmulOp, ctx: KernelContext) -> Kernel:
-    """K = 0: every entry of the result is an empty sum."""
-    size = numel(shape_of(op.result.type)) * dtypes.from_ir(element_type(op.result.type)).nbytes
-
-    def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
-        e.intrinsic("llvm.memset.p0.i64", [pointers[0], e.const(i8, 0), e.i64(size), e.const(i1, 0)], None)
-
-    return Kernel(kernel_function(ctx.name, 1, build), [op.result], 1, size, parallel=False)
-
-
 def matmul_kernels(op: ct.MatmulOp, ctx: KernelContext) -> list[Kernel]:
     if numel(shape_of(op.result.type)) == 0:
         return []
     layout = gemm_layout(op)
-    if layout.k == 0:
-        return [_zero_kernel(op, ctx)]
     dtype = dtypes.from_ir(element_type(op.result.type)).name
     if dtype in ("i32", "i64"):
         return [_integer_kernel(op, layout, ctx)]
