@@ -226,13 +226,17 @@ def test_zero_size_dimensions(t: str) -> None:
 # stored transposes
 # ---------------------------------------------------------------------------
 
+
+def flagged(batch: tuple[int, ...], m: int, k: int, n: int, tl: bool, tr: bool) -> Case:
+    """A (batch x) [m x k] @ [k x n] product with the flagged operands stored transposed."""
+    return ((*batch, k, m) if tl else (*batch, m, k)), ((n, k) if tr else (k, n)), tl, tr
+
+
 FLAG_CASES: list[Case] = [
-    (lhs, rhs, tl, tr)
+    flagged(batch, m, k, n, tl, tr)
+    for batch, m, k, n in [((), 11, 13, 21), ((2,), 70, 90, 50)]
     for tl in (False, True)
     for tr in (False, True)
-    for lhs, rhs in [((11, 13) if not tl else (13, 11), (13, 21) if not tr else (21, 13))]
-] + [
-    ((2, 70, 90) if tl else (2, 90, 70), (50, 70) if tr else (70, 50), tl, tr) for tl in (False, True) for tr in (False, True)
 ]
 
 
@@ -303,7 +307,7 @@ def test_split_kernels_use_the_thread_launcher(t: str) -> None:
     for k in SPLIT_BY_THE_ENTRY:
         assert f"mm_k{k}_parallel" in exe.llvm_ir
     assert "mm_k0_parallel" not in exe.llvm_ir
-    assert "call ccc void @\"scipy_openblas_set_num_threads\"(i32 2)" in exe.llvm_ir
+    assert 'call ccc void @"scipy_openblas_set_num_threads"(i32 2)' in exe.llvm_ir
 
 
 def _blas_threads() -> int:
