@@ -365,14 +365,19 @@ def _tiled_gemm_kernels(
     return kernels
 
 
+TILED_MAX_MNK = blas.CALLER_THREAD_MNK[False]
+"""Real GEMMs up to this M·N·K use the tile kernel (benchmarks/contractions.py sets
+it to 0 to time the BLAS call instead)."""
+
+
 def _gemm_kernels(
     name: str, layout: GemmLayout, dtype: str, buffers: list[SSAValue | str | Scratch], threads: int
 ) -> list[Kernel]:
     """The tiled kernel for real GEMMs OpenBLAS would run on the calling thread
-    anyway (M·N·K <= CALLER_THREAD_MNK) with an untransposed rhs: there it runs
+    anyway (M·N·K <= TILED_MAX_MNK) with an untransposed rhs: there it runs
     ~2x faster than the call and its batch splits across the entry's threads
     (benchmarks/contractions.py); the BLAS call for everything else."""
-    small = layout.m * layout.n * layout.k <= blas.CALLER_THREAD_MNK[False]
+    small = layout.m * layout.n * layout.k <= TILED_MAX_MNK
     if dtype in ("f32", "f64") and small and not layout.transposes[1]:
         return _tiled_gemm_kernels(name, layout, dtype, buffers)
     return [_blas_kernel(name, layout, dtype, buffers, threads)]
