@@ -356,3 +356,12 @@ def test_matmul_feeds_fused_elementwise_ops() -> None:
     h = xs.astype(np.float64) @ ws.astype(np.float64) + bs
     want = 0.5 * h * (1 + np.vectorize(math.erf)(h / np.sqrt(2)))
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(h).max())
+
+
+def test_dimension_beyond_32_bit_blas_is_a_clear_error() -> None:
+    """CBLAS sizes are 32-bit: K = 2^31 cannot be passed, and lowering says so
+    (no array of that size is ever allocated: inputs are bound by pointer)."""
+    b = Builder("huge")
+    b.output(b.matmul(b.input((1, 2**31)), b.input((2**31, 2))))
+    with pytest.raises(ValueError, match=r"'rlx.matmul' has a matrix dimension above 2147483647.*K = 2147483648"):
+        rlx.compile(b.module())
