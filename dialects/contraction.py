@@ -14,6 +14,8 @@ the kernel passes to BLAS as a transpose flag instead of copying.
 
 Element types: f32, f64 (BLAS sgemm/dgemm), f16 and bf16 (computed in f32,
 rounded once), complex<f32>/complex<f64> (cgemm/zgemm), i32 and i64 (wrapping).
+An f16/bf16 matmul declares three f32 scratch buffers (the widened lhs and
+rhs and the f32 product), which `plan-memory` places for the op's lifetime.
 """
 
 from __future__ import annotations
@@ -27,10 +29,19 @@ from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
 from rlx_mlir import dtypes
-from rlx_mlir.broadcast import broadcast_shapes
-from rlx_mlir.dialects.common import TensorOp, check_result_shape, check_same_element_type, shape_of
+from rlx_mlir.broadcast import broadcast_shapes, numel
+from rlx_mlir.dialects.common import (
+    NeedsScratch,
+    TensorOp,
+    check_result_shape,
+    check_same_element_type,
+    element_type,
+    shape_of,
+)
 
 MATMUL_TYPES = ("f16", "bf16", "f32", "f64", "complex<f32>", "complex<f64>", "i32", "i64")
+WIDENED_TYPES = ("f16", "bf16")
+"""Computed in f32 scratch buffers and rounded once into the result."""
 
 
 def bool_attr(value: bool) -> BoolAttr:
@@ -64,7 +75,7 @@ def matmul_shape(
 
 
 @irdl_op_definition
-class MatmulOp(TensorOp):
+class MatmulOp(TensorOp, NeedsScratch):
     """`rlx.matmul {transpose_lhs, transpose_rhs}` (lhs, rhs): np.matmul, with the
     operands' stored transposes applied first."""
 
@@ -90,6 +101,12 @@ class MatmulOp(TensorOp):
     @property
     def transposes(self) -> tuple[bool, bool]:
         return bool(self.transpose_lhs.value.data), bool(self.transpose_rhs.value.data)
+
+    def scratch_bytes(self) -> tuple[int, ...]:
+        """f16/bf16: the lhs, the rhs and the product as f32; other types need none."""
+        if dtypes.from_ir(element_type(self.result.type)).name not in WIDENED_TYPES:
+            return ()
+        return tuple(4 * numel(shape_of(v.type)) for v in (self.lhs, self.rhs, self.result))
 
     def verify_rules(self) -> None:
         check_same_element_type(self, "rhs", self.rhs, self.lhs)

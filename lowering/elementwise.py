@@ -10,8 +10,6 @@ formula (`scalar_ops.emit_scalar_op`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from xdsl.ir import SSAValue
 
 from rlx_mlir import index_maps
@@ -22,7 +20,7 @@ from rlx_mlir.lowering.element_types import Value, codec
 from rlx_mlir.lowering.emitter import Emitter
 from rlx_mlir.lowering.kernel import Kernel, KernelContext, emit_nest_kernel
 from rlx_mlir.lowering.loops import LoopNest, coalesce, read_strides
-from rlx_mlir.lowering.scalar_ops import emit_scalar_op
+from rlx_mlir.lowering.scalar_ops import emit_body
 
 
 def _input_strides(region_op: rg.ElementwiseRegionOp) -> list[tuple[tuple[int, ...], int]]:
@@ -69,17 +67,3 @@ def _emit_body(
             codec(value.type).copy(e, pointers[k], offsets[k], out, at)
         else:
             codec(value.type).store(e, yielded, out, at)
-
-
-def emit_body(e: Emitter, region_op: rg.ScalarBodyRegionOp, load: Callable[[int], Value]) -> list[Value | None]:
-    """Evaluate a region body on the inputs `load(k)` gives (each loaded once, and
-    only if an op reads it); the yielded values, None for a block argument that
-    is yielded but read by no op (the caller copies or loads it)."""
-    block = region_op.body.block
-    used = {v for op in block.ops if not isinstance(op, rg.YieldOp) for v in op.operands}
-    values: dict[SSAValue, Value] = {arg: load(k) for k, arg in enumerate(block.args) if arg in used}
-    for op in block.ops:
-        if isinstance(op, rg.YieldOp):
-            return [values.get(v) for v in op.values]
-        values[op.results[0]] = emit_scalar_op(e, op, [values[v] for v in op.operands])
-    raise ValueError(f"'{region_op.name}' body has no rlx.yield")

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, UnitAttr, i64
-from xdsl.ir import Block, Region, SSAValue
+from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from rlx_mlir.lowering.emitter import Emitter
 from rlx_mlir.lowering.loops import Body, LoopNest, emit_nest, if_then
@@ -32,6 +32,24 @@ STATUS = "status"
 STATUS_FIELDS = 4  # code, index, axis, size (i64 each)
 
 
+@dataclass(frozen=True)
+class External:
+    """A function the JIT resolves outside the module (pthreads from libc, the
+    BLAS of `rlx_mlir.blas`); the lowered module declares each one it calls once."""
+
+    name: str
+    inputs: tuple[Attribute, ...]
+    output: Attribute | None = None
+
+    def declare(self) -> llvm.FuncOp:
+        kind = llvm.LLVMFunctionType(list(self.inputs), self.output)
+        return llvm.FuncOp(self.name, kind, linkage=llvm.LinkageAttr("external"))
+
+
+def external_declarations(externals: set[External]) -> list[llvm.FuncOp]:
+    return [x.declare() for x in sorted(externals, key=lambda x: x.name)]
+
+
 @dataclass
 class Kernel:
     function: llvm.FuncOp
@@ -40,14 +58,19 @@ class Kernel:
     extent: int
     work: int
     parallel: bool = True
+    """Whether the entry may split [0, extent) over threads (not when the kernel threads itself)."""
+    externals: tuple[External, ...] = ()
+    """The outside functions the kernel calls."""
 
 
 @dataclass(frozen=True)
 class KernelContext:
-    """What an emitter needs besides the op: a unique name and its error code."""
+    """What an emitter needs besides the op: a unique name, its error code and
+    the thread count the entry is lowered with (`compile(..., threads=)`)."""
 
     name: str
     code: int = 0
+    threads: int = 1
 
 
 Build = Callable[[Emitter, Region, list[SSAValue], SSAValue, SSAValue], None]

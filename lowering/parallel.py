@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import i32, i64
-from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.ir import Block, Region, SSAValue
 
 from rlx_mlir.lowering.emitter import Emitter
-from rlx_mlir.lowering.kernel import PTR
+from rlx_mlir.lowering.kernel import PTR, External
 from rlx_mlir.lowering.loops import for_range
 
 # Below this many elements a kernel runs on the calling thread: starting a
@@ -21,14 +21,10 @@ from rlx_mlir.lowering.loops import for_range
 PARALLEL_MIN_ELEMENTS = 1 << 17
 
 
-def _external(name: str, inputs: list[Attribute], output: Attribute) -> llvm.FuncOp:
-    return llvm.FuncOp(name, llvm.LLVMFunctionType(inputs, output), linkage=llvm.LinkageAttr("external"))
-
-
-PTHREAD = {
-    "pthread_create": lambda: _external("pthread_create", [PTR, PTR, PTR, PTR], i32),
-    "pthread_join": lambda: _external("pthread_join", [i64, PTR], i32),
-}
+PTHREAD = (
+    External("pthread_create", (PTR, PTR, PTR, PTR), i32),
+    External("pthread_join", (i64, PTR), i32),
+)
 
 
 def emit_parallel_launcher(thunk: llvm.FuncOp, name: str, threads: int) -> list[llvm.FuncOp]:
@@ -101,7 +97,3 @@ def _emit_worker(thunk_name: str, name: str) -> llvm.FuncOp:
     e.op(llvm.CallOp(thunk_name, args, lo, hi))
     e.op(llvm.ReturnOp(e.op(llvm.ZeroOp(result_types=[PTR]))))
     return llvm.FuncOp(name, llvm.LLVMFunctionType([PTR], PTR), body=Region([entry]))
-
-
-def external_declarations(names: set[str]) -> list[llvm.FuncOp]:
-    return [PTHREAD[n]() for n in sorted(names)]

@@ -24,12 +24,13 @@ from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 
 from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects import rlx
-from rlx_mlir.lowering import indexing, movement, reduction_region
+from rlx_mlir.lowering import contraction, indexing, movement, reduction_region
 from rlx_mlir.lowering.elementwise import region_kernels
 from rlx_mlir.lowering.emitter import Emitter
 from rlx_mlir.lowering.kernel import (
     PTR,
     STATUS,
+    External,
     Kernel,
     KernelContext,
     drop_noalias,
@@ -56,7 +57,7 @@ from rlx_mlir.verification import function_block
 @dataclass
 class LoweredProgram:
     functions: list[llvm.FuncOp] = field(default_factory=list)
-    externals: set[str] = field(default_factory=set)
+    externals: set[External] = field(default_factory=set)
 
 
 class _EntryBuilder:
@@ -123,6 +124,7 @@ class _EntryBuilder:
         args = e.op(llvm.AllocaOp(e.i64(len(pointers)), PTR, alignment=8))
         for k, ptr in enumerate(pointers):
             e.op(llvm.StoreOp(ptr, e.op(llvm.GEPOp(args, [k], PTR, inbounds=True))))
+        self.program.externals |= set(kernel.externals)
         extent = e.i64(kernel.extent)
         big = kernel.work >= PARALLEL_MIN_ELEMENTS and kernel.extent >= self.threads
         if kernel.parallel and self.threads > 1 and big:
@@ -175,21 +177,22 @@ KERNELS: dict[type[Operation], Emit] = {
     rg.ElementwiseRegionOp: region_kernels,
     **movement.KERNELS,
     **indexing.KERNELS,
+    **contraction.KERNELS,
     **reduction_region.KERNELS,
 }  # type: ignore[dict-item]
 """The kernel emitter of each op that runs code (one module per family)."""
 
 
 def lower_function(function: func.FuncOp, threads: int) -> LoweredProgram:
-    """Lower a planned function (every compute op a region, concat, pad or
-    gather/scatter; elementwise leftovers already wrapped in regions)."""
+    """Lower a planned function (every compute op a region or an op with a
+    kernel emitter; elementwise leftovers already wrapped in regions)."""
     builder = _EntryBuilder(function, threads)
     codes = {op: k + 1 for k, op in enumerate(index_checks(function))}
     returned: list[SSAValue] = []
     for index, op in enumerate(function_block(function).ops):
         emit = KERNELS.get(type(op))
         if emit is not None:
-            for kernel in emit(op, KernelContext(f"{builder.name}_k{index}", codes.get(op, 0))):
+            for kernel in emit(op, KernelContext(f"{builder.name}_k{index}", codes.get(op, 0), threads)):
                 builder.launch(kernel)
         elif isinstance(op, func.ReturnOp):
             returned = list(op.arguments)

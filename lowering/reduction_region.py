@@ -46,11 +46,10 @@ from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects.common import element_type, shape_of
 from rlx_mlir.dtypes import Kind
 from rlx_mlir.lowering.element_types import Codec, ComplexValue, Value, codec
-from rlx_mlir.lowering.elementwise import emit_body
 from rlx_mlir.lowering.emitter import Emitter
 from rlx_mlir.lowering.kernel import Kernel, KernelContext, kernel_function
 from rlx_mlir.lowering.loops import LoopNest, advance, coalesce, emit_nest, for_range, read_strides
-from rlx_mlir.lowering.scalar_ops import unrounded_binary_value
+from rlx_mlir.lowering.scalar_ops import emit_body, unrounded_binary_value
 
 REGISTER_BYTES = 64
 BLOCK = 64

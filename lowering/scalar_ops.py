@@ -24,6 +24,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from rlx_mlir import dtypes
 from rlx_mlir.dialects import elementwise as ew
+from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects.common import element_type
 from rlx_mlir.dtypes import Kind
 from rlx_mlir.lowering import activations, complex_ops
@@ -174,3 +175,17 @@ def emit_scalar_op(e: Emitter, op: Operation, operands: list[Value]) -> Value:
     else:
         raise ValueError(f"no scalar lowering for '{op.name}'")
     return result.round(e, value)
+
+
+def emit_body(e: Emitter, region_op: rg.ScalarBodyRegionOp, load: Callable[[int], Value]) -> list[Value | None]:
+    """Evaluate a region body on the inputs `load(k)` gives (each loaded once, and
+    only if an op reads it); the yielded values, None for a block argument that
+    is yielded but read by no op (the caller copies or loads it)."""
+    block = region_op.body.block
+    used = {v for op in block.ops if not isinstance(op, rg.YieldOp) for v in op.operands}
+    values: dict[SSAValue, Value] = {arg: load(k) for k, arg in enumerate(block.args) if arg in used}
+    for op in block.ops:
+        if isinstance(op, rg.YieldOp):
+            return [values.get(v) for v in op.values]
+        values[op.results[0]] = emit_scalar_op(e, op, [values[v] for v in op.operands])
+    raise ValueError(f"'{region_op.name}' body has no rlx.yield")

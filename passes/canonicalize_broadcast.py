@@ -7,7 +7,9 @@ For a region (`rlx.elementwise_region`, `rlx.reduction_region`), an expand,
 transpose, slice, narrow or reverse feeding it is folded into that input's
 indexing map (the region's
 kernel is tiled when the folded read is transposed). Shape ops that change nothing (expand/reshape/cast to the same
-type) disappear, and chains of reshapes or expands collapse into one.
+type) disappear, and chains of reshapes or expands collapse into one. An
+`rlx.transpose` that only swaps the last two axes of a matmul operand becomes
+the matmul's transpose flag: BLAS reads the untransposed operand, no copy is made.
 """
 
 from __future__ import annotations
@@ -28,7 +30,9 @@ from xdsl.pattern_rewriter import (
 
 from rlx_mlir import index_maps
 from rlx_mlir.broadcast import broadcast_shapes
+from rlx_mlir.dialects import contraction as ct
 from rlx_mlir.dialects import elementwise as ew
+from rlx_mlir.dialects import movement as mv
 from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects import rlx
 from rlx_mlir.dialects.common import check_same_level, shape_of
@@ -75,6 +79,28 @@ class FoldIndexMapIntoRegion(RewritePattern):
             return
 
 
+class FoldTransposeIntoMatmul(RewritePattern):
+    """`matmul(transpose(x) {perm swaps the last two axes}, y)` -> `matmul(x, y)`
+    with that operand's transpose flag flipped (either operand); the transpose
+    stays while it has other users."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ct.MatmulOp, rewriter: PatternRewriter) -> None:
+        operands, flags = [op.lhs, op.rhs], list(op.transposes)
+        for index, operand in enumerate(operands):
+            producer = operand.owner
+            if isinstance(producer, mv.TransposeOp) and _swaps_last_two(producer.permutation):
+                operands[index] = producer.input
+                flags[index] = not flags[index]
+        if operands != [op.lhs, op.rhs]:
+            rewriter.replace(op, ct.MatmulOp(*operands, op.result.type, *flags))
+
+
+def _swaps_last_two(perm: tuple[int, ...]) -> bool:
+    rank = len(perm)
+    return rank >= 2 and perm == (*range(rank - 2), rank - 1, rank - 2)
+
+
 class RemoveNoOpShapeOp(RewritePattern):
     """expand/reshape/cast whose result type equals the operand type is the operand."""
 
@@ -106,6 +132,7 @@ class CanonicalizeBroadcastPass(ModulePass):
                     CollapseShapeChain(),
                     FoldExpandIntoElementwise(),
                     FoldIndexMapIntoRegion(),
+                    FoldTransposeIntoMatmul(),
                 ]
             ),
             apply_recursively=True,

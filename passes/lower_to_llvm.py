@@ -25,7 +25,7 @@ from rlx_mlir.dialects import reduction as rd
 from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects import rlx
 from rlx_mlir.dialects.common import shape_of
-from rlx_mlir.lowering.parallel import external_declarations
+from rlx_mlir.lowering.kernel import External, external_declarations
 from rlx_mlir.lowering.program import lower_function
 from rlx_mlir.memory_plan import OFFSETS, view_offset
 from rlx_mlir.verification import function_block
@@ -83,7 +83,7 @@ class LowerToLLVMPass(ModulePass):
         threads = self.threads or available_cpus()
         functions = [f for f in op.ops if isinstance(f, func.FuncOp)]
         lowered = []
-        externals: set[str] = set()
+        externals: set[External] = set()
         for function in functions:
             regions_for_leftovers(function)
             program = lower_function(function, threads)

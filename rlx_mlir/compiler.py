@@ -18,7 +18,7 @@ from xdsl.passes import ModulePass, PassPipeline
 from xdsl.utils.exceptions import ArgSpecParseError, VerifyException
 from xdsl.utils.exceptions import ParseError as XdslParseError
 
-from rlx_mlir import dtypes
+from rlx_mlir import blas, dtypes
 from rlx_mlir.context import make_context
 from rlx_mlir.dialects import rlx
 from rlx_mlir.dialects.common import element_type, shape_of
@@ -77,7 +77,8 @@ def _constants(function: func.FuncOp) -> list[ConstantData]:
 
 
 SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-RESERVED = ("llvm", "pthread_")
+RESERVED = ("llvm", "pthread_", blas.PREFIX)
+"""Prefixes of the symbols a lowered module declares: intrinsics, libc threads, the BLAS."""
 
 
 def _entry_function(module: ModuleOp, entry: str | None) -> func.FuncOp:
@@ -91,7 +92,7 @@ def _entry_function(module: ModuleOp, entry: str | None) -> func.FuncOp:
     function = functions[0]
     name = function.sym_name.data
     if not SYMBOL.fullmatch(name) or name.startswith(RESERVED):
-        raise CompileError(f"function name '{name}' cannot be a JIT symbol (use letters, digits, _; not llvm.*/pthread_*)")
+        raise CompileError(f"function name '{name}' cannot be a JIT symbol (use letters, digits, _; not llvm.*/pthread_*/scipy_*)")
     try:
         block = function_block(function)
     except VerifyException as error:

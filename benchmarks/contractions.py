@@ -1,0 +1,144 @@
+"""Contractions: rlx_mlir vs NumPy and (if installed) PyTorch, same inputs, one
+process, 2 threads for everyone.
+
+    python benchmarks/contractions.py [--repeat 15]
+
+Prints median times and the ratio peer / rlx (> 1 means rlx is faster):
+- matmul f32 [1024 x 1024] @ [1024 x 1024] vs numpy.matmul;
+- batched small matmul 512 x [32 x 64] @ [64 x 32] vs numpy.matmul and
+  torch.matmul, plus rlx with its emitted tile kernel turned off
+  (`contraction.TILED_MAX_MNK = 0`), which times one OpenBLAS call per matrix:
+  the measurement behind the tile kernel;
+- gelu(x @ w + b) at [4096 x 1024] @ [1024 x 1024] vs NumPy eager and torch
+  (rlx: exact erf GELU, fused with the bias add into one pass over the
+  product; NumPy has no erf, so its row is the cheaper tanh form; torch:
+  F.gelu, exact).
+
+Thread counts: rlx compiles with threads=2 (its OpenBLAS and its own kernels),
+torch.set_num_threads(2), and NumPy's OpenBLAS uses every CPU (2 here; the
+script says if the machine has more). OpenBLAS picks its kernels by CPU unless
+OPENBLAS_CORETYPE is set (this environment may set it; the value is printed):
+it applies to NumPy's OpenBLAS and rlx's alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from collections.abc import Callable
+from types import ModuleType
+
+import numpy as np
+
+import rlx_mlir as rlx
+from rlx_mlir.builder import Builder
+from rlx_mlir.lowering import contraction
+
+THREADS = 2
+
+
+def median_ms(fn: Callable[[], object], repeat: int) -> float:
+    fn()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return sorted(times)[len(times) // 2] * 1e3
+
+
+def matmul_exe(lhs: tuple[int, ...], rhs: tuple[int, ...]) -> rlx.runtime.Executable:
+    b = Builder("matmul")
+    b.output(b.matmul(b.input(lhs), b.input(rhs)))
+    return rlx.compile(b.module(), threads=THREADS)
+
+
+def mlp_exe(n: int, k: int, m: int) -> rlx.runtime.Executable:
+    b = Builder("mlp")
+    x, w, bias = b.input((n, k)), b.input((k, m)), b.input((m,))
+    b.output(b.gelu(b.add(b.matmul(x, w), bias)))
+    return rlx.compile(b.module(), threads=THREADS)
+
+
+def gelu_tanh(h: np.ndarray) -> np.ndarray:
+    return 0.5 * h * (1 + np.tanh(np.float32(np.sqrt(2 / np.pi)) * (h + np.float32(0.044715) * h**3)))
+
+
+def torch_or_none() -> ModuleType | None:
+    try:
+        import torch
+    except ImportError:
+        print("(torch is not installed: its rows are skipped; pip install -e '.[bench]')")
+        return None
+    torch.set_num_threads(THREADS)
+    return torch
+
+
+def report(title: str, gflop: float, rlx_ms: float, peers: dict[str, float]) -> None:
+    print(f"\n{title}")
+    print(f"  {'rlx_mlir':<22}{rlx_ms:9.3f} ms   {gflop / rlx_ms:6.1f} GFLOP/s")
+    for name, ms in peers.items():
+        print(f"  {name:<22}{ms:9.3f} ms   {gflop / ms:6.1f} GFLOP/s   peer/rlx = {ms / rlx_ms:5.2f}x")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeat", type=int, default=15)
+    repeat = parser.parse_args().repeat
+    rng = np.random.default_rng(0)
+    torch = torch_or_none()
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    coretype = os.environ.get("OPENBLAS_CORETYPE", "unset")
+    print(f"threads = {THREADS} (CPUs: {cpus}); OPENBLAS_CORETYPE = {coretype}")
+    if cpus != THREADS:
+        print(f"  note: NumPy's OpenBLAS uses all {cpus} CPUs, not {THREADS}")
+
+    # matmul f32 1024^3
+    n = 1024
+    a, b = (rng.standard_normal((n, n), dtype=np.float32) for _ in range(2))
+    exe = matmul_exe((n, n), (n, n))
+    peers = {"numpy.matmul": median_ms(lambda: np.matmul(a, b), repeat)}
+    if torch is not None:
+        ta, tb = torch.from_numpy(a), torch.from_numpy(b)
+        peers["torch.matmul"] = median_ms(lambda: torch.matmul(ta, tb), repeat)
+    report(f"matmul f32 [{n}x{n}] @ [{n}x{n}]", 2 * n**3 / 1e6, median_ms(lambda: exe(a, b), repeat), peers)
+
+    # batched small matmul
+    batch, m, k, p = 512, 32, 64, 32
+    x, y = rng.standard_normal((batch, m, k), dtype=np.float32), rng.standard_normal((batch, k, p), dtype=np.float32)
+    exe = matmul_exe(x.shape, y.shape)
+    tiled = contraction.TILED_MAX_MNK
+    contraction.TILED_MAX_MNK = 0
+    try:
+        blas_exe = matmul_exe(x.shape, y.shape)
+    finally:
+        contraction.TILED_MAX_MNK = tiled
+    peers = {
+        "rlx, BLAS per matrix": median_ms(lambda: blas_exe(x, y), repeat),
+        "numpy.matmul": median_ms(lambda: np.matmul(x, y), repeat),
+    }
+    if torch is not None:
+        tx, ty = torch.from_numpy(x), torch.from_numpy(y)
+        peers["torch.matmul"] = median_ms(lambda: torch.matmul(tx, ty), repeat)
+    gflop = 2 * batch * m * k * p / 1e6
+    report(f"batched matmul f32 {batch} x [{m}x{k}] @ [{k}x{p}]", gflop, median_ms(lambda: exe(x, y), repeat), peers)
+
+    # gelu(x @ w + b)
+    n, k, m = 4096, 1024, 1024
+    x, w = rng.standard_normal((n, k), dtype=np.float32), rng.standard_normal((k, m), dtype=np.float32) / 32
+    bias = rng.standard_normal(m, dtype=np.float32)
+    exe = mlp_exe(n, k, m)
+    peers = {"numpy eager (tanh)": median_ms(lambda: gelu_tanh(x @ w + bias), repeat)}
+    if torch is not None:
+        import torch.nn.functional as F
+
+        tx, tw, tb = torch.from_numpy(x), torch.from_numpy(w), torch.from_numpy(bias)
+        peers["torch F.gelu"] = median_ms(lambda: F.gelu(tx @ tw + tb), repeat)
+        peers["torch F.gelu(addmm)"] = median_ms(lambda: F.gelu(torch.addmm(tb, tx, tw)), repeat)
+    gflop = 2 * n * k * m / 1e6
+    report(f"gelu(x @ w + b) f32 [{n}x{k}] @ [{k}x{m}]", gflop, median_ms(lambda: exe(x, w, bias), repeat), peers)
+
+
+if __name__ == "__main__":
+    main()

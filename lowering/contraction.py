@@ -1,0 +1,445 @@
+"""Kernels for `rlx.matmul`.
+
+Every matmul is a batch of row-major GEMMs C[b] (M x N) = op(A[b]) · op(B[b]),
+op a transpose where the operand's flag says so (`gemm_layout`). A 1-D lhs is
+one row (M = 1) and a 1-D rhs one column (N = 1): the axes NumPy squeezes
+from the result do not change its memory layout. A kernel walks the batch by
+its flat index and finds each operand's offset from its broadcast strides (0
+on an axis it broadcasts along); when the rhs has no batch and the lhs is not
+transposed, the lhs batch folds into M and the whole matmul is one GEMM.
+
+By element type:
+- f32, f64, complex<f32>, complex<f64>: CBLAS sgemm/dgemm/cgemm/zgemm of
+  `rlx_mlir.blas` (OpenBLAS), transpose flags as CblasTrans (a plain
+  transpose for complex too). If OpenBLAS threads the GEMMs itself, the kernel
+  is not split by the entry (`Kernel.parallel = False`) and sets the BLAS
+  thread count to the entry's `threads` before its first GEMM; a batch of
+  GEMMs small enough for OpenBLAS to run on the calling thread
+  (`blas.CALLER_THREAD_MNK`) is split across the entry's threads instead.
+- Small real GEMMs (M·N·K <= 2^18, rhs not transposed) skip the call: a
+  register-tiled kernel in explicit vector IR (`_tiled_gemm_kernels`) runs
+  them about twice as fast as OpenBLAS does (benchmarks/contractions.py).
+- f16, bf16: the operands are widened into f32 scratch buffers
+  (`MatmulOp.scratch_bytes`), the f32 GEMM writes an f32 scratch and one
+  store per element rounds it into the result: computed in f32, rounded once.
+- i32, i64: emitted loops in (row i, k, column j) order, so the innermost loop
+  streams a row of the rhs and of the result and vectorizes; arithmetic wraps.
+- K = 0 (an empty sum) needs no special case: every path writes zeros (the
+  tile and integer loops store their zero-initialized accumulators; CBLAS
+  with beta = 0 sets C to zero, given leading dimensions of at least 1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import DenseArrayBase, VectorType, f32, f64, i8, i32, i64
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+
+from rlx_mlir import blas, dtypes
+from rlx_mlir.broadcast import broadcast_shapes, numel, row_major_strides
+from rlx_mlir.dialects import contraction as ct
+from rlx_mlir.dialects.common import element_type, shape_of
+from rlx_mlir.lowering.element_types import Codec, codec
+from rlx_mlir.lowering.emitter import Emitter
+from rlx_mlir.lowering.kernel import PTR, External, Kernel, KernelContext, emit_nest_kernel, kernel_function
+from rlx_mlir.lowering.loops import coalesce, for_range
+from rlx_mlir.memory_plan import Scratch
+
+MACS_PER_ELEMENT = 16
+"""A GEMM does about this many multiply-adds in the time an elementwise kernel
+spends on one element, the unit of `Kernel.work` (so the entry only starts
+threads for GEMMs that outlast a thread start)."""
+
+
+@dataclass(frozen=True)
+class GemmLayout:
+    """A matmul as `count` GEMMs C (m x n) = op(A) (m x k) · op(B) (k x n), row-major.
+
+    `batch` are the coalesced batch extents (outermost first) and `strides`
+    the element strides of lhs, rhs and result along them (0: broadcast)."""
+
+    m: int
+    n: int
+    k: int
+    transposes: tuple[bool, bool]
+    batch: tuple[int, ...]
+    strides: tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]
+
+    @property
+    def count(self) -> int:
+        return numel(self.batch)
+
+    @property
+    def leading(self) -> tuple[int, int, int]:
+        """lda, ldb, ldc: the stored row lengths (at least 1, as CBLAS requires)."""
+        transpose_lhs, transpose_rhs = self.transposes
+        lda = self.m if transpose_lhs else self.k
+        ldb = self.k if transpose_rhs else self.n
+        return max(1, lda), max(1, ldb), max(1, self.n)
+
+    @property
+    def work(self) -> int:
+        """In `Kernel.work` units (simple elements): MACS_PER_ELEMENT multiply-adds each."""
+        return self.count * self.m * self.n * self.k // MACS_PER_ELEMENT
+
+
+def _batch_strides(matrix: Sequence[int], batch: Sequence[int]) -> tuple[int, ...]:
+    """Element strides of an operand (promoted to rank >= 2) along the result's batch axes."""
+    own = row_major_strides(tuple(matrix))
+    skip = len(batch) - (len(matrix) - 2)
+    return tuple(0 if d < skip or matrix[d - skip] == 1 else own[d - skip] for d in range(len(batch)))
+
+
+def gemm_layout(op: ct.MatmulOp) -> GemmLayout:
+    transpose_lhs, transpose_rhs = op.transposes
+    lhs, rhs = shape_of(op.lhs.type), shape_of(op.rhs.type)
+    a = lhs if len(lhs) > 1 else (1, lhs[0])
+    b = rhs if len(rhs) > 1 else (rhs[0], 1)
+    m, k = ct.matrix_dims(a, transpose_lhs)
+    n = ct.matrix_dims(b, transpose_rhs)[1]
+    batch = broadcast_shapes(a[:-2], b[:-2])
+    assert batch is not None, "verified by MatmulOp"
+    out_strides = row_major_strides((*batch, m, n))[: len(batch)]
+    nest = coalesce(batch, [_batch_strides(a, batch), _batch_strides(b, batch), out_strides])
+    rows = nest.sizes[0] * m
+    if (
+        len(nest.sizes) == 1
+        and not transpose_lhs
+        and nest.strides == ((m * k,), (0,), (m * n,))
+        and rows <= blas.INT_MAX
+    ):
+        return GemmLayout(rows, n, k, op.transposes, (), ((), (), ()))  # the lhs batch folds into M
+    return GemmLayout(m, n, k, op.transposes, nest.sizes, nest.strides)  # type: ignore[arg-type]
+
+
+def _batch_offsets(e: Emitter, layout: GemmLayout, index: SSAValue) -> list[SSAValue]:
+    """Element offsets of the lhs, rhs and result matrices of flat batch `index`."""
+    offsets = [e.i64(0)] * 3
+    rest = index
+    axes = list(zip(layout.batch, zip(*layout.strides)))
+    for position, (size, strides) in reversed(list(enumerate(axes))):
+        here = rest if position == 0 else e.urem(rest, e.i64(size))
+        if position:
+            rest = e.udiv(rest, e.i64(size))
+        offsets = [off if s == 0 else e.add(off, e.mul(here, e.i64(s))) for off, s in zip(offsets, strides)]
+    return offsets
+
+
+def _byte_pointer(e: Emitter, base: SSAValue, offset: SSAValue, item_bytes: int) -> SSAValue:
+    at = e.mul(offset, e.i64(item_bytes))
+    return e.op(llvm.GEPOp(base, [llvm.GEP_USE_SSA_VAL], i8, ssa_indices=[at], inbounds=True))
+
+
+# ---------------------------------------------------------------------------
+# BLAS
+# ---------------------------------------------------------------------------
+
+_COMPONENT = {"f32": f32, "f64": f64, "complex<f32>": f32, "complex<f64>": f64}
+
+
+def _gemm_external(dtype: str) -> External:
+    """`cblas_?gemm(order, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)`;
+    complex alpha and beta are passed by pointer."""
+    scalar = PTR if dtype.startswith("complex") else _COMPONENT[dtype]
+    inputs = (i32, i32, i32, i32, i32, i32, scalar, PTR, i32, PTR, i32, scalar, PTR, i32)
+    return External(blas.symbol(blas.GEMM[dtype]), inputs)
+
+
+SET_THREADS = External(blas.symbol(blas.SET_NUM_THREADS), (i32,))
+
+
+def _scalars(e: Emitter, dtype: str) -> tuple[SSAValue, SSAValue]:
+    """alpha = 1 and beta = 0 as the GEMM takes them."""
+    part = _COMPONENT[dtype]
+    if not dtype.startswith("complex"):
+        return e.const(part, 1.0), e.const(part, 0.0)
+    values = []
+    for re in (1.0, 0.0):
+        slot = e.op(llvm.AllocaOp(e.i64(2), part, alignment=8))
+        e.op(llvm.StoreOp(e.const(part, re), slot))
+        e.op(llvm.StoreOp(e.const(part, 0.0), e.op(llvm.GEPOp(slot, [1], part, inbounds=True))))
+        values.append(slot)
+    return values[0], values[1]
+
+
+def _check_blas_sizes(op: Operation, layout: GemmLayout) -> None:
+    if max(layout.m, layout.n, layout.k, *layout.leading) > blas.INT_MAX:
+        raise ValueError(
+            f"'{op.name}' has a matrix dimension above {blas.INT_MAX}, more than a 32-bit BLAS call takes "
+            f"(M = {layout.m}, N = {layout.n}, K = {layout.k})"
+        )
+
+
+def _blas_kernel(
+    name: str, layout: GemmLayout, dtype: str, buffers: list[SSAValue | str | Scratch], threads: int
+) -> Kernel:
+    """One GEMM call per batch entry, on (lhs, rhs, result) pointers of element type `dtype`."""
+    blas.load()
+    gemm = _gemm_external(dtype)
+    item_bytes = dtypes.from_name(dtype).nbytes
+    transpose_lhs, transpose_rhs = layout.transposes
+    split = layout.count > 1 and layout.m * layout.n * layout.k <= blas.CALLER_THREAD_MNK[dtype.startswith("complex")]
+
+    def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
+        alpha, beta = _scalars(e, dtype)
+        if not split:
+            e.op(llvm.CallOp(SET_THREADS.name, e.const(i32, threads)))
+        order = e.const(i32, blas.ROW_MAJOR)
+        flags = [e.const(i32, blas.TRANS if t else blas.NO_TRANS) for t in (transpose_lhs, transpose_rhs)]
+        sizes = [e.const(i32, d) for d in (layout.m, layout.n, layout.k)]
+        lda, ldb, ldc = (e.const(i32, d) for d in layout.leading)
+
+        def one(index: SSAValue) -> None:
+            a, b, c = (
+                _byte_pointer(e, p, off, item_bytes) for p, off in zip(pointers, _batch_offsets(e, layout, index))
+            )
+            e.op(llvm.CallOp(gemm.name, order, *flags, *sizes, alpha, a, lda, b, ldb, beta, c, ldc))
+
+        for_range(e, region, begin, end, one)
+
+    function = kernel_function(name, 3, build)
+    externals = (gemm,) if split else (gemm, SET_THREADS)
+    return Kernel(function, buffers, layout.count, layout.work, parallel=split, externals=externals)
+
+
+def _convert_kernel(
+    name: str, count: int, source: Codec, target: Codec, buffers: list[SSAValue | str | Scratch]
+) -> Kernel:
+    """target[i] = source[i] for i < count: one codec load and one codec store per element
+    (widening f16/bf16 to f32 is exact; storing f32 as f16/bf16 rounds once)."""
+
+    def body(e: Emitter, pointers: list[SSAValue], offsets: list[SSAValue]) -> None:
+        target.store(e, source.load(e, pointers[0], offsets[0]), pointers[1], offsets[1])
+
+    function = emit_nest_kernel(name, coalesce((count,), [(1,), (1,)]), 2, body)
+    return Kernel(function, buffers, count, count)
+
+
+def _widened_kernels(op: ct.MatmulOp, layout: GemmLayout, ctx: KernelContext) -> list[Kernel]:
+    narrow = codec(element_type(op.result.type))
+    wide = codec(f32)
+    lhs, rhs, product = (Scratch(op, k) for k in range(3))
+    return [
+        _convert_kernel(f"{ctx.name}_lhs", numel(shape_of(op.lhs.type)), narrow, wide, [op.lhs, lhs]),
+        _convert_kernel(f"{ctx.name}_rhs", numel(shape_of(op.rhs.type)), narrow, wide, [op.rhs, rhs]),
+        *_gemm_kernels(f"{ctx.name}_gemm", layout, "f32", [lhs, rhs, product], ctx.threads),
+        _convert_kernel(f"{ctx.name}_round", numel(shape_of(op.result.type)), wide, narrow, [product, op.result]),
+    ]
+
+
+# ---------------------------------------------------------------------------
+# emitted small GEMMs
+# ---------------------------------------------------------------------------
+
+TILE_ROWS = 8
+TILE_BYTES = 128
+"""A tile of C is TILE_ROWS rows x TILE_BYTES of columns (8 x 32 f32: sixteen
+512-bit accumulators), held in registers over the whole K loop."""
+
+VECTOR_BYTES = 64
+"""The widest vector the tiles use (<16 x float>); narrower tails halve it."""
+
+
+def _chunks(cols: int, widest: int) -> list[tuple[int, int]]:
+    """(offset, width) pieces covering `cols` columns: full vectors, then halves, ..., scalars."""
+    pieces, offset, width = [], 0, widest
+    while offset < cols:
+        while width > cols - offset:
+            width //= 2
+        pieces.append((offset, width))
+        offset += width
+    return pieces
+
+
+def _vector(item: Codec, width: int) -> Attribute:
+    return item.storage if width == 1 else VectorType(item.storage, [width])
+
+
+def _load(e: Emitter, item: Codec, base: SSAValue, index: SSAValue, width: int) -> SSAValue:
+    at = e.op(llvm.GEPOp(base, [llvm.GEP_USE_SSA_VAL], item.storage, ssa_indices=[index], inbounds=True))
+    return e.op(llvm.LoadOp(at, _vector(item, width), alignment=item.dtype.nbytes))
+
+
+def _store(e: Emitter, item: Codec, value: SSAValue, base: SSAValue, index: SSAValue) -> None:
+    at = e.op(llvm.GEPOp(base, [llvm.GEP_USE_SSA_VAL], item.storage, ssa_indices=[index], inbounds=True))
+    e.op(llvm.StoreOp(value, at, alignment=item.dtype.nbytes))
+
+
+def _splat(e: Emitter, scalar: SSAValue, width: int) -> SSAValue:
+    if width == 1:
+        return scalar
+    vector = VectorType(scalar.type, [width])
+    one = e.op(llvm.InsertElementOp(e.op(llvm.UndefOp(vector)), scalar, e.const(i32, 0)))
+    return e.op(llvm.ShuffleVectorOp(one, one, DenseArrayBase.from_list(i32, [0] * width), vector))
+
+
+def _accumulate(
+    e: Emitter,
+    region: Region,
+    count: int,
+    init: list[SSAValue],
+    step: Callable[[SSAValue, list[SSAValue]], list[SSAValue]],
+) -> list[SSAValue]:
+    """values = init; for i in range(count): values = step(i, values); the final values."""
+    header, loop, exit_ = Block(arg_types=[i64, *(v.type for v in init)]), Block(), Block()
+    region.add_block(header)
+    region.add_block(loop)
+    e.op(llvm.BrOp(header, e.i64(0), *init))
+    e.move_to(header)
+    index, *values = header.args
+    e.op(llvm.CondBrOp(e.icmp("slt", index, e.i64(count)), loop, [], exit_, []))
+    e.move_to(loop)
+    e.op(llvm.BrOp(header, e.add(index, e.i64(1)), *step(index, list(values))))
+    region.add_block(exit_)
+    e.move_to(exit_)
+    return list(values)
+
+
+def _tiled_gemm_kernels(
+    name: str, layout: GemmLayout, dtype: str, buffers: list[SSAValue | str | Scratch]
+) -> list[Kernel]:
+    """Register-tiled GEMMs in explicit vector IR (rhs not transposed): for each
+    tile of TILE_ROWS rows x TILE_BYTES of C, acc += splat(A[i, kk]) * B[kk, j0:j1]
+    over kk with vector FMAs, then one store. One kernel runs the full row tiles
+    and one the last M % TILE_ROWS rows, each over (batch, row tile) pairs, which
+    the entry splits across threads."""
+    item = codec(_COMPONENT[dtype])
+    m, n, k = layout.m, layout.n, layout.k
+    a_row, a_col = (1, m) if layout.transposes[0] else (k, 1)  # element strides of A[i, kk] along i and kk
+    width = TILE_BYTES // item.dtype.nbytes
+    widest = VECTOR_BYTES // item.dtype.nbytes
+
+    def kernel(suffix: str, first: int, rows: int, tiles: int) -> Kernel:
+        def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
+            lhs, rhs, out = pointers
+
+            def tile(a_base: SSAValue, b_base: SSAValue, c_base: SSAValue, j0: SSAValue, cols: int) -> None:
+                pieces = _chunks(cols, widest)
+
+                def step(kk: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
+                    b_at = e.add(e.add(b_base, e.mul(kk, e.i64(n))), j0)
+                    bs = [_load(e, item, rhs, e.add(b_at, e.i64(off)), w) for off, w in pieces]
+                    a_at = e.add(a_base, e.mul(kk, e.i64(a_col)))
+                    new = []
+                    for r in range(rows):
+                        a = _load(e, item, lhs, e.add(a_at, e.i64(r * a_row)), 1)
+                        splats = {w: _splat(e, a, w) for w in {w for _, w in pieces}}
+                        for c, ((_, w), b) in enumerate(zip(pieces, bs)):
+                            new.append(e.fma(splats[w], b, accs[r * len(pieces) + c]))
+                    return new
+
+                zeros = [_splat(e, e.const(item.compute, 0.0), w) for _, w in pieces]
+                accs = _accumulate(e, region, k, zeros * rows, step)
+                c_at = e.add(c_base, j0)
+                for r in range(rows):
+                    for (off, _), acc in zip(pieces, accs[r * len(pieces) : (r + 1) * len(pieces)]):
+                        _store(e, item, acc, out, e.add(c_at, e.i64(r * n + off)))
+
+            def one(t: SSAValue) -> None:
+                a_base, b_base, c_base = _batch_offsets(e, layout, e.udiv(t, e.i64(tiles)))
+                i0 = e.add(e.mul(e.urem(t, e.i64(tiles)), e.i64(rows)), e.i64(first))
+                a_base = e.add(a_base, e.mul(i0, e.i64(a_row)))
+                c_base = e.add(c_base, e.mul(i0, e.i64(n)))
+                full = n // width * width
+                if full:
+                    for_range(
+                        e, region, e.i64(0), e.i64(full), lambda j0: tile(a_base, b_base, c_base, j0, width), width
+                    )
+                if n % width:
+                    tile(a_base, b_base, c_base, e.i64(full), n % width)
+
+            for_range(e, region, begin, end, one)
+
+        extent = layout.count * tiles
+        work = extent * rows * n * k // MACS_PER_ELEMENT
+        return Kernel(kernel_function(f"{name}{suffix}", 3, build), buffers, extent, work)
+
+    kernels = []
+    if m // TILE_ROWS:
+        kernels.append(kernel("", 0, TILE_ROWS, m // TILE_ROWS))
+    if m % TILE_ROWS:
+        kernels.append(kernel("_tail", m // TILE_ROWS * TILE_ROWS, m % TILE_ROWS, 1))
+    return kernels
+
+
+TILED_MAX_MNK = blas.CALLER_THREAD_MNK[False]
+"""Real GEMMs up to this M·N·K use the tile kernel (benchmarks/contractions.py sets
+it to 0 to time the BLAS call instead)."""
+
+
+def _gemm_kernels(
+    name: str, layout: GemmLayout, dtype: str, buffers: list[SSAValue | str | Scratch], threads: int
+) -> list[Kernel]:
+    """The tiled kernel for real GEMMs OpenBLAS would run on the calling thread
+    anyway (M·N·K <= TILED_MAX_MNK) with an untransposed rhs: there it runs
+    ~2x faster than the call and its batch splits across the entry's threads
+    (benchmarks/contractions.py); the BLAS call for everything else."""
+    small = layout.m * layout.n * layout.k <= TILED_MAX_MNK
+    if dtype in ("f32", "f64") and small and not layout.transposes[1]:
+        return _tiled_gemm_kernels(name, layout, dtype, buffers)
+    return [_blas_kernel(name, layout, dtype, buffers, threads)]
+
+
+# ---------------------------------------------------------------------------
+# emitted loops: integers
+# ---------------------------------------------------------------------------
+
+
+def _integer_kernel(op: ct.MatmulOp, layout: GemmLayout, ctx: KernelContext) -> Kernel:
+    """C[i, :] = 0; for k: C[i, :] += A[i, k] * B[k, :] - one row i per outer step."""
+    item = codec(element_type(op.result.type))
+    m, n, k = layout.m, layout.n, layout.k
+    transpose_lhs, transpose_rhs = layout.transposes
+    a_row, a_col = (1, m) if transpose_lhs else (k, 1)  # element strides of A[i, kk] along i and kk
+    b_row, b_col = (1, k) if transpose_rhs else (n, 1)  # ... of B[kk, j] along kk and j
+
+    def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
+        lhs, rhs, out = pointers
+
+        def row(r: SSAValue) -> None:
+            i = e.urem(r, e.i64(m))
+            a_base, b_base, c_base = _batch_offsets(e, layout, e.udiv(r, e.i64(m)))
+            a_base = e.add(a_base, e.mul(i, e.i64(a_row)))
+            c_row = e.add(c_base, e.mul(i, e.i64(n)))
+            zero = e.const(item.compute, 0)
+            for_range(e, region, e.i64(0), e.i64(n), lambda j: item.store(e, zero, out, e.add(c_row, j)))
+
+            def over_k(kk: SSAValue) -> None:
+                a = item.load(e, lhs, e.add(a_base, e.mul(kk, e.i64(a_col))))
+                b_start = e.add(b_base, e.mul(kk, e.i64(b_row)))
+
+                def over_j(j: SSAValue) -> None:
+                    at = e.add(c_row, j)
+                    b = item.load(e, rhs, e.add(b_start, j if b_col == 1 else e.mul(j, e.i64(b_col))))
+                    item.store(e, e.add(item.load(e, out, at), e.mul(a, b)), out, at)  # type: ignore[arg-type]
+
+                for_range(e, region, e.i64(0), e.i64(n), over_j)
+
+            for_range(e, region, e.i64(0), e.i64(k), over_k)
+
+        for_range(e, region, begin, end, row)
+
+    function = kernel_function(ctx.name, 3, build)
+    return Kernel(function, [op.lhs, op.rhs, op.result], layout.count * m, layout.work)
+
+
+def matmul_kernels(op: ct.MatmulOp, ctx: KernelContext) -> list[Kernel]:
+    if numel(shape_of(op.result.type)) == 0:
+        return []
+    layout = gemm_layout(op)
+    dtype = dtypes.from_ir(element_type(op.result.type)).name
+    if dtype in ("i32", "i64"):
+        return [_integer_kernel(op, layout, ctx)]
+    _check_blas_sizes(op, layout)
+    if dtype in ct.WIDENED_TYPES:
+        return _widened_kernels(op, layout, ctx)
+    return _gemm_kernels(ctx.name, layout, dtype, [op.lhs, op.rhs, op.result], ctx.threads)
+
+
+KERNELS: dict[type[Operation], Callable[[Operation, KernelContext], list[Kernel]]] = {
+    ct.MatmulOp: matmul_kernels,
+}  # type: ignore[dict-item]
+"""Emitters of the contraction ops."""

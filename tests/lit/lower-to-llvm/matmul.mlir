@@ -1,0 +1,172 @@
+// RUN: rlx-opt %s --split-input-file -p plan-memory | filecheck %s --check-prefix=PLAN
+// RUN: rlx-opt %s --split-input-file -p 'plan-memory,lower-to-llvm{threads=2}' | filecheck %s
+
+// Lowering of rlx.matmul (lowering/contraction.py). The BLAS is the CBLAS of
+// scipy-openblas32, whose symbols carry the prefix scipy_; the module
+// declares the functions it calls and the JIT resolves them in the library.
+
+// A GEMM large enough for OpenBLAS to thread (M·N·K = 64·64·128 > 2^18):
+// the kernel sets the BLAS thread count to the entry's (2) and calls sgemm
+// row-major (101) with the rhs flag CblasTrans (112) and the lhs CblasNoTrans
+// (111), M = N = 64, K = 128, lda = ldb = 128, ldc = 64, alpha 1, beta 0. The
+// entry calls its thunk directly: BLAS threads itself, so no pthread launcher.
+
+// CHECK-LABEL: llvm.func @scipy_cblas_sgemm(i32, i32, i32, i32, i32, i32, f32, !llvm.ptr, i32, !llvm.ptr, i32, f32, !llvm.ptr, i32)
+// CHECK-NEXT: llvm.func @scipy_openblas_set_num_threads(i32)
+// CHECK-LABEL: llvm.func internal @blas_k0(
+// CHECK-SAME: [[A:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[B:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[C:%[0-9]+]]: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: i64, {{%[0-9]+}}: i64) {
+// CHECK-NEXT: [[ALPHA:%[0-9]+]] = llvm.mlir.constant(1.000000e+00 : f32) : f32
+// CHECK-NEXT: [[BETA:%[0-9]+]] = llvm.mlir.constant(0.000000e+00 : f32) : f32
+// CHECK-NEXT: [[THREADS:%[0-9]+]] = llvm.mlir.constant(2 : i32) : i32
+// CHECK-NEXT: llvm.call @scipy_openblas_set_num_threads([[THREADS]]) : (i32) -> ()
+// CHECK-NEXT: [[ORDER:%[0-9]+]] = llvm.mlir.constant(101 : i32) : i32
+// CHECK-NEXT: [[TA:%[0-9]+]] = llvm.mlir.constant(111 : i32) : i32
+// CHECK-NEXT: [[TB:%[0-9]+]] = llvm.mlir.constant(112 : i32) : i32
+// CHECK-NEXT: [[M:%[0-9]+]] = llvm.mlir.constant(64 : i32) : i32
+// CHECK-NEXT: [[N:%[0-9]+]] = llvm.mlir.constant(64 : i32) : i32
+// CHECK-NEXT: [[K:%[0-9]+]] = llvm.mlir.constant(128 : i32) : i32
+// CHECK-NEXT: [[LDA:%[0-9]+]] = llvm.mlir.constant(128 : i32) : i32
+// CHECK-NEXT: [[LDB:%[0-9]+]] = llvm.mlir.constant(128 : i32) : i32
+// CHECK-NEXT: [[LDC:%[0-9]+]] = llvm.mlir.constant(64 : i32) : i32
+// CHECK: [[PA:%[0-9]+]] = llvm.getelementptr inbounds [[A]][{{%[0-9]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+// CHECK: [[PB:%[0-9]+]] = llvm.getelementptr inbounds [[B]][{{%[0-9]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+// CHECK: [[PC:%[0-9]+]] = llvm.getelementptr inbounds [[C]][{{%[0-9]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+// CHECK-NEXT: llvm.call @scipy_cblas_sgemm([[ORDER]], [[TA]], [[TB]], [[M]], [[N]], [[K]], [[ALPHA]], [[PA]], [[LDA]], [[PB]], [[LDB]], [[BETA]], [[PC]], [[LDC]])
+// CHECK-LABEL: llvm.func @blas(
+// CHECK-NOT: _parallel
+// CHECK: llvm.call @blas_k0_thunk(
+// CHECK-NEXT: llvm.return
+func.func @blas(%x: tensor<64x128xf32>, %w: tensor<64x128xf32>) -> tensor<64x64xf32> {
+  %y = rlx.matmul %x, %w {transpose_rhs = true} : (tensor<64x128xf32>, tensor<64x128xf32>) -> tensor<64x64xf32>
+  func.return %y : tensor<64x64xf32>
+}
+
+// -----
+
+// The rhs has no batch and the lhs is not transposed: the lhs batch folds
+// into M (3 · 64 = 192) and the whole matmul is one dgemm.
+
+// CHECK-LABEL: llvm.func internal @folded_k0(
+// CHECK: [[M:%[0-9]+]] = llvm.mlir.constant(192 : i32) : i32
+// CHECK: llvm.call @scipy_cblas_dgemm({{%[0-9]+}}, {{%[0-9]+}}, {{%[0-9]+}}, [[M]],
+// CHECK-NOT: llvm.call @scipy_cblas_dgemm
+// CHECK: llvm.return
+func.func @folded(%x: tensor<3x64x64xf64>, %w: tensor<64x128xf64>) -> tensor<3x64x128xf64> {
+  %y = rlx.matmul %x, %w : (tensor<3x64x64xf64>, tensor<64x128xf64>) -> tensor<3x64x128xf64>
+  func.return %y : tensor<3x64x128xf64>
+}
+
+// -----
+
+// A batch of GEMMs too small for OpenBLAS to thread (complex: M·N·K <= 2^15):
+// one cgemm per batch entry, each operand's pointer advanced by its batch
+// stride (1024 elements of 8 bytes), alpha and beta passed by pointer; the
+// entry splits the batch across its threads instead, so the kernel leaves
+// the BLAS thread count alone.
+
+// CHECK-LABEL: llvm.func @scipy_cblas_cgemm(i32, i32, i32, i32, i32, i32, !llvm.ptr, !llvm.ptr, i32, !llvm.ptr, i32, !llvm.ptr, !llvm.ptr, i32)
+// CHECK-NOT: scipy_openblas_set_num_threads
+// CHECK-LABEL: llvm.func internal @complex_batch_k0(
+// CHECK-SAME: [[A:%[0-9]+]]: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, [[BEGIN:%[0-9]+]]: i64, [[END:%[0-9]+]]: i64) {
+// CHECK: [[ALPHA:%[0-9]+]] = llvm.alloca {{%[0-9]+}} x f32
+// CHECK: [[BETA:%[0-9]+]] = llvm.alloca {{%[0-9]+}} x f32
+// CHECK-NOT: scipy_openblas_set_num_threads
+// CHECK: llvm.br ^[[HEAD:bb[0-9]+]]([[BEGIN]] : i64)
+// CHECK-NEXT: ^[[HEAD]]([[I:%[0-9]+]]: i64):
+// CHECK: [[STRIDE:%[0-9]+]] = llvm.mlir.constant(1024) : i64
+// CHECK-NEXT: [[ELEMS:%[0-9]+]] = llvm.mul [[I]], [[STRIDE]] : i64
+// CHECK: [[PA:%[0-9]+]] = llvm.getelementptr inbounds [[A]][{{%[0-9]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+// CHECK: llvm.call @scipy_cblas_cgemm({{%[0-9]+}}, {{%[0-9]+}}, {{%[0-9]+}}, {{%[0-9]+}}, {{%[0-9]+}}, {{%[0-9]+}}, [[ALPHA]], [[PA]], {{%[0-9]+}}, {{%[0-9]+}}, {{%[0-9]+}}, [[BETA]],
+// CHECK-LABEL: llvm.func @complex_batch(
+// CHECK: llvm.call @complex_batch_k0_parallel(
+func.func @complex_batch(%x: tensor<64x32x32xcomplex<f32>>, %w: tensor<64x32x32xcomplex<f32>>) -> tensor<64x32x32xcomplex<f32>> {
+  %y = rlx.matmul %x, %w {transpose_rhs = true} : (tensor<64x32x32xcomplex<f32>>, tensor<64x32x32xcomplex<f32>>) -> tensor<64x32x32xcomplex<f32>>
+  func.return %y : tensor<64x32x32xcomplex<f32>>
+}
+
+// -----
+
+// A small real GEMM (M·N·K <= 2^18, the size OpenBLAS would run on the
+// calling thread) calls no BLAS: a register tile of 8 rows x 32 columns is
+// two <16 x float> accumulators per row, carried through the K loop as block
+// arguments and updated by vector FMAs on a broadcast lhs element.
+
+// CHECK-NOT: scipy_cblas
+// CHECK-LABEL: llvm.func internal @tiled_k0(
+// CHECK: ^[[KLOOP:bb[0-9]+]]({{%[0-9]+}}: i64, [[ACC0:%[0-9]+]]: vector<16xf32>, [[ACC1:%[0-9]+]]: vector<16xf32>,
+// CHECK: [[B0:%[0-9]+]] = llvm.load {{%[0-9]+}} {alignment = 4 : i64} : !llvm.ptr -> vector<16xf32>
+// CHECK: [[B1:%[0-9]+]] = llvm.load {{%[0-9]+}} {alignment = 4 : i64} : !llvm.ptr -> vector<16xf32>
+// CHECK: [[A0:%[0-9]+]] = llvm.load {{%[0-9]+}} {alignment = 4 : i64} : !llvm.ptr -> f32
+// CHECK: [[SPLAT:%[0-9]+]] = llvm.shufflevector {{%[0-9]+}}, {{%[0-9]+}} [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0] : vector<16xf32>
+// CHECK-NEXT: {{%[0-9]+}} = llvm.intr.fma([[SPLAT]], [[B0]], [[ACC0]]) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
+// CHECK-NEXT: {{%[0-9]+}} = llvm.intr.fma([[SPLAT]], [[B1]], [[ACC1]]) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
+// CHECK: llvm.br ^[[KLOOP]](
+// CHECK: llvm.store {{%[0-9]+}}, {{%[0-9]+}} {alignment = 4 : i64} : vector<16xf32>, !llvm.ptr
+func.func @tiled(%x: tensor<6x8x16xf32>, %w: tensor<6x16x32xf32>) -> tensor<6x8x32xf32> {
+  %y = rlx.matmul %x, %w : (tensor<6x8x16xf32>, tensor<6x16x32xf32>) -> tensor<6x8x32xf32>
+  func.return %y : tensor<6x8x32xf32>
+}
+
+// -----
+
+// f16 is computed in f32: the op declares three f32 scratch buffers (lhs
+// 64·64·4 = 16384 B, rhs and product 64·128·4 = 32768 B each), which
+// plan-memory places for the matmul's lifetime beside %e (the f16 exp, alive
+// while the matmul reads it) and counts in the lower bound. The result is
+// returned, so it is written in place (-1).
+
+// PLAN-LABEL: func.func @half(
+// PLAN-SAME: attributes {rlx.arena_size = 90112 : i64, rlx.arena_lower_bound = 90112 : i64}
+// PLAN-NEXT: rlx.exp {{.*}} {rlx.offsets = array<i64: 0>}
+// PLAN-NEXT: rlx.matmul {{.*}} {rlx.offsets = array<i64: -1>, rlx.scratch_offsets = array<i64: 73728, 8192, 40960>}
+// PLAN-NEXT: func.return
+
+// The kernels: widen each operand into its scratch (one fpext per element),
+// sgemm on the scratch buffers, then round the f32 product into the f16
+// result once (fptrunc). The entry passes arena + scratch offset pointers.
+
+// CHECK-LABEL: llvm.func internal @half_k1_lhs(
+// CHECK: llvm.load {{%[0-9]+}} {alignment = 2 : i64} : !llvm.ptr -> f16
+// CHECK-NEXT: llvm.fpext {{%[0-9]+}} : f16 to f32
+// CHECK-LABEL: llvm.func internal @half_k1_rhs(
+// CHECK-LABEL: llvm.func internal @half_k1_gemm(
+// CHECK: llvm.call @scipy_cblas_sgemm(
+// CHECK-LABEL: llvm.func internal @half_k1_round(
+// CHECK: llvm.load {{%[0-9]+}} {alignment = 4 : i64} : !llvm.ptr -> f32
+// CHECK-NEXT: llvm.fptrunc {{%[0-9]+}} : f32 to f16
+// CHECK-LABEL: llvm.func @half(
+// CHECK-SAME: [[ARENA:%[0-9]+]]: !llvm.ptr, {{%[0-9]+}}: !llvm.ptr, {{%[0-9]+}}: !llvm.ptr) {
+// CHECK: [[S0:%[0-9]+]] = llvm.mlir.constant(73728) : i64
+// CHECK-NEXT: {{%[0-9]+}} = llvm.getelementptr inbounds [[ARENA]][[[S0]]] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+// CHECK: llvm.call @half_k1_lhs_thunk(
+// CHECK: [[S1:%[0-9]+]] = llvm.mlir.constant(8192) : i64
+// CHECK-NEXT: {{%[0-9]+}} = llvm.getelementptr inbounds [[ARENA]][[[S1]]] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+// CHECK: llvm.call @half_k1_rhs_thunk(
+// CHECK: [[S2:%[0-9]+]] = llvm.mlir.constant(40960) : i64
+// CHECK-NEXT: {{%[0-9]+}} = llvm.getelementptr inbounds [[ARENA]][[[S2]]] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+// CHECK: llvm.call @half_k1_gemm_thunk(
+// CHECK: llvm.call @half_k1_round_thunk(
+func.func @half(%x: tensor<64x64xf16>, %w: tensor<64x128xf16>) -> tensor<64x128xf16> {
+  %e = rlx.exp %x : (tensor<64x64xf16>) -> tensor<64x64xf16>
+  %y = rlx.matmul %e, %w : (tensor<64x64xf16>, tensor<64x128xf16>) -> tensor<64x128xf16>
+  func.return %y : tensor<64x128xf16>
+}
+
+// -----
+
+// K = 0: every entry is an empty sum, and CBLAS with beta = 0 writes zeros.
+// The call needs no special case, only leading dimensions of at least 1:
+// M = 3, N = 5, K = 0, lda = 1 (not K), ldb = ldc = 5.
+
+// CHECK-LABEL: llvm.func internal @empty_sum_k0(
+// CHECK: [[M:%[0-9]+]] = llvm.mlir.constant(3 : i32) : i32
+// CHECK-NEXT: [[N:%[0-9]+]] = llvm.mlir.constant(5 : i32) : i32
+// CHECK-NEXT: [[K:%[0-9]+]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT: [[LDA:%[0-9]+]] = llvm.mlir.constant(1 : i32) : i32
+// CHECK-NEXT: [[LDB:%[0-9]+]] = llvm.mlir.constant(5 : i32) : i32
+// CHECK-NEXT: [[LDC:%[0-9]+]] = llvm.mlir.constant(5 : i32) : i32
+// CHECK: llvm.call @scipy_cblas_zgemm({{%[0-9]+}}, {{%[0-9]+}}, {{%[0-9]+}}, [[M]], [[N]], [[K]], {{%[0-9]+}}, {{%[0-9]+}}, [[LDA]], {{%[0-9]+}}, [[LDB]], {{%[0-9]+}}, {{%[0-9]+}}, [[LDC]])
+func.func @empty_sum(%x: tensor<3x0xcomplex<f64>>, %w: tensor<0x5xcomplex<f64>>) -> tensor<3x5xcomplex<f64>> {
+  %y = rlx.matmul %x, %w : (tensor<3x0xcomplex<f64>>, tensor<0x5xcomplex<f64>>) -> tensor<3x5xcomplex<f64>>
+  func.return %y : tensor<3x5xcomplex<f64>>
+}

@@ -1,0 +1,367 @@
+"""rlx.matmul against NumPy on every element type it accepts.
+
+The reference is np.matmul on the inputs widened to float64 / complex128
+(exact inputs, so it is the exact product up to float64 rounding); integers
+are compared exactly with np.matmul in their own type, whose arithmetic wraps
+like the kernel's. Tolerance, per element, with K the contracting dimension,
+u the unit roundoff of the type the product is computed in (f32 for f16 and
+bf16) and u_out that of the stored type:
+
+    |got - ref| <= 4·K·u·(|A| @ |B|) + u_out·|ref| + tiny_out
+
+the textbook GEMM bound K·u·|A||B| with room for the complex products and
+any summation order, plus the one final rounding of f16/bf16 (tiny_out,
+half the smallest subnormal, covers that rounding in the subnormal range). A product
+accumulated in f16 or bf16 instead of f32 would miss it by orders of
+magnitude.
+
+Shapes cover both kernels of each real type (the emitted tile kernel below
+M·N·K = 2^18, BLAS above), batch broadcasting (one folded GEMM, a loop with
+stride-0 operands), 1-D operands, 1xN / Nx1 / K = 1, zero-size dimensions,
+stored transposes (flags, and rlx.transpose folded by canonicalize-broadcast),
+and 1 vs 2 threads.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+import subprocess
+import sys
+from collections.abc import Sequence
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import rlx_mlir as rlx
+from rlx_mlir import blas
+from rlx_mlir.builder import Builder
+
+TYPES = {
+    "f16": np.dtype(np.float16),
+    "bf16": np.dtype(ml_dtypes.bfloat16),
+    "f32": np.dtype(np.float32),
+    "f64": np.dtype(np.float64),
+    "complex<f32>": np.dtype(np.complex64),
+    "complex<f64>": np.dtype(np.complex128),
+    "i32": np.dtype(np.int32),
+    "i64": np.dtype(np.int64),
+}
+INTS = ("i32", "i64")
+UNIT_ROUNDOFF = {"f16": 2.0**-11, "bf16": 2.0**-8, "f32": 2.0**-24, "f64": 2.0**-53}
+HALF_SUBNORMAL = {"f16": 2.0**-25, "bf16": 2.0**-134}
+COMPUTED_IN = {"f16": "f32", "bf16": "f32", "complex<f32>": "f32", "complex<f64>": "f64"}
+
+Case = tuple[tuple[int, ...], tuple[int, ...], bool, bool]  # lhs shape, rhs shape, transpose_lhs, transpose_rhs
+
+
+def sample(shape: Sequence[int], t: str, seed: int) -> np.ndarray:
+    """Random values; integers over the whole range, so products and sums wrap."""
+    rng = np.random.default_rng(seed)
+    dtype = TYPES[t]
+    if t in INTS:
+        info = np.iinfo(dtype)
+        return rng.integers(info.min, info.max, size=shape, endpoint=True, dtype=dtype)
+    if dtype.kind == "c":
+        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def stored(x: np.ndarray, transposed: bool) -> np.ndarray:
+    """The matrix an operand holds when its last two axes are stored swapped."""
+    return np.swapaxes(x, -1, -2) if transposed else x
+
+
+def reference(a: np.ndarray, b: np.ndarray, tl: bool, tr: bool, t: str) -> np.ndarray:
+    if t in INTS:
+        return np.matmul(stored(a, tl), stored(b, tr))
+    wide = np.complex128 if TYPES[t].kind == "c" else np.float64
+    return np.matmul(stored(a, tl).astype(wide), stored(b, tr).astype(wide))
+
+
+def assert_close(got: np.ndarray, a: np.ndarray, b: np.ndarray, tl: bool, tr: bool, t: str) -> None:
+    want = reference(a, b, tl, tr, t)
+    assert got.dtype == TYPES[t] and got.shape == want.shape
+    if t in INTS:
+        np.testing.assert_array_equal(got, want)
+        return
+    k = stored(a, tl).shape[-1]
+    scale = np.matmul(np.abs(stored(a, tl)).astype(np.float64), np.abs(stored(b, tr)).astype(np.float64))
+    u = UNIT_ROUNDOFF[COMPUTED_IN.get(t, t)]
+    u_out = UNIT_ROUNDOFF.get(t, 0.0)
+    error = np.abs(got.astype(want.dtype) - want)
+    bound = 4 * k * u * scale + u_out * np.abs(want) + HALF_SUBNORMAL.get(t, 0.0)
+    worst = np.unravel_index(np.argmax(error - bound), error.shape) if error.size else ()
+    assert np.all(error <= bound), f"{t}: error {error[worst]} > bound {bound[worst]} at {worst}"
+
+
+def build(cases: Sequence[Case], t: str) -> Builder:
+    b = Builder("mm")
+    results = []
+    for lhs, rhs, tl, tr in cases:
+        results.append(b.matmul(b.input(lhs, t), b.input(rhs, t), tl, tr))
+    b.output(*results)
+    return b
+
+
+def run(cases: Sequence[Case], t: str, threads: int = 0) -> None:
+    """Compile all cases as one function (compiling is the slow part) and check each result."""
+    exe = rlx.compile(build(cases, t).module(), threads=threads)
+    arrays = [sample(shape, t, seed) for seed, case in enumerate(cases) for shape in case[:2]]
+    results = exe(*arrays)
+    for k, (case, got) in enumerate(zip(cases, results)):
+        assert_close(got, arrays[2 * k], arrays[2 * k + 1], case[2], case[3], t)
+
+
+# ---------------------------------------------------------------------------
+# every type
+# ---------------------------------------------------------------------------
+
+EVERY_TYPE_CASES: list[Case] = [
+    ((3, 5), (5, 4), False, False),  # tiny: a tail tile of 3 rows x 4 columns
+    ((2, 1, 9, 17), (3, 17, 33), False, False),  # broadcast batch; tail rows and columns
+    ((4, 9, 5), (4, 7, 5), False, True),  # small with a transposed rhs (BLAS per batch entry)
+    ((70, 90), (90, 50), False, False),  # M·N·K = 315000 > 2^18: one BLAS call
+    ((2, 90, 70), (50, 90), True, True),  # BLAS-sized, both transposed, lhs batch not foldable
+    ((3, 40, 64), (64, 120), False, False),  # BLAS-sized, lhs batch folded into M = 120
+]
+
+
+@pytest.mark.parametrize("t", list(TYPES))
+def test_every_type_against_numpy(t: str) -> None:
+    run(EVERY_TYPE_CASES, t)
+
+
+@pytest.mark.parametrize("t", INTS)
+def test_integer_products_wrap(t: str) -> None:
+    """Full-range integers: nearly every product and sum overflows; the result is the wrapped one."""
+    a, b = sample((4, 6), t, 1), sample((6, 5), t, 2)
+    exe = rlx.compile(build([((4, 6), (6, 5), False, False)], t).module())
+    (got,) = exe(a, b)
+    np.testing.assert_array_equal(got, np.matmul(a, b))
+    wide = np.matmul(a.astype(object), b.astype(object))
+    assert np.any(got.astype(object) != wide), "the test values must overflow"
+
+
+# ---------------------------------------------------------------------------
+# shapes
+# ---------------------------------------------------------------------------
+
+BROADCAST_CASES: list[Case] = [
+    ((2, 3, 4), (4, 5), False, False),  # rhs unbatched: folded
+    ((3, 4), (2, 4, 5), False, False),  # lhs unbatched: lhs batch stride 0
+    ((2, 1, 3, 4), (1, 5, 4, 6), False, False),  # both broadcast, on different axes
+    ((1, 3, 4), (2, 1, 4, 5), False, False),  # ranks differ
+    ((2, 1, 3, 4), (5, 6, 4), False, True),  # with a transposed rhs
+    ((80, 70), (3, 70, 60), False, False),  # BLAS-sized loop, lhs broadcast (stride 0)
+    ((3, 1, 60, 70), (2, 70, 80), False, False),  # BLAS-sized loop over a 3 x 2 batch
+]
+
+
+@pytest.mark.parametrize("t", ["f32", "complex<f64>", "i32"])
+def test_batch_broadcasting(t: str) -> None:
+    run(BROADCAST_CASES, t)
+
+
+VECTOR_CASES: list[Case] = [
+    ((7,), (7,), False, False),  # dot product: a 0-d result
+    ((7,), (7, 5), False, False),  # row vector
+    ((6, 7), (7,), False, False),  # column vector
+    ((7,), (3, 7, 5), False, False),  # 1-D lhs against a batch
+    ((2, 6, 7), (7,), False, False),  # batch against a 1-D rhs
+    ((7,), (5, 7), False, True),  # 1-D lhs, transposed rhs
+    ((7, 6), (7,), True, False),  # transposed lhs, 1-D rhs
+    ((300,), (300, 900), False, False),  # BLAS-sized row vector
+    ((900, 300), (300,), False, False),  # BLAS-sized column vector
+]
+
+
+@pytest.mark.parametrize("t", ["f32", "f64", "complex<f32>", "i64"])
+def test_one_dimensional_operands(t: str) -> None:
+    run(VECTOR_CASES, t)
+
+
+EDGE_CASES: list[Case] = [
+    ((1, 9), (9, 40), False, False),  # 1 x N result
+    ((40, 9), (9, 1), False, False),  # N x 1 result
+    ((40, 1), (1, 33), False, False),  # K = 1: an outer product
+    ((1, 1), (1, 1), False, False),
+    ((1, 40), (40, 1), True, True),  # K = 1 with both flags
+    ((1, 1000), (1000, 1), False, False),  # 1 x 1 result, long K
+]
+
+
+@pytest.mark.parametrize("t", ["f32", "f16", "complex<f32>", "i32"])
+def test_thin_shapes(t: str) -> None:
+    run(EDGE_CASES, t)
+
+
+ZERO_CASES: list[Case] = [
+    ((3, 0), (0, 4), False, False),  # K = 0: zeros
+    ((0,), (0,), False, False),  # empty dot: 0
+    ((2, 3, 0), (0, 5), False, False),  # K = 0 with a batch
+    ((0, 3), (3, 4), False, False),  # M = 0: empty result
+    ((3, 4), (4, 0), False, False),  # N = 0
+    ((0, 3, 4), (4, 5), False, False),  # empty batch
+    ((2, 0, 3, 4), (1, 4, 5), False, False),
+]
+
+
+@pytest.mark.parametrize("t", ["f32", "f64", "bf16", "complex<f64>", "i64"])
+def test_zero_size_dimensions(t: str) -> None:
+    """An empty sum is zero: results are written over out= buffers full of garbage."""
+    exe = rlx.compile(build(ZERO_CASES, t).module())
+    arrays = [sample(shape, t, 0) for case in ZERO_CASES for shape in case[:2]]
+    garbage = 7 if t in INTS else np.nan
+    outs = tuple(np.full(spec.shape, garbage, dtype=TYPES[t]) for spec in exe.outputs)
+    results = exe(*arrays, out=outs)
+    for k, got in enumerate(results):
+        want = reference(arrays[2 * k], arrays[2 * k + 1], False, False, t)
+        assert got.shape == want.shape
+        np.testing.assert_array_equal(got, np.zeros_like(got))
+
+
+# ---------------------------------------------------------------------------
+# stored transposes
+# ---------------------------------------------------------------------------
+
+
+def flagged(batch: tuple[int, ...], m: int, k: int, n: int, tl: bool, tr: bool) -> Case:
+    """A (batch x) [m x k] @ [k x n] product with the flagged operands stored transposed."""
+    return ((*batch, k, m) if tl else (*batch, m, k)), ((n, k) if tr else (k, n)), tl, tr
+
+
+FLAG_CASES: list[Case] = [
+    flagged(batch, m, k, n, tl, tr)
+    for batch, m, k, n in [((), 11, 13, 21), ((2,), 70, 90, 50)]
+    for tl in (False, True)
+    for tr in (False, True)
+]
+
+
+@pytest.mark.parametrize("t", ["f32", "f64", "bf16", "complex<f32>", "complex<f64>", "i32"])
+def test_transpose_flags(t: str) -> None:
+    """All four flag combinations, small (tile kernel or per-entry BLAS) and BLAS-sized;
+    complex flags are plain transposes, not conjugates."""
+    run(FLAG_CASES, t)
+
+
+@pytest.mark.parametrize("t", ["f32", "complex<f32>", "i64"])
+def test_rlx_transpose_folds_into_the_flag(t: str) -> None:
+    """`matmul(transpose(x), transpose(w))` with perms swapping the last two axes:
+    canonicalize-broadcast sets both flags and no transpose is left to run; the
+    graph with the transposes kept as copies (pipeline "") gives the same result."""
+    b = Builder("folded")
+    x, w = b.input((2, 40, 30), t), b.input((50, 40), t)
+    b.output(b.matmul(b.transpose(x, [0, 2, 1]), b.transpose(w, [1, 0])))
+    module = b.module()
+    folded = rlx.compile(module)
+    assert "rlx.transpose" not in folded.planned_ir
+    assert "transpose_lhs = true, transpose_rhs = true" in folded.planned_ir
+    copied = rlx.compile(module, pipeline="")
+    assert "rlx.transpose" in copied.planned_ir
+    a, c = sample((2, 40, 30), t, 3), sample((50, 40), t, 4)
+    for exe in (folded, copied):
+        (got,) = exe(a, c)
+        assert_close(got, a, c, True, True, t)
+
+
+# ---------------------------------------------------------------------------
+# threads and the BLAS library
+# ---------------------------------------------------------------------------
+
+THREAD_CASES: list[Case] = [
+    ((256, 200), (200, 300), False, False),  # one BLAS call, threaded by OpenBLAS
+    ((512, 16, 32), (512, 32, 16), False, False),  # real: tile kernel; complex: a cgemm per entry
+    ((64, 32, 32), (64, 32, 32), False, True),  # a small BLAS call per batch entry
+]
+SPLIT_BY_THE_ENTRY = (1, 2)
+"""Cases whose batch the entry splits across its threads (see test_split_kernels_...)."""
+
+
+@pytest.mark.parametrize("t", ["f32", "complex<f32>", "i32"])
+def test_one_and_two_threads_agree(t: str) -> None:
+    """Where the entry splits the work (row tiles, batch entries, integer rows) a thread
+    never splits a sum, so 1 and 2 threads are bit-identical. OpenBLAS partitions its
+    own threaded calls by thread count, which may reorder a sum: there both results
+    are held to the tolerance instead."""
+    arrays = [sample(shape, t, seed) for seed, case in enumerate(THREAD_CASES) for shape in case[:2]]
+    results = []
+    for threads in (1, 2):
+        exe = rlx.compile(build(THREAD_CASES, t).module(), threads=threads)
+        results.append(exe(*arrays))
+    for k, (one, two) in enumerate(zip(*results)):
+        a, b, (_, _, tl, tr) = arrays[2 * k], arrays[2 * k + 1], THREAD_CASES[k]
+        if k in SPLIT_BY_THE_ENTRY or t in INTS:
+            np.testing.assert_array_equal(one, two)
+        assert_close(one, a, b, tl, tr, t)
+        assert_close(two, a, b, tl, tr, t)
+
+
+@pytest.mark.parametrize("t", ["f32", "complex<f32>"])
+def test_split_kernels_use_the_thread_launcher(t: str) -> None:
+    """With 2 threads the entry splits the batched kernels (tile kernel or per-entry
+    BLAS calls); the large BLAS call threads itself and is called once."""
+    exe = rlx.compile(build(THREAD_CASES, t).module(), threads=2)
+    for k in SPLIT_BY_THE_ENTRY:
+        assert f"mm_k{k}_parallel" in exe.llvm_ir
+    assert "mm_k0_parallel" not in exe.llvm_ir
+    assert 'call ccc void @"scipy_openblas_set_num_threads"(i32 2)' in exe.llvm_ir
+
+
+def _blas_threads() -> int:
+    library = ctypes.CDLL(blas.load())
+    return library[blas.symbol("openblas_get_num_threads")]()
+
+
+def test_blas_thread_count_follows_compile_threads() -> None:
+    """Each executable sets OpenBLAS's thread count to its own `threads` before its GEMMs."""
+    a, c = sample((300, 300), "f64", 0), sample((300, 300), "f64", 1)
+    exes = {n: rlx.compile(build([((300, 300), (300, 300), False, False)], "f64").module(), threads=n) for n in (1, 2)}
+    for n in (2, 1, 2):
+        (got,) = exes[n](a, c)
+        assert _blas_threads() == n
+        assert_close(got, a, c, False, False, "f64")
+
+
+def test_importing_rlx_does_not_load_blas() -> None:
+    """The BLAS is loaded when a matmul is first lowered, not on `import rlx_mlir`."""
+    code = (
+        "import sys, rlx_mlir\n"
+        "maps = open('/proc/self/maps').read()\n"
+        "print('scipy_openblas32' in sys.modules, 'scipy_openblas32/lib' in maps)\n"
+    )
+    if sys.platform != "linux":
+        pytest.skip("reads /proc/self/maps")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False"]
+
+
+def test_entry_may_not_be_named_like_a_blas_symbol() -> None:
+    b = Builder("scipy_cblas_sgemm")
+    b.output(b.matmul(b.input((70, 90)), b.input((90, 50))))
+    with pytest.raises(rlx.CompileError, match="cannot be a JIT symbol"):
+        rlx.compile(b.module())
+
+
+def test_matmul_feeds_fused_elementwise_ops() -> None:
+    """gelu(x @ w + b): the matmul result is planned and read by a fused region."""
+    b = Builder("mlp")
+    x, w, bias = b.input((64, 48)), b.input((48, 96)), b.input((96,))
+    b.output(b.gelu(b.add(b.matmul(x, w), bias)))
+    exe = rlx.compile(b.module())
+    xs, ws, bs = sample((64, 48), "f32", 0), sample((48, 96), "f32", 1), sample((96,), "f32", 2)
+    (got,) = exe(xs, ws, bs)
+    h = xs.astype(np.float64) @ ws.astype(np.float64) + bs
+    want = 0.5 * h * (1 + np.vectorize(math.erf)(h / np.sqrt(2)))
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(h).max())
+
+
+def test_dimension_beyond_32_bit_blas_is_a_clear_error() -> None:
+    """CBLAS sizes are 32-bit: K = 2^31 cannot be passed, and lowering says so
+    (no array of that size is ever allocated: inputs are bound by pointer)."""
+    b = Builder("huge")
+    b.output(b.matmul(b.input((1, 2**31)), b.input((2**31, 2))))
+    with pytest.raises(ValueError, match=r"'rlx.matmul' has a matrix dimension above 2147483647.*K = 2147483648"):
+        rlx.compile(b.module())
