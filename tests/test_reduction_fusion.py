@@ -46,6 +46,14 @@ def _reference(x: np.ndarray, b: np.ndarray, reduce: str, axes: list[int], keepd
     return REDUCE[reduce](value, axis=tuple(axes), keepdims=keepdims)
 
 
+def _reference_f32(x: np.ndarray, b: np.ndarray, axes: list[int], chain: list[str]) -> np.ndarray:
+    """NumPy's own float32 product of the chain, for its error."""
+    value = PROLOGUE[chain[0]](x, b)
+    for name in chain[1:]:
+        value = UNARY[name](value)
+    return np.prod(value, axis=tuple(axes), keepdims=True, dtype=np.float32)
+
+
 @st.composite
 def cases(draw: st.DrawFn):
     rank = draw(st.integers(1, 3))
@@ -92,13 +100,20 @@ def test_fused_reduction_matches_float64(axes: list[int], reduce: str, dtype: st
     module = _graph(shape, dtype, reduce, axes, True, chain)
     rng = np.random.default_rng(len(axes) * 31 + len(reduce))
     numpy_type = np.float32 if dtype == "f32" else np.float64
-    x = (rng.random(shape) * 0.2 + 0.95).astype(numpy_type)  # products stay in range
-    b = (rng.random(shape[-1:]) * 0.2 + 0.95).astype(numpy_type)
+    spread = 2e-4 if reduce == "reduce_prod" else 0.2  # a product of 2e5 factors stays finite
+    x = (1 + (rng.random(shape) - 0.5) * spread).astype(numpy_type)
+    b = (1 + (rng.random(shape[-1:]) - 0.5) * spread).astype(numpy_type)
     (got,) = rlx.compile(module)(x, b)
     want = _reference(x, b, reduce, axes, True, chain)
-    rtol = 1e-5 if dtype == "f32" else 1e-13
-    np.testing.assert_allclose(got, want, rtol=rtol)
     assert got.shape == want.shape
+    if dtype == "f32" and reduce == "reduce_prod":
+        # each factor x*b is rounded to f32 near 1, where the rounding errors do not
+        # cancel: the bound is NumPy's own f32 product error (up to 0.14% here), twice
+        ours = np.abs(got / want - 1)
+        numpy_f32 = np.abs(_reference_f32(x, b, axes, chain) / want - 1)
+        assert ours.max() <= 2 * max(numpy_f32.max(), 1e-6), (ours.max(), numpy_f32.max())
+        return
+    np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == "f32" else 1e-12)
 
 
 def test_column_sum_accumulates_beyond_one_chunk() -> None:
