@@ -20,7 +20,7 @@ from abc import ABC
 from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import AffineMapAttr, ArrayAttr, DenseArrayBase, StringAttr, TensorType
+from xdsl.dialects.builtin import AffineMapAttr, ArrayAttr, BoolAttr, DenseArrayBase, StringAttr, TensorType
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineMap
 from xdsl.irdl import (
@@ -40,6 +40,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from rlx_mlir import index_maps
 from rlx_mlir.dialects.common import array_values, check_value_type, element_type, i64_array, shape_of
+from rlx_mlir.dialects.contraction import MatmulOp, bool_attr, matmul_shape
 from rlx_mlir.dialects.elementwise import ELEMENTWISE_OPS
 from rlx_mlir.dialects.reduction import REDUCE_OPS, ReduceOp
 
@@ -68,15 +69,18 @@ class ScalarBodyRegionOp(IRDLOperation, ABC):
             raise VerifyException(f"'{self.name}' must have at least one result")
         self.verify_results()
         space = self.iteration_shape
-        if len(self.maps) != len(self.inputs):
-            raise VerifyException(f"'{self.name}' has {len(self.inputs)} inputs but {len(self.maps)} indexing maps")
-        for i, (value, amap) in enumerate(zip(self.inputs, self.maps)):
+        mapped = self.mapped_inputs
+        if len(self.maps) != len(mapped):
+            raise VerifyException(f"'{self.name}' has {len(mapped)} inputs but {len(self.maps)} indexing maps")
+        for i, (value, amap) in enumerate(zip(mapped, self.maps)):
             check_value_type(self, value.type, f"input #{i}")
             self._verify_map(i, amap, shape_of(value.type), space)
         block = self.body.block
-        expected_args = [element_type(v.type) for v in self.inputs]
+        expected_args = self.argument_types()
         if [a.type for a in block.args] != expected_args:
-            raise VerifyException(f"'{self.name}' block arguments must be the input element types {_types(expected_args)}")
+            raise VerifyException(
+                f"'{self.name}' block arguments must be the input element types {_types(expected_args)}"
+            )
         terminator = block.last_op
         if not isinstance(terminator, YieldOp):
             raise VerifyException(f"'{self.name}' body must end with rlx.yield")
@@ -90,6 +94,15 @@ class ScalarBodyRegionOp(IRDLOperation, ABC):
     def verify_results(self) -> None:
         """The results' types against the iteration space."""
         ...
+
+    @property
+    def mapped_inputs(self) -> Sequence[SSAValue]:
+        """The inputs read through `indexing_maps`, in order."""
+        return self.inputs
+
+    def argument_types(self) -> list[Attribute]:
+        """The body's block argument types."""
+        return [element_type(v.type) for v in self.inputs]
 
     def _verify_map(self, i: int, amap: AffineMap, shape: tuple[int, ...], space: tuple[int, ...]) -> None:
         if amap.num_dims != len(space) or len(amap.results) != len(shape):
@@ -257,7 +270,9 @@ class ElementwiseRegionOp(ScalarBodyRegionOp):
         for i, out in enumerate(self.outputs):
             check_value_type(self, out.type, f"result #{i}")
             if shape_of(out.type) != space:
-                raise VerifyException(f"'{self.name}' results must share one shape (result #{i} is {list(shape_of(out.type))})")
+                raise VerifyException(
+                    f"'{self.name}' results must share one shape (result #{i} is {list(shape_of(out.type))})"
+                )
 
 
 ITERATOR_TYPES = ("parallel", "reduction")
@@ -364,8 +379,92 @@ class ReductionRegionOp(ScalarBodyRegionOp):
             )
 
 
+@irdl_op_definition
+class ContractionRegionOp(ScalarBodyRegionOp):
+    """A matmul and its elementwise epilogue, computed block by block.
+
+    The first two inputs are the matmul's lhs and rhs (with `transpose_lhs`,
+    `transpose_rhs` as on `rlx.matmul`); the others are the epilogue's, read
+    through `indexing_maps` over the matmul's result. The body gets the
+    product's element first, then one element per epilogue input, and yields
+    the result element, so bias, activation and residual are applied to each
+    block of the product while it is in cache, never as passes of their own.
+
+    ```mlir
+    %y = rlx.contraction_region ins(%x, %w, %b : tensor<64x32xf32>, tensor<32x16xf32>, tensor<16xf32>)
+           {indexing_maps = [affine_map<(d0, d1) -> (d1)>], transpose_lhs = false, transpose_rhs = false}
+           -> tensor<64x16xf32> {
+    ^bb0(%acc: f32, %bias: f32):
+      %s = rlx.add %acc, %bias : (f32, f32) -> f32
+      %g = rlx.gelu %s : (f32) -> f32
+      rlx.yield %g : f32
+    }
+    ```
+    """
+
+    name = "rlx.contraction_region"
+    transpose_lhs = prop_def(BoolAttr, default_value=bool_attr(False))
+    transpose_rhs = prop_def(BoolAttr, default_value=bool_attr(False))
+    PROPERTIES: ClassVar[tuple[str, ...]] = ("indexing_maps", "transpose_lhs", "transpose_rhs")
+
+    def __init__(
+        self,
+        matmul: MatmulOp,
+        inputs: Sequence[SSAValue],
+        maps: Sequence[AffineMap],
+        result_type: Attribute,
+        body: Region,
+    ) -> None:
+        properties = {
+            "indexing_maps": ArrayAttr([AffineMapAttr(m) for m in maps]),
+            "transpose_lhs": matmul.transpose_lhs,
+            "transpose_rhs": matmul.transpose_rhs,
+        }
+        operands = [[matmul.lhs, matmul.rhs, *inputs]]
+        super().__init__(operands=operands, result_types=[[result_type]], properties=properties, regions=[body])
+
+    @property
+    def lhs(self) -> SSAValue:
+        return self.inputs[0]
+
+    @property
+    def rhs(self) -> SSAValue:
+        return self.inputs[1]
+
+    @property
+    def transposes(self) -> tuple[bool, bool]:
+        return bool(self.transpose_lhs.value.data), bool(self.transpose_rhs.value.data)
+
+    @property
+    def mapped_inputs(self) -> Sequence[SSAValue]:
+        return self.inputs[2:]
+
+    @property
+    def iteration_shape(self) -> tuple[int, ...]:
+        return shape_of(self.outputs[0].type)
+
+    def argument_types(self) -> list[Attribute]:
+        return [element_type(self.lhs.type), *(element_type(v.type) for v in self.mapped_inputs)]
+
+    def verify_results(self) -> None:
+        if len(self.outputs) != 1 or len(self.inputs) < 2:
+            raise VerifyException(f"'{self.name}' takes lhs, rhs and epilogue inputs and has one result")
+        check_value_type(self, self.outputs[0].type, "result")
+        if element_type(self.lhs.type) != element_type(self.rhs.type):
+            raise VerifyException(f"'{self.name}' lhs and rhs must share an element type")
+        try:
+            product = matmul_shape(shape_of(self.lhs.type), shape_of(self.rhs.type), *self.transposes)
+        except ValueError as error:
+            raise VerifyException(f"'{self.name}' {error}") from None
+        if shape_of(self.outputs[0].type) != product:
+            raise VerifyException(
+                f"'{self.name}' result shape {list(shape_of(self.outputs[0].type))} "
+                f"must be the product's {list(product)}"
+            )
+
+
 REDUCTIONS_BY_NAME: dict[str, type[ReduceOp]] = {op.name.removeprefix("rlx."): op for op in REDUCE_OPS}
-REGION_OPS = (ElementwiseRegionOp, ReductionRegionOp)
+REGION_OPS = (ElementwiseRegionOp, ReductionRegionOp, ContractionRegionOp)
 
 
 @irdl_op_definition
@@ -374,7 +473,7 @@ class YieldOp(IRDLOperation):
 
     name = "rlx.yield"
     values = var_operand_def()
-    traits = traits_def(IsTerminator(), HasParent(ElementwiseRegionOp, ReductionRegionOp), Pure())
+    traits = traits_def(IsTerminator(), HasParent(ElementwiseRegionOp, ReductionRegionOp, ContractionRegionOp), Pure())
     assembly_format = "$values attr-dict (`:` type($values)^)?"
 
     def __init__(self, *values: SSAValue) -> None:

@@ -38,14 +38,16 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import DenseArrayBase, VectorType, f32, f64, i8, i32, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
-from rlx_mlir import blas, dtypes
+from rlx_mlir import blas, dtypes, index_maps
 from rlx_mlir.broadcast import broadcast_shapes, numel, row_major_strides
 from rlx_mlir.dialects import contraction as ct
+from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects.common import element_type, shape_of
-from rlx_mlir.lowering.element_types import Codec, codec
+from rlx_mlir.lowering.element_types import Codec, Value, codec
 from rlx_mlir.lowering.emitter import Emitter
 from rlx_mlir.lowering.kernel import PTR, External, Kernel, KernelContext, emit_nest_kernel, kernel_function
-from rlx_mlir.lowering.loops import coalesce, for_range
+from rlx_mlir.lowering.loops import advance, coalesce, for_range, read_strides
+from rlx_mlir.lowering.scalar_ops import emit_body
 from rlx_mlir.memory_plan import Scratch
 
 MACS_PER_ELEMENT = 16
@@ -439,7 +441,125 @@ def matmul_kernels(op: ct.MatmulOp, ctx: KernelContext) -> list[Kernel]:
     return _gemm_kernels(ctx.name, layout, dtype, [op.lhs, op.rhs, op.result], ctx.threads)
 
 
+# ---------------------------------------------------------------------------
+# epilogues: rlx.contraction_region
+# ---------------------------------------------------------------------------
+
+EPILOGUE_BLOCK_BYTES = 1 << 22
+"""Rows of the product computed (one GEMM call) and finished by the epilogue
+together: 4 MiB, so the block is still in L3 when the epilogue reads it. Every
+call packs the rhs again, so much smaller blocks cost more than they save
+(measured with benchmarks/contractions.py: 256 KiB blocks were 2x slower)."""
+
+
+def _epilogue_rows(
+    e: Emitter,
+    region: Region,
+    op: rg.ContractionRegionOp,
+    pointers: list[SSAValue],
+    rows: tuple[SSAValue, SSAValue],
+) -> None:
+    """out[i, j] = body(out[i, j], epilogue inputs at (i, j)) for i in [rows), in place."""
+    product_type = element_type(op.lhs.type)
+    n = shape_of(op.outputs[0].type)[1]
+    reads = [read_strides(shape_of(v.type), index_maps.accesses(amap), 2) for v, amap in zip(op.mapped_inputs, op.maps)]
+    out = pointers[-1]
+    args = op.body.block.args
+
+    def row(i: SSAValue) -> None:
+        at_row = e.mul(i, e.i64(n))
+        extra_rows = [advance(e, e.i64(base), i, strides[0]) for strides, base in reads]
+
+        def column(j: SSAValue) -> None:
+            at = e.add(at_row, j)
+
+            def load(k: int) -> Value:
+                if k == 0:
+                    return codec(product_type).load(e, out, at)
+                strides, _ = reads[k - 1]
+                return codec(args[k].type).load(e, pointers[1 + k], advance(e, extra_rows[k - 1], j, strides[1]))
+
+            (value,) = emit_body(e, op, load)
+            codec(element_type(op.outputs[0].type)).store(e, value if value is not None else load(0), out, at)
+
+        for_range(e, region, e.i64(0), e.i64(n), column)
+
+    for_range(e, region, rows[0], rows[1], row)
+
+
+def _blocked_blas_kernel(op: rg.ContractionRegionOp, layout: GemmLayout, dtype: str, name: str) -> Kernel:
+    """Row blocks split across the entry's threads: each runs one single-threaded
+    GEMM for its rows of the product, straight into the result, then the epilogue
+    over them."""
+    blas.load()
+    gemm = _gemm_external(dtype)
+    item_bytes = dtypes.from_name(dtype).nbytes
+    m, n, k = layout.m, layout.n, layout.k
+    block = max(1, min(m, EPILOGUE_BLOCK_BYTES // max(1, n * item_bytes)))
+    blocks = -(-m // block)
+    a_row = 1 if layout.transposes[0] else layout.leading[0]  # elements between rows of op(A)
+
+    def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
+        alpha, beta = _scalars(e, dtype)
+        order = e.const(i32, blas.ROW_MAJOR)
+        flags = [e.const(i32, blas.TRANS if t else blas.NO_TRANS) for t in layout.transposes]
+        lda, ldb, ldc = (e.const(i32, d) for d in layout.leading)
+
+        def one(b: SSAValue) -> None:
+            first = e.mul(b, e.i64(block))
+            last = e.smin(e.add(first, e.i64(block)), e.i64(m))
+            rows = e.itrunc(e.sub(last, first), i32)
+            a = _byte_pointer(e, pointers[0], e.mul(first, e.i64(a_row)), item_bytes)
+            c = _byte_pointer(e, pointers[-1], e.mul(first, e.i64(n)), item_bytes)
+            sizes = [rows, e.const(i32, n), e.const(i32, k)]
+            e.op(llvm.CallOp(gemm.name, order, *flags, *sizes, alpha, a, lda, pointers[1], ldb, beta, c, ldc))
+            _epilogue_rows(e, region, op, pointers, (first, last))
+
+        for_range(e, region, begin, end, one)
+
+    buffers: list[SSAValue | str | Scratch] = [*op.inputs, *op.outputs]
+    function = kernel_function(name, len(buffers), build)
+    return Kernel(function, buffers, blocks, layout.work + m * n, externals=(gemm,))
+
+
+def _single_threaded_blas(name: str) -> Kernel:
+    """Sets OpenBLAS to one thread: the kernels after it run their GEMMs from our threads."""
+
+    def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
+        e.op(llvm.CallOp(SET_THREADS.name, e.const(i32, 1)))
+
+    return Kernel(kernel_function(name, 0, build), [], 1, 1, parallel=False, externals=(SET_THREADS,))
+
+
+def _epilogue_kernel(op: rg.ContractionRegionOp, name: str) -> Kernel:
+    """The epilogue over every row of the finished product, in place."""
+    m = shape_of(op.outputs[0].type)[0]
+
+    def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
+        _epilogue_rows(e, region, op, pointers, (begin, end))
+
+    buffers: list[SSAValue | str | Scratch] = [*op.inputs, *op.outputs]
+    return Kernel(kernel_function(name, len(buffers), build), buffers, m, numel(shape_of(op.outputs[0].type)))
+
+
+def contraction_region_kernels(op: rg.ContractionRegionOp, ctx: KernelContext) -> list[Kernel]:
+    """A 2-D f32/f64 product (what fuse-epilogues makes): blocks of BLAS rows each
+    finished by the epilogue while in cache, or, for GEMMs the tile kernel runs,
+    the tiles and then one epilogue pass."""
+    if numel(shape_of(op.outputs[0].type)) == 0:
+        return []
+    layout = gemm_layout(op)  # type: ignore[arg-type]
+    dtype = dtypes.from_ir(element_type(op.outputs[0].type)).name
+    _check_blas_sizes(op, layout)
+    gemm_buffers: list[SSAValue | str | Scratch] = [op.lhs, op.rhs, op.outputs[0]]
+    kernels = _gemm_kernels(f"{ctx.name}_gemm", layout, dtype, gemm_buffers, ctx.threads)
+    if len(kernels) == 1 and kernels[0].externals:  # a BLAS call: block it and fuse the epilogue in
+        return [_single_threaded_blas(f"{ctx.name}_blas1"), _blocked_blas_kernel(op, layout, dtype, ctx.name)]
+    return [*kernels, _epilogue_kernel(op, f"{ctx.name}_epilogue")]
+
+
 KERNELS: dict[type[Operation], Callable[[Operation, KernelContext], list[Kernel]]] = {
     ct.MatmulOp: matmul_kernels,
+    rg.ContractionRegionOp: contraction_region_kernels,
 }  # type: ignore[dict-item]
 """Emitters of the contraction ops."""

@@ -67,13 +67,14 @@ class FoldIndexMapIntoRegion(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: rg.ScalarBodyRegionOp, rewriter: PatternRewriter) -> None:
         maps = op.maps
-        for index, operand in enumerate(op.inputs):
+        first = len(op.inputs) - len(op.mapped_inputs)  # a contraction's lhs and rhs have no map
+        for index, operand in enumerate(op.mapped_inputs):
             producer = operand.owner
             if not rlx.has_input_map(producer):
                 continue
             composed = index_maps.compose(index_maps.accesses(maps[index]), producer.input_map())
             maps[index] = index_maps.to_affine(maps[index].num_dims, composed)
-            op.operands[index] = producer.input
+            op.operands[first + index] = producer.input
             op.indexing_maps = ArrayAttr([AffineMapAttr(m) for m in maps])
             rewriter.notify_op_modified(op)
             return

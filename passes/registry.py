@@ -19,6 +19,12 @@ def _fuse_elementwise() -> type[ModulePass]:
     return FuseElementwisePass
 
 
+def _fuse_epilogues() -> type[ModulePass]:
+    from rlx_mlir.passes.fuse_epilogues import FuseEpiloguesPass
+
+    return FuseEpiloguesPass
+
+
 def _fuse_reductions() -> type[ModulePass]:
     from rlx_mlir.passes.fuse_reductions import FuseReductionsPass
 
@@ -49,6 +55,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "canonicalize-broadcast": _canonicalize_broadcast,
         "fuse-elementwise": _fuse_elementwise,
         "fuse-reductions": _fuse_reductions,
+        "fuse-epilogues": _fuse_epilogues,
         "plan-memory": _plan_memory,
         "lower-to-llvm": _lower_to_llvm,
         "default": _default_pipeline,

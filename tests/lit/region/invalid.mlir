@@ -86,3 +86,65 @@ func.func @yield_type(%x: tensor<4x3xf32>) {
   }
   func.return
 }
+
+// -----
+
+// rlx.contraction_region: the product must exist and match the result.
+// CHECK-LABEL: sym_name = "contraction_k_mismatch"
+// CHECK: Operation does not verify: 'rlx.contraction_region' contracting dimensions differ: lhs K = 3, rhs K = 4
+func.func @contraction_k_mismatch(%x: tensor<2x3xf32>, %w: tensor<4x5xf32>) {
+  %y = rlx.contraction_region ins(%x, %w : tensor<2x3xf32>, tensor<4x5xf32>) {indexing_maps = []} -> tensor<2x5xf32> {
+  ^bb0(%a: f32):
+    rlx.yield %a : f32
+  }
+  func.return
+}
+
+// -----
+
+// CHECK-LABEL: sym_name = "contraction_result_shape"
+// CHECK: Operation does not verify: 'rlx.contraction_region' result shape [5, 2] must be the product's [2, 5]
+func.func @contraction_result_shape(%x: tensor<2x3xf32>, %w: tensor<3x5xf32>) {
+  %y = rlx.contraction_region ins(%x, %w : tensor<2x3xf32>, tensor<3x5xf32>) {indexing_maps = []} -> tensor<5x2xf32> {
+  ^bb0(%a: f32):
+    rlx.yield %a : f32
+  }
+  func.return
+}
+
+// -----
+
+// CHECK-LABEL: sym_name = "contraction_mixed_types"
+// CHECK: Operation does not verify: 'rlx.contraction_region' lhs and rhs must share an element type
+func.func @contraction_mixed_types(%x: tensor<2x3xf32>, %w: tensor<3x5xf64>) {
+  %y = rlx.contraction_region ins(%x, %w : tensor<2x3xf32>, tensor<3x5xf64>) {indexing_maps = []} -> tensor<2x5xf32> {
+  ^bb0(%a: f32):
+    rlx.yield %a : f32
+  }
+  func.return
+}
+
+// -----
+
+// The body takes the product's element, then one per epilogue input.
+// CHECK-LABEL: sym_name = "contraction_body_arguments"
+// CHECK: Operation does not verify: 'rlx.contraction_region' block arguments must be the input element types (f32, f32)
+func.func @contraction_body_arguments(%x: tensor<2x3xf32>, %w: tensor<3x5xf32>, %b: tensor<5xf32>) {
+  %y = rlx.contraction_region ins(%x, %w, %b : tensor<2x3xf32>, tensor<3x5xf32>, tensor<5xf32>) {indexing_maps = [affine_map<(d0, d1) -> (d1)>]} -> tensor<2x5xf32> {
+  ^bb0(%a: f32):
+    rlx.yield %a : f32
+  }
+  func.return
+}
+
+// -----
+
+// CHECK-LABEL: sym_name = "contraction_map_count"
+// CHECK: Operation does not verify: 'rlx.contraction_region' has 1 inputs but 0 indexing maps
+func.func @contraction_map_count(%x: tensor<2x3xf32>, %w: tensor<3x5xf32>, %b: tensor<5xf32>) {
+  %y = rlx.contraction_region ins(%x, %w, %b : tensor<2x3xf32>, tensor<3x5xf32>, tensor<5xf32>) {indexing_maps = []} -> tensor<2x5xf32> {
+  ^bb0(%a: f32, %c: f32):
+    rlx.yield %a : f32
+  }
+  func.return
+}
