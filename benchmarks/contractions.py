@@ -25,27 +25,16 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
-from collections.abc import Callable
 from types import ModuleType
 
 import numpy as np
+from elementwise import median_ms  # the one timing loop of benchmarks/ (this script's folder is on sys.path)
 
 import rlx_mlir as rlx
 from rlx_mlir.builder import Builder
 from rlx_mlir.lowering import contraction
 
 THREADS = 2
-
-
-def median_ms(fn: Callable[[], object], repeat: int) -> float:
-    fn()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return sorted(times)[len(times) // 2] * 1e3
 
 
 def matmul_exe(lhs: tuple[int, ...], rhs: tuple[int, ...]) -> rlx.runtime.Executable:
