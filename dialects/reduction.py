@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from abc import ABC
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import ClassVar
 
 from xdsl.dialects.builtin import I64, BoolAttr, DenseArrayBase, IntegerAttr, TensorType, i64
@@ -34,10 +35,12 @@ from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
 from rlx_mlir import dtypes
+from rlx_mlir.broadcast import numel
 from rlx_mlir.dialects.common import (
     FIELD,
     FLOATS,
     REALS,
+    NeedsScratch,
     TensorOp,
     array_values,
     check_kind,
@@ -58,6 +61,85 @@ def reduced_shape(shape: Sequence[int], axes: Sequence[int], keepdims: bool) -> 
     if keepdims:
         return tuple(1 if a in axes else n for a, n in enumerate(shape))
     return tuple(n for a, n in enumerate(shape) if a not in axes)
+
+
+def accumulator(dtype: dtypes.DType) -> dtypes.DType:
+    """The type a reduction accumulates `dtype` in: f32 for f16/bf16, else the type itself."""
+    return dtypes.from_name("f32") if dtype.name in ("f16", "bf16") else dtype
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One pass of a reduction: a contiguous source viewed as [outer, length, inner]
+    reduced along `length` into [outer, parts, inner]. With parts > 1 each part
+    reduces one chunk of `length` (of `chunk` rows, the last one shorter) so
+    that a reduction with few outputs still splits across threads; the next
+    stage reduces the parts."""
+
+    outer: int
+    length: int
+    inner: int
+    parts: int = 1
+
+    @property
+    def chunk(self) -> int:
+        return -(-self.length // self.parts)
+
+    @property
+    def outputs(self) -> int:
+        return self.outer * self.parts * self.inner
+
+
+# The split is decided here, with the shapes, because it decides the scratch sizes
+# `plan-memory` reserves; `lowering/reduction.py` only reads the stages.
+SPLIT_ITEMS = 16
+"""A stage with fewer independent work items than this is split along `length`..."""
+SPLIT_MIN_ELEMENTS = 1 << 16
+"""...into parts of at least this many elements."""
+_LANE_GUESS = 64  # columns per work item, roughly (the kernel's exact width depends on the type)
+
+
+def _split(stage: Stage) -> tuple[Stage, ...]:
+    items = stage.outer * max(1, stage.inner // _LANE_GUESS)
+    size = stage.length * stage.inner
+    if items >= SPLIT_ITEMS or size < 2 * SPLIT_MIN_ELEMENTS:
+        return (stage,)
+    parts = min(-(-SPLIT_ITEMS // items), size // SPLIT_MIN_ELEMENTS, stage.length)
+    chunk = -(-stage.length // parts)
+    parts = -(-stage.length // chunk)
+    if parts < 2:
+        return (stage,)
+    return Stage(stage.outer, stage.length, stage.inner, parts), Stage(stage.outer, parts, stage.inner)
+
+
+def reduction_stages(shape: Sequence[int], axes: Sequence[int]) -> tuple[Stage, ...]:
+    """How a reduction of `shape` over the normalized `axes` runs: one stage per
+    run of adjacent reduced axes (unit axes dropped), innermost run first, each
+    split in two when it has too few work items. Every stage but the last writes
+    a scratch buffer in the accumulator type; the last writes the result. No
+    reduced axis left: one copying stage; an empty input: one stage of length 0
+    (the identity); an empty result: no stage."""
+    out = numel(reduced_shape(shape, axes, False))
+    if out == 0:
+        return ()
+    if numel(shape) == 0:
+        return (Stage(out, 0, 1),)
+    runs: list[tuple[bool, int]] = []  # (reduced, extent) of the maximal runs of non-unit axes
+    for a, n in enumerate(shape):
+        if n == 1:
+            continue
+        if runs and runs[-1][0] == (a in axes):
+            runs[-1] = (a in axes, runs[-1][1] * n)
+        else:
+            runs.append((a in axes, n))
+    stages: list[Stage] = []
+    while any(reduced for reduced, _ in runs):
+        k = max(i for i, (reduced, _) in enumerate(runs) if reduced)
+        outer = numel([n for _, n in runs[:k]])
+        inner = numel([n for _, n in runs[k + 1 :]])
+        stages += _split(Stage(outer, runs[k][1], inner))
+        del runs[k]
+    return tuple(stages) or (Stage(out, 1, 1),)
 
 
 class ReductionOp(TensorOp, ABC):
@@ -97,8 +179,10 @@ class ReductionOp(TensorOp, ABC):
 # ---------------------------------------------------------------------------
 
 
-class ReduceOp(ReductionOp, ABC):
-    """`{axes, keepdims}`: the elements along `axes` combined into one."""
+class ReduceOp(ReductionOp, NeedsScratch, ABC):
+    """`{axes, keepdims}`: the elements along `axes` combined into one. A reduction
+    that runs in several stages (`reduction_stages`) keeps the partial results
+    between them in scratch buffers of the accumulator type."""
 
     axes = prop_def(DenseArrayBase)
     keepdims = prop_def(BoolAttr, default_value=bool_attr(False))
@@ -113,6 +197,13 @@ class ReduceOp(ReductionOp, ABC):
         if len(set(axes)) != len(axes):
             raise VerifyException(f"'{self.name}' axes {list(self.axes.get_values())} repeat an axis")
         return tuple(sorted(axes))
+
+    def stages(self) -> tuple[Stage, ...]:
+        return reduction_stages(shape_of(self.input.type), self.reduced_axes())
+
+    def scratch_bytes(self) -> tuple[int, ...]:
+        size = accumulator(dtypes.from_ir(self.input.type.get_element_type())).nbytes  # type: ignore[attr-defined]
+        return tuple(stage.outputs * size for stage in self.stages()[:-1])
 
 
 @irdl_op_definition
