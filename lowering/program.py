@@ -24,7 +24,7 @@ from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 
 from rlx_mlir.dialects import elementwise as ew
 from rlx_mlir.dialects import rlx
-from rlx_mlir.lowering import indexing, movement
+from rlx_mlir.lowering import indexing, movement, reduction
 from rlx_mlir.lowering.elementwise import region_kernels
 from rlx_mlir.lowering.emitter import Emitter
 from rlx_mlir.lowering.kernel import (
@@ -175,6 +175,7 @@ KERNELS: dict[type[Operation], Emit] = {
     ew.ElementwiseRegionOp: region_kernels,
     **movement.KERNELS,
     **indexing.KERNELS,
+    **reduction.KERNELS,
 }  # type: ignore[dict-item]
 """The kernel emitter of each op that runs code (one module per family)."""
 

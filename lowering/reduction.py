@@ -1,0 +1,735 @@
+"""Kernels of the reductions: reduce_*, argmax/argmin, softmax/log_softmax.
+
+Every kernel reads a contiguous source as [outer, length, inner] and reduces
+along `length` (`dialects.reduction.reduction_stages` brings any set of
+reduced axes to that form, one run of adjacent axes per stage). A slab
+[length, inner] is walked in *rows of lanes* (`Layout`), W lanes = one
+64-byte vector of accumulators (16 f32, 8 f64, 64 i8):
+
+- inner >= W: columns in chunks of W lanes, one row of lanes per reduced
+  index (stride `inner`);
+- inner < W: k = the largest power of two <= W / inner consecutive rows form
+  one contiguous row of k*inner lanes (lane l holds column l mod inner), and
+  a pairwise tree folds the k groups at the end. inner = 1 is a long row
+  split over W lanes.
+
+Rows of lanes go BLOCK at a time (`_walk`): inside a loop over the lanes,
+each lane combines its BLOCK values (unrolled in the IR, in registers) and
+touches its stack-slot accumulator once per block. A lane loop is
+elementwise, so LLVM's loop vectorizer makes packed code of it without any
+reassociation (the emitter sets no fast-math flags; every tree below is
+explicit), and a block reads 16 consecutive cache lines.
+
+reduce_*: a block is a balanced tree of BLOCK rows; block sums merge
+pairwise (a binary counter: block b first merges with the stack levels of
+b's trailing one bits); the lanes fold pairwise; a reduction split into parts
+across threads combines its parts as a balanced tree. The result is a
+pairwise sum: about log2(n) + 1 roundings deep, no worse than NumPy's
+(16 serial terms per accumulator, then halving). Measured by
+`tests/test_reductions.py::test_sum_2_24_f32_accuracy` (f32, 2^24 elements,
+against float64 and np.sum). Reductions of at most SHORT elements load them
+all and combine a balanced tree per output; the loop over outputs is then
+the vectorized one. f16/bf16 accumulate in f32 and round once; integers
+wrap; complex per component (`complex_ops`); the combining formulas are the
+elementwise ops' (`scalar_ops.binary_value` of add, mul, max, min), so
+max/min propagate NaN like np.max.
+
+argmax/argmin: each lane keeps (best value, its index), updated in order
+inside a block; a candidate wins by `_arg_wins` (a NaN beats any number, the
+earlier NaN beats a later one, ties go to the earlier index, or to the later
+with select_last_index). Lanes start empty (index -1), so the same rule
+merges lanes in any order.
+
+softmax/log_softmax: two reads and one write per row. Pass 1 keeps, per
+lane, a maximum m and s = sum(exp(x - m)): a block takes its maximum (tree),
+rescales s once by exp(m_old - m_new) and adds the block's exp(x - m_new)
+(tree): one exp per element. Lanes merge the same way. Pass 2 writes
+exp(x - m) * (1/s) or (x - m) - log(s) with the row's m. The exps use the
+maximum with -inf replaced by 0, so a lane of only -inf contributes 0; the
+row's own m is -inf only for a row of all -inf, which then gives NaN (as
+PyTorch); a NaN or +inf in a row makes s, hence the row, NaN (as the formula
+with the maximum subtracted first). f16/bf16 compute in f32.
+
+Work items are (outer index, column chunk, part): the kernel extent is their
+count, so `lowering/parallel.py` splits large reductions across threads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import i1, i64
+from xdsl.ir import Block, Operation, Region, SSAValue
+
+from rlx_mlir.broadcast import numel
+from rlx_mlir.dialects import elementwise as ew
+from rlx_mlir.dialects import reduction as rd
+from rlx_mlir.dialects.common import element_type, shape_of
+from rlx_mlir.dtypes import Kind
+from rlx_mlir.lowering import math_approx as m
+from rlx_mlir.lowering.element_types import Codec, ComplexValue, Value, codec
+from rlx_mlir.lowering.emitter import Emitter
+from rlx_mlir.lowering.kernel import Kernel, KernelContext, kernel_function
+from rlx_mlir.lowering.loops import for_range, if_then
+from rlx_mlir.lowering.scalar_ops import binary_value
+from rlx_mlir.memory_plan import Scratch
+
+LANE_BYTES = 64
+"""A row of lanes holds one 64-byte vector of accumulators."""
+BLOCK = 16
+"""Rows of lanes combined in registers before a lane's accumulator is touched."""
+SHORT = 16
+"""Reductions this short are unrolled per output (no lanes)."""
+SHORT_COLUMNS = 1024
+"""Outputs per work item of a short reduction."""
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How a slab [length, inner] is walked in rows of lanes (see the module docstring)."""
+
+    inner: int
+    width: int
+    """Lanes of a full row of lanes."""
+    fold: int
+    """Source rows per row of lanes (1: column chunks)."""
+    chunks: int
+    """Column chunks per slab (1 when folded)."""
+
+    @property
+    def stride(self) -> int:
+        """Elements from one row of lanes to the next."""
+        return self.width if self.fold > 1 else self.inner
+
+    @property
+    def columns(self) -> int:
+        """Output columns of one work item."""
+        return self.inner if self.fold > 1 else self.width
+
+    def chunk(self, e: Emitter, c: SSAValue) -> tuple[SSAValue, SSAValue]:
+        """(first column, first lane to store) of column chunk c. A narrower last
+        chunk is computed over the last `width` columns, overlapping the one
+        before, and stores only its own columns: one body for every chunk."""
+        if self.fold > 1 or self.inner % self.width == 0:
+            return e.mul(c, e.i64(self.width)), e.i64(0)
+        own = e.mul(c, e.i64(self.width))
+        first = e.smin(own, e.i64(self.inner - self.width))
+        return first, e.sub(own, first)
+
+
+def layout(inner: int, item_bytes: int) -> Layout:
+    lanes = max(1, LANE_BYTES // item_bytes)
+    if inner >= lanes:
+        return Layout(inner, lanes, 1, _ceil_div(inner, lanes))
+    fold = 1 << ((lanes // inner).bit_length() - 1)
+    return Layout(inner, fold * inner, fold, 1)
+
+
+@dataclass(frozen=True)
+class Slab:
+    """The shape a kernel reduces, [outer, length, inner], split into `parts` along length."""
+
+    outer: int
+    length: int
+    inner: int
+    parts: int = 1
+
+    @property
+    def chunk(self) -> int:
+        return _ceil_div(self.length, self.parts)
+
+    @property
+    def short(self) -> bool:
+        return self.length <= SHORT and self.parts == 1
+
+    def extent(self, lay: Layout) -> int:
+        """Work items: (outer, column block) when short, else (outer, column chunk, part)."""
+        if self.short:
+            return self.outer * _ceil_div(self.inner, SHORT_COLUMNS)
+        return self.outer * lay.chunks * self.parts
+
+
+# ---------------------------------------------------------------------------
+# pieces every kernel here uses
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Lanes:
+    """Elements of `item` in a 64-byte aligned stack slot of the kernel."""
+
+    ptr: SSAValue
+    item: Codec
+
+    def get(self, e: Emitter, lane: SSAValue) -> Value:
+        return self.item.load(e, self.ptr, lane)
+
+    def set(self, e: Emitter, lane: SSAValue, value: Value) -> None:
+        self.item.store(e, value, self.ptr, lane)
+
+
+def _lanes(e: Emitter, item: Codec, count: int) -> Lanes:
+    size = e.i64(max(1, count) * item.components)
+    return Lanes(e.op(llvm.AllocaOp(size, item.storage, alignment=64)), item)
+
+
+def _each(e: Emitter, region: Region, n: int | SSAValue, body: Callable[[SSAValue], None]) -> None:
+    """for lane in range(n): body(lane)."""
+    for_range(e, region, e.i64(0), e.i64(n) if isinstance(n, int) else n, body)
+
+
+def _if_else(
+    e: Emitter, region: Region, condition: SSAValue, then: Callable[[], None], otherwise: Callable[[], None]
+) -> None:
+    yes, no, after = Block(), Block(), Block()
+    e.op(llvm.CondBrOp(condition, yes, [], no, []))
+    for block, emit in ((yes, then), (no, otherwise)):
+        region.add_block(block)
+        e.move_to(block)
+        emit()
+        e.op(llvm.BrOp(after))
+    region.add_block(after)
+    e.move_to(after)
+
+
+def _split_index(e: Emitter, index: SSAValue, sizes: Sequence[int]) -> list[SSAValue]:
+    """Mixed-radix digits of `index` over `sizes` (last fastest)."""
+    digits: list[SSAValue] = []
+    for size in reversed(sizes[1:]):
+        if size == 1:
+            digits.append(e.i64(0))
+            continue
+        quotient = e.udiv(index, e.i64(size))
+        digits.append(e.sub(index, e.mul(quotient, e.i64(size))))
+        index = quotient
+    digits.append(index)
+    return digits[::-1]
+
+
+def _tree(e: Emitter, values: list, combine: Callable) -> Value:
+    """Balanced pairwise combination of `values`, in order."""
+    while len(values) > 1:
+        pairs = [combine(e, values[k], values[k + 1]) for k in range(0, len(values) - 1, 2)]
+        values = pairs + ([values[-1]] if len(values) % 2 else [])
+    return values[0]
+
+
+def _fold(e: Emitter, region: Region, lay: Layout, merge: Callable[[SSAValue, SSAValue], None]) -> None:
+    """Pairwise tree over the `fold` groups of lanes: merge(l, l + h*inner) into lane l."""
+    half = lay.fold // 2
+    while half >= 1:
+        offset = half * lay.inner
+        _each(e, region, offset, lambda lane, offset=offset: merge(lane, e.add(lane, e.i64(offset))))
+        half //= 2
+
+
+def _walk(
+    e: Emitter,
+    region: Region,
+    lay: Layout,
+    rows: SSAValue,
+    tail: SSAValue | int,
+    lane_step: Callable[[SSAValue, list[SSAValue]], None],
+    after_block: Callable[[SSAValue], None] | None = None,
+) -> SSAValue:
+    """lane_step(lane, [q, ...]) for every lane of the rows of lanes q < rows, BLOCK
+    rows per call (then after_block(b)); the rows after the last full block, and
+    the `tail` lanes of row `rows` (folded layouts), one row per call. Returns
+    the number of full blocks."""
+    blocks = e.udiv(rows, e.i64(BLOCK))
+
+    def block(b: SSAValue) -> None:
+        first = e.mul(b, e.i64(BLOCK))
+        qs = [e.add(first, e.i64(k)) for k in range(BLOCK)]
+        _each(e, region, lay.width, lambda lane: lane_step(lane, qs))
+        if after_block is not None:
+            after_block(b)
+
+    def leftover(q: SSAValue) -> None:
+        lanes = e.select(e.icmp("eq", q, rows), e.i64(tail) if isinstance(tail, int) else tail, e.i64(lay.width))
+        _each(e, region, lanes if has_tail else lay.width, lambda lane: lane_step(lane, [q]))
+
+    for_range(e, region, e.i64(0), blocks, block)
+    has_tail = not (isinstance(tail, int) and tail == 0)
+    last = e.add(rows, e.i64(1)) if has_tail else rows
+    for_range(e, region, e.mul(blocks, e.i64(BLOCK)), last, leftover)
+    return blocks
+
+
+def _items(
+    e: Emitter,
+    region: Region,
+    slab: Slab,
+    lay: Layout,
+    begin: SSAValue,
+    end: SSAValue,
+    run: Callable[[SSAValue, SSAValue, SSAValue, SSAValue], None],
+) -> None:
+    """run(o, column, p, first lane to store) per work item (outer o, column chunk, part p)."""
+
+    def item(t: SSAValue) -> None:
+        o, c, p = _split_index(e, t, (slab.outer, lay.chunks, slab.parts))
+        column, first = lay.chunk(e, c)
+        run(o, column, p, first)
+
+    for_range(e, region, begin, end, item)
+
+
+def _short_items(
+    e: Emitter, region: Region, slab: Slab, begin: SSAValue, end: SSAValue, output: Callable[[SSAValue, SSAValue], None]
+) -> None:
+    """output(o, j) per output of a short reduction; with a single column block the
+    loop over o is innermost for inner = 1, so the vectorizer takes it."""
+    blocks = _ceil_div(slab.inner, SHORT_COLUMNS)
+
+    def item(t: SSAValue) -> None:
+        if blocks == 1:
+            _each(e, region, slab.inner, lambda j: output(t, j))
+            return
+        o, b = _split_index(e, t, (slab.outer, blocks))
+        first = e.mul(b, e.i64(SHORT_COLUMNS))
+        last = e.smin(e.add(first, e.i64(SHORT_COLUMNS)), e.i64(slab.inner))
+        for_range(e, region, first, last, lambda j: output(o, j))
+
+    for_range(e, region, begin, end, item)
+
+
+def _slab_of(op: rd.ReductionOp) -> Slab:
+    """[outer, length, inner] around the single reduced axis of argmax/softmax."""
+    shape = shape_of(op.input.type)
+    axis = op.reduced_axes()[0]
+    return Slab(numel(shape[:axis]), shape[axis], numel(shape[axis + 1 :]))
+
+
+# ---------------------------------------------------------------------------
+# reduce_*
+# ---------------------------------------------------------------------------
+
+COMBINE: dict[type[rd.ReduceOp], type[ew.BinaryOp]] = {
+    rd.ReduceSumOp: ew.AddOp,
+    rd.ReduceMeanOp: ew.AddOp,
+    rd.ReduceProdOp: ew.MulOp,
+    rd.ReduceMaxOp: ew.MaxOp,
+    rd.ReduceMinOp: ew.MinOp,
+}
+
+
+def _identity(e: Emitter, combine: type[ew.BinaryOp], acc: Codec, empty: bool = False) -> Value:
+    """The neutral element of `combine` in the accumulator type. Sums start from
+    -0.0 (x + -0.0 == x for every x, -0.0 included) unless `empty`: the sum over
+    nothing is +0.0, as in NumPy."""
+    kind, part = acc.dtype.kind, acc.compute
+    if kind is Kind.COMPLEX:
+        zero = 0.0 if empty else -0.0
+        return ComplexValue(e.const(part, 1.0 if combine is ew.MulOp else zero), e.const(part, zero))
+    if kind is Kind.FLOAT:
+        value = {ew.AddOp: 0.0 if empty else -0.0, ew.MulOp: 1.0, ew.MaxOp: float("-inf"), ew.MinOp: float("inf")}
+        return e.const(part, value[combine])
+    bits = acc.dtype.bits
+    lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if kind is Kind.INT else (0, (1 << bits) - 1)
+    return e.const(part, {ew.AddOp: 0, ew.MulOp: 1, ew.MaxOp: lo, ew.MinOp: hi}[combine])
+
+
+@dataclass(frozen=True)
+class _Reduce:
+    """What one stage of a reduce_* op reads, accumulates in, writes, and how it finishes."""
+
+    src: Codec
+    acc: Codec
+    dst: Codec
+    combine: type[ew.BinaryOp]
+    count: int | None
+    """Divide by this (reduce_mean, last stage), else None."""
+
+    def join(self, e: Emitter, a: Value, b: Value) -> Value:
+        return binary_value(e, self.combine, a, b, self.acc.dtype.ir_type)
+
+    def finish(self, e: Emitter, value: Value) -> Value:
+        if self.count is None:
+            return value
+        if isinstance(value, ComplexValue):
+            n = e.const(value.re.type, float(self.count))
+            return ComplexValue(e.fdiv(value.re, n), e.fdiv(value.im, n))
+        return e.fdiv(value, e.const(value.type, float(self.count)))  # type: ignore[union-attr]
+
+
+def _reduce_short(
+    e: Emitter, region: Region, slab: Slab, r: _Reduce, src: SSAValue, dst: SSAValue, begin: SSAValue, end: SSAValue
+) -> None:
+    """length <= SHORT: per output, load the `length` values and combine them as a tree."""
+    n, inner = slab.length, slab.inner
+
+    def output(o: SSAValue, j: SSAValue) -> None:
+        at = e.add(e.mul(o, e.i64(n * inner)), j)
+        if n == 0:
+            value = _identity(e, r.combine, r.acc, empty=True)
+        else:
+            value = _tree(e, [r.src.load(e, src, e.add(at, e.i64(k * inner))) for k in range(n)], r.join)
+        r.dst.store(e, r.finish(e, value), dst, e.add(e.mul(o, e.i64(inner)), j))
+
+    _short_items(e, region, slab, begin, end, output)
+
+
+def _reduce_lanes(
+    e: Emitter, region: Region, slab: Slab, r: _Reduce, src: SSAValue, dst: SSAValue, begin: SSAValue, end: SSAValue
+) -> None:
+    """Rows of lanes: trees over blocks, pairwise over blocks, folded lanes."""
+    lay = layout(slab.inner, r.acc.dtype.nbytes)
+    inner, chunk = slab.inner, slab.chunk
+    levels = max(1, _ceil_div(_ceil_div(chunk, lay.fold), BLOCK).bit_length())
+    blk = _lanes(e, r.acc, lay.width)
+    stack = _lanes(e, r.acc, lay.width * levels)
+    last_rows = slab.length - (slab.parts - 1) * chunk
+
+    width = lay.width
+
+    def run(o: SSAValue, column: SSAValue, p: SSAValue, first: SSAValue) -> None:
+        rows = e.i64(chunk)
+        if slab.parts > 1:
+            rows = e.select(e.icmp("eq", p, e.i64(slab.parts - 1)), e.i64(last_rows), rows)
+        start = e.mul(e.add(e.mul(o, e.i64(slab.length)), e.mul(p, e.i64(chunk))), e.i64(inner))
+        base = e.add(start, column)
+        out = e.add(e.mul(e.add(e.mul(o, e.i64(slab.parts)), p), e.i64(inner)), column)
+
+        def merge_level(level: SSAValue) -> None:  # blk = stack[level] op blk
+            at = e.mul(level, e.i64(width))
+
+            def merge(lane: SSAValue) -> None:
+                blk.set(e, lane, r.join(e, stack.get(e, e.add(at, lane)), blk.get(e, lane)))
+
+            _each(e, region, width, merge)
+
+        def to_stack(b: SSAValue) -> None:
+            # blocks 0..b-1 sit in the stack levels of b's one bits; the trailing ones merge first
+            ones = e.intrinsic("llvm.cttz.i64", [e.xor(b, e.i64(-1)), e.const(i1, 0)], i64)
+            for_range(e, region, e.i64(0), ones, merge_level)
+            at = e.mul(ones, e.i64(width))
+            _each(e, region, width, lambda lane: stack.set(e, e.add(at, lane), blk.get(e, lane)))
+            reset()
+
+        def reset() -> None:  # the rows after the last full block then accumulate into blk
+            _each(e, region, width, lambda lane: blk.set(e, lane, _identity(e, r.combine, r.acc)))
+
+        def lane_step(lane: SSAValue, qs: list[SSAValue]) -> None:
+            values = [r.src.load(e, src, e.add(e.add(base, e.mul(q, e.i64(lay.stride))), lane)) for q in qs]
+            if len(qs) == BLOCK:
+                blk.set(e, lane, _tree(e, values, r.join))
+            else:
+                blk.set(e, lane, r.join(e, blk.get(e, lane), values[0]))
+
+        reset()
+        if lay.fold > 1:
+            full = e.udiv(rows, e.i64(lay.fold))
+            tail: SSAValue | int = e.mul(e.sub(rows, e.mul(full, e.i64(lay.fold))), e.i64(inner))
+        else:
+            full, tail = rows, 0
+        blocks = _walk(e, region, lay, full, tail, lane_step, to_stack)
+
+        def level(k: SSAValue) -> None:
+            bit = e.and_(e.lshr(blocks, k), e.i64(1))
+            if_then(e, region, e.icmp("ne", bit, e.i64(0)), lambda: merge_level(k))
+
+        for_range(e, region, e.i64(0), e.i64(levels), level)
+        _fold(e, region, lay, lambda a, b: blk.set(e, a, r.join(e, blk.get(e, a), blk.get(e, b))))
+        def store(lane: SSAValue) -> None:
+            r.dst.store(e, r.finish(e, blk.get(e, lane)), dst, e.add(out, lane))
+
+        for_range(e, region, first, e.i64(lay.columns), store)
+
+    _items(e, region, slab, lay, begin, end, run)
+
+
+def reduce_kernels(op: rd.ReduceOp, ctx: KernelContext) -> list[Kernel]:
+    """One kernel per stage of `reduction_stages`; stages but the last write scratch."""
+    stages = op.stages()
+    item = codec(element_type(op.input.type))
+    acc = codec(rd.accumulator(item.dtype).ir_type)
+    result = codec(element_type(op.result.type))
+    shape = shape_of(op.input.type)
+    count = numel([shape[a] for a in op.reduced_axes()]) if isinstance(op, rd.ReduceMeanOp) else None
+    kernels = []
+    source: SSAValue | Scratch = op.input
+    for k, stage in enumerate(stages):
+        last = k == len(stages) - 1
+        target: SSAValue | Scratch = op.result if last else Scratch(op, k)
+        r = _Reduce(item if k == 0 else acc, acc, result if last else acc, COMBINE[type(op)], count if last else None)
+        slab = Slab(stage.outer, stage.length, stage.inner, stage.parts)
+        emit = _reduce_short if slab.short else _reduce_lanes
+
+        def build(
+            e: Emitter, region: Region, ptrs: list[SSAValue], begin: SSAValue, end: SSAValue, slab=slab, r=r, emit=emit
+        ) -> None:
+            emit(e, region, slab, r, ptrs[0], ptrs[1], begin, end)
+
+        function = kernel_function(f"{ctx.name}_{k}" if len(stages) > 1 else ctx.name, 2, build)
+        extent = slab.extent(layout(stage.inner, acc.dtype.nbytes))
+        kernels.append(Kernel(function, [source, target], extent, max(1, stage.outer * stage.length * stage.inner)))
+        source = target
+    return kernels
+
+
+# ---------------------------------------------------------------------------
+# argmax / argmin
+# ---------------------------------------------------------------------------
+
+
+def _arg_wins(
+    e: Emitter, op: rd.ArgReduceOp, item: Codec, value: SSAValue, index: SSAValue, best: SSAValue, at: SSAValue
+) -> SSAValue:
+    """Whether candidate (value, index) replaces (best, at); an index < 0 marks an
+    empty lane, which never wins and is always replaced."""
+    maximum = isinstance(op, rd.ArgmaxOp)
+    earlier = e.icmp("slt", index, at)
+    tie_wins = e.xor(earlier, e.const(i1, 1)) if op.selects_last else earlier
+    if item.dtype.kind is Kind.FLOAT:
+        v_nan, b_nan = e.fcmp("uno", value, value), e.fcmp("uno", best, best)
+        numbers = e.or_(e.fcmp("ogt" if maximum else "olt", value, best), e.and_(e.fcmp("oeq", value, best), tie_wins))
+        nan_wins = e.and_(v_nan, e.or_(e.xor(b_nan, e.const(i1, 1)), earlier))
+        wins = e.select(e.or_(v_nan, b_nan), nan_wins, numbers)
+    else:
+        signed = item.dtype.kind is Kind.INT
+        pred = ("sgt" if maximum else "slt") if signed else ("ugt" if maximum else "ult")
+        wins = e.or_(e.icmp(pred, value, best), e.and_(e.icmp("eq", value, best), tie_wins))
+    return e.and_(e.or_(wins, e.icmp("slt", at, e.i64(0))), e.icmp("sge", index, e.i64(0)))
+
+
+def arg_reduce_kernels(op: rd.ArgReduceOp, ctx: KernelContext) -> list[Kernel]:
+    slab = _slab_of(op)
+    n, inner = slab.length, slab.inner
+    item, index = codec(element_type(op.input.type)), codec(i64)
+    value = codec(item.compute)
+    lay = layout(inner, value.dtype.nbytes)
+    if n * slab.outer * inner == 0:
+        return []
+
+    def build(e: Emitter, region: Region, ptrs: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
+        src, dst = ptrs
+
+        def absorb(state: tuple[SSAValue, SSAValue], x: SSAValue, k: SSAValue) -> tuple[SSAValue, SSAValue]:
+            take = _arg_wins(e, op, item, x, k, *state)
+            return e.select(take, x, state[0]), e.select(take, k, state[1])
+
+        if slab.short:
+            def output(o: SSAValue, j: SSAValue) -> None:
+                at = e.add(e.mul(o, e.i64(n * inner)), j)
+                state = (item.load(e, src, at), e.i64(0))
+                for k in range(1, n):
+                    state = absorb(state, item.load(e, src, e.add(at, e.i64(k * inner))), e.i64(k))  # type: ignore[arg-type]
+                index.store(e, state[1], dst, e.add(e.mul(o, e.i64(inner)), j))
+
+            _short_items(e, region, slab, begin, end, output)
+            return
+
+        best, where = _lanes(e, value, lay.width), _lanes(e, index, lay.width)
+
+        full = n // lay.fold
+        tail = (n - full * lay.fold) * inner
+
+        def run(o: SSAValue, column: SSAValue, p: SSAValue, first: SSAValue) -> None:
+            base = e.add(e.mul(o, e.i64(n * inner)), column)
+            out = e.add(e.mul(o, e.i64(inner)), column)
+
+            def lane_step(lane: SSAValue, qs: list[SSAValue]) -> None:
+                state = (best.get(e, lane), where.get(e, lane))
+                row_in_lane = e.udiv(lane, e.i64(inner)) if lay.fold > 1 else None
+                for q in qs:
+                    x = item.load(e, src, e.add(e.add(base, e.mul(q, e.i64(lay.stride))), lane))
+                    k = q if row_in_lane is None else e.add(e.mul(q, e.i64(lay.fold)), row_in_lane)
+                    state = absorb(state, x, k)  # type: ignore[arg-type]
+                best.set(e, lane, state[0])
+                where.set(e, lane, state[1])
+
+            def merge(a: SSAValue, b: SSAValue) -> None:
+                state = absorb((best.get(e, a), where.get(e, a)), best.get(e, b), where.get(e, b))  # type: ignore[arg-type]
+                best.set(e, a, state[0])
+                where.set(e, a, state[1])
+
+            def empty(lane: SSAValue) -> None:
+                best.set(e, lane, e.const(value.compute, 0))
+                where.set(e, lane, e.i64(-1))
+
+            _each(e, region, lay.width, empty)
+            _walk(e, region, lay, e.i64(full), tail, lane_step)
+            _fold(e, region, lay, merge)
+            def store(lane: SSAValue) -> None:
+                index.store(e, where.get(e, lane), dst, e.add(out, lane))
+
+            for_range(e, region, first, e.i64(lay.columns), store)
+
+        _items(e, region, slab, lay, begin, end, run)
+
+    function = kernel_function(ctx.name, 2, build)
+    return [Kernel(function, [op.input, op.result], slab.extent(lay), slab.outer * n * inner)]
+
+
+# ---------------------------------------------------------------------------
+# softmax / log_softmax
+# ---------------------------------------------------------------------------
+
+
+GAP = 16.0
+"""softmax re-anchors a lane's shift only when its maximum passes shift + GAP."""
+
+State = tuple[SSAValue, SSAValue, SSAValue]
+"""A softmax lane: (maximum M, shift S, s = sum exp(x - S)) with M - GAP <= S <= M."""
+
+
+def _fmax(e: Emitter, a: SSAValue, b: SSAValue) -> SSAValue:
+    """max by compare-and-select (vmaxps); a NaN is caught by the sum instead."""
+    return e.select(e.fcmp("ogt", b, a), b, a)
+
+
+def _empty(e: Emitter, t) -> State:
+    return e.const(t, float("-inf")), e.const(t, 0.0), e.const(t, 0.0)
+
+
+def _rescale(e: Emitter, old: SSAValue, new: SSAValue, limit: float) -> SSAValue:
+    """exp(old - new), the exponent clamped to `limit`: a live lane never gets there
+    (its shift is at most GAP above the common one), an empty lane (shift 0, s 0)
+    may, and must not make 0 * inf."""
+    d = e.fsub(old, new)
+    cap = e.const_like(d, limit)
+    return m.exp(e, e.select(e.fcmp("ogt", d, cap), cap, d))
+
+
+def _absorb(e: Emitter, state: State, xs: list[SSAValue]) -> State:
+    """The lane state with the values xs added: one exp per value, plus one rescale
+    (exactly 1 unless the shift moved)."""
+    top, shift, s = state
+    new_top = _fmax(e, top, _tree(e, xs, _fmax))  # type: ignore[arg-type]
+    ninf = e.const_like(top, float("-inf"))
+    jumped = e.fcmp("ogt", new_top, e.fadd(shift, e.const_like(top, GAP)))
+    anchor = e.or_(jumped, e.fcmp("oeq", top, ninf))  # nothing finite seen yet: s is 0, move freely
+    at = e.select(e.fcmp("oeq", new_top, ninf), e.const_like(top, 0.0), new_top)
+    new_shift = e.select(anchor, at, shift)
+    terms = _tree(e, [m.exp(e, e.fsub(x, new_shift)) for x in xs], lambda e, a, b: e.fadd(a, b))
+    return new_top, new_shift, e.fma(s, _rescale(e, shift, new_shift, 0.0), terms)  # type: ignore[arg-type]
+
+
+def _merge(e: Emitter, a: State, b: State) -> State:
+    """Two lanes: the shift of the one with the larger maximum."""
+    b_larger = e.fcmp("ogt", b[0], a[0])
+    top, shift = e.select(b_larger, b[0], a[0]), e.select(b_larger, b[1], a[1])
+    scaled_b = e.fmul(b[2], _rescale(e, b[1], shift, GAP))
+    return top, shift, e.fma(a[2], _rescale(e, a[1], shift, GAP), scaled_b)
+
+
+def _row_sum(e: Emitter, state: State) -> SSAValue:
+    """sum exp(x - M) = s exp(S - M); NaN for a row of all -inf (s = 0, exp(+inf))."""
+    return e.fmul(state[2], m.exp(e, e.fsub(state[1], state[0])))
+
+
+def _normalizer(e: Emitter, op: rd.NormalizeOp, s: SSAValue) -> SSAValue:
+    """1/s for softmax, log(s) for log_softmax."""
+    return m.log(e, s) if isinstance(op, rd.LogSoftmaxOp) else e.fdiv(e.const_like(s, 1.0), s)
+
+
+def _normalized(e: Emitter, op: rd.NormalizeOp, x: SSAValue, mx: SSAValue, c: SSAValue) -> SSAValue:
+    shifted = e.fsub(x, mx)
+    if isinstance(op, rd.LogSoftmaxOp):
+        return e.fsub(shifted, c)
+    return e.fmul(m.exp(e, shifted), c)
+
+
+def normalize_kernels(op: rd.NormalizeOp, ctx: KernelContext) -> list[Kernel]:
+    slab = _slab_of(op)
+    n, inner = slab.length, slab.inner
+    item = codec(element_type(op.input.type))
+    ft = item.compute
+    state_item = codec(ft)
+    lay = layout(inner, state_item.dtype.nbytes)
+    if n * slab.outer * inner == 0:
+        return []
+
+    def build(e: Emitter, region: Region, ptrs: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
+        src, dst = ptrs
+
+        if slab.short:
+            def output(o: SSAValue, j: SSAValue) -> None:
+                at = [e.add(e.add(e.mul(o, e.i64(n * inner)), j), e.i64(k * inner)) for k in range(n)]
+                xs = [item.load(e, src, a) for a in at]
+                state = _absorb(e, _empty(e, ft), xs)  # type: ignore[arg-type]
+                c = _normalizer(e, op, _row_sum(e, state))
+                for x, a in zip(xs, at):
+                    item.store(e, _normalized(e, op, x, state[0], c), dst, a)  # type: ignore[arg-type]
+
+            _short_items(e, region, slab, begin, end, output)
+            return
+
+        top, shift, s = (_lanes(e, state_item, lay.width) for _ in range(3))
+        lanes = (top, shift, s)
+
+        def load(lane: SSAValue) -> State:
+            return tuple(buffer.get(e, lane) for buffer in lanes)  # type: ignore[return-value]
+
+        def save(lane: SSAValue, state: State) -> None:
+            for buffer, value in zip(lanes, state):
+                buffer.set(e, lane, value)
+
+        full = n // lay.fold
+        tail = (n - full * lay.fold) * inner
+
+        def run(o: SSAValue, column: SSAValue, p: SSAValue, first: SSAValue) -> None:
+            base = e.add(e.mul(o, e.i64(n * inner)), column)
+
+            def at(q: SSAValue, lane: SSAValue) -> SSAValue:
+                return e.add(e.add(base, e.mul(q, e.i64(lay.stride))), lane)
+
+            def lane_step(lane: SSAValue, qs: list[SSAValue]) -> None:
+                save(lane, _absorb(e, load(lane), [item.load(e, src, at(q, lane)) for q in qs]))  # type: ignore[misc]
+
+            # pass 1: a state per lane, then per column
+            _each(e, region, lay.width, lambda lane: save(lane, _empty(e, ft)))
+            _walk(e, region, lay, e.i64(full), tail, lane_step)
+            _fold(e, region, lay, lambda a, b: save(a, _merge(e, load(a), load(b))))
+            # pass 2, with the maximum and the normalizer of each column
+            if inner == 1:  # one row: M and the normalizer are scalars, the pass one flat loop
+                row = load(e.i64(0))
+                row_max, norm = row[0], _normalizer(e, op, _row_sum(e, row))
+
+                def write(k: SSAValue) -> None:
+                    x = item.load(e, src, e.add(base, k))
+                    item.store(e, _normalized(e, op, x, row_max, norm), dst, e.add(base, k))  # type: ignore[arg-type]
+
+                _each(e, region, n, write)
+                return
+            _each(e, region, lay.columns, lambda lane: s.set(e, lane, _normalizer(e, op, _row_sum(e, load(lane)))))
+
+            def spread(lane: SSAValue) -> None:  # takes its column's (M, normalizer)
+                column = e.urem(lane, e.i64(inner))
+                top.set(e, lane, top.get(e, column))
+                s.set(e, lane, s.get(e, column))
+
+            if lay.fold > 1:
+                for_range(e, region, e.i64(inner), e.i64(lay.width), spread)
+
+            def write_row(q: SSAValue) -> None:
+                lanes = e.i64(lay.width)
+                if tail:
+                    lanes = e.select(e.icmp("eq", q, e.i64(full)), e.i64(tail), lanes)
+
+                def write(lane: SSAValue) -> None:
+                    x = item.load(e, src, at(q, lane))
+                    item.store(e, _normalized(e, op, x, top.get(e, lane), s.get(e, lane)), dst, at(q, lane))  # type: ignore[arg-type]
+
+                for_range(e, region, first, lanes, write)
+
+            _each(e, region, full + 1 if tail else full, write_row)
+
+        _items(e, region, slab, lay, begin, end, run)
+
+    function = kernel_function(ctx.name, 2, build)
+    return [Kernel(function, [op.input, op.result], slab.extent(lay), slab.outer * n * inner)]
+
+
+KERNELS: dict[type[Operation], Callable[[Operation, KernelContext], list[Kernel]]] = {
+    **{cls: reduce_kernels for cls in rd.REDUCE_OPS},
+    **{cls: arg_reduce_kernels for cls in rd.ARG_REDUCE_OPS},
+    **{cls: normalize_kernels for cls in rd.NORMALIZE_OPS},
+}  # type: ignore[dict-item]
