@@ -90,6 +90,38 @@ def _ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
+def _known(v: SSAValue) -> int | None:
+    """The value of an i64 constant, else None."""
+    owner = v.owner
+    if isinstance(owner, llvm.ConstantOp) and owner.result.type == i64:
+        return owner.value.value.data  # type: ignore[union-attr]
+    return None
+
+
+def _mul(e: Emitter, a: SSAValue, b: SSAValue) -> SSAValue:
+    """Index product, folded when a factor is a known 0 or 1 or both are known."""
+    x, y = _known(a), _known(b)
+    if x is not None and y is not None:
+        return e.i64(x * y)
+    if x == 0 or y == 1:
+        return a
+    if y == 0 or x == 1:
+        return b
+    return e.mul(a, b)
+
+
+def _add(e: Emitter, a: SSAValue, b: SSAValue) -> SSAValue:
+    """Index sum, folded when a term is a known 0 or both are known."""
+    x, y = _known(a), _known(b)
+    if x is not None and y is not None:
+        return e.i64(x + y)
+    if x == 0:
+        return b
+    if y == 0:
+        return a
+    return e.add(a, b)
+
+
 @dataclass(frozen=True)
 class Layout:
     """How a slab [length, inner] is walked in rows of lanes (see the module docstring)."""
@@ -117,8 +149,8 @@ class Layout:
         chunk is computed over the last `width` columns, overlapping the one
         before, and stores only its own columns: one body for every chunk."""
         if self.fold > 1 or self.inner % self.width == 0:
-            return e.mul(c, e.i64(self.width)), e.i64(0)
-        own = e.mul(c, e.i64(self.width))
+            return _mul(e, c, e.i64(self.width)), e.i64(0)
+        own = _mul(e, c, e.i64(self.width))
         first = e.smin(own, e.i64(self.inner - self.width))
         return first, e.sub(own, first)
 
@@ -206,7 +238,7 @@ def _split_index(e: Emitter, index: SSAValue, sizes: Sequence[int]) -> list[SSAV
             digits.append(e.i64(0))
             continue
         quotient = e.udiv(index, e.i64(size))
-        digits.append(e.sub(index, e.mul(quotient, e.i64(size))))
+        digits.append(e.sub(index, _mul(e, quotient, e.i64(size))))
         index = quotient
     digits.append(index)
     return digits[::-1]
@@ -225,7 +257,7 @@ def _fold(e: Emitter, region: Region, lay: Layout, merge: Callable[[SSAValue, SS
     half = lay.fold // 2
     while half >= 1:
         offset = half * lay.inner
-        _each(e, region, offset, lambda lane, offset=offset: merge(lane, e.add(lane, e.i64(offset))))
+        _each(e, region, offset, lambda lane, offset=offset: merge(lane, _add(e, lane, e.i64(offset))))
         half //= 2
 
 
@@ -245,8 +277,8 @@ def _walk(
     blocks = e.udiv(rows, e.i64(BLOCK))
 
     def block(b: SSAValue) -> None:
-        first = e.mul(b, e.i64(BLOCK))
-        qs = [e.add(first, e.i64(k)) for k in range(BLOCK)]
+        first = _mul(e, b, e.i64(BLOCK))
+        qs = [_add(e, first, e.i64(k)) for k in range(BLOCK)]
         _each(e, region, lay.width, lambda lane: lane_step(lane, qs))
         if after_block is not None:
             after_block(b)
@@ -257,8 +289,8 @@ def _walk(
 
     for_range(e, region, e.i64(0), blocks, block)
     has_tail = not (isinstance(tail, int) and tail == 0)
-    last = e.add(rows, e.i64(1)) if has_tail else rows
-    for_range(e, region, e.mul(blocks, e.i64(BLOCK)), last, leftover)
+    last = _add(e, rows, e.i64(1)) if has_tail else rows
+    for_range(e, region, _mul(e, blocks, e.i64(BLOCK)), last, leftover)
     return blocks
 
 
@@ -293,8 +325,8 @@ def _short_items(
             _each(e, region, slab.inner, lambda j: output(t, j))
             return
         o, b = _split_index(e, t, (slab.outer, blocks))
-        first = e.mul(b, e.i64(SHORT_COLUMNS))
-        last = e.smin(e.add(first, e.i64(SHORT_COLUMNS)), e.i64(slab.inner))
+        first = _mul(e, b, e.i64(SHORT_COLUMNS))
+        last = e.smin(_add(e, first, e.i64(SHORT_COLUMNS)), e.i64(slab.inner))
         for_range(e, region, first, last, lambda j: output(o, j))
 
     for_range(e, region, begin, end, item)
@@ -366,12 +398,12 @@ def _reduce_short(
     n, inner = slab.length, slab.inner
 
     def output(o: SSAValue, j: SSAValue) -> None:
-        at = e.add(e.mul(o, e.i64(n * inner)), j)
+        at = _add(e, _mul(e, o, e.i64(n * inner)), j)
         if n == 0:
             value = _identity(e, r.combine, r.acc, empty=True)
         else:
-            value = _tree(e, [r.src.load(e, src, e.add(at, e.i64(k * inner))) for k in range(n)], r.join)
-        r.dst.store(e, r.finish(e, value), dst, e.add(e.mul(o, e.i64(inner)), j))
+            value = _tree(e, [r.src.load(e, src, _add(e, at, e.i64(k * inner))) for k in range(n)], r.join)
+        r.dst.store(e, r.finish(e, value), dst, _add(e, _mul(e, o, e.i64(inner)), j))
 
     _short_items(e, region, slab, begin, end, output)
 
@@ -393,15 +425,15 @@ def _reduce_lanes(
         rows = e.i64(chunk)
         if slab.parts > 1:
             rows = e.select(e.icmp("eq", p, e.i64(slab.parts - 1)), e.i64(last_rows), rows)
-        start = e.mul(e.add(e.mul(o, e.i64(slab.length)), e.mul(p, e.i64(chunk))), e.i64(inner))
-        base = e.add(start, column)
-        out = e.add(e.mul(e.add(e.mul(o, e.i64(slab.parts)), p), e.i64(inner)), column)
+        start = _mul(e, _add(e, _mul(e, o, e.i64(slab.length)), _mul(e, p, e.i64(chunk))), e.i64(inner))
+        base = _add(e, start, column)
+        out = _add(e, _mul(e, _add(e, _mul(e, o, e.i64(slab.parts)), p), e.i64(inner)), column)
 
         def merge_level(level: SSAValue) -> None:  # blk = stack[level] op blk
-            at = e.mul(level, e.i64(width))
+            at = _mul(e, level, e.i64(width))
 
             def merge(lane: SSAValue) -> None:
-                blk.set(e, lane, r.join(e, stack.get(e, e.add(at, lane)), blk.get(e, lane)))
+                blk.set(e, lane, r.join(e, stack.get(e, _add(e, at, lane)), blk.get(e, lane)))
 
             _each(e, region, width, merge)
 
@@ -409,15 +441,15 @@ def _reduce_lanes(
             # blocks 0..b-1 sit in the stack levels of b's one bits; the trailing ones merge first
             ones = e.intrinsic("llvm.cttz.i64", [e.xor(b, e.i64(-1)), e.const(i1, 0)], i64)
             for_range(e, region, e.i64(0), ones, merge_level)
-            at = e.mul(ones, e.i64(width))
-            _each(e, region, width, lambda lane: stack.set(e, e.add(at, lane), blk.get(e, lane)))
+            at = _mul(e, ones, e.i64(width))
+            _each(e, region, width, lambda lane: stack.set(e, _add(e, at, lane), blk.get(e, lane)))
             reset()
 
         def reset() -> None:  # the rows after the last full block then accumulate into blk
             _each(e, region, width, lambda lane: blk.set(e, lane, _identity(e, r.combine, r.acc)))
 
         def lane_step(lane: SSAValue, qs: list[SSAValue]) -> None:
-            values = [r.src.load(e, src, e.add(e.add(base, e.mul(q, e.i64(lay.stride))), lane)) for q in qs]
+            values = [r.src.load(e, src, _add(e, _add(e, base, _mul(e, q, e.i64(lay.stride))), lane)) for q in qs]
             if len(qs) == BLOCK:
                 blk.set(e, lane, _tree(e, values, r.join))
             else:
@@ -426,7 +458,7 @@ def _reduce_lanes(
         reset()
         if lay.fold > 1:
             full = e.udiv(rows, e.i64(lay.fold))
-            tail: SSAValue | int = e.mul(e.sub(rows, e.mul(full, e.i64(lay.fold))), e.i64(inner))
+            tail: SSAValue | int = _mul(e, e.sub(rows, _mul(e, full, e.i64(lay.fold))), e.i64(inner))
         else:
             full, tail = rows, 0
         blocks = _walk(e, region, lay, full, tail, lane_step, to_stack)
@@ -438,7 +470,7 @@ def _reduce_lanes(
         for_range(e, region, e.i64(0), e.i64(levels), level)
         _fold(e, region, lay, lambda a, b: blk.set(e, a, r.join(e, blk.get(e, a), blk.get(e, b))))
         def store(lane: SSAValue) -> None:
-            r.dst.store(e, r.finish(e, blk.get(e, lane)), dst, e.add(out, lane))
+            r.dst.store(e, r.finish(e, blk.get(e, lane)), dst, _add(e, out, lane))
 
         for_range(e, region, first, e.i64(lay.columns), store)
 
@@ -517,11 +549,11 @@ def arg_reduce_kernels(op: rd.ArgReduceOp, ctx: KernelContext) -> list[Kernel]:
 
         if slab.short:
             def output(o: SSAValue, j: SSAValue) -> None:
-                at = e.add(e.mul(o, e.i64(n * inner)), j)
+                at = _add(e, _mul(e, o, e.i64(n * inner)), j)
                 state = (item.load(e, src, at), e.i64(0))
                 for k in range(1, n):
-                    state = absorb(state, item.load(e, src, e.add(at, e.i64(k * inner))), e.i64(k))  # type: ignore[arg-type]
-                index.store(e, state[1], dst, e.add(e.mul(o, e.i64(inner)), j))
+                    state = absorb(state, item.load(e, src, _add(e, at, e.i64(k * inner))), e.i64(k))  # type: ignore[arg-type]
+                index.store(e, state[1], dst, _add(e, _mul(e, o, e.i64(inner)), j))
 
             _short_items(e, region, slab, begin, end, output)
             return
@@ -532,15 +564,15 @@ def arg_reduce_kernels(op: rd.ArgReduceOp, ctx: KernelContext) -> list[Kernel]:
         tail = (n - full * lay.fold) * inner
 
         def run(o: SSAValue, column: SSAValue, p: SSAValue, first: SSAValue) -> None:
-            base = e.add(e.mul(o, e.i64(n * inner)), column)
-            out = e.add(e.mul(o, e.i64(inner)), column)
+            base = _add(e, _mul(e, o, e.i64(n * inner)), column)
+            out = _add(e, _mul(e, o, e.i64(inner)), column)
 
             def lane_step(lane: SSAValue, qs: list[SSAValue]) -> None:
                 state = (best.get(e, lane), where.get(e, lane))
                 row_in_lane = e.udiv(lane, e.i64(inner)) if lay.fold > 1 else None
                 for q in qs:
-                    x = item.load(e, src, e.add(e.add(base, e.mul(q, e.i64(lay.stride))), lane))
-                    k = q if row_in_lane is None else e.add(e.mul(q, e.i64(lay.fold)), row_in_lane)
+                    x = item.load(e, src, _add(e, _add(e, base, _mul(e, q, e.i64(lay.stride))), lane))
+                    k = q if row_in_lane is None else _add(e, _mul(e, q, e.i64(lay.fold)), row_in_lane)
                     state = absorb(state, x, k)  # type: ignore[arg-type]
                 best.set(e, lane, state[0])
                 where.set(e, lane, state[1])
@@ -558,7 +590,7 @@ def arg_reduce_kernels(op: rd.ArgReduceOp, ctx: KernelContext) -> list[Kernel]:
             _walk(e, region, lay, e.i64(full), tail, lane_step)
             _fold(e, region, lay, merge)
             def store(lane: SSAValue) -> None:
-                index.store(e, where.get(e, lane), dst, e.add(out, lane))
+                index.store(e, where.get(e, lane), dst, _add(e, out, lane))
 
             for_range(e, region, first, e.i64(lay.columns), store)
 
@@ -652,7 +684,7 @@ def normalize_kernels(op: rd.NormalizeOp, ctx: KernelContext) -> list[Kernel]:
 
         if slab.short:
             def output(o: SSAValue, j: SSAValue) -> None:
-                at = [e.add(e.add(e.mul(o, e.i64(n * inner)), j), e.i64(k * inner)) for k in range(n)]
+                at = [_add(e, _add(e, _mul(e, o, e.i64(n * inner)), j), e.i64(k * inner)) for k in range(n)]
                 xs = [item.load(e, src, a) for a in at]
                 state = _absorb(e, _empty(e, ft), xs)  # type: ignore[arg-type]
                 c = _normalizer(e, op, _row_sum(e, state))
@@ -676,10 +708,10 @@ def normalize_kernels(op: rd.NormalizeOp, ctx: KernelContext) -> list[Kernel]:
         tail = (n - full * lay.fold) * inner
 
         def run(o: SSAValue, column: SSAValue, p: SSAValue, first: SSAValue) -> None:
-            base = e.add(e.mul(o, e.i64(n * inner)), column)
+            base = _add(e, _mul(e, o, e.i64(n * inner)), column)
 
             def at(q: SSAValue, lane: SSAValue) -> SSAValue:
-                return e.add(e.add(base, e.mul(q, e.i64(lay.stride))), lane)
+                return _add(e, _add(e, base, _mul(e, q, e.i64(lay.stride))), lane)
 
             def lane_step(lane: SSAValue, qs: list[SSAValue]) -> None:
                 save(lane, _absorb(e, load(lane), [item.load(e, src, at(q, lane)) for q in qs]))  # type: ignore[misc]
@@ -694,8 +726,8 @@ def normalize_kernels(op: rd.NormalizeOp, ctx: KernelContext) -> list[Kernel]:
                 row_max, norm = row[0], _normalizer(e, op, _row_sum(e, row))
 
                 def write(k: SSAValue) -> None:
-                    x = item.load(e, src, e.add(base, k))
-                    item.store(e, _normalized(e, op, x, row_max, norm), dst, e.add(base, k))  # type: ignore[arg-type]
+                    x = item.load(e, src, _add(e, base, k))
+                    item.store(e, _normalized(e, op, x, row_max, norm), dst, _add(e, base, k))  # type: ignore[arg-type]
 
                 _each(e, region, n, write)
                 return
