@@ -98,8 +98,9 @@ func.func @total(%x: tensor<262144xf32>) -> tensor<f32> {
 
 // -----
 
-// softmax: pass 1 reads the row into lane states, pass 2 reads it again and
-// writes; exp is inline arithmetic (no call anywhere in the kernel).
+// softmax: pass 1 (the maximum) and pass 2 (exp into the output, and the sum)
+// read the input, pass 3 rescales the output in place; exp is inline
+// arithmetic (no call anywhere in the kernel).
 
 // CHECK-LABEL: llvm.func internal @softmax_rows_k0(
 // CHECK-SAME: [[SRC:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[DST:%[0-9]+]]: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: i64, {{%[0-9]+}}: i64) {
