@@ -4,7 +4,7 @@ Every kernel reads a contiguous source as [outer, length, inner] and reduces
 along `length` (`dialects.reduction.reduction_stages` brings any set of
 reduced axes to that form, one run of adjacent axes per stage). A slab
 [length, inner] is walked in *rows of lanes* (`Layout`), W lanes = one
-64-byte vector of accumulators (16 f32, 8 f64, 64 i8):
+64-byte vector of accumulators (16 f32, 8 f64, 64 i8; reduce_* two vectors):
 
 - inner >= W: columns in chunks of up to COLUMN_BYTES (256 f32 lanes), one
   row of lanes per reduced index (stride `inner`);
@@ -20,15 +20,15 @@ elementwise, so LLVM's loop vectorizer makes packed code of it without any
 reassociation (the emitter sets no fast-math flags; every tree below is
 explicit), and a block reads 16 consecutive cache lines.
 
-reduce_*: a block is a balanced tree of BLOCK rows (in a wide column chunk,
-BLOCK rows added one after the other, the row's run read in order with the
-accumulators in registers); block sums merge
+reduce_*: a block is a balanced tree of REDUCE_BLOCK rows (in a wide column
+chunk, its rows added one after the other, each row's run read in order with
+the accumulators in registers); block sums merge
 pairwise (a binary counter: block b first merges with the stack levels of
 b's trailing one bits); the lanes fold pairwise; a reduction split into parts
 across threads combines its parts as a balanced tree. The result is a
 pairwise sum, about log2(n) roundings deep (NumPy's: 16 serial terms per
 accumulator, then halving). An f32 sum of 2^24 normal values is off the
-float64 sum by 4.7e-4 RMS over 8 arrays, np.sum by 6.2e-4, a serial f32
+float64 sum by 5.1e-4 RMS over 8 arrays, np.sum by 6.2e-4, a serial f32
 loop by 0.59 (`tests/test_reductions.py::test_sum_2_24_f32_accuracy`). Reductions of at most SHORT elements load them
 all and combine a balanced tree per output; the loop over outputs is then
 the vectorized one. f16/bf16 accumulate in f32 and round once; integers
@@ -87,10 +87,15 @@ f32 on 2 threads: 5.2 ms with 64-byte chunks, 1.85 ms with 1 KB chunks (1.5
 ms with 2 KB, but LLVM then fully unrolls short static loops over 32 vectors
 of accumulators: 2.4x the compile time of a small reduction)."""
 BLOCK = 16
+"""Rows of lanes combined in registers before a lane's accumulator is touched."""
 SOFTMAX_BLOCK = 8
 """softmax's exp pass needs no long trees (its exps are independent anyway):
 half the exps to build and compile."""
-"""Rows of lanes combined in registers before a lane's accumulator is touched."""
+REDUCE_LANE_BYTES = 128
+REDUCE_BLOCK = 32
+"""reduce_* takes two vectors of lanes and 32-row blocks: row sums of [4096,
+4096] f32 on one thread 1.24 ms (1.47 with one vector and 16 rows), and
+fewer, larger blocks compile faster (fewer stack levels to unroll)."""
 SHORT = 16
 """Reductions this short are unrolled per output (no lanes)."""
 SHORT_COLUMNS = 1024
@@ -173,8 +178,8 @@ class Layout:
         return first, e.sub(own, first)
 
 
-def layout(inner: int, item_bytes: int) -> Layout:
-    lanes = max(1, LANE_BYTES // item_bytes)
+def layout(inner: int, item_bytes: int, lane_bytes: int = LANE_BYTES) -> Layout:
+    lanes = max(1, lane_bytes // item_bytes)
     if inner >= lanes:
         width = min(inner, max(lanes, COLUMN_BYTES // item_bytes))
         return Layout(inner, width, 1, _ceil_div(inner, width), lanes)
@@ -438,9 +443,9 @@ def _reduce_lanes(
     e: Emitter, region: Region, slab: Slab, r: _Reduce, src: SSAValue, dst: SSAValue, begin: SSAValue, end: SSAValue
 ) -> None:
     """Rows of lanes: trees over blocks, pairwise over blocks, folded lanes."""
-    lay = layout(slab.inner, r.acc.dtype.nbytes)
+    lay = layout(slab.inner, r.acc.dtype.nbytes, REDUCE_LANE_BYTES)
     inner, chunk = slab.inner, slab.chunk
-    levels = max(1, _ceil_div(_ceil_div(chunk, lay.fold), BLOCK).bit_length())
+    levels = max(1, _ceil_div(_ceil_div(chunk, lay.fold), REDUCE_BLOCK).bit_length())
     blk = _lanes(e, r.acc, lay.width)
     stack = _lanes(e, r.acc, lay.width * levels)
     last_rows = slab.length - (slab.parts - 1) * chunk
@@ -476,7 +481,7 @@ def _reduce_lanes(
 
         def lane_step(lane: SSAValue, qs: list[SSAValue]) -> None:
             values = [r.src.load(e, src, _add(e, _add(e, base, _mul(e, q, e.i64(lay.stride))), lane)) for q in qs]
-            if len(qs) == BLOCK:
+            if len(qs) == REDUCE_BLOCK:
                 blk.set(e, lane, _tree(e, values, r.join))
             else:
                 blk.set(e, lane, r.join(e, blk.get(e, lane), values[0]))
@@ -487,7 +492,7 @@ def _reduce_lanes(
             tail: SSAValue | int = _mul(e, e.sub(rows, _mul(e, full, e.i64(lay.fold))), e.i64(inner))
         else:
             full, tail = rows, 0
-        blocks = _walk(e, region, lay, full, tail, lane_step, to_stack, row_major=lay.wide)
+        blocks = _walk(e, region, lay, full, tail, lane_step, to_stack, row_major=lay.wide, block=REDUCE_BLOCK)
 
         def level(k: SSAValue) -> None:
             bit = e.and_(e.lshr(blocks, k), e.i64(1))
@@ -526,7 +531,7 @@ def reduce_kernels(op: rd.ReduceOp, ctx: KernelContext) -> list[Kernel]:
             emit(e, region, slab, r, ptrs[0], ptrs[1], begin, end)
 
         function = kernel_function(f"{ctx.name}_{k}" if len(stages) > 1 else ctx.name, 2, build)
-        extent = slab.extent(layout(stage.inner, acc.dtype.nbytes))
+        extent = slab.extent(layout(stage.inner, acc.dtype.nbytes, REDUCE_LANE_BYTES))
         kernels.append(Kernel(function, [source, target], extent, max(1, stage.outer * stage.length * stage.inner)))
         source = target
     return kernels
