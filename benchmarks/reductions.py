@@ -1,6 +1,6 @@
 """Reductions: rlx_mlir vs NumPy eager and (if installed) PyTorch, same inputs, one process.
 
-    python benchmarks/reductions.py [--rows 4096] [--cols 4096] [--repeat 15] [--threads 2]
+    python benchmarks/reductions.py [--rows 4096] [--cols 4096] [--repeat 15] [--threads 2] [--rounds 3]
 
 Every peer runs with the same thread count (NumPy's reductions and ufuncs are
 single-threaded whatever it is). Each row's time is the best of --rounds
