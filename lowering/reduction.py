@@ -63,7 +63,7 @@ from dataclasses import dataclass
 
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import i1, i64
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Operation, Region, SSAValue
 
 from rlx_mlir.broadcast import numel
 from rlx_mlir.dialects import elementwise as ew
@@ -240,20 +240,6 @@ def _each(e: Emitter, region: Region, n: int | SSAValue, body: Callable[[SSAValu
     for_range(e, region, e.i64(0), e.i64(n) if isinstance(n, int) else n, body)
 
 
-def _if_else(
-    e: Emitter, region: Region, condition: SSAValue, then: Callable[[], None], otherwise: Callable[[], None]
-) -> None:
-    yes, no, after = Block(), Block(), Block()
-    e.op(llvm.CondBrOp(condition, yes, [], no, []))
-    for block, emit in ((yes, then), (no, otherwise)):
-        region.add_block(block)
-        e.move_to(block)
-        emit()
-        e.op(llvm.BrOp(after))
-    region.add_block(after)
-    e.move_to(after)
-
-
 def _split_index(e: Emitter, index: SSAValue, sizes: Sequence[int]) -> list[SSAValue]:
     """Mixed-radix digits of `index` over `sizes` (last fastest)."""
     digits: list[SSAValue] = []
@@ -296,7 +282,7 @@ def _walk(
     row_major: bool = False,
     block: int = BLOCK,
 ) -> SSAValue:
-    """lane_step(lane, [q, ...]) for every lane of the rows of lanes q < rows, BLOCK
+    """lane_step(lane, [q, ...]) for every lane of the rows of lanes q < rows, `block`
     rows per call (then after_block(b)); the rows after the last full block, and
     the `tail` lanes of row `rows` (folded layouts), one row per call. Returns
     the number of full blocks. `row_major` walks a block one row at a time (one
@@ -314,12 +300,15 @@ def _walk(
         if after_block is not None:
             after_block(b)
 
+    has_tail = not (isinstance(tail, int) and tail == 0)
+
     def leftover(q: SSAValue) -> None:
-        lanes = e.select(e.icmp("eq", q, rows), e.i64(tail) if isinstance(tail, int) else tail, e.i64(lay.width))
-        _each(e, region, lanes if has_tail else lay.width, lambda lane: lane_step(lane, [q]))
+        lanes: int | SSAValue = lay.width
+        if has_tail:  # row `rows` has only the tail's lanes
+            lanes = e.select(e.icmp("eq", q, rows), e.i64(tail) if isinstance(tail, int) else tail, e.i64(lay.width))
+        _each(e, region, lanes, lambda lane: lane_step(lane, [q]))
 
     for_range(e, region, e.i64(0), blocks, one_block)
-    has_tail = not (isinstance(tail, int) and tail == 0)
     last = _add(e, rows, e.i64(1)) if has_tail else rows
     for_range(e, region, _mul(e, blocks, e.i64(block)), last, leftover)
     return blocks
