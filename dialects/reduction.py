@@ -96,7 +96,7 @@ SPLIT_ITEMS = 16
 """A stage with fewer independent work items than this is split along `length`..."""
 SPLIT_MIN_ELEMENTS = 1 << 16
 """...into parts of at least this many elements."""
-_LANE_GUESS = 64  # columns per work item, roughly (the kernel's exact width depends on the type)
+_LANE_GUESS = 256  # columns per work item: the kernels' column chunks span 1 KB of a row (256 f32)
 
 
 def _split(stage: Stage) -> tuple[Stage, ...]:

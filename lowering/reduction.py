@@ -438,7 +438,6 @@ def _reduce_lanes(
     blk = _lanes(e, r.acc, lay.width)
     stack = _lanes(e, r.acc, lay.width * levels)
     last_rows = slab.length - (slab.parts - 1) * chunk
-
     width = lay.width
 
     def run(o: SSAValue, column: SSAValue, p: SSAValue, first: SSAValue) -> None:
@@ -489,6 +488,7 @@ def _reduce_lanes(
 
         for_range(e, region, e.i64(0), e.i64(levels), level)
         _fold(e, region, lay, lambda a, b: blk.set(e, a, r.join(e, blk.get(e, a), blk.get(e, b))))
+
         def store(lane: SSAValue) -> None:
             r.dst.store(e, r.finish(e, blk.get(e, lane)), dst, _add(e, out, lane))
 
