@@ -551,6 +551,21 @@ def _arg_wins(
     return e.and_(e.or_(wins, e.icmp("slt", at, e.i64(0))), e.icmp("sge", index, e.i64(0)))
 
 
+def _arg_step(e: Emitter, op: rd.ArgReduceOp, item: Codec, value: SSAValue, best: SSAValue, at: SSAValue) -> SSAValue:
+    """`_arg_wins` for a candidate whose index is later than `at` (a lane walking its
+    rows in order): it wins by an unordered compare - a NaN wins unless the best is
+    already NaN - and ties only with select_last_index."""
+    maximum, last = isinstance(op, rd.ArgmaxOp), op.selects_last
+    if item.dtype.kind is Kind.FLOAT:
+        beats = e.fcmp(("uge" if last else "ugt") if maximum else ("ule" if last else "ult"), value, best)
+        wins = e.and_(beats, e.fcmp("ord", best, best))
+    else:
+        signed = item.dtype.kind is Kind.INT
+        pred = ("sg" if signed else "ug") if maximum else ("sl" if signed else "ul")
+        wins = e.icmp(pred + ("e" if last else "t"), value, best)
+    return e.or_(wins, e.icmp("slt", at, e.i64(0)))
+
+
 def arg_reduce_kernels(op: rd.ArgReduceOp, ctx: KernelContext) -> list[Kernel]:
     slab = _slab_of(op)
     n, inner = slab.length, slab.inner
@@ -563,8 +578,10 @@ def arg_reduce_kernels(op: rd.ArgReduceOp, ctx: KernelContext) -> list[Kernel]:
     def build(e: Emitter, region: Region, ptrs: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
         src, dst = ptrs
 
-        def absorb(state: tuple[SSAValue, SSAValue], x: SSAValue, k: SSAValue) -> tuple[SSAValue, SSAValue]:
-            take = _arg_wins(e, op, item, x, k, *state)
+        def absorb(
+            state: tuple[SSAValue, SSAValue], x: SSAValue, k: SSAValue, in_order: bool = True
+        ) -> tuple[SSAValue, SSAValue]:
+            take = _arg_step(e, op, item, x, *state) if in_order else _arg_wins(e, op, item, x, k, *state)
             return e.select(take, x, state[0]), e.select(take, k, state[1])
 
         if slab.short:
@@ -598,7 +615,7 @@ def arg_reduce_kernels(op: rd.ArgReduceOp, ctx: KernelContext) -> list[Kernel]:
                 where.set(e, lane, state[1])
 
             def merge(a: SSAValue, b: SSAValue) -> None:
-                state = absorb((best.get(e, a), where.get(e, a)), best.get(e, b), where.get(e, b))  # type: ignore[arg-type]
+                state = absorb((best.get(e, a), where.get(e, a)), best.get(e, b), where.get(e, b), False)  # type: ignore[arg-type]
                 best.set(e, a, state[0])
                 where.set(e, a, state[1])
 
