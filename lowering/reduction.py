@@ -36,11 +36,12 @@ wrap; complex per component (`complex_ops`); the combining formulas are the
 elementwise ops' (`scalar_ops.binary_value` of add, mul, max, min), so
 max/min propagate NaN like np.max.
 
-argmax/argmin: each lane keeps (best value, its index), updated in order
-inside a block; a candidate wins by `_arg_wins` (a NaN beats any number, the
-earlier NaN beats a later one, ties go to the earlier index, or to the later
-with select_last_index). Lanes start empty (index -1), so the same rule
-merges lanes in any order.
+argmax/argmin: each lane keeps (best value, its index) and walks its rows
+in order, so a candidate needs one unordered compare (`_arg_step`: a NaN
+wins unless the best is NaN already, a tie wins only with
+select_last_index). Lanes start empty (index -1) and merge by the general
+rule (`_arg_wins`: a NaN beats any number, the earlier NaN a later one, ties
+go to the earlier index, or the later with select_last_index).
 
 softmax/log_softmax, three passes over a row (a column chunk or folded rows
 of lanes): pass 1 the maximum M; pass 2 exp(x - M) into the output (for
