@@ -61,10 +61,12 @@ f32 contiguously, and the points' 16 lanes (128 KiB) stay in L2."""
 Slot = int | SSAValue
 
 
-def identity(item: Codec, combine: type[ew.BinaryOp]) -> float | int:
-    """The value that leaves `combine` unchanged, for the compute type of `item`."""
+def identity(item: Codec, combine: type[ew.BinaryOp], empty: bool = False) -> float | int:
+    """The value that leaves `combine` unchanged, for the compute type of `item`.
+    Float sums start from -0.0 (so a sum of -0.0s stays -0.0, as NumPy's), but
+    a sum over nothing is +0.0."""
     if combine is ew.AddOp:
-        return 0
+        return -0.0 if item.dtype.kind in (Kind.FLOAT, Kind.COMPLEX) and not empty else 0
     if combine is ew.MulOp:
         return 1
     high = combine is ew.MinOp
@@ -121,7 +123,7 @@ class Combiner:
 
     @property
     def identity(self) -> float | int:
-        return identity(self.item, self.combine)
+        return identity(self.item, self.combine, empty=self.count == 0)
 
     def apply(self, e: Emitter, a: Value, b: Value) -> Value:
         return unrounded_binary_value(e, self.combine, a, b, self.element)
@@ -139,7 +141,9 @@ class Combiner:
             return
         y = e.fsub(value, store.get(e, compensation))  # type: ignore[arg-type]
         t = e.fadd(old, y)  # type: ignore[arg-type]
-        store.set(e, compensation, e.fsub(e.fsub(t, old), y))  # type: ignore[arg-type]
+        lost = e.fsub(e.fsub(t, old), y)  # type: ignore[arg-type]
+        finite = e.fcmp("one", e.fabs(t), e.const_like(t, float("inf")))  # an inf total has nothing to compensate
+        store.set(e, compensation, e.select(finite, lost, e.const_like(t, 0.0)))
         store.set(e, total, t)
 
     def result(self, e: Emitter, store: Accumulators, total: Slot, compensation: Slot) -> Value:
