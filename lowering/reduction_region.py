@@ -19,10 +19,12 @@ not depend on the thread count. Two loop orders, chosen by the strides:
   point-fastest, and the reduced axes are walked outside loops over those
   points, which the loop vectorizer turns into contiguous vector loads and
   adds. The arithmetic is the row order's, so the result does not depend on
-  the order chosen, nor on whether a prologue was fused (tests/test_reduction_fusion.py).
+  the order chosen, nor on whether a prologue was fused
+  (tests/test_reduction_fusion.py).
 
 The reduced axes are never merged, so the order of combination is a function
 of their extents alone (not of the inputs' strides).
+
 Either way, every `BLOCK` steps the accumulators are flushed (lanes combined
 pairwise) into a total, float sums with Kahan compensation, so the error
 stays near that of one block however long the reduction (NumPy's pairwise
