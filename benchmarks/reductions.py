@@ -31,20 +31,11 @@ import time
 from collections.abc import Callable
 
 import numpy as np
+from elementwise import median_ms  # the one timing loop of benchmarks/ (this script's folder is on sys.path)
 
 import rlx_mlir as rlx
 
 EPS = 1e-5
-
-
-def median_ms(fn: Callable[[], object], repeat: int) -> float:
-    fn()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return sorted(times)[len(times) // 2] * 1e3
 
 
 def tensor(shape: tuple[int, ...]) -> str:
