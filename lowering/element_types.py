@@ -103,6 +103,11 @@ class Codec:
     def signed(self) -> bool:
         return self.dtype.kind is Kind.INT
 
+    def constant(self, e: Emitter, value: float | int) -> Value:
+        """`value` in the compute type (complex: with a zero imaginary part)."""
+        c = e.const(self.compute, value)
+        return ComplexValue(c, e.const(self.compute, 0)) if self.components == 2 else c
+
     def round(self, e: Emitter, v: Value) -> Value:
         return self.decode(e, self.encode(e, v)) if self.narrow else v  # type: ignore[arg-type]
 

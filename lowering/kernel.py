@@ -21,6 +21,7 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, UnitAttr, i64
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
+from rlx_mlir.lowering.element_types import Codec, Value
 from rlx_mlir.lowering.emitter import Emitter
 from rlx_mlir.lowering.loops import Body, LoopNest, emit_nest, if_then
 from rlx_mlir.memory_plan import Scratch
@@ -145,3 +146,24 @@ def emit_nest_kernel(name: str, nest: LoopNest, n_pointers: int, body_at: Body) 
         emit_nest(e, region, nest, pointers, begin, end, body_at)
 
     return kernel_function(name, n_pointers, build)
+
+
+@dataclass(frozen=True)
+class StackArray:
+    """`count` elements of `item` in a 64-byte aligned stack slot of a kernel:
+    lane accumulators, which LLVM promotes to registers (SROA) where the indices
+    are constants, or an L1-resident array indexed at run time."""
+
+    ptr: SSAValue
+    item: Codec
+
+    @classmethod
+    def allocate(cls, e: Emitter, item: Codec, count: int) -> StackArray:
+        size = e.i64(max(1, count) * item.components)
+        return cls(e.op(llvm.AllocaOp(size, item.storage, alignment=64)), item)
+
+    def get(self, e: Emitter, index: SSAValue | int) -> Value:
+        return self.item.load(e, self.ptr, e.i64(index) if isinstance(index, int) else index)
+
+    def set(self, e: Emitter, index: SSAValue | int, value: Value) -> None:
+        self.item.store(e, value, self.ptr, e.i64(index) if isinstance(index, int) else index)

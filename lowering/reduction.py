@@ -23,7 +23,7 @@ explicit), and a block reads 16 consecutive cache lines.
 argmax/argmin: each lane keeps (best value, its index) and walks its rows
 in order, so a candidate needs one unordered compare (`_arg_step`: a NaN
 wins unless the best is NaN already, a tie wins only with
-select_last_index). Lanes start empty (index -1) and merge by the general
+select_last_index). StackArray start empty (index -1) and merge by the general
 rule (`_arg_wins`: a NaN beats any number, the earlier NaN a later one, ties
 go to the earlier index, or the later with select_last_index).
 
@@ -57,7 +57,7 @@ from rlx_mlir.dtypes import Kind
 from rlx_mlir.lowering import math_approx as m
 from rlx_mlir.lowering.element_types import Codec, Value, codec
 from rlx_mlir.lowering.emitter import Emitter
-from rlx_mlir.lowering.kernel import Kernel, KernelContext, kernel_function
+from rlx_mlir.lowering.kernel import Kernel, KernelContext, StackArray, kernel_function
 from rlx_mlir.lowering.loops import for_range, if_then
 
 LANE_BYTES = 64
@@ -121,13 +121,13 @@ class Layout:
 
     inner: int
     width: int
-    """Lanes of a full row of lanes."""
+    """StackArray of a full row of lanes."""
     fold: int
     """Source rows per row of lanes (1: column chunks)."""
     chunks: int
     """Column chunks per slab (1 when folded)."""
     vector: int
-    """Lanes in one 64-byte vector."""
+    """StackArray in one 64-byte vector."""
 
     @property
     def stride(self) -> int:
@@ -186,25 +186,6 @@ class Slab:
 # ---------------------------------------------------------------------------
 # pieces every kernel here uses
 # ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Lanes:
-    """Elements of `item` in a 64-byte aligned stack slot of the kernel."""
-
-    ptr: SSAValue
-    item: Codec
-
-    def get(self, e: Emitter, lane: SSAValue) -> Value:
-        return self.item.load(e, self.ptr, lane)
-
-    def set(self, e: Emitter, lane: SSAValue, value: Value) -> None:
-        self.item.store(e, value, self.ptr, lane)
-
-
-def _lanes(e: Emitter, item: Codec, count: int) -> Lanes:
-    size = e.i64(max(1, count) * item.components)
-    return Lanes(e.op(llvm.AllocaOp(size, item.storage, alignment=64)), item)
 
 
 def _each(e: Emitter, region: Region, n: int | SSAValue, body: Callable[[SSAValue], None]) -> None:
@@ -400,7 +381,7 @@ def arg_reduce_kernels(op: rd.ArgReduceOp, ctx: KernelContext) -> list[Kernel]:
             _short_items(e, region, slab, begin, end, output)
             return
 
-        best, where = _lanes(e, value, lay.width), _lanes(e, index, lay.width)
+        best, where = StackArray.allocate(e, value, lay.width), StackArray.allocate(e, index, lay.width)
 
         full = n // lay.fold
         tail = (n - full * lay.fold) * inner
@@ -502,7 +483,7 @@ def normalize_kernels(op: rd.NormalizeOp, ctx: KernelContext) -> list[Kernel]:
             _short_items(e, region, slab, begin, end, output)
             return
 
-        top, total = _lanes(e, lanes_item, lay.width), _lanes(e, lanes_item, lay.width)
+        top, total = StackArray.allocate(e, lanes_item, lay.width), StackArray.allocate(e, lanes_item, lay.width)
         full = n // lay.fold
         tail = (n - full * lay.fold) * inner
 
@@ -512,7 +493,7 @@ def normalize_kernels(op: rd.NormalizeOp, ctx: KernelContext) -> list[Kernel]:
             def at(q: SSAValue, lane: SSAValue) -> SSAValue:
                 return _add(e, _add(e, base, _mul(e, q, e.i64(lay.stride))), lane)
 
-            def spread(values: Lanes) -> None:
+            def spread(values: StackArray) -> None:
                 """Lane l takes its column's value (l mod inner), folded layouts."""
                 def copy(lane: SSAValue) -> None:
                     values.set(e, lane, values.get(e, e.urem(lane, e.i64(inner))))

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from xdsl.dialects import llvm
+from xdsl.dialects.builtin import f32
 from xdsl.ir import Region, SSAValue
 
 from rlx_mlir import index_maps
@@ -49,7 +49,7 @@ from rlx_mlir.dialects.common import element_type, shape_of
 from rlx_mlir.dtypes import Kind
 from rlx_mlir.lowering.element_types import Codec, ComplexValue, Value, codec
 from rlx_mlir.lowering.emitter import Emitter
-from rlx_mlir.lowering.kernel import Kernel, KernelContext, kernel_function
+from rlx_mlir.lowering.kernel import Kernel, KernelContext, StackArray, kernel_function
 from rlx_mlir.lowering.loops import LoopNest, advance, coalesce, emit_nest, for_range, read_strides
 from rlx_mlir.lowering.scalar_ops import emit_body, unrounded_binary_value
 
@@ -80,37 +80,6 @@ def identity(item: Codec, combine: type[ew.BinaryOp], empty: bool = False) -> fl
     return (1 << (bits - 1)) - 1 if high else -(1 << (bits - 1))
 
 
-class Accumulators:
-    """`count` values of one element type in a stack array. Constant slots are
-    promoted to registers by LLVM (SROA), so loops carry them without block
-    arguments; a slot may also be a runtime index (an L1-resident array)."""
-
-    def __init__(self, e: Emitter, item: Codec, count: int) -> None:
-        self.item, self.parts = item, item.components
-        self.slots = e.op(llvm.AllocaOp(e.i64(count * self.parts), item.compute, alignment=REGISTER_BYTES))
-
-    def _pointer(self, e: Emitter, slot: Slot, part: int) -> SSAValue:
-        if isinstance(slot, int):
-            return e.op(llvm.GEPOp(self.slots, [slot * self.parts + part], self.item.compute, inbounds=True))
-        index = e.add(e.mul(slot, e.i64(self.parts)), e.i64(part)) if self.parts > 1 else slot
-        return e.op(
-            llvm.GEPOp(self.slots, [llvm.GEP_USE_SSA_VAL], self.item.compute, ssa_indices=[index], inbounds=True)
-        )
-
-    def get(self, e: Emitter, slot: Slot) -> Value:
-        parts = [e.op(llvm.LoadOp(self._pointer(e, slot, p), self.item.compute)) for p in range(self.parts)]
-        return ComplexValue(*parts) if self.parts == 2 else parts[0]
-
-    def set(self, e: Emitter, slot: Slot, value: Value) -> None:
-        parts = (value.re, value.im) if isinstance(value, ComplexValue) else (value,)
-        for p, part in enumerate(parts):
-            e.op(llvm.StoreOp(part, self._pointer(e, slot, p)))
-
-    def constant(self, e: Emitter, value: float | int) -> Value:
-        c = e.const(self.item.compute, value)
-        return ComplexValue(c, e.const(self.item.compute, 0)) if self.parts == 2 else c
-
-
 class Combiner:
     """The arithmetic of one region's reduction on values: combine, the Kahan
     step of a total, and the final value."""
@@ -118,6 +87,7 @@ class Combiner:
     def __init__(self, op: rg.ReductionRegionOp) -> None:
         self.element = element_type(op.outputs[0].type)
         self.item = codec(self.element)
+        self.accumulator = codec(f32) if self.item.narrow else self.item  # f16/bf16 accumulate in f32
         self.combine = op.combine.COMBINE
         self.mean = op.combine is rd.ReduceMeanOp
         self.kahan = self.combine is ew.AddOp and self.item.dtype.kind is Kind.FLOAT
@@ -135,7 +105,7 @@ class Combiner:
             values = [self.apply(e, a, b) for a, b in zip(values[::2], values[1::2])]
         return values[0]
 
-    def add_to_total(self, e: Emitter, store: Accumulators, total: Slot, compensation: Slot, value: Value) -> None:
+    def add_to_total(self, e: Emitter, store: StackArray, total: Slot, compensation: Slot, value: Value) -> None:
         """total += value; float sums keep what each addition loses in `compensation` (Kahan)."""
         old = store.get(e, total)
         if not self.kahan:
@@ -148,7 +118,7 @@ class Combiner:
         store.set(e, compensation, e.select(finite, lost, e.const_like(t, 0.0)))
         store.set(e, total, t)
 
-    def result(self, e: Emitter, store: Accumulators, total: Slot, compensation: Slot) -> Value:
+    def result(self, e: Emitter, store: StackArray, total: Slot, compensation: Slot) -> Value:
         value = store.get(e, total)
         if self.kahan:  # the compensation holds what the additions lost
             value = e.fsub(value, store.get(e, compensation))  # type: ignore[arg-type]
@@ -160,10 +130,9 @@ class Combiner:
         return e.fdiv(value, n)
 
 
-def register_lanes(item: Codec) -> int:
-    """How many accumulators of `item`'s compute type fill one 64-byte register."""
-    compute_bytes = 4 if item.narrow else item.dtype.nbytes // item.components
-    return max(4, REGISTER_BYTES // (compute_bytes * item.components))
+def register_lanes(accumulator: Codec) -> int:
+    """How many accumulators fill one 64-byte register (at least 4)."""
+    return max(4, REGISTER_BYTES // accumulator.dtype.nbytes)
 
 
 def _nests(op: rg.ReductionRegionOp) -> tuple[LoopNest, LoopNest]:
@@ -260,17 +229,17 @@ def _row_kernel(op: rg.ReductionRegionOp, name: str, outer: LoopNest, inner: Loo
     """At each output point: lane accumulators along the innermost reduced axis."""
     n_in = len(op.inputs)
     math = Combiner(op)
-    lanes = register_lanes(math.item)
+    lanes = register_lanes(math.accumulator)
     total, compensation = lanes, lanes + 1
     n, strides = inner.sizes[-1], [s[-1] for s in inner.strides]
 
     def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
-        store = Accumulators(e, math.item, lanes + 2)
+        store = StackArray.allocate(e, math.accumulator, lanes + 2)
 
         def flush() -> None:
             math.add_to_total(e, store, total, compensation, math.tree(e, [store.get(e, k) for k in range(lanes)]))
             for k in range(lanes):
-                store.set(e, k, store.constant(e, math.identity))
+                store.set(e, k, math.accumulator.constant(e, math.identity))
 
         def row(offsets: list[SSAValue]) -> None:
             def group(first: SSAValue) -> None:
@@ -288,8 +257,8 @@ def _row_kernel(op: rg.ReductionRegionOp, name: str, outer: LoopNest, inner: Loo
 
         def at_point(e: Emitter, ptrs: list[SSAValue], offsets: list[SSAValue]) -> None:
             for k in range(lanes + 1):
-                store.set(e, k, store.constant(e, math.identity))
-            store.set(e, compensation, store.constant(e, 0))
+                store.set(e, k, math.accumulator.constant(e, math.identity))
+            store.set(e, compensation, math.accumulator.constant(e, 0))
             _walk(e, region, inner, offsets[:n_in], row)
             codec(math.element).store(e, math.result(e, store, total, compensation), ptrs[n_in], offsets[n_in])
 
@@ -306,7 +275,7 @@ def _column_kernel(op: rg.ReductionRegionOp, name: str, outer: LoopNest, inner: 
     same arithmetic runs as loops over the chunk's points that vectorize."""
     n_in = len(op.inputs)
     math = Combiner(op)
-    lanes = register_lanes(math.item)
+    lanes = register_lanes(math.accumulator)
     width = outer.sizes[-1]
     along = [s[-1] for s in outer.strides]
     counter = (*(0 for _ in outer.sizes[:-1]), 1)  # an extra "operand" whose offset is the chunk index
@@ -318,7 +287,7 @@ def _column_kernel(op: rg.ReductionRegionOp, name: str, outer: LoopNest, inner: 
     n, strides = inner.sizes[-1], [s[-1] for s in inner.strides]
 
     def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
-        store = Accumulators(e, math.item, (lanes + 2) * COLUMNS)  # slot of (lane k, point p): k * COLUMNS + p
+        store = StackArray.allocate(e, math.accumulator, (lanes + 2) * COLUMNS)  # slot of (lane k, point p): k * COLUMNS + p
         total, compensation = lanes, lanes + 1
 
         def slot(k: int, p: SSAValue) -> SSAValue:
@@ -332,11 +301,11 @@ def _column_kernel(op: rg.ReductionRegionOp, name: str, outer: LoopNest, inner: 
 
             def reset(p: SSAValue, upto: int) -> None:
                 for k in range(upto):
-                    store.set(e, slot(k, p), store.constant(e, math.identity))
+                    store.set(e, slot(k, p), math.accumulator.constant(e, math.identity))
 
             def start(p: SSAValue) -> None:
                 reset(p, lanes + 1)
-                store.set(e, slot(compensation, p), store.constant(e, 0))
+                store.set(e, slot(compensation, p), math.accumulator.constant(e, 0))
 
             def flush_point(p: SSAValue) -> None:
                 folded = math.tree(e, [store.get(e, slot(k, p)) for k in range(lanes)])
