@@ -39,9 +39,16 @@ from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from rlx_mlir import index_maps
-from rlx_mlir.dialects.common import array_values, check_value_type, element_type, i64_array, shape_of
+from rlx_mlir.dialects.common import (
+    array_values,
+    check_same_level,
+    check_value_type,
+    element_type,
+    i64_array,
+    shape_of,
+)
 from rlx_mlir.dialects.contraction import MatmulOp, bool_attr, matmul_shape
-from rlx_mlir.dialects.elementwise import ELEMENTWISE_OPS
+from rlx_mlir.dialects.elementwise import ELEMENTWISE_OPS, is_elementwise
 from rlx_mlir.dialects.reduction import REDUCE_OPS, ReduceOp
 
 
@@ -248,6 +255,16 @@ class ElementwiseRegionOp(ScalarBodyRegionOp):
         for old, new in zip(outputs, region_op.outputs):
             new.name_hint = old.name_hint
         return region_op, outputs
+
+    @classmethod
+    def covering(cls, op: Operation) -> ElementwiseRegionOp | None:
+        """`op` as a region: itself if it is one, an outlined stand-in (not inserted:
+        the caller erases it) for a lone tensor-level elementwise op, else None."""
+        if isinstance(op, cls):
+            return op
+        if is_elementwise(op) and check_same_level(op):
+            return cls.outline([op])[0]
+        return None
 
     @classmethod
     def replace(cls, ops: Sequence[Operation], anchor: Operation) -> ElementwiseRegionOp:

@@ -24,8 +24,7 @@ from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, Rewrite
 from rlx_mlir import dtypes, index_maps
 from rlx_mlir.dialects import contraction as ct
 from rlx_mlir.dialects import region as rg
-from rlx_mlir.dialects.common import check_same_level, element_type, shape_of
-from rlx_mlir.dialects.elementwise import is_elementwise
+from rlx_mlir.dialects.common import element_type, shape_of
 
 
 def _body_with_product_first(region: rg.ElementwiseRegionOp, k: int) -> Region:
@@ -60,11 +59,8 @@ class FuseMatmulEpilogue(RewritePattern):
         if len(uses) != 1:
             return
         consumer = uses[0].operation
-        if isinstance(consumer, rg.ElementwiseRegionOp):
-            region = consumer
-        elif is_elementwise(consumer) and check_same_level(consumer):
-            region = rg.ElementwiseRegionOp.outline([consumer])[0]  # a stand-in, not inserted
-        else:
+        region = rg.ElementwiseRegionOp.covering(consumer)
+        if region is None:
             return
         k = list(region.inputs).index(matmul.result) if list(region.inputs).count(matmul.result) == 1 else -1
         fusible = (
@@ -83,7 +79,7 @@ class FuseMatmulEpilogue(RewritePattern):
                 region.outputs[0].type,
                 _body_with_product_first(region, k),
             )
-        if region is not consumer:
+        if region is not consumer:  # the outlined stand-in holds uses of its inputs
             region.erase(safe_erase=False)
         if fusible:
             rewriter.replace(consumer, fused)

@@ -17,27 +17,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
 from rlx_mlir.dialects import reduction as rd
 from rlx_mlir.dialects import region as rg
-from rlx_mlir.dialects.elementwise import is_elementwise
 
 
 def fusible_producer(value: SSAValue) -> rg.ElementwiseRegionOp | None:
-    """The single-result elementwise region computing `value` for this one use, as a
-    region (a lone elementwise op is outlined, not inserted), or None."""
+    """The single-result elementwise region computing `value` for this one use
+    (`ElementwiseRegionOp.covering`), or None."""
     producer = value.owner
     if not isinstance(producer, Operation) or sum(1 for _ in value.uses) != 1 or len(producer.results) != 1:
         return None
-    if isinstance(producer, rg.ElementwiseRegionOp):
-        return producer
-    if is_elementwise(producer) and isinstance(value.type, TensorType):
-        return rg.ElementwiseRegionOp.outline([producer])[0]
-    return None
+    return rg.ElementwiseRegionOp.covering(producer)
 
 
 class FuseReductionPrologue(RewritePattern):
