@@ -175,6 +175,27 @@ def _check_blas_sizes(op: Operation, layout: GemmLayout) -> None:
         )
 
 
+def _gemm_call(
+    e: Emitter, gemm: External, layout: GemmLayout, dtype: str, threads: int | None = None
+) -> Callable[..., None]:
+    """call(a, b, c[, rows]): C = op(A) · op(B) through `gemm` with the layout's
+    sizes, flags and leading dimensions (rows: fewer than M, for a row block),
+    its constants emitted once, here; with `threads`, the BLAS thread count is
+    set first."""
+    alpha, beta = _scalars(e, dtype)
+    if threads is not None:
+        e.op(llvm.CallOp(SET_THREADS.name, e.const(i32, threads)))
+    order = e.const(i32, blas.ROW_MAJOR)
+    flags = [e.const(i32, blas.TRANS if t else blas.NO_TRANS) for t in layout.transposes]
+    m, n, k = (e.const(i32, d) for d in (layout.m, layout.n, layout.k))
+    lda, ldb, ldc = (e.const(i32, d) for d in layout.leading)
+
+    def call(a: SSAValue, b: SSAValue, c: SSAValue, rows: SSAValue | None = None) -> None:
+        e.op(llvm.CallOp(gemm.name, order, *flags, rows or m, n, k, alpha, a, lda, b, ldb, beta, c, ldc))
+
+    return call
+
+
 def _blas_kernel(
     name: str, layout: GemmLayout, dtype: str, buffers: list[SSAValue | str | Scratch], threads: int
 ) -> Kernel:
@@ -182,23 +203,16 @@ def _blas_kernel(
     blas.load()
     gemm = _gemm_external(dtype)
     item_bytes = dtypes.from_name(dtype).nbytes
-    transpose_lhs, transpose_rhs = layout.transposes
     split = layout.count > 1 and layout.m * layout.n * layout.k <= blas.CALLER_THREAD_MNK[dtype.startswith("complex")]
 
     def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
-        alpha, beta = _scalars(e, dtype)
-        if not split:
-            e.op(llvm.CallOp(SET_THREADS.name, e.const(i32, threads)))
-        order = e.const(i32, blas.ROW_MAJOR)
-        flags = [e.const(i32, blas.TRANS if t else blas.NO_TRANS) for t in (transpose_lhs, transpose_rhs)]
-        sizes = [e.const(i32, d) for d in (layout.m, layout.n, layout.k)]
-        lda, ldb, ldc = (e.const(i32, d) for d in layout.leading)
+        call = _gemm_call(e, gemm, layout, dtype, None if split else threads)
 
         def one(index: SSAValue) -> None:
             a, b, c = (
                 _byte_pointer(e, p, off, item_bytes) for p, off in zip(pointers, _batch_offsets(e, layout, index))
             )
-            e.op(llvm.CallOp(gemm.name, order, *flags, *sizes, alpha, a, lda, b, ldb, beta, c, ldc))
+            call(a, b, c)
 
         for_range(e, region, begin, end, one)
 
@@ -494,25 +508,20 @@ def _blocked_blas_kernel(op: rg.ContractionRegionOp, layout: GemmLayout, dtype: 
     blas.load()
     gemm = _gemm_external(dtype)
     item_bytes = dtypes.from_name(dtype).nbytes
-    m, n, k = layout.m, layout.n, layout.k
+    m, n = layout.m, layout.n
     block = max(1, min(m, EPILOGUE_BLOCK_BYTES // max(1, n * item_bytes)))
     blocks = -(-m // block)
     a_row = 1 if layout.transposes[0] else layout.leading[0]  # elements between rows of op(A)
 
     def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
-        alpha, beta = _scalars(e, dtype)
-        order = e.const(i32, blas.ROW_MAJOR)
-        flags = [e.const(i32, blas.TRANS if t else blas.NO_TRANS) for t in layout.transposes]
-        lda, ldb, ldc = (e.const(i32, d) for d in layout.leading)
+        call = _gemm_call(e, gemm, layout, dtype)
 
         def one(b: SSAValue) -> None:
             first = e.mul(b, e.i64(block))
             last = e.smin(e.add(first, e.i64(block)), e.i64(m))
-            rows = e.itrunc(e.sub(last, first), i32)
             a = _byte_pointer(e, pointers[0], e.mul(first, e.i64(a_row)), item_bytes)
             c = _byte_pointer(e, pointers[-1], e.mul(first, e.i64(n)), item_bytes)
-            sizes = [rows, e.const(i32, n), e.const(i32, k)]
-            e.op(llvm.CallOp(gemm.name, order, *flags, *sizes, alpha, a, lda, pointers[1], ldb, beta, c, ldc))
+            call(a, pointers[1], c, e.itrunc(e.sub(last, first), i32))
             _epilogue_rows(e, region, op, pointers, (first, last))
 
         for_range(e, region, begin, end, one)
