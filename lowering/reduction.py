@@ -55,10 +55,11 @@ from rlx_mlir.dialects import reduction as rd
 from rlx_mlir.dialects.common import element_type, shape_of
 from rlx_mlir.dtypes import Kind
 from rlx_mlir.lowering import math_approx as m
-from rlx_mlir.lowering.element_types import Codec, Value, codec
+from rlx_mlir.lowering.element_types import Codec, codec
 from rlx_mlir.lowering.emitter import Emitter
 from rlx_mlir.lowering.kernel import Kernel, KernelContext, StackArray, kernel_function
 from rlx_mlir.lowering.loops import for_range, if_then
+from rlx_mlir.lowering.scalar_ops import pairwise
 
 LANE_BYTES = 64
 """A row of lanes holds one 64-byte vector of accumulators."""
@@ -205,14 +206,6 @@ def _split_index(e: Emitter, index: SSAValue, sizes: Sequence[int]) -> list[SSAV
         index = quotient
     digits.append(index)
     return digits[::-1]
-
-
-def _tree(e: Emitter, values: list, combine: Callable) -> Value:
-    """Balanced pairwise combination of `values`, in order."""
-    while len(values) > 1:
-        pairs = [combine(e, values[k], values[k + 1]) for k in range(0, len(values) - 1, 2)]
-        values = pairs + ([values[-1]] if len(values) % 2 else [])
-    return values[0]
 
 
 def _fold(e: Emitter, region: Region, lay: Layout, merge: Callable[[SSAValue, SSAValue], None]) -> None:
@@ -474,9 +467,9 @@ def normalize_kernels(op: rd.NormalizeOp, ctx: KernelContext) -> list[Kernel]:
             def output(o: SSAValue, j: SSAValue) -> None:
                 at = [_add(e, _add(e, _mul(e, o, e.i64(n * inner)), j), e.i64(k * inner)) for k in range(n)]
                 xs = [item.load(e, src, a) for a in at]
-                top = _tree(e, xs, _fmax)
+                top = pairwise(e, xs, _fmax)
                 pairs = [shifted(e, x, top) for x in xs]  # type: ignore[arg-type]
-                c = normalizer(e, _tree(e, [term for _, term in pairs], _fadd))  # type: ignore[arg-type]
+                c = normalizer(e, pairwise(e, [term for _, term in pairs], _fadd))  # type: ignore[arg-type]
                 for (stored, _), a in zip(pairs, at):
                     item.store(e, finish(e, stored, c), dst, a)
 
@@ -504,7 +497,7 @@ def normalize_kernels(op: rd.NormalizeOp, ctx: KernelContext) -> list[Kernel]:
             # pass 1: the maximum of each column, in every lane of it
             def max_step(lane: SSAValue, qs: list[SSAValue]) -> None:
                 xs = [item.load(e, src, at(q, lane)) for q in qs]
-                top.set(e, lane, _tree(e, [top.get(e, lane), *xs], _fmax))
+                top.set(e, lane, pairwise(e, [top.get(e, lane), *xs], _fmax))
 
             _each(e, region, lay.width, lambda lane: top.set(e, lane, e.const(ft, float("-inf"))))
             _walk(e, region, lay, e.i64(full), tail, max_step)
@@ -525,7 +518,7 @@ def normalize_kernels(op: rd.NormalizeOp, ctx: KernelContext) -> list[Kernel]:
                         stores.append((stored, at(q, lane)))
                     else:
                         item.store(e, stored, dst, at(q, lane))
-                total.set(e, lane, e.fadd(total.get(e, lane), _tree(e, terms, _fadd)))  # type: ignore[arg-type]
+                total.set(e, lane, e.fadd(total.get(e, lane), pairwise(e, terms, _fadd)))  # type: ignore[arg-type]
 
                 def write() -> None:
                     for value, where in stores:

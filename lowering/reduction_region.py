@@ -51,7 +51,7 @@ from rlx_mlir.lowering.element_types import Codec, ComplexValue, Value, codec
 from rlx_mlir.lowering.emitter import Emitter
 from rlx_mlir.lowering.kernel import Kernel, KernelContext, StackArray, kernel_function
 from rlx_mlir.lowering.loops import LoopNest, advance, coalesce, emit_nest, for_range, read_strides
-from rlx_mlir.lowering.scalar_ops import emit_body, unrounded_binary_value
+from rlx_mlir.lowering.scalar_ops import emit_body, pairwise, unrounded_binary_value
 
 REGISTER_BYTES = 64
 BLOCK = 64
@@ -101,9 +101,7 @@ class Combiner:
         return unrounded_binary_value(e, self.combine, a, b, self.element)
 
     def tree(self, e: Emitter, values: list[Value]) -> Value:
-        while len(values) > 1:
-            values = [self.apply(e, a, b) for a, b in zip(values[::2], values[1::2])]
-        return values[0]
+        return pairwise(e, values, self.apply)
 
     def add_to_total(self, e: Emitter, store: StackArray, total: Slot, compensation: Slot, value: Value) -> None:
         """total += value; float sums keep what each addition loses in `compensation` (Kahan)."""

@@ -189,3 +189,11 @@ def emit_body(e: Emitter, region_op: rg.ScalarBodyRegionOp, load: Callable[[int]
             return [values.get(v) for v in op.values]
         values[op.results[0]] = emit_scalar_op(e, op, [values[v] for v in op.operands])
     raise ValueError(f"'{region_op.name}' body has no rlx.yield")
+
+
+def pairwise(e: Emitter, values: list[Value], combine: Callable[[Emitter, Value, Value], Value]) -> Value:
+    """Balanced pairwise combination of `values`, in order: the reductions' trees."""
+    while len(values) > 1:
+        pairs = [combine(e, values[k], values[k + 1]) for k in range(0, len(values) - 1, 2)]
+        values = pairs + ([values[-1]] if len(values) % 2 else [])
+    return values[0]
