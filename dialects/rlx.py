@@ -32,6 +32,7 @@ from rlx_mlir.dialects.common import FUNCTIONAL_FORMAT, check_value_type, shape_
 from rlx_mlir.dialects.contraction import CONTRACTION_OPS
 from rlx_mlir.dialects.elementwise import ELEMENTWISE_OPS
 from rlx_mlir.dialects.movement import INDEX_MAP_OPS, MOVEMENT_OPS
+from rlx_mlir.dialects.recurrent import RECURRENT_OPS
 from rlx_mlir.dialects.reduction import REDUCTION_OPS
 from rlx_mlir.dialects.region import REGION_OPS, YieldOp
 
@@ -131,6 +132,7 @@ RLX = Dialect(
         *MOVEMENT_OPS,
         *CONTRACTION_OPS,
         *REDUCTION_OPS,
+        *RECURRENT_OPS,
         ExpandOp,
         ReshapeOp,
         ConstantOp,

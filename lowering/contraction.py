@@ -35,7 +35,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import DenseArrayBase, VectorType, f32, f64, i8, i32, i64
+from xdsl.dialects.builtin import DenseArrayBase, VectorType, f32, i32, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from rlx_mlir import blas, dtypes, index_maps
@@ -45,7 +45,8 @@ from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects.common import element_type, shape_of
 from rlx_mlir.lowering.element_types import Codec, Value, codec
 from rlx_mlir.lowering.emitter import Emitter
-from rlx_mlir.lowering.kernel import PTR, External, Kernel, KernelContext, emit_nest_kernel, kernel_function
+from rlx_mlir.lowering.gemm import COMPONENT, SET_THREADS, byte_pointer, gemm_call, gemm_external
+from rlx_mlir.lowering.kernel import Kernel, KernelContext, emit_nest_kernel, kernel_function
 from rlx_mlir.lowering.loops import advance, coalesce, for_range, read_strides
 from rlx_mlir.lowering.scalar_ops import emit_body
 from rlx_mlir.memory_plan import Scratch
@@ -130,42 +131,9 @@ def _batch_offsets(e: Emitter, layout: GemmLayout, index: SSAValue) -> list[SSAV
     return offsets
 
 
-def _byte_pointer(e: Emitter, base: SSAValue, offset: SSAValue, item_bytes: int) -> SSAValue:
-    at = e.mul(offset, e.i64(item_bytes))
-    return e.op(llvm.GEPOp(base, [llvm.GEP_USE_SSA_VAL], i8, ssa_indices=[at], inbounds=True))
-
-
 # ---------------------------------------------------------------------------
 # BLAS
 # ---------------------------------------------------------------------------
-
-_COMPONENT = {"f32": f32, "f64": f64, "complex<f32>": f32, "complex<f64>": f64}
-
-
-def _gemm_external(dtype: str) -> External:
-    """`cblas_?gemm(order, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)`;
-    complex alpha and beta are passed by pointer."""
-    scalar = PTR if dtype.startswith("complex") else _COMPONENT[dtype]
-    inputs = (i32, i32, i32, i32, i32, i32, scalar, PTR, i32, PTR, i32, scalar, PTR, i32)
-    return External(blas.symbol(blas.GEMM[dtype]), inputs)
-
-
-SET_THREADS = External(blas.symbol(blas.SET_NUM_THREADS), (i32,))
-
-
-def _scalars(e: Emitter, dtype: str) -> tuple[SSAValue, SSAValue]:
-    """alpha = 1 and beta = 0 as the GEMM takes them."""
-    part = _COMPONENT[dtype]
-    if not dtype.startswith("complex"):
-        return e.const(part, 1.0), e.const(part, 0.0)
-    values = []
-    for re in (1.0, 0.0):
-        slot = e.op(llvm.AllocaOp(e.i64(2), part, alignment=8))
-        e.op(llvm.StoreOp(e.const(part, re), slot))
-        e.op(llvm.StoreOp(e.const(part, 0.0), e.op(llvm.GEPOp(slot, [1], part, inbounds=True))))
-        values.append(slot)
-    return values[0], values[1]
-
 
 def _check_blas_sizes(op: Operation, layout: GemmLayout) -> None:
     if max(layout.m, layout.n, layout.k, *layout.leading) > blas.INT_MAX:
@@ -175,25 +143,9 @@ def _check_blas_sizes(op: Operation, layout: GemmLayout) -> None:
         )
 
 
-def _gemm_call(
-    e: Emitter, gemm: External, layout: GemmLayout, dtype: str, threads: int | None = None
-) -> Callable[..., None]:
-    """call(a, b, c[, rows]): C = op(A) · op(B) through `gemm` with the layout's
-    sizes, flags and leading dimensions (rows: fewer than M, for a row block),
-    its constants emitted once, here; with `threads`, the BLAS thread count is
-    set first."""
-    alpha, beta = _scalars(e, dtype)
-    if threads is not None:
-        e.op(llvm.CallOp(SET_THREADS.name, e.const(i32, threads)))
-    order = e.const(i32, blas.ROW_MAJOR)
-    flags = [e.const(i32, blas.TRANS if t else blas.NO_TRANS) for t in layout.transposes]
-    m, n, k = (e.const(i32, d) for d in (layout.m, layout.n, layout.k))
-    lda, ldb, ldc = (e.const(i32, d) for d in layout.leading)
-
-    def call(a: SSAValue, b: SSAValue, c: SSAValue, rows: SSAValue | None = None) -> None:
-        e.op(llvm.CallOp(gemm.name, order, *flags, rows or m, n, k, alpha, a, lda, b, ldb, beta, c, ldc))
-
-    return call
+def _gemm_call(e: Emitter, layout: GemmLayout, dtype: str, threads: int | None = None) -> Callable[..., None]:
+    """The GEMM of `layout` (sizes, flags, leading dimensions) for `gemm.gemm_call`."""
+    return gemm_call(e, dtype, (layout.m, layout.n, layout.k), layout.transposes, layout.leading, threads)
 
 
 def _blas_kernel(
@@ -201,16 +153,16 @@ def _blas_kernel(
 ) -> Kernel:
     """One GEMM call per batch entry, on (lhs, rhs, result) pointers of element type `dtype`."""
     blas.load()
-    gemm = _gemm_external(dtype)
+    gemm = gemm_external(dtype)
     item_bytes = dtypes.from_name(dtype).nbytes
     split = layout.count > 1 and layout.m * layout.n * layout.k <= blas.CALLER_THREAD_MNK[dtype.startswith("complex")]
 
     def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
-        call = _gemm_call(e, gemm, layout, dtype, None if split else threads)
+        call = _gemm_call(e, layout, dtype, None if split else threads)
 
         def one(index: SSAValue) -> None:
             a, b, c = (
-                _byte_pointer(e, p, off, item_bytes) for p, off in zip(pointers, _batch_offsets(e, layout, index))
+                byte_pointer(e, p, off, item_bytes) for p, off in zip(pointers, _batch_offsets(e, layout, index))
             )
             call(a, b, c)
 
@@ -322,7 +274,7 @@ def _tiled_gemm_kernels(
     over kk with vector FMAs, then one store. One kernel runs the full row tiles
     and one the last M % TILE_ROWS rows, each over (batch, row tile) pairs, which
     the entry splits across threads."""
-    item = codec(_COMPONENT[dtype])
+    item = codec(COMPONENT[dtype])
     m, n, k = layout.m, layout.n, layout.k
     a_row, a_col = (1, m) if layout.transposes[0] else (k, 1)  # element strides of A[i, kk] along i and kk
     width = TILE_BYTES // item.dtype.nbytes
@@ -506,7 +458,7 @@ def _blocked_blas_kernel(op: rg.ContractionRegionOp, layout: GemmLayout, dtype: 
     GEMM for its rows of the product, straight into the result, then the epilogue
     over them."""
     blas.load()
-    gemm = _gemm_external(dtype)
+    gemm = gemm_external(dtype)
     item_bytes = dtypes.from_name(dtype).nbytes
     m, n = layout.m, layout.n
     block = max(1, min(m, EPILOGUE_BLOCK_BYTES // max(1, n * item_bytes)))
@@ -514,13 +466,13 @@ def _blocked_blas_kernel(op: rg.ContractionRegionOp, layout: GemmLayout, dtype: 
     a_row = 1 if layout.transposes[0] else layout.leading[0]  # elements between rows of op(A)
 
     def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
-        call = _gemm_call(e, gemm, layout, dtype)
+        call = _gemm_call(e, layout, dtype)
 
         def one(b: SSAValue) -> None:
             first = e.mul(b, e.i64(block))
             last = e.smin(e.add(first, e.i64(block)), e.i64(m))
-            a = _byte_pointer(e, pointers[0], e.mul(first, e.i64(a_row)), item_bytes)
-            c = _byte_pointer(e, pointers[-1], e.mul(first, e.i64(n)), item_bytes)
+            a = byte_pointer(e, pointers[0], e.mul(first, e.i64(a_row)), item_bytes)
+            c = byte_pointer(e, pointers[-1], e.mul(first, e.i64(n)), item_bytes)
             call(a, pointers[1], c, e.itrunc(e.sub(last, first), i32))
             _epilogue_rows(e, region, op, pointers, (first, last))
 

@@ -32,6 +32,7 @@ from rlx_mlir.compiler import verify
 from rlx_mlir.dialects import contraction as ct
 from rlx_mlir.dialects import elementwise as ew
 from rlx_mlir.dialects import movement as mv
+from rlx_mlir.dialects import recurrent as rc
 from rlx_mlir.dialects import reduction as rd
 from rlx_mlir.dialects import rlx
 from rlx_mlir.dialects.common import element_type, shape_of
@@ -45,6 +46,10 @@ def tensor_type(shape: Sequence[int], dtype: str | Attribute) -> TensorType:
         except KeyError:
             raise ArgumentError(f"unknown element type '{dtype}' (supported: {dtypes.supported_names()})") from None
     return TensorType(dtype, list(shape))
+
+
+def _group(state: SSAValue | None) -> list[SSAValue]:
+    return [] if state is None else [state]
 
 
 class Builder:
@@ -233,6 +238,80 @@ class Builder:
 
     def log_softmax(self, x: SSAValue, axis: int = -1) -> SSAValue:
         return self._add(rd.LogSoftmaxOp(x, axis))
+
+    # recurrent ops: `state` is the optional initial state group (h0, c0 for
+    # LSTM); with `return_state` the result is (output, *final state).
+    def _stateful(
+        self,
+        cls: type[rc.StatefulOp],
+        inputs: Sequence[SSAValue],
+        state: Sequence[SSAValue] | None,
+        return_state: bool,
+        **props: object,
+    ) -> SSAValue | tuple[SSAValue, ...]:
+        state = list(state or ())
+        probe = cls(inputs, state, [inputs[0].type], **props)  # type: ignore[call-arg]
+        try:
+            output, carried = self._like(inputs[0], probe.output_shape()), self._like(inputs[0], probe.state_shape())
+        except (ValueError, IndexError, TypeError):  # bad ranks: module() reports the op's own diagnostic
+            output = carried = inputs[0].type  # type: ignore[assignment]
+        probe.drop_all_references()
+        types = [output, *[carried] * (len(cls.STATES) if return_state else 0)]
+        op = cls(inputs, state, types, **props)  # type: ignore[call-arg]
+        self.block.add_op(op)
+        return tuple(op.results) if return_state else op.output
+
+    def lstm(
+        self, x: SSAValue, w_ih: SSAValue, w_hh: SSAValue, bias: SSAValue, hidden_size: int, num_layers: int = 1,
+        bidirectional: bool = False, state: Sequence[SSAValue] | None = None, return_state: bool = False,
+    ) -> SSAValue | tuple[SSAValue, ...]:
+        """PyTorch's packed LSTM (`rlx.lstm`): y, or (y, hn, cn) with `return_state`."""
+        return self._stateful(rc.LstmOp, [x, w_ih, w_hh, bias], state, return_state, hidden_size=hidden_size,
+                              num_layers=num_layers, bidirectional=bidirectional)
+
+    def gru(
+        self, x: SSAValue, w_ih: SSAValue, w_hh: SSAValue, b_ih: SSAValue, b_hh: SSAValue, hidden_size: int,
+        num_layers: int = 1, bidirectional: bool = False, state: Sequence[SSAValue] | None = None,
+        return_state: bool = False,
+    ) -> SSAValue | tuple[SSAValue, ...]:
+        return self._stateful(rc.GruOp, [x, w_ih, w_hh, b_ih, b_hh], state, return_state, hidden_size=hidden_size,
+                              num_layers=num_layers, bidirectional=bidirectional)
+
+    def rnn(
+        self, x: SSAValue, w_ih: SSAValue, w_hh: SSAValue, bias: SSAValue, hidden_size: int, num_layers: int = 1,
+        bidirectional: bool = False, nonlinearity: str = "tanh", state: Sequence[SSAValue] | None = None,
+        return_state: bool = False,
+    ) -> SSAValue | tuple[SSAValue, ...]:
+        return self._stateful(rc.RnnOp, [x, w_ih, w_hh, bias], state, return_state, hidden_size=hidden_size,
+                              num_layers=num_layers, bidirectional=bidirectional, nonlinearity=nonlinearity)
+
+    def mamba2(
+        self, x: SSAValue, dt: SSAValue, a: SSAValue, b: SSAValue, c: SSAValue,
+        state: SSAValue | None = None, return_state: bool = False,
+    ) -> SSAValue | tuple[SSAValue, ...]:
+        """head_dim and state_size are read off x and b."""
+        head_dim, state_size = (shape_of(v.type)[-1] if shape_of(v.type) else 0 for v in (x, b))
+        return self._stateful(rc.Mamba2Op, [x, dt, a, b, c], _group(state), return_state, head_dim=head_dim,
+                              state_size=state_size)
+
+    def selective_scan(
+        self, x: SSAValue, delta: SSAValue, a: SSAValue, b: SSAValue, c: SSAValue,
+        state: SSAValue | None = None, return_state: bool = False,
+    ) -> SSAValue | tuple[SSAValue, ...]:
+        """state_size is read off a."""
+        state_size = shape_of(a.type)[-1] if shape_of(a.type) else 0
+        return self._stateful(rc.SelectiveScanOp, [x, delta, a, b, c], _group(state), return_state,
+                              state_size=state_size)
+
+    def gated_delta_net(
+        self, q: SSAValue, k: SSAValue, v: SSAValue, g: SSAValue, beta: SSAValue,
+        state: SSAValue | None = None, return_state: bool = False,
+    ) -> SSAValue | tuple[SSAValue, ...]:
+        """state_size is read off q; the gate is per channel when g has q's rank."""
+        state_size = shape_of(q.type)[-1] if shape_of(q.type) else 0
+        per_channel = len(shape_of(g.type)) == len(shape_of(q.type))
+        return self._stateful(rc.GatedDeltaNetOp, [q, k, v, g, beta], _group(state), return_state,
+                              state_size=state_size, gate_per_channel=per_channel)
 
     def relu_backward(self, x: SSAValue, dy: SSAValue) -> SSAValue:
         return self._add(ew.ReluBackwardOp(x, dy, self._broadcast_type(x, dy)))
