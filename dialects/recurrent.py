@@ -98,6 +98,7 @@ class StatefulOp(TensorOp, NeedsScratch, ABC):
 
     ALLOWED: ClassVar[tuple[str, ...]] = FLOAT_TYPES
     STATES: ClassVar[tuple[str, ...]]
+    FINAL_STATES: ClassVar[tuple[str, ...]]
     OUTPUT: ClassVar[str] = "y"
 
     initial_state = var_operand_def(TensorType)
@@ -143,17 +144,18 @@ class StatefulOp(TensorOp, NeedsScratch, ABC):
         state = self.state_shape()
         for value, name in zip(self.initial_state, self.STATES):
             self.check_shape(value, f"state operand '{name}'", state)
-        for value, name in zip(self.final_state, self.STATES):
+        for value, name in zip(self.final_state, self.FINAL_STATES):
             self.check_shape(value, f"state result '{name}'", state)
 
     def _check_groups(self) -> None:
-        n = len(self.STATES)
-        for group, what in ((self.initial_state, "state operands"), (self.final_state, "state results")):
-            if len(group) not in (0, n):
-                names = ", ".join(self.STATES)
-                raise VerifyException(
-                    f"'{self.name}' takes all {n} {what} ({names}) or none, got {len(group)}"
-                )
+        groups = (
+            (self.initial_state, "state operands", self.STATES),
+            (self.final_state, "state results", self.FINAL_STATES),
+        )
+        for group, what, names in groups:
+            if len(group) not in (0, len(names)):
+                listed = f"{len(names)} {what} ({', '.join(names)})"
+                raise VerifyException(f"'{self.name}' takes all {listed} or none, got {len(group)}")
 
     def _operand_name(self, k: int) -> str:
         names = self.input_names()
@@ -164,7 +166,8 @@ class StatefulOp(TensorOp, NeedsScratch, ABC):
     def check_shape(self, value: SSAValue, what: str, expected: Sequence[int]) -> None:
         got = shape_of(value.type)
         if got != tuple(expected):
-            raise VerifyException(f"'{self.name}' {what} has shape {_shape_text(got)}, expected {_shape_text(expected)}")
+            expected_text = _shape_text(expected)
+            raise VerifyException(f"'{self.name}' {what} has shape {_shape_text(got)}, expected {expected_text}")
 
     def check_rank(self, name: str, rank: int) -> tuple[int, ...]:
         shape = shape_of(self.input(name).type)
@@ -202,6 +205,7 @@ class RnnFamilyOp(StatefulOp, ABC):
     y [B, S, D·H] is the last layer's output, states are [L·D, B, H]."""
 
     STATES: ClassVar[tuple[str, ...]] = ("h0",)
+    FINAL_STATES: ClassVar[tuple[str, ...]] = ("hn",)
     GATES: ClassVar[int]
 
     hidden_size = prop_def(IntegerAttr[I64])
@@ -270,6 +274,7 @@ class LstmOp(RnnFamilyOp):
     name = "rlx.lstm"
     GATES: ClassVar[int] = 4
     STATES: ClassVar[tuple[str, ...]] = ("h0", "c0")
+    FINAL_STATES: ClassVar[tuple[str, ...]] = ("hn", "cn")
     x = operand_def(TensorType)
     w_ih = operand_def(TensorType)
     w_hh = operand_def(TensorType)
@@ -333,6 +338,7 @@ class ScanFamilyOp(StatefulOp, ABC):
 
     ALLOWED: ClassVar[tuple[str, ...]] = SCAN_TYPES
     STATES: ClassVar[tuple[str, ...]] = ("state",)
+    FINAL_STATES: ClassVar[tuple[str, ...]] = ("state",)
 
     def __init__(
         self,
