@@ -12,6 +12,10 @@ elementwise rlx ops (`elementwise.py`), isolated from above and ended by
   reduction; the body yields the value to reduce (its prologue) and the
   results are the parallel dimensions, combined as the named reduction
   (`reduce_sum`, ...) does.
+- `rlx.contraction_region`: a matmul whose body is the epilogue applied to
+  each element of the product.
+- `rlx.normalize_region`: softmax / log_softmax along one axis, between a
+  prologue body and an epilogue body.
 """
 
 from __future__ import annotations
@@ -20,7 +24,16 @@ from abc import ABC
 from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import AffineMapAttr, ArrayAttr, BoolAttr, DenseArrayBase, StringAttr, TensorType
+from xdsl.dialects.builtin import (
+    I64,
+    AffineMapAttr,
+    ArrayAttr,
+    BoolAttr,
+    DenseArrayBase,
+    IntegerAttr,
+    StringAttr,
+    TensorType,
+)
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineMap
 from xdsl.irdl import (
@@ -45,11 +58,14 @@ from rlx_mlir.dialects.common import (
     check_value_type,
     element_type,
     i64_array,
+    i64_attr,
+    normalize_axis,
     shape_of,
 )
 from rlx_mlir.dialects.contraction import MatmulOp, bool_attr, matmul_shape
 from rlx_mlir.dialects.elementwise import ELEMENTWISE_OPS, is_elementwise
-from rlx_mlir.dialects.reduction import REDUCE_OPS, ReduceOp
+from rlx_mlir.dialects.reduction import NORMALIZE_OPS, REDUCE_OPS, NormalizeOp, ReduceOp
+from rlx_mlir.dtypes import Kind
 
 
 class ScalarBodyRegionOp(IRDLOperation, ABC):
@@ -148,7 +164,7 @@ class ScalarBodyRegionOp(IRDLOperation, ABC):
             parser.parse_punctuation(")")
         else:
             result_types = [parser.parse_type()]
-        body = parser.parse_region()
+        regions = cls.parse_regions(parser)
         properties = {name: attrs.pop(name) for name in cls.PROPERTIES if name in attrs}
         if not isinstance(properties.get("indexing_maps"), ArrayAttr):
             parser.raise_error(f"{cls.name} needs {{indexing_maps = [...]}}")
@@ -158,10 +174,14 @@ class ScalarBodyRegionOp(IRDLOperation, ABC):
             operands=[inputs],
             result_types=[result_types],
             properties=properties,
-            regions=[body],
+            regions=regions,
             attributes=attrs,
         )
         return op
+
+    @classmethod
+    def parse_regions(cls, parser: Parser) -> list[Region]:
+        return [parser.parse_region()]
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ins(")
@@ -179,6 +199,9 @@ class ScalarBodyRegionOp(IRDLOperation, ABC):
             printer.print_string(")")
         printer.print_string(" ")
         printer.print_region(self.body, print_entry_block_args=True)
+        self.print_more_regions(printer)
+
+    def print_more_regions(self, printer: Printer) -> None: ...
 
     PROPERTIES: ClassVar[tuple[str, ...]] = ("indexing_maps",)
     """The properties the custom syntax writes in the attribute dictionary."""
@@ -480,8 +503,194 @@ class ContractionRegionOp(ScalarBodyRegionOp):
             )
 
 
+@irdl_op_definition
+class NormalizeRegionOp(ScalarBodyRegionOp):
+    """softmax / log_softmax with an elementwise prologue and epilogue, in one kernel.
+
+    `body` (the prologue) computes the value to normalize at each point from
+    the first inputs; the values are normalized along `axis` as
+    `normalization` (`softmax` or `log_softmax`) does; `epilogue` gets the
+    normalized value first, then one element per remaining input, and yields
+    the result element. Every input is read at the point itself (an identity
+    map over the result's shape) or is a rank-0 scalar: the kernel walks
+    softmax's row layout, where those are the reads that cost nothing, and the
+    chain before and after the softmax never reaches memory.
+
+    ```mlir
+    %p = rlx.normalize_region ins(%x, %s, %r : tensor<64x128xf32>, tensor<f32>, tensor<64x128xf32>)
+           {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>,
+                             affine_map<(d0, d1) -> (d0, d1)>], axis = 1 : i64, normalization = "softmax"}
+           -> tensor<64x128xf32> {
+    ^bb0(%a: f32, %b: f32):
+      %m = rlx.mul %a, %b : (f32, f32) -> f32
+      rlx.yield %m : f32
+    } epilogue {
+    ^bb0(%p: f32, %q: f32):
+      %t = rlx.mul %p, %q : (f32, f32) -> f32
+      rlx.yield %t : f32
+    }
+    ```
+    """
+
+    name = "rlx.normalize_region"
+    axis = prop_def(IntegerAttr[I64])
+    normalization = prop_def(StringAttr)
+    body = region_def("single_block")  # redeclared so that it precedes `epilogue` (IRDL orders subclass fields first)
+    epilogue = region_def("single_block")
+    PROPERTIES: ClassVar[tuple[str, ...]] = ("indexing_maps", "axis", "normalization")
+
+    def __init__(
+        self,
+        inputs: Sequence[SSAValue],
+        maps: Sequence[AffineMap],
+        axis: int,
+        normalization: type[NormalizeOp],
+        result_type: Attribute,
+        body: Region,
+        epilogue: Region,
+    ) -> None:
+        properties = {
+            "indexing_maps": ArrayAttr([AffineMapAttr(m) for m in maps]),
+            "axis": i64_attr(axis),
+            "normalization": StringAttr(normalization.name.removeprefix("rlx.")),
+        }
+        super().__init__(
+            operands=[list(inputs)], result_types=[[result_type]], properties=properties, regions=[body, epilogue]
+        )
+
+    @classmethod
+    def of(cls, op: NormalizeOp, prologue: ElementwiseRegionOp | None = None) -> NormalizeRegionOp:
+        """The region computing `op` on `prologue`'s single result (or on the op's
+        input as it is), with an identity epilogue."""
+        rank = len(shape_of(op.input.type))
+        if prologue is None:
+            inputs, maps, body = [op.input], [AffineMap.identity(rank)], _identity_body(op.input.type)
+        else:
+            inputs, maps, body = list(prologue.inputs), prologue.maps, prologue.body.clone()
+        axis = op.reduced_axes()[0]
+        return cls(inputs, maps, axis, type(op), op.result.type, body, _identity_body(op.result.type))
+
+    def with_epilogue(self, consumer: ElementwiseRegionOp, position: int) -> NormalizeRegionOp:
+        """This region followed by `consumer`, whose input #`position` is this
+        region's result (read at the point itself): the consumer's body becomes
+        the epilogue, after the current one."""
+        others = [v for k, v in enumerate(consumer.inputs) if k != position]
+        other_maps = [m for k, m in enumerate(consumer.maps) if k != position]
+        block = make_region_block([v.type for v in (self.outputs[0], *self.epilogue_inputs, *others)])
+        own = self.epilogue.block
+        values: dict[SSAValue, SSAValue] = dict(zip(own.args, block.args[: len(own.args)]))
+        normalized = _inline_body(own, values, block)
+        theirs = consumer.body.block
+        rest = iter(block.args[len(own.args) :])
+        values = {arg: normalized if k == position else next(rest) for k, arg in enumerate(theirs.args)}
+        block.add_op(YieldOp(_inline_body(theirs, values, block)))
+        inputs = [*self.inputs, *others]
+        maps = [*self.maps, *other_maps]
+        kind = NORMALIZATIONS_BY_NAME[self.normalization.data]
+        return NormalizeRegionOp(
+            inputs, maps, self.axis.value.data, kind, consumer.outputs[0].type, self.body.clone(), Region([block])
+        )
+
+    @property
+    def prologue_count(self) -> int:
+        """How many inputs the prologue reads (the epilogue reads the rest)."""
+        return len(self.inputs) - (len(self.epilogue.block.args) - 1)
+
+    @property
+    def prologue_inputs(self) -> Sequence[SSAValue]:
+        return self.inputs[: self.prologue_count]
+
+    @property
+    def epilogue_inputs(self) -> Sequence[SSAValue]:
+        return self.inputs[self.prologue_count :]
+
+    @property
+    def kind(self) -> type[NormalizeOp]:
+        return NORMALIZATIONS_BY_NAME[self.normalization.data]
+
+    @property
+    def iteration_shape(self) -> tuple[int, ...]:
+        return shape_of(self.outputs[0].type)
+
+    def argument_types(self) -> list[Attribute]:
+        return [element_type(v.type) for v in self.prologue_inputs]
+
+    def verify_results(self) -> None:
+        if len(self.outputs) != 1:
+            raise VerifyException(f"'{self.name}' has one result")
+        dtype = check_value_type(self, self.outputs[0].type, "result")
+        if dtype.kind is not Kind.FLOAT:
+            raise VerifyException(f"'{self.name}' result must be a float tensor, got {dtype.name}")
+        if self.normalization.data not in NORMALIZATIONS_BY_NAME:
+            raise VerifyException(
+                f"'{self.name}' normalization \"{self.normalization.data}\" is not one of "
+                f"{', '.join(NORMALIZATIONS_BY_NAME)}"
+            )
+        space = self.iteration_shape
+        normalize_axis(self, self.axis.value.data, len(space))
+        if not 1 <= len(self.epilogue.block.args) <= len(self.inputs) + 1:
+            raise VerifyException(
+                f"'{self.name}' epilogue takes the normalized value and some of the {len(self.inputs)} inputs"
+            )
+        for i, (value, amap) in enumerate(zip(self.inputs, self.maps)):
+            pointwise = shape_of(value.type) == space and amap == AffineMap.identity(len(space))
+            if not (pointwise or shape_of(value.type) == ()):
+                raise VerifyException(
+                    f"'{self.name}' input #{i} must be read at the point itself (identity map over "
+                    f"{list(space)}) or be a rank-0 scalar"
+                )
+        self._verify_epilogue()
+
+    def _verify_epilogue(self) -> None:
+        block = self.epilogue.block
+        result = element_type(self.outputs[0].type)
+        expected = [result, *(element_type(v.type) for v in self.epilogue_inputs)]
+        if [a.type for a in block.args] != expected:
+            raise VerifyException(
+                f"'{self.name}' epilogue arguments must be the result element type, then the epilogue "
+                f"inputs' element types {_types(expected)}"
+            )
+        terminator = block.last_op
+        if not isinstance(terminator, YieldOp) or [v.type for v in terminator.values] != [result]:
+            raise VerifyException(f"'{self.name}' epilogue must end with rlx.yield of one {result}")
+        for op in block.ops:
+            if not isinstance(op, (*ELEMENTWISE_OPS, YieldOp)):
+                raise VerifyException(
+                    f"'{self.name}' epilogue may only hold scalar elementwise rlx ops, found '{op.name}'"
+                )
+
+    @classmethod
+    def parse_regions(cls, parser: Parser) -> list[Region]:
+        body = parser.parse_region()
+        parser.parse_keyword("epilogue")
+        return [body, parser.parse_region()]
+
+    def print_more_regions(self, printer: Printer) -> None:
+        printer.print_string(" epilogue ")
+        printer.print_region(self.epilogue, print_entry_block_args=True)
+
+
+def _identity_body(tensor_type: Attribute) -> Region:
+    block = make_region_block([tensor_type])
+    block.add_op(YieldOp(block.args[0]))
+    return Region([block])
+
+
+def _inline_body(body: Block, values: dict[SSAValue, SSAValue], into: Block) -> SSAValue:
+    """Clone `body`'s ops (its arguments given by `values`) into `into`; the value it yields."""
+    for op in body.ops:
+        if isinstance(op, YieldOp):
+            return values[op.values[0]]
+        clone = op.clone(value_mapper=dict(values))
+        into.add_op(clone)
+        for old, new in zip(op.results, clone.results):
+            values[old] = new
+    raise VerifyException("region body has no rlx.yield")
+
+
 REDUCTIONS_BY_NAME: dict[str, type[ReduceOp]] = {op.name.removeprefix("rlx."): op for op in REDUCE_OPS}
-REGION_OPS = (ElementwiseRegionOp, ReductionRegionOp, ContractionRegionOp)
+NORMALIZATIONS_BY_NAME: dict[str, type[NormalizeOp]] = {op.name.removeprefix("rlx."): op for op in NORMALIZE_OPS}
+REGION_OPS = (ElementwiseRegionOp, ReductionRegionOp, ContractionRegionOp, NormalizeRegionOp)
 
 
 @irdl_op_definition
@@ -490,7 +699,7 @@ class YieldOp(IRDLOperation):
 
     name = "rlx.yield"
     values = var_operand_def()
-    traits = traits_def(IsTerminator(), HasParent(ElementwiseRegionOp, ReductionRegionOp, ContractionRegionOp), Pure())
+    traits = traits_def(IsTerminator(), HasParent(*REGION_OPS), Pure())
     assembly_format = "$values attr-dict (`:` type($values)^)?"
 
     def __init__(self, *values: SSAValue) -> None:

@@ -48,7 +48,7 @@ from rlx_mlir.lowering.emitter import Emitter
 from rlx_mlir.lowering.gemm import COMPONENT, SET_THREADS, byte_pointer, gemm_call, gemm_external
 from rlx_mlir.lowering.kernel import Kernel, KernelContext, emit_nest_kernel, kernel_function
 from rlx_mlir.lowering.loops import advance, coalesce, for_range, read_strides
-from rlx_mlir.lowering.scalar_ops import emit_body
+from rlx_mlir.lowering.scalar_ops import body_value
 from rlx_mlir.memory_plan import Scratch
 
 MACS_PER_ELEMENT = 16
@@ -445,8 +445,7 @@ def _epilogue_rows(
                 strides, _ = reads[k - 1]
                 return codec(args[k].type).load(e, pointers[1 + k], advance(e, extra_rows[k - 1], j, strides[1]))
 
-            (value,) = emit_body(e, op, load)
-            codec(element_type(op.outputs[0].type)).store(e, value if value is not None else load(0), out, at)
+            codec(element_type(op.outputs[0].type)).store(e, body_value(e, op.body.block, load), out, at)
 
         for_range(e, region, e.i64(0), e.i64(n), column)
 

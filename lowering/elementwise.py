@@ -60,7 +60,8 @@ def _emit_body(
     def load(k: int) -> Value:
         return codec(args[k].type).load(e, pointers[k], offsets[k])
 
-    for j, (value, yielded) in enumerate(zip(region_op.body.block.last_op.operands, emit_body(e, region_op, load))):
+    block = region_op.body.block
+    for j, (value, yielded) in enumerate(zip(block.last_op.operands, emit_body(e, block, load))):
         out, at = pointers[n_in + j], offsets[n_in + j]
         if yielded is None:  # a pure copy moves the stored bits
             k = args.index(value)

@@ -52,14 +52,16 @@ from xdsl.ir import Operation, Region, SSAValue
 
 from rlx_mlir.broadcast import numel
 from rlx_mlir.dialects import reduction as rd
+from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects.common import element_type, shape_of
 from rlx_mlir.dtypes import Kind
 from rlx_mlir.lowering import math_approx as m
-from rlx_mlir.lowering.element_types import Codec, codec
+from rlx_mlir.lowering.element_types import Codec, Value, codec
 from rlx_mlir.lowering.emitter import Emitter
 from rlx_mlir.lowering.kernel import Kernel, KernelContext, StackArray, kernel_function
 from rlx_mlir.lowering.loops import for_range, if_then
-from rlx_mlir.lowering.scalar_ops import pairwise
+from rlx_mlir.lowering.scalar_ops import body_value, pairwise
+from rlx_mlir.memory_plan import Scratch
 
 LANE_BYTES = 64
 """A row of lanes holds one 64-byte vector of accumulators."""
@@ -298,10 +300,8 @@ def _short_items(
     for_range(e, region, begin, end, item)
 
 
-def _slab_of(op: rd.ReductionOp) -> Slab:
+def _slab(shape: Sequence[int], axis: int) -> Slab:
     """[outer, length, inner] around the single reduced axis of argmax/softmax."""
-    shape = shape_of(op.input.type)
-    axis = op.reduced_axes()[0]
     return Slab(numel(shape[:axis]), shape[axis], numel(shape[axis + 1 :]))
 
 
@@ -346,7 +346,7 @@ def _arg_step(e: Emitter, op: rd.ArgReduceOp, item: Codec, value: SSAValue, best
 
 
 def arg_reduce_kernels(op: rd.ArgReduceOp, ctx: KernelContext) -> list[Kernel]:
-    slab = _slab_of(op)
+    slab = _slab(shape_of(op.input.type), op.reduced_axes()[0])
     n, inner = slab.length, slab.inner
     item, index = codec(element_type(op.input.type)), codec(i64)
     value = codec(item.compute)
@@ -431,22 +431,27 @@ def _fadd(e: Emitter, a: SSAValue, b: SSAValue) -> SSAValue:
     return e.fadd(a, b)
 
 
-def normalize_kernels(op: rd.NormalizeOp, ctx: KernelContext) -> list[Kernel]:
+def normalize_kernels(op: rg.NormalizeRegionOp, ctx: KernelContext) -> list[Kernel]:
     """Per row (a column chunk or folded rows of lanes): pass 1 the maximum M;
     pass 2 exp(x - M) into the output (log_softmax: x - M) and its sum s; pass 3
-    rescales the output in place, * 1/s or - log(s). The input is read twice, the
-    row is written back to memory once (pass 3 finds it in cache), and there is
-    one exp per element. f16/bf16 would round the intermediate: their pass 3
-    recomputes from the input instead."""
-    slab = _slab_of(op)
+    rescales the output in place, * 1/s or - log(s), and applies the epilogue.
+    x is the prologue's value, computed from the inputs where it is read: the
+    inputs are read twice, the row is written back to memory once (pass 3 finds
+    it in cache), and there is one exp per element. f16/bf16 would round the
+    intermediate: their pass 3 recomputes from the inputs instead."""
+    shape = shape_of(op.outputs[0].type)
+    slab = _slab(shape, op.axis.value.data % len(shape))
     n, inner = slab.length, slab.inner
-    item = codec(element_type(op.input.type))
+    item = codec(element_type(op.outputs[0].type))
     ft = item.compute
     lanes_item = codec(ft)
     lay = layout(inner, lanes_item.dtype.nbytes)
-    log = isinstance(op, rd.LogSoftmaxOp)
+    log = op.kind is rd.LogSoftmaxOp
     if n * slab.outer * inner == 0:
         return []
+    scalar = [shape_of(v.type) == () for v in op.inputs]
+    codecs = [codec(element_type(v.type)) for v in op.inputs]
+    first_epilogue = op.prologue_count
 
     def normalizer(e: Emitter, s: SSAValue) -> SSAValue:
         return m.log(e, s) if log else e.fdiv(e.const_like(s, 1.0), s)
@@ -461,17 +466,32 @@ def normalize_kernels(op: rd.NormalizeOp, ctx: KernelContext) -> list[Kernel]:
         return e.fsub(stored, c) if log else e.fmul(stored, c)
 
     def build(e: Emitter, region: Region, ptrs: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
-        src, dst = ptrs
+        dst = ptrs[-1]
+
+        def read(k: int, at: SSAValue) -> Value:
+            return codecs[k].load(e, ptrs[k], e.i64(0) if scalar[k] else at)
+
+        def value(at: SSAValue) -> SSAValue:
+            """The prologue's value at element `at`."""
+            return body_value(e, op.body.block, lambda k: read(k, at))  # type: ignore[return-value]
+
+        def store(result: SSAValue, at: SSAValue) -> None:
+            """The epilogue of the normalized `result` (rounded to its type first,
+            as the unfused softmax stores it), stored at element `at`."""
+            def load(k: int) -> Value:
+                return item.round(e, result) if k == 0 else read(first_epilogue + k - 1, at)
+
+            item.store(e, body_value(e, op.epilogue.block, load), dst, at)
 
         if slab.short:
             def output(o: SSAValue, j: SSAValue) -> None:
                 at = [_add(e, _add(e, _mul(e, o, e.i64(n * inner)), j), e.i64(k * inner)) for k in range(n)]
-                xs = [item.load(e, src, a) for a in at]
+                xs = [value(a) for a in at]
                 top = pairwise(e, xs, _fmax)
                 pairs = [shifted(e, x, top) for x in xs]  # type: ignore[arg-type]
                 c = normalizer(e, pairwise(e, [term for _, term in pairs], _fadd))  # type: ignore[arg-type]
                 for (stored, _), a in zip(pairs, at):
-                    item.store(e, finish(e, stored, c), dst, a)
+                    store(finish(e, stored, c), a)
 
             _short_items(e, region, slab, begin, end, output)
             return
@@ -496,7 +516,7 @@ def normalize_kernels(op: rd.NormalizeOp, ctx: KernelContext) -> list[Kernel]:
 
             # pass 1: the maximum of each column, in every lane of it
             def max_step(lane: SSAValue, qs: list[SSAValue]) -> None:
-                xs = [item.load(e, src, at(q, lane)) for q in qs]
+                xs = [value(at(q, lane)) for q in qs]
                 top.set(e, lane, pairwise(e, [top.get(e, lane), *xs], _fmax))
 
             _each(e, region, lay.width, lambda lane: top.set(e, lane, e.const(ft, float("-inf"))))
@@ -510,7 +530,7 @@ def normalize_kernels(op: rd.NormalizeOp, ctx: KernelContext) -> list[Kernel]:
             def sum_step(lane: SSAValue, qs: list[SSAValue]) -> None:
                 terms, stores = [], []
                 for q in qs:
-                    stored, term = shifted(e, item.load(e, src, at(q, lane)), top.get(e, lane))  # type: ignore[arg-type]
+                    stored, term = shifted(e, value(at(q, lane)), top.get(e, lane))  # type: ignore[arg-type]
                     terms.append(term)
                     if item.narrow:
                         continue
@@ -534,10 +554,10 @@ def normalize_kernels(op: rd.NormalizeOp, ctx: KernelContext) -> list[Kernel]:
             # pass 3: rescale in place (or, f16/bf16, recompute from the input)
             def rescale(where: SSAValue, c: SSAValue, lane_top: SSAValue) -> None:
                 if item.narrow:
-                    stored, _ = shifted(e, item.load(e, src, where), lane_top)  # type: ignore[arg-type]
+                    stored, _ = shifted(e, value(where), lane_top)  # type: ignore[arg-type]
                 else:
                     stored = item.load(e, dst, where)  # type: ignore[assignment]
-                item.store(e, finish(e, stored, c), dst, where)
+                store(finish(e, stored, c), where)
 
             if inner == 1:  # one row: M and the normalizer are scalars, the pass one flat loop
                 row_top, c = top.get(e, e.i64(0)), normalizer(e, total.get(e, e.i64(0)))  # type: ignore[arg-type]
@@ -559,11 +579,12 @@ def normalize_kernels(op: rd.NormalizeOp, ctx: KernelContext) -> list[Kernel]:
 
         _items(e, region, slab, lay, begin, end, run)
 
-    function = kernel_function(ctx.name, 2, build)
-    return [Kernel(function, [op.input, op.result], slab.extent(lay), slab.outer * n * inner)]
+    buffers: list[SSAValue | str | Scratch] = [*op.inputs, op.outputs[0]]
+    function = kernel_function(ctx.name, len(buffers), build)
+    return [Kernel(function, buffers, slab.extent(lay), slab.outer * n * inner)]
 
 
 KERNELS: dict[type[Operation], Callable[[Operation, KernelContext], list[Kernel]]] = {
     **{cls: arg_reduce_kernels for cls in rd.ARG_REDUCE_OPS},
-    **{cls: normalize_kernels for cls in rd.NORMALIZE_OPS},
+    rg.NormalizeRegionOp: normalize_kernels,
 }  # type: ignore[dict-item]

@@ -51,7 +51,7 @@ from rlx_mlir.lowering.element_types import Codec, ComplexValue, Value, codec
 from rlx_mlir.lowering.emitter import Emitter
 from rlx_mlir.lowering.kernel import Kernel, KernelContext, StackArray, kernel_function
 from rlx_mlir.lowering.loops import LoopNest, advance, coalesce, emit_nest, for_range, read_strides
-from rlx_mlir.lowering.scalar_ops import emit_body, pairwise, unrounded_binary_value
+from rlx_mlir.lowering.scalar_ops import body_value, pairwise, unrounded_binary_value
 
 REGISTER_BYTES = 64
 BLOCK = 64
@@ -178,8 +178,7 @@ def _value_at(e: Emitter, op: rg.ReductionRegionOp, pointers: list[SSAValue], of
     def load(k: int) -> Value:
         return codec(args[k].type).load(e, pointers[k], offsets[k])
 
-    (yielded,) = emit_body(e, op, load)
-    return yielded if yielded is not None else load(list(args).index(op.body.block.last_op.operands[0]))
+    return body_value(e, op.body.block, load)
 
 
 def _advance(e: Emitter, offsets: list[SSAValue], index: SSAValue, strides: list[int]) -> list[SSAValue]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from xdsl.dialects.builtin import IntegerType
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from rlx_mlir import dtypes
 from rlx_mlir.dialects import elementwise as ew
@@ -177,18 +177,23 @@ def emit_scalar_op(e: Emitter, op: Operation, operands: list[Value]) -> Value:
     return result.round(e, value)
 
 
-def emit_body(e: Emitter, region_op: rg.ScalarBodyRegionOp, load: Callable[[int], Value]) -> list[Value | None]:
+def emit_body(e: Emitter, block: Block, load: Callable[[int], Value]) -> list[Value | None]:
     """Evaluate a region body on the inputs `load(k)` gives (each loaded once, and
     only if an op reads it); the yielded values, None for a block argument that
     is yielded but read by no op (the caller copies or loads it)."""
-    block = region_op.body.block
     used = {v for op in block.ops if not isinstance(op, rg.YieldOp) for v in op.operands}
     values: dict[SSAValue, Value] = {arg: load(k) for k, arg in enumerate(block.args) if arg in used}
     for op in block.ops:
         if isinstance(op, rg.YieldOp):
             return [values.get(v) for v in op.values]
         values[op.results[0]] = emit_scalar_op(e, op, [values[v] for v in op.operands])
-    raise ValueError(f"'{region_op.name}' body has no rlx.yield")
+    raise ValueError("region body has no rlx.yield")
+
+
+def body_value(e: Emitter, block: Block, load: Callable[[int], Value]) -> Value:
+    """The one value a body yields (a yielded argument loaded through `load`)."""
+    (value,) = emit_body(e, block, load)
+    return value if value is not None else load(list(block.args).index(block.last_op.operands[0]))  # type: ignore[union-attr]
 
 
 def pairwise(e: Emitter, values: list[Value], combine: Callable[[Emitter, Value, Value], Value]) -> Value:

@@ -7,6 +7,12 @@ memory. The producer is an `rlx.elementwise_region` (what fuse-elementwise
 left) or a single elementwise op; it is fused only when the reduction is its
 only user, so nothing is computed twice.
 
+softmax and log_softmax take an elementwise chain on either side: the chain
+feeding one becomes the prologue of an `rlx.normalize_region`, and a chain
+that is its only user becomes the epilogue (`softmax(x * scale) * mask` is one
+kernel). Only chains whose inputs are read at the point itself or are
+scalars fuse (`NormalizeRegionOp`); a broadcast input keeps its own kernel.
+
 Run after fuse-elementwise (so the whole chain is one region) and before
 canonicalize-broadcast (which then folds expands, transposes and slices into
 the reduction region's index maps too).
@@ -14,16 +20,25 @@ the reduction region's index maps too).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
+from xdsl.ir.affine import AffineMap
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
 
 from rlx_mlir.dialects import reduction as rd
 from rlx_mlir.dialects import region as rg
+from rlx_mlir.dialects.common import shape_of
 
 
 def fusible_producer(value: SSAValue) -> rg.ElementwiseRegionOp | None:
@@ -50,9 +65,77 @@ class FuseReductionPrologue(RewritePattern):
         rewriter.erase(producer)
 
 
+def _pointwise(values: Sequence[SSAValue], maps: Sequence[AffineMap], space: tuple[int, ...]) -> bool:
+    """Every value read at the point itself or a rank-0 scalar: what `rlx.normalize_region` reads."""
+    identity = AffineMap.identity(len(space))
+    return all(shape_of(v.type) == () or (shape_of(v.type) == space and m == identity) for v, m in zip(values, maps))
+
+
+class FuseNormalizePrologue(RewritePattern):
+    """softmax(chain(x)): the chain becomes the prologue of a normalize region."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: rd.NormalizeOp, rewriter: PatternRewriter) -> None:
+        region = fusible_producer(op.input)
+        if region is None:
+            return
+        producer = op.input.owner
+        fused = None
+        if _pointwise(region.inputs, region.maps, shape_of(op.input.type)):
+            fused = rg.NormalizeRegionOp.of(op, region)
+        if region is not producer:
+            region.erase(safe_erase=False)
+        if fused is None:
+            return
+        rewriter.replace(op, fused)
+        assert isinstance(producer, Operation)
+        rewriter.erase(producer)
+
+
+class FuseNormalizeEpilogue(RewritePattern):
+    """chain(softmax(...)): the chain becomes the epilogue of the normalize region."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, (rd.NormalizeOp, rg.NormalizeRegionOp)):
+            return
+        result = op.results[0]
+        uses = list(result.uses)
+        if len(uses) != 1:
+            return
+        consumer = uses[0].operation
+        region = rg.ElementwiseRegionOp.covering(consumer)
+        if region is None:
+            return
+        fused = self._fused(op, region, result)
+        if region is not consumer:
+            region.erase(safe_erase=False)
+        if fused is None:
+            return
+        rewriter.replace(consumer, fused)
+        rewriter.erase(op)
+
+    @staticmethod
+    def _fused(
+        op: rd.NormalizeOp | rg.NormalizeRegionOp, region: rg.ElementwiseRegionOp, result: SSAValue
+    ) -> rg.NormalizeRegionOp | None:
+        space = shape_of(result.type)
+        positions = [k for k, v in enumerate(region.inputs) if v is result]
+        if len(region.outputs) != 1 or region.outputs[0].type != result.type or len(positions) != 1:
+            return None
+        if not _pointwise(region.inputs, region.maps, space) or shape_of(result.type) == ():
+            return None
+        normalize = op if isinstance(op, rg.NormalizeRegionOp) else rg.NormalizeRegionOp.of(op)
+        fused = normalize.with_epilogue(region, positions[0])
+        if normalize is not op:
+            normalize.erase(safe_erase=False)
+        return fused
+
+
 @dataclass(frozen=True)
 class FuseReductionsPass(ModulePass):
     name = "fuse-reductions"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(FuseReductionPrologue(), apply_recursively=False).rewrite_module(op)
+        normalize = GreedyRewritePatternApplier([FuseNormalizePrologue(), FuseNormalizeEpilogue()])
+        PatternRewriteWalker(normalize, apply_recursively=True).rewrite_module(op)

@@ -40,15 +40,16 @@ def available_cpus() -> int:
 
 def regions_for_leftovers(function: func.FuncOp) -> None:
     """Wrap every standalone elementwise op, every index-map op (expand,
-    transpose, slice, ...) that is not a view, and every reduce op in a region,
+    transpose, slice, ...) that is not a view, and every reduce and softmax op
+    in a region,
     keeping its plan: one kernel emitter per kind of region covers them all."""
     for op in list(function_block(function).ops):
         if ew.is_elementwise(op):
             region_op = rg.ElementwiseRegionOp.replace([op], anchor=op)
         elif rlx.has_input_map(op) and view_offset(op) is None:
             region_op = _copy_region(op)
-        elif isinstance(op, rd.ReduceOp):
-            region_op = rg.ReductionRegionOp.of(op)
+        elif isinstance(op, (rd.ReduceOp, rd.NormalizeOp)):
+            region_op = (rg.ReductionRegionOp if isinstance(op, rd.ReduceOp) else rg.NormalizeRegionOp).of(op)
             Rewriter.insert_op(region_op, InsertPoint.before(op))
             op.result.replace_all_uses_with(region_op.outputs[0])
         else:
