@@ -18,6 +18,9 @@ shared machine. Rows:
   NumPy does: a fresh 64 MB array costs ~10-30 ms of page faults) and
   writing into a preallocated one (`out=`; for torch aten._softmax.out).
   Compare out= with out=: it is the kernels' speed.
+- softmax(x * scale) * mask with both chains fused into the softmax kernel
+  (`rlx.normalize_region`) vs the same graph compiled without fusion
+  (three kernels), NumPy eager and torch eager.
 - a layer norm written from rlx ops (reduce_mean, sub, mul, reduce_mean, add
   eps, rsqrt, mul, add) vs torch.nn.functional.layer_norm (and
   aten.native_layer_norm.out) and NumPy eager.
@@ -32,10 +35,12 @@ from collections.abc import Callable
 
 import numpy as np
 from elementwise import median_ms  # the one timing loop of benchmarks/ (this script's folder is on sys.path)
+from xdsl.dialects.builtin import ModuleOp
 
 import rlx_mlir as rlx
 
 EPS = 1e-5
+UNFUSED = "canonicalize,canonicalize-broadcast,fuse-elementwise,canonicalize-broadcast"
 
 
 def tensor(shape: tuple[int, ...]) -> str:
@@ -54,6 +59,14 @@ def layer_norm_module(rows: int, cols: int) -> rlx.builder.Builder:
     var = b.reduce_mean(b.mul(centered, centered), [-1], keepdims=True)
     scale = b.rsqrt(b.add(var, b.constant(EPS)))
     b.output(b.add(b.mul(b.mul(centered, scale), gamma), beta))
+    return b.module()
+
+
+def chain_module(rows: int, cols: int) -> ModuleOp:
+    """softmax(x * scale) * mask, as attention applies a dropout or padding mask."""
+    b = rlx.Builder("chain")
+    x, scale, mask = b.input((rows, cols)), b.input(()), b.input((rows, cols))
+    b.output(b.mul(b.softmax(b.mul(x, scale), -1), mask))
     return b.module()
 
 
@@ -106,10 +119,17 @@ def main() -> None:
         f"  %p = rlx.softmax %x : ({full}) -> {full}\n  func.return %p : {full}", f"%x: {full}", full, threads
     )
     norm = rlx.compile(layer_norm_module(rows, cols), threads=threads)
+    chain = chain_module(rows, cols)
+    fused_chain = rlx.compile(chain, threads=threads)
+    unfused_chain = rlx.compile(chain, threads=threads, pipeline=UNFUSED)
+    mask = (rng.random((rows, cols)) > 0.1).astype(np.float32)
+    scale = np.float32(0.125)
     x64, gamma64, beta64 = x.astype(np.float64), gamma.astype(np.float64), beta.astype(np.float64)
     np.testing.assert_allclose(total(x)[0], x64.sum(axis=1), rtol=1e-4, atol=1e-3)
     np.testing.assert_allclose(softmax(x)[0], numpy_softmax(x64), rtol=1e-5, atol=1e-9)
     np.testing.assert_allclose(norm(x, gamma, beta)[0], numpy_layer_norm(x64, gamma64, beta64), rtol=1e-4, atol=1e-4)
+    want = numpy_softmax(x64 * 0.125) * mask
+    np.testing.assert_allclose(fused_chain(x, np.asarray(scale), mask)[0], want, rtol=1e-5, atol=1e-9)
 
     # rlx first, then NumPy, then torch: torch's OpenMP threads keep spinning for a
     # while after each call and would steal the second core from whatever runs next
@@ -121,6 +141,9 @@ def main() -> None:
         "rlx_mlir softmax (allocating)": (lambda: softmax(x), repeat),
         "rlx_mlir ops (out=)": (lambda: norm(x, gamma, beta, out=(out_full,)), repeat),
         "rlx_mlir ops (allocating)": (lambda: norm(x, gamma, beta), repeat),
+        "rlx_mlir fused (out=)": (lambda: fused_chain(x, np.asarray(scale), mask, out=(out_full,)), repeat),
+        "rlx_mlir unfused (out=)": (lambda: unfused_chain(x, np.asarray(scale), mask, out=(out_full,)), repeat),
+        "numpy eager chain": (lambda: numpy_softmax(x * scale) * mask, eager),
         "np.sum(axis=-1)": (lambda: x.sum(axis=-1), repeat),
         "np.copyto": (lambda: np.copyto(out_full, x), repeat),
         "numpy eager softmax": (lambda: numpy_softmax(x), eager),
@@ -137,6 +160,8 @@ def main() -> None:
         runs["torch.sum(dim=-1)"] = (lambda: tx.sum(dim=-1), repeat)
         runs["torch.softmax"] = (lambda: torch.softmax(tx, dim=-1), repeat)
         runs["torch softmax (out=)"] = (lambda: aten._softmax.out(tx, -1, False, out=t_out), repeat)
+        tmask = torch.from_numpy(mask)
+        runs["torch eager chain"] = (lambda: torch.softmax(tx * scale, dim=-1) * tmask, repeat)
         runs["torch layer_norm"] = (lambda: layer_norm(tx, (cols,), tgamma, tbeta, EPS), repeat)
         runs["torch layer_norm (out=)"] = (
             lambda: aten.native_layer_norm.out(tx, [cols], tgamma, tbeta, EPS, out0=t_out, out1=t_mean, out2=t_rstd),
@@ -161,6 +186,10 @@ def main() -> None:
         "softmax over the last axis (targets: >= 3x numpy eager, >= 1.0x torch)",
         times, ["rlx_mlir softmax (out=)", "rlx_mlir softmax (allocating)"],
         ["numpy eager softmax", "torch.softmax", "torch softmax (out=)"],
+    )
+    show(
+        "softmax(x * scale) * mask: both chains fused into the softmax kernel (rlx unfused: 3 kernels)",
+        times, ["rlx_mlir fused (out=)", "rlx_mlir unfused (out=)"], ["numpy eager chain", "torch eager chain"],
     )
     show(
         "layer norm from rlx ops (target: >= 1.0x torch; the squares fuse into the variance reduction)",
