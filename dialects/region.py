@@ -68,7 +68,14 @@ from rlx_mlir.dialects.reduction import NORMALIZE_OPS, REDUCE_OPS, NormalizeOp, 
 from rlx_mlir.dtypes import Kind
 
 
-class ScalarBodyRegionOp(IRDLOperation, ABC):
+class BodyOp(IRDLOperation, ABC):
+    """An op whose single-block body ends with `rlx.yield`: the fused regions
+    (scalar bodies) and `rlx.scan` (a tensor-level body)."""
+
+    name = "rlx.*_region or rlx.scan"  # how `rlx.yield`'s parent rule names its parents
+
+
+class ScalarBodyRegionOp(BodyOp, ABC):
     """What both region ops share: inputs read through index maps over an
     iteration space, and a scalar body yielding one value per result."""
 
@@ -695,11 +702,11 @@ REGION_OPS = (ElementwiseRegionOp, ReductionRegionOp, ContractionRegionOp, Norma
 
 @irdl_op_definition
 class YieldOp(IRDLOperation):
-    """Terminates a region body with one scalar per region result."""
+    """Terminates a body: one scalar per result of a fused region, the next carry of a scan."""
 
     name = "rlx.yield"
     values = var_operand_def()
-    traits = traits_def(IsTerminator(), HasParent(*REGION_OPS), Pure())
+    traits = traits_def(IsTerminator(), HasParent(BodyOp), Pure())
     assembly_format = "$values attr-dict (`:` type($values)^)?"
 
     def __init__(self, *values: SSAValue) -> None:

@@ -35,6 +35,7 @@ from rlx_mlir.dialects.movement import INDEX_MAP_OPS, MOVEMENT_OPS
 from rlx_mlir.dialects.recurrent import RECURRENT_OPS
 from rlx_mlir.dialects.reduction import REDUCTION_OPS
 from rlx_mlir.dialects.region import REGION_OPS, YieldOp
+from rlx_mlir.dialects.scan import SCAN_OPS
 
 
 @irdl_op_definition
@@ -133,6 +134,7 @@ RLX = Dialect(
         *CONTRACTION_OPS,
         *REDUCTION_OPS,
         *RECURRENT_OPS,
+        *SCAN_OPS,
         ExpandOp,
         ReshapeOp,
         ConstantOp,

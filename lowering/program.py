@@ -24,6 +24,7 @@ from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 
 from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects import rlx
+from rlx_mlir.dialects.scan import ScanOp
 from rlx_mlir.lowering import contraction, indexing, movement, reduction, reduction_region
 from rlx_mlir.lowering.elementwise import region_kernels
 from rlx_mlir.lowering.emitter import Emitter
@@ -36,6 +37,7 @@ from rlx_mlir.lowering.kernel import (
     drop_noalias,
     emit_thunk,
 )
+from rlx_mlir.lowering.loops import for_range
 from rlx_mlir.lowering.parallel import (
     PARALLEL_MIN_ELEMENTS,
     PTHREAD,
@@ -43,6 +45,7 @@ from rlx_mlir.lowering.parallel import (
 )
 from rlx_mlir.memory_plan import (
     Scratch,
+    block_bindings,
     index_checks,
     nbytes,
     output_bindings,
@@ -74,6 +77,8 @@ class _EntryBuilder:
         self.n_inputs = len(function.function_type.inputs)
         self.bindings = output_bindings(function)
         self.pointers: dict[tuple[str, int, int], SSAValue] = {}
+        self.bound: dict[SSAValue, SSAValue] = {}
+        """Pointers computed at run time, in a scan body: its arguments and its next carry."""
         self.program = LoweredProgram()
 
     def io_pointer(self, slot: int) -> SSAValue:
@@ -96,6 +101,9 @@ class _EntryBuilder:
 
     def pointer(self, value: SSAValue) -> SSAValue:
         """One pointer per location, so values sharing memory share the SSA pointer."""
+        root, delta = view_source(value)
+        if root in self.bound:
+            return self.byte_offset(self.bound[root], delta) if delta else self.bound[root]
         location = self.location(value)
         if location not in self.pointers:
             kind, where, delta = location
@@ -151,12 +159,87 @@ class _EntryBuilder:
 
     def copy_unbound_outputs(self, returned: list[SSAValue]) -> None:
         for j, value in enumerate(returned):
-            if self.bindings.get(value) == j:
-                continue
-            e = self.e
-            size = e.i64(nbytes(value))
-            dst = self.io_pointer(self.n_inputs + j)
-            e.intrinsic("llvm.memcpy.p0.p0.i64", [dst, self.pointer(value), size, e.const(i1, 0)], None)
+            if self.bindings.get(value) != j:
+                self._copy(self.io_pointer(self.n_inputs + j), self.pointer(value), nbytes(value))
+
+    def lower_block(self, block: Block, codes: dict[Operation, int], prefix: str) -> list[SSAValue]:
+        """Launch the kernels of `block`'s ops in order; the values its terminator returns."""
+        for index, op in enumerate(block.ops):
+            name = f"{prefix}_k{index}"
+            emit = KERNELS.get(type(op))
+            if emit is not None:
+                for kernel in emit(op, KernelContext(name, codes.get(op, 0), self.threads)):
+                    self.launch(kernel)
+            elif isinstance(op, ScanOp):
+                self.scan(op, codes, name)
+            elif isinstance(op, (func.ReturnOp, rg.YieldOp)):
+                return list(op.operands)
+            elif not isinstance(op, rlx.ConstantOp) and view_offset(op) is None:
+                raise ValueError(f"lower-to-llvm cannot lower '{op.name}' yet")
+        return []
+
+    def scan(self, op: ScanOp, codes: dict[Operation, int], prefix: str) -> None:
+        """The time loop of `op`, in the entry: step t runs the body's kernels with
+        the carry read from where step t - 1 wrote it (`init` at t = 0) and the
+        xs at row t, in place. Step t writes its carry to result row m - 1 when
+        m = floor((t+1)·K/L) passes a row boundary (every step for a trajectory,
+        the checkpoint steps, the last step alone for the final carry: K = 1),
+        else to spare[t % 2]; so the carry is never copied, and the last step
+        lands in the result."""
+        e, length = self.e, op.steps
+        carry = nbytes(op.init)
+        rows = op.rows or 1
+        init, result = self.pointer(op.init), self.pointer(op.result)
+        spares = self._spares(op, result)
+        broadcast = [self.pointer(v) for v in op.broadcast]
+        xs = [self.pointer(v) for v in op.xs]
+        block = op.body.block
+
+        def written(t: SSAValue) -> SSAValue:
+            """Where step t (>= 0) writes its carry."""
+            m = e.udiv(e.mul(e.add(t, e.i64(1)), e.i64(rows)), e.i64(length))
+            saved = e.icmp("ugt", m, e.udiv(e.mul(t, e.i64(rows)), e.i64(length)))
+            row = self.byte_offset(result, 0) if rows == 1 else self._at(result, e.sub(m, e.i64(1)), carry)
+            spare = e.select(e.icmp("eq", e.urem(t, e.i64(2)), e.i64(0)), spares[0], spares[1])
+            return e.select(saved, row, spare)
+
+        def step(t: SSAValue) -> None:
+            previous = e.select(e.icmp("eq", t, e.i64(0)), e.i64(0), e.sub(t, e.i64(1)))
+            carry_in = e.select(e.icmp("eq", t, e.i64(0)), init, written(previous))
+            carry_out = written(t)
+            step_inputs = [self._at(x, t, nbytes(v) // length) for x, v in zip(xs, op.xs)]
+            self.bound.update(zip(block.args, [carry_in, *broadcast, *step_inputs]))
+            yielded = block.last_op.operands[0]  # type: ignore[union-attr]
+            if yielded in block_bindings(block):
+                self.bound[yielded] = carry_out
+            outer = self.pointers
+            self.pointers = dict(outer)  # pointers made in the loop stay in it
+            self.lower_block(block, codes, prefix)
+            if yielded not in block_bindings(block):
+                self._copy(carry_out, self.pointer(yielded), carry)
+            self.pointers = outer
+
+        for_range(e, self.region, e.i64(0), e.i64(length), step)
+
+    def _spares(self, op: ScanOp, result: SSAValue) -> tuple[SSAValue, SSAValue]:
+        """The two buffers steps that save no row alternate between: the scratch
+        (two carries), or for a final carry only the scratch and the result itself
+        (the one of the last step's parity, which the last step overwrites)."""
+        carry = nbytes(op.init)
+        base = self.byte_offset(self.arena, scratch_offset(Scratch(op, 0)))
+        if op.rows is not None:
+            return base, self.byte_offset(base, carry)
+        return (result, base) if (op.steps - 1) % 2 == 0 else (base, result)
+
+    def _at(self, base: SSAValue, index: SSAValue, stride: int) -> SSAValue:
+        """base + index · stride bytes."""
+        e = self.e
+        at = e.mul(index, e.i64(stride))
+        return e.op(llvm.GEPOp(base, [llvm.GEP_USE_SSA_VAL], i8, ssa_indices=[at], inbounds=True))
+
+    def _copy(self, dst: SSAValue, src: SSAValue, size: int) -> None:
+        e = self.e
+        e.intrinsic("llvm.memcpy.p0.p0.i64", [dst, src, e.i64(size), e.const(i1, 0)], None)
 
     def finish(self) -> LoweredProgram:
         self.e.op(llvm.ReturnOp())
@@ -189,15 +272,6 @@ def lower_function(function: func.FuncOp, threads: int) -> LoweredProgram:
     kernel emitter; elementwise leftovers already wrapped in regions)."""
     builder = _EntryBuilder(function, threads)
     codes = {op: k + 1 for k, op in enumerate(index_checks(function))}
-    returned: list[SSAValue] = []
-    for index, op in enumerate(function_block(function).ops):
-        emit = KERNELS.get(type(op))
-        if emit is not None:
-            for kernel in emit(op, KernelContext(f"{builder.name}_k{index}", codes.get(op, 0), threads)):
-                builder.launch(kernel)
-        elif isinstance(op, func.ReturnOp):
-            returned = list(op.arguments)
-        elif not isinstance(op, rlx.ConstantOp) and view_offset(op) is None:
-            raise ValueError(f"lower-to-llvm cannot lower '{op.name}' yet")
+    returned = builder.lower_block(function_block(function), codes, builder.name)
     builder.copy_unbound_outputs(returned)
     return builder.finish()

@@ -31,6 +31,7 @@ from rlx_mlir.dialects import elementwise as ew
 from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects import rlx
 from rlx_mlir.dialects.common import check_same_level, shape_of
+from rlx_mlir.dialects.scan import graph_blocks
 from rlx_mlir.verification import function_block
 
 
@@ -136,4 +137,5 @@ class FuseElementwisePass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for f in op.walk():
             if isinstance(f, func.FuncOp) and f.body.blocks:
-                fuse_block(function_block(f))
+                for block in graph_blocks(function_block(f)):
+                    fuse_block(block)

@@ -25,6 +25,7 @@ from rlx_mlir.dialects import reduction as rd
 from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects import rlx
 from rlx_mlir.dialects.common import shape_of
+from rlx_mlir.dialects.scan import graph_blocks
 from rlx_mlir.lowering.kernel import External, external_declarations
 from rlx_mlir.lowering.program import lower_function
 from rlx_mlir.memory_plan import OFFSETS, view_offset
@@ -43,7 +44,7 @@ def regions_for_leftovers(function: func.FuncOp) -> None:
     transpose, slice, ...) that is not a view, and every reduce and softmax op
     in a region,
     keeping its plan: one kernel emitter per kind of region covers them all."""
-    for op in list(function_block(function).ops):
+    for op in [op for block in graph_blocks(function_block(function)) for op in block.ops]:
         if ew.is_elementwise(op):
             region_op = rg.ElementwiseRegionOp.replace([op], anchor=op)
         elif rlx.has_input_map(op) and view_offset(op) is None:

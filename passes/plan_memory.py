@@ -22,12 +22,13 @@ mean to their readers (views, output bindings, alignment) is
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp, i64
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.ir.affine import AffineMap
 from xdsl.passes import ModulePass
 
@@ -36,6 +37,7 @@ from rlx_mlir.dialects.common import shape_of
 from rlx_mlir.dialects.elementwise import is_elementwise
 from rlx_mlir.dialects.region import ElementwiseRegionOp
 from rlx_mlir.dialects.rlx import ConstantOp
+from rlx_mlir.dialects.scan import BODY_ARENA, ScanOp
 from rlx_mlir.memory_plan import (
     ARENA_LOWER_BOUND,
     ARENA_SIZE,
@@ -45,9 +47,9 @@ from rlx_mlir.memory_plan import (
     MemoryPlan,
     Scratch,
     align,
+    block_bindings,
     element_size,
     nbytes,
-    output_bindings,
     scratch_buffers,
     scratch_label,
     view_offset,
@@ -84,25 +86,27 @@ def is_identity(amap: AffineMap) -> bool:
     return index_maps.accesses(amap) == index_maps.identity(amap.num_dims)
 
 
-def collect_buffers(function: func.FuncOp) -> list[Buffer]:
-    """The arena buffers of `function` with lifetimes in half-steps.
+def collect_buffers(block: Block, constants: Sequence[ConstantOp]) -> list[Buffer]:
+    """The arena buffers of `block` with lifetimes in half-steps.
 
     Op `k` reads its inputs at time 2k and writes its results from 2k+1, so a
     buffer that dies at `k` and one born at `k` may share memory only when the
     first one's end is moved to 2k (the in-place case). An op's scratch
     buffers live over [2k, 2k+1], beside all its operands and results.
+    `constants` live for the whole call: the function's plan holds every
+    constant, those of its scan bodies too, whose plans hold none.
     """
-    ops = list(function_block(function).ops)
-    bound = output_bindings(function)
+    ops = list(block.ops)
+    bound = block_bindings(block)
     buffers: dict[SSAValue, Buffer] = {}
     horizon = 2 * len(ops) + 2
+    for constant in constants:
+        buffers[constant.result] = Buffer(constant.result, align(nbytes(constant.result)), 0, horizon)
     for k, op in enumerate(ops):
         for result in op.results:
-            if result in bound or view_offset(op) is not None:
+            if result in bound or view_offset(op) is not None or isinstance(op, ConstantOp):
                 continue
-            start = 0 if isinstance(op, ConstantOp) else 2 * k + 1
-            end = horizon if isinstance(op, ConstantOp) else start
-            buffers[result] = Buffer(result, align(nbytes(result)), start, end)
+            buffers[result] = Buffer(result, align(nbytes(result)), 2 * k + 1, 2 * k + 1)
     for k, op in enumerate(ops):
         for operand in op.operands:
             source = buffers.get(view_source(operand)[0])
@@ -183,32 +187,78 @@ def lower_bound(buffers: list[Buffer]) -> int:
 
 
 def plan_function(function: func.FuncOp) -> MemoryPlan:
-    """Plan `function` and annotate its ops; returns the plan."""
-    buffers = collect_buffers(function)
+    """Plan `function` (and, nested, its scan bodies) and annotate its ops; returns the plan."""
+    block = function_block(function)
+    for scan in _scans(block):
+        _plan_body(scan)
+    constants = [op for op in block.walk() if isinstance(op, ConstantOp)]
+    buffers = collect_buffers(block, constants)
     size = place(buffers)
     bound = lower_bound(buffers)
+    offsets = _annotate(block, buffers)
+    by_value = {b.value: b for b in buffers}
+    for constant in constants:
+        if constant.parent_block() is not block:  # a scan body's
+            offset = by_value[constant.result].offset
+            constant.attributes[OFFSETS] = DenseArrayBase.from_list(i64, [offset])
+            offsets[constant.result.name_hint or f"{constant.name}@{offset}"] = offset
+    function.attributes[ARENA_SIZE] = IntegerAttr(size, i64)
+    function.attributes[ARENA_LOWER_BOUND] = IntegerAttr(bound, i64)
+    return MemoryPlan(size, bound, offsets)
+
+
+def _scans(block: Block) -> list[ScanOp]:
+    return [op for op in block.ops if isinstance(op, ScanOp)]
+
+
+def _plan_body(scan: ScanOp) -> None:
+    """The nested plan: the body's buffers placed from 0 (its constants are the
+    function's), recorded as BODY_ARENA so the scan declares that much scratch
+    for its lifetime; `_annotate` moves the offsets to where that scratch lands."""
+    block = scan.body.block
+    for inner in _scans(block):
+        _plan_body(inner)
+    buffers = collect_buffers(block, [])
+    scan.attributes[BODY_ARENA] = IntegerAttr(place(buffers), i64)
+    _annotate(block, buffers)
+
+
+def _annotate(block: Block, buffers: list[Buffer]) -> dict[str, int]:
+    """Record the placed offsets on `block`'s ops (and shift each scan body's
+    plan to the scan's body scratch); the offsets by printed name."""
     by_value = {b.value: b for b in buffers}
     offsets: dict[str, int] = {}
-    for index, op in enumerate(function_block(function).ops):
-        if not op.results:
-            continue
-        entries = []
-        for r, result in enumerate(op.results):
-            root, delta = view_source(result)
-            buf = by_value.get(root)
-            entries.append(buf.offset + delta if buf is not None else NOT_IN_ARENA)
-            if buf is not None:
-                offsets[result.name_hint or f"op{index}.{r}"] = buf.offset + delta
-        op.attributes[OFFSETS] = DenseArrayBase.from_list(i64, entries)
-    for index, op in enumerate(function_block(function).ops):
+    for index, op in enumerate(block.ops):
+        constant_elsewhere = isinstance(op, ConstantOp) and op.result not in by_value  # a body's: the function's
+        if op.results and not constant_elsewhere:
+            entries = []
+            for r, result in enumerate(op.results):
+                root, delta = view_source(result)
+                buf = by_value.get(root)
+                entries.append(buf.offset + delta if buf is not None else NOT_IN_ARENA)
+                if buf is not None:
+                    offsets[result.name_hint or f"op{index}.{r}"] = buf.offset + delta
+            op.attributes[OFFSETS] = DenseArrayBase.from_list(i64, entries)
         scratch = [by_value[s] for s, _ in scratch_buffers(op)]
         if scratch:
             op.attributes[SCRATCH_OFFSETS] = DenseArrayBase.from_list(i64, [b.offset for b in scratch])
             for k, buf in enumerate(scratch):
                 offsets[scratch_label(op, index, k)] = buf.offset
-    function.attributes[ARENA_SIZE] = IntegerAttr(size, i64)
-    function.attributes[ARENA_LOWER_BOUND] = IntegerAttr(bound, i64)
-    return MemoryPlan(size, bound, offsets)
+        if isinstance(op, ScanOp):
+            _shift(op.body.block, scratch[-1].offset)
+    return offsets
+
+
+def _shift(block: Block, base: int) -> None:
+    """Move a body's plan (nested bodies included) from offset 0 to `base`."""
+    for op in block.walk():
+        if isinstance(op, ConstantOp):
+            continue  # the function's own buffers
+        for name in (OFFSETS, SCRATCH_OFFSETS):
+            attr = op.attributes.get(name)
+            if isinstance(attr, DenseArrayBase):
+                values = [v if v == NOT_IN_ARENA else v + base for v in attr.get_values()]
+                op.attributes[name] = DenseArrayBase.from_list(i64, values)
 
 
 @dataclass(frozen=True)

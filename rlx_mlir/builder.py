@@ -34,6 +34,8 @@ from rlx_mlir.dialects import elementwise as ew
 from rlx_mlir.dialects import movement as mv
 from rlx_mlir.dialects import recurrent as rc
 from rlx_mlir.dialects import reduction as rd
+from rlx_mlir.dialects import region as rg
+from rlx_mlir.dialects import scan as sc
 from rlx_mlir.dialects import rlx
 from rlx_mlir.dialects.common import element_type, shape_of
 from rlx_mlir.errors import ArgumentError, VerificationError
@@ -312,6 +314,32 @@ class Builder:
         per_channel = len(shape_of(g.type)) == len(shape_of(q.type))
         return self._stateful(rc.GatedDeltaNetOp, [q, k, v, g, beta], _group(state), return_state,
                               state_size=state_size, gate_per_channel=per_channel)
+
+    def scan(
+        self,
+        init: SSAValue,
+        body: Callable[..., SSAValue],
+        xs: Sequence[SSAValue] = (),
+        broadcast: Sequence[SSAValue] = (),
+        save_trajectory: bool = False,
+        num_checkpoints: int = 0,
+    ) -> SSAValue:
+        """`rlx.scan` over the leading axis of `xs`: `body(b, carry, *broadcast, *x_t)`
+        builds the step with this builder's methods and returns the next carry."""
+        if not xs:
+            raise ArgumentError("Builder.scan needs at least one per-step input (xs) to take its length from")
+        length = shape_of(xs[0].type)[0] if shape_of(xs[0].type) else 0
+        step_types = [self._like(x, shape_of(x.type)[1:]) for x in xs]
+        block = Block(arg_types=[init.type, *(v.type for v in broadcast), *step_types])
+        outer = self.block
+        self.block = block
+        try:
+            carry = body(self, *block.args)
+        finally:
+            self.block = outer
+        block.add_op(rg.YieldOp(carry))
+        op = sc.ScanOp(init, broadcast, xs, Region([block]), length, save_trajectory, num_checkpoints)
+        return self._add(op)
 
     def relu_backward(self, x: SSAValue, dy: SSAValue) -> SSAValue:
         return self._add(ew.ReluBackwardOp(x, dy, self._broadcast_type(x, dy)))

@@ -66,8 +66,9 @@ def _spec(t) -> TensorSpec:  # noqa: ANN001 - a builtin tensor type
 
 
 def _constants(function: func.FuncOp) -> list[ConstantData]:
+    """Every constant of the function, those in scan bodies too: the function's arena holds them all."""
     found = []
-    for op in function_block(function).ops:
+    for op in function_block(function).walk():
         if isinstance(op, rlx.ConstantOp):
             spec = _spec(op.result.type)
             values = np.frombuffer(op.value.data.data, dtype=spec.dtype.numpy)

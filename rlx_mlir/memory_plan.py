@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DenseArrayBase
-from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 
 from rlx_mlir import dtypes
 from rlx_mlir.broadcast import numel, row_major_strides
@@ -78,13 +78,20 @@ def view_source(value: SSAValue) -> tuple[SSAValue, int]:
 
 
 def output_bindings(function: func.FuncOp) -> dict[SSAValue, int]:
-    """Values written straight into the caller's output buffers, by result index.
+    """Values written straight into the caller's output buffers, by result index."""
+    return block_bindings(function_block(function))
 
-    A value qualifies when a kernel computes it (not a function argument, a
-    constant or a view) and it is the first return operand naming it; any
-    other returned value is copied into its output at the end.
+
+def block_bindings(block: Block) -> dict[SSAValue, int]:
+    """Values a block returns (`func.return`) or yields (a scan body's
+    `rlx.yield`) that are written straight into the memory they are returned
+    in, by operand index: the caller's output buffer, the scan's next carry.
+
+    A value qualifies when a kernel computes it (not a block argument, a
+    constant or a view) and it is the first terminator operand naming it; any
+    other returned value is copied into place at the end.
     """
-    terminator = function_block(function).last_op
+    terminator = block.last_op
     bindings: dict[SSAValue, int] = {}
     for index, value in enumerate(terminator.operands if terminator else ()):
         if isinstance(value, BlockArgument) or value in bindings:
@@ -146,8 +153,9 @@ def planned_offset(value: SSAValue) -> int:
 
 
 def index_checks(function: func.FuncOp) -> list[Operation]:
-    """The function's index-checking ops, in schedule order: op k reports status code k + 1."""
-    return [op for op in function_block(function).ops if isinstance(op, INDEXED_OPS)]
+    """The function's index-checking ops (scan bodies included), in schedule
+    order: op k reports status code k + 1."""
+    return [op for op in function_block(function).walk() if isinstance(op, INDEXED_OPS)]
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 import rlx_mlir as rlx
 from rlx_mlir.context import make_context
+from rlx_mlir.dialects.rlx import ConstantOp
 from rlx_mlir.passes.canonicalize_broadcast import CanonicalizeBroadcastPass
 from rlx_mlir.passes.fuse_elementwise import FuseElementwisePass
 from rlx_mlir.passes.plan_memory import collect_buffers, lower_bound, place
@@ -107,7 +108,8 @@ def test_memory_plan_invariants(builder, fuse) -> None:
     if fuse:
         FuseElementwisePass().apply(ctx, module)
     function = next(iter(module.ops))
-    buffers = collect_buffers(function)
+    block = function.body.block
+    buffers = collect_buffers(block, [op for op in block.ops if isinstance(op, ConstantOp)])
     arena = place(buffers)
     bound = lower_bound(buffers)
     for i, a in enumerate(buffers):

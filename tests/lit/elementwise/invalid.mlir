@@ -619,9 +619,9 @@ func.func @region_scalar_result(%a: tensor<4xf32>) {
 
 // -----
 
-// rlx.yield only terminates an rlx.elementwise_region.
+// rlx.yield only terminates the body of a region op or of rlx.scan.
 // CHECK-LABEL: sym_name = "yield_outside_region"
-// CHECK: Operation does not verify: 'rlx.yield' expects parent op to be one of 'rlx.elementwise_region', 'rlx.reduction_region', 'rlx.contraction_region'
+// CHECK: Operation does not verify: 'rlx.yield' expects parent op 'rlx.*_region or rlx.scan'
 func.func @yield_outside_region(%a: tensor<4xf32>, %s: f32) {
   rlx.yield %s : f32
 }
@@ -632,7 +632,7 @@ func.func @yield_outside_region(%a: tensor<4xf32>, %s: f32) {
 // reported depends on PYTHONHASHSEED (xDSL keeps an op's traits in a set), so
 // either message is accepted here, and nothing else.
 // CHECK-LABEL: sym_name = "yield_not_last"
-// CHECK: Operation does not verify: 'rlx.yield' {{must be the last operation in its parent block|expects parent op to be one of 'rlx.elementwise_region', 'rlx.reduction_region', 'rlx.contraction_region'}}
+// CHECK: Operation does not verify: 'rlx.yield' {{must be the last operation in its parent block|expects parent op 'rlx\.\*_region or rlx\.scan'}}
 func.func @yield_not_last(%a: tensor<4xf32>) {
   rlx.yield %a : tensor<4xf32>
   func.return
