@@ -1,0 +1,34 @@
+// RUN: rlx-opt %s -p 'plan-memory,lower-to-llvm{threads=1}' | filecheck %s
+
+// The time loop runs in the entry: one loop over t in [0, length) whose body
+// picks the step's carry pointers with selects (no copy of the carry) and
+// calls the body's kernels, one per body op that computes (the constant has
+// none), then branches back.
+
+// CHECK-LABEL: llvm.func @scan_loop(
+// CHECK: [[LENGTH:%[0-9]+]] = llvm.mlir.constant(10) : i64
+// CHECK: llvm.br ^[[HEADER:bb[0-9]+]](
+// CHECK: ^[[HEADER]]([[T:%[0-9]+]]: i64):
+// CHECK-NEXT: [[MORE:%[0-9]+]] = llvm.icmp "slt" [[T]], [[LENGTH]] : i64
+// CHECK-NEXT: llvm.cond_br [[MORE]], ^[[STEP:bb[0-9]+]], ^[[DONE:bb[0-9]+]]
+// CHECK: ^[[STEP]]:
+// CHECK: llvm.select
+// CHECK-NOT: llvm.memcpy
+// CHECK: llvm.call @scan_loop_k0_k0_thunk(
+// CHECK-NOT: llvm.memcpy
+// CHECK: llvm.call @scan_loop_k0_k2_thunk(
+// CHECK: llvm.call @scan_loop_k0_k3_thunk(
+// CHECK: llvm.br ^[[HEADER]](
+// CHECK: ^[[DONE]]:
+// CHECK-NEXT: llvm.return
+func.func @scan_loop(%c0: tensor<32xf32>, %xs: tensor<10x32xf32>) -> tensor<32xf32> {
+  %r = rlx.scan %c0, %xs {length = 10 : i64} : (tensor<32xf32>, tensor<10x32xf32>) -> tensor<32xf32> {
+  ^bb0(%c: tensor<32xf32>, %x: tensor<32xf32>):
+    %e = rlx.exp %x : (tensor<32xf32>) -> tensor<32xf32>
+    %k = rlx.constant dense<0.5> : tensor<32xf32>
+    %m = rlx.mul %e, %k : (tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32>
+    %s = rlx.add %c, %m : (tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32>
+    rlx.yield %s : tensor<32xf32>
+  }
+  func.return %r : tensor<32xf32>
+}
