@@ -152,7 +152,10 @@ def compile(  # noqa: A001
     constants = _constants(function)
     planned_ir = str(function)
     checks = [IndexCheck(op.name) for op in index_checks(function)]
-    LowerToLLVMPass(threads=threads).apply(ctx, module)
+    try:
+        LowerToLLVMPass(threads=threads).apply(ctx, module)
+    except ValueError as error:  # an emitter's limit (a BLAS dimension, an op with no kernel)
+        raise CompileError(f"@{name}: {error}") from None
     llvm_module = convert_module(module, fallback_target_triple=None)
     llvm_ir = str(llvm_module)
     compiled = compile_llvm(llvm_module, {name})
