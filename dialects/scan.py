@@ -26,11 +26,22 @@ last row is always the final carry, and K = length is the trajectory.
 
 from __future__ import annotations
 
+from abc import ABC
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import I64, BoolAttr, IntegerAttr, TensorType
+from xdsl.dialects.builtin import I64, BoolAttr, DenseArrayBase, IntegerAttr, StringAttr, TensorType
 from xdsl.ir import Attribute, Block, Region, SSAValue
-from xdsl.irdl import irdl_op_definition, operand_def, prop_def, region_def, result_def, traits_def, var_operand_def
+from xdsl.irdl import (
+    irdl_op_definition,
+    operand_def,
+    opt_region_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+)
 from xdsl.irdl.operations import ParsePropInAttrDict
 from xdsl.traits import IsolatedFromAbove, Pure
 from xdsl.utils.exceptions import VerifyException
@@ -41,9 +52,13 @@ from rlx_mlir.dialects.common import NeedsScratch, check_value_type, element_typ
 from rlx_mlir.dialects.contraction import bool_attr
 from rlx_mlir.dialects.region import BodyOp, YieldOp
 
-BODY_ARENA = "rlx.body_arena_size"
-"""The byte size of the body's own plan, which `plan-memory` records on the scan
-before placing it as the scan's scratch buffer (the nested plan)."""
+BODY_ARENA = "rlx.body_arena_sizes"
+"""The byte size of each body's own plan, which `plan-memory` records on a loop
+op before placing them as its last scratch buffers (the nested plans)."""
+
+
+def tensor_bytes(t: Attribute) -> int:
+    return numel(shape_of(t)) * dtypes.from_ir(element_type(t)).nbytes
 
 
 def checkpoint_steps(length: int, checkpoints: int) -> list[int]:
@@ -51,8 +66,78 @@ def checkpoint_steps(length: int, checkpoints: int) -> list[int]:
     return [-(-(k + 1) * length // checkpoints) - 1 for k in range(checkpoints)]
 
 
+class LoopOp(BodyOp, NeedsScratch, ABC):
+    """What `rlx.scan` and `rlx.scan_backward` share: `length` steps over the
+    `inputs` after the op's own operands (`init`, ...), of which the first
+    `num_broadcast` are the same at every step and the rest (xs) have a
+    leading `length` axis. Each op declares its operands itself, in order."""
+
+    length = prop_def(IntegerAttr[I64])
+    num_broadcast = prop_def(IntegerAttr[I64], default_value=i64_attr(0))
+
+    @property
+    def steps(self) -> int:
+        return self.length.value.data
+
+    @property
+    def broadcast(self) -> Sequence[SSAValue]:
+        return self.inputs[: self.num_broadcast.value.data]
+
+    @property
+    def xs(self) -> Sequence[SSAValue]:
+        return self.inputs[self.num_broadcast.value.data :]
+
+    @property
+    def carry_bytes(self) -> int:
+        return tensor_bytes(self.init.type)
+
+    def step_types(self) -> list[Attribute]:
+        """The types of one row of each xs, as the bodies see them."""
+        return [TensorType(element_type(x.type), list(shape_of(x.type)[1:])) for x in self.xs]
+
+    def bodies(self) -> list[Block]:
+        """The tensor-level bodies, each planned as a nested plan of its own."""
+        return [region.block for region in self.regions if region.blocks]
+
+    def body_arenas(self) -> tuple[int, ...]:
+        """The byte size of each body's own plan, the op's last scratch buffers
+        (`BODY_ARENA`, recorded by plan-memory; 0 before it has run)."""
+        sizes = self.attributes.get(BODY_ARENA)
+        if isinstance(sizes, DenseArrayBase):
+            return tuple(sizes.get_values())  # type: ignore[arg-type]
+        return (0,) * len(self.bodies())
+
+    def verify_loop(self) -> None:
+        for k, value in enumerate(self.operands):
+            check_value_type(self, value.type, f"operand #{k}")
+        for k, value in enumerate(self.results):
+            check_value_type(self, value.type, f"result #{k}")
+        length, broadcast = self.steps, self.num_broadcast.value.data
+        if length < 1:
+            raise VerifyException(f"'{self.name}' length must be at least 1, got {length}")
+        if not 0 <= broadcast <= len(self.inputs):
+            raise VerifyException(
+                f"'{self.name}' num_broadcast {broadcast} must be between 0 and the {len(self.inputs)} inputs"
+            )
+        for k, x in enumerate(self.xs):
+            shape = shape_of(x.type)
+            if not shape or shape[0] != length:
+                raise VerifyException(
+                    f"'{self.name}' per-step input #{k} has shape {list(shape)}, whose leading axis must be "
+                    f"the length {length}"
+                )
+
+    def check_body(self, block: Block, what: str, arguments: Sequence[Attribute], yields: Sequence[Attribute]) -> None:
+        got = [a.type for a in block.args]
+        if got != list(arguments):
+            raise VerifyException(f"'{self.name}' {what} arguments must be ({', '.join(map(str, arguments))})")
+        terminator = block.last_op
+        if not isinstance(terminator, YieldOp) or [v.type for v in terminator.values] != list(yields):
+            raise VerifyException(f"'{self.name}' {what} must yield ({', '.join(map(str, yields))})")
+
+
 @irdl_op_definition
-class ScanOp(BodyOp, NeedsScratch):
+class ScanOp(LoopOp):
     """`rlx.scan {length, num_broadcast, save_trajectory, num_checkpoints}`
     (init, broadcast..., xs...): the body applied `length` times to the carry."""
 
@@ -60,8 +145,6 @@ class ScanOp(BodyOp, NeedsScratch):
     init = operand_def(TensorType)
     inputs = var_operand_def(TensorType)
     result = result_def(TensorType)
-    length = prop_def(IntegerAttr[I64])
-    num_broadcast = prop_def(IntegerAttr[I64], default_value=i64_attr(0))
     save_trajectory = prop_def(BoolAttr, default_value=bool_attr(False))
     num_checkpoints = prop_def(IntegerAttr[I64], default_value=i64_attr(0))
     body = region_def("single_block")
@@ -98,18 +181,6 @@ class ScanOp(BodyOp, NeedsScratch):
         return checkpoints if checkpoints else length
 
     @property
-    def steps(self) -> int:
-        return self.length.value.data
-
-    @property
-    def broadcast(self) -> Sequence[SSAValue]:
-        return self.inputs[: self.num_broadcast.value.data]
-
-    @property
-    def xs(self) -> Sequence[SSAValue]:
-        return self.inputs[self.num_broadcast.value.data :]
-
-    @property
     def trajectory(self) -> bool:
         return bool(self.save_trajectory.value.data)
 
@@ -121,85 +192,171 @@ class ScanOp(BodyOp, NeedsScratch):
     def rows(self) -> int | None:
         return self.saved_rows(self.steps, self.trajectory, self.checkpoints)
 
-    @property
-    def saved_steps(self) -> list[int]:
-        """The step after which each result row is written (empty: only the final carry)."""
-        rows = self.rows
-        if rows is None:
-            return []
-        return checkpoint_steps(self.steps, rows)
-
-    @property
-    def carry_bytes(self) -> int:
-        return numel(shape_of(self.init.type)) * dtypes.from_ir(element_type(self.init.type)).nbytes
-
     def scratch_bytes(self) -> tuple[int, ...]:
         """The spare carries of the ping-pong, then the body's own plan
         (`BODY_ARENA`, set by plan-memory). Steps that save no row alternate
         between two spares: for a final carry only, one spare and the result
         itself; with checkpoints, two spares; a trajectory saves every step and
         needs none."""
-        body = self.attributes.get(BODY_ARENA)
-        arena = body.value.data if isinstance(body, IntegerAttr) else 0
         spares = 1 if self.rows is None else 0 if self.rows == self.steps else 2
-        return (spares * self.carry_bytes, arena)
+        return (spares * self.carry_bytes, *self.body_arenas())
 
-    # verification ----------------------------------------------------------
     def verify_(self) -> None:
-        for k, value in enumerate(self.operands):
-            check_value_type(self, value.type, f"operand #{k}")
-        check_value_type(self, self.result.type, "result")
-        length, broadcast, checkpoints = self.steps, self.num_broadcast.value.data, self.checkpoints
-        if length < 1:
-            raise VerifyException(f"'{self.name}' length must be at least 1, got {length}")
-        if not 0 <= broadcast <= len(self.inputs):
-            raise VerifyException(
-                f"'{self.name}' num_broadcast {broadcast} must be between 0 and the {len(self.inputs)} inputs"
-            )
+        self.verify_loop()
+        length, checkpoints = self.steps, self.checkpoints
         if checkpoints < 0 or checkpoints > length:
             raise VerifyException(f"'{self.name}' num_checkpoints {checkpoints} must be between 0 and length {length}")
         if checkpoints and not self.trajectory:
             raise VerifyException(f"'{self.name}' num_checkpoints needs save_trajectory = true")
-        for k, x in enumerate(self.xs):
-            shape = shape_of(x.type)
-            if not shape or shape[0] != length:
-                raise VerifyException(
-                    f"'{self.name}' per-step input #{k} has shape {list(shape)}, whose leading axis must be "
-                    f"the length {length}"
-                )
-        self._verify_body()
+        carry = self.init.type
+        arguments = [carry, *(v.type for v in self.broadcast), *self.step_types()]
+        self.check_body(self.body.block, "body", arguments, [carry])
         rows = self.rows
-        carry = shape_of(self.init.type)
-        expected = carry if rows is None else (rows, *carry)
-        if shape_of(self.result.type) != expected or element_type(self.result.type) != element_type(self.init.type):
+        expected = shape_of(carry) if rows is None else (rows, *shape_of(carry))
+        if shape_of(self.result.type) != expected or element_type(self.result.type) != element_type(carry):
             raise VerifyException(
-                f"'{self.name}' result type {self.result.type} must be {element_type(self.init.type)} "
+                f"'{self.name}' result type {self.result.type} must be {element_type(carry)} "
                 f"with shape {list(expected)}"
             )
 
-    def _verify_body(self) -> None:
-        block = self.body.block
-        step_types = [TensorType(element_type(x.type), list(shape_of(x.type)[1:])) for x in self.xs]
-        expected = [self.init.type, *(v.type for v in self.broadcast), *step_types]
-        got = [a.type for a in block.args]
-        if got != expected:
-            listed = ", ".join(map(str, expected))
-            raise VerifyException(
-                f"'{self.name}' body arguments must be (carry, broadcast..., x_t...) = ({listed})"
-            )
-        terminator = block.last_op
-        if not isinstance(terminator, YieldOp) or [v.type for v in terminator.values] != [self.init.type]:
-            raise VerifyException(f"'{self.name}' body must yield the next carry, one {self.init.type}")
-
 
 def graph_blocks(block: Block) -> list[Block]:
-    """`block` and every scan body nested in it: the blocks of tensor ops the
+    """`block` and every loop body nested in it: the blocks of tensor ops the
     passes schedule, fuse and plan."""
     blocks = [block]
     for op in block.ops:
-        if isinstance(op, ScanOp):
-            blocks += graph_blocks(op.body.block)
+        if isinstance(op, LoopOp):
+            for body in op.bodies():
+                blocks += graph_blocks(body)
     return blocks
 
 
-SCAN_OPS = (ScanOp,)
+CHECKPOINT_MODES = ("segments", "griewank")
+
+
+@irdl_op_definition
+class ScanBackwardOp(LoopOp):
+    """`rlx.scan_backward {length, num_broadcast, num_checkpoints, mode, cotangent_rows}`
+    (init, saved, d_result, broadcast..., xs...): the reverse sweep of an
+    `rlx.scan`, from the carries it saved and the cotangent of its result.
+
+    - `saved` holds the forward's carries: every step's ([length, *carry],
+      `num_checkpoints = 0`) or K checkpoints ([K, *carry], the carries after
+      steps ceil((k+1)·length/K) − 1), from which `mode` recomputes the
+      others with the `forward` body: `segments` recomputes the segment
+      between two checkpoints into a cache before sweeping it back. Every mode
+      computes the same carries with the same kernels: the gradients are
+      bit-identical.
+    - `d_result` is the cotangent of the forward's result: of the final carry
+      ([*carry], `cotangent_rows = 0`), or of R saved rows ([R, *carry]),
+      row k added to the carry's cotangent after step ceil((k+1)·length/R) − 1.
+    - `vjp` is the body's vector-Jacobian product: (carry, broadcast...,
+      x_t..., d_next) -> (d_carry, d_broadcast..., d_x_t...).
+
+    Results: d_init, then one gradient per input in operand order: the
+    broadcast inputs' summed over steps (beyond the seed, which cannot train a
+    weight shared across steps), the xs' stacked per step ([length, *x]).
+    """
+
+    name = "rlx.scan_backward"
+    init = operand_def(TensorType)
+    saved = operand_def(TensorType)
+    d_result = operand_def(TensorType)
+    inputs = var_operand_def(TensorType)
+    d_init = result_def(TensorType)
+    gradients = var_result_def(TensorType)
+    num_checkpoints = prop_def(IntegerAttr[I64], default_value=i64_attr(0))
+    mode = prop_def(StringAttr, default_value=StringAttr("segments"))
+    cotangent_rows = prop_def(IntegerAttr[I64], default_value=i64_attr(0))
+    vjp = region_def("single_block")
+    forward = opt_region_def("single_block")
+    traits = traits_def(Pure(), IsolatedFromAbove())
+    assembly_format = "operands attr-dict `:` functional-type(operands, results) `vjp` $vjp (`forward` $forward^)?"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(
+        self,
+        init: SSAValue,
+        saved: SSAValue,
+        d_result: SSAValue,
+        broadcast: Sequence[SSAValue],
+        xs: Sequence[SSAValue],
+        vjp: Region,
+        forward: Region | None,
+        length: int,
+        num_checkpoints: int = 0,
+        mode: str = "segments",
+        cotangent_rows: int = 0,
+    ) -> None:
+        props = {
+            "length": i64_attr(length),
+            "num_broadcast": i64_attr(len(broadcast)),
+            "num_checkpoints": i64_attr(num_checkpoints),
+            "mode": StringAttr(mode),
+            "cotangent_rows": i64_attr(cotangent_rows),
+        }
+        inputs = [*broadcast, *xs]
+        super().__init__(
+            operands=[init, saved, d_result, inputs],
+            result_types=[init.type, [v.type for v in inputs]],
+            properties=props,
+            regions=[vjp, forward if forward is not None else Region()],
+        )
+
+    @property
+    def checkpoints(self) -> int:
+        """How many rows `saved` holds: K, or every step's carry."""
+        return self.num_checkpoints.value.data or self.steps
+
+    @property
+    def recomputes(self) -> bool:
+        return self.checkpoints < self.steps
+
+    @property
+    def rows(self) -> int:
+        """The rows of `d_result` (0: the cotangent of the final carry alone)."""
+        return self.cotangent_rows.value.data
+
+    def scratch_bytes(self) -> tuple[int, ...]:
+        """Two cotangent buffers the sweep alternates between, one per-step
+        gradient per broadcast input (added to its sum), the segment cache of
+        recomputed carries (the longest segment but its first carry), then the
+        plans of the vjp body and of the forward body."""
+        carry = self.carry_bytes
+        cache = (-(-self.steps // self.checkpoints) - 1) * carry if self.recomputes else 0
+        per_step = [tensor_bytes(v.type) for v in self.broadcast]
+        return (2 * carry, *per_step, cache, *self.body_arenas())
+
+    def verify_(self) -> None:
+        self.verify_loop()
+        length, checkpoints, rows = self.steps, self.num_checkpoints.value.data, self.rows
+        carry = self.init.type
+        if not 0 <= checkpoints <= length:
+            raise VerifyException(f"'{self.name}' num_checkpoints {checkpoints} must be between 0 and length {length}")
+        if self.mode.data not in CHECKPOINT_MODES:
+            raise VerifyException(f"'{self.name}' mode \"{self.mode.data}\" is not one of {', '.join(CHECKPOINT_MODES)}")
+        saved = (self.checkpoints, *shape_of(carry))
+        if shape_of(self.saved.type) != saved or element_type(self.saved.type) != element_type(carry):
+            raise VerifyException(f"'{self.name}' saved carries {self.saved.type} must have shape {list(saved)}")
+        if not 0 <= rows <= length:
+            raise VerifyException(f"'{self.name}' cotangent_rows {rows} must be between 0 and length {length}")
+        cotangent = (rows, *shape_of(carry)) if rows else shape_of(carry)
+        if shape_of(self.d_result.type) != cotangent or element_type(self.d_result.type) != element_type(carry):
+            raise VerifyException(f"'{self.name}' d_result {self.d_result.type} must have shape {list(cotangent)}")
+        step_types = self.step_types()
+        bcast = [v.type for v in self.broadcast]
+        self.check_body(self.vjp.block, "vjp body", [carry, *bcast, *step_types, carry], [carry, *bcast, *step_types])
+        if self.recomputes != (self.forward is not None):
+            need = "needs a forward body to recompute carries" if self.recomputes else "takes no forward body"
+            raise VerifyException(f"'{self.name}' with {self.checkpoints} saved carries of {length} {need}")
+        if self.forward is not None:
+            self.check_body(self.forward.block, "forward body", [carry, *bcast, *step_types], [carry])
+        expected = [carry, *(v.type for v in self.inputs)]
+        if [r.type for r in self.results] != expected:
+            raise VerifyException(
+                f"'{self.name}' results must be d_init and one gradient per input, typed like them "
+                f"({', '.join(map(str, expected))})"
+            )
+
+
+SCAN_OPS = (ScanOp, ScanBackwardOp)

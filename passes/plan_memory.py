@@ -37,7 +37,7 @@ from rlx_mlir.dialects.common import shape_of
 from rlx_mlir.dialects.elementwise import is_elementwise
 from rlx_mlir.dialects.region import ElementwiseRegionOp
 from rlx_mlir.dialects.rlx import ConstantOp
-from rlx_mlir.dialects.scan import BODY_ARENA, ScanOp
+from rlx_mlir.dialects.scan import BODY_ARENA, LoopOp
 from rlx_mlir.memory_plan import (
     ARENA_LOWER_BOUND,
     ARENA_SIZE,
@@ -189,8 +189,8 @@ def lower_bound(buffers: list[Buffer]) -> int:
 def plan_function(function: func.FuncOp) -> MemoryPlan:
     """Plan `function` (and, nested, its scan bodies) and annotate its ops; returns the plan."""
     block = function_block(function)
-    for scan in _scans(block):
-        _plan_body(scan)
+    for loop in _scans(block):
+        _plan_body(loop)
     constants = [op for op in block.walk() if isinstance(op, ConstantOp)]
     buffers = collect_buffers(block, constants)
     size = place(buffers)
@@ -207,20 +207,23 @@ def plan_function(function: func.FuncOp) -> MemoryPlan:
     return MemoryPlan(size, bound, offsets)
 
 
-def _scans(block: Block) -> list[ScanOp]:
-    return [op for op in block.ops if isinstance(op, ScanOp)]
+def _scans(block: Block) -> list[LoopOp]:
+    return [op for op in block.ops if isinstance(op, LoopOp)]
 
 
-def _plan_body(scan: ScanOp) -> None:
-    """The nested plan: the body's buffers placed from 0 (its constants are the
-    function's), recorded as BODY_ARENA so the scan declares that much scratch
-    for its lifetime; `_annotate` moves the offsets to where that scratch lands."""
-    block = scan.body.block
-    for inner in _scans(block):
-        _plan_body(inner)
-    buffers = collect_buffers(block, [])
-    scan.attributes[BODY_ARENA] = IntegerAttr(place(buffers), i64)
-    _annotate(block, buffers)
+def _plan_body(loop: LoopOp) -> None:
+    """The nested plans: each body's buffers placed from 0 (its constants are
+    the function's), their sizes recorded as BODY_ARENA so the loop declares
+    that much scratch for its lifetime; `_annotate` moves the offsets to where
+    that scratch lands."""
+    sizes = []
+    for block in loop.bodies():
+        for inner in _scans(block):
+            _plan_body(inner)
+        buffers = collect_buffers(block, [])
+        sizes.append(place(buffers))
+        _annotate(block, buffers)
+    loop.attributes[BODY_ARENA] = DenseArrayBase.from_list(i64, sizes)
 
 
 def _annotate(block: Block, buffers: list[Buffer]) -> dict[str, int]:
@@ -244,8 +247,10 @@ def _annotate(block: Block, buffers: list[Buffer]) -> dict[str, int]:
             op.attributes[SCRATCH_OFFSETS] = DenseArrayBase.from_list(i64, [b.offset for b in scratch])
             for k, buf in enumerate(scratch):
                 offsets[scratch_label(op, index, k)] = buf.offset
-        if isinstance(op, ScanOp):
-            _shift(op.body.block, scratch[-1].offset)
+        if isinstance(op, LoopOp):
+            bodies = op.bodies()
+            for body, buf in zip(bodies, scratch[len(scratch) - len(bodies) :]):
+                _shift(body, buf.offset)
     return offsets
 
 

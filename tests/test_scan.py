@@ -89,7 +89,7 @@ def test_body_values_live_in_the_nested_plan() -> None:
     exe = compile_elman(4, "f32", False, 0)
     plan = str(exe.memory_plan)
     assert "rlx.scan#0.scratch1" in plan  # the body's own plan, placed for the scan's lifetime
-    assert "rlx.body_arena_size" in exe.planned_ir
+    assert "rlx.body_arena_sizes" in exe.planned_ir
     body_offsets = [line for line in exe.planned_ir.splitlines() if "rlx.offsets" in line and "rlx.scan" not in line]
     assert body_offsets, exe.planned_ir
 

@@ -67,9 +67,9 @@ func.func @xs_leading_axis(%i0: tensor<3xf32>, %i1: tensor<5x3xf32>) {
 
 // -----
 
-// Body arguments are the carry, the broadcast inputs and one row of each xs.
+// Body arguments are (carry, broadcast..., x_t...): one row of each xs.
 // CHECK-LABEL: sym_name = "body_arguments"
-// CHECK: Operation does not verify: 'rlx.scan' body arguments must be (carry, broadcast..., x_t...) = (tensor<3xf32>, tensor<3xf32>)
+// CHECK: Operation does not verify: 'rlx.scan' body arguments must be (tensor<3xf32>, tensor<3xf32>)
 func.func @body_arguments(%i0: tensor<3xf32>, %i1: tensor<4x3xf32>) {
   %r = rlx.scan %i0, %i1 {length = 4 : i64} : (tensor<3xf32>, tensor<4x3xf32>) -> tensor<3xf32> {
   ^bb0(%c: tensor<3xf32>, %x: tensor<4x3xf32>):
@@ -82,7 +82,7 @@ func.func @body_arguments(%i0: tensor<3xf32>, %i1: tensor<4x3xf32>) {
 
 // A broadcast input is passed whole.
 // CHECK-LABEL: sym_name = "broadcast_argument"
-// CHECK: Operation does not verify: 'rlx.scan' body arguments must be (carry, broadcast..., x_t...) = (tensor<3xf32>, tensor<2x3xf32>, tensor<3xf32>)
+// CHECK: Operation does not verify: 'rlx.scan' body arguments must be (tensor<3xf32>, tensor<2x3xf32>, tensor<3xf32>)
 func.func @broadcast_argument(%i0: tensor<3xf32>, %i1: tensor<2x3xf32>, %i2: tensor<4x3xf32>) {
   %r = rlx.scan %i0, %i1, %i2 {length = 4 : i64, num_broadcast = 1 : i64} : (tensor<3xf32>, tensor<2x3xf32>, tensor<4x3xf32>) -> tensor<3xf32> {
   ^bb0(%c: tensor<3xf32>, %w: tensor<3xf32>, %x: tensor<3xf32>):
@@ -95,7 +95,7 @@ func.func @broadcast_argument(%i0: tensor<3xf32>, %i1: tensor<2x3xf32>, %i2: ten
 
 // The body yields the next carry, of the carry's type.
 // CHECK-LABEL: sym_name = "yield_type"
-// CHECK: Operation does not verify: 'rlx.scan' body must yield the next carry, one tensor<3xf32>
+// CHECK: Operation does not verify: 'rlx.scan' body must yield (tensor<3xf32>)
 func.func @yield_type(%i0: tensor<3xf32>, %i1: tensor<4x3xf32>) {
   %r = rlx.scan %i0, %i1 {length = 4 : i64} : (tensor<3xf32>, tensor<4x3xf32>) -> tensor<3xf32> {
   ^bb0(%c: tensor<3xf32>, %x: tensor<3xf32>):

@@ -11,7 +11,7 @@
 // CHECK-SAME: rlx.arena_size = 384 : i64
 // The constant takes [0, 128) for the whole call, the spare carry [128, 256)
 // and the body's plan [256, 384), where the mul is written over the exp.
-// CHECK: rlx.scan {{.*}}rlx.body_arena_size = 128 : i64, rlx.offsets = array<i64: -1>, rlx.scratch_offsets = array<i64: 128, 256>
+// CHECK: rlx.scan {{.*}}rlx.body_arena_sizes = array<i64: 128>, rlx.offsets = array<i64: -1>, rlx.scratch_offsets = array<i64: 128, 256>
 // CHECK: rlx.exp %{{.*}} {rlx.offsets = array<i64: 256>}
 // CHECK-NEXT: rlx.constant {rlx.offsets = array<i64: 0>}
 // CHECK-NEXT: rlx.mul %{{.*}} {rlx.offsets = array<i64: 256>}
