@@ -300,7 +300,7 @@ class ScanBackwardOp(LoopOp):
             operands=[init, saved, d_result, inputs],
             result_types=[init.type, [v.type for v in inputs]],
             properties=props,
-            regions=[vjp, forward if forward is not None else Region()],
+            regions=[vjp, forward],
         )
 
     @property
@@ -332,7 +332,8 @@ class ScanBackwardOp(LoopOp):
         length, checkpoints, rows = self.steps, self.num_checkpoints.value.data, self.rows
         carry = self.init.type
         if not 0 <= checkpoints <= length:
-            raise VerifyException(f"'{self.name}' num_checkpoints {checkpoints} must be between 0 and length {length}")
+            bounds = f"between 0 and length {length}"
+            raise VerifyException(f"'{self.name}' num_checkpoints {checkpoints} must be {bounds}")
         if self.mode.data not in CHECKPOINT_MODES:
             raise VerifyException(f"'{self.name}' mode \"{self.mode.data}\" is not one of {', '.join(CHECKPOINT_MODES)}")
         saved = (self.checkpoints, *shape_of(carry))

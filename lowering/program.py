@@ -20,11 +20,12 @@ from dataclasses import dataclass, field
 
 from xdsl.dialects import func, llvm
 from xdsl.dialects.builtin import i1, i8, i64
-from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 
+from rlx_mlir.dialects import elementwise as ew
 from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects import rlx
-from rlx_mlir.dialects.scan import ScanOp
+from rlx_mlir.dialects.scan import LoopOp, ScanBackwardOp, ScanOp
 from rlx_mlir.lowering import contraction, indexing, movement, reduction, reduction_region
 from rlx_mlir.lowering.elementwise import region_kernels
 from rlx_mlir.lowering.emitter import Emitter
@@ -37,7 +38,7 @@ from rlx_mlir.lowering.kernel import (
     drop_noalias,
     emit_thunk,
 )
-from rlx_mlir.lowering.loops import for_range
+from rlx_mlir.lowering.loops import for_range, if_then
 from rlx_mlir.lowering.parallel import (
     PARALLEL_MIN_ELEMENTS,
     PTHREAD,
@@ -172,6 +173,8 @@ class _EntryBuilder:
                     self.launch(kernel)
             elif isinstance(op, ScanOp):
                 self.scan(op, codes, name)
+            elif isinstance(op, ScanBackwardOp):
+                self.scan_backward(op, codes, name)
             elif isinstance(op, (func.ReturnOp, rg.YieldOp)):
                 return list(op.operands)
             elif not isinstance(op, rlx.ConstantOp) and view_offset(op) is None:
@@ -206,20 +209,130 @@ class _EntryBuilder:
         def step(t: SSAValue) -> None:
             previous = e.select(e.icmp("eq", t, e.i64(0)), e.i64(0), e.sub(t, e.i64(1)))
             carry_in = e.select(e.icmp("eq", t, e.i64(0)), init, written(previous))
-            carry_out = written(t)
-            step_inputs = [self._at(x, t, nbytes(v) // length) for x, v in zip(xs, op.xs)]
-            self.bound.update(zip(block.args, [carry_in, *broadcast, *step_inputs]))
-            yielded = block.last_op.operands[0]  # type: ignore[union-attr]
-            if yielded in block_bindings(block):
-                self.bound[yielded] = carry_out
-            outer = self.pointers
-            self.pointers = dict(outer)  # pointers made in the loop stay in it
-            self.lower_block(block, codes, prefix)
-            if yielded not in block_bindings(block):
-                self._copy(carry_out, self.pointer(yielded), carry)
-            self.pointers = outer
+            self.run_body(block, [carry_in, *broadcast, *self._rows(op, xs, t)], [written(t)], codes, prefix)
 
         for_range(e, self.region, e.i64(0), e.i64(length), step)
+
+    def run_body(
+        self, block: Block, arguments: list[SSAValue], targets: list[SSAValue], codes: dict[Operation, int], prefix: str
+    ) -> None:
+        """Launch `block`'s kernels (inside a loop of the entry) with its arguments
+        at `arguments` and each yielded value written at `targets`: directly by
+        the kernel that computes it where it can be, else copied there."""
+        self.bound.update(zip(block.args, arguments))
+        yielded = list(block.last_op.operands)  # type: ignore[union-attr]
+        bindings = block_bindings(block)
+        for j, (value, target) in enumerate(zip(yielded, targets)):
+            if bindings.get(value) == j:
+                self.bound[value] = target
+        outer = self.pointers
+        self.pointers = dict(outer)  # pointers made in the loop stay in it
+        self.lower_block(block, codes, prefix)
+        for j, (value, target) in enumerate(zip(yielded, targets)):
+            if bindings.get(value) != j:
+                self._copy(target, self.pointer(value), nbytes(value))
+        self.pointers = outer
+
+    def _rows(self, op: LoopOp, xs: list[SSAValue], t: SSAValue) -> list[SSAValue]:
+        """Row t of each of `op`'s xs, read in place."""
+        return [self._at(x, t, nbytes(v) // op.steps) for x, v in zip(xs, op.xs)]
+
+    def scan_backward(self, op: ScanBackwardOp, codes: dict[Operation, int], prefix: str) -> None:
+        """The reverse sweep of `op`, segment by segment from the last: between two
+        saved carries, the `forward` body recomputes the segment's carries into
+        the cache (none when every carry is saved), then the `vjp` body runs
+        its steps backwards. The carry's cotangent alternates between two
+        scratch buffers (the last step writes d_init); the xs' gradients are
+        written in place at row t; the broadcast inputs' are summed, step by
+        step from the last, into their results."""
+        e, length, rows = self.e, op.steps, op.rows
+        carry, checkpoints = op.carry_bytes, op.checkpoints
+        scratch = [self.byte_offset(self.arena, off) for off in _scratch_offsets(op)]
+        cotangents = (scratch[0], self.byte_offset(scratch[0], carry))
+        per_step = scratch[1 : 1 + len(op.broadcast)]
+        cache = scratch[1 + len(op.broadcast)]
+        init, saved, d_result = (self.pointer(v) for v in (op.init, op.saved, op.d_result))
+        broadcast, xs = [self.pointer(v) for v in op.broadcast], [self.pointer(v) for v in op.xs]
+        d_init, *gradients = (self.pointer(v) for v in op.results)
+        sums, d_xs = gradients[: len(broadcast)], gradients[len(broadcast) :]
+        for total, value in zip(sums, op.broadcast):
+            e.intrinsic("llvm.memset.p0.i64", [total, e.const(i8, 0), e.i64(nbytes(value)), e.const(i1, 0)], None)
+
+        def parity(t: SSAValue, odd: SSAValue, even: SSAValue) -> SSAValue:
+            return e.select(e.icmp("eq", e.urem(t, e.i64(2)), e.i64(1)), odd, even)
+
+        def cotangent(t: SSAValue) -> SSAValue:
+            """Where the cotangent of the carry after step t is, once d_result's row is added."""
+            last = e.icmp("eq", t, e.i64(length - 1))
+            buffer = parity(t, cotangents[1], cotangents[0])
+            return e.select(last, d_result, buffer) if rows == 0 else buffer
+
+        def add_row(t: SSAValue) -> None:
+            """d_result row m - 1 into the cotangent after step t, when t saved a row."""
+            m = e.udiv(e.mul(e.add(t, e.i64(1)), e.i64(rows)), e.i64(length))
+            row = self._at(d_result, e.sub(m, e.i64(1)), carry)
+            if_then(e, self.region, e.icmp("eq", t, e.i64(length - 1)), lambda: self._copy(cotangent(t), row, carry))
+            later = e.icmp("ult", t, e.i64(length - 1))
+            saved_row = e.icmp("ugt", m, e.udiv(e.mul(t, e.i64(rows)), e.i64(length)))
+
+            def add() -> None:
+                self._accumulate(cotangent(t), row, op.init.type, f"{prefix}_row")
+
+            if_then(e, self.region, e.and_(later, saved_row), add)
+
+        def backward_step(t: SSAValue, carry_in: SSAValue) -> None:
+            if rows:
+                add_row(t)
+            first = e.icmp("eq", t, e.i64(0))
+            d_carry = e.select(first, d_init, parity(t, cotangents[0], cotangents[1]))
+            arguments = [carry_in, *broadcast, *self._rows(op, xs, t), cotangent(t)]
+            targets = [d_carry, *per_step, *self._rows(op, d_xs, t)]
+            self.run_body(op.vjp.block, arguments, targets, codes, f"{prefix}_vjp")
+            for k, (total, step_value) in enumerate(zip(sums, per_step)):
+                self._accumulate(total, step_value, op.broadcast[k].type, f"{prefix}_sum{k}")
+
+        def segment(j: SSAValue) -> None:
+            k = e.sub(e.i64(checkpoints - 1), j)
+            last = e.sub(e.udiv(e.add(e.mul(e.add(k, e.i64(1)), e.i64(length)), e.i64(checkpoints - 1)),
+                                e.i64(checkpoints)), e.i64(1))
+            k_before = e.select(e.icmp("eq", k, e.i64(0)), e.i64(0), e.sub(k, e.i64(1)))
+            first = e.select(
+                e.icmp("eq", k, e.i64(0)),
+                e.i64(0),
+                e.udiv(e.add(e.mul(k, e.i64(length)), e.i64(checkpoints - 1)), e.i64(checkpoints)),
+            )
+            start = e.select(e.icmp("eq", k, e.i64(0)), init, self._at(saved, k_before, carry))
+
+            def carry_before(t: SSAValue) -> SSAValue:
+                """The carry step t reads: the segment's start, or the cache."""
+                at_start = e.icmp("eq", t, first)
+                back = e.select(at_start, e.i64(0), e.sub(e.sub(t, first), e.i64(1)))
+                return e.select(at_start, start, self._at(cache, back, carry))
+
+            if op.forward is not None:
+                def recompute(t: SSAValue) -> None:
+                    arguments = [carry_before(t), *broadcast, *self._rows(op, xs, t)]
+                    target = self._at(cache, e.sub(t, first), carry)
+                    self.run_body(op.forward.block, arguments, [target], codes, f"{prefix}_fwd")
+
+                for_range(e, self.region, first, last, recompute)
+
+            def back(i: SSAValue) -> None:
+                t = e.sub(last, i)
+                backward_step(t, carry_before(t))
+
+            for_range(e, self.region, e.i64(0), e.add(e.sub(last, first), e.i64(1)), back)
+
+        for_range(e, self.region, e.i64(0), e.i64(checkpoints), segment)
+
+    def _accumulate(self, total: SSAValue, term: SSAValue, tensor: Attribute, name: str) -> None:
+        """total += term, elementwise over a `tensor`-typed buffer: the region
+        kernel of an `rlx.add`, launched on the two pointers."""
+        operands = Block(arg_types=[tensor, tensor]).args
+        region, _ = rg.ElementwiseRegionOp.outline([ew.AddOp(operands[0], operands[1], tensor)])
+        self.bound.update({operands[0]: total, operands[1]: term, region.outputs[0]: total})
+        for kernel in region_kernels(region, KernelContext(name, 0, self.threads)):
+            self.launch(kernel)
 
     def _spares(self, op: ScanOp, result: SSAValue) -> tuple[SSAValue, SSAValue]:
         """The two buffers steps that save no row alternate between: the scratch
@@ -265,6 +378,10 @@ KERNELS: dict[type[Operation], Emit] = {
     **reduction_region.KERNELS,
 }  # type: ignore[dict-item]
 """The kernel emitter of each op that runs code (one module per family)."""
+
+
+def _scratch_offsets(op: Operation) -> list[int]:
+    return [scratch_offset(Scratch(op, k)) for k in range(len(op.scratch_bytes()))]  # type: ignore[attr-defined]
 
 
 def lower_function(function: func.FuncOp, threads: int) -> LoweredProgram:

@@ -35,8 +35,8 @@ from rlx_mlir.dialects import movement as mv
 from rlx_mlir.dialects import recurrent as rc
 from rlx_mlir.dialects import reduction as rd
 from rlx_mlir.dialects import region as rg
-from rlx_mlir.dialects import scan as sc
 from rlx_mlir.dialects import rlx
+from rlx_mlir.dialects import scan as sc
 from rlx_mlir.dialects.common import element_type, shape_of
 from rlx_mlir.errors import ArgumentError, VerificationError
 
@@ -330,16 +330,50 @@ class Builder:
             raise ArgumentError("Builder.scan needs at least one per-step input (xs) to take its length from")
         length = shape_of(xs[0].type)[0] if shape_of(xs[0].type) else 0
         step_types = [self._like(x, shape_of(x.type)[1:]) for x in xs]
-        block = Block(arg_types=[init.type, *(v.type for v in broadcast), *step_types])
+        region = self._body([init.type, *(v.type for v in broadcast), *step_types], lambda b, *a: [body(b, *a)])
+        return self._add(sc.ScanOp(init, broadcast, xs, region, length, save_trajectory, num_checkpoints))
+
+    def scan_backward(
+        self,
+        init: SSAValue,
+        saved: SSAValue,
+        d_result: SSAValue,
+        vjp: Callable[..., Sequence[SSAValue]],
+        xs: Sequence[SSAValue] = (),
+        broadcast: Sequence[SSAValue] = (),
+        forward: Callable[..., SSAValue] | None = None,
+        num_checkpoints: int = 0,
+        mode: str = "segments",
+        cotangent_rows: int = 0,
+    ) -> tuple[SSAValue, ...]:
+        """`rlx.scan_backward`: `vjp(b, carry, *broadcast, *x_t, d_next)` returns
+        (d_carry, *d_broadcast, *d_x_t); `forward` is the scan's body (needed
+        with checkpoints). Returns (d_init, *d_broadcast, *d_xs)."""
+        if not xs:
+            raise ArgumentError("Builder.scan_backward needs at least one per-step input (xs) to take its length from")
+        length = shape_of(xs[0].type)[0] if shape_of(xs[0].type) else 0
+        step_types = [self._like(x, shape_of(x.type)[1:]) for x in xs]
+        arguments = [init.type, *(v.type for v in broadcast), *step_types]
+        vjp_body = self._body([*arguments, init.type], lambda b, *args: list(vjp(b, *args)))
+        forward_body = None if forward is None else self._body(arguments, lambda b, *args: [forward(b, *args)])
+        op = sc.ScanBackwardOp(
+            init, saved, d_result, broadcast, xs, vjp_body, forward_body, length, num_checkpoints, mode, cotangent_rows
+        )
+        self.block.add_op(op)
+        return tuple(op.results)
+
+    def _body(self, types: Sequence[Attribute], build: Callable[..., list[SSAValue]]) -> Region:
+        """A body region: `build(b, *arguments)` appends its ops with this builder
+        and returns the values it yields."""
+        block = Block(arg_types=list(types))
         outer = self.block
         self.block = block
         try:
-            carry = body(self, *block.args)
+            values = build(self, *block.args)
         finally:
             self.block = outer
-        block.add_op(rg.YieldOp(carry))
-        op = sc.ScanOp(init, broadcast, xs, Region([block]), length, save_trajectory, num_checkpoints)
-        return self._add(op)
+        block.add_op(rg.YieldOp(*values))
+        return Region([block])
 
     def relu_backward(self, x: SSAValue, dy: SSAValue) -> SSAValue:
         return self._add(ew.ReluBackwardOp(x, dy, self._broadcast_type(x, dy)))

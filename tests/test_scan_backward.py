@@ -1,0 +1,88 @@
+"""`rlx.scan_backward`: an Elman RNN written as a scan, with its body's VJP
+written from rlx ops, against torch.autograd (d_init, d_xs and d_W, a
+broadcast input); every checkpoint mode bit-identical to the all-saved
+sweep; the cotangent of a trajectory added step by step."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import rlx_mlir as rlx
+
+torch = pytest.importorskip("torch", reason="the backward is checked against torch.autograd (pip install -e '.[test]')")
+
+B, H, LENGTH = 3, 5, 7
+
+
+def step(b: rlx.Builder, h, w, x):
+    """h' = tanh(h @ w + x)."""
+    return b.tanh(b.add(b.matmul(h, w), x))
+
+
+def step_vjp(b: rlx.Builder, h, w, x, d_next):
+    """(dh, dw, dx) of `step` at (h, w, x) for the cotangent d_next of h'."""
+    dz = b.activation_backward(b.add(b.matmul(h, w), x), d_next, "tanh")
+    return b.matmul(dz, w, transpose_rhs=True), b.matmul(h, dz, transpose_lhs=True), dz
+
+
+def program(dtype: str, checkpoints: int, trajectory_cotangent: bool):
+    """The forward scan (saving what the backward reads) and the backward, in one function."""
+    b = rlx.Builder("elman")
+    h0, w, xs = b.input((B, H), dtype), b.input((H, H), dtype), b.input((LENGTH, B, H), dtype)
+    rows = LENGTH if trajectory_cotangent else 0
+    d_result = b.input((rows, B, H) if rows else (B, H), dtype)
+    saved = b.scan(h0, step, [xs], [w], save_trajectory=True, num_checkpoints=checkpoints)
+    forward = step if 0 < checkpoints < LENGTH else None
+    grads = b.scan_backward(
+        h0, saved, d_result, step_vjp, [xs], [w], forward, checkpoints, cotangent_rows=rows
+    )
+    b.output(*grads)
+    return rlx.compile(b.module())
+
+
+def inputs(numpy_type: type, trajectory_cotangent: bool, seed: int = 0) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    shapes = [(B, H), (H, H), (LENGTH, B, H), (LENGTH, B, H) if trajectory_cotangent else (B, H)]
+    return [(rng.standard_normal(s) * 0.6).astype(numpy_type) for s in shapes]
+
+
+def torch_gradients(h0, w, xs, d_result, trajectory_cotangent: bool) -> list[np.ndarray]:
+    h0, w, xs = (torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in (h0, w, xs))
+    h, carries = h0, []
+    for t in range(LENGTH):
+        h = torch.tanh(h @ w + xs[t])
+        carries.append(h)
+    out = torch.stack(carries) if trajectory_cotangent else h
+    (out * torch.tensor(d_result, dtype=torch.float64)).sum().backward()
+    return [h0.grad.numpy(), w.grad.numpy(), xs.grad.numpy()]
+
+
+@pytest.mark.parametrize("trajectory_cotangent", [False, True], ids=["final", "trajectory"])
+@pytest.mark.parametrize("dtype, numpy_type, tolerance", [("f64", np.float64, 1e-12), ("f32", np.float32, 2e-5)])
+def test_elman_gradients_match_torch_autograd(
+    trajectory_cotangent: bool, dtype: str, numpy_type: type, tolerance: float
+) -> None:
+    exe = program(dtype, 0, trajectory_cotangent)
+    values = inputs(numpy_type, trajectory_cotangent)
+    got = exe(*values)
+    want = torch_gradients(*values, trajectory_cotangent)
+    for name, g, w in zip(("d_init", "d_w", "d_xs"), got, want):
+        np.testing.assert_allclose(g, w, rtol=tolerance, atol=tolerance, err_msg=name)
+
+
+@pytest.mark.parametrize("checkpoints", [1, 2, 3, 6])
+@pytest.mark.parametrize("trajectory_cotangent", [False, True], ids=["final", "trajectory"])
+def test_checkpointed_sweep_is_bit_identical_to_the_all_saved_one(checkpoints: int, trajectory_cotangent: bool) -> None:
+    values = inputs(np.float32, trajectory_cotangent, seed=3)  # the cotangent of every step's carry, or the last
+    everything = program("f32", 0, trajectory_cotangent)(*values)
+    checkpointed = program("f32", checkpoints, trajectory_cotangent)(*values)
+    for a, b in zip(everything, checkpointed):
+        np.testing.assert_array_equal(a.view(np.uint32), b.view(np.uint32))
+
+
+def test_checkpoints_shrink_the_arena() -> None:
+    def arena(checkpoints: int) -> int:
+        return program("f64", checkpoints, False).memory_plan.arena_size
+
+    assert arena(3) < arena(0)
