@@ -232,6 +232,8 @@ def graph_blocks(block: Block) -> list[Block]:
 
 
 CHECKPOINT_MODES = ("segments", "griewank")
+GRIEWANK_FRAME_BYTES = 32
+"""One frame of the bisection's explicit stack: lo, hi, level (i64) and the start carry's pointer."""
 
 
 @irdl_op_definition
@@ -244,9 +246,13 @@ class ScanBackwardOp(LoopOp):
       `num_checkpoints = 0`) or K checkpoints ([K, *carry], the carries after
       steps ceil((k+1)·length/K) − 1), from which `mode` recomputes the
       others with the `forward` body: `segments` recomputes the segment
-      between two checkpoints into a cache before sweeping it back. Every mode
-      computes the same carries with the same kernels: the gradients are
-      bit-identical.
+      between two checkpoints into a cache before sweeping it back (as the
+      seed's segment cache); `griewank` bisects the segment recursively,
+      recomputing the carry at the middle, sweeping the second half and then
+      the first, with O(log) carries of memory (the seed's
+      `griewank_process_segment`). Every mode computes the same carries with
+      the same kernels and sweeps the steps in the same order: the gradients
+      are bit-identical.
     - `d_result` is the cotangent of the forward's result: of the final carry
       ([*carry], `cotangent_rows = 0`), or of R saved rows ([R, *carry]),
       row k added to the carry's cotangent after step ceil((k+1)·length/R) − 1.
@@ -323,9 +329,36 @@ class ScanBackwardOp(LoopOp):
         recomputed carries (the longest segment but its first carry), then the
         plans of the vjp body and of the forward body."""
         carry = self.carry_bytes
-        cache = (-(-self.steps // self.checkpoints) - 1) * carry if self.recomputes else 0
         per_step = [tensor_bytes(v.type) for v in self.broadcast]
-        return (2 * carry, *per_step, cache, *self.body_arenas())
+        return (2 * carry, *per_step, self.cache_bytes(), *self.body_arenas())
+
+    @property
+    def longest_segment(self) -> int:
+        """Steps in the longest run between two saved carries."""
+        return -(-self.steps // self.checkpoints)
+
+    @property
+    def griewank_levels(self) -> int:
+        """Recursion depth of the bisection of the longest segment (one carry each)."""
+        return max(1, (self.longest_segment - 1).bit_length())
+
+    def cache_bytes(self) -> int:
+        """What recomputing needs: `segments`, every carry of the longest segment
+        but the saved one; `griewank`, one carry per level of the bisection,
+        two to step through, and its stack of (lo, hi, level, start) frames.
+        Carries are 64-byte aligned in the plan, each a multiple of 8 bytes
+        from the scratch's start, so the frames after them are aligned too."""
+        if not self.recomputes:
+            return 0
+        if self.mode.data == "segments":
+            return (self.longest_segment - 1) * self.carry_bytes
+        stack = GRIEWANK_FRAME_BYTES * self.griewank_frames + 8  # the frames, then their count
+        return (self.griewank_levels + 2) * self.carry_bytes + stack
+
+    @property
+    def griewank_frames(self) -> int:
+        """The most frames the bisection's stack holds: two per level, plus the first."""
+        return 2 * self.griewank_levels + 2
 
     def verify_(self) -> None:
         self.verify_loop()

@@ -50,6 +50,21 @@ def for_range(
     e.move_to(exit_)
 
 
+def while_loop(e: Emitter, region: Region, condition: Callable[[], SSAValue], body: Callable[[], None]) -> None:
+    """Emit `while condition(): body()` (state lives in memory) and continue after it."""
+    header, loop, exit_ = Block(), Block(), Block()
+    region.add_block(header)
+    region.add_block(loop)
+    e.op(llvm.BrOp(header))
+    e.move_to(header)
+    e.op(llvm.CondBrOp(condition(), loop, [], exit_, []))
+    e.move_to(loop)
+    body()
+    e.op(llvm.BrOp(header))
+    region.add_block(exit_)
+    e.move_to(exit_)
+
+
 def if_then(e: Emitter, region: Region, condition: SSAValue, then: Callable[[], None]) -> None:
     """Emit `if condition: then()` and continue after it (a rare path, e.g. an error report)."""
     taken, after = Block(), Block()

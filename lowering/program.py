@@ -38,7 +38,7 @@ from rlx_mlir.lowering.kernel import (
     drop_noalias,
     emit_thunk,
 )
-from rlx_mlir.lowering.loops import for_range, if_then
+from rlx_mlir.lowering.loops import for_range, if_then, while_loop
 from rlx_mlir.lowering.parallel import (
     PARALLEL_MIN_ELEMENTS,
     PTHREAD,
@@ -291,6 +291,10 @@ class _EntryBuilder:
             for k, (total, step_value) in enumerate(zip(sums, per_step)):
                 self._accumulate(total, step_value, op.broadcast[k].type, f"{prefix}_sum{k}")
 
+        def forward_step(t: SSAValue, carry_in: SSAValue, carry_out: SSAValue) -> None:
+            arguments = [carry_in, *broadcast, *self._rows(op, xs, t)]
+            self.run_body(op.forward.block, arguments, [carry_out], codes, f"{prefix}_fwd")  # type: ignore[union-attr]
+
         def segment(j: SSAValue) -> None:
             k = e.sub(e.i64(checkpoints - 1), j)
             last = e.sub(e.udiv(e.add(e.mul(e.add(k, e.i64(1)), e.i64(length)), e.i64(checkpoints - 1)),
@@ -309,11 +313,13 @@ class _EntryBuilder:
                 back = e.select(at_start, e.i64(0), e.sub(e.sub(t, first), e.i64(1)))
                 return e.select(at_start, start, self._at(cache, back, carry))
 
+            if op.forward is not None and op.mode.data == "griewank":
+                self._bisect(op, (first, last, start), cache, backward_step, forward_step, prefix)
+                return
+
             if op.forward is not None:
                 def recompute(t: SSAValue) -> None:
-                    arguments = [carry_before(t), *broadcast, *self._rows(op, xs, t)]
-                    target = self._at(cache, e.sub(t, first), carry)
-                    self.run_body(op.forward.block, arguments, [target], codes, f"{prefix}_fwd")
+                    forward_step(t, carry_before(t), self._at(cache, e.sub(t, first), carry))
 
                 for_range(e, self.region, first, last, recompute)
 
@@ -324,6 +330,67 @@ class _EntryBuilder:
             for_range(e, self.region, e.i64(0), e.add(e.sub(last, first), e.i64(1)), back)
 
         for_range(e, self.region, e.i64(0), e.i64(checkpoints), segment)
+
+    def _bisect(
+        self,
+        op: ScanBackwardOp,
+        segment: tuple[SSAValue, SSAValue, SSAValue],
+        memory: SSAValue,
+        backward_step: Callable[[SSAValue, SSAValue], None],
+        forward_step: Callable[[SSAValue, SSAValue, SSAValue], None],
+        prefix: str,
+    ) -> None:
+        """Griewank's bisection of the segment (first, last, start carry), with an
+        explicit stack: a frame (lo, hi, level, carry entering lo) of one step
+        runs the vjp; a longer one recomputes the carry entering its middle into
+        the level's slot, then pushes its first half and its second half, which
+        therefore runs first. Steps are swept in the same order as every other
+        mode; memory is one carry per level, two to step through, the frames."""
+        e, carry = self.e, op.carry_bytes
+        slots = memory
+        through = (self._at(slots, e.i64(op.griewank_levels), carry),
+                   self._at(slots, e.i64(op.griewank_levels + 1), carry))
+        frames = self._at(slots, e.i64(op.griewank_levels + 2), carry)
+        depth = e.op(llvm.GEPOp(frames, [op.griewank_frames * 4], i64, inbounds=True))  # the stack's size, after it
+
+        def field(index: SSAValue, k: int) -> SSAValue:
+            return e.op(llvm.GEPOp(frames, [llvm.GEP_USE_SSA_VAL], i64,
+                                   ssa_indices=[e.add(e.mul(index, e.i64(4)), e.i64(k))], inbounds=True))
+
+        def push(lo: SSAValue, hi: SSAValue, level: SSAValue, start: SSAValue) -> None:
+            top = e.op(llvm.LoadOp(depth, i64))
+            for k, value in enumerate((lo, hi, level)):
+                e.op(llvm.StoreOp(value, field(top, k)))
+            e.op(llvm.StoreOp(start, field(top, 3)))
+            e.op(llvm.StoreOp(e.add(top, e.i64(1)), depth))
+
+        def pop() -> None:
+            top = e.sub(e.op(llvm.LoadOp(depth, i64)), e.i64(1))
+            e.op(llvm.StoreOp(top, depth))
+            lo, hi, level = (e.op(llvm.LoadOp(field(top, k), i64)) for k in range(3))
+            start = e.op(llvm.LoadOp(field(top, 3), PTR))
+            if_then(e, self.region, e.icmp("eq", lo, hi), lambda: backward_step(lo, start))
+
+            def split() -> None:
+                middle = e.udiv(e.add(e.add(lo, hi), e.i64(1)), e.i64(2))
+                slot = self._at(slots, level, carry)
+
+                def advance(t: SSAValue) -> None:
+                    odd = e.icmp("eq", e.urem(e.sub(t, lo), e.i64(2)), e.i64(1))
+                    carry_in = e.select(e.icmp("eq", t, lo), start, e.select(odd, through[0], through[1]))
+                    at_middle = e.icmp("eq", t, e.sub(middle, e.i64(1)))
+                    forward_step(t, carry_in, e.select(at_middle, slot, e.select(odd, through[1], through[0])))
+
+                for_range(e, self.region, lo, middle, advance)
+                push(lo, e.sub(middle, e.i64(1)), e.add(level, e.i64(1)), start)
+                push(middle, hi, e.add(level, e.i64(1)), slot)
+
+            if_then(e, self.region, e.icmp("ne", lo, hi), split)
+
+        e.op(llvm.StoreOp(e.i64(0), depth))
+        first, last, start = segment
+        push(first, last, e.i64(0), start)
+        while_loop(e, self.region, lambda: e.icmp("ne", e.op(llvm.LoadOp(depth, i64)), e.i64(0)), pop)
 
     def _accumulate(self, total: SSAValue, term: SSAValue, tensor: Attribute, name: str) -> None:
         """total += term, elementwise over a `tensor`-typed buffer: the region

@@ -26,7 +26,7 @@ def step_vjp(b: rlx.Builder, h, w, x, d_next):
     return b.matmul(dz, w, transpose_rhs=True), b.matmul(h, dz, transpose_lhs=True), dz
 
 
-def program(dtype: str, checkpoints: int, trajectory_cotangent: bool):
+def program(dtype: str, checkpoints: int, trajectory_cotangent: bool, mode: str = "segments"):
     """The forward scan (saving what the backward reads) and the backward, in one function."""
     b = rlx.Builder("elman")
     h0, w, xs = b.input((B, H), dtype), b.input((H, H), dtype), b.input((LENGTH, B, H), dtype)
@@ -35,7 +35,7 @@ def program(dtype: str, checkpoints: int, trajectory_cotangent: bool):
     saved = b.scan(h0, step, [xs], [w], save_trajectory=True, num_checkpoints=checkpoints)
     forward = step if 0 < checkpoints < LENGTH else None
     grads = b.scan_backward(
-        h0, saved, d_result, step_vjp, [xs], [w], forward, checkpoints, cotangent_rows=rows
+        h0, saved, d_result, step_vjp, [xs], [w], forward, checkpoints, mode, cotangent_rows=rows
     )
     b.output(*grads)
     return rlx.compile(b.module())
@@ -71,18 +71,34 @@ def test_elman_gradients_match_torch_autograd(
         np.testing.assert_allclose(g, w, rtol=tolerance, atol=tolerance, err_msg=name)
 
 
+@pytest.mark.parametrize("mode", ["segments", "griewank"])
 @pytest.mark.parametrize("checkpoints", [1, 2, 3, 6])
 @pytest.mark.parametrize("trajectory_cotangent", [False, True], ids=["final", "trajectory"])
-def test_checkpointed_sweep_is_bit_identical_to_the_all_saved_one(checkpoints: int, trajectory_cotangent: bool) -> None:
+def test_checkpointed_sweep_is_bit_identical_to_the_all_saved_one(
+    checkpoints: int, trajectory_cotangent: bool, mode: str
+) -> None:
     values = inputs(np.float32, trajectory_cotangent, seed=3)  # the cotangent of every step's carry, or the last
     everything = program("f32", 0, trajectory_cotangent)(*values)
-    checkpointed = program("f32", checkpoints, trajectory_cotangent)(*values)
+    checkpointed = program("f32", checkpoints, trajectory_cotangent, mode)(*values)
     for a, b in zip(everything, checkpointed):
         np.testing.assert_array_equal(a.view(np.uint32), b.view(np.uint32))
 
 
-def test_checkpoints_shrink_the_arena() -> None:
-    def arena(checkpoints: int) -> int:
-        return program("f64", checkpoints, False).memory_plan.arena_size
+def test_checkpoints_shrink_the_backward_scratch_and_griewank_more() -> None:
+    """Long enough that one carry per level beats a segment's cache: the carries
+    the backward keeps besides the saved ones (printed plans in the test log)."""
+    length, k = 256, 16  # K = sqrt(length)
 
-    assert arena(3) < arena(0)
+    def plan(checkpoints: int, mode: str) -> tuple[int, str]:
+        b = rlx.Builder("elman")
+        h0, w, xs, d = b.input((B, H), "f64"), b.input((H, H), "f64"), b.input((length, B, H), "f64"), b.input((B, H), "f64")
+        saved = b.scan(h0, step, [xs], [w], save_trajectory=True, num_checkpoints=checkpoints)
+        forward = step if checkpoints else None
+        b.output(*b.scan_backward(h0, saved, d, step_vjp, [xs], [w], forward, checkpoints, mode))
+        exe = rlx.compile(b.module())
+        return exe.memory_plan.arena_size, str(exe.memory_plan)
+
+    everything, segments, griewank = plan(0, "segments"), plan(k, "segments"), plan(k, "griewank")
+    for name, (_, text) in (("all saved", everything), ("segments", segments), ("griewank", griewank)):
+        print(f"{name}:\n{text}")
+    assert griewank[0] < segments[0] < everything[0]
