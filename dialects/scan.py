@@ -368,7 +368,8 @@ class ScanBackwardOp(LoopOp):
             bounds = f"between 0 and length {length}"
             raise VerifyException(f"'{self.name}' num_checkpoints {checkpoints} must be {bounds}")
         if self.mode.data not in CHECKPOINT_MODES:
-            raise VerifyException(f"'{self.name}' mode \"{self.mode.data}\" is not one of {', '.join(CHECKPOINT_MODES)}")
+            modes = ", ".join(CHECKPOINT_MODES)
+            raise VerifyException(f"'{self.name}' mode \"{self.mode.data}\" is not one of {modes}")
         saved = (self.checkpoints, *shape_of(carry))
         if shape_of(self.saved.type) != saved or element_type(self.saved.type) != element_type(carry):
             raise VerifyException(f"'{self.name}' saved carries {self.saved.type} must have shape {list(saved)}")

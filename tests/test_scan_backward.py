@@ -91,7 +91,8 @@ def test_checkpoints_shrink_the_backward_scratch_and_griewank_more() -> None:
 
     def plan(checkpoints: int, mode: str) -> tuple[int, str]:
         b = rlx.Builder("elman")
-        h0, w, xs, d = b.input((B, H), "f64"), b.input((H, H), "f64"), b.input((length, B, H), "f64"), b.input((B, H), "f64")
+        h0, w, d = b.input((B, H), "f64"), b.input((H, H), "f64"), b.input((B, H), "f64")
+        xs = b.input((length, B, H), "f64")
         saved = b.scan(h0, step, [xs], [w], save_trajectory=True, num_checkpoints=checkpoints)
         forward = step if checkpoints else None
         b.output(*b.scan_backward(h0, saved, d, step_vjp, [xs], [w], forward, checkpoints, mode))
