@@ -41,3 +41,29 @@ func.func @trajectory(%c0: tensor<32xf32>, %xs: tensor<10x32xf32>) -> tensor<10x
   }
   func.return %r : tensor<10x32xf32>
 }
+
+// -----
+
+// rlx.scan_backward plans each body on its own, in its last scratch buffers:
+// the two cotangent buffers [192, 320), the segment cache (3 carries of the
+// longest 4-step segment) [0, 192), the vjp body's plan [320, 384) and the
+// forward body's [384, 448).
+// CHECK-LABEL: func.func @backward_plan(
+// CHECK-SAME: rlx.arena_size = 448 : i64
+// CHECK: rlx.scan_backward {{.*}}rlx.body_arena_sizes = array<i64: 64, 64>, rlx.offsets = array<i64: -1, -1>, rlx.scratch_offsets = array<i64: 192, 0, 320, 384>
+// CHECK: rlx.exp %{{.*}} {rlx.offsets = array<i64: 320>}
+// CHECK: rlx.exp %{{.*}} {rlx.offsets = array<i64: 384>}
+func.func @backward_plan(%c0: tensor<16xf32>, %saved: tensor<2x16xf32>, %d: tensor<16xf32>, %xs: tensor<8x16xf32>) -> (tensor<16xf32>, tensor<8x16xf32>) {
+  %di, %dx = rlx.scan_backward %c0, %saved, %d, %xs {length = 8 : i64, num_checkpoints = 2 : i64} : (tensor<16xf32>, tensor<2x16xf32>, tensor<16xf32>, tensor<8x16xf32>) -> (tensor<16xf32>, tensor<8x16xf32>) vjp {
+  ^bb0(%c: tensor<16xf32>, %x: tensor<16xf32>, %g: tensor<16xf32>):
+    %e = rlx.exp %c : (tensor<16xf32>) -> tensor<16xf32>
+    %dc = rlx.mul %g, %e : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+    rlx.yield %dc, %g : tensor<16xf32>, tensor<16xf32>
+  } forward {
+  ^bb0(%c: tensor<16xf32>, %x: tensor<16xf32>):
+    %e = rlx.exp %c : (tensor<16xf32>) -> tensor<16xf32>
+    %n = rlx.add %e, %x : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+    rlx.yield %n : tensor<16xf32>
+  }
+  func.return %di, %dx : tensor<16xf32>, tensor<8x16xf32>
+}

@@ -35,3 +35,25 @@ func.func @checkpoints(%c0: tensor<3xf64>, %xs: tensor<6x3xf64>) -> tensor<2x3xf
   }
   func.return %r : tensor<2x3xf64>
 }
+
+// -----
+
+// rlx.scan_backward: the vjp body, then (checkpoints only) the forward body.
+// CHECK-LABEL: func.func @backward(
+// CHECK-NEXT: {{%[a-zA-Z0-9_]+}}, {{%[a-zA-Z0-9_]+}}, {{%[a-zA-Z0-9_]+}} = rlx.scan_backward %{{.*}} {length = 4 : i64, num_broadcast = 1 : i64, num_checkpoints = 2 : i64, mode = "griewank"} : (tensor<3xf32>, tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<4x3xf32>) -> (tensor<3xf32>, tensor<3xf32>, tensor<4x3xf32>) vjp {
+// CHECK-NEXT: ^{{.*}}(%{{.*}}: tensor<3xf32>, %{{.*}}: tensor<3xf32>, %{{.*}}: tensor<3xf32>, [[G:%[a-zA-Z0-9_]+]]: tensor<3xf32>):
+// CHECK-NEXT: rlx.yield [[G]], [[G]], [[G]] : tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
+// CHECK-NEXT: } forward {
+// CHECK-NEXT: ^{{.*}}([[C:%[a-zA-Z0-9_]+]]: tensor<3xf32>, %{{.*}}: tensor<3xf32>, %{{.*}}: tensor<3xf32>):
+// CHECK-NEXT: rlx.yield [[C]] : tensor<3xf32>
+// CHECK-NEXT: }
+func.func @backward(%c0: tensor<3xf32>, %saved: tensor<2x3xf32>, %d: tensor<3xf32>, %w: tensor<3xf32>, %xs: tensor<4x3xf32>) -> (tensor<3xf32>, tensor<3xf32>, tensor<4x3xf32>) {
+  %di, %dw, %dx = rlx.scan_backward %c0, %saved, %d, %w, %xs {length = 4 : i64, num_broadcast = 1 : i64, num_checkpoints = 2 : i64, mode = "griewank"} : (tensor<3xf32>, tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<4x3xf32>) -> (tensor<3xf32>, tensor<3xf32>, tensor<4x3xf32>) vjp {
+  ^bb0(%c: tensor<3xf32>, %ww: tensor<3xf32>, %x: tensor<3xf32>, %g: tensor<3xf32>):
+    rlx.yield %g, %g, %g : tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
+  } forward {
+  ^bb0(%c: tensor<3xf32>, %ww: tensor<3xf32>, %x: tensor<3xf32>):
+    rlx.yield %c : tensor<3xf32>
+  }
+  func.return %di, %dw, %dx : tensor<3xf32>, tensor<3xf32>, tensor<4x3xf32>
+}
