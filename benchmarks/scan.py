@@ -7,6 +7,10 @@ Prints median times and the ratio peer / rlx (> 1 means rlx is faster):
 - an Elman RNN written as `rlx.scan` (B8 S128 I256 H256: the body is two
   matmuls, a bias and tanh) against `rlx.rnn` (when this build has its
   kernels) and `torch.nn.RNN`, forward;
+- the same forward saving every carry, then `rlx.scan_backward` with the
+  step's VJP written from rlx ops (d_h0, d_W_ih, d_W_hh, d_b, d_xs), against
+  torch.nn.RNN forward + backward under autograd (the gradient of the last
+  step's output);
 - the per-step overhead of a tiny body (a carry of 64 floats, one add and one
   mul per step, 4096 steps) against a Python loop calling a compiled step
   function once per step.
@@ -40,6 +44,31 @@ def elman_scan() -> rlx.runtime.Executable:
     return rlx.compile(b.module(), threads=THREADS)
 
 
+def elman_step_vjp(b: Builder, h, w_ih, w_hh, bias, x, d_next):
+    """The step's VJP: dz = tanh'(z)·d_next, then the matmul adjoints and the bias sum."""
+    z = b.add(b.add(b.matmul(x, w_ih, transpose_rhs=True), b.matmul(h, w_hh, transpose_rhs=True)), bias)
+    dz = b.activation_backward(z, d_next, "tanh")
+    d_w_ih = b.matmul(dz, x, transpose_lhs=True)
+    d_w_hh = b.matmul(dz, h, transpose_lhs=True)
+    return b.matmul(dz, w_hh), d_w_ih, d_w_hh, b.reduce_sum(dz, [0]), b.matmul(dz, w_ih)
+
+
+def elman_train_step() -> rlx.runtime.Executable:
+    """Forward (saving every carry) and backward of the Elman scan: d_h0, d_w_ih, d_w_hh, d_bias, d_xs."""
+    b = Builder("elman_grad")
+    h0, w_ih, w_hh, bias = b.input((B, H)), b.input((H, I)), b.input((H, H)), b.input((H,))
+    xs, d_last = b.input((S, B, I)), b.input((B, H))
+
+    def step(b: Builder, h, w_ih, w_hh, bias, x):
+        gates = b.add(b.matmul(x, w_ih, transpose_rhs=True), b.matmul(h, w_hh, transpose_rhs=True))
+        return b.tanh(b.add(gates, bias))
+
+    weights = [w_ih, w_hh, bias]
+    trajectory = b.scan(h0, step, [xs], weights, save_trajectory=True)
+    b.output(*b.scan_backward(h0, trajectory, d_last, elman_step_vjp, [xs], weights))
+    return rlx.compile(b.module(), threads=THREADS)
+
+
 def elman_rnn_op() -> rlx.runtime.Executable | None:
     b = Builder("elman_rnn")
     x, w_ih, w_hh, bias = b.input((B, S, I)), b.input((H * I,)), b.input((H * H,)), b.input((H,))
@@ -61,6 +90,23 @@ def tiny_scan(steps: int, width: int) -> tuple[rlx.runtime.Executable, rlx.runti
     c, x = b.input((width,)), b.input((width,))
     b.output(b.mul(b.add(c, x), b.constant(0.5)))
     return scan, rlx.compile(b.module(), threads=THREADS)
+
+
+def torch_rnn(w_ih: np.ndarray, w_hh: np.ndarray, bias: np.ndarray):  # -> torch.nn.RNN | None
+    """torch.nn.RNN with these weights (b_hh zero), or None without torch."""
+    try:
+        import torch
+    except ImportError:
+        print("(torch is not installed: its rows are skipped; pip install -e '.[bench]')")
+        return None
+    torch.set_num_threads(THREADS)
+    module = torch.nn.RNN(I, H, batch_first=True)
+    with torch.no_grad():
+        module.weight_ih_l0.copy_(torch.from_numpy(w_ih))
+        module.weight_hh_l0.copy_(torch.from_numpy(w_hh))
+        module.bias_ih_l0.copy_(torch.from_numpy(bias))
+        module.bias_hh_l0.zero_()
+    return module
 
 
 def report(title: str, rlx_ms: float, peers: dict[str, float]) -> None:
@@ -91,23 +137,36 @@ def main() -> None:
         (y,) = rnn(x, w_ih.reshape(-1), w_hh.reshape(-1), bias)
         np.testing.assert_allclose(trajectory.transpose(1, 0, 2), y, rtol=1e-4, atol=1e-5)
         peers["rlx.rnn"] = median_ms(lambda: rnn(x, w_ih.reshape(-1), w_hh.reshape(-1), bias), repeat)
-    try:
+    module = torch_rnn(w_ih, w_hh, bias)
+    if module is not None:
         import torch
 
-        torch.set_num_threads(THREADS)
-        module = torch.nn.RNN(I, H, batch_first=True)
+        tx = torch.from_numpy(x)
         with torch.no_grad():
-            module.weight_ih_l0.copy_(torch.from_numpy(w_ih))
-            module.weight_hh_l0.copy_(torch.from_numpy(w_hh))
-            module.bias_ih_l0.copy_(torch.from_numpy(bias))
-            module.bias_hh_l0.zero_()
-            tx = torch.from_numpy(x)
             np.testing.assert_allclose(module(tx)[0].numpy(), trajectory.transpose(1, 0, 2), rtol=1e-4, atol=1e-5)
             peers["torch.nn.RNN"] = median_ms(lambda: module(tx), repeat)
-    except ImportError:
-        print("(torch is not installed: its row is skipped; pip install -e '.[bench]')")
     rlx_ms = median_ms(lambda: scan(h0, w_ih, w_hh, bias, xs), repeat)
     report(f"Elman RNN as rlx.scan, forward (B{B} S{S} I{I} H{H}, trajectory)", rlx_ms, peers)
+
+    train = elman_train_step()
+    d_last = rng.standard_normal((B, H), dtype=np.float32)
+    grads = train(h0, w_ih, w_hh, bias, xs, d_last)
+    peers = {}
+    if module is not None:
+        td = torch.from_numpy(d_last)
+        th0 = torch.zeros((1, B, H), requires_grad=True)
+
+        def torch_train() -> None:
+            module.zero_grad()
+            out, _ = module(tx, th0)
+            (out[:, -1] * td).sum().backward()
+
+        torch_train()
+        np.testing.assert_allclose(module.weight_hh_l0.grad.numpy(), grads[2], rtol=1e-3, atol=1e-4)
+        np.testing.assert_allclose(module.bias_ih_l0.grad.numpy(), grads[3], rtol=1e-3, atol=1e-4)
+        peers["torch autograd"] = median_ms(torch_train, repeat)
+    rlx_ms = median_ms(lambda: train(h0, w_ih, w_hh, bias, xs, d_last), repeat)
+    report("Elman RNN as rlx.scan, forward + backward (d_h0, d_W_ih, d_W_hh, d_b, d_xs)", rlx_ms, peers)
 
     steps, width = 4096, 64
     scan, step = tiny_scan(steps, width)
