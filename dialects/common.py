@@ -51,6 +51,9 @@ def _unsupported_container(t: Attribute) -> bool:
 MAX_BYTES = 1 << 62
 """No tensor may be larger than this (offsets and sizes are 64-bit)."""
 
+MAX_RANK = 64
+"""NumPy's limit on dimensions: a tensor of higher rank could not be passed in or out."""
+
 
 def check_value_type(op: Operation, t: Attribute, what: str) -> dtypes.DType:
     """A tensor with static shape and a supported element type, or a supported scalar."""
@@ -59,6 +62,10 @@ def check_value_type(op: Operation, t: Attribute, what: str) -> dtypes.DType:
     if isinstance(t, TensorType):
         if any(d < 0 for d in t.get_shape()):
             raise VerifyException(f"'{op.name}' {what} has a dynamic shape {t}; rlx needs static shapes")
+        if len(t.get_shape()) > MAX_RANK:
+            raise VerifyException(
+                f"'{op.name}' {what} has rank {len(t.get_shape())}; rlx tensors have at most {MAX_RANK} dimensions"
+            )
     dtype = dtypes.lookup(element_type(t))
     if dtype is None:
         raise VerifyException(

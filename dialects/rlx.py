@@ -18,17 +18,22 @@ softmax/log_softmax). This module holds the shape ops every family meets (`expan
 
 from __future__ import annotations
 
+import math
+
+import ml_dtypes
+import numpy as np
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType
 from xdsl.ir import Attribute, Dialect, Operation, SSAValue
 from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, prop_def, result_def, traits_def
 from xdsl.parser import Parser
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.printer import Printer
-from xdsl.traits import Pure
+from xdsl.traits import HasCanonicalizationPatternsTrait, Pure
 from xdsl.utils.exceptions import VerifyException
 
-from rlx_mlir import index_maps
+from rlx_mlir import dtypes, index_maps
 from rlx_mlir.broadcast import broadcasts_to, numel
-from rlx_mlir.dialects.common import FUNCTIONAL_FORMAT, check_value_type, shape_of
+from rlx_mlir.dialects.common import FUNCTIONAL_FORMAT, check_value_type, element_type, shape_of
 from rlx_mlir.dialects.contraction import CONTRACTION_OPS
 from rlx_mlir.dialects.elementwise import ELEMENTWISE_OPS
 from rlx_mlir.dialects.movement import INDEX_MAP_OPS, MOVEMENT_OPS
@@ -36,6 +41,7 @@ from rlx_mlir.dialects.recurrent import RECURRENT_OPS
 from rlx_mlir.dialects.reduction import REDUCTION_OPS
 from rlx_mlir.dialects.region import REGION_OPS, YieldOp
 from rlx_mlir.dialects.scan import SCAN_OPS
+from rlx_mlir.dtypes import Kind
 
 
 @irdl_op_definition
@@ -87,37 +93,119 @@ class ReshapeOp(IRDLOperation):
             raise VerifyException(f"'{self.name}' cannot reshape {a} elements into {b}")
 
 
+class _SplatCanonicalization(HasCanonicalizationPatternsTrait):
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        return (SplatToExpand(),)
+
+
 @irdl_op_definition
 class ConstantOp(IRDLOperation):
-    """`rlx.constant dense<[1.0, 2.0]> : tensor<2xf32>`: data placed once in the arena."""
+    """`rlx.constant dense<[1.0, 2.0]> : tensor<2xf32>`: data placed once in the arena.
+
+    A splat (`dense<1.0> : tensor<1000000000xf32>`) keeps its one value: the
+    property holds a rank-0 attribute and the result type gives the shape, so
+    no splat is ever expanded in memory, and `canonicalize` turns it into a
+    rank-0 constant and an `rlx.expand`, which fusion folds into its users'
+    index maps."""
 
     name = "rlx.constant"
     value = prop_def(DenseIntOrFPElementsAttr)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), _SplatCanonicalization())
 
-    def __init__(self, value: DenseIntOrFPElementsAttr) -> None:
-        super().__init__(properties={"value": value}, result_types=[value.type])
+    def __init__(self, value: DenseIntOrFPElementsAttr, result_type: Attribute | None = None) -> None:
+        super().__init__(properties={"value": value}, result_types=[result_type or value.type])
+
+    @property
+    def is_splat(self) -> bool:
+        """One value for a result of another element count."""
+        return shape_of(self.value.type) == () and self.value.type != self.result.type
 
     def verify_(self) -> None:
         check_value_type(self, self.result.type, "result")
-        if self.value.type != self.result.type:
-            raise VerifyException(f"'{self.name}' value type {self.value.type} must equal the result type {self.result.type}")
+        if self.is_splat:
+            if element_type(self.value.type) != element_type(self.result.type):
+                raise VerifyException(
+                    f"'{self.name}' splat value type {self.value.type} must have the result's element type"
+                )
+        elif self.value.type != self.result.type:
+            expected = self.result.type
+            raise VerifyException(f"'{self.name}' value type {self.value.type} must equal the result type {expected}")
 
     @classmethod
     def parse(cls, parser: Parser) -> ConstantOp:
         attrs = parser.parse_optional_attr_dict()
-        value = parser.parse_attribute()
-        if not isinstance(value, DenseIntOrFPElementsAttr):
-            parser.raise_error("rlx.constant expects a dense elements attribute, e.g. dense<1.0> : tensor<4xf32>")
-        op = cls(value)
+        op = _parse_splat(parser)
+        if op is None:
+            start = parser.pos
+            try:
+                value = parser.parse_attribute()
+            except (OverflowError, ValueError) as error:  # xDSL packing a value its type cannot hold
+                parser.raise_error(f"a value of the dense literal does not fit its element type ({error})", start)
+            if not isinstance(value, DenseIntOrFPElementsAttr):
+                parser.raise_error("rlx.constant expects a dense elements attribute, e.g. dense<1.0> : tensor<4xf32>")
+            op = cls(value)
         op.attributes.update(attrs)
         return op
 
     def print(self, printer: Printer) -> None:
         printer.print_op_attributes(self.attributes)
         printer.print_string(" ")
-        printer.print_attribute(self.value)
+        self.value.print_without_type(printer)
+        printer.print_string(" : ")
+        printer.print_attribute(self.result.type)
+
+
+def _parse_splat(parser: Parser) -> ConstantOp | None:
+    """`dense<LITERAL> : TYPE` as one value (xDSL's parser would expand it to
+    every element); None, with the parser where it was, for any other form."""
+    start = parser.pos
+    literal = None
+    if parser.parse_optional_keyword("dense") and parser.parse_optional_punctuation("<"):
+        span = parser.pos
+        literal = parser.parse_optional_number(allow_boolean=True)
+        span = (span, parser.pos)
+    if literal is None or parser.parse_optional_punctuation(">") is None:
+        parser._resume_from(start)  # noqa: SLF001 - xDSL's own backtracking
+        return None
+    parser.parse_punctuation(":", " in dense attribute")
+    result_type = parser.parse_type()
+    if not isinstance(result_type, TensorType):
+        parser.raise_error(f"rlx.constant takes a tensor type, got {result_type}")
+    element = result_type.get_element_type()
+    dtype = dtypes.lookup(element)
+    if dtype is None or dtype.kind is Kind.COMPLEX:  # xDSL's parser and the verifier say what is wrong
+        parser._resume_from(start)  # noqa: SLF001
+        return None
+    value = _literal_value(parser, literal, dtype, span)
+    return ConstantOp(DenseIntOrFPElementsAttr.from_list(TensorType(element, []), [value]), result_type)
+
+
+def _literal_value(parser: Parser, literal: float, dtype: dtypes.DType, span: tuple[int, int]) -> float:
+    """The literal as a value of `dtype`: in range, or a parse error at the literal naming both."""
+    if dtype.kind is Kind.FLOAT:
+        largest = float(ml_dtypes.finfo(dtype.numpy).max)
+        if math.isfinite(literal) and abs(literal) > largest:
+            parser.raise_error(f"{literal} is out of range for {dtype.name} (largest finite value {largest:g})", *span)
+        return float(literal)
+    if isinstance(literal, float):
+        parser.raise_error(f"{literal} is not an integer, as {dtype.name} needs", *span)
+    low, high = (0, 1) if dtype.kind is Kind.BOOL else (np.iinfo(dtype.numpy).min, np.iinfo(dtype.numpy).max)
+    if not low <= literal <= high:
+        parser.raise_error(f"{literal} is out of range for {dtype.name} ({low}..{high})", *span)
+    return literal
+
+
+class SplatToExpand(RewritePattern):
+    """A splat constant becomes its one value and an `rlx.expand` of it."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ConstantOp, rewriter: PatternRewriter) -> None:
+        if not op.is_splat:
+            return
+        scalar = ConstantOp(op.value)
+        rewriter.replace_op(op, [scalar, ExpandOp(scalar.result, op.result.type)])
 
 
 def has_input_map(op: Operation) -> bool:

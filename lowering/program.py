@@ -161,7 +161,8 @@ class _EntryBuilder:
     def copy_unbound_outputs(self, returned: list[SSAValue]) -> None:
         for j, value in enumerate(returned):
             if self.bindings.get(value) != j:
-                self._copy(self.io_pointer(self.n_inputs + j), self.pointer(value), nbytes(value))
+                size = self.e.i64(nbytes(value))
+                self._copy(self.io_pointer(self.n_inputs + j), self.pointer(value), size)
 
     def lower_block(self, block: Block, codes: dict[Operation, int], prefix: str) -> list[SSAValue]:
         """Launch the kernels of `block`'s ops in order; the values its terminator returns."""
@@ -417,9 +418,10 @@ class _EntryBuilder:
         at = e.mul(index, e.i64(stride))
         return e.op(llvm.GEPOp(base, [llvm.GEP_USE_SSA_VAL], i8, ssa_indices=[at], inbounds=True))
 
-    def _copy(self, dst: SSAValue, src: SSAValue, size: int) -> None:
+    def _copy(self, dst: SSAValue, src: SSAValue, size: int | SSAValue) -> None:
         e = self.e
-        e.intrinsic("llvm.memcpy.p0.p0.i64", [dst, src, e.i64(size), e.const(i1, 0)], None)
+        nbytes = e.i64(size) if isinstance(size, int) else size
+        e.intrinsic("llvm.memcpy.p0.p0.i64", [dst, src, nbytes, e.const(i1, 0)], None)
 
     def finish(self) -> LoweredProgram:
         self.e.op(llvm.ReturnOp())

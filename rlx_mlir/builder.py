@@ -38,10 +38,21 @@ from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects import rlx
 from rlx_mlir.dialects import scan as sc
 from rlx_mlir.dialects.common import element_type, shape_of
+from rlx_mlir.dtypes import Kind
 from rlx_mlir.errors import ArgumentError, VerificationError
 
 
+class UnknownOpError(ArgumentError, AttributeError):
+    """`b.frobnicate(...)`: no such op (an AttributeError too, so hasattr() works)."""
+
+
 def tensor_type(shape: Sequence[int], dtype: str | Attribute) -> TensorType:
+    if not isinstance(shape, (tuple, list)):
+        raise ArgumentError(f"a shape is a tuple of dimensions, got {type(shape).__name__}")
+    for d in shape:
+        if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 0:
+            raise ArgumentError(f"shape {tuple(shape)}: each dimension must be an integer >= 0, got {d!r}")
+    shape = [int(d) for d in shape]
     if isinstance(dtype, str):
         try:
             dtype = dtypes.from_name(dtype).ir_type
@@ -110,7 +121,7 @@ class Builder:
         for table, family in ((ew.UNARY_OPS, self.unary), (ew.BINARY_OPS, self.binary), (ew.COMPARE_OPS, self.compare)):
             if name in table:
                 return lambda *operands: family(name, *operands)
-        raise AttributeError(f"Builder has no op '{name}'")
+        raise UnknownOpError(f"Builder has no op '{name}'")
 
     def where(self, condition: SSAValue, t: SSAValue, f: SSAValue) -> SSAValue:
         return self._add(ew.WhereOp(condition, t, f, self._broadcast_type(condition, t, f, element=element_type(t.type))))
@@ -155,6 +166,8 @@ class Builder:
         return self._add(mv.PadOp(x, before, after, mode, value, self._like(x, result)))
 
     def concat(self, inputs: Sequence[SSAValue], axis: int) -> SSAValue:
+        if not inputs:
+            raise ArgumentError("Builder.concat needs at least one input")
         shapes = [shape_of(v.type) for v in inputs]
         rank = max(len(s) for s in shapes)
         result = mv.concatenated_shape(shapes, self._axis(axis, rank))
@@ -381,8 +394,15 @@ class Builder:
     def activation_backward(self, x: SSAValue, dy: SSAValue, kind: str) -> SSAValue:
         return self._add(ew.ActivationBackwardOp(x, dy, kind, self._broadcast_type(x, dy)))
 
-    def constant(self, value: np.ndarray | float, dtype: str = "f32") -> SSAValue:
-        array = np.asarray(value, dtype=dtypes.from_name(dtype).numpy)
-        t = tensor_type(array.shape, dtype)
+    def constant(self, value: np.ndarray | complex, dtype: str = "f32") -> SSAValue:
+        t = tensor_type(np.shape(value), dtype)
+        target = dtypes.from_name(dtype)
+        try:
+            with np.errstate(invalid="raise", over="raise"):
+                array = np.asarray(value, dtype=target.numpy)
+        except (ValueError, TypeError, OverflowError, FloatingPointError) as error:
+            raise ArgumentError(f"Builder.constant: {value!r} does not fit {dtype} ({error})") from None
         flat = array.reshape(-1).tolist()
+        if target.kind is Kind.COMPLEX:
+            flat = [(v.real, v.imag) for v in flat]
         return self._add(rlx.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, flat)))

@@ -8,6 +8,7 @@ function (signature, constants, memory plan), then lowers to LLVM and JITs.
 from __future__ import annotations
 
 import re
+import sys
 
 import numpy as np
 from xdsl.backend.llvm.convert import convert_module
@@ -26,7 +27,7 @@ from rlx_mlir.errors import AllocationError, CompileError, ParseError, Verificat
 from rlx_mlir.jit import compile_llvm
 from rlx_mlir.memory_plan import OFFSETS, index_checks, read_plan
 from rlx_mlir.passes.default_pipeline import TENSOR_PIPELINE
-from rlx_mlir.passes.lower_to_llvm import LowerToLLVMPass
+from rlx_mlir.passes.lower_to_llvm import LowerToLLVMPass, available_cpus
 from rlx_mlir.passes.plan_memory import PlanMemoryPass
 from rlx_mlir.passes.registry import available_passes
 from rlx_mlir.runtime import ConstantData, Executable, IndexCheck, TensorSpec
@@ -50,6 +51,12 @@ def parse(text: str) -> ModuleOp:
         raise ParseError(f"<input>: unsupported syntax: {error}") from None
     except MemoryError:
         raise ParseError("<input>: a constant is too large to hold in memory") from None
+    except RecursionError:
+        raise ParseError("<input>: the text nests too deeply (modules, regions or dense literals)") from None
+    except (ValueError, OverflowError) as error:  # xDSL's literal and type conversions
+        if "integer string conversion" in str(error):
+            raise ParseError(f"<input>: an integer literal has more than {sys.get_int_max_str_digits()} digits") from None
+        raise ParseError(f"<input>: {error}") from None
     verify(module)
     return module
 
@@ -115,6 +122,14 @@ def _tensor_passes(pipeline: str) -> tuple[ModulePass, ...]:
     return passes
 
 
+def _check_options(pipeline: object, entry: object, threads: object) -> None:
+    for name, value in (("pipeline", pipeline), ("entry", entry)):
+        if value is not None and not isinstance(value, str):
+            raise CompileError(f"compile() {name}= takes a string, got {type(value).__name__}")
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 0:
+        raise CompileError(f"compile() threads= takes a count >= 0 (0: every CPU), got {threads!r}")
+
+
 def compile(  # noqa: A001
     module_or_text: ModuleOp | str,
     pipeline: str | None = None,
@@ -125,8 +140,10 @@ def compile(  # noqa: A001
 
     `pipeline` lists the tensor-level passes to run before memory planning and
     lowering (default: `TENSOR_PIPELINE`; "" runs none). `threads` caps how many
-    threads a large kernel is split over (0: every available CPU).
+    threads a large kernel is split over (0, or more than there are: every
+    available CPU).
     """
+    _check_options(pipeline, entry, threads)
     if isinstance(module_or_text, str):
         module = parse(module_or_text)
     elif isinstance(module_or_text, ModuleOp):
@@ -153,7 +170,7 @@ def compile(  # noqa: A001
     planned_ir = str(function)
     checks = [IndexCheck(op.name) for op in index_checks(function)]
     try:
-        LowerToLLVMPass(threads=threads).apply(ctx, module)
+        LowerToLLVMPass(threads=min(threads, available_cpus()) if threads else 0).apply(ctx, module)
     except ValueError as error:  # an emitter's limit (a BLAS dimension, an op with no kernel)
         raise CompileError(f"@{name}: {error}") from None
     llvm_module = convert_module(module, fallback_target_triple=None)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rlx_mlir import dtypes
+from rlx_mlir.dtypes import Kind
 from rlx_mlir.errors import AllocationError, ArgumentError
 from rlx_mlir.jit import CompiledModule
 from rlx_mlir.memory_plan import ALIGNMENT, MemoryPlan
@@ -91,7 +92,12 @@ class Executable:
         """The host assembly of the optimized module (to check vectorization)."""
         return self._compiled.assembly()
 
-    def __call__(self, *arrays: np.ndarray, out: Sequence[np.ndarray] | None = None) -> tuple[np.ndarray, ...]:
+    def __call__(
+        self, *arrays: np.ndarray, out: Sequence[np.ndarray] | None = None, **named: object
+    ) -> tuple[np.ndarray, ...]:
+        if named:
+            listed = ", ".join(f"{k}=" for k in named)
+            raise ArgumentError(f"{self.name} takes its inputs by position, in order; got {listed}")
         inputs = self._check_inputs(arrays)
         outputs = self._check_outputs(out, inputs)
         with self._lock:
@@ -114,7 +120,7 @@ class Executable:
         checked = []
         for k, (array, spec) in enumerate(zip(arrays, self.inputs)):
             if not isinstance(array, np.ndarray):
-                raise ArgumentError(f"{self.name} argument #{k} must be a NumPy array {spec}, got {type(array).__name__}")
+                array = _scalar_input(self.name, k, array, spec)
             _check_spec(self.name, f"argument #{k}", array, spec)
             # zero-copy for native C-contiguous arrays; anything else is packed once
             if not array.flags.c_contiguous or array.dtype != spec.dtype.numpy:
@@ -146,6 +152,34 @@ class Executable:
                 if array.size and np.may_share_memory(array, other):
                     raise ArgumentError(f"{self.name} out[{j}] overlaps another argument; pass distinct arrays")
         return list(out)
+
+
+_NUMBERS = {
+    Kind.FLOAT: (int, float),
+    Kind.COMPLEX: (int, float, complex),
+    Kind.INT: (int,),
+    Kind.UINT: (int,),
+    Kind.BOOL: (bool,),
+}
+"""The Python numbers a 0-d input of each kind takes (converted as NumPy would)."""
+
+
+def _scalar_input(name: str, k: int, value: object, spec: TensorSpec) -> np.ndarray:
+    """A 0-d input given as a NumPy scalar (of the input's dtype, as arrays must
+    be) or a Python number of a fitting kind, as a 0-d array."""
+    what = f"{name} argument #{k}"
+    if spec.shape != () or not isinstance(value, (np.generic, int, float, complex)):
+        raise ArgumentError(f"{what} must be a NumPy array {spec}, got {type(value).__name__}")
+    if isinstance(value, np.generic):
+        return np.asarray(value)
+    kind = spec.dtype.kind
+    if not isinstance(value, _NUMBERS[kind]):
+        raise ArgumentError(f"{what} must be a {spec.dtype.name} number, got {type(value).__name__}")
+    if kind in (Kind.INT, Kind.UINT):
+        info = np.iinfo(spec.dtype.numpy)
+        if not info.min <= value <= info.max:  # type: ignore[operator]
+            raise ArgumentError(f"{what}: {value} is out of range for {spec.dtype.name}")
+    return np.asarray(value, dtype=spec.dtype.numpy)
 
 
 def _check_spec(name: str, what: str, array: np.ndarray, spec: TensorSpec) -> None:

@@ -56,7 +56,12 @@ def main(args: Sequence[str] | None = None) -> None:
     try:
         _check_target(list(sys.argv[1:] if args is None else args))
         RlxOptMain(description="rlx modular optimizer driver", args=args).run()
-    except (ParseError, DiagnosticException, ValueError, OSError, NotImplementedError, MemoryError, ArgSpecParseError) as error:
+    except RecursionError:
+        fail("rlx-opt", ValueError("the input nests too deeply (modules, regions or dense literals)"))
+    except (
+        ParseError, DiagnosticException, ValueError, OverflowError, OSError, NotImplementedError, MemoryError,
+        ArgSpecParseError,
+    ) as error:
         fail("rlx-opt", error)
 
 

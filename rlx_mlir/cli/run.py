@@ -25,6 +25,8 @@ def _load(spec: str) -> np.ndarray:
     path = spec.split("=", 1)[1] if "=" in spec and not Path(spec).exists() else spec
     try:
         return np.load(path, allow_pickle=False)
+    except EOFError:
+        raise RlxError(f"cannot read input '{path}': the file is empty or cut short") from None
     except (OSError, ValueError) as error:
         raise RlxError(f"cannot read input '{path}': {error}") from None
 
