@@ -155,3 +155,20 @@ def test_huge_splat_constant_stays_one_value() -> None:
     assert exe.memory_plan.arena_size == 64
     with pytest.raises(rlx.AllocationError, match="^f: its results cannot be allocated$"):
         exe()
+
+
+def test_dropped_executables_release_their_engines() -> None:
+    """The JIT cache kept every engine of every executable ever compiled (~0.28 MiB
+    each, past 1 GB in long-running processes): it now holds them weakly, plus
+    the few most recent."""
+    import gc
+
+    from rlx_mlir import jit
+
+    kept = rlx.compile(GRAPH)
+    for n in range(2 * jit.RECENT):
+        rlx.compile(GRAPH.replace("tensor<3xf32>", f"tensor<{n + 3}xf32>").replace("4x3xf32", f"4x{n + 3}xf32"))
+    gc.collect()
+    assert len(jit._cache) <= jit.RECENT + 1
+    assert kept._compiled in jit._cache.values()  # a live executable's engine stays shared
+    assert rlx.compile(GRAPH)._compiled is kept._compiled
