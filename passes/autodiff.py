@@ -26,7 +26,8 @@ Conventions:
   gradient must flow through it to reach a `wrt` argument. Gradients of
   several uses are summed with `rlx.add`; a `wrt` argument nothing reaches
   gets zeros. The backward ops are appended after the forward ones, then
-  dead-code elimination drops whatever no output needs.
+  common-subexpression and dead-code elimination merge duplicates and drop
+  whatever no output needs.
 - Adjoints are ordinary rlx ops (`activation_backward`, `reduce_sum` to undo
   broadcasting, `gather_backward`, `matmul` with transpose flags, ...), one
   small function per op class in `ADJOINTS`, so the result fuses and plans
@@ -50,6 +51,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, TensorType, i1, i64
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.transforms.common_subexpression_elimination import cse
 from xdsl.transforms.dead_code_elimination import region_dce
 from xdsl.utils.exceptions import PassFailedException
 
@@ -646,6 +648,7 @@ def differentiate(function: func.FuncOp, wrt: Sequence[int]) -> None:
         grads.append(b.cotangent[arg] if arg in b.cotangent else b.zeros(arg))
     ret.operands = (*outputs, *grads)
     function.update_function_type()
+    cse(function.body)  # x * x: the two equal products of its adjoint are one
     region_dce(function.body)
 
 

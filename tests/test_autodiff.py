@@ -430,3 +430,15 @@ func.func @f(%x: tensor<4xf32>, %h: tensor<1x5x3xf32>, %wi: tensor<4x3xf32>, %wh
 def test_bad_module_argument() -> None:
     with pytest.raises(rlx.CompileError, match="vjp\\(\\) takes IR text or a builtin.module, got int"):
         rlx.vjp(3)  # type: ignore[arg-type]
+
+
+def test_autodiff_in_a_compile_pipeline() -> None:
+    """`autodiff` is an ordinary pass: it can open the pipeline compile() runs."""
+    from rlx_mlir.passes.default_pipeline import TENSOR_PIPELINE
+
+    exe = rlx.compile(TEXT, pipeline="autodiff{wrt=w}," + TENSOR_PIPELINE)
+    x, w, dy = np.ones((2, 3)), np.arange(3.0), np.full((2, 3), 2.0)
+    y, ids, dw = exe(x, np.array([4, 5]), w, dy, np.zeros(2, np.int64))
+    np.testing.assert_array_equal(dw, [4.0, 4.0, 4.0])
+    with pytest.raises(rlx.CompileError, match="autodiff: wrt position 9 is out of range: @f has 3 arguments"):
+        rlx.compile(TEXT, pipeline="autodiff{wrt=9}")
