@@ -239,41 +239,41 @@ def _relu(b: Backward, op: ew.ReluOp, g: SSAValue) -> Cotangents:
     yield op.input, b.emit(ew.ReluBackwardOp(op.input, g, op.result.type))
 
 
-def _each(b: Backward, pairs: Sequence[tuple[SSAValue, Callable[[], SSAValue]]]) -> Cotangents:
-    """The wanted operands' cotangents, unbroadcast to the operand's shape."""
+def _each(b: Backward, pairs: Sequence[tuple[SSAValue, SSAValue]]) -> Cotangents:
+    """The wanted operands' cotangents, unbroadcast to the operand's shape. (The
+    others were built for nothing: dead-code elimination drops them.)"""
     for operand, cotangent in pairs:
         if b.wants(operand):
-            yield operand, b.unbroadcast(cotangent(), operand)
+            yield operand, b.unbroadcast(cotangent, operand)
 
 
 def _add(b: Backward, op: ew.AddOp, g: SSAValue) -> Cotangents:
-    return _each(b, [(op.lhs, lambda: g), (op.rhs, lambda: g)])
+    return _each(b, [(op.lhs, g), (op.rhs, g)])
 
 
 def _sub(b: Backward, op: ew.SubOp, g: SSAValue) -> Cotangents:
-    return _each(b, [(op.lhs, lambda: g), (op.rhs, lambda: b.neg(g))])
+    return _each(b, [(op.lhs, g), (op.rhs, b.neg(g))])
 
 
 def _mul(b: Backward, op: ew.MulOp, g: SSAValue) -> Cotangents:
-    return _each(b, [(op.lhs, lambda: b.mul(g, op.rhs)), (op.rhs, lambda: b.mul(g, op.lhs))])
+    return _each(b, [(op.lhs, b.mul(g, op.rhs)), (op.rhs, b.mul(g, op.lhs))])
 
 
 def _div(b: Backward, op: ew.DivOp, g: SSAValue) -> Cotangents:
     # d(a/b)/db = -a/b^2 = -y/b
-    return _each(b, [(op.lhs, lambda: b.div(g, op.rhs)), (op.rhs, lambda: b.neg(b.div(b.mul(g, op.result), op.rhs)))])
+    return _each(b, [(op.lhs, b.div(g, op.rhs)), (op.rhs, b.neg(b.div(b.mul(g, op.result), op.rhs)))])
 
 
 def _mod(b: Backward, op: ew.ModOp, g: SSAValue) -> Cotangents:
     # fmod(a, b) = a - trunc(a/b) b, and trunc(a/b) = (a - y)/b
-    quotient = lambda: b.div(b.binary(ew.SubOp, op.lhs, op.result), op.rhs)  # noqa: E731
-    return _each(b, [(op.lhs, lambda: g), (op.rhs, lambda: b.neg(b.mul(g, quotient())))])
+    quotient = b.div(b.binary(ew.SubOp, op.lhs, op.result), op.rhs)
+    return _each(b, [(op.lhs, g), (op.rhs, b.neg(b.mul(g, quotient)))])
 
 
 def _select(b: Backward, op: ew.BinaryOp, g: SSAValue, to_lhs: type[ew.CompareOp]) -> Cotangents:
     """max/min: the gradient goes to the operand that was chosen (the lhs on ties)."""
-    zero = b.scalar(0.0, g)
-    mask = lambda: b.compare(to_lhs, op.lhs, op.rhs)  # noqa: E731
-    return _each(b, [(op.lhs, lambda: b.where(mask(), g, zero)), (op.rhs, lambda: b.where(mask(), zero, g))])
+    zero, mask = b.scalar(0.0, g), b.compare(to_lhs, op.lhs, op.rhs)
+    return _each(b, [(op.lhs, b.where(mask, g, zero)), (op.rhs, b.where(mask, zero, g))])
 
 
 def _max(b: Backward, op: ew.MaxOp, g: SSAValue) -> Cotangents:
@@ -287,31 +287,25 @@ def _min(b: Backward, op: ew.MinOp, g: SSAValue) -> Cotangents:
 def _pow(b: Backward, op: ew.PowOp, g: SSAValue) -> Cotangents:
     # d(a^e)/da = e a^(e-1); d(a^e)/de = a^e log a
     base, exponent = op.lhs, op.rhs
-
-    def d_base() -> SSAValue:
-        lowered = b.binary(ew.SubOp, exponent, b.scalar(1.0, exponent))
-        return b.mul(g, b.mul(exponent, b.binary(ew.PowOp, base, lowered)))
-
-    return _each(b, [(base, d_base), (exponent, lambda: b.mul(b.mul(g, op.result), b.emit(ew.LogOp(base))))])
+    lowered = b.binary(ew.SubOp, exponent, b.scalar(1.0, exponent))
+    d_base = b.mul(g, b.mul(exponent, b.binary(ew.PowOp, base, lowered)))
+    return _each(b, [(base, d_base), (exponent, b.mul(b.mul(g, op.result), b.emit(ew.LogOp(base))))])
 
 
 def _atan2(b: Backward, op: ew.Atan2Op, g: SSAValue) -> Cotangents:
     # atan2(a, c): d/da = c / (a^2 + c^2), d/dc = -a / (a^2 + c^2)
     a, c = op.lhs, op.rhs
-    scaled = lambda: b.div(g, b.add(b.mul(a, a), b.mul(c, c)))  # noqa: E731
-    return _each(b, [(a, lambda: b.mul(scaled(), c)), (c, lambda: b.neg(b.mul(scaled(), a)))])
+    scaled = b.div(g, b.add(b.mul(a, a), b.mul(c, c)))
+    return _each(b, [(a, b.mul(scaled, c)), (c, b.neg(b.mul(scaled, a)))])
 
 
 def _where(b: Backward, op: ew.WhereOp, g: SSAValue) -> Cotangents:
     zero = b.scalar(0.0, g)
-    return _each(b, [
-        (op.true_value, lambda: b.where(op.condition, g, zero)),
-        (op.false_value, lambda: b.where(op.condition, zero, g)),
-    ])
+    return _each(b, [(op.true_value, b.where(op.condition, g, zero)), (op.false_value, b.where(op.condition, zero, g))])
 
 
 def _fma(b: Backward, op: ew.FmaOp, g: SSAValue) -> Cotangents:
-    return _each(b, [(op.a, lambda: b.mul(g, op.b)), (op.b, lambda: b.mul(g, op.a)), (op.c, lambda: g)])
+    return _each(b, [(op.a, b.mul(g, op.b)), (op.b, b.mul(g, op.a)), (op.c, g)])
 
 
 def _cast(b: Backward, op: ew.CastOp, g: SSAValue) -> Cotangents:
