@@ -138,10 +138,9 @@ class Backward:
         return op.results[0]
 
     # constants ------------------------------------------------------------
-    def constant(self, value: float | np.ndarray, t: TensorType) -> SSAValue:
-        """A splat (scalar `value`) or dense constant of type `t`."""
-        flat = [float(value)] if np.isscalar(value) else np.asarray(value).reshape(-1).tolist()
-        return self.emit(rlx.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, flat)))
+    def constant(self, value: float, t: TensorType) -> SSAValue:
+        """`value` splat over the float type `t`."""
+        return self.emit(rlx.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, [value])))
 
     def scalar(self, value: float, like: SSAValue) -> SSAValue:
         """A rank-0 constant of `like`'s element type (broadcasts in any binary op)."""
@@ -312,6 +311,17 @@ def _cast(b: Backward, op: ew.CastOp, g: SSAValue) -> Cotangents:
     if not is_float(op.input):
         raise NoAdjoint(f"'{op.name}' from {element_type(op.input.type)} has no adjoint (only float -> float casts do)")
     yield op.input, b.cast(g, element_type(op.input.type))
+
+
+def _relu_backward(b: Backward, op: ew.ReluBackwardOp, g: SSAValue) -> Cotangents:
+    # linear in dy (the same mask again); piecewise constant in x, so x gets nothing
+    yield op.dy, b.unbroadcast(b.emit(ew.ReluBackwardOp(op.x, g, op.result.type)), op.dy)
+
+
+def _activation_backward(b: Backward, op: ew.ActivationBackwardOp, g: SSAValue) -> Cotangents:
+    if b.wants(op.x):
+        raise NoAdjoint(f"'{op.name}' has no adjoint with respect to x (second derivatives are not implemented)")
+    yield op.dy, b.unbroadcast(b.emit(ew.ActivationBackwardOp(op.x, g, op.kind.data, op.result.type)), op.dy)
 
 
 def _gather_backward(b: Backward, op: mv.GatherBackwardOp, g: SSAValue) -> Cotangents:
@@ -554,6 +564,8 @@ ADJOINTS: dict[type[Operation], Adjoint] = {
     ew.WhereOp: _where,
     ew.FmaOp: _fma,
     ew.CastOp: _cast,
+    ew.ReluBackwardOp: _relu_backward,
+    ew.ActivationBackwardOp: _activation_backward,
     mv.TransposeOp: _transpose,
     mv.SliceOp: _slice,
     mv.NarrowOp: _narrow,

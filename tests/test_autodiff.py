@@ -42,19 +42,20 @@ def check_vjp(
     eps: float = 1e-6,
     tol: float = 1e-6,
     seed: int = 0,
+    wrt: Sequence[int] = (),
 ) -> ModuleOp:
-    """The VJP of `module` (with respect to every float argument) against
-    central differences of <dy, f(x)>, element by element; returns the VJP module."""
+    """The VJP of `module` (with respect to `wrt`, default every float argument)
+    against central differences of <dy, f(x)>, element by element; returns the VJP module."""
     rng = np.random.default_rng(seed)
     function = _function(module)
     arg_types = list(function.function_type.inputs)
     out_types = list(function.function_type.outputs)
     if isinstance(domains[0], (int, float)):
         domains = [domains] * len(arg_types)  # type: ignore[list-item]
-    floats = [k for k, t in enumerate(arg_types) if _is_float(t)]
+    floats = list(wrt) or [k for k, t in enumerate(arg_types) if _is_float(t)]
     inputs = [rng.uniform(*domains[k], size=shape_of(t)) for k, t in enumerate(arg_types)]  # type: ignore[misc]
     cotangents = [rng.standard_normal(shape_of(t)) for t in out_types]
-    grad = rlx.vjp(module)
+    grad = rlx.vjp(module, wrt=floats)
     exe = rlx.compile(grad)
     grads = exe(*inputs, *cotangents)[len(out_types) :]
     assert len(grads) == len(floats)
@@ -111,6 +112,22 @@ def test_unary(kind: str) -> None:
     module = graph((2, 3))(lambda b, x: b.unary(kind, x))
     grad = check_vjp(module, UNARY_DOMAINS.get(kind, (-2.0, 2.0)))
     assert ("rlx.relu_backward" if kind == "relu" else f'{{kind = "{kind}"}}') in str(grad)
+
+
+@pytest.mark.parametrize("kind", ["relu", "gelu", "tanh"])
+def test_gradient_ops_are_linear_in_dy(kind: str) -> None:
+    """relu_backward / activation_backward with respect to dy (broadcast against x)."""
+    module = graph((2, 3), (3,))(lambda b, x, dy: b.sin(
+        b.relu_backward(x, dy) if kind == "relu" else b.activation_backward(x, dy, kind)))
+    check_vjp(module, wrt=[1])
+
+
+def test_second_derivatives_are_an_error() -> None:
+    with pytest.raises(rlx.CompileError, match="'rlx.activation_backward' has no adjoint with respect to x"):
+        rlx.vjp(graph((3,), (3,))(lambda b, x, dy: b.activation_backward(x, dy, "tanh")), wrt=[0])
+    # relu_backward is piecewise constant in x: x gets no gradient from it
+    exe = rlx.compile(rlx.vjp(graph((3,), (3,))(lambda b, x, dy: b.relu_backward(x, dy)), wrt=[0]))
+    np.testing.assert_array_equal(exe(np.array([-1.0, 0.5, 2.0]), np.ones(3), np.ones(3))[1], np.zeros(3))
 
 
 def test_round_passes_the_gradient_through() -> None:
@@ -267,11 +284,19 @@ def test_every_op_with_a_derivative_has_an_adjoint() -> None:
 
 SAFE_UNARY = ["tanh", "sin", "sigmoid", "softplus", "silu", "atan", "gelu", "cos", "erf", "softsign"]
 SHAPES = [(2, 3), (3,), (2, 1), ()]
+MOVES: list[Callable[..., object]] = [
+    lambda b, x: b.transpose(b.reverse(b.transpose(x, [1, 0]), [0]), [1, 0]),
+    lambda b, x: b.slice(b.pad(x, [0, 1], [0, 2], "reflect"), [0, 0], [1, 2], [2, 3]),
+    lambda b, x: b.narrow(b.concat([x, b.sin(x)], 1), 1, 2, 3),
+    lambda b, x: b.gather(x, ints(b, [2, 0, 2]), 1),
+]
+"""Movement chains that map a [2, 3] value to a [2, 3] value (so the pool stays broadcast-compatible)."""
 
 
 @st.composite
 def random_graphs(draw: st.DrawFn) -> ModuleOp:
-    """2-3 inputs of broadcast-compatible shapes, 3-8 differentiable ops, 1-2 outputs."""
+    """2-3 inputs of broadcast-compatible shapes, 3-8 differentiable ops (elementwise, fma,
+    reductions, softmax, matmul, movement), 1-2 outputs."""
     b = Builder("f")
     pool = [b.input(draw(st.sampled_from(SHAPES)), "f64") for _ in range(draw(st.integers(2, 3)))]
     for _ in range(draw(st.integers(3, 8))):
@@ -291,8 +316,10 @@ def random_graphs(draw: st.DrawFn) -> ModuleOp:
             value = b.softmax(x, -1)
         elif kind == "matmul" and len(shape) == 2:
             value = b.matmul(b.matmul(x, x, False, True), x)  # [2, 2] @ [2, 3], or [2, 1] ones
-        elif kind == "move" and len(shape) == 2:
-            value = b.transpose(b.reverse(b.transpose(x, [1, 0]), [0]), [1, 0])
+        elif kind == "move" and shape == (2, 3):
+            value = draw(st.sampled_from(MOVES))(b, x)
+        elif kind == "move" and shape:
+            value = b.reverse(x, [0])
         else:
             value = b.neg(x)
         pool.append(value)
