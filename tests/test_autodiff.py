@@ -274,6 +274,19 @@ def test_uses_accumulate_and_outputs_add_up() -> None:
     assert "rlx.add" in str(grad)
 
 
+def test_mlp_cross_entropy() -> None:
+    """A training step's loss: gelu MLP, log_softmax, one-hot negative log-likelihood."""
+
+    @graph((4, 3), (3, 5), (5,), (2, 5))
+    def module(b, x, w1, b1, w2):  # noqa: ANN001, ANN202
+        h = b.gelu(b.add(b.matmul(x, w1), b1))
+        logp = b.log_softmax(b.matmul(h, w2, False, True), -1)
+        onehot = b.constant(np.eye(2)[[0, 1, 1, 0]], "f64")
+        return b.neg(b.reduce_mean(b.reduce_sum(b.mul(logp, onehot), [1]), [0]))
+
+    check_vjp(module)
+
+
 def test_every_op_with_a_derivative_has_an_adjoint() -> None:
     """The table names the ops this file checks: a new op class is a new row and a new case."""
     differentiable = {*ew.UNARY_OPS.values(), *(ew.BINARY_OPS[n] for n in ("add", "sub", "mul", "div", "mod", "max",
