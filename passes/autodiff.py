@@ -19,8 +19,8 @@ Conventions:
   type). Outputs: the original outputs, then one gradient per `wrt` argument,
   in `wrt` order. A cotangent of a non-float output is accepted and unused
   (an i1 mask or an argmax has no derivative to seed).
-- `wrt` lists argument positions or names (the block arguments' name hints,
-  `%x` -> "x"); empty means every float argument.
+- `wrt` lists argument positions or names (`%x` -> "x", as rlx-opt prints
+  the arguments: `argument_names`); empty means every float argument.
 - Only values that depend on a `wrt` argument (the forward "active" set)
   receive cotangents, so an op without an adjoint is an error only if a
   gradient must flow through it to reach a `wrt` argument. Gradients of
@@ -76,6 +76,22 @@ def is_float(value: SSAValue) -> bool:
     return dtype is not None and dtype.kind is Kind.FLOAT
 
 
+def argument_names(function: func.FuncOp) -> list[str | None]:
+    """The arguments' names as printed: their name hints, with `_1`, `_2`, ... on
+    repeats (xDSL's parser keeps `%x_1` as the hint "x" and its printer adds the
+    suffix back), so a name from the IR text finds its argument."""
+    seen: dict[str, int] = {}
+    names: list[str | None] = []
+    for arg in function_block(function).args:
+        hint = arg.name_hint
+        if hint is None:
+            names.append(None)
+            continue
+        names.append(f"{hint}_{seen[hint]}" if seen.get(hint) else hint)
+        seen[hint] = seen.get(hint, 0) + 1
+    return names
+
+
 def resolve_wrt(function: func.FuncOp, wrt: Sequence[int | str]) -> list[int]:
     """Argument positions for `wrt` (positions or names; empty = every float
     argument); ValueError says which entry is bad."""
@@ -83,14 +99,14 @@ def resolve_wrt(function: func.FuncOp, wrt: Sequence[int | str]) -> list[int]:
     name = function.sym_name.data
     if not wrt:
         return [a.index for a in args if is_float(a)]
+    names = argument_names(function)
     positions: list[int] = []
     for entry in wrt:
         if isinstance(entry, str):
-            matches = [a.index for a in args if a.name_hint == entry]
-            if not matches:
-                known = ", ".join(f"'{a.name_hint}'" for a in args if a.name_hint) or "none"
+            if entry not in names:
+                known = ", ".join(f"'{n}'" for n in names if n) or "none"
                 raise ValueError(f"@{name} has no argument named '{entry}' (named arguments: {known})")
-            position = matches[0]
+            position = names.index(entry)
         else:
             position = entry
             if not 0 <= position < len(args):

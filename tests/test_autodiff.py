@@ -398,6 +398,20 @@ def test_signature_and_names() -> None:
     np.testing.assert_array_equal(dx, np.broadcast_to(2 * w, (2, 3)))
 
 
+def test_names_are_the_printed_names() -> None:
+    """xDSL keeps `%a_1` as the hint "a" and prints repeats as a, a_1, ...: names
+    resolve the way rlx-opt prints the arguments."""
+    text = """
+func.func @f(%a_1: tensor<2xf64>, %a: tensor<2xf64>) -> tensor<2xf64> {
+  %y = rlx.mul %a_1, %a : (tensor<2xf64>, tensor<2xf64>) -> tensor<2xf64>
+  func.return %y : tensor<2xf64>
+}"""
+    assert "%a: tensor<2xf64>, %a_1: tensor<2xf64>" in str(rlx.parse(text))
+    assert str(rlx.vjp(text, wrt=["a_1"])) == str(rlx.vjp(text, wrt=[1]))
+    with pytest.raises(rlx.ArgumentError, match="named arguments: 'a', 'a_1'"):
+        rlx.vjp(text, wrt=["a_2"])
+
+
 def test_default_wrt_is_every_float_argument() -> None:
     assert str(rlx.vjp(TEXT)) == str(rlx.vjp(TEXT, wrt=[0, 2]))
 
