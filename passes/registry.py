@@ -13,6 +13,12 @@ def _canonicalize_broadcast() -> type[ModulePass]:
     return CanonicalizeBroadcastPass
 
 
+def _autodiff() -> type[ModulePass]:
+    from rlx_mlir.passes.autodiff import AutodiffPass
+
+    return AutodiffPass
+
+
 def _fuse_elementwise() -> type[ModulePass]:
     from rlx_mlir.passes.fuse_elementwise import FuseElementwisePass
 
@@ -52,6 +58,7 @@ def _default_pipeline() -> type[ModulePass]:
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """The rlx passes (what rlx-opt registers on top of xDSL's)."""
     return {
+        "autodiff": _autodiff,
         "canonicalize-broadcast": _canonicalize_broadcast,
         "fuse-elementwise": _fuse_elementwise,
         "fuse-reductions": _fuse_reductions,

@@ -3,8 +3,10 @@
     import numpy as np, rlx_mlir as rlx
     exe = rlx.compile(text)          # or rlx.compile(rlx.parse(text)), rlx.Builder
     (y,) = exe(x)
+    grad = rlx.vjp(text, wrt=["x"])  # the VJP function: (x, dy) -> (y, dx)
 """
 
+from rlx_mlir.autodiff import vjp
 from rlx_mlir.builder import Builder
 from rlx_mlir.compiler import compile, parse  # noqa: A004
 from rlx_mlir.errors import (
@@ -16,4 +18,4 @@ from rlx_mlir.errors import (
     VerificationError,
 )
 
-__all__ = ["Builder", "compile", "parse", "RlxError", "ParseError", "VerificationError", "CompileError", "ArgumentError", "AllocationError"]
+__all__ = ["Builder", "compile", "parse", "vjp", "RlxError", "ParseError", "VerificationError", "CompileError", "ArgumentError", "AllocationError"]

@@ -16,7 +16,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 from xdsl.passes import ModulePass, PassPipeline
-from xdsl.utils.exceptions import ArgSpecParseError, VerifyException
+from xdsl.utils.exceptions import ArgSpecParseError, PassFailedException, VerifyException
 from xdsl.utils.exceptions import ParseError as XdslParseError
 
 from rlx_mlir import blas, dtypes
@@ -162,6 +162,8 @@ def compile(  # noqa: A001
         verify_module(module)
     except VerifyException as error:
         raise VerificationError(str(error)) from None
+    except PassFailedException as error:  # e.g. autodiff through an op without an adjoint
+        raise CompileError(str(error)) from None
     name = function.sym_name.data
     inputs = [_spec(t) for t in function.function_type.inputs]
     outputs = [_spec(t) for t in function.function_type.outputs]
