@@ -42,6 +42,7 @@ Conventions:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -49,7 +50,7 @@ import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, TensorType, i1, i64
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.transforms.common_subexpression_elimination import cse
 from xdsl.transforms.dead_code_elimination import region_dce
@@ -61,7 +62,9 @@ from rlx_mlir.dialects import contraction as ct
 from rlx_mlir.dialects import elementwise as ew
 from rlx_mlir.dialects import movement as mv
 from rlx_mlir.dialects import reduction as rd
+from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects import rlx
+from rlx_mlir.dialects import scan as sc
 from rlx_mlir.dialects.common import element_type, shape_of
 from rlx_mlir.dtypes import Kind
 from rlx_mlir.verification import function_block
@@ -135,10 +138,12 @@ class Backward:
     """Emits the backward ops of one function (before its return) and holds
     the accumulated cotangent of every active value."""
 
-    def __init__(self, block: Block, before: Operation, active: set[SSAValue]) -> None:
+    def __init__(self, block: Block, before: Operation, active: set[SSAValue], checkpoints: str = "all") -> None:
         self.block = block
         self.before = before
         self.active = active
+        self.checkpoints = checkpoints
+        """How the scans differentiated here keep their carries (SCAN_CHECKPOINTS)."""
         self.cotangent: dict[SSAValue, SSAValue] = {}
 
     def wants(self, value: SSAValue) -> bool:
@@ -563,6 +568,78 @@ def _log_softmax(b: Backward, op: rd.LogSoftmaxOp, g: SSAValue) -> Cotangents:
     yield op.input, b.binary(ew.SubOp, g, b.mul(b.emit(ew.ExpOp(op.result)), total))
 
 
+SCAN_CHECKPOINTS = ("all", "segments", "griewank")
+"""How a differentiated scan keeps its carries for the backward: every one, or
+ceil(sqrt(length)) checkpoints with the segments or griewank recompute."""
+
+
+def _scan(b: Backward, op: sc.ScanOp, g: SSAValue) -> Cotangents:
+    """rlx.scan_backward over the carries the forward saves: the scan is
+    replaced by one that saves them (every carry, or checkpoints, per the
+    pass's `checkpoints`), whose last row is the original result when that was
+    the final carry; the vjp body is the body differentiated by this pass."""
+    inputs = [op.init, *op.inputs]
+    if not all(is_float(v) for v in inputs):
+        raise NoAdjoint(f"'{op.name}' with a non-float operand has no adjoint")
+    saved, checkpoints = _saved_carries(b, op)
+    rows = op.rows or 0
+    vjp = _body_vjp(op.body.block, b.checkpoints)
+    forward = op.body.clone() if 0 < checkpoints < op.steps else None
+    mode = "griewank" if b.checkpoints == "griewank" and forward is not None else "segments"
+    backward = sc.ScanBackwardOp(
+        op.init, saved, g, op.broadcast, op.xs, vjp, forward, op.steps, checkpoints, mode, rows
+    )
+    b.emit(backward)
+    return _each(b, list(zip(inputs, backward.results)))
+
+
+def _saved_carries(b: Backward, op: sc.ScanOp) -> tuple[SSAValue, int]:
+    """The carries the backward reads, and how many (0: every one): the scan's
+    own result when it saves every carry, else a scan that does, in its place."""
+    if op.rows == op.steps:
+        return op.result, 0
+    length = op.steps
+    checkpoints = 0 if b.checkpoints == "all" else max(1, math.isqrt(length - 1) + 1)
+    checkpoints = 0 if checkpoints >= length else checkpoints
+    saving = sc.ScanOp(op.init, op.broadcast, op.xs, op.body.clone(), length, True, checkpoints)
+    b.block.insert_op_before(saving, op)
+    if op.rows is None:  # the final carry is the last saved row: a view of it
+        rows = checkpoints or length
+        carry = shape_of(op.init.type)
+        last = mv.NarrowOp(saving.result, 0, rows - 1, 1, TensorType(element_type(op.init.type), [1, *carry]))
+        final = rlx.ReshapeOp(last.result, op.init.type)
+        b.block.insert_op_before(last, op)
+        b.block.insert_op_before(final, op)
+        op.result.replace_all_uses_with(final.result)  # the original scan is dead now: DCE drops it
+    return saving.result, checkpoints
+
+
+def _body_vjp(body: Block, checkpoints: str) -> Region:
+    """The body's VJP as a scan_backward `vjp` region: (carry, broadcast...,
+    x_t..., d_next) -> (d_carry, d_broadcast..., d_x_t...), made by
+    differentiating the body as a function of all its arguments."""
+    function = func.FuncOp("body", ([a.type for a in body.args], [body.last_op.operands[0].type]))  # type: ignore[union-attr]
+    block = function.body.block
+    values = dict(zip(body.args, block.args))
+    for inner in body.ops:
+        if isinstance(inner, rg.YieldOp):
+            block.add_op(func.ReturnOp(values[inner.values[0]]))
+            break
+        clone = inner.clone(value_mapper=values)
+        block.add_op(clone)
+    differentiate(function, list(range(len(body.args))), checkpoints)
+    ret = block.last_op
+    assert isinstance(ret, func.ReturnOp)
+    gradients = list(ret.arguments[1:])
+    ret.detach()
+    ret.erase()
+    block.add_op(rg.YieldOp(*gradients))
+    region_dce(function.body)
+    region = function.body
+    function.detach_region(region)
+    return region
+
+
 Adjoint = Callable[[Backward, Operation, SSAValue], Cotangents]
 
 ADJOINTS: dict[type[Operation], Adjoint] = {
@@ -605,6 +682,7 @@ ADJOINTS: dict[type[Operation], Adjoint] = {
     rd.ReduceMinOp: _reduce_extreme,
     rd.SoftmaxOp: _softmax,
     rd.LogSoftmaxOp: _log_softmax,
+    sc.ScanOp: _scan,
 }
 """The vector-Jacobian product of each differentiable op class. Anything else
 (comparisons, bitwise and integer-only ops, the recurrent ops, regions) has
@@ -645,7 +723,7 @@ def _cotangent_name(value: SSAValue, index: int) -> str:
     return f"d_{value.name_hint}" if value.name_hint else f"d_out{index}"
 
 
-def differentiate(function: func.FuncOp, wrt: Sequence[int]) -> None:
+def differentiate(function: func.FuncOp, wrt: Sequence[int], checkpoints: str = "all") -> None:
     """Rewrite `function` in place into its VJP function (see the module docstring)."""
     block = function_block(function)
     ret = block.last_op
@@ -654,7 +732,7 @@ def differentiate(function: func.FuncOp, wrt: Sequence[int]) -> None:
     seeds = [block.insert_arg(v.type, len(block.args)) for v in outputs]
     for k, (seed, value) in enumerate(zip(seeds, outputs)):
         seed.name_hint = _cotangent_name(value, k)
-    b = Backward(block, ret, _active(block, wrt))
+    b = Backward(block, ret, _active(block, wrt), checkpoints)
     for seed, value in zip(seeds, outputs):
         if b.wants(value) and is_float(value):
             b.accumulate(value, seed)
@@ -668,7 +746,7 @@ def differentiate(function: func.FuncOp, wrt: Sequence[int]) -> None:
     for k in wrt:
         arg = block.args[k]
         grads.append(b.cotangent[arg] if arg in b.cotangent else b.zeros(arg))
-    ret.operands = (*outputs, *grads)
+    ret.operands = (*ret.operands[: len(outputs)], *grads)  # an adjoint may have rewired an output (scan)
     function.update_function_type()
     cse(function.body)  # x * x: the two equal products of its adjoint are one
     region_dce(function.body)
@@ -687,12 +765,19 @@ class AutodiffPass(ModulePass):
     wrt: tuple[int | str, ...] = ()
     """Argument positions or names to differentiate with respect to; empty: every float argument."""
 
+    checkpoints: str = "all"
+    """How differentiated scans keep their carries: "all", or ceil(sqrt(length))
+    checkpoints recomputed by "segments" or "griewank" (bit-identical results)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for function in [f for f in op.ops if _is_function(f)]:
             assert isinstance(function, func.FuncOp)
+            if self.checkpoints not in SCAN_CHECKPOINTS:
+                modes = ", ".join(SCAN_CHECKPOINTS)
+                raise PassFailedException(f"autodiff: checkpoints={self.checkpoints} is not one of {modes}")
             try:
                 positions = resolve_wrt(function, self.wrt)
             except ValueError as error:
                 raise PassFailedException(f"autodiff: {error}") from None
-            differentiate(function, positions)
+            differentiate(function, positions, self.checkpoints)
 

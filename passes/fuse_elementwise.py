@@ -4,7 +4,8 @@ Two elementwise ops are grouped when one feeds the other and both iterate over
 the same shape, so the producer's element is computed right where the consumer
 needs it and never round-trips through memory. A group is kept *convex*: no
 op outside it may sit on a path between two of its members, otherwise the
-region would both feed and consume that op. A value also used outside its
+region would both feed and consume that op (other groups count as the one
+region each becomes). A value also used outside its
 group becomes an extra region result (materialized once, computed once): no
 work is duplicated.
 
@@ -58,20 +59,25 @@ class _Groups:
         self.members[ra] = sorted(self.members[ra] + self.members.pop(rb), key=order.__getitem__)
 
 
-def _is_convex(members: set[Operation]) -> bool:
-    """No path leaves `members` and comes back in."""
+def _is_convex(members: set[Operation], groups: _Groups) -> bool:
+    """No path leaves `members` and comes back in, where a path that reaches a
+    member of another group goes on from all of that group's members (it
+    becomes one region too): two groups that each look convex on their own
+    could otherwise feed each other, a cycle no schedule can order."""
     frontier = [u.operation for op in members for r in op.results for u in r.uses if u.operation not in members]
     seen: set[Operation] = set()
     while frontier:
-        op = frontier.pop()
-        if op in seen:
-            continue
-        seen.add(op)
-        for r in op.results:
-            for use in r.uses:
-                if use.operation in members:
-                    return False
-                frontier.append(use.operation)
+        reached = frontier.pop()
+        group = groups.members[groups.find(reached)] if reached in groups.parent else [reached]
+        for op in group:
+            if op in seen:
+                continue
+            seen.add(op)
+            for r in op.results:
+                for use in r.uses:
+                    if use.operation in members:
+                        return False
+                    frontier.append(use.operation)
     return True
 
 
@@ -89,7 +95,7 @@ def fuse_block(block: Block) -> None:
             a, b = groups.find(producer), groups.find(consumer)
             if a is b:
                 continue
-            if _is_convex(set(groups.members[a]) | set(groups.members[b])):
+            if _is_convex(set(groups.members[a]) | set(groups.members[b]), groups):
                 groups.union(a, b, order)
 
     for members in list(groups.members.values()):

@@ -18,7 +18,7 @@ from xdsl.utils.exceptions import PassFailedException, VerifyException
 from rlx_mlir.compiler import parse, verify
 from rlx_mlir.context import make_context
 from rlx_mlir.errors import ArgumentError, CompileError, VerificationError
-from rlx_mlir.passes.autodiff import AutodiffPass, resolve_wrt
+from rlx_mlir.passes.autodiff import SCAN_CHECKPOINTS, AutodiffPass, resolve_wrt
 
 
 def _check_wrt(wrt: Sequence[int | str]) -> tuple[int | str, ...]:
@@ -30,15 +30,21 @@ def _check_wrt(wrt: Sequence[int | str]) -> tuple[int | str, ...]:
     return tuple(wrt)
 
 
-def vjp(module_or_text: ModuleOp | str, wrt: Sequence[int | str] = ()) -> ModuleOp:
+def vjp(module_or_text: ModuleOp | str, wrt: Sequence[int | str] = (), checkpoints: str = "all") -> ModuleOp:
     """The module with every function replaced by its vector-Jacobian product.
 
     Inputs become the original inputs plus one cotangent per output; outputs
     the original outputs plus one gradient per `wrt` argument (positions or
-    block-argument names; empty: every float argument). A bad `wrt` is an
-    ArgumentError, a gradient through an op without an adjoint a CompileError.
+    block-argument names; empty: every float argument). `checkpoints` says how
+    each differentiated `rlx.scan` keeps its carries for `rlx.scan_backward`:
+    "all", or ceil(sqrt(length)) checkpoints recomputed by "segments" or
+    "griewank" (the same gradients, bit for bit, in less memory). A bad `wrt`
+    or `checkpoints` is an ArgumentError, a gradient through an op without an
+    adjoint a CompileError.
     """
     entries = _check_wrt(wrt)
+    if checkpoints not in SCAN_CHECKPOINTS:
+        raise ArgumentError(f"vjp() checkpoints={checkpoints!r} is not one of {', '.join(SCAN_CHECKPOINTS)}")
     if isinstance(module_or_text, str):
         module = parse(module_or_text)
     elif isinstance(module_or_text, ModuleOp):
@@ -53,7 +59,7 @@ def vjp(module_or_text: ModuleOp | str, wrt: Sequence[int | str] = ()) -> Module
             except (ValueError, VerifyException) as error:
                 raise ArgumentError(str(error)) from None
     try:
-        AutodiffPass(wrt=entries).apply(make_context(), module)
+        AutodiffPass(wrt=entries, checkpoints=checkpoints).apply(make_context(), module)
     except PassFailedException as error:
         raise CompileError(str(error)) from None
     try:
