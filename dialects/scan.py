@@ -30,7 +30,7 @@ from abc import ABC
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import I64, BoolAttr, DenseArrayBase, IntegerAttr, StringAttr, TensorType
-from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.irdl import (
     irdl_op_definition,
     operand_def,
@@ -43,13 +43,16 @@ from xdsl.irdl import (
     var_result_def,
 )
 from xdsl.irdl.operations import ParsePropInAttrDict
-from xdsl.traits import IsolatedFromAbove, Pure
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+from xdsl.rewriter import InsertPoint
+from xdsl.traits import HasCanonicalizationPatternsTrait, IsolatedFromAbove, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from rlx_mlir import dtypes
-from rlx_mlir.broadcast import numel
+from rlx_mlir.broadcast import broadcast_shapes, numel
 from rlx_mlir.dialects.common import NeedsScratch, check_value_type, element_type, i64_attr, shape_of
-from rlx_mlir.dialects.contraction import bool_attr
+from rlx_mlir.dialects.contraction import MatmulOp, bool_attr, matmul_shape
+from rlx_mlir.dialects.elementwise import is_elementwise
 from rlx_mlir.dialects.region import BodyOp, YieldOp
 
 BODY_ARENA = "rlx.body_arena_sizes"
@@ -136,6 +139,12 @@ class LoopOp(BodyOp, NeedsScratch, ABC):
             raise VerifyException(f"'{self.name}' {what} must yield ({', '.join(map(str, yields))})")
 
 
+class _ScanCanonicalization(HasCanonicalizationPatternsTrait):
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        return (HoistStepwiseOps(), DropUnusedInputs())
+
+
 @irdl_op_definition
 class ScanOp(LoopOp):
     """`rlx.scan {length, num_broadcast, save_trajectory, num_checkpoints}`
@@ -148,7 +157,7 @@ class ScanOp(LoopOp):
     save_trajectory = prop_def(BoolAttr, default_value=bool_attr(False))
     num_checkpoints = prop_def(IntegerAttr[I64], default_value=i64_attr(0))
     body = region_def("single_block")
-    traits = traits_def(Pure(), IsolatedFromAbove())
+    traits = traits_def(Pure(), IsolatedFromAbove(), _ScanCanonicalization())
     assembly_format = "operands attr-dict `:` functional-type(operands, results) $body"
     irdl_options = (ParsePropInAttrDict(),)
 
@@ -218,6 +227,82 @@ class ScanOp(LoopOp):
                 f"'{self.name}' result type {self.result.type} must be {element_type(carry)} "
                 f"with shape {list(expected)}"
             )
+
+
+class HoistStepwiseOps(RewritePattern):
+    """A body op that reads no carry, only rows of xs (and broadcast inputs),
+    computes one row of a tensor over all steps: it moves out of the loop as
+    one op on the stacked xs (`x_t @ W` becomes `xs @ W`, one GEMM of length·B
+    rows instead of `length` small ones), and its rows come in as a new xs.
+    Elementwise ops and matmuls whose stacked form has exactly the stacked
+    shape move; anything else stays."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ScanOp, rewriter: PatternRewriter) -> None:
+        block = op.body.block
+        outer = dict(zip(block.args[1:], op.inputs))  # a body argument -> the value it reads (rows of xs)
+        stepwise = set(block.args[1 + len(op.broadcast) :])
+        for inner in block.ops:
+            if isinstance(inner, YieldOp) or not any(v in stepwise for v in inner.operands):
+                continue
+            if not all(v in outer for v in inner.operands):
+                continue
+            stacked = _stacked(inner, outer, op.steps)
+            if stacked is None:
+                continue
+            rewriter.insert(stacked, InsertPoint.before(op))
+            row = rewriter.insert_block_argument(block, len(block.args), inner.results[0].type)
+            rewriter.replace_all_uses_with(inner.results[0], row)
+            rewriter.erase(inner)
+            region = rewriter.move_region_contents_to_new_regions(op.body)
+            xs = [*op.xs, stacked.results[0]]
+            rewriter.replace(op, ScanOp(op.init, op.broadcast, xs, region, op.steps, op.trajectory, op.checkpoints))
+            return
+
+
+class DropUnusedInputs(RewritePattern):
+    """A broadcast input or xs the body never reads is no operand of the scan."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ScanOp, rewriter: PatternRewriter) -> None:
+        block = op.body.block
+        unused = [k for k, arg in enumerate(block.args[1:]) if not arg.uses]
+        first_xs = len(op.broadcast)
+        if first_xs < len(op.inputs) and all(k in unused for k in range(first_xs, len(op.inputs))):
+            unused.remove(first_xs)  # the length is read off the xs: keep one
+        if not unused:
+            return
+        for k in reversed(unused):
+            rewriter.erase_block_argument(block.args[1 + k])
+        broadcast = [v for k, v in enumerate(op.broadcast) if k not in unused]
+        xs = [v for k, v in enumerate(op.inputs) if k >= first_xs and k not in unused]
+        region = rewriter.move_region_contents_to_new_regions(op.body)
+        rewriter.replace(op, ScanOp(op.init, broadcast, xs, region, op.steps, op.trajectory, op.checkpoints))
+
+
+def _stacked(inner: Operation, outer: dict[SSAValue, SSAValue], length: int) -> Operation | None:
+    """`inner` over every step: on the stacked xs and the broadcast inputs, or None
+    if its op kind or shapes do not stack to [length, *its result]."""
+    if not (is_elementwise(inner) or isinstance(inner, MatmulOp)) or len(inner.results) != 1:
+        return None
+    operands = [outer[v] for v in inner.operands]
+    result = inner.results[0].type
+    want = (length, *shape_of(result))
+    if isinstance(inner, MatmulOp):
+        try:
+            got = matmul_shape(*(shape_of(v.type) for v in operands), *inner.transposes)
+        except ValueError:
+            return None
+    else:
+        got = broadcast_shapes(*(shape_of(v.type) for v in operands))
+    if got != want:
+        return None
+    return inner.create(
+        operands=operands,
+        result_types=[TensorType(element_type(result), list(want))],
+        properties=dict(inner.properties),
+        attributes=dict(inner.attributes),
+    )
 
 
 def graph_blocks(block: Block) -> list[Block]:
