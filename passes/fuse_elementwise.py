@@ -41,11 +41,17 @@ def is_fusible(op: Operation) -> bool:
 
 
 class _Groups:
-    """Union-find over ops, remembering each group's members in program order."""
+    """Union-find over ops, remembering each group's members, the last
+    member's position, and the ops outside the group that use it."""
 
-    def __init__(self, ops: Iterable[Operation]) -> None:
+    def __init__(self, ops: Iterable[Operation], order: dict[Operation, int]) -> None:
+        self.order = order
         self.parent: dict[Operation, Operation] = {op: op for op in ops}
         self.members: dict[Operation, list[Operation]] = {op: [op] for op in self.parent}
+        self.last: dict[Operation, int] = {op: order[op] for op in self.parent}
+        self.users: dict[Operation, set[Operation]] = {
+            op: {use.operation for r in op.results for use in r.uses} for op in self.parent
+        }
 
     def find(self, op: Operation) -> Operation:
         while self.parent[op] is not op:
@@ -53,39 +59,46 @@ class _Groups:
             op = self.parent[op]
         return op
 
-    def union(self, a: Operation, b: Operation, order: dict[Operation, int]) -> None:
+    def group_of(self, op: Operation) -> Operation | None:
+        return self.find(op) if op in self.parent else None
+
+    def union(self, a: Operation, b: Operation) -> None:
         ra, rb = self.find(a), self.find(b)
+        if len(self.members[ra]) < len(self.members[rb]):  # the smaller group joins the larger
+            ra, rb = rb, ra
         self.parent[rb] = ra
-        self.members[ra] = sorted(self.members[ra] + self.members.pop(rb), key=order.__getitem__)
+        self.members[ra].extend(self.members.pop(rb))
+        self.last[ra] = max(self.last[ra], self.last.pop(rb))
+        users = self.users[ra] | self.users.pop(rb)
+        self.users[ra] = {u for u in users if self.group_of(u) is not ra}
 
-
-def _is_convex(members: set[Operation], groups: _Groups) -> bool:
-    """No path leaves `members` and comes back in, where a path that reaches a
-    member of another group goes on from all of that group's members (it
-    becomes one region too): two groups that each look convex on their own
-    could otherwise feed each other, a cycle no schedule can order."""
-    frontier = [u.operation for op in members for r in op.results for u in r.uses if u.operation not in members]
-    seen: set[Operation] = set()
-    while frontier:
-        reached = frontier.pop()
-        group = groups.members[groups.find(reached)] if reached in groups.parent else [reached]
-        for op in group:
-            if op in seen:
+    def reaches_through_others(self, a: Operation, b: Operation) -> bool:
+        """Whether group `a` reaches group `b` through an op or group outside
+        both: merging them would then both feed and consume that path (a cycle
+        no schedule can order). Other groups count as the one region each
+        becomes; ops after b's last member cannot lead back to it, so the walk
+        stops there, which keeps fusing a chain linear in its length."""
+        frontier = [u for u in self.users[a] if self.group_of(u) is not b]
+        seen: set[Operation] = set()
+        while frontier:
+            op = frontier.pop()
+            group = self.group_of(op)
+            key = group if group is not None else op
+            if key in seen or self.order.get(op, -1) > self.last[b]:
                 continue
-            seen.add(op)
-            for r in op.results:
-                for use in r.uses:
-                    if use.operation in members:
-                        return False
-                    frontier.append(use.operation)
-    return True
+            seen.add(key)
+            if group is b:
+                return True
+            users = self.users[group] if group is not None else {u.operation for r in op.results for u in r.uses}
+            frontier.extend(users)
+        return False
 
 
 def fuse_block(block: Block) -> None:
     ops = list(block.ops)
     order = {op: i for i, op in enumerate(ops)}
     fusible = [op for op in ops if is_fusible(op)]
-    groups = _Groups(fusible)
+    groups = _Groups(fusible, order)
     for consumer in fusible:
         space = shape_of(consumer.results[0].type)
         for operand in consumer.operands:
@@ -95,10 +108,10 @@ def fuse_block(block: Block) -> None:
             a, b = groups.find(producer), groups.find(consumer)
             if a is b:
                 continue
-            if _is_convex(set(groups.members[a]) | set(groups.members[b]), groups):
-                groups.union(a, b, order)
+            if not groups.reaches_through_others(a, b):
+                groups.union(a, b)
 
-    for members in list(groups.members.values()):
+    for members in [sorted(m, key=order.__getitem__) for m in groups.members.values()]:
         if len(members) < 2 and not any(rlx.has_input_map(v.owner) for v in members[0].operands):
             continue
         rg.ElementwiseRegionOp.replace(members, anchor=members[-1])
