@@ -1,0 +1,97 @@
+"""Compile time by stage as graphs grow: where the time goes and how it scales.
+
+    python benchmarks/compile_time.py [--sizes 100 300 1000 3000] [--kind elementwise|movement]
+
+For each size, a fresh graph (an elementwise chain of unary, binary and
+transcendental ops over [1024] f32, or a pad/narrow/transpose chain over
+[64, 64]) is parsed, run through the default pipeline pass by pass, lowered
+and JIT-compiled; the table gives each stage's seconds and the total, and the
+last line each stage's growth exponent between the two largest sizes
+(1 = linear).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+
+from xdsl.backend.llvm.convert import convert_module
+
+from rlx_mlir import jit
+from rlx_mlir.compiler import parse
+from rlx_mlir.context import make_context
+from rlx_mlir.passes.default_pipeline import BACKEND_PASSES, TENSOR_PASSES
+
+
+def elementwise_chain(n: int) -> str:
+    t = "tensor<1024xf32>"
+    lines = [f"func.func @f(%a: {t}, %b: {t}) -> {t} {{", f"  %v0 = rlx.add %a, %b : ({t}, {t}) -> {t}"]
+    unary = ["tanh", "neg", "exp", "sin"]
+    for k in range(1, n):
+        if k % 3 == 0:
+            lines.append(f"  %v{k} = rlx.mul %v{k - 1}, %a : ({t}, {t}) -> {t}")
+        else:
+            lines.append(f"  %v{k} = rlx.{unary[k % 4]} %v{k - 1} : ({t}) -> {t}")
+    lines.append(f"  func.return %v{n - 1} : {t}\n}}")
+    return "\n".join(lines)
+
+
+def movement_chain(n: int) -> str:
+    """pad by 1 on each side, narrow it back, transpose: the shape stays [64, 64]."""
+    t, p = "tensor<64x64xf32>", "tensor<66x66xf32>"
+    lines = [f"func.func @f(%a: {t}) -> {t} {{", f"  %v0 = rlx.neg %a : ({t}) -> {t}"]
+    for k in range(1, n):
+        prev = f"%v{k - 1}"
+        if k % 3 == 1:
+            sides = "before = array<i64: 1, 1>, after = array<i64: 1, 1>"
+            lines.append(f"  %v{k} = rlx.pad {prev} {{{sides}}} : ({t}) -> {p}")
+        elif k % 3 == 2:
+            box = "starts = array<i64: 1, 1>, steps = array<i64: 1, 1>"
+            lines.append(f"  %v{k} = rlx.slice {prev} {{{box}}} : ({p}) -> {t}")
+        else:
+            lines.append(f"  %v{k} = rlx.transpose {prev} {{perm = array<i64: 1, 0>}} : ({t}) -> {t}")
+    last = n - 1 if (n - 1) % 3 != 1 else n - 2
+    lines.append(f"  func.return %v{last} : {t}\n}}")
+    return "\n".join(lines)
+
+
+def stages(text: str) -> dict[str, float]:
+    times: dict[str, float] = {}
+
+    def timed(name: str, fn):  # noqa: ANN001, ANN202
+        start = time.perf_counter()
+        result = fn()
+        times[name] = times.get(name, 0.0) + time.perf_counter() - start
+        return result
+
+    module = timed("parse", lambda: parse(text))
+    ctx = make_context()
+    for p in (*TENSOR_PASSES, *BACKEND_PASSES):
+        timed(p.name, lambda p=p: p.apply(ctx, module))
+    llvm_module = timed("to llvmlite", lambda: convert_module(module, fallback_target_triple=None))
+    timed("LLVM O3 + codegen", lambda: jit.compile_llvm(llvm_module, {"f"}))
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100, 300, 1000, 3000])
+    parser.add_argument("--kind", choices=["elementwise", "movement"], default="elementwise")
+    options = parser.parse_args()
+    make = elementwise_chain if options.kind == "elementwise" else movement_chain
+    rows = {n: stages(make(n)) for n in options.sizes}
+    names = list(next(iter(rows.values())))
+    print(f"{options.kind} chain: seconds per stage")
+    print(f"{'ops':>7} " + " ".join(f"{name[:14]:>14}" for name in names) + f" {'total':>9}")
+    for n, times in rows.items():
+        print(f"{n:>7} " + " ".join(f"{times[k]:>14.3f}" for k in names) + f" {sum(times.values()):>9.2f}")
+    if len(rows) > 1:
+        (n1, t1), (n2, t2) = list(rows.items())[-2:]
+        growth = [math.log(max(t2[k], 1e-6) / max(t1[k], 1e-6)) / math.log(n2 / n1) for k in names]
+        total = math.log(sum(t2.values()) / sum(t1.values())) / math.log(n2 / n1)
+        print(f"{'growth':>7} " + " ".join(f"{g:>14.2f}" for g in growth) + f" {total:>9.2f}")
+
+
+if __name__ == "__main__":
+    main()
