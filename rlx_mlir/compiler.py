@@ -7,8 +7,10 @@ function (signature, constants, memory plan), then lowers to LLVM and JITs.
 
 from __future__ import annotations
 
+import pickle
 import re
 import sys
+from dataclasses import dataclass
 
 import numpy as np
 from xdsl.backend.llvm.convert import convert_module
@@ -19,13 +21,13 @@ from xdsl.passes import ModulePass, PassPipeline
 from xdsl.utils.exceptions import ArgSpecParseError, PassFailedException, VerifyException
 from xdsl.utils.exceptions import ParseError as XdslParseError
 
-from rlx_mlir import blas, dtypes
+from rlx_mlir import blas, disk_cache, dtypes
 from rlx_mlir.context import make_context
 from rlx_mlir.dialects import rlx
 from rlx_mlir.dialects.common import element_type, shape_of
 from rlx_mlir.errors import AllocationError, CompileError, ParseError, VerificationError
-from rlx_mlir.jit import compile_llvm
-from rlx_mlir.memory_plan import OFFSETS, index_checks, read_plan
+from rlx_mlir.jit import compile_text, host_target, module_text
+from rlx_mlir.memory_plan import OFFSETS, MemoryPlan, index_checks, read_plan
 from rlx_mlir.passes.default_pipeline import TENSOR_PIPELINE
 from rlx_mlir.passes.lower_to_llvm import LowerToLLVMPass, available_cpus
 from rlx_mlir.passes.plan_memory import PlanMemoryPass
@@ -130,6 +132,22 @@ def _check_options(pipeline: object, entry: object, threads: object) -> None:
         raise CompileError(f"compile() threads= takes a count >= 0 (0: every CPU), got {threads!r}")
 
 
+@dataclass(frozen=True)
+class Artifacts:
+    """What compiling a module derives before the JIT: all an Executable needs
+    besides machine code, so the disk cache can keep it."""
+
+    name: str
+    inputs: list[TensorSpec]
+    outputs: list[TensorSpec]
+    plan: MemoryPlan
+    constants: list[ConstantData]
+    llvm_ir: str
+    jit_text: str
+    planned_ir: str
+    checks: list[IndexCheck]
+
+
 def compile(  # noqa: A001
     module_or_text: ModuleOp | str,
     pipeline: str | None = None,
@@ -141,16 +159,56 @@ def compile(  # noqa: A001
     `pipeline` lists the tensor-level passes to run before memory planning and
     lowering (default: `TENSOR_PIPELINE`; "" runs none). `threads` caps how many
     threads a large kernel is split over (0, or more than there are: every
-    available CPU).
+    available CPU). Results are kept in the persistent cache of
+    `rlx_mlir.disk_cache`: compiling the same text again, in any process,
+    skips straight to loading machine code. An Executable pickles as its IR
+    text and these options, and recompiles (through the cache) when unpickled.
     """
     _check_options(pipeline, entry, threads)
-    if isinstance(module_or_text, str):
-        module = parse(module_or_text)
-    elif isinstance(module_or_text, ModuleOp):
-        module = module_or_text.clone()
-        verify(module)
+    if isinstance(module_or_text, ModuleOp):
+        text = str(module_or_text)
+    elif isinstance(module_or_text, str):
+        text = module_or_text
     else:
         raise CompileError(f"compile() takes IR text or a builtin.module, got {type(module_or_text).__name__}")
+    effective = min(threads, available_cpus()) if threads else available_cpus()
+    options = (repr(pipeline), repr(entry), str(effective), disk_cache.settings())
+    disk_key = disk_cache.key("module", host_target().key, text, *options)
+    artifacts = derived = _load_artifacts(disk_key)
+    if artifacts is None:
+        artifacts = derived = _derive(module_or_text, pipeline, entry, effective)
+        disk_cache.store("module", disk_key, pickle.dumps(artifacts))
+    else:
+        derived = None
+    if blas.PREFIX in artifacts.jit_text:  # kernels call the BLAS: MCJIT resolves them in the process
+        blas.load()
+    compiled = compile_text(artifacts.jit_text)
+    a = artifacts
+    try:
+        exe = Executable(a.name, compiled, a.inputs, a.outputs, a.plan, a.constants, a.llvm_ir, a.planned_ir, a.checks)
+    except MemoryError:
+        raise AllocationError(f"the arena of {a.plan.arena_size} bytes cannot be allocated") from None
+    exe.recompile = (compile, (text, pipeline, entry, threads))
+    exe.cached = {"module": artifacts is not derived, "machine code": compiled.from_disk}
+    return exe
+
+
+def _load_artifacts(disk_key: str) -> Artifacts | None:
+    data = disk_cache.load("module", disk_key)
+    try:
+        artifacts = pickle.loads(data) if data else None  # noqa: S301 - our own cache directory
+    except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError, TypeError):
+        return None
+    return artifacts if isinstance(artifacts, Artifacts) else None
+
+
+def _derive(module_or_text: ModuleOp | str, pipeline: str | None, entry: str | None, threads: int) -> Artifacts:
+    """Parse, run the passes, plan and lower: everything but the JIT."""
+    if isinstance(module_or_text, str):
+        module = parse(module_or_text)
+    else:
+        module = module_or_text.clone()
+        verify(module)
     passes = _tensor_passes(TENSOR_PIPELINE if pipeline is None else pipeline)
     function = _entry_function(module, entry)
     for other in [op for op in module.ops if op is not function]:
@@ -172,13 +230,10 @@ def compile(  # noqa: A001
     planned_ir = str(function)
     checks = [IndexCheck(op.name) for op in index_checks(function)]
     try:
-        LowerToLLVMPass(threads=min(threads, available_cpus()) if threads else 0).apply(ctx, module)
+        LowerToLLVMPass(threads=threads).apply(ctx, module)
     except ValueError as error:  # an emitter's limit (a BLAS dimension, an op with no kernel)
         raise CompileError(f"@{name}: {error}") from None
     llvm_module = convert_module(module, fallback_target_triple=None)
     llvm_ir = str(llvm_module)
-    compiled = compile_llvm(llvm_module, {name})
-    try:
-        return Executable(name, compiled, inputs, outputs, plan, constants, llvm_ir, planned_ir, checks)
-    except MemoryError:
-        raise AllocationError(f"the arena of {plan.arena_size} bytes cannot be allocated") from None
+    jit_text = module_text(llvm_module, {name})
+    return Artifacts(name, inputs, outputs, plan, constants, llvm_ir, jit_text, planned_ir, checks)

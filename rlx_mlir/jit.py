@@ -1,7 +1,7 @@
 """llvmlite: optimize an LLVM module at O3 for the host CPU and MCJIT it.
 
 Compiled engines are shared by (IR text, target) while an executable holds
-them: compiling a module that a live executable already runs costs one hash.
+them (and kept across processes by `rlx_mlir.disk_cache`): compiling a module that a live executable already runs costs one hash.
 The cache holds engines weakly, plus the few most recently compiled, so a
 process that compiles and drops executables for hours keeps a bounded
 number of engines (each holds its machine code and LLVM's module).
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import collections
 import hashlib
+import pickle
 import threading
 import weakref
 from dataclasses import dataclass
@@ -18,6 +19,8 @@ from functools import cache
 
 import llvmlite.binding as llvm
 import llvmlite.ir as ir
+
+from rlx_mlir import disk_cache
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,8 @@ class CompiledModule:
     engine: llvm.ExecutionEngine
     optimized_ir: str
     context: llvm.ContextRef
+    from_disk: bool = False
+    """Whether the machine code came from the disk cache (O3 and codegen skipped)."""
 
     def __del__(self) -> None:
         self.engine.close()  # before the context its module lives in
@@ -89,30 +94,61 @@ def internalize(module: ir.Module, keep: set[str]) -> None:
             fn.linkage = "internal"
 
 
-def compile_llvm(module: ir.Module, entries: set[str]) -> CompiledModule:
+def module_text(module: ir.Module, entries: set[str]) -> str:
+    """The module's LLVM IR as it is compiled: kernels internal, host triple."""
     internalize(module, entries)
+    module.triple = host_target().triple
+    return str(module)
+
+
+def compile_llvm(module: ir.Module, entries: set[str]) -> CompiledModule:
+    return compile_text(module_text(module, entries))
+
+
+def compile_text(text: str) -> CompiledModule:
+    """JIT `text` (from `module_text`): shared with a live executable of the same
+    IR, else from the disk cache's optimized IR and machine code, else O3 and
+    codegen (whose results go to the disk cache)."""
     target = host_target()
-    module.triple = target.triple
-    text = str(module)
     key = hashlib.sha256(f"{target.key}\n{text}".encode()).hexdigest()
     with _lock:
         cached = _cache.get(key)
-        if cached is not None:
-            _recent.append(cached)
-            return cached
-        tm = _target_machine()
-        context = llvm.create_context()
-        parsed = llvm.parse_assembly(text, context=context)
-        parsed.data_layout = str(tm.target_data)
+        if cached is None:
+            cached = _compile(text, disk_cache.key("object", target.key, text))
+            _cache[key] = cached
+        _recent.append(cached)
+        return cached
+
+
+def _compile(text: str, disk_key: str) -> CompiledModule:
+    stored = _load_object(disk_key)
+    context = llvm.create_context()
+    tm = _target_machine()
+    parsed = llvm.parse_assembly(stored[0] if stored else text, context=context)
+    parsed.data_layout = str(tm.target_data)
+    if stored is None:
         parsed.verify()
         options = llvm.create_pipeline_tuning_options(speed_level=3)
         options.loop_vectorization = True
         options.slp_vectorization = True
         builder = llvm.create_pass_builder(tm, options)
         builder.getModulePassManager().run(parsed, builder)
-        engine = llvm.create_mcjit_compiler(parsed, _new_target_machine())
-        engine.finalize_object()
-        compiled = CompiledModule(engine, str(parsed), context)
-        _cache[key] = compiled
-        _recent.append(compiled)
-        return compiled
+    optimized = stored[0] if stored else str(parsed)
+    engine = llvm.create_mcjit_compiler(parsed, _new_target_machine())
+    objects: list[bytes] = []
+    engine.set_object_cache(
+        notify_func=lambda _module, data: objects.append(data),
+        getbuffer_func=lambda _module: stored[1] if stored else None,
+    )
+    engine.finalize_object()
+    if stored is None and objects:
+        disk_cache.store("object", disk_key, pickle.dumps((optimized, objects[0])))
+    return CompiledModule(engine, optimized, context, from_disk=stored is not None)
+
+
+def _load_object(disk_key: str) -> tuple[str, bytes] | None:
+    data = disk_cache.load("object", disk_key)
+    try:
+        return pickle.loads(data) if data else None  # noqa: S301 - our own cache directory
+    except (pickle.UnpicklingError, EOFError, ValueError, TypeError):
+        return None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -83,6 +83,17 @@ class Executable:
         self._status = np.zeros(4, dtype=np.int64)  # code, index, axis, size
         self._index_checks = tuple(index_checks)
         self._lock = threading.Lock()  # the arena is shared state: one call at a time
+        self.recompile: tuple[Callable[..., Executable], tuple[object, ...]] | None = None
+        """How to build this executable again (the compiler and its arguments): what it pickles as."""
+        self.cached: dict[str, bool] = {}
+        """Which levels of the persistent cache it came from ("module", "machine code")."""
+
+    def __reduce__(self) -> tuple[Callable[..., Executable], tuple[object, ...]]:
+        """Pickled as its IR text and compile options; unpickling compiles again,
+        through the persistent cache (for dask, multiprocessing, Ray workers)."""
+        if self.recompile is None:
+            raise TypeError(f"{self.name}: this executable was not made by rlx_mlir.compile and cannot be pickled")
+        return self.recompile
 
     @property
     def optimized_llvm_ir(self) -> str:

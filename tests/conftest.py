@@ -8,6 +8,9 @@ therefore import the shared helpers as plain top-level modules
 from the repository root (`python -m pytest -q`) as well as from a single
 file, without touching `sys.path` themselves.
 
+Compile cache: the session uses a temporary directory of its own
+(`RLX_MLIR_CACHE_DIR`), removed at exit.
+
 Fixtures: ``graph_exe``, the executable of `ir_snippets.GRAPH`, shared by the
 API-error and regression suites.
 
@@ -20,11 +23,20 @@ Markers:
 
 from __future__ import annotations
 
+import atexit
+import os
 import platform
+import shutil
+import tempfile
 
 import llvmlite.binding as llvm
 import pytest
 from ir_snippets import GRAPH
+
+# The persistent compile cache of this test session: its own directory, never the user's.
+if "RLX_MLIR_CACHE_DIR" not in os.environ:
+    os.environ["RLX_MLIR_CACHE_DIR"] = tempfile.mkdtemp(prefix="rlx-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["RLX_MLIR_CACHE_DIR"], ignore_errors=True)
 
 import rlx_mlir as rlx
 from rlx_mlir.runtime import Executable

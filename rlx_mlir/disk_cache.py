@@ -1,0 +1,113 @@
+"""The persistent compile cache: compiled work kept on disk across processes.
+
+Two levels, both keyed by the host target and a fingerprint of this package
+(each of its modules' size and modification time, so an edited compiler
+never reads what an older one wrote) and of llvmlite's version:
+
+- `module/`: an IR text with its pipeline, entry and thread count (and the
+  tuning constants of `settings()`) -> what the compiler derived from it
+  (signature, memory plan, constants, LLVM IR), so parsing, the passes and
+  the lowering are skipped (`rlx_mlir/compiler.py`);
+- `object/`: an LLVM IR text -> its optimized IR and machine code, which
+  MCJIT loads through llvmlite's object-cache callbacks instead of running
+  O3 and codegen again (`rlx_mlir/jit.py`).
+
+Location: `$RLX_MLIR_CACHE_DIR`, else `$XDG_CACHE_HOME/rlx_mlir`, else
+`~/.cache/rlx_mlir`. `RLX_MLIR_CACHE=0` turns the cache off. Clear it with
+`rlx_mlir.disk_cache.clear()` (or by deleting the directory). Entries are
+written atomically, so concurrent processes never read half an entry; an
+unreadable entry is a miss.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import sys
+import tempfile
+from functools import cache
+from pathlib import Path
+
+import llvmlite
+
+
+def directory() -> Path | None:
+    """Where the cache lives, or None when it is turned off."""
+    if os.environ.get("RLX_MLIR_CACHE", "1") == "0":
+        return None
+    configured = os.environ.get("RLX_MLIR_CACHE_DIR")
+    if configured:
+        return Path(configured)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "rlx_mlir"
+
+
+@cache
+def fingerprint() -> str:
+    """This package's sources (path, size and modification time of each module:
+    an edited compiler never reads what an older one wrote; dialects/, passes/
+    and lowering/ are symlinked into the package and the walk follows them) and
+    the LLVM that made the machine code."""
+    digest = hashlib.sha256(llvmlite.__version__.encode())
+    root = Path(__file__).parent
+    for folder, _, names in sorted(os.walk(root, followlinks=True)):
+        for name in sorted(names):
+            if name.endswith(".py"):
+                stat = os.stat(os.path.join(folder, name))
+                digest.update(f"{os.path.relpath(folder, root)}/{name}:{stat.st_size}:{stat.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
+def settings() -> str:
+    """The module-level constants (UPPER_CASE numbers, strings, flags) of every
+    loaded rlx_mlir module: the tuning knobs a benchmark or test may change
+    (`contraction.TILED_MAX_MNK = 0`), which change the code compiled from the
+    same text, so they are part of a module entry's key."""
+    knobs = []
+    for name, module in sorted(sys.modules.items()):
+        if name.startswith("rlx_mlir.") and module is not None:
+            for attr, value in vars(module).items():
+                if attr.isupper() and isinstance(value, (bool, int, float, str, type(None))):
+                    knobs.append(f"{name}.{attr}={value!r}")
+    return "\n".join(knobs)
+
+
+def key(*parts: str) -> str:
+    digest = hashlib.sha256(fingerprint().encode())
+    for part in parts:
+        digest.update(b"\0")
+        digest.update(part.encode())
+    return digest.hexdigest()
+
+
+def load(kind: str, entry: str) -> bytes | None:
+    where = directory()
+    if where is None:
+        return None
+    try:
+        return (where / kind / entry).read_bytes()
+    except OSError:
+        return None
+
+
+def store(kind: str, entry: str, data: bytes) -> None:
+    """Write one entry (best effort: a read-only or full disk only costs the cache)."""
+    where = directory()
+    if where is None:
+        return
+    try:
+        folder = where / kind
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=folder, delete=False) as handle:
+            handle.write(data)
+        os.replace(handle.name, folder / entry)
+    except OSError:
+        return
+
+
+def clear() -> None:
+    """Delete every entry."""
+    where = directory()
+    if where is not None:
+        shutil.rmtree(where, ignore_errors=True)
