@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch  # the reference for every gradient (a test dependency: the .[test] extra)
 
 import rlx_mlir as rlx
-
-torch = pytest.importorskip("torch", reason="the backward is checked against torch.autograd (pip install -e '.[test]')")
 
 B, H, LENGTH = 3, 5, 7
 
