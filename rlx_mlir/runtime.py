@@ -86,7 +86,9 @@ class Executable:
         self.recompile: tuple[Callable[..., Executable], tuple[object, ...]] | None = None
         """How to build this executable again (the compiler and its arguments): what it pickles as."""
         self.cached: dict[str, bool] = {}
-        """Which levels of the persistent cache it came from ("module", "machine code")."""
+        """Which work the persistent cache saved: "module" (parsing, passes,
+        lowering), "machine code" (O3 and codegen: from disk, or shared with
+        a live executable of the same IR)."""
 
     def __reduce__(self) -> tuple[Callable[..., Executable], tuple[object, ...]]:
         """Pickled as its IR text and compile options; unpickling compiles again,

@@ -69,7 +69,8 @@ def test_clear_removes_every_entry(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert any((tmp_path / "cache").rglob("*"))
     disk_cache.clear()
     assert not (tmp_path / "cache").exists()
-    assert rlx.compile(GRAPH).cached == {"module": False, "machine code": False}
+    assert rlx.compile(GRAPH).cached["module"] is False  # (its engine may still be alive in this process)
+    assert any((tmp_path / "cache").rglob("*"))
 
 
 def test_a_tuning_constant_is_part_of_the_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
