@@ -87,8 +87,9 @@ class Executable:
         """How to build this executable again (the compiler and its arguments): what it pickles as."""
         self.cached: dict[str, bool] = {}
         """Which work the persistent cache saved: "module" (parsing, passes,
-        lowering), "machine code" (O3 and codegen: from disk, or shared with
-        a live executable of the same IR)."""
+        lowering came from disk), "machine code" (the machine code was loaded
+        from disk, by this compile or by the live executable it shares its
+        engine with)."""
 
     def __reduce__(self) -> tuple[Callable[..., Executable], tuple[object, ...]]:
         """Pickled as its IR text and compile options; unpickling compiles again,
