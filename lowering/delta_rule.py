@@ -1,0 +1,484 @@
+"""Kernels of `rlx.gated_delta_net`: the gated delta rule, per (batch, head).
+
+Per step, with state S [N, N] (row i the key dimension, column j the value
+dimension): S *= exp(g) (row i by exp(g_i) with `gate_per_channel`);
+u = β·(v − Sᵀk); S += k ⊗ u; out = Sᵀq / √N. f16 and bf16 are computed in
+f32: the state stays in f32 for the whole call and is rounded once into the
+state result, the output once per element.
+
+Both forms run one (batch, head) per outer step (extent B·H, split across the
+entry's threads), the state in cache for the whole sequence; the working state
+is the state result itself when it is stored in the compute type, else the
+op's scratch buffer (`GatedDeltaNetOp.scratch_bytes`).
+
+- **Sequential** (`_sequential_kernel`): two fused passes over S per step,
+  vectorized along j: (1) decay row i and sk[j] += S[i, j]·k[i]; then
+  u = β(v − sk); (2) S[i, :] += k[i]·u and o[j] += S[i, j]·q[i].
+- **Chunked** (`_chunked_kernel`, sequences of at least `CHUNKED_MIN_SEQ`
+  steps): the WY / UT-transform form of fla-org/flash-linear-attention's
+  `chunk_gated_delta_rule`, CHUNK steps at a time, most of the work single-
+  threaded GEMMs on stack buffers. Within a chunk, γ_r is the cumulative gate
+  up to row r, and every decay is one exp of a segment sum clamped to ≤ 0,
+  exp(min(γ_r − γ_s, 0)), never a product exp(γ_r)·exp(−γ_s) (which is 0·inf
+  for long chunks or strong gates). The chunk equations (S₀ its initial state,
+  D_rs = exp(γ_r − γ_s), per key channel i with `gate_per_channel`):
+
+      A[r, s] = β_r Σ_i k_ri k_si D_rs,i   (s < r)     P[r, s] = Σ_i q_ri k_si D_rs,i   (s ≤ r)
+      (I + A) [Ũ | −W] = [β V | −β e^γ K]                  (forward substitution)
+      U = Ũ − W S₀          O = (Q ⊙ e^γ) S₀ + P U        S' = e^γ_last S₀ + (K ⊙ e^(γ_last − γ))ᵀ U
+
+  A short last chunk is padded with zero rows (β = 0, g = 0), which change
+  nothing, so every GEMM has the same sizes. The two forms agree within 1e-4
+  relative in f32 (tests/test_delta_rule.py). The chunked form assumes decay
+  gates (g ≤ 0), as the clamps do.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import i32
+from xdsl.ir import Operation, Region, SSAValue
+
+from rlx_mlir import blas
+from rlx_mlir.dialects import recurrent as rc
+from rlx_mlir.lowering import math_approx as m
+from rlx_mlir.lowering.element_types import Codec, codec
+from rlx_mlir.lowering.emitter import Emitter
+from rlx_mlir.lowering.gemm import SET_THREADS, gemm_call, gemm_external
+from rlx_mlir.lowering.kernel import Kernel, KernelContext, StackArray, kernel_function
+from rlx_mlir.lowering.loops import for_range
+from rlx_mlir.memory_plan import Scratch
+
+CHUNK = 64
+"""Steps per chunk of the chunked form (fla's default)."""
+
+CHUNKED_MIN_SEQ = 2 * CHUNK
+"""Sequences at least this long use the chunked form (tests lower it to run both forms)."""
+
+STACK_LIMIT = 1 << 20
+"""The chunked form's buffers live on the kernel's stack; past this many bytes
+(N above ~400 in f32) the sequential form runs instead."""
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """The op's sizes and element codecs."""
+
+    batch: int
+    seq: int
+    heads: int
+    n: int
+    per_channel: bool
+    item: Codec
+    """The stored element type."""
+    work: Codec
+    """The compute type (f32 for f16/bf16), in which the working state and buffers are held."""
+
+    @classmethod
+    def of(cls, op: rc.GatedDeltaNetOp) -> _Shape:
+        batch, seq, heads, n = op.output_shape()
+        item = codec(op.element.ir_type)
+        return cls(batch, seq, heads, n, op.per_channel, item, codec(item.compute))
+
+    @property
+    def gates(self) -> int:
+        """Gate values per step and head: N per channel, else 1."""
+        return self.n if self.per_channel else 1
+
+    @property
+    def cells(self) -> int:
+        return self.n * self.n
+
+    def row(self, e: Emitter, bh: SSAValue, t: SSAValue, width: int) -> SSAValue:
+        """Element offset of step t of (batch, head) bh in a [B, S, H, width] tensor."""
+        b, h = e.udiv(bh, e.i64(self.heads)), e.urem(bh, e.i64(self.heads))
+        return e.mul(e.add(e.mul(e.add(e.mul(b, e.i64(self.seq)), t), e.i64(self.heads)), h), e.i64(width))
+
+
+@dataclass
+class _Pointers:
+    """The kernel's buffer pointers by role (`initial`/`final` None when absent)."""
+
+    q: SSAValue
+    k: SSAValue
+    v: SSAValue
+    g: SSAValue
+    beta: SSAValue
+    initial: SSAValue | None
+    out: SSAValue
+    final: SSAValue | None
+    state: SSAValue
+    """The working state [B·H, N, N] in the compute type: the state result or the scratch buffer."""
+
+
+def _buffers(op: rc.GatedDeltaNetOp) -> list[SSAValue | str | Scratch]:
+    """q, k, v, g, beta, [initial state], out, [final state], [scratch state]."""
+    buffers: list[SSAValue | str | Scratch] = [*op.inputs, *op.initial_state, op.output, *op.final_state]
+    if op.scratch_bytes():
+        buffers.append(Scratch(op, 0))
+    return buffers
+
+
+def _pointers(op: rc.GatedDeltaNetOp, pointers: list[SSAValue]) -> _Pointers:
+    q, k, v, g, beta, *rest = pointers
+    initial = rest.pop(0) if op.carries_in else None
+    out = rest.pop(0)
+    final = rest.pop(0) if op.carries_out else None
+    state = rest.pop(0) if rest else final
+    assert state is not None
+    return _Pointers(q, k, v, g, beta, initial, out, final, state)
+
+
+def _loop(e: Emitter, region: Region, count: int | SSAValue, body: Callable[[SSAValue], None]) -> None:
+    """for x in range(count): body(x)."""
+    for_range(e, region, e.i64(0), e.i64(count) if isinstance(count, int) else count, body)
+
+
+def _exp_le0(e: Emitter, x: SSAValue) -> SSAValue:
+    """exp(min(x, 0)): a decay, clamped so that a segment sum rounded above 0 cannot grow."""
+    zero = e.const_like(x, 0.0)
+    return m.exp(e, e.select(e.fcmp("ogt", x, zero), zero, x))
+
+
+def _load_state(e: Emitter, region: Region, s: _Shape, p: _Pointers, base: SSAValue) -> None:
+    """The working state of one (batch, head) at `base`: the initial state operand, or zeros."""
+    def cell(x: SSAValue) -> None:
+        at = e.add(base, x)
+        value = s.item.load(e, p.initial, at) if p.initial is not None else e.const(s.work.compute, 0.0)
+        s.work.store(e, value, p.state, at)
+
+    _loop(e, region, s.cells, cell)
+
+
+def _store_state(e: Emitter, region: Region, s: _Shape, p: _Pointers, base: SSAValue) -> None:
+    """Round the working state into the state result once, unless the kernel worked in it."""
+    if p.final is None or p.final is p.state:
+        return
+    _loop(e, region, s.cells, lambda x: s.item.store(e, s.work.load(e, p.state, e.add(base, x)), p.final,
+                                                     e.add(base, x)))
+
+
+# ---------------------------------------------------------------------------
+# sequential form
+# ---------------------------------------------------------------------------
+
+
+def _sequential_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
+    """One (batch, head) per outer step, its state in cache for all steps; per step
+    two fused passes over S, each vectorized along j."""
+    n, wc = s.n, s.work
+
+    def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
+        p = _pointers(op, pointers)
+        qv, kv, uv, sk, ov, decay = (StackArray.allocate(e, wc, n) for _ in range(6))
+        scale = e.const(wc.compute, 1.0 / math.sqrt(n))
+
+        def head(bh: SSAValue) -> None:
+            base = e.mul(bh, e.i64(s.cells))
+            _load_state(e, region, s, p, base)
+
+            def step(t: SSAValue) -> None:
+                row = s.row(e, bh, t, n)
+                gate_row = s.row(e, bh, t, s.gates)
+                beta = s.item.load(e, p.beta, s.row(e, bh, t, 1))
+
+                def load(i: SSAValue) -> None:
+                    at = e.add(row, i)
+                    qv.set(e, i, e.fmul(s.item.load(e, p.q, at), scale))
+                    kv.set(e, i, s.item.load(e, p.k, at))
+                    uv.set(e, i, s.item.load(e, p.v, at))
+                    sk.set(e, i, e.const(wc.compute, 0.0))
+                    ov.set(e, i, e.const(wc.compute, 0.0))
+
+                _loop(e, region, n, load)
+                _loop(e, region, s.gates, lambda i: decay.set(e, i, m.exp(e, s.item.load(e, p.g, e.add(gate_row, i)))))
+
+                def decay_and_project(i: SSAValue) -> None:  # pass 1: S[i, :] *= a_i; sk += S[i, :] k_i
+                    a = decay.get(e, i if s.per_channel else 0)
+                    ki = kv.get(e, i)
+                    at_row = e.add(base, e.mul(i, e.i64(n)))
+
+                    def cell(j: SSAValue) -> None:
+                        at = e.add(at_row, j)
+                        decayed = e.fmul(wc.load(e, p.state, at), a)
+                        wc.store(e, decayed, p.state, at)
+                        sk.set(e, j, e.fma(decayed, ki, sk.get(e, j)))
+
+                    _loop(e, region, n, cell)
+
+                _loop(e, region, n, decay_and_project)
+                _loop(e, region, n, lambda j: uv.set(e, j, e.fmul(beta, e.fsub(uv.get(e, j), sk.get(e, j)))))
+
+                def update_and_read(i: SSAValue) -> None:  # pass 2: S[i, :] += k_i u; o += S[i, :] q_i
+                    ki, qi = kv.get(e, i), qv.get(e, i)
+                    at_row = e.add(base, e.mul(i, e.i64(n)))
+
+                    def cell(j: SSAValue) -> None:
+                        at = e.add(at_row, j)
+                        updated = e.fma(ki, uv.get(e, j), wc.load(e, p.state, at))
+                        wc.store(e, updated, p.state, at)
+                        ov.set(e, j, e.fma(updated, qi, ov.get(e, j)))
+
+                    _loop(e, region, n, cell)
+
+                _loop(e, region, n, update_and_read)
+                _loop(e, region, n, lambda j: s.item.store(e, ov.get(e, j), p.out, e.add(row, j)))
+
+            _loop(e, region, s.seq, step)
+            _store_state(e, region, s, p, base)
+
+        for_range(e, region, begin, end, head)
+
+    buffers = _buffers(op)
+    work = s.batch * s.heads * max(1, s.seq) * s.cells
+    return Kernel(kernel_function(name, len(buffers), build), buffers, s.batch * s.heads, work)
+
+
+# ---------------------------------------------------------------------------
+# chunked form
+# ---------------------------------------------------------------------------
+
+
+def _chunk_stack_bytes(s: _Shape) -> int:
+    """Bytes of the chunked form's stack buffers (see `_chunked_kernel`)."""
+    c, n = CHUNK, s.n
+    elements = 5 * c * n + 2 * c * c + s.gates * c + 2 * c + (c * n if s.per_channel else 0)
+    return elements * s.work.dtype.nbytes
+
+
+def _chunked_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
+    """One (batch, head) per outer step; per chunk of CHUNK steps the equations of
+    the module docstring, on stack buffers: Q, K [C, N], X = [U | −W] [C, 2N],
+    O [C, N], A, P [C, C], the cumulative gates Γ [G, C] (transposed), β [C] and,
+    with `gate_per_channel`, Kᵀ [N, C] for the pairwise sums."""
+    blas.load()
+    c, n, wc = CHUNK, s.n, s.work
+    dtype = wc.dtype.name
+    chunks = -(-s.seq // c)
+
+    def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
+        p = _pointers(op, pointers)
+        qs, ks, os_ = (StackArray.allocate(e, wc, c * n) for _ in range(3))
+        xs = StackArray.allocate(e, wc, 2 * c * n)
+        a_mat, p_mat = StackArray.allocate(e, wc, c * c), StackArray.allocate(e, wc, c * c)
+        gamma = StackArray.allocate(e, wc, s.gates * c)
+        betas, decay_last = StackArray.allocate(e, wc, c), StackArray.allocate(e, wc, s.gates)
+        kt = StackArray.allocate(e, wc, n * c) if s.per_channel else None
+        zero = e.const(wc.compute, 0.0)
+        scale = e.const(wc.compute, 1.0 / math.sqrt(n))
+        pairwise = gemm_call(e, dtype, (c, c, n), (False, True), (n, n, c))
+        correct_u = gemm_call(e, dtype, (c, n, n), (False, False), (2 * n, n, 2 * n), beta=1.0)
+        read_state = gemm_call(e, dtype, (c, n, n), (False, False), (n, n, n))
+        read_chunk = gemm_call(e, dtype, (c, n, c), (False, False), (c, 2 * n, n), beta=1.0)
+        update_state = gemm_call(e, dtype, (n, n, c), (True, False), (n, 2 * n, n), beta=1.0)
+
+        def at(array: StackArray, row: SSAValue | int, col: SSAValue | int, width: int) -> SSAValue:
+            row_v = e.i64(row) if isinstance(row, int) else row
+            col_v = e.i64(col) if isinstance(col, int) else col
+            return e.op(llvm.GEPOp(array.ptr, [llvm.GEP_USE_SSA_VAL], wc.storage,
+                                   ssa_indices=[e.add(e.mul(row_v, e.i64(width)), col_v)], inbounds=True))
+
+        def get(array: StackArray, row: SSAValue | int, col: SSAValue | int, width: int) -> SSAValue:
+            return e.op(llvm.LoadOp(at(array, row, col, width), wc.storage))
+
+        def put(array: StackArray, row: SSAValue | int, col: SSAValue | int, width: int, value: SSAValue) -> None:
+            e.op(llvm.StoreOp(value, at(array, row, col, width)))
+
+        def head(bh: SSAValue) -> None:
+            base = e.mul(bh, e.i64(s.cells))
+            state = e.op(llvm.GEPOp(p.state, [llvm.GEP_USE_SSA_VAL], wc.storage, ssa_indices=[base], inbounds=True))
+            _load_state(e, region, s, p, base)
+
+            def chunk(index: SSAValue) -> None:
+                t0 = e.mul(index, e.i64(c))
+                valid = e.smin(e.sub(e.i64(s.seq), t0), e.i64(c))
+                load_chunk(bh, t0, valid)
+                pair_sums()
+                solve()
+                finish(bh, t0, valid, state)
+
+            _loop(e, region, chunks, chunk)
+            _store_state(e, region, s, p, base)
+
+        def load_chunk(bh: SSAValue, t0: SSAValue, valid: SSAValue) -> None:
+            """Q·scale, K, X = [βV | −β e^γ K], β, Γ; rows past the sequence are zero (β = 0, g = 0)."""
+
+            def row(r: SSAValue) -> None:
+                inside = e.icmp("slt", r, valid)
+                t = e.smin(e.add(t0, r), e.i64(s.seq - 1))  # a padded row reads the last step, then drops it
+                qkv, gates = s.row(e, bh, t, n), s.row(e, bh, t, s.gates)
+                beta = e.select(inside, s.item.load(e, p.beta, s.row(e, bh, t, 1)), zero)
+                betas.set(e, r, beta)
+
+                def gate(i: SSAValue) -> None:
+                    g = e.select(inside, s.item.load(e, p.g, e.add(gates, i)), zero)
+                    previous = get(gamma, i, e.smax(e.sub(r, e.i64(1)), e.i64(0)), c)  # in bounds at r = 0
+                    before = e.select(e.icmp("sgt", r, e.i64(0)), previous, zero)
+                    put(gamma, i, r, c, e.fadd(before, g))
+
+                _loop(e, region, s.gates, gate)
+
+                def column(i: SSAValue) -> None:
+                    src = e.add(qkv, i)
+                    q = e.select(inside, e.fmul(s.item.load(e, p.q, src), scale), zero)
+                    k = e.select(inside, s.item.load(e, p.k, src), zero)
+                    v = s.item.load(e, p.v, src)
+                    put(qs, r, i, n, q)
+                    put(ks, r, i, n, k)
+                    if kt is not None:
+                        put(kt, i, r, c, k)
+                    decay = _exp_le0(e, get(gamma, i if s.per_channel else 0, r, c))
+                    put(xs, r, i, 2 * n, e.fmul(beta, v))
+                    put(xs, r, e.add(i, e.i64(n)), 2 * n, e.fneg(e.fmul(e.fmul(beta, decay), k)))
+
+                _loop(e, region, n, column)
+
+            _loop(e, region, c, row)
+
+        def pair_sums() -> None:
+            """A (strictly lower, β_r in) and P (lower) of the module docstring."""
+            if s.per_channel:
+                return pair_sums_per_channel()
+            pairwise(qs.ptr, ks.ptr, p_mat.ptr)
+            pairwise(ks.ptr, ks.ptr, a_mat.ptr)
+
+            def row(r: SSAValue) -> None:
+                gr, beta = get(gamma, 0, r, c), betas.get(e, r)
+
+                def cell(col: SSAValue) -> None:
+                    decay = _exp_le0(e, e.fsub(gr, get(gamma, 0, col, c)))
+                    below, on_or_below = e.icmp("slt", col, r), e.icmp("sle", col, r)
+                    a = e.fmul(e.fmul(get(a_mat, r, col, c), decay), beta)
+                    put(a_mat, r, col, c, e.select(below, a, zero))
+                    put(p_mat, r, col, c, e.select(on_or_below, e.fmul(get(p_mat, r, col, c), decay), zero))
+
+                _loop(e, region, c, cell)
+
+            _loop(e, region, c, row)
+
+        def pair_sums_per_channel() -> None:
+            """Σ_i over key channels of k_si·exp(γ_r,i − γ_s,i), vectorized along s."""
+            assert kt is not None
+
+            def row(r: SSAValue) -> None:
+                beta = betas.get(e, r)
+
+                def clear(col: SSAValue) -> None:
+                    put(a_mat, r, col, c, zero)
+                    put(p_mat, r, col, c, zero)
+
+                _loop(e, region, c, clear)
+                upto = e.add(r, e.i64(1))
+
+                def channel(i: SSAValue) -> None:
+                    qi, bki, gri = get(qs, r, i, n), e.fmul(beta, get(ks, r, i, n)), get(gamma, i, r, c)
+
+                    def cell(col: SSAValue) -> None:
+                        kk = e.fmul(get(kt, i, col, c), _exp_le0(e, e.fsub(gri, get(gamma, i, col, c))))
+                        put(p_mat, r, col, c, e.fma(qi, kk, get(p_mat, r, col, c)))
+                        put(a_mat, r, col, c, e.fma(bki, kk, get(a_mat, r, col, c)))
+
+                    for_range(e, region, e.i64(0), upto, cell)
+
+                _loop(e, region, n, channel)
+                put(a_mat, r, r, c, zero)
+
+            _loop(e, region, c, row)
+
+        def solve() -> None:
+            """X_r -= Σ_{s<r} A[r, s] X_s, row by row (forward substitution with I + A)."""
+
+            def row(r: SSAValue) -> None:
+                def earlier(col: SSAValue) -> None:
+                    a = e.fneg(get(a_mat, r, col, c))
+
+                    def cell(j: SSAValue) -> None:
+                        put(xs, r, j, 2 * n, e.fma(a, get(xs, col, j, 2 * n), get(xs, r, j, 2 * n)))
+
+                    _loop(e, region, 2 * n, cell)
+
+                _loop(e, region, r, earlier)
+
+            for_range(e, region, e.i64(1), e.i64(c), row)
+
+        def finish(bh: SSAValue, t0: SSAValue, valid: SSAValue, state: SSAValue) -> None:
+            """U, then O = (Q ⊙ e^γ) S₀ + P U (stored), then the decayed state plus (K ⊙ e^(γ_last − γ))ᵀ U."""
+            w = e.op(llvm.GEPOp(xs.ptr, [n], wc.storage, inbounds=True))
+            correct_u(w, state, xs.ptr)
+
+            def scale_rows(r: SSAValue) -> None:
+                def column(i: SSAValue) -> None:
+                    g = i if s.per_channel else 0
+                    gr = get(gamma, g, r, c)
+                    put(qs, r, i, n, e.fmul(get(qs, r, i, n), _exp_le0(e, gr)))
+                    last = get(gamma, g, c - 1, c)
+                    put(ks, r, i, n, e.fmul(get(ks, r, i, n), _exp_le0(e, e.fsub(last, gr))))
+
+                _loop(e, region, n, column)
+
+            _loop(e, region, c, scale_rows)
+            read_state(qs.ptr, state, os_.ptr)
+            read_chunk(p_mat.ptr, xs.ptr, os_.ptr)
+
+            def store(r: SSAValue) -> None:
+                row = s.row(e, bh, e.add(t0, r), n)
+                _loop(e, region, n, lambda j: s.item.store(e, get(os_, r, j, n), p.out, e.add(row, j)))
+
+            _loop(e, region, valid, store)
+            _loop(e, region, s.gates, lambda i: decay_last.set(e, i, _exp_le0(e, get(gamma, i, c - 1, c))))
+
+            def decay_row(i: SSAValue) -> None:
+                a = decay_last.get(e, i if s.per_channel else 0)
+                _loop(e, region, n, lambda j: put_state(state, i, j, e.fmul(get_state(state, i, j), a)))
+
+            _loop(e, region, n, decay_row)
+            update_state(ks.ptr, xs.ptr, state)
+
+        def get_state(state: SSAValue, i: SSAValue, j: SSAValue) -> SSAValue:
+            return wc.load(e, state, e.add(e.mul(i, e.i64(n)), j))  # type: ignore[return-value]
+
+        def put_state(state: SSAValue, i: SSAValue, j: SSAValue, value: SSAValue) -> None:
+            wc.store(e, value, state, e.add(e.mul(i, e.i64(n)), j))
+
+        for_range(e, region, begin, end, head)
+
+    buffers = _buffers(op)
+    work = s.batch * s.heads * s.seq * s.cells
+    function = kernel_function(name, len(buffers), build)
+    return Kernel(function, buffers, s.batch * s.heads, work, externals=(gemm_external(dtype),))
+
+
+def _single_threaded_blas(name: str) -> Kernel:
+    """Sets OpenBLAS to one thread: the chunked kernel calls its GEMMs from the entry's threads."""
+
+    def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
+        e.op(llvm.CallOp(SET_THREADS.name, e.const(i32, 1)))
+
+    return Kernel(kernel_function(name, 0, build), [], 1, 1, parallel=False, externals=(SET_THREADS,))
+
+
+def uses_chunked_form(op: rc.GatedDeltaNetOp) -> bool:
+    """Long sequences, when the chunk buffers fit the stack."""
+    s = _Shape.of(op)
+    return s.seq >= CHUNKED_MIN_SEQ and _chunk_stack_bytes(s) <= STACK_LIMIT
+
+
+def gated_delta_net_kernels(op: rc.GatedDeltaNetOp, ctx: KernelContext) -> list[Kernel]:
+    s = _Shape.of(op)
+    if s.batch * s.heads == 0 or s.n == 0:
+        return []
+    if s.seq == 0 and not op.carries_out:
+        return []
+    if uses_chunked_form(op):
+        return [_single_threaded_blas(f"{ctx.name}_blas1"), _chunked_kernel(op, s, ctx.name)]
+    return [_sequential_kernel(op, s, ctx.name)]
+
+
+KERNELS: dict[type[Operation], Callable[[Operation, KernelContext], list[Kernel]]] = {
+    rc.GatedDeltaNetOp: gated_delta_net_kernels,
+}  # type: ignore[dict-item]
+"""Emitters of the delta-rule ops."""
