@@ -14,8 +14,8 @@ op's scratch buffer (`GatedDeltaNetOp.scratch_bytes`).
 - **Sequential** (`_sequential_kernel`): two fused passes over S per step,
   vectorized along j: (1) decay row i and sk[j] += S[i, j]·k[i]; then
   u = β(v − sk); (2) S[i, :] += k[i]·u and o[j] += S[i, j]·q[i].
-- **Chunked** (`_chunked_kernel`, sequences of at least `CHUNKED_MIN_SEQ`
-  steps): the WY / UT-transform form of fla-org/flash-linear-attention's
+- **Chunked** (`_chunked_kernel`, long sequences of large states: see
+  `CHUNKED_MIN_SEQ`): the WY / UT-transform form of fla-org/flash-linear-attention's
   `chunk_gated_delta_rule`, CHUNK steps at a time, most of the work single-
   threaded GEMMs on stack buffers. Within a chunk, γ_r is the cumulative gate
   up to row r, and every decay is one exp of a segment sum clamped to ≤ 0,
@@ -57,7 +57,13 @@ CHUNK = 64
 """Steps per chunk of the chunked form (fla's default)."""
 
 CHUNKED_MIN_SEQ = 2 * CHUNK
-"""Sequences at least this long use the chunked form (tests lower it to run both forms)."""
+CHUNKED_MIN_STATE = 256
+"""Sequences of at least CHUNKED_MIN_SEQ steps with a state size N of at least
+CHUNKED_MIN_STATE use the chunked form (tests lower both to run both forms).
+Measured on 2 Zen 5 cores (benchmarks/recurrent.py, S2048 H8 f32): the
+sequential form's two passes over an L2-resident state beat the single-threaded
+OpenBLAS GEMMs (Haswell kernels) of the chunked form by ~1.4x at N = 64 and
+128; at N = 256 the chunked form is ~1.4x faster."""
 
 STACK_LIMIT = 1 << 20
 """The chunked form's buffers live on the kernel's stack; past this many bytes
@@ -246,15 +252,18 @@ def _sequential_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
 def _chunk_stack_bytes(s: _Shape) -> int:
     """Bytes of the chunked form's stack buffers (see `_chunked_kernel`)."""
     c, n = CHUNK, s.n
-    elements = 5 * c * n + 2 * c * c + s.gates * c + 2 * c + (c * n if s.per_channel else 0)
+    elements = 7 * c * n + 2 * c * c + s.gates * (c + 1) + c + (c * n if s.per_channel else 0)
     return elements * s.work.dtype.nbytes
 
 
 def _chunked_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
     """One (batch, head) per outer step; per chunk of CHUNK steps the equations of
-    the module docstring, on stack buffers: Q, K [C, N], X = [U | −W] [C, 2N],
-    O [C, N], A, P [C, C], the cumulative gates Γ [G, C] (transposed), β [C] and,
-    with `gate_per_channel`, Kᵀ [N, C] for the pairwise sums."""
+    the module docstring in four GEMMs, on stack buffers whose stacked rows let
+    one GEMM serve two products: QK = [Q; K] [2C, N] (one GEMM gives [P; A]
+    [2C, C]), U [C, N], WQ = [−W; Q ⊙ e^γ] [2C, N] (one GEMM by S₀ gives
+    Y = [−W S₀; (Q ⊙ e^γ) S₀]), then O = Y[C:] + P U and S' = e^γ_last S₀ +
+    (K ⊙ e^(γ_last − γ))ᵀ U; the cumulative gates Γ [G, C] (transposed), β [C]
+    and, with `gate_per_channel`, Kᵀ [N, C] for the pairwise sums."""
     blas.load()
     c, n, wc = CHUNK, s.n, s.work
     dtype = wc.dtype.name
@@ -262,30 +271,35 @@ def _chunked_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
 
     def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
         p = _pointers(op, pointers)
-        qs, ks, os_ = (StackArray.allocate(e, wc, c * n) for _ in range(3))
-        xs = StackArray.allocate(e, wc, 2 * c * n)
-        a_mat, p_mat = StackArray.allocate(e, wc, c * c), StackArray.allocate(e, wc, c * c)
+        qk, wq, y = (StackArray.allocate(e, wc, 2 * c * n) for _ in range(3))
+        us = StackArray.allocate(e, wc, c * n)
+        pa = StackArray.allocate(e, wc, 2 * c * c)
         gamma = StackArray.allocate(e, wc, s.gates * c)
         betas, decay_last = StackArray.allocate(e, wc, c), StackArray.allocate(e, wc, s.gates)
         kt = StackArray.allocate(e, wc, n * c) if s.per_channel else None
         zero = e.const(wc.compute, 0.0)
         scale = e.const(wc.compute, 1.0 / math.sqrt(n))
-        pairwise = gemm_call(e, dtype, (c, c, n), (False, True), (n, n, c))
-        correct_u = gemm_call(e, dtype, (c, n, n), (False, False), (2 * n, n, 2 * n), beta=1.0)
-        read_state = gemm_call(e, dtype, (c, n, n), (False, False), (n, n, n))
-        read_chunk = gemm_call(e, dtype, (c, n, c), (False, False), (c, 2 * n, n), beta=1.0)
-        update_state = gemm_call(e, dtype, (n, n, c), (True, False), (n, 2 * n, n), beta=1.0)
+        pairwise = gemm_call(e, dtype, (2 * c, c, n), (False, True), (n, n, c))
+        read_state = gemm_call(e, dtype, (2 * c, n, n), (False, False), (n, n, n))
+        read_chunk = gemm_call(e, dtype, (c, n, c), (False, False), (c, n, n), beta=1.0)
+        update_state = gemm_call(e, dtype, (n, n, c), (True, False), (n, n, n), beta=1.0)
 
-        def at(array: StackArray, row: SSAValue | int, col: SSAValue | int, width: int) -> SSAValue:
+        def offset(array: StackArray, index: int) -> SSAValue:
+            return e.op(llvm.GEPOp(array.ptr, [llvm.GEP_USE_SSA_VAL], wc.storage, ssa_indices=[e.i64(index)],
+                                   inbounds=True))
+
+        k_rows, q_rows, a_rows, o_rows = offset(qk, c * n), offset(wq, c * n), offset(pa, c * c), offset(y, c * n)
+
+        def at(array: SSAValue, row: SSAValue | int, col: SSAValue | int, width: int) -> SSAValue:
             row_v = e.i64(row) if isinstance(row, int) else row
             col_v = e.i64(col) if isinstance(col, int) else col
-            return e.op(llvm.GEPOp(array.ptr, [llvm.GEP_USE_SSA_VAL], wc.storage,
+            return e.op(llvm.GEPOp(array, [llvm.GEP_USE_SSA_VAL], wc.storage,
                                    ssa_indices=[e.add(e.mul(row_v, e.i64(width)), col_v)], inbounds=True))
 
-        def get(array: StackArray, row: SSAValue | int, col: SSAValue | int, width: int) -> SSAValue:
+        def get(array: SSAValue, row: SSAValue | int, col: SSAValue | int, width: int) -> SSAValue:
             return e.op(llvm.LoadOp(at(array, row, col, width), wc.storage))
 
-        def put(array: StackArray, row: SSAValue | int, col: SSAValue | int, width: int, value: SSAValue) -> None:
+        def put(array: SSAValue, row: SSAValue | int, col: SSAValue | int, width: int, value: SSAValue) -> None:
             e.op(llvm.StoreOp(value, at(array, row, col, width)))
 
         def head(bh: SSAValue) -> None:
@@ -305,7 +319,7 @@ def _chunked_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
             _store_state(e, region, s, p, base)
 
         def load_chunk(bh: SSAValue, t0: SSAValue, valid: SSAValue) -> None:
-            """Q·scale, K, X = [βV | −β e^γ K], β, Γ; rows past the sequence are zero (β = 0, g = 0)."""
+            """Q·scale, K, U = βV, −W = −β e^γ K, β, Γ; rows past the sequence are zero (β = 0, g = 0)."""
 
             def row(r: SSAValue) -> None:
                 inside = e.icmp("slt", r, valid)
@@ -316,9 +330,9 @@ def _chunked_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
 
                 def gate(i: SSAValue) -> None:
                     g = e.select(inside, s.item.load(e, p.g, e.add(gates, i)), zero)
-                    previous = get(gamma, i, e.smax(e.sub(r, e.i64(1)), e.i64(0)), c)  # in bounds at r = 0
+                    previous = get(gamma.ptr, i, e.smax(e.sub(r, e.i64(1)), e.i64(0)), c)  # in bounds at r = 0
                     before = e.select(e.icmp("sgt", r, e.i64(0)), previous, zero)
-                    put(gamma, i, r, c, e.fadd(before, g))
+                    put(gamma.ptr, i, r, c, e.fadd(before, g))
 
                 _loop(e, region, s.gates, gate)
 
@@ -326,35 +340,33 @@ def _chunked_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
                     src = e.add(qkv, i)
                     q = e.select(inside, e.fmul(s.item.load(e, p.q, src), scale), zero)
                     k = e.select(inside, s.item.load(e, p.k, src), zero)
-                    v = s.item.load(e, p.v, src)
-                    put(qs, r, i, n, q)
-                    put(ks, r, i, n, k)
+                    put(qk.ptr, r, i, n, q)
+                    put(k_rows, r, i, n, k)
                     if kt is not None:
-                        put(kt, i, r, c, k)
-                    decay = _exp_le0(e, get(gamma, i if s.per_channel else 0, r, c))
-                    put(xs, r, i, 2 * n, e.fmul(beta, v))
-                    put(xs, r, e.add(i, e.i64(n)), 2 * n, e.fneg(e.fmul(e.fmul(beta, decay), k)))
+                        put(kt.ptr, i, r, c, k)
+                    decay = _exp_le0(e, get(gamma.ptr, i if s.per_channel else 0, r, c))
+                    put(us.ptr, r, i, n, e.fmul(beta, s.item.load(e, p.v, src)))
+                    put(wq.ptr, r, i, n, e.fneg(e.fmul(e.fmul(beta, decay), k)))
 
                 _loop(e, region, n, column)
 
             _loop(e, region, c, row)
 
         def pair_sums() -> None:
-            """A (strictly lower, β_r in) and P (lower) of the module docstring."""
+            """[P; A] of the module docstring (A strictly lower with β_r in, P lower)."""
             if s.per_channel:
                 return pair_sums_per_channel()
-            pairwise(qs.ptr, ks.ptr, p_mat.ptr)
-            pairwise(ks.ptr, ks.ptr, a_mat.ptr)
+            pairwise(qk.ptr, k_rows, pa.ptr)
 
             def row(r: SSAValue) -> None:
-                gr, beta = get(gamma, 0, r, c), betas.get(e, r)
+                gr, beta = get(gamma.ptr, 0, r, c), betas.get(e, r)
 
                 def cell(col: SSAValue) -> None:
-                    decay = _exp_le0(e, e.fsub(gr, get(gamma, 0, col, c)))
+                    decay = _exp_le0(e, e.fsub(gr, get(gamma.ptr, 0, col, c)))
                     below, on_or_below = e.icmp("slt", col, r), e.icmp("sle", col, r)
-                    a = e.fmul(e.fmul(get(a_mat, r, col, c), decay), beta)
-                    put(a_mat, r, col, c, e.select(below, a, zero))
-                    put(p_mat, r, col, c, e.select(on_or_below, e.fmul(get(p_mat, r, col, c), decay), zero))
+                    a = e.fmul(e.fmul(get(a_rows, r, col, c), decay), beta)
+                    put(a_rows, r, col, c, e.select(below, a, zero))
+                    put(pa.ptr, r, col, c, e.select(on_or_below, e.fmul(get(pa.ptr, r, col, c), decay), zero))
 
                 _loop(e, region, c, cell)
 
@@ -368,81 +380,75 @@ def _chunked_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
                 beta = betas.get(e, r)
 
                 def clear(col: SSAValue) -> None:
-                    put(a_mat, r, col, c, zero)
-                    put(p_mat, r, col, c, zero)
+                    put(pa.ptr, r, col, c, zero)
+                    put(a_rows, r, col, c, zero)
 
                 _loop(e, region, c, clear)
                 upto = e.add(r, e.i64(1))
 
                 def channel(i: SSAValue) -> None:
-                    qi, bki, gri = get(qs, r, i, n), e.fmul(beta, get(ks, r, i, n)), get(gamma, i, r, c)
+                    qi, bki = get(qk.ptr, r, i, n), e.fmul(beta, get(k_rows, r, i, n))
+                    gri = get(gamma.ptr, i, r, c)
 
                     def cell(col: SSAValue) -> None:
-                        kk = e.fmul(get(kt, i, col, c), _exp_le0(e, e.fsub(gri, get(gamma, i, col, c))))
-                        put(p_mat, r, col, c, e.fma(qi, kk, get(p_mat, r, col, c)))
-                        put(a_mat, r, col, c, e.fma(bki, kk, get(a_mat, r, col, c)))
+                        kk = e.fmul(get(kt.ptr, i, col, c), _exp_le0(e, e.fsub(gri, get(gamma.ptr, i, col, c))))
+                        put(pa.ptr, r, col, c, e.fma(qi, kk, get(pa.ptr, r, col, c)))
+                        put(a_rows, r, col, c, e.fma(bki, kk, get(a_rows, r, col, c)))
 
                     for_range(e, region, e.i64(0), upto, cell)
 
-                _loop(e, region, n, channel)
-                put(a_mat, r, r, c, zero)
+                _loop(e, region, n, channel)  # A's diagonal is left as summed: the solve never reads it
 
             _loop(e, region, c, row)
 
         def solve() -> None:
-            """X_r -= Σ_{s<r} A[r, s] X_s, row by row (forward substitution with I + A)."""
+            """[U | −W]_r -= Σ_{s<r} A[r, s] [U | −W]_s, row by row (forward substitution with I + A)."""
 
             def row(r: SSAValue) -> None:
                 def earlier(col: SSAValue) -> None:
-                    a = e.fneg(get(a_mat, r, col, c))
+                    a = e.fneg(get(a_rows, r, col, c))
 
                     def cell(j: SSAValue) -> None:
-                        put(xs, r, j, 2 * n, e.fma(a, get(xs, col, j, 2 * n), get(xs, r, j, 2 * n)))
+                        put(us.ptr, r, j, n, e.fma(a, get(us.ptr, col, j, n), get(us.ptr, r, j, n)))
+                        put(wq.ptr, r, j, n, e.fma(a, get(wq.ptr, col, j, n), get(wq.ptr, r, j, n)))
 
-                    _loop(e, region, 2 * n, cell)
+                    _loop(e, region, n, cell)
 
                 _loop(e, region, r, earlier)
 
             for_range(e, region, e.i64(1), e.i64(c), row)
 
         def finish(bh: SSAValue, t0: SSAValue, valid: SSAValue, state: SSAValue) -> None:
-            """U, then O = (Q ⊙ e^γ) S₀ + P U (stored), then the decayed state plus (K ⊙ e^(γ_last − γ))ᵀ U."""
-            w = e.op(llvm.GEPOp(xs.ptr, [n], wc.storage, inbounds=True))
-            correct_u(w, state, xs.ptr)
+            """Y = WQ S₀; U += Y[:C]; O = Y[C:] + P U (stored); S' = e^γ_last S₀ + (K ⊙ e^(γ_last − γ))ᵀ U."""
 
-            def scale_rows(r: SSAValue) -> None:
+            def gate_rows(r: SSAValue) -> None:
                 def column(i: SSAValue) -> None:
                     g = i if s.per_channel else 0
-                    gr = get(gamma, g, r, c)
-                    put(qs, r, i, n, e.fmul(get(qs, r, i, n), _exp_le0(e, gr)))
-                    last = get(gamma, g, c - 1, c)
-                    put(ks, r, i, n, e.fmul(get(ks, r, i, n), _exp_le0(e, e.fsub(last, gr))))
+                    gr = get(gamma.ptr, g, r, c)
+                    put(q_rows, r, i, n, e.fmul(get(qk.ptr, r, i, n), _exp_le0(e, gr)))
+                    last = get(gamma.ptr, g, c - 1, c)
+                    put(k_rows, r, i, n, e.fmul(get(k_rows, r, i, n), _exp_le0(e, e.fsub(last, gr))))
 
                 _loop(e, region, n, column)
 
-            _loop(e, region, c, scale_rows)
-            read_state(qs.ptr, state, os_.ptr)
-            read_chunk(p_mat.ptr, xs.ptr, os_.ptr)
+            _loop(e, region, c, gate_rows)
+            read_state(wq.ptr, state, y.ptr)
+            _loop(e, region, c * n, lambda x: us.set(e, x, e.fadd(us.get(e, x), y.get(e, x))))
+            read_chunk(pa.ptr, us.ptr, o_rows)
 
             def store(r: SSAValue) -> None:
                 row = s.row(e, bh, e.add(t0, r), n)
-                _loop(e, region, n, lambda j: s.item.store(e, get(os_, r, j, n), p.out, e.add(row, j)))
+                _loop(e, region, n, lambda j: s.item.store(e, get(o_rows, r, j, n), p.out, e.add(row, j)))
 
             _loop(e, region, valid, store)
-            _loop(e, region, s.gates, lambda i: decay_last.set(e, i, _exp_le0(e, get(gamma, i, c - 1, c))))
+            _loop(e, region, s.gates, lambda i: decay_last.set(e, i, _exp_le0(e, get(gamma.ptr, i, c - 1, c))))
 
             def decay_row(i: SSAValue) -> None:
                 a = decay_last.get(e, i if s.per_channel else 0)
-                _loop(e, region, n, lambda j: put_state(state, i, j, e.fmul(get_state(state, i, j), a)))
+                _loop(e, region, n, lambda j: put(state, i, j, n, e.fmul(get(state, i, j, n), a)))
 
             _loop(e, region, n, decay_row)
-            update_state(ks.ptr, xs.ptr, state)
-
-        def get_state(state: SSAValue, i: SSAValue, j: SSAValue) -> SSAValue:
-            return wc.load(e, state, e.add(e.mul(i, e.i64(n)), j))  # type: ignore[return-value]
-
-        def put_state(state: SSAValue, i: SSAValue, j: SSAValue, value: SSAValue) -> None:
-            wc.store(e, value, state, e.add(e.mul(i, e.i64(n)), j))
+            update_state(k_rows, us.ptr, state)
 
         for_range(e, region, begin, end, head)
 
@@ -462,9 +468,9 @@ def _single_threaded_blas(name: str) -> Kernel:
 
 
 def uses_chunked_form(op: rc.GatedDeltaNetOp) -> bool:
-    """Long sequences, when the chunk buffers fit the stack."""
+    """Long sequences of large states, when the chunk buffers fit the stack."""
     s = _Shape.of(op)
-    return s.seq >= CHUNKED_MIN_SEQ and _chunk_stack_bytes(s) <= STACK_LIMIT
+    return s.seq >= CHUNKED_MIN_SEQ and s.n >= CHUNKED_MIN_STATE and _chunk_stack_bytes(s) <= STACK_LIMIT
 
 
 def gated_delta_net_kernels(op: rc.GatedDeltaNetOp, ctx: KernelContext) -> list[Kernel]:
