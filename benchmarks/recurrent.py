@@ -68,11 +68,11 @@ def sgemm_gflops(repeat: int) -> float:
 
 def report(bench: Bench, title: str, gflop: float, rlx_ms: float, peers: dict[str, float]) -> None:
     """One block: rlx's time and GFLOP/s (and share of sgemm), then each peer with peer/rlx."""
-    rate = gflop / rlx_ms
+    rate = gflop / (rlx_ms / 1e3)
     print(f"\n{title}")
     print(f"  {'rlx_mlir':<28}{rlx_ms:9.3f} ms  {rate:7.1f} GFLOP/s  ({rate / bench.sgemm_gflops:5.1%} of sgemm)")
     for name, ms in peers.items():
-        print(f"  {name:<28}{ms:9.3f} ms  {gflop / ms:7.1f} GFLOP/s  peer/rlx = {ms / rlx_ms:6.2f}x")
+        print(f"  {name:<28}{ms:9.3f} ms  {gflop / (ms / 1e3):7.1f} GFLOP/s  peer/rlx = {ms / rlx_ms:6.2f}x")
 
 
 SECTIONS: list[Callable[[Bench], None]] = []
