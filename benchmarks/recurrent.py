@@ -166,14 +166,14 @@ def gdn_section(bench: Bench) -> None:
     gflop = 7 * n * n * batch * seq * heads / 1e9
     exe = gdn_executable(GDN_SIZE, carry=False)
     rlx_ms = bench.time(lambda: exe(*args))
-    form = "chunked" if seq >= delta_rule.CHUNKED_MIN_SEQ and n >= delta_rule.CHUNKED_MIN_STATE else "sequential"
+    threshold = delta_rule.CHUNKED_MIN_SEQ
+    form = "chunked" if threshold is not None and seq >= threshold else "sequential"
     peers = {"NumPy loop": bench.time(lambda: gdn_numpy(*args, np.zeros((batch, heads, n, n), np.float32)))}
-    saved = delta_rule.CHUNKED_MIN_SEQ, delta_rule.CHUNKED_MIN_STATE
-    delta_rule.CHUNKED_MIN_SEQ = delta_rule.CHUNKED_MIN_STATE = 1
+    delta_rule.CHUNKED_MIN_SEQ = 1
     try:
         forced = gdn_executable(GDN_SIZE, carry=False)
     finally:
-        delta_rule.CHUNKED_MIN_SEQ, delta_rule.CHUNKED_MIN_STATE = saved
+        delta_rule.CHUNKED_MIN_SEQ = threshold
     peers["rlx_mlir chunked form"] = bench.time(lambda: forced(*args))
     if bench.torch is not None:
         torch = bench.torch

@@ -11,11 +11,13 @@ entry's threads), the state in cache for the whole sequence; the working state
 is the state result itself when it is stored in the compute type, else the
 op's scratch buffer (`GatedDeltaNetOp.scratch_bytes`).
 
-- **Sequential** (`_sequential_kernel`): two fused passes over S per step,
-  vectorized along j: (1) decay row i and sk[j] += S[i, j]·k[i]; then
-  u = β(v − sk); (2) S[i, :] += k[i]·u and o[j] += S[i, j]·q[i].
-- **Chunked** (`_chunked_kernel`, long sequences of large states: see
-  `CHUNKED_MIN_SEQ`): the WY / UT-transform form of fla-org/flash-linear-attention's
+- **Sequential** (`_sequential_kernel`, the default): two fused passes over S
+  per step, in explicit vectors along j: (1) decay row i and sk[j] +=
+  S[i, j]·k[i]; then u = β(v − sk); (2) S[i, :] += k[i]·u and o[j] +=
+  S[i, j]·q[i]. Pass 2 of a step and pass 1 of the next run in the same sweep
+  over S, so a step costs one read and one write of the state.
+- **Chunked** (`_chunked_kernel`, sequences of at least `CHUNKED_MIN_SEQ`
+  steps; off by default, see there): the WY / UT-transform form of fla-org/flash-linear-attention's
   `chunk_gated_delta_rule`, CHUNK steps at a time, most of the work single-
   threaded GEMMs on stack buffers. Within a chunk, γ_r is the cumulative gate
   up to row r, and every decay is one exp of a segment sum clamped to ≤ 0,
@@ -40,8 +42,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import i32
-from xdsl.ir import Operation, Region, SSAValue
+from xdsl.dialects.builtin import DenseArrayBase, VectorType, i32, i64
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from rlx_mlir import blas
 from rlx_mlir.dialects import recurrent as rc
@@ -56,14 +58,16 @@ from rlx_mlir.memory_plan import Scratch
 CHUNK = 64
 """Steps per chunk of the chunked form (fla's default)."""
 
-CHUNKED_MIN_SEQ = 2 * CHUNK
-CHUNKED_MIN_STATE = 256
-"""Sequences of at least CHUNKED_MIN_SEQ steps with a state size N of at least
-CHUNKED_MIN_STATE use the chunked form (tests lower both to run both forms).
-Measured on 2 Zen 5 cores (benchmarks/recurrent.py, S2048 H8 f32): the
-sequential form's two passes over an L2-resident state beat the single-threaded
-OpenBLAS GEMMs (Haswell kernels) of the chunked form by ~1.4x at N = 64 and
-128; at N = 256 the chunked form is ~1.4x faster."""
+CHUNKED_MIN_SEQ: int | None = None
+"""Sequences of at least this many steps use the chunked form; None: never
+(tests set it to run both forms). Off because, measured on 2 Zen 5 cores (f32,
+B1, same process), the sequential form is faster at every size where the
+chunked buffers fit the stack: S2048 H8 N128 ~6.5 vs ~11 ms, N64 equal,
+S1024 H4 N256 17 vs 20 ms, S512 H2 N512 16 vs 25 ms. The chunked form does
+~1.4x the arithmetic (the C×C products and the solve) and runs it in
+single-threaded OpenBLAS GEMMs of 64×128×128, which the AVX2 (Haswell) kernels
+of this environment run slower than the sequential sweep's AVX-512 FMAs on an
+L2-resident state."""
 
 STACK_LIMIT = 1 << 20
 """The chunked form's buffers live on the kernel's stack; past this many bytes
@@ -173,65 +177,177 @@ def _store_state(e: Emitter, region: Region, s: _Shape, p: _Pointers, base: SSAV
 # ---------------------------------------------------------------------------
 
 
+VECTOR_BYTES = 64
+"""The widest vector of the sequential form (<16 x float>, <8 x double>); narrower tails halve it."""
+
+STRIP = 4
+"""Vectors of columns per strip of the sequential form: per row, 4 vector FMAs chains share
+the four broadcasts (k_i, q_i, the next decay and the next k_i), and the strip's
+accumulators (o, the next Sᵀk) stay in 8 registers over all rows."""
+
+PARALLEL_CELLS = 1 << 20
+"""State cells (B·H·S·N²) from which the sequential form is split across threads:
+a decode step of B1 H8 N128 (2^17 cells) measured 28 us on one thread, 52 us on
+two (thread start-up)."""
+
+
+def _pieces(cols: int, widest: int) -> list[tuple[int, int]]:
+    """(offset, width) pieces covering `cols` columns: full vectors, then halves, ..., scalars."""
+    pieces, offset, width = [], 0, widest
+    while offset < cols:
+        while width > cols - offset:
+            width //= 2
+        pieces.append((offset, width))
+        offset += width
+    return pieces
+
+
+def _vector_type(scalar: Attribute, width: int) -> Attribute:
+    return scalar if width == 1 else VectorType(scalar, [width])
+
+
+def _vector_at(e: Emitter, scalar: Attribute, base: SSAValue, index: SSAValue, width: int) -> SSAValue:
+    """&base[index] as a pointer to `width` lanes (typed, for llvmlite's stores to stack arrays)."""
+    at = e.op(llvm.GEPOp(base, [llvm.GEP_USE_SSA_VAL], scalar, ssa_indices=[index], inbounds=True))
+    return at if width == 1 else e.op(llvm.GEPOp(at, [0], _vector_type(scalar, width), inbounds=True))
+
+
+def _vload(e: Emitter, scalar: Attribute, base: SSAValue, index: SSAValue, width: int) -> SSAValue:
+    at = _vector_at(e, scalar, base, index, width)
+    return e.op(llvm.LoadOp(at, _vector_type(scalar, width), alignment=scalar.bitwidth // 8))
+
+
+def _vstore(e: Emitter, value: SSAValue, base: SSAValue, index: SSAValue) -> None:
+    vector = isinstance(value.type, VectorType)
+    scalar = value.type.element_type if vector else value.type
+    at = _vector_at(e, scalar, base, index, value.type.get_shape()[0] if vector else 1)
+    e.op(llvm.StoreOp(value, at, alignment=scalar.bitwidth // 8))
+
+
+def _splat(e: Emitter, scalar: SSAValue, width: int) -> SSAValue:
+    if width == 1:
+        return scalar
+    vector = VectorType(scalar.type, [width])
+    one = e.op(llvm.InsertElementOp(e.op(llvm.UndefOp(vector)), scalar, e.const(i32, 0)))
+    return e.op(llvm.ShuffleVectorOp(one, one, DenseArrayBase.from_list(i32, [0] * width), vector))
+
+
+Step = Callable[[SSAValue, list[SSAValue]], list[SSAValue]]
+
+
+def _carry(e: Emitter, region: Region, count: int, init: list[SSAValue], step: Step) -> list[SSAValue]:
+    """values = init; for i in range(count): values = step(i, values); the final values
+    (block arguments, so that accumulators stay in registers)."""
+    header, loop, exit_ = Block(arg_types=[i64, *(v.type for v in init)]), Block(), Block()
+    region.add_block(header)
+    region.add_block(loop)
+    e.op(llvm.BrOp(header, e.i64(0), *init))
+    e.move_to(header)
+    index, *values = header.args
+    e.op(llvm.CondBrOp(e.icmp("slt", index, e.i64(count)), loop, [], exit_, []))
+    e.move_to(loop)
+    e.op(llvm.BrOp(header, e.add(index, e.i64(1)), *step(index, list(values))))
+    region.add_block(exit_)
+    e.move_to(exit_)
+    return list(values)
+
+
 def _sequential_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
-    """One (batch, head) per outer step, its state in cache for all steps; per step
-    two fused passes over S, each vectorized along j."""
+    """One (batch, head) per outer step, its state in cache for all steps. The two
+    passes of a step are fused with their neighbours: the first pass of step 0
+    (decay, sk = Sᵀk) reads the initial state; then one pass per step t over S,
+    in strips of STRIP vectors of columns, does pass 2 of step t (S += k ⊗ u,
+    o = Sᵀq) and pass 1 of step t+1 (decay, Sᵀk) on each row while it is in
+    registers. After the last step the "next" decay is 1 and the next k is 0."""
     n, wc = s.n, s.work
+    scalar = wc.compute
+    pieces = _pieces(n, VECTOR_BYTES // wc.dtype.nbytes)
+    strips = [pieces[k : k + STRIP] for k in range(0, len(pieces), STRIP)]
 
     def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
         p = _pointers(op, pointers)
-        qv, kv, uv, sk, ov, decay = (StackArray.allocate(e, wc, n) for _ in range(6))
-        scale = e.const(wc.compute, 1.0 / math.sqrt(n))
+        qv, kv, uv, sk, ov, k_next = (StackArray.allocate(e, wc, n) for _ in range(6))
+        decay = StackArray.allocate(e, wc, s.gates)
+        zero, one = e.const(scalar, 0.0), e.const(scalar, 1.0)
+        scale = e.const(scalar, 1.0 / math.sqrt(n))
+
+        def load_next(bh: SSAValue, t: SSAValue) -> None:
+            """k and the decay of step t into k_next and decay; 0 and 1 past the last step."""
+            inside = e.icmp("slt", t, e.i64(s.seq))
+            last = e.smin(t, e.i64(max(s.seq - 1, 0)))  # in bounds; dropped by the select
+            row, gates = s.row(e, bh, last, n), s.row(e, bh, last, s.gates)
+            _loop(e, region, n, lambda i: k_next.set(e, i, e.select(inside, s.item.load(e, p.k, e.add(row, i)), zero)))
+
+            def gate(i: SSAValue) -> None:
+                decay.set(e, i, e.select(inside, m.exp(e, s.item.load(e, p.g, e.add(gates, i))), one))
+
+            _loop(e, region, s.gates, gate)
+
+        def first_pass(base: SSAValue) -> None:
+            """Pass 1 of step 0 from the initial state (or zeros) into the working state."""
+            _loop(e, region, n, lambda j: sk.set(e, j, zero))
+
+            def row(i: SSAValue) -> None:
+                a, ki = decay.get(e, i if s.per_channel else 0), k_next.get(e, i)
+                at_row = e.add(base, e.mul(i, e.i64(n)))
+
+                def cell(j: SSAValue) -> None:
+                    at = e.add(at_row, j)
+                    start = s.item.load(e, p.initial, at) if p.initial is not None else zero
+                    decayed = e.fmul(start, a)
+                    wc.store(e, decayed, p.state, at)
+                    sk.set(e, j, e.fma(decayed, ki, sk.get(e, j)))
+
+                _loop(e, region, n, cell)
+
+            _loop(e, region, n, row)
+
+        def fused_pass(base: SSAValue) -> None:
+            """Pass 2 of this step and pass 1 of the next, strip by strip."""
+            for strip in strips:
+                us = [_vload(e, scalar, uv.ptr, e.i64(off), w) for off, w in strip]
+
+                def row(i: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
+                    widths = {w for _, w in strip}
+                    ki, qi, kn = kv.get(e, i), qv.get(e, i), k_next.get(e, i)
+                    a = decay.get(e, i if s.per_channel else 0)
+                    splat = {name: {w: _splat(e, x, w) for w in widths} for name, x in
+                             (("k", ki), ("q", qi), ("a", a), ("kn", kn))}
+                    at_row = e.add(base, e.mul(i, e.i64(n)))
+                    out, project = [], []
+                    for (off, w), u, o, skn in zip(strip, us, accs[: len(strip)], accs[len(strip) :]):
+                        at = e.add(at_row, e.i64(off))
+                        cell = e.fma(splat["k"][w], u, _vload(e, scalar, p.state, at, w))
+                        out.append(e.fma(cell, splat["q"][w], o))
+                        cell = e.fmul(cell, splat["a"][w])
+                        project.append(e.fma(cell, splat["kn"][w], skn))
+                        _vstore(e, cell, p.state, at)
+                    return out + project
+
+                zeros = [_splat(e, zero, w) for _, w in strip]
+                accs = _carry(e, region, n, zeros + zeros, row)
+                for (off, _), o, skn in zip(strip, accs[: len(strip)], accs[len(strip) :]):
+                    _vstore(e, o, ov.ptr, e.i64(off))
+                    _vstore(e, skn, sk.ptr, e.i64(off))
 
         def head(bh: SSAValue) -> None:
             base = e.mul(bh, e.i64(s.cells))
-            _load_state(e, region, s, p, base)
+            load_next(bh, e.i64(0))
+            first_pass(base)
 
             def step(t: SSAValue) -> None:
                 row = s.row(e, bh, t, n)
-                gate_row = s.row(e, bh, t, s.gates)
                 beta = s.item.load(e, p.beta, s.row(e, bh, t, 1))
 
                 def load(i: SSAValue) -> None:
                     at = e.add(row, i)
                     qv.set(e, i, e.fmul(s.item.load(e, p.q, at), scale))
                     kv.set(e, i, s.item.load(e, p.k, at))
-                    uv.set(e, i, s.item.load(e, p.v, at))
-                    sk.set(e, i, e.const(wc.compute, 0.0))
-                    ov.set(e, i, e.const(wc.compute, 0.0))
+                    uv.set(e, i, e.fmul(beta, e.fsub(s.item.load(e, p.v, at), sk.get(e, i))))
 
                 _loop(e, region, n, load)
-                _loop(e, region, s.gates, lambda i: decay.set(e, i, m.exp(e, s.item.load(e, p.g, e.add(gate_row, i)))))
-
-                def decay_and_project(i: SSAValue) -> None:  # pass 1: S[i, :] *= a_i; sk += S[i, :] k_i
-                    a = decay.get(e, i if s.per_channel else 0)
-                    ki = kv.get(e, i)
-                    at_row = e.add(base, e.mul(i, e.i64(n)))
-
-                    def cell(j: SSAValue) -> None:
-                        at = e.add(at_row, j)
-                        decayed = e.fmul(wc.load(e, p.state, at), a)
-                        wc.store(e, decayed, p.state, at)
-                        sk.set(e, j, e.fma(decayed, ki, sk.get(e, j)))
-
-                    _loop(e, region, n, cell)
-
-                _loop(e, region, n, decay_and_project)
-                _loop(e, region, n, lambda j: uv.set(e, j, e.fmul(beta, e.fsub(uv.get(e, j), sk.get(e, j)))))
-
-                def update_and_read(i: SSAValue) -> None:  # pass 2: S[i, :] += k_i u; o += S[i, :] q_i
-                    ki, qi = kv.get(e, i), qv.get(e, i)
-                    at_row = e.add(base, e.mul(i, e.i64(n)))
-
-                    def cell(j: SSAValue) -> None:
-                        at = e.add(at_row, j)
-                        updated = e.fma(ki, uv.get(e, j), wc.load(e, p.state, at))
-                        wc.store(e, updated, p.state, at)
-                        ov.set(e, j, e.fma(updated, qi, ov.get(e, j)))
-
-                    _loop(e, region, n, cell)
-
-                _loop(e, region, n, update_and_read)
+                load_next(bh, e.add(t, e.i64(1)))
+                fused_pass(base)
                 _loop(e, region, n, lambda j: s.item.store(e, ov.get(e, j), p.out, e.add(row, j)))
 
             _loop(e, region, s.seq, step)
@@ -241,7 +357,8 @@ def _sequential_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
 
     buffers = _buffers(op)
     work = s.batch * s.heads * max(1, s.seq) * s.cells
-    return Kernel(kernel_function(name, len(buffers), build), buffers, s.batch * s.heads, work)
+    function = kernel_function(name, len(buffers), build)
+    return Kernel(function, buffers, s.batch * s.heads, work, parallel=work >= PARALLEL_CELLS)
 
 
 # ---------------------------------------------------------------------------
@@ -468,9 +585,9 @@ def _single_threaded_blas(name: str) -> Kernel:
 
 
 def uses_chunked_form(op: rc.GatedDeltaNetOp) -> bool:
-    """Long sequences of large states, when the chunk buffers fit the stack."""
+    """Long sequences (CHUNKED_MIN_SEQ), when the chunk buffers fit the stack."""
     s = _Shape.of(op)
-    return s.seq >= CHUNKED_MIN_SEQ and s.n >= CHUNKED_MIN_STATE and _chunk_stack_bytes(s) <= STACK_LIMIT
+    return CHUNKED_MIN_SEQ is not None and s.seq >= CHUNKED_MIN_SEQ and _chunk_stack_bytes(s) <= STACK_LIMIT
 
 
 def gated_delta_net_kernels(op: rc.GatedDeltaNetOp, ctx: KernelContext) -> list[Kernel]:

@@ -6,8 +6,8 @@ u = β·(v − Sᵀk); S += k ⊗ u; out = Sᵀq / √N. Inputs are drawn as a m
 makes them (L2-normalized keys, β = sigmoid, g = −softplus·scale ≤ 0), so the
 recurrence is stable and the errors measure the kernels, not the conditioning.
 
-Both kernel forms are tested: the sequential form by default at these sizes,
-the chunked (WY) form by lowering its thresholds (`chunked` fixture), on
+Both kernel forms are tested: the sequential form (the default), and the
+chunked (WY) form by setting its threshold (`chunked` fixture), on
 sequences that are not a multiple of the chunk, with strong gates too.
 Tolerances are relative to the largest reference value: f32 1e-5 (chunked vs
 sequential 1e-4, as the issue asks), f64 1e-12, f16 and bf16 a few units of
@@ -24,7 +24,10 @@ import pytest
 
 import rlx_mlir as rlx
 from rlx_mlir.builder import Builder
+from rlx_mlir.dialects import recurrent as rc
 from rlx_mlir.lowering import delta_rule
+from rlx_mlir.lowering.gemm import SET_THREADS, gemm_external
+from rlx_mlir.lowering.kernel import KernelContext
 
 TYPES = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32, "f64": np.float64}
 TOLERANCE = {"f16": 4e-3, "bf16": 3e-2, "f32": 1e-5, "f64": 1e-12}
@@ -96,9 +99,8 @@ def assert_close(got: np.ndarray, want: np.ndarray, rel: float) -> None:
 
 @pytest.fixture
 def chunked(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Lower with the chunked form at any size."""
+    """Lower with the chunked form at any length."""
     monkeypatch.setattr(delta_rule, "CHUNKED_MIN_SEQ", 1)
-    monkeypatch.setattr(delta_rule, "CHUNKED_MIN_STATE", 1)
 
 
 GATES = pytest.mark.parametrize("per_channel", [False, True], ids=["head_gate", "channel_gate"])
@@ -173,7 +175,7 @@ def test_chunked_matches_sequential(per_channel: bool, gate_scale: float, monkey
     args = inputs(shape, per_channel, seed=5, gate_scale=gate_scale)
     state = initial_state(shape)
     chunked_results = run(args, "f32", state)
-    monkeypatch.setattr(delta_rule, "CHUNKED_MIN_SEQ", 10**9)
+    monkeypatch.setattr(delta_rule, "CHUNKED_MIN_SEQ", None)
     sequential_results = run(args, "f32", state)
     for got, want in zip(chunked_results, sequential_results):
         assert_close(got, want, 1e-4)
@@ -192,13 +194,21 @@ def test_chunked_matches_reference(dtype: str, per_channel: bool) -> None:
         assert_close(got, want, TOLERANCE[dtype])
 
 
-def test_form_choice(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The chunked form runs its GEMMs (after setting OpenBLAS to one thread); the sequential one none."""
+@pytest.mark.parametrize("threshold", [None, 300, 301])
+def test_form_choice(threshold: int | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The chunked form from CHUNKED_MIN_SEQ steps on: OpenBLAS set to one thread,
+    then a kernel calling sgemm; the sequential form calls nothing."""
+    monkeypatch.setattr(delta_rule, "CHUNKED_MIN_SEQ", threshold)
     b = Builder("gdn")
-    shape = (1, 300, 2, 256)
+    shape = (1, 300, 2, 32)
     q, k, v = (b.input(shape) for _ in range(3))
     b.output(b.gated_delta_net(q, k, v, b.input(shape[:3]), b.input(shape[:3])))
-    (op,) = [op for op in b.module().walk() if op.name == "rlx.gated_delta_net"]
-    assert delta_rule.uses_chunked_form(op)
-    monkeypatch.setattr(delta_rule, "CHUNKED_MIN_SEQ", 301)
-    assert not delta_rule.uses_chunked_form(op)
+    (op,) = [op for op in b.module().walk() if isinstance(op, rc.GatedDeltaNetOp)]
+    kernels = delta_rule.gated_delta_net_kernels(op, KernelContext("gdn"))
+    externals = [{x.name for x in kernel.externals} for kernel in kernels]
+    if threshold == 300:
+        assert externals == [{SET_THREADS.name}, {gemm_external("f32").name}]
+        assert kernels[1].extent == 2 and kernels[1].parallel
+    else:
+        assert externals == [set()]
+        assert kernels[0].extent == 2
