@@ -280,7 +280,7 @@ def _sequential_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
             """Ask for the q, k, v, g rows of step t (past the end: of the last step), one
             call per cache line: consecutive steps are H·N elements apart, a stride the
             hardware prefetchers do not follow across pages."""
-            t = e.smin(t, e.i64(max(s.seq - 1, 0)))
+            t = e.smin(t, e.i64(s.seq - 1))
             for source, width in ((p.q, n), (p.k, n), (p.v, n), (p.g, s.gates)):
                 row = s.row(e, bh, t, width)
                 for offset in range(0, width * s.item.dtype.nbytes, CACHE_LINE):
@@ -290,7 +290,7 @@ def _sequential_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
         def load_next(bh: SSAValue, t: SSAValue) -> None:
             """k and the decay of step t into k_next and decay; 0 and 1 past the last step."""
             inside = e.icmp("slt", t, e.i64(s.seq))
-            last = e.smin(t, e.i64(max(s.seq - 1, 0)))  # in bounds; dropped by the select
+            last = e.smin(t, e.i64(s.seq - 1))  # in bounds; dropped by the select
             row, gates = s.row(e, bh, last, n), s.row(e, bh, last, s.gates)
             _loop(e, region, n, lambda i: k_next.set(e, i, e.select(inside, s.item.load(e, p.k, e.add(row, i)), zero)))
 
@@ -348,6 +348,10 @@ def _sequential_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
 
         def head(bh: SSAValue) -> None:
             base = e.mul(bh, e.i64(s.cells))
+            if s.seq == 0:  # no step to read: the state passes through
+                _load_state(e, region, s, p, base)
+                _store_state(e, region, s, p, base)
+                return
             load_next(bh, e.i64(0))
             first_pass(base)
 
