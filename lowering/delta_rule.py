@@ -42,12 +42,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import DenseArrayBase, VectorType, i32, i64
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.dialects.builtin import i32
+from xdsl.ir import Operation, Region, SSAValue
 
 from rlx_mlir import blas
 from rlx_mlir.dialects import recurrent as rc
 from rlx_mlir.lowering import math_approx as m
+from rlx_mlir.lowering import vectors
 from rlx_mlir.lowering.element_types import Codec, codec
 from rlx_mlir.lowering.emitter import Emitter
 from rlx_mlir.lowering.gemm import SET_THREADS, gemm_call, gemm_external
@@ -196,67 +197,6 @@ a decode step of B1 H8 N128 (2^17 cells) measured 28 us on one thread, 52 us on
 two (thread start-up)."""
 
 
-def _pieces(cols: int, widest: int) -> list[tuple[int, int]]:
-    """(offset, width) pieces covering `cols` columns: full vectors, then halves, ..., scalars."""
-    pieces, offset, width = [], 0, widest
-    while offset < cols:
-        while width > cols - offset:
-            width //= 2
-        pieces.append((offset, width))
-        offset += width
-    return pieces
-
-
-def _vector_type(scalar: Attribute, width: int) -> Attribute:
-    return scalar if width == 1 else VectorType(scalar, [width])
-
-
-def _vector_at(e: Emitter, scalar: Attribute, base: SSAValue, index: SSAValue, width: int) -> SSAValue:
-    """&base[index] as a pointer to `width` lanes (typed, for llvmlite's stores to stack arrays)."""
-    at = e.op(llvm.GEPOp(base, [llvm.GEP_USE_SSA_VAL], scalar, ssa_indices=[index], inbounds=True))
-    return at if width == 1 else e.op(llvm.GEPOp(at, [0], _vector_type(scalar, width), inbounds=True))
-
-
-def _vload(e: Emitter, scalar: Attribute, base: SSAValue, index: SSAValue, width: int) -> SSAValue:
-    at = _vector_at(e, scalar, base, index, width)
-    return e.op(llvm.LoadOp(at, _vector_type(scalar, width), alignment=scalar.bitwidth // 8))
-
-
-def _vstore(e: Emitter, value: SSAValue, base: SSAValue, index: SSAValue) -> None:
-    vector = isinstance(value.type, VectorType)
-    scalar = value.type.element_type if vector else value.type
-    at = _vector_at(e, scalar, base, index, value.type.get_shape()[0] if vector else 1)
-    e.op(llvm.StoreOp(value, at, alignment=scalar.bitwidth // 8))
-
-
-def _splat(e: Emitter, scalar: SSAValue, width: int) -> SSAValue:
-    if width == 1:
-        return scalar
-    vector = VectorType(scalar.type, [width])
-    one = e.op(llvm.InsertElementOp(e.op(llvm.UndefOp(vector)), scalar, e.const(i32, 0)))
-    return e.op(llvm.ShuffleVectorOp(one, one, DenseArrayBase.from_list(i32, [0] * width), vector))
-
-
-Step = Callable[[SSAValue, list[SSAValue]], list[SSAValue]]
-
-
-def _carry(e: Emitter, region: Region, count: int, init: list[SSAValue], step: Step) -> list[SSAValue]:
-    """values = init; for i in range(count): values = step(i, values); the final values
-    (block arguments, so that accumulators stay in registers)."""
-    header, loop, exit_ = Block(arg_types=[i64, *(v.type for v in init)]), Block(), Block()
-    region.add_block(header)
-    region.add_block(loop)
-    e.op(llvm.BrOp(header, e.i64(0), *init))
-    e.move_to(header)
-    index, *values = header.args
-    e.op(llvm.CondBrOp(e.icmp("slt", index, e.i64(count)), loop, [], exit_, []))
-    e.move_to(loop)
-    e.op(llvm.BrOp(header, e.add(index, e.i64(1)), *step(index, list(values))))
-    region.add_block(exit_)
-    e.move_to(exit_)
-    return list(values)
-
-
 def _sequential_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
     """One (batch, head) per outer step, its state in cache for all steps. The two
     passes of a step are fused with their neighbours: the first pass of step 0
@@ -266,7 +206,7 @@ def _sequential_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
     registers. After the last step the "next" decay is 1 and the next k is 0."""
     n, wc = s.n, s.work
     scalar = wc.compute
-    pieces = _pieces(n, VECTOR_BYTES // wc.dtype.nbytes)
+    pieces = vectors.pieces(n, VECTOR_BYTES // wc.dtype.nbytes)
     strips = [pieces[k : k + STRIP] for k in range(0, len(pieces), STRIP)]
 
     def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
@@ -283,8 +223,8 @@ def _sequential_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
             t = e.smin(t, e.i64(s.seq - 1))
             for source, width in ((p.q, n), (p.k, n), (p.v, n), (p.g, s.gates)):
                 row = s.row(e, bh, t, width)
-                for offset in range(0, width * s.item.dtype.nbytes, CACHE_LINE):
-                    at = _vector_at(e, s.item.storage, source, e.add(row, e.i64(offset // s.item.dtype.nbytes)), 1)
+                for offset in range(0, width, CACHE_LINE // s.item.dtype.nbytes):
+                    at = vectors.element_at(e, s.item.storage, source, e.add(row, e.i64(offset)), 1)
                     e.intrinsic("llvm.prefetch.p0", [at, e.const(i32, 0), e.const(i32, 3), e.const(i32, 1)], None)
 
         def load_next(bh: SSAValue, t: SSAValue) -> None:
@@ -321,30 +261,30 @@ def _sequential_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
         def fused_pass(base: SSAValue) -> None:
             """Pass 2 of this step and pass 1 of the next, strip by strip."""
             for strip in strips:
-                us = [_vload(e, scalar, uv.ptr, e.i64(off), w) for off, w in strip]
+                us = [vectors.load(e, scalar, uv.ptr, e.i64(off), w) for off, w in strip]
 
                 def row(i: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
                     widths = {w for _, w in strip}
                     ki, qi, kn = kv.get(e, i), qv.get(e, i), k_next.get(e, i)
                     a = decay.get(e, i if s.per_channel else 0)
-                    splat = {name: {w: _splat(e, x, w) for w in widths} for name, x in
+                    splat = {name: {w: vectors.splat(e, x, w) for w in widths} for name, x in
                              (("k", ki), ("q", qi), ("a", a), ("kn", kn))}
                     at_row = e.add(base, e.mul(i, e.i64(n)))
                     out, project = [], []
                     for (off, w), u, o, skn in zip(strip, us, accs[: len(strip)], accs[len(strip) :]):
                         at = e.add(at_row, e.i64(off))
-                        cell = e.fma(splat["k"][w], u, _vload(e, scalar, p.state, at, w))
+                        cell = e.fma(splat["k"][w], u, vectors.load(e, scalar, p.state, at, w))
                         out.append(e.fma(cell, splat["q"][w], o))
                         cell = e.fmul(cell, splat["a"][w])
                         project.append(e.fma(cell, splat["kn"][w], skn))
-                        _vstore(e, cell, p.state, at)
+                        vectors.store(e, cell, p.state, at)
                     return out + project
 
-                zeros = [_splat(e, zero, w) for _, w in strip]
-                accs = _carry(e, region, n, zeros + zeros, row)
+                zeros = [vectors.splat(e, zero, w) for _, w in strip]
+                accs = vectors.carry(e, region, n, zeros + zeros, row)
                 for (off, _), o, skn in zip(strip, accs[: len(strip)], accs[len(strip) :]):
-                    _vstore(e, o, ov.ptr, e.i64(off))
-                    _vstore(e, skn, sk.ptr, e.i64(off))
+                    vectors.store(e, o, ov.ptr, e.i64(off))
+                    vectors.store(e, skn, sk.ptr, e.i64(off))
 
         def head(bh: SSAValue) -> None:
             base = e.mul(bh, e.i64(s.cells))
