@@ -478,14 +478,6 @@ class GatedDeltaNetOp(ScanFamilyOp):
         batch, _, heads, n = shape_of(self.input("q").type)
         return (batch, heads, n, n)
 
-    def scratch_bytes(self) -> tuple[int, ...]:
-        """The working state [B·H, N, N] in the compute type (f32 for f16/bf16),
-        unless the state result holds it: a result in f32 or f64 is worked in directly."""
-        if self.carries_out and self.element.name in FLOAT_TYPES:
-            return ()
-        compute_bytes = max(4, self.element.nbytes)
-        return (numel(self.state_shape()) * compute_bytes,)
-
 
 RNN_OPS = (LstmOp, GruOp, RnnOp)
 SCAN_OPS = (Mamba2Op, SelectiveScanOp, GatedDeltaNetOp)

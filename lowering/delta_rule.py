@@ -7,15 +7,15 @@ f32: the state stays in f32 for the whole call and is rounded once into the
 state result, the output once per element.
 
 Both forms run one (batch, head) per outer step (extent B·H, split across the
-entry's threads), the state in cache for the whole sequence; the working state
-is the state result itself when it is stored in the compute type, else the
-op's scratch buffer (`GatedDeltaNetOp.scratch_bytes`).
+entry's threads), its state in cache on the kernel's stack for the whole
+sequence, and round it into the state result once at the end.
 
-- **Sequential** (`_sequential_kernel`, the default): two fused passes over S
-  per step, in explicit vectors along j: (1) decay row i and sk[j] +=
+- **Sequential** (`_sequential_kernel`, the default): per step, two fused
+  passes over S in explicit vectors along j: (1) decay row i and sk[j] +=
   S[i, j]·k[i]; then u = β(v − sk); (2) S[i, :] += k[i]·u and o[j] +=
-  S[i, j]·q[i]. Pass 2 of a step and pass 1 of the next run in the same sweep
-  over S, so a step costs one read and one write of the state.
+  S[i, j]·q[i]. Pass 2 of a step and pass 1 of the next run in the same sweep,
+  and since column j of S only meets column j of v, u and out, the state is
+  processed in column strips that each run the whole sequence in L1.
 - **Chunked** (`_chunked_kernel`, sequences of at least `CHUNKED_MIN_SEQ`
   steps; off by default, see there): the WY / UT-transform form of fla-org/flash-linear-attention's
   `chunk_gated_delta_rule`, CHUNK steps at a time, most of the work single-
@@ -122,16 +122,11 @@ class _Pointers:
     initial: SSAValue | None
     out: SSAValue
     final: SSAValue | None
-    state: SSAValue
-    """The working state [B·H, N, N] in the compute type: the state result or the scratch buffer."""
 
 
 def _buffers(op: rc.GatedDeltaNetOp) -> list[SSAValue | str | Scratch]:
-    """q, k, v, g, beta, [initial state], out, [final state], [scratch state]."""
-    buffers: list[SSAValue | str | Scratch] = [*op.inputs, *op.initial_state, op.output, *op.final_state]
-    if op.scratch_bytes():
-        buffers.append(Scratch(op, 0))
-    return buffers
+    """q, k, v, g, beta, [initial state], out, [final state]."""
+    return [*op.inputs, *op.initial_state, op.output, *op.final_state]
 
 
 def _pointers(op: rc.GatedDeltaNetOp, pointers: list[SSAValue]) -> _Pointers:
@@ -139,9 +134,7 @@ def _pointers(op: rc.GatedDeltaNetOp, pointers: list[SSAValue]) -> _Pointers:
     initial = rest.pop(0) if op.carries_in else None
     out = rest.pop(0)
     final = rest.pop(0) if op.carries_out else None
-    state = rest.pop(0) if rest else final
-    assert state is not None
-    return _Pointers(q, k, v, g, beta, initial, out, final, state)
+    return _Pointers(q, k, v, g, beta, initial, out, final)
 
 
 def _loop(e: Emitter, region: Region, count: int | SSAValue, body: Callable[[SSAValue], None]) -> None:
@@ -155,22 +148,32 @@ def _exp_le0(e: Emitter, x: SSAValue) -> SSAValue:
     return m.exp(e, e.select(e.fcmp("ogt", x, zero), zero, x))
 
 
-def _load_state(e: Emitter, region: Region, s: _Shape, p: _Pointers, base: SSAValue) -> None:
-    """The working state of one (batch, head) at `base`: the initial state operand, or zeros."""
+def _load_state(e: Emitter, region: Region, s: _Shape, p: _Pointers, base: SSAValue, into: SSAValue) -> None:
+    """The state of the head at `base` into `into` (N·N compute elements): the initial state, or zeros."""
+
     def cell(x: SSAValue) -> None:
-        at = e.add(base, x)
-        value = s.item.load(e, p.initial, at) if p.initial is not None else e.const(s.work.compute, 0.0)
-        s.work.store(e, value, p.state, at)
+        value = s.item.load(e, p.initial, e.add(base, x)) if p.initial is not None else e.const(s.work.compute, 0.0)
+        s.work.store(e, value, into, x)
 
     _loop(e, region, s.cells, cell)
 
 
-def _store_state(e: Emitter, region: Region, s: _Shape, p: _Pointers, base: SSAValue) -> None:
-    """Round the working state into the state result once, unless the kernel worked in it."""
-    if p.final is None or p.final is p.state:
+def _store_state(e: Emitter, region: Region, s: _Shape, p: _Pointers, base: SSAValue, source: SSAValue) -> None:
+    """Round `source` (N·N compute elements) into the state result of the head at `base`, if there is one."""
+    if p.final is not None:
+        _loop(e, region, s.cells, lambda x: s.item.store(e, s.work.load(e, source, x), p.final, e.add(base, x)))
+
+
+def _pass_state(e: Emitter, region: Region, s: _Shape, p: _Pointers, base: SSAValue) -> None:
+    """No step: the state result is the initial state (or zeros)."""
+    if p.final is None:
         return
-    _loop(e, region, s.cells, lambda x: s.item.store(e, s.work.load(e, p.state, e.add(base, x)), p.final,
-                                                     e.add(base, x)))
+
+    def cell(x: SSAValue) -> None:
+        value = s.item.load(e, p.initial, e.add(base, x)) if p.initial is not None else e.const(s.work.compute, 0.0)
+        s.item.store(e, value, p.final, e.add(base, x))
+
+    _loop(e, region, s.cells, cell)
 
 
 # ---------------------------------------------------------------------------
@@ -181,15 +184,9 @@ def _store_state(e: Emitter, region: Region, s: _Shape, p: _Pointers, base: SSAV
 VECTOR_BYTES = 64
 """The widest vector of the sequential form (<16 x float>, <8 x double>); narrower tails halve it."""
 
-STRIP = 4
-"""Vectors of columns per strip of the sequential form: per row, 4 vector FMAs chains share
-the four broadcasts (k_i, q_i, the next decay and the next k_i), and the strip's
-accumulators (o, the next Sᵀk) stay in 8 registers over all rows."""
-
-CACHE_LINE = 64
-PREFETCH_STEPS = 2
-"""The sequential form asks for the inputs of step t + PREFETCH_STEPS while it sweeps step t
-(measured: without it a quarter of the prefill went to waiting for them)."""
+STRIP_BYTES = 16 << 10
+"""The sequential form's column strip of the state (N rows × as many columns as fit,
+at least one vector): in L1 for the whole sequence."""
 
 PARALLEL_CELLS = 1 << 20
 """State cells (B·H·S·N²) from which the sequential form is split across threads:
@@ -198,121 +195,122 @@ two (thread start-up)."""
 
 
 def _sequential_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
-    """One (batch, head) per outer step, its state in cache for all steps. The two
-    passes of a step are fused with their neighbours: the first pass of step 0
-    (decay, sk = Sᵀk) reads the initial state; then one pass per step t over S,
-    in strips of STRIP vectors of columns, does pass 2 of step t (S += k ⊗ u,
-    o = Sᵀq) and pass 1 of step t+1 (decay, Sᵀk) on each row while it is in
-    registers. After the last step the "next" decay is 1 and the next k is 0."""
+    """One (batch, head) per outer step, in column strips. Column j of S only ever
+    meets column j of v, u and the output (sk[j] = Σ_i S[i, j] k_i), so a strip of
+    columns runs the whole sequence on its own, held in a contiguous stack buffer
+    (`STRIP_BYTES`) that stays in L1: the first pass of step 0 (decay, sk = Sᵀk)
+    reads the initial state into it, then one sweep per step does, per row i,
+    pass 2 of step t (S += k_i·u, o += S·q_i) and pass 1 of step t+1 (decay,
+    sk' += S·k'_i) with the strip's accumulators in registers, and the end
+    writes it to the state result."""
     n, wc = s.n, s.work
     scalar = wc.compute
-    pieces = vectors.pieces(n, VECTOR_BYTES // wc.dtype.nbytes)
-    strips = [pieces[k : k + STRIP] for k in range(0, len(pieces), STRIP)]
+    widest = VECTOR_BYTES // wc.dtype.nbytes
+    cols = min(n, max(widest, STRIP_BYTES // (n * wc.dtype.nbytes) // widest * widest))
+    full, tail = n // cols, n % cols
 
     def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
         p = _pointers(op, pointers)
-        qv, kv, uv, sk, ov, k_next = (StackArray.allocate(e, wc, n) for _ in range(6))
+        strip_buf = StackArray.allocate(e, wc, n * cols)
         decay = StackArray.allocate(e, wc, s.gates)
+        columns = StackArray.allocate(e, wc, cols)  # one row of the strip: sk at the start, v, o per step
         zero, one = e.const(scalar, 0.0), e.const(scalar, 1.0)
         scale = e.const(scalar, 1.0 / math.sqrt(n))
 
-        def prefetch(bh: SSAValue, t: SSAValue) -> None:
-            """Ask for the q, k, v, g rows of step t (past the end: of the last step), one
-            call per cache line: consecutive steps are H·N elements apart, a stride the
-            hardware prefetchers do not follow across pages."""
-            t = e.smin(t, e.i64(s.seq - 1))
-            for source, width in ((p.q, n), (p.k, n), (p.v, n), (p.g, s.gates)):
-                row = s.row(e, bh, t, width)
-                for offset in range(0, width, CACHE_LINE // s.item.dtype.nbytes):
-                    at = vectors.element_at(e, s.item.storage, source, e.add(row, e.i64(offset)), 1)
-                    e.intrinsic("llvm.prefetch.p0", [at, e.const(i32, 0), e.const(i32, 3), e.const(i32, 1)], None)
+        def gate_of(i: SSAValue) -> SSAValue:
+            """The decay of key row i: its own per channel, else the head's."""
+            return decay.get(e, i if s.per_channel else 0)  # type: ignore[return-value]
 
-        def load_next(bh: SSAValue, t: SSAValue) -> None:
-            """k and the decay of step t into k_next and decay; 0 and 1 past the last step."""
+        def load_decay(bh: SSAValue, t: SSAValue) -> None:
+            """exp(g) of step t into `decay`; 1 past the last step."""
             inside = e.icmp("slt", t, e.i64(s.seq))
-            last = e.smin(t, e.i64(s.seq - 1))  # in bounds; dropped by the select
-            row, gates = s.row(e, bh, last, n), s.row(e, bh, last, s.gates)
-            _loop(e, region, n, lambda i: k_next.set(e, i, e.select(inside, s.item.load(e, p.k, e.add(row, i)), zero)))
+            gates = s.row(e, bh, e.smin(t, e.i64(s.seq - 1)), s.gates)
 
             def gate(i: SSAValue) -> None:
                 decay.set(e, i, e.select(inside, m.exp(e, s.item.load(e, p.g, e.add(gates, i))), one))
 
             _loop(e, region, s.gates, gate)
 
-        def first_pass(base: SSAValue) -> None:
-            """Pass 1 of step 0 from the initial state (or zeros) into the working state."""
-            _loop(e, region, n, lambda j: sk.set(e, j, zero))
+        def strip(bh: SSAValue, j0: SSAValue, pieces: list[tuple[int, int]]) -> None:
+            width = sum(w for _, w in pieces)
+            base = e.add(e.mul(bh, e.i64(s.cells)), j0)  # S[0, j0] of this head
 
-            def row(i: SSAValue) -> None:
-                a, ki = decay.get(e, i if s.per_channel else 0), k_next.get(e, i)
-                at_row = e.add(base, e.mul(i, e.i64(n)))
+            def first_pass() -> list[SSAValue]:
+                """The strip of the initial state (or zeros) decayed by step 0, and its Sᵀk_0."""
+                load_decay(bh, e.i64(0))
+                k0 = s.row(e, bh, e.i64(0), n)
+                _loop(e, region, width, lambda c: columns.set(e, c, zero))
 
-                def cell(j: SSAValue) -> None:
-                    at = e.add(at_row, j)
-                    start = s.item.load(e, p.initial, at) if p.initial is not None else zero
-                    decayed = e.fmul(start, a)
-                    wc.store(e, decayed, p.state, at)
-                    sk.set(e, j, e.fma(decayed, ki, sk.get(e, j)))
+                def row(i: SSAValue) -> None:
+                    a, ki = gate_of(i), s.item.load(e, p.k, e.add(k0, i))
 
-                _loop(e, region, n, cell)
+                    def cell(c: SSAValue) -> None:
+                        start = zero
+                        if p.initial is not None:
+                            start = s.item.load(e, p.initial, e.add(e.add(base, e.mul(i, e.i64(n))), c))
+                        decayed = e.fmul(start, a)
+                        strip_buf.set(e, e.add(e.mul(i, e.i64(cols)), c), decayed)
+                        columns.set(e, c, e.fma(decayed, ki, columns.get(e, c)))
 
-            _loop(e, region, n, row)
+                    _loop(e, region, width, cell)
 
-        def fused_pass(base: SSAValue) -> None:
-            """Pass 2 of this step and pass 1 of the next, strip by strip."""
-            for strip in strips:
-                us = [vectors.load(e, scalar, uv.ptr, e.i64(off), w) for off, w in strip]
+                _loop(e, region, n, row)
+                return [vectors.load(e, scalar, columns.ptr, e.i64(off), w) for off, w in pieces]
+
+            def step(t: SSAValue, sks: list[SSAValue]) -> list[SSAValue]:
+                """Pass 2 of step t and pass 1 of step t+1 over the strip; Sᵀk of step t+1."""
+                row_t = s.row(e, bh, t, n)
+                last = e.i64(s.seq - 1)
+                row_next = s.row(e, bh, e.smin(e.add(t, e.i64(1)), last), n)  # in bounds; unused past the end
+                beta = s.item.load(e, p.beta, s.row(e, bh, t, 1))
+                load_decay(bh, e.add(t, e.i64(1)))
+                _loop(e, region, width, lambda c: columns.set(e, c, s.item.load(e, p.v, e.add(e.add(row_t, j0), c))))
+                us = [e.fmul(vectors.splat(e, beta, w), e.fsub(vectors.load(e, scalar, columns.ptr, e.i64(off), w), sk))
+                      for (off, w), sk in zip(pieces, sks)]
 
                 def row(i: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
-                    widths = {w for _, w in strip}
-                    ki, qi, kn = kv.get(e, i), qv.get(e, i), k_next.get(e, i)
-                    a = decay.get(e, i if s.per_channel else 0)
-                    splat = {name: {w: vectors.splat(e, x, w) for w in widths} for name, x in
-                             (("k", ki), ("q", qi), ("a", a), ("kn", kn))}
-                    at_row = e.add(base, e.mul(i, e.i64(n)))
+                    ki = s.item.load(e, p.k, e.add(row_t, i))
+                    qi = s.item.load(e, p.q, e.add(row_t, i))
+                    kn = s.item.load(e, p.k, e.add(row_next, i))
+                    a = gate_of(i)
+                    at_row = e.mul(i, e.i64(cols))
                     out, project = [], []
-                    for (off, w), u, o, skn in zip(strip, us, accs[: len(strip)], accs[len(strip) :]):
+                    for (off, w), u, o, skn in zip(pieces, us, accs[: len(pieces)], accs[len(pieces) :]):
                         at = e.add(at_row, e.i64(off))
-                        cell = e.fma(splat["k"][w], u, vectors.load(e, scalar, p.state, at, w))
-                        out.append(e.fma(cell, splat["q"][w], o))
-                        cell = e.fmul(cell, splat["a"][w])
-                        project.append(e.fma(cell, splat["kn"][w], skn))
-                        vectors.store(e, cell, p.state, at)
+                        cell = e.fma(vectors.splat(e, ki, w), u, vectors.load(e, scalar, strip_buf.ptr, at, w))
+                        out.append(e.fma(cell, vectors.splat(e, qi, w), o))
+                        cell = e.fmul(cell, vectors.splat(e, a, w))
+                        project.append(e.fma(cell, vectors.splat(e, kn, w), skn))
+                        vectors.store(e, cell, strip_buf.ptr, at)
                     return out + project
 
-                zeros = [vectors.splat(e, zero, w) for _, w in strip]
+                zeros = [vectors.splat(e, zero, w) for _, w in pieces]
                 accs = vectors.carry(e, region, n, zeros + zeros, row)
-                for (off, _), o, skn in zip(strip, accs[: len(strip)], accs[len(strip) :]):
-                    vectors.store(e, o, ov.ptr, e.i64(off))
-                    vectors.store(e, skn, sk.ptr, e.i64(off))
+                for (off, w), o in zip(pieces, accs[: len(pieces)]):
+                    vectors.store(e, e.fmul(o, vectors.splat(e, scale, w)), columns.ptr, e.i64(off))
+                _loop(e, region, width, lambda c: s.item.store(e, columns.get(e, c), p.out, e.add(e.add(row_t, j0), c)))
+                return accs[len(pieces) :]
+
+            vectors.carry(e, region, s.seq, first_pass(), step)
+            if p.final is not None:
+                def row(i: SSAValue) -> None:
+                    def cell(c: SSAValue) -> None:
+                        value = strip_buf.get(e, e.add(e.mul(i, e.i64(cols)), c))
+                        s.item.store(e, value, p.final, e.add(e.add(base, e.mul(i, e.i64(n))), c))
+
+                    _loop(e, region, width, cell)
+
+                _loop(e, region, n, row)
 
         def head(bh: SSAValue) -> None:
-            base = e.mul(bh, e.i64(s.cells))
             if s.seq == 0:  # no step to read: the state passes through
-                _load_state(e, region, s, p, base)
-                _store_state(e, region, s, p, base)
+                _pass_state(e, region, s, p, e.mul(bh, e.i64(s.cells)))
                 return
-            load_next(bh, e.i64(0))
-            first_pass(base)
-
-            def step(t: SSAValue) -> None:
-                row = s.row(e, bh, t, n)
-                beta = s.item.load(e, p.beta, s.row(e, bh, t, 1))
-                prefetch(bh, e.add(t, e.i64(PREFETCH_STEPS)))
-
-                def load(i: SSAValue) -> None:
-                    at = e.add(row, i)
-                    qv.set(e, i, e.fmul(s.item.load(e, p.q, at), scale))
-                    kv.set(e, i, s.item.load(e, p.k, at))
-                    uv.set(e, i, e.fmul(beta, e.fsub(s.item.load(e, p.v, at), sk.get(e, i))))
-
-                _loop(e, region, n, load)
-                load_next(bh, e.add(t, e.i64(1)))
-                fused_pass(base)
-                _loop(e, region, n, lambda j: s.item.store(e, ov.get(e, j), p.out, e.add(row, j)))
-
-            _loop(e, region, s.seq, step)
-            _store_state(e, region, s, p, base)
+            if full:
+                wide = vectors.pieces(cols, widest)
+                for_range(e, region, e.i64(0), e.i64(full * cols), lambda j0: strip(bh, j0, wide), cols)
+            if tail:
+                strip(bh, e.i64(full * cols), vectors.pieces(tail, widest))
 
         for_range(e, region, begin, end, head)
 
@@ -330,7 +328,7 @@ def _sequential_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
 def _chunk_stack_bytes(s: _Shape) -> int:
     """Bytes of the chunked form's stack buffers (see `_chunked_kernel`)."""
     c, n = CHUNK, s.n
-    elements = 7 * c * n + 2 * c * c + s.gates * (c + 1) + c + (c * n if s.per_channel else 0)
+    elements = s.cells + 7 * c * n + 2 * c * c + s.gates * (c + 1) + c + (c * n if s.per_channel else 0)
     return elements * s.work.dtype.nbytes
 
 
@@ -355,6 +353,7 @@ def _chunked_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
         gamma = StackArray.allocate(e, wc, s.gates * c)
         betas, decay_last = StackArray.allocate(e, wc, c), StackArray.allocate(e, wc, s.gates)
         kt = StackArray.allocate(e, wc, n * c) if s.per_channel else None
+        st = StackArray.allocate(e, wc, s.cells)  # the state of the current head
         zero = e.const(wc.compute, 0.0)
         scale = e.const(wc.compute, 1.0 / math.sqrt(n))
         pairwise = gemm_call(e, dtype, (2 * c, c, n), (False, True), (n, n, c))
@@ -382,8 +381,11 @@ def _chunked_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
 
         def head(bh: SSAValue) -> None:
             base = e.mul(bh, e.i64(s.cells))
-            state = e.op(llvm.GEPOp(p.state, [llvm.GEP_USE_SSA_VAL], wc.storage, ssa_indices=[base], inbounds=True))
-            _load_state(e, region, s, p, base)
+            state = st.ptr
+            if s.seq == 0:  # no step to read: the state passes through
+                _pass_state(e, region, s, p, base)
+                return
+            _load_state(e, region, s, p, base, state)
 
             def chunk(index: SSAValue) -> None:
                 t0 = e.mul(index, e.i64(c))
@@ -394,7 +396,7 @@ def _chunked_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
                 finish(bh, t0, valid, state)
 
             _loop(e, region, chunks, chunk)
-            _store_state(e, region, s, p, base)
+            _store_state(e, region, s, p, base, state)
 
         def load_chunk(bh: SSAValue, t0: SSAValue, valid: SSAValue) -> None:
             """Q·scale, K, U = βV, −W = −β e^γ K, β, Γ; rows past the sequence are zero (β = 0, g = 0)."""

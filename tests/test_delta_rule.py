@@ -169,6 +169,18 @@ def test_edge_sizes(shape: tuple[int, ...]) -> None:
 
 
 @GATES
+@pytest.mark.parametrize("dtype", ["f32", "f64"])
+def test_column_strips(dtype: str, per_channel: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """N = 20 in strips of 16 columns (f32) or 8 (f64), then a tail of 4."""
+    monkeypatch.setattr(delta_rule, "STRIP_BYTES", 16 * 20 * 4)
+    shape = (2, 7, 2, 20)
+    args = inputs(shape, per_channel, seed=7)
+    state = initial_state(shape)
+    for got, want in zip(run(args, dtype, state), reference(*args, state)):
+        assert_close(got, want, TOLERANCE[dtype])
+
+
+@GATES
 @pytest.mark.parametrize("gate_scale", [0.5, 20.0], ids=["mild", "strong"])
 @pytest.mark.usefixtures("chunked")
 def test_chunked_matches_sequential(per_channel: bool, gate_scale: float, monkeypatch: pytest.MonkeyPatch) -> None:
