@@ -188,6 +188,13 @@ STRIP_BYTES = 16 << 10
 """The sequential form's column strip of the state (N rows × as many columns as fit,
 at least one vector): in L1 for the whole sequence."""
 
+SHORT_SEQ = 8
+STRIP_VECTORS = 8
+"""Sequences shorter than SHORT_SEQ (decode steps) gain nothing from L1 and use strips
+as wide as the registers allow (STRIP_VECTORS vectors, 24 accumulators), so the state
+moves in and out along whole rows (measured: B1 H8 N128 decode 13 us, 17 us in
+16 KiB strips)."""
+
 PARALLEL_CELLS = 1 << 20
 """State cells (B·H·S·N²) from which the sequential form is split across threads:
 a decode step of B1 H8 N128 (2^17 cells) measured 28 us on one thread, 52 us on
@@ -207,6 +214,8 @@ def _sequential_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
     scalar = wc.compute
     widest = VECTOR_BYTES // wc.dtype.nbytes
     cols = min(n, max(widest, STRIP_BYTES // (n * wc.dtype.nbytes) // widest * widest))
+    if s.seq < SHORT_SEQ:
+        cols = min(n, STRIP_VECTORS * widest)
     full, tail = n // cols, n % cols
 
     def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
@@ -235,72 +244,92 @@ def _sequential_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
             width = sum(w for _, w in pieces)
             base = e.add(e.mul(bh, e.i64(s.cells)), j0)  # S[0, j0] of this head
 
+            def copy_row(source: SSAValue, at: SSAValue, target: SSAValue, to: SSAValue, decode: bool) -> None:
+                """One row of the strip between the state tensors and the buffer: in vector
+                pieces (a loop of a few iterations per row would cost more than the copy);
+                f16 and bf16 element by element, decoded or rounded once."""
+                if not s.item.narrow:
+                    for off, w in pieces:
+                        value = vectors.load(e, scalar, source, e.add(at, e.i64(off)), w)
+                        vectors.store(e, value, target, e.add(to, e.i64(off)))
+                    return
+                stored, held = (s.item, wc) if decode else (wc, s.item)
+                _loop(e, region, width,
+                      lambda c: held.store(e, stored.load(e, source, e.add(at, c)), target, e.add(to, c)))
+
             def first_pass() -> list[SSAValue]:
                 """The strip of the initial state (or zeros) decayed by step 0, and its Sᵀk_0."""
+                zeros = [vectors.splat(e, zero, w) for _, w in pieces]
+                if p.initial is None:
+                    _loop(e, region, n * cols, lambda x: strip_buf.set(e, x, zero))
+                    return zeros
                 load_decay(bh, e.i64(0))
                 k0 = s.row(e, bh, e.i64(0), n)
-                _loop(e, region, width, lambda c: columns.set(e, c, zero))
+                source, stride, start = p.initial, n, base
+                if s.item.narrow:  # decoded into the buffer first
+                    _loop(e, region, n, lambda i: copy_row(p.initial, e.add(base, e.mul(i, e.i64(n))),
+                                                          strip_buf.ptr, e.mul(i, e.i64(cols)), decode=True))
+                    source, stride, start = strip_buf.ptr, cols, e.i64(0)
 
-                def row(i: SSAValue) -> None:
+                def row(i: SSAValue, sks: list[SSAValue]) -> list[SSAValue]:
                     a, ki = gate_of(i), s.item.load(e, p.k, e.add(k0, i))
+                    at_row, from_row = e.mul(i, e.i64(cols)), e.add(start, e.mul(i, e.i64(stride)))
+                    out = []
+                    for (off, w), sk in zip(pieces, sks):
+                        cell = vectors.load(e, scalar, source, e.add(from_row, e.i64(off)), w)
+                        cell = e.fmul(cell, vectors.splat(e, a, w))
+                        vectors.store(e, cell, strip_buf.ptr, e.add(at_row, e.i64(off)))
+                        out.append(e.fma(cell, vectors.splat(e, ki, w), sk))
+                    return out
 
-                    def cell(c: SSAValue) -> None:
-                        start = zero
-                        if p.initial is not None:
-                            start = s.item.load(e, p.initial, e.add(e.add(base, e.mul(i, e.i64(n))), c))
-                        decayed = e.fmul(start, a)
-                        strip_buf.set(e, e.add(e.mul(i, e.i64(cols)), c), decayed)
-                        columns.set(e, c, e.fma(decayed, ki, columns.get(e, c)))
+                return vectors.carry(e, region, n, zeros, row)
 
-                    _loop(e, region, width, cell)
-
-                _loop(e, region, n, row)
-                return [vectors.load(e, scalar, columns.ptr, e.i64(off), w) for off, w in pieces]
-
-            def step(t: SSAValue, sks: list[SSAValue]) -> list[SSAValue]:
-                """Pass 2 of step t and pass 1 of step t+1 over the strip; Sᵀk of step t+1."""
+            def step(t: SSAValue, sks: list[SSAValue], last: bool = False) -> list[SSAValue]:
+                """Pass 2 of step t and (but for the last step) pass 1 of step t+1 over the
+                strip; Sᵀk of step t+1. The last step stores the strip to the state result
+                when that holds the compute type, and nowhere when there is none."""
                 row_t = s.row(e, bh, t, n)
-                last = e.i64(s.seq - 1)
-                row_next = s.row(e, bh, e.smin(e.add(t, e.i64(1)), last), n)  # in bounds; unused past the end
+                row_next = s.row(e, bh, e.add(t, e.i64(1)), n)
                 beta = s.item.load(e, p.beta, s.row(e, bh, t, 1))
-                load_decay(bh, e.add(t, e.i64(1)))
+                if not last:
+                    load_decay(bh, e.add(t, e.i64(1)))
                 _loop(e, region, width, lambda c: columns.set(e, c, s.item.load(e, p.v, e.add(e.add(row_t, j0), c))))
                 us = [e.fmul(vectors.splat(e, beta, w), e.fsub(vectors.load(e, scalar, columns.ptr, e.i64(off), w), sk))
                       for (off, w), sk in zip(pieces, sks)]
+                target, stride, start = strip_buf.ptr, cols, e.i64(0)
+                if last and p.final is not None and not s.item.narrow:
+                    target, stride, start = p.final, n, base
 
                 def row(i: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
                     ki = s.item.load(e, p.k, e.add(row_t, i))
                     qi = s.item.load(e, p.q, e.add(row_t, i))
-                    kn = s.item.load(e, p.k, e.add(row_next, i))
-                    a = gate_of(i)
-                    at_row = e.mul(i, e.i64(cols))
+                    if not last:
+                        a, kn = gate_of(i), s.item.load(e, p.k, e.add(row_next, i))
+                    at_row, to_row = e.mul(i, e.i64(cols)), e.add(start, e.mul(i, e.i64(stride)))
                     out, project = [], []
-                    for (off, w), u, o, skn in zip(pieces, us, accs[: len(pieces)], accs[len(pieces) :]):
-                        at = e.add(at_row, e.i64(off))
-                        cell = e.fma(vectors.splat(e, ki, w), u, vectors.load(e, scalar, strip_buf.ptr, at, w))
-                        out.append(e.fma(cell, vectors.splat(e, qi, w), o))
-                        cell = e.fmul(cell, vectors.splat(e, a, w))
-                        project.append(e.fma(cell, vectors.splat(e, kn, w), skn))
-                        vectors.store(e, cell, strip_buf.ptr, at)
+                    for k, ((off, w), u) in enumerate(zip(pieces, us)):
+                        cell = vectors.load(e, scalar, strip_buf.ptr, e.add(at_row, e.i64(off)), w)
+                        cell = e.fma(vectors.splat(e, ki, w), u, cell)
+                        out.append(e.fma(cell, vectors.splat(e, qi, w), accs[k]))
+                        if not last:
+                            cell = e.fmul(cell, vectors.splat(e, a, w))
+                            project.append(e.fma(cell, vectors.splat(e, kn, w), accs[len(pieces) + k]))
+                        if not last or p.final is not None:
+                            vectors.store(e, cell, target, e.add(to_row, e.i64(off)))
                     return out + project
 
                 zeros = [vectors.splat(e, zero, w) for _, w in pieces]
-                accs = vectors.carry(e, region, n, zeros + zeros, row)
+                accs = vectors.carry(e, region, n, zeros * (1 if last else 2), row)
                 for (off, w), o in zip(pieces, accs[: len(pieces)]):
                     vectors.store(e, e.fmul(o, vectors.splat(e, scale, w)), columns.ptr, e.i64(off))
                 _loop(e, region, width, lambda c: s.item.store(e, columns.get(e, c), p.out, e.add(e.add(row_t, j0), c)))
                 return accs[len(pieces) :]
 
-            vectors.carry(e, region, s.seq, first_pass(), step)
-            if p.final is not None:
-                def row(i: SSAValue) -> None:
-                    def cell(c: SSAValue) -> None:
-                        value = strip_buf.get(e, e.add(e.mul(i, e.i64(cols)), c))
-                        s.item.store(e, value, p.final, e.add(e.add(base, e.mul(i, e.i64(n))), c))
-
-                    _loop(e, region, width, cell)
-
-                _loop(e, region, n, row)
+            sks = vectors.carry(e, region, s.seq - 1, first_pass(), step)
+            step(e.i64(s.seq - 1), sks, last=True)
+            if p.final is not None and s.item.narrow:
+                _loop(e, region, n, lambda i: copy_row(strip_buf.ptr, e.mul(i, e.i64(cols)),
+                                                      p.final, e.add(base, e.mul(i, e.i64(n))), decode=False))
 
         def head(bh: SSAValue) -> None:
             if s.seq == 0:  # no step to read: the state passes through

@@ -170,10 +170,13 @@ def test_edge_sizes(shape: tuple[int, ...]) -> None:
 
 @GATES
 @pytest.mark.parametrize("dtype", ["f32", "f64"])
-def test_column_strips(dtype: str, per_channel: bool, monkeypatch: pytest.MonkeyPatch) -> None:
-    """N = 20 in strips of 16 columns (f32) or 8 (f64), then a tail of 4."""
+@pytest.mark.parametrize("seq", [delta_rule.SHORT_SEQ + 1, 2], ids=["long", "short"])
+def test_column_strips(seq: int, dtype: str, per_channel: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """N = 20 in strips of 16 columns (f32) or 8 (f64), then a tail of 4; the
+    strip width set by STRIP_BYTES, or for a few steps by STRIP_VECTORS."""
     monkeypatch.setattr(delta_rule, "STRIP_BYTES", 16 * 20 * 4)
-    shape = (2, 7, 2, 20)
+    monkeypatch.setattr(delta_rule, "STRIP_VECTORS", 1)
+    shape = (2, seq, 2, 20)
     args = inputs(shape, per_channel, seed=7)
     state = initial_state(shape)
     for got, want in zip(run(args, dtype, state), reference(*args, state)):

@@ -28,15 +28,18 @@
 // CHECK: ^bb{{[0-9]+}}(%{{[0-9]+}}: i64, [[O:%[0-9]+]]: vector<16xf32>, %{{[0-9]+}}: vector<16xf32>, [[SK:%[0-9]+]]: vector<16xf32>, %{{[0-9]+}}: vector<16xf32>):
 // CHECK: llvm.getelementptr inbounds [[K]][{{%[0-9]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, f32
 // CHECK: llvm.getelementptr inbounds [[Q]][{{%[0-9]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK-NEXT: llvm.load
+// CHECK: [[DECAY:%[0-9]+]] = llvm.load %{{[0-9]+}} {alignment = 4 : i64} : !llvm.ptr -> f32
 // CHECK: llvm.getelementptr inbounds [[K]][{{%[0-9]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, f32
 // CHECK: [[AT:%[0-9]+]] = llvm.getelementptr inbounds [[STRIP]][{{%[0-9]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, f32
 // CHECK-NEXT: [[CELL_AT:%[0-9]+]] = llvm.getelementptr inbounds [[AT]][0] : (!llvm.ptr) -> !llvm.ptr, vector<16xf32>
 // CHECK-NEXT: [[CELL:%[0-9]+]] = llvm.load [[CELL_AT]] {alignment = 4 : i64} : !llvm.ptr -> vector<16xf32>
-// CHECK-NEXT: [[UPDATED:%[0-9]+]] = llvm.intr.fma(%{{[0-9]+}}, %{{[0-9]+}}, [[CELL]]) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
+// CHECK: [[UPDATED:%[0-9]+]] = llvm.intr.fma(%{{[0-9]+}}, %{{[0-9]+}}, [[CELL]]) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
 // CHECK: {{%[0-9]+}} = llvm.intr.fma([[UPDATED]], %{{[0-9]+}}, [[O]])
+// CHECK: llvm.insertelement [[DECAY]]
 // CHECK: [[DECAYED:%[0-9]+]] = llvm.fmul [[UPDATED]], %{{[0-9]+}} : vector<16xf32>
 // CHECK: {{%[0-9]+}} = llvm.intr.fma([[DECAYED]], %{{[0-9]+}}, [[SK]])
-// CHECK-NEXT: [[STORE_AT:%[0-9]+]] = llvm.getelementptr inbounds [[STRIP]][{{%[0-9]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK: [[STORE_AT:%[0-9]+]] = llvm.getelementptr inbounds [[STRIP]][{{%[0-9]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, f32
 // CHECK-NEXT: [[STORE_VEC:%[0-9]+]] = llvm.getelementptr inbounds [[STORE_AT]][0] : (!llvm.ptr) -> !llvm.ptr, vector<16xf32>
 // CHECK-NEXT: llvm.store [[DECAYED]], [[STORE_VEC]] {alignment = 4 : i64} : vector<16xf32>, !llvm.ptr
 // CHECK-NOT: @scipy_cblas
@@ -51,10 +54,10 @@ func.func @prefill(%q: tensor<1x512x2x32xf32>, %k: tensor<1x512x2x32xf32>, %v: t
 
 // A decode step in f64 with a per-channel gate, state in and out: eight
 // pointers (q, k, v, g, beta, state, out, final state). The first pass reads
-// the state operand into the strip buffer (decayed by step 0), the sweep
-// runs on <8 x f64> (N = 64: one strip of 8 vectors), and the end writes the
-// buffer to the state result. A single step is too small for threads
-// (2^14 cells): the entry calls the kernel directly.
+// the state operand straight into the strip buffer (decayed by step 0); the
+// last step's sweep, on <8 x f64> (N = 64: one strip of 8 vectors), stores
+// the updated cells straight into the state result. A single step is too
+// small for threads (2^14 cells): the entry calls the kernel directly.
 
 // PLAN-LABEL: func.func @decode(
 // PLAN-NOT: rlx.scratch_offsets
@@ -64,11 +67,12 @@ func.func @prefill(%q: tensor<1x512x2x32xf32>, %k: tensor<1x512x2x32xf32>, %v: t
 // CHECK-SAME: %{{[0-9]+}}: !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: !llvm.ptr {llvm.noalias}, [[IN:%[0-9]+]]: !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: !llvm.ptr {llvm.noalias}, [[FINAL:%[0-9]+]]: !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: i64, %{{[0-9]+}}: i64) {
 // CHECK: [[STRIP:%[0-9]+]] = llvm.alloca {{%[0-9]+}} x f64
 // CHECK: [[FROM:%[0-9]+]] = llvm.getelementptr inbounds [[IN]][{{%[0-9]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, f64
-// CHECK-NEXT: {{%[0-9]+}} = llvm.load [[FROM]] {alignment = 8 : i64} : !llvm.ptr -> f64
-// CHECK: llvm.load %{{[0-9]+}} {alignment = 8 : i64} : !llvm.ptr -> vector<8xf64>
-// CHECK: llvm.store %{{[0-9]+}}, %{{[0-9]+}} {alignment = 8 : i64} : vector<8xf64>, !llvm.ptr
+// CHECK-NEXT: [[FROM_VEC:%[0-9]+]] = llvm.getelementptr inbounds [[FROM]][0] : (!llvm.ptr) -> !llvm.ptr, vector<8xf64>
+// CHECK-NEXT: {{%[0-9]+}} = llvm.load [[FROM_VEC]] {alignment = 8 : i64} : !llvm.ptr -> vector<8xf64>
+// CHECK: llvm.getelementptr inbounds [[STRIP]][{{%[0-9]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, f64
 // CHECK: [[TO:%[0-9]+]] = llvm.getelementptr inbounds [[FINAL]][{{%[0-9]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, f64
-// CHECK-NEXT: llvm.store %{{[0-9]+}}, [[TO]] {alignment = 8 : i64} : f64, !llvm.ptr
+// CHECK-NEXT: [[TO_VEC:%[0-9]+]] = llvm.getelementptr inbounds [[TO]][0] : (!llvm.ptr) -> !llvm.ptr, vector<8xf64>
+// CHECK-NEXT: llvm.store %{{[0-9]+}}, [[TO_VEC]] {alignment = 8 : i64} : vector<8xf64>, !llvm.ptr
 // CHECK-LABEL: llvm.func @decode(
 // CHECK-NOT: _parallel
 // CHECK: llvm.call @decode_k0_thunk(
