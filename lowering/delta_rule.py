@@ -204,12 +204,13 @@ two (thread start-up)."""
 def _sequential_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
     """One (batch, head) per outer step, in column strips. Column j of S only ever
     meets column j of v, u and the output (sk[j] = Σ_i S[i, j] k_i), so a strip of
-    columns runs the whole sequence on its own, held in a contiguous stack buffer
-    (`STRIP_BYTES`) that stays in L1: the first pass of step 0 (decay, sk = Sᵀk)
-    reads the initial state into it, then one sweep per step does, per row i,
-    pass 2 of step t (S += k_i·u, o += S·q_i) and pass 1 of step t+1 (decay,
-    sk' += S·k'_i) with the strip's accumulators in registers, and the end
-    writes it to the state result."""
+    columns runs the whole sequence on its own, in a contiguous stack buffer
+    (`STRIP_BYTES`) that stays in L1. The first pass (step 0's decay and Sᵀk)
+    reads the strip of the initial state into the buffer; then one sweep per
+    step does, row by row, pass 2 of step t (S += k_i·u, o += S·q_i) and pass 1
+    of step t+1 (decay, Sᵀk' += S·k'_i), the strip's accumulators in registers.
+    The last step's sweep has no next step and stores the strip straight into
+    the state result (f16/bf16: into the buffer, then rounded once)."""
     n, wc = s.n, s.work
     scalar = wc.compute
     widest = VECTOR_BYTES // wc.dtype.nbytes
@@ -222,8 +223,8 @@ def _sequential_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
         p = _pointers(op, pointers)
         strip_buf = StackArray.allocate(e, wc, n * cols)
         decay = StackArray.allocate(e, wc, s.gates)
-        columns = StackArray.allocate(e, wc, cols)  # one row of the strip: sk at the start, v, o per step
-        zero, one = e.const(scalar, 0.0), e.const(scalar, 1.0)
+        columns = StackArray.allocate(e, wc, cols)  # one row of the strip: v, then o, of a step
+        zero = e.const(scalar, 0.0)
         scale = e.const(scalar, 1.0 / math.sqrt(n))
 
         def gate_of(i: SSAValue) -> SSAValue:
@@ -231,31 +232,32 @@ def _sequential_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
             return decay.get(e, i if s.per_channel else 0)  # type: ignore[return-value]
 
         def load_decay(bh: SSAValue, t: SSAValue) -> None:
-            """exp(g) of step t into `decay`; 1 past the last step."""
-            inside = e.icmp("slt", t, e.i64(s.seq))
-            gates = s.row(e, bh, e.smin(t, e.i64(s.seq - 1)), s.gates)
-
-            def gate(i: SSAValue) -> None:
-                decay.set(e, i, e.select(inside, m.exp(e, s.item.load(e, p.g, e.add(gates, i))), one))
-
-            _loop(e, region, s.gates, gate)
+            """exp(g) of step t into `decay`."""
+            gates = s.row(e, bh, t, s.gates)
+            _loop(e, region, s.gates, lambda i: decay.set(e, i, m.exp(e, s.item.load(e, p.g, e.add(gates, i)))))
 
         def strip(bh: SSAValue, j0: SSAValue, pieces: list[tuple[int, int]]) -> None:
             width = sum(w for _, w in pieces)
             base = e.add(e.mul(bh, e.i64(s.cells)), j0)  # S[0, j0] of this head
 
-            def copy_row(source: SSAValue, at: SSAValue, target: SSAValue, to: SSAValue, decode: bool) -> None:
-                """One row of the strip between the state tensors and the buffer: in vector
-                pieces (a loop of a few iterations per row would cost more than the copy);
-                f16 and bf16 element by element, decoded or rounded once."""
-                if not s.item.narrow:
-                    for off, w in pieces:
-                        value = vectors.load(e, scalar, source, e.add(at, e.i64(off)), w)
-                        vectors.store(e, value, target, e.add(to, e.i64(off)))
-                    return
-                stored, held = (s.item, wc) if decode else (wc, s.item)
-                _loop(e, region, width,
-                      lambda c: held.store(e, stored.load(e, source, e.add(at, c)), target, e.add(to, c)))
+            def convert_rows(decode: bool) -> None:
+                """f16/bf16: the strip between a state tensor and the buffer, element by element,
+                decoded (initial state) or rounded once (state result)."""
+                tensor = p.initial if decode else p.final
+                assert tensor is not None
+
+                def row(i: SSAValue) -> None:
+                    stored, held = e.add(base, e.mul(i, e.i64(n))), e.mul(i, e.i64(cols))
+
+                    def cell(c: SSAValue) -> None:
+                        if decode:
+                            strip_buf.set(e, e.add(held, c), s.item.load(e, tensor, e.add(stored, c)))
+                        else:
+                            s.item.store(e, strip_buf.get(e, e.add(held, c)), tensor, e.add(stored, c))
+
+                    _loop(e, region, width, cell)
+
+                _loop(e, region, n, row)
 
             def first_pass() -> list[SSAValue]:
                 """The strip of the initial state (or zeros) decayed by step 0, and its Sᵀk_0."""
@@ -267,8 +269,7 @@ def _sequential_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
                 k0 = s.row(e, bh, e.i64(0), n)
                 source, stride, start = p.initial, n, base
                 if s.item.narrow:  # decoded into the buffer first
-                    _loop(e, region, n, lambda i: copy_row(p.initial, e.add(base, e.mul(i, e.i64(n))),
-                                                          strip_buf.ptr, e.mul(i, e.i64(cols)), decode=True))
+                    convert_rows(decode=True)
                     source, stride, start = strip_buf.ptr, cols, e.i64(0)
 
                 def row(i: SSAValue, sks: list[SSAValue]) -> list[SSAValue]:
@@ -288,8 +289,7 @@ def _sequential_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
                 """Pass 2 of step t and (but for the last step) pass 1 of step t+1 over the
                 strip; Sᵀk of step t+1. The last step stores the strip to the state result
                 when that holds the compute type, and nowhere when there is none."""
-                row_t = s.row(e, bh, t, n)
-                row_next = s.row(e, bh, e.add(t, e.i64(1)), n)
+                row_t, row_next = s.row(e, bh, t, n), s.row(e, bh, e.add(t, e.i64(1)), n)
                 beta = s.item.load(e, p.beta, s.row(e, bh, t, 1))
                 if not last:
                     load_decay(bh, e.add(t, e.i64(1)))
@@ -328,8 +328,7 @@ def _sequential_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
             sks = vectors.carry(e, region, s.seq - 1, first_pass(), step)
             step(e.i64(s.seq - 1), sks, last=True)
             if p.final is not None and s.item.narrow:
-                _loop(e, region, n, lambda i: copy_row(strip_buf.ptr, e.mul(i, e.i64(cols)),
-                                                      p.final, e.add(base, e.mul(i, e.i64(n))), decode=False))
+                convert_rows(decode=False)
 
         def head(bh: SSAValue) -> None:
             if s.seq == 0:  # no step to read: the state passes through
