@@ -71,8 +71,9 @@ of this environment run slower than the sequential sweep's AVX-512 FMAs on an
 L2-resident state."""
 
 STACK_LIMIT = 1 << 20
-"""The chunked form's buffers live on the kernel's stack; past this many bytes
-(N above ~400 in f32) the sequential form runs instead."""
+"""Both forms keep their buffers on the kernel's stack, up to this many bytes. Past
+it, the chunked form (N above ~300 in f32) gives way to the sequential form, whose
+strip of N rows × one vector passes it only beyond N = 16384 in f32 (an error then)."""
 
 
 @dataclass(frozen=True)
@@ -216,8 +217,13 @@ def _sequential_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
     widest = VECTOR_BYTES // wc.dtype.nbytes
     cols = min(n, max(widest, STRIP_BYTES // (n * wc.dtype.nbytes) // widest * widest))
     if s.seq < SHORT_SEQ:
-        cols = min(n, STRIP_VECTORS * widest)
+        cols = min(n, STRIP_VECTORS * widest, max(widest, STACK_LIMIT // (n * wc.dtype.nbytes) // widest * widest))
     full, tail = n // cols, n % cols
+    if n * cols * wc.dtype.nbytes > STACK_LIMIT:
+        raise ValueError(
+            f"'{op.name}' state_size {n} needs a {n * cols * wc.dtype.nbytes}-byte strip of its state, "
+            f"more than the {STACK_LIMIT} bytes its kernel keeps on the stack"
+        )
 
     def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
         p = _pointers(op, pointers)

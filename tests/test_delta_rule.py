@@ -230,3 +230,14 @@ def test_form_choice(threshold: int | None, monkeypatch: pytest.MonkeyPatch) -> 
     else:
         assert externals == [set()]
         assert kernels[0].extent == 2
+
+
+def test_state_too_large_for_the_stack() -> None:
+    """A strip of the state must fit the kernel's stack: a clear error, not a crash."""
+    n = 20000
+    b = Builder("gdn")
+    q, k, v = (b.input((1, 1, 1, n)) for _ in range(3))
+    b.output(b.gated_delta_net(q, k, v, b.input((1, 1, 1)), b.input((1, 1, 1))))
+    with pytest.raises(ValueError, match=r"'rlx.gated_delta_net' state_size 20000 needs a 1280000-byte strip"):
+        rlx.compile(b.module())
+
