@@ -61,14 +61,13 @@ CHUNK = 64
 
 CHUNKED_MIN_SEQ: int | None = None
 """Sequences of at least this many steps use the chunked form; None: never
-(tests set it to run both forms). Off because, measured on 2 Zen 5 cores (f32,
-B1, same process), the sequential form is faster at every size where the
-chunked buffers fit the stack: S2048 H8 N128 ~6.5 vs ~11 ms, N64 equal,
-S1024 H4 N256 17 vs 20 ms, S512 H2 N512 16 vs 25 ms. The chunked form does
-~1.4x the arithmetic (the C×C products and the solve) and runs it in
-single-threaded OpenBLAS GEMMs of 64×128×128, which the AVX2 (Haswell) kernels
-of this environment run slower than the sequential sweep's AVX-512 FMAs on an
-L2-resident state."""
+(tests set it to run both forms). Off because the sequential form is faster at
+every size measured on 2 Zen 5 cores (f32, B1, both forms in one process):
+S2048 H8 N64 1.3 vs 10 ms, N128 ~5-11 vs 22-38 ms (benchmarks/recurrent.py),
+S1024 H4 N256 17 vs 31 ms. The chunked form does ~1.4x the arithmetic (the C×C
+products and the solve) in single-threaded OpenBLAS GEMMs of 64×128×128, which
+the AVX2 (Haswell) kernels of this environment run far below the sequential
+sweep's AVX-512 FMAs on an L1-resident strip of the state."""
 
 STACK_LIMIT = 1 << 20
 """Both forms keep their buffers on the kernel's stack, up to this many bytes. Past
