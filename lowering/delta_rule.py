@@ -587,6 +587,8 @@ def uses_chunked_form(op: rc.GatedDeltaNetOp) -> bool:
 
 
 def gated_delta_net_kernels(op: rc.GatedDeltaNetOp, ctx: KernelContext) -> list[Kernel]:
+    """The sequential kernel, or (long sequences, see CHUNKED_MIN_SEQ) the chunked one after
+    setting OpenBLAS to one thread; nothing when there is nothing to write."""
     s = _Shape.of(op)
     if s.batch * s.heads == 0 or s.n == 0:
         return []
