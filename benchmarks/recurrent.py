@@ -68,14 +68,138 @@ def sgemm_gflops(repeat: int) -> float:
 
 def report(bench: Bench, title: str, gflop: float, rlx_ms: float, peers: dict[str, float]) -> None:
     """One block: rlx's time and GFLOP/s (and share of sgemm), then each peer with peer/rlx."""
-    rate = gflop / rlx_ms
+    rate = gflop / (rlx_ms / 1e3)
     print(f"\n{title}")
     print(f"  {'rlx_mlir':<28}{rlx_ms:9.3f} ms  {rate:7.1f} GFLOP/s  ({rate / bench.sgemm_gflops:5.1%} of sgemm)")
     for name, ms in peers.items():
-        print(f"  {name:<28}{ms:9.3f} ms  {gflop / ms:7.1f} GFLOP/s  peer/rlx = {ms / rlx_ms:6.2f}x")
+        print(f"  {name:<28}{ms:9.3f} ms  {gflop / (ms / 1e3):7.1f} GFLOP/s  peer/rlx = {ms / rlx_ms:6.2f}x")
 
 
 SECTIONS: list[Callable[[Bench], None]] = []
+
+
+# ---------------------------------------------------------------------------
+# gated delta net
+# ---------------------------------------------------------------------------
+
+GDN_SIZE = (1, 2048, 8, 128)  # B, S, H, N
+GDN_CHUNK = 64
+
+
+def gdn_inputs(rng: np.random.Generator, shape: tuple[int, ...]) -> list[np.ndarray]:
+    """q, k, v [B,S,H,N], g, beta [B,S,H] in f32, as a model makes them: unit keys, β in (0, 1), g < 0."""
+    q, k, v = (rng.standard_normal(shape, dtype=np.float32) for _ in range(3))
+    k /= np.linalg.norm(k, axis=-1, keepdims=True)
+    g = (-np.logaddexp(0, rng.standard_normal(shape[:3])) * 0.1).astype(np.float32)
+    beta = (1 / (1 + np.exp(-rng.standard_normal(shape[:3])))).astype(np.float32)
+    return [q, k, v, g, beta]
+
+
+def gdn_numpy(q, k, v, g, beta, state):
+    """The time loop, vectorized over batch and heads (state [B,H,N,N])."""
+    out = np.empty_like(q)
+    scale = 1 / np.sqrt(q.shape[-1])
+    for t in range(q.shape[1]):
+        state *= np.exp(g[:, t])[..., None, None]
+        sk = (k[:, t, :, None, :] @ state)[..., 0, :]
+        u = beta[:, t, :, None] * (v[:, t] - sk)
+        state += k[:, t, :, :, None] * u[:, :, None, :]
+        out[:, t] = (q[:, t, :, None, :] @ state)[..., 0, :] * scale
+    return out
+
+
+def gdn_torch_chunked(torch: ModuleType, q, k, v, g, beta, chunk: int = GDN_CHUNK):
+    """fla's naive chunked gated delta rule (`naive_chunk_gated_delta_rule`), written
+    here for PyTorch eager: inputs [B,H,S,N] / [B,H,S], S a multiple of `chunk`."""
+    batch, heads, seq, n = q.shape
+    q = q * n**-0.5
+    v, k_beta = v * beta[..., None], k * beta[..., None]
+    q, k, v, k_beta = (x.reshape(batch, heads, -1, chunk, n) for x in (q, k, v, k_beta))
+    g = g.reshape(batch, heads, -1, chunk).cumsum(-1)
+    decay = (g[..., :, None] - g[..., None, :]).clamp(max=0).tril().exp().tril()
+    upper = torch.triu(torch.ones(chunk, chunk, dtype=torch.bool), 0)
+    attn = -((k_beta @ k.transpose(-1, -2)) * decay).masked_fill(upper, 0)
+    for i in range(1, chunk):
+        attn[..., i, :i] = attn[..., i, :i].clone() + (attn[..., i, :, None].clone() * attn[..., :, :i].clone()).sum(-2)
+    attn = attn + torch.eye(chunk)
+    value = attn @ v
+    k_decayed = attn @ (k_beta * g.exp()[..., None])
+    state = q.new_zeros(batch, heads, n, n)
+    out = torch.empty_like(value)
+    strictly_upper = torch.triu(torch.ones(chunk, chunk, dtype=torch.bool), 1)
+    for c in range(q.shape[2]):
+        q_c, k_c = q[:, :, c], k[:, :, c]
+        local = (q_c @ k_c.transpose(-1, -2) * decay[:, :, c]).masked_fill(strictly_upper, 0)
+        u = value[:, :, c] - k_decayed[:, :, c] @ state
+        out[:, :, c] = (q_c * g[:, :, c, :, None].exp()) @ state + local @ u
+        last = g[:, :, c, -1]
+        state = state * last[..., None, None].exp() + (k_c * (last[..., None] - g[:, :, c]).exp()[..., None]).transpose(
+            -1, -2
+        ) @ u
+    return out.reshape(batch, heads, seq, n)
+
+
+def gdn_torch_step(torch: ModuleType, q, k, v, g, beta, state):
+    """One decode step in PyTorch eager: q, k, v [B,H,N], g, beta [B,H], state [B,H,N,N]."""
+    state = state * g.exp()[..., None, None]
+    u = beta[..., None] * (v - (k.unsqueeze(-2) @ state).squeeze(-2))
+    state = state + k.unsqueeze(-1) * u.unsqueeze(-2)
+    return (q.unsqueeze(-2) @ state).squeeze(-2) * q.shape[-1] ** -0.5, state
+
+
+def gdn_executable(shape: tuple[int, ...], carry: bool) -> Callable[..., object]:
+    batch, _, heads, n = shape
+    b = Builder("gdn")
+    q, k, v = (b.input(shape) for _ in range(3))
+    g, beta = b.input(shape[:3]), b.input(shape[:3])
+    state = b.input((batch, heads, n, n)) if carry else None
+    result = b.gated_delta_net(q, k, v, g, beta, state=state, return_state=carry)
+    b.output(*(result if carry else (result,)))
+    return rlx.compile(b.module(), threads=THREADS)
+
+
+def gdn_section(bench: Bench) -> None:
+    from rlx_mlir.lowering import delta_rule
+
+    batch, seq, heads, n = GDN_SIZE
+    args = gdn_inputs(bench.rng, GDN_SIZE)
+    gflop = 7 * n * n * batch * seq * heads / 1e9
+    exe = gdn_executable(GDN_SIZE, carry=False)
+    rlx_ms = bench.time(lambda: exe(*args))
+    threshold = delta_rule.CHUNKED_MIN_SEQ
+    form = "chunked" if threshold is not None and seq >= threshold else "sequential"
+    peers = {"NumPy loop": bench.time(lambda: gdn_numpy(*args, np.zeros((batch, heads, n, n), np.float32)))}
+    delta_rule.CHUNKED_MIN_SEQ = 1
+    try:
+        forced = gdn_executable(GDN_SIZE, carry=False)
+    finally:
+        delta_rule.CHUNKED_MIN_SEQ = threshold
+    peers["rlx_mlir chunked form"] = bench.time(lambda: forced(*args))
+    if bench.torch is not None:
+        torch = bench.torch
+        heads_first = [torch.from_numpy(np.ascontiguousarray(np.moveaxis(a, 2, 1))) for a in args]
+        with torch.no_grad():
+            peers["torch eager chunked (fla)"] = bench.time(lambda: gdn_torch_chunked(torch, *heads_first))
+    report(bench, f"GDN prefill B{batch} S{seq} H{heads} N{n} f32 ({form} form)", gflop, rlx_ms, peers)
+
+    step_shape = (batch, 1, heads, n)
+    step = gdn_inputs(bench.rng, step_shape)
+    state = (bench.rng.standard_normal((batch, heads, n, n)) * 0.1).astype(np.float32)
+    decode = gdn_executable(step_shape, carry=True)
+    rlx_ms = median_ms(lambda: decode(*step, state), 20 * bench.repeat)  # ~0.1 ms: more samples
+    peers = {}
+    if bench.torch is not None:
+        torch = bench.torch
+        q, k, v, g, beta = (torch.from_numpy(a[:, 0]) for a in step)
+        s0 = torch.from_numpy(state)
+        with torch.no_grad():
+            step_ms = median_ms(lambda: gdn_torch_step(torch, q, k, v, g, beta, s0), 20 * bench.repeat)
+        peers["torch eager step"] = step_ms
+    report(bench, f"GDN decode step B{batch} H{heads} N{n} f32 (state in and out)", 7 * n * n * heads / 1e9, rlx_ms,
+           peers)
+
+
+SECTIONS.append(gdn_section)
 
 
 def main() -> None:

@@ -26,7 +26,7 @@ from rlx_mlir.dialects import elementwise as ew
 from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects import rlx
 from rlx_mlir.dialects.scan import LoopOp, ScanBackwardOp, ScanOp
-from rlx_mlir.lowering import contraction, indexing, movement, reduction, reduction_region
+from rlx_mlir.lowering import contraction, delta_rule, indexing, movement, reduction, reduction_region
 from rlx_mlir.lowering.elementwise import region_kernels
 from rlx_mlir.lowering.emitter import Emitter
 from rlx_mlir.lowering.kernel import (
@@ -445,6 +445,7 @@ KERNELS: dict[type[Operation], Emit] = {
     **contraction.KERNELS,
     **reduction.KERNELS,
     **reduction_region.KERNELS,
+    **delta_rule.KERNELS,
 }  # type: ignore[dict-item]
 """The kernel emitter of each op that runs code (one module per family)."""
 

@@ -1,0 +1,605 @@
+"""Kernels of `rlx.gated_delta_net`: the gated delta rule, per (batch, head).
+
+Per step, with state S [N, N] (row i the key dimension, column j the value
+dimension): S *= exp(g) (row i by exp(g_i) with `gate_per_channel`);
+u = β·(v − Sᵀk); S += k ⊗ u; out = Sᵀq / √N. f16 and bf16 are computed in
+f32: the state stays in f32 for the whole call and is rounded once into the
+state result, the output once per element.
+
+Both forms run one (batch, head) per outer step (extent B·H, split across the
+entry's threads), its state in cache on the kernel's stack for the whole
+sequence, and round it into the state result once at the end.
+
+- **Sequential** (`_sequential_kernel`, the default): per step, two fused
+  passes over S in explicit vectors along j: (1) decay row i and sk[j] +=
+  S[i, j]·k[i]; then u = β(v − sk); (2) S[i, :] += k[i]·u and o[j] +=
+  S[i, j]·q[i]. Pass 2 of a step and pass 1 of the next run in the same sweep,
+  and since column j of S only meets column j of v, u and out, the state is
+  processed in column strips that each run the whole sequence in L1.
+- **Chunked** (`_chunked_kernel`, sequences of at least `CHUNKED_MIN_SEQ`
+  steps; off by default, see there): the WY / UT-transform form of fla-org/flash-linear-attention's
+  `chunk_gated_delta_rule`, CHUNK steps at a time, most of the work single-
+  threaded GEMMs on stack buffers. Within a chunk, γ_r is the cumulative gate
+  up to row r, and every decay is one exp of a segment sum clamped to ≤ 0,
+  exp(min(γ_r − γ_s, 0)), never a product exp(γ_r)·exp(−γ_s) (which is 0·inf
+  for long chunks or strong gates). The chunk equations (S₀ its initial state,
+  D_rs = exp(γ_r − γ_s), per key channel i with `gate_per_channel`):
+
+      A[r, s] = β_r Σ_i k_ri k_si D_rs,i   (s < r)     P[r, s] = Σ_i q_ri k_si D_rs,i   (s ≤ r)
+      (I + A) [Ũ | −W] = [β V | −β e^γ K]                  (forward substitution)
+      U = Ũ − W S₀          O = (Q ⊙ e^γ) S₀ + P U        S' = e^γ_last S₀ + (K ⊙ e^(γ_last − γ))ᵀ U
+
+  A short last chunk is padded with zero rows (β = 0, g = 0), which change
+  nothing, so every GEMM has the same sizes. The two forms agree within 1e-4
+  relative in f32 (tests/test_delta_rule.py). The chunked form assumes decay
+  gates (g ≤ 0), as the clamps do.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import i32
+from xdsl.ir import Operation, Region, SSAValue
+
+from rlx_mlir import blas
+from rlx_mlir.dialects import recurrent as rc
+from rlx_mlir.lowering import math_approx as m
+from rlx_mlir.lowering import vectors
+from rlx_mlir.lowering.element_types import Codec, codec
+from rlx_mlir.lowering.emitter import Emitter
+from rlx_mlir.lowering.gemm import SET_THREADS, gemm_call, gemm_external
+from rlx_mlir.lowering.kernel import Kernel, KernelContext, StackArray, kernel_function
+from rlx_mlir.lowering.loops import for_range
+from rlx_mlir.memory_plan import Scratch
+
+CHUNK = 64
+"""Steps per chunk of the chunked form (fla's default)."""
+
+CHUNKED_MIN_SEQ: int | None = None
+"""Sequences of at least this many steps use the chunked form; None: never
+(tests set it to run both forms). Off because the sequential form is faster at
+every size measured on 2 Zen 5 cores (f32, B1, both forms in one process):
+S2048 H8 N64 1.3 vs 10 ms, N128 ~5-11 vs 22-38 ms (benchmarks/recurrent.py),
+S1024 H4 N256 17 vs 31 ms. The chunked form does ~1.4x the arithmetic (the C×C
+products and the solve) in single-threaded OpenBLAS GEMMs of 64×128×128, which
+the AVX2 (Haswell) kernels of this environment run far below the sequential
+sweep's AVX-512 FMAs on an L1-resident strip of the state."""
+
+STACK_LIMIT = 1 << 20
+"""Both forms keep their buffers on the kernel's stack, up to this many bytes. Past
+it, the chunked form (N above ~300 in f32) gives way to the sequential form, whose
+strip of N rows × one vector passes it only beyond N = 16384 in f32 (an error then)."""
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """The op's sizes and element codecs."""
+
+    batch: int
+    seq: int
+    heads: int
+    n: int
+    per_channel: bool
+    item: Codec
+    """The stored element type."""
+    work: Codec
+    """The compute type (f32 for f16/bf16), in which the working state and buffers are held."""
+
+    @classmethod
+    def of(cls, op: rc.GatedDeltaNetOp) -> _Shape:
+        batch, seq, heads, n = op.output_shape()
+        item = codec(op.element.ir_type)
+        return cls(batch, seq, heads, n, op.per_channel, item, codec(item.compute))
+
+    @property
+    def gates(self) -> int:
+        """Gate values per step and head: N per channel, else 1."""
+        return self.n if self.per_channel else 1
+
+    @property
+    def cells(self) -> int:
+        return self.n * self.n
+
+    def row(self, e: Emitter, bh: SSAValue, t: SSAValue, width: int) -> SSAValue:
+        """Element offset of step t of (batch, head) bh in a [B, S, H, width] tensor."""
+        b, h = e.udiv(bh, e.i64(self.heads)), e.urem(bh, e.i64(self.heads))
+        return e.mul(e.add(e.mul(e.add(e.mul(b, e.i64(self.seq)), t), e.i64(self.heads)), h), e.i64(width))
+
+
+@dataclass
+class _Pointers:
+    """The kernel's buffer pointers by role (`initial`/`final` None when absent)."""
+
+    q: SSAValue
+    k: SSAValue
+    v: SSAValue
+    g: SSAValue
+    beta: SSAValue
+    initial: SSAValue | None
+    out: SSAValue
+    final: SSAValue | None
+
+
+def _buffers(op: rc.GatedDeltaNetOp) -> list[SSAValue | str | Scratch]:
+    """q, k, v, g, beta, [initial state], out, [final state]."""
+    return [*op.inputs, *op.initial_state, op.output, *op.final_state]
+
+
+def _pointers(op: rc.GatedDeltaNetOp, pointers: list[SSAValue]) -> _Pointers:
+    q, k, v, g, beta, *rest = pointers
+    initial = rest.pop(0) if op.carries_in else None
+    out = rest.pop(0)
+    final = rest.pop(0) if op.carries_out else None
+    return _Pointers(q, k, v, g, beta, initial, out, final)
+
+
+def _loop(e: Emitter, region: Region, count: int | SSAValue, body: Callable[[SSAValue], None]) -> None:
+    """for x in range(count): body(x)."""
+    for_range(e, region, e.i64(0), e.i64(count) if isinstance(count, int) else count, body)
+
+
+def _exp_le0(e: Emitter, x: SSAValue) -> SSAValue:
+    """exp(min(x, 0)): a decay, clamped so that a segment sum rounded above 0 cannot grow."""
+    zero = e.const_like(x, 0.0)
+    return m.exp(e, e.select(e.fcmp("ogt", x, zero), zero, x))
+
+
+def _load_state(e: Emitter, region: Region, s: _Shape, p: _Pointers, base: SSAValue, into: SSAValue) -> None:
+    """The state of the head at `base` into `into` (N·N compute elements): the initial state, or zeros."""
+
+    def cell(x: SSAValue) -> None:
+        value = s.item.load(e, p.initial, e.add(base, x)) if p.initial is not None else e.const(s.work.compute, 0.0)
+        s.work.store(e, value, into, x)
+
+    _loop(e, region, s.cells, cell)
+
+
+def _store_state(e: Emitter, region: Region, s: _Shape, p: _Pointers, base: SSAValue, source: SSAValue) -> None:
+    """Round `source` (N·N compute elements) into the state result of the head at `base`, if there is one."""
+    if p.final is not None:
+        _loop(e, region, s.cells, lambda x: s.item.store(e, s.work.load(e, source, x), p.final, e.add(base, x)))
+
+
+def _pass_state(e: Emitter, region: Region, s: _Shape, p: _Pointers, base: SSAValue) -> None:
+    """No step: the state result is the initial state (or zeros)."""
+    if p.final is None:
+        return
+
+    def cell(x: SSAValue) -> None:
+        value = s.item.load(e, p.initial, e.add(base, x)) if p.initial is not None else e.const(s.work.compute, 0.0)
+        s.item.store(e, value, p.final, e.add(base, x))
+
+    _loop(e, region, s.cells, cell)
+
+
+# ---------------------------------------------------------------------------
+# sequential form
+# ---------------------------------------------------------------------------
+
+
+VECTOR_BYTES = 64
+"""The widest vector of the sequential form (<16 x float>, <8 x double>); narrower tails halve it."""
+
+STRIP_BYTES = 16 << 10
+"""The sequential form's column strip of the state (N rows × as many columns as fit,
+at least one vector): in L1 for the whole sequence."""
+
+SHORT_SEQ = 8
+STRIP_VECTORS = 8
+"""Sequences shorter than SHORT_SEQ (decode steps) gain nothing from L1 and use strips
+as wide as the registers allow (STRIP_VECTORS vectors, 24 accumulators), so the state
+moves in and out along whole rows (measured: B1 H8 N128 decode 13 us, 17 us in
+16 KiB strips)."""
+
+PARALLEL_CELLS = 1 << 20
+"""State cells (B·H·S·N²) from which the sequential form is split across threads:
+a decode step of B1 H8 N128 (2^17 cells) measured 28 us on one thread, 52 us on
+two (thread start-up)."""
+
+
+def _sequential_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
+    """One (batch, head) per outer step, in column strips. Column j of S only ever
+    meets column j of v, u and the output (sk[j] = Σ_i S[i, j] k_i), so a strip of
+    columns runs the whole sequence on its own, in a contiguous stack buffer
+    (`STRIP_BYTES`) that stays in L1. The first pass (step 0's decay and Sᵀk)
+    reads the strip of the initial state into the buffer; then one sweep per
+    step does, row by row, pass 2 of step t (S += k_i·u, o += S·q_i) and pass 1
+    of step t+1 (decay, Sᵀk' += S·k'_i), the strip's accumulators in registers.
+    The last step's sweep has no next step and stores the strip straight into
+    the state result (f16/bf16: into the buffer, then rounded once)."""
+    n, wc = s.n, s.work
+    scalar = wc.compute
+    widest = VECTOR_BYTES // wc.dtype.nbytes
+    cols = min(n, max(widest, STRIP_BYTES // (n * wc.dtype.nbytes) // widest * widest))
+    if s.seq < SHORT_SEQ:
+        cols = min(n, STRIP_VECTORS * widest, max(widest, STACK_LIMIT // (n * wc.dtype.nbytes) // widest * widest))
+    full, tail = n // cols, n % cols
+    if n * cols * wc.dtype.nbytes > STACK_LIMIT:
+        raise ValueError(
+            f"'{op.name}' state_size {n} needs a {n * cols * wc.dtype.nbytes}-byte strip of its state, "
+            f"more than the {STACK_LIMIT} bytes its kernel keeps on the stack"
+        )
+
+    def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
+        p = _pointers(op, pointers)
+        strip_buf = StackArray.allocate(e, wc, n * cols)
+        decay = StackArray.allocate(e, wc, s.gates)
+        columns = StackArray.allocate(e, wc, cols)  # one row of the strip: v, then o, of a step
+        zero = e.const(scalar, 0.0)
+        scale = e.const(scalar, 1.0 / math.sqrt(n))
+
+        def gate_of(i: SSAValue) -> SSAValue:
+            """The decay of key row i: its own per channel, else the head's."""
+            return decay.get(e, i if s.per_channel else 0)  # type: ignore[return-value]
+
+        def load_decay(bh: SSAValue, t: SSAValue) -> None:
+            """exp(g) of step t into `decay`."""
+            gates = s.row(e, bh, t, s.gates)
+            _loop(e, region, s.gates, lambda i: decay.set(e, i, m.exp(e, s.item.load(e, p.g, e.add(gates, i)))))
+
+        def strip(bh: SSAValue, j0: SSAValue, pieces: list[tuple[int, int]]) -> None:
+            width = sum(w for _, w in pieces)
+            base = e.add(e.mul(bh, e.i64(s.cells)), j0)  # S[0, j0] of this head
+
+            def convert_rows(decode: bool) -> None:
+                """f16/bf16: the strip between a state tensor and the buffer, element by element,
+                decoded (initial state) or rounded once (state result)."""
+                tensor = p.initial if decode else p.final
+                assert tensor is not None
+
+                def row(i: SSAValue) -> None:
+                    stored, held = e.add(base, e.mul(i, e.i64(n))), e.mul(i, e.i64(cols))
+
+                    def cell(c: SSAValue) -> None:
+                        if decode:
+                            strip_buf.set(e, e.add(held, c), s.item.load(e, tensor, e.add(stored, c)))
+                        else:
+                            s.item.store(e, strip_buf.get(e, e.add(held, c)), tensor, e.add(stored, c))
+
+                    _loop(e, region, width, cell)
+
+                _loop(e, region, n, row)
+
+            def first_pass() -> list[SSAValue]:
+                """The strip of the initial state (or zeros) decayed by step 0, and its Sᵀk_0."""
+                zeros = [vectors.splat(e, zero, w) for _, w in pieces]
+                if p.initial is None:
+                    _loop(e, region, n * cols, lambda x: strip_buf.set(e, x, zero))
+                    return zeros
+                load_decay(bh, e.i64(0))
+                k0 = s.row(e, bh, e.i64(0), n)
+                source, stride, start = p.initial, n, base
+                if s.item.narrow:  # decoded into the buffer first
+                    convert_rows(decode=True)
+                    source, stride, start = strip_buf.ptr, cols, e.i64(0)
+
+                def row(i: SSAValue, sks: list[SSAValue]) -> list[SSAValue]:
+                    a, ki = gate_of(i), s.item.load(e, p.k, e.add(k0, i))
+                    at_row, from_row = e.mul(i, e.i64(cols)), e.add(start, e.mul(i, e.i64(stride)))
+                    out = []
+                    for (off, w), sk in zip(pieces, sks):
+                        cell = vectors.load(e, scalar, source, e.add(from_row, e.i64(off)), w)
+                        cell = e.fmul(cell, vectors.splat(e, a, w))
+                        vectors.store(e, cell, strip_buf.ptr, e.add(at_row, e.i64(off)))
+                        out.append(e.fma(cell, vectors.splat(e, ki, w), sk))
+                    return out
+
+                return vectors.carry(e, region, n, zeros, row)
+
+            def step(t: SSAValue, sks: list[SSAValue], last: bool = False) -> list[SSAValue]:
+                """Pass 2 of step t and (but for the last step) pass 1 of step t+1 over the
+                strip; Sᵀk of step t+1. The last step stores the strip to the state result
+                when that holds the compute type, and nowhere when there is none."""
+                row_t, row_next = s.row(e, bh, t, n), s.row(e, bh, e.add(t, e.i64(1)), n)
+                beta = s.item.load(e, p.beta, s.row(e, bh, t, 1))
+                if not last:
+                    load_decay(bh, e.add(t, e.i64(1)))
+                _loop(e, region, width, lambda c: columns.set(e, c, s.item.load(e, p.v, e.add(e.add(row_t, j0), c))))
+                us = [e.fmul(vectors.splat(e, beta, w), e.fsub(vectors.load(e, scalar, columns.ptr, e.i64(off), w), sk))
+                      for (off, w), sk in zip(pieces, sks)]
+                target, stride, start = strip_buf.ptr, cols, e.i64(0)
+                if last and p.final is not None and not s.item.narrow:
+                    target, stride, start = p.final, n, base
+
+                def row(i: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
+                    ki = s.item.load(e, p.k, e.add(row_t, i))
+                    qi = s.item.load(e, p.q, e.add(row_t, i))
+                    if not last:
+                        a, kn = gate_of(i), s.item.load(e, p.k, e.add(row_next, i))
+                    at_row, to_row = e.mul(i, e.i64(cols)), e.add(start, e.mul(i, e.i64(stride)))
+                    out, project = [], []
+                    for k, ((off, w), u) in enumerate(zip(pieces, us)):
+                        cell = vectors.load(e, scalar, strip_buf.ptr, e.add(at_row, e.i64(off)), w)
+                        cell = e.fma(vectors.splat(e, ki, w), u, cell)
+                        out.append(e.fma(cell, vectors.splat(e, qi, w), accs[k]))
+                        if not last:
+                            cell = e.fmul(cell, vectors.splat(e, a, w))
+                            project.append(e.fma(cell, vectors.splat(e, kn, w), accs[len(pieces) + k]))
+                        if not last or p.final is not None:
+                            vectors.store(e, cell, target, e.add(to_row, e.i64(off)))
+                    return out + project
+
+                zeros = [vectors.splat(e, zero, w) for _, w in pieces]
+                accs = vectors.carry(e, region, n, zeros * (1 if last else 2), row)
+                for (off, w), o in zip(pieces, accs[: len(pieces)]):
+                    vectors.store(e, e.fmul(o, vectors.splat(e, scale, w)), columns.ptr, e.i64(off))
+                _loop(e, region, width, lambda c: s.item.store(e, columns.get(e, c), p.out, e.add(e.add(row_t, j0), c)))
+                return accs[len(pieces) :]
+
+            sks = vectors.carry(e, region, s.seq - 1, first_pass(), step)
+            step(e.i64(s.seq - 1), sks, last=True)
+            if p.final is not None and s.item.narrow:
+                convert_rows(decode=False)
+
+        def head(bh: SSAValue) -> None:
+            if s.seq == 0:  # no step to read: the state passes through
+                _pass_state(e, region, s, p, e.mul(bh, e.i64(s.cells)))
+                return
+            if full:
+                wide = vectors.pieces(cols, widest)
+                for_range(e, region, e.i64(0), e.i64(full * cols), lambda j0: strip(bh, j0, wide), cols)
+            if tail:
+                strip(bh, e.i64(full * cols), vectors.pieces(tail, widest))
+
+        for_range(e, region, begin, end, head)
+
+    buffers = _buffers(op)
+    work = s.batch * s.heads * max(1, s.seq) * s.cells
+    function = kernel_function(name, len(buffers), build)
+    return Kernel(function, buffers, s.batch * s.heads, work, parallel=work >= PARALLEL_CELLS)
+
+
+# ---------------------------------------------------------------------------
+# chunked form
+# ---------------------------------------------------------------------------
+
+
+def _chunk_stack_bytes(s: _Shape) -> int:
+    """Bytes of the chunked form's stack buffers (see `_chunked_kernel`)."""
+    c, n = CHUNK, s.n
+    elements = s.cells + 7 * c * n + 2 * c * c + s.gates * (c + 1) + c + (c * n if s.per_channel else 0)
+    return elements * s.work.dtype.nbytes
+
+
+def _chunked_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
+    """One (batch, head) per outer step; per chunk of CHUNK steps the equations of
+    the module docstring in four GEMMs, on stack buffers whose stacked rows let
+    one GEMM serve two products: QK = [Q; K] [2C, N] (one GEMM gives [P; A]
+    [2C, C]), U [C, N], WQ = [−W; Q ⊙ e^γ] [2C, N] (one GEMM by S₀ gives
+    Y = [−W S₀; (Q ⊙ e^γ) S₀]), then O = Y[C:] + P U and S' = e^γ_last S₀ +
+    (K ⊙ e^(γ_last − γ))ᵀ U; the cumulative gates Γ [G, C] (transposed), β [C]
+    and, with `gate_per_channel`, Kᵀ [N, C] for the pairwise sums."""
+    blas.load()
+    c, n, wc = CHUNK, s.n, s.work
+    dtype = wc.dtype.name
+    chunks = -(-s.seq // c)
+
+    def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
+        p = _pointers(op, pointers)
+        qk, wq, y = (StackArray.allocate(e, wc, 2 * c * n) for _ in range(3))
+        us = StackArray.allocate(e, wc, c * n)
+        pa = StackArray.allocate(e, wc, 2 * c * c)
+        gamma = StackArray.allocate(e, wc, s.gates * c)
+        betas, decay_last = StackArray.allocate(e, wc, c), StackArray.allocate(e, wc, s.gates)
+        kt = StackArray.allocate(e, wc, n * c) if s.per_channel else None
+        st = StackArray.allocate(e, wc, s.cells)  # the state of the current head
+        zero = e.const(wc.compute, 0.0)
+        scale = e.const(wc.compute, 1.0 / math.sqrt(n))
+        pairwise = gemm_call(e, dtype, (2 * c, c, n), (False, True), (n, n, c))
+        read_state = gemm_call(e, dtype, (2 * c, n, n), (False, False), (n, n, n))
+        read_chunk = gemm_call(e, dtype, (c, n, c), (False, False), (c, n, n), beta=1.0)
+        update_state = gemm_call(e, dtype, (n, n, c), (True, False), (n, n, n), beta=1.0)
+
+        def offset(array: StackArray, index: int) -> SSAValue:
+            return e.op(llvm.GEPOp(array.ptr, [llvm.GEP_USE_SSA_VAL], wc.storage, ssa_indices=[e.i64(index)],
+                                   inbounds=True))
+
+        k_rows, q_rows, a_rows, o_rows = offset(qk, c * n), offset(wq, c * n), offset(pa, c * c), offset(y, c * n)
+
+        def at(array: SSAValue, row: SSAValue | int, col: SSAValue | int, width: int) -> SSAValue:
+            row_v = e.i64(row) if isinstance(row, int) else row
+            col_v = e.i64(col) if isinstance(col, int) else col
+            return e.op(llvm.GEPOp(array, [llvm.GEP_USE_SSA_VAL], wc.storage,
+                                   ssa_indices=[e.add(e.mul(row_v, e.i64(width)), col_v)], inbounds=True))
+
+        def get(array: SSAValue, row: SSAValue | int, col: SSAValue | int, width: int) -> SSAValue:
+            return e.op(llvm.LoadOp(at(array, row, col, width), wc.storage))
+
+        def put(array: SSAValue, row: SSAValue | int, col: SSAValue | int, width: int, value: SSAValue) -> None:
+            e.op(llvm.StoreOp(value, at(array, row, col, width)))
+
+        def head(bh: SSAValue) -> None:
+            base = e.mul(bh, e.i64(s.cells))
+            state = st.ptr
+            if s.seq == 0:  # no step to read: the state passes through
+                _pass_state(e, region, s, p, base)
+                return
+            _load_state(e, region, s, p, base, state)
+
+            def chunk(index: SSAValue) -> None:
+                t0 = e.mul(index, e.i64(c))
+                valid = e.smin(e.sub(e.i64(s.seq), t0), e.i64(c))
+                load_chunk(bh, t0, valid)
+                pair_sums()
+                solve()
+                finish(bh, t0, valid, state)
+
+            _loop(e, region, chunks, chunk)
+            _store_state(e, region, s, p, base, state)
+
+        def load_chunk(bh: SSAValue, t0: SSAValue, valid: SSAValue) -> None:
+            """Q·scale, K, U = βV, −W = −β e^γ K, β, Γ; rows past the sequence are zero (β = 0, g = 0)."""
+
+            def row(r: SSAValue) -> None:
+                inside = e.icmp("slt", r, valid)
+                t = e.smin(e.add(t0, r), e.i64(s.seq - 1))  # a padded row reads the last step, then drops it
+                qkv, gates = s.row(e, bh, t, n), s.row(e, bh, t, s.gates)
+                beta = e.select(inside, s.item.load(e, p.beta, s.row(e, bh, t, 1)), zero)
+                betas.set(e, r, beta)
+
+                def gate(i: SSAValue) -> None:
+                    g = e.select(inside, s.item.load(e, p.g, e.add(gates, i)), zero)
+                    previous = get(gamma.ptr, i, e.smax(e.sub(r, e.i64(1)), e.i64(0)), c)  # in bounds at r = 0
+                    before = e.select(e.icmp("sgt", r, e.i64(0)), previous, zero)
+                    put(gamma.ptr, i, r, c, e.fadd(before, g))
+
+                _loop(e, region, s.gates, gate)
+
+                def column(i: SSAValue) -> None:
+                    src = e.add(qkv, i)
+                    q = e.select(inside, e.fmul(s.item.load(e, p.q, src), scale), zero)
+                    k = e.select(inside, s.item.load(e, p.k, src), zero)
+                    put(qk.ptr, r, i, n, q)
+                    put(k_rows, r, i, n, k)
+                    if kt is not None:
+                        put(kt.ptr, i, r, c, k)
+                    decay = _exp_le0(e, get(gamma.ptr, i if s.per_channel else 0, r, c))
+                    put(us.ptr, r, i, n, e.fmul(beta, s.item.load(e, p.v, src)))
+                    put(wq.ptr, r, i, n, e.fneg(e.fmul(e.fmul(beta, decay), k)))
+
+                _loop(e, region, n, column)
+
+            _loop(e, region, c, row)
+
+        def pair_sums() -> None:
+            """[P; A] of the module docstring (A strictly lower with β_r in, P lower)."""
+            if s.per_channel:
+                return pair_sums_per_channel()
+            pairwise(qk.ptr, k_rows, pa.ptr)
+
+            def row(r: SSAValue) -> None:
+                gr, beta = get(gamma.ptr, 0, r, c), betas.get(e, r)
+
+                def cell(col: SSAValue) -> None:
+                    decay = _exp_le0(e, e.fsub(gr, get(gamma.ptr, 0, col, c)))
+                    below, on_or_below = e.icmp("slt", col, r), e.icmp("sle", col, r)
+                    a = e.fmul(e.fmul(get(a_rows, r, col, c), decay), beta)
+                    put(a_rows, r, col, c, e.select(below, a, zero))
+                    put(pa.ptr, r, col, c, e.select(on_or_below, e.fmul(get(pa.ptr, r, col, c), decay), zero))
+
+                _loop(e, region, c, cell)
+
+            _loop(e, region, c, row)
+
+        def pair_sums_per_channel() -> None:
+            """Σ_i over key channels of k_si·exp(γ_r,i − γ_s,i), vectorized along s."""
+            assert kt is not None
+
+            def row(r: SSAValue) -> None:
+                beta = betas.get(e, r)
+
+                def clear(col: SSAValue) -> None:
+                    put(pa.ptr, r, col, c, zero)
+                    put(a_rows, r, col, c, zero)
+
+                _loop(e, region, c, clear)
+                upto = e.add(r, e.i64(1))
+
+                def channel(i: SSAValue) -> None:
+                    qi, bki = get(qk.ptr, r, i, n), e.fmul(beta, get(k_rows, r, i, n))
+                    gri = get(gamma.ptr, i, r, c)
+
+                    def cell(col: SSAValue) -> None:
+                        kk = e.fmul(get(kt.ptr, i, col, c), _exp_le0(e, e.fsub(gri, get(gamma.ptr, i, col, c))))
+                        put(pa.ptr, r, col, c, e.fma(qi, kk, get(pa.ptr, r, col, c)))
+                        put(a_rows, r, col, c, e.fma(bki, kk, get(a_rows, r, col, c)))
+
+                    for_range(e, region, e.i64(0), upto, cell)
+
+                _loop(e, region, n, channel)  # A's diagonal is left as summed: the solve never reads it
+
+            _loop(e, region, c, row)
+
+        def solve() -> None:
+            """[U | −W]_r -= Σ_{s<r} A[r, s] [U | −W]_s, row by row (forward substitution with I + A)."""
+
+            def row(r: SSAValue) -> None:
+                def earlier(col: SSAValue) -> None:
+                    a = e.fneg(get(a_rows, r, col, c))
+
+                    def cell(j: SSAValue) -> None:
+                        put(us.ptr, r, j, n, e.fma(a, get(us.ptr, col, j, n), get(us.ptr, r, j, n)))
+                        put(wq.ptr, r, j, n, e.fma(a, get(wq.ptr, col, j, n), get(wq.ptr, r, j, n)))
+
+                    _loop(e, region, n, cell)
+
+                _loop(e, region, r, earlier)
+
+            for_range(e, region, e.i64(1), e.i64(c), row)
+
+        def finish(bh: SSAValue, t0: SSAValue, valid: SSAValue, state: SSAValue) -> None:
+            """Y = WQ S₀; U += Y[:C]; O = Y[C:] + P U (stored); S' = e^γ_last S₀ + (K ⊙ e^(γ_last − γ))ᵀ U."""
+
+            def gate_rows(r: SSAValue) -> None:
+                def column(i: SSAValue) -> None:
+                    g = i if s.per_channel else 0
+                    gr = get(gamma.ptr, g, r, c)
+                    put(q_rows, r, i, n, e.fmul(get(qk.ptr, r, i, n), _exp_le0(e, gr)))
+                    last = get(gamma.ptr, g, c - 1, c)
+                    put(k_rows, r, i, n, e.fmul(get(k_rows, r, i, n), _exp_le0(e, e.fsub(last, gr))))
+
+                _loop(e, region, n, column)
+
+            _loop(e, region, c, gate_rows)
+            read_state(wq.ptr, state, y.ptr)
+            _loop(e, region, c * n, lambda x: us.set(e, x, e.fadd(us.get(e, x), y.get(e, x))))
+            read_chunk(pa.ptr, us.ptr, o_rows)
+
+            def store(r: SSAValue) -> None:
+                row = s.row(e, bh, e.add(t0, r), n)
+                _loop(e, region, n, lambda j: s.item.store(e, get(o_rows, r, j, n), p.out, e.add(row, j)))
+
+            _loop(e, region, valid, store)
+            _loop(e, region, s.gates, lambda i: decay_last.set(e, i, _exp_le0(e, get(gamma.ptr, i, c - 1, c))))
+
+            def decay_row(i: SSAValue) -> None:
+                a = decay_last.get(e, i if s.per_channel else 0)
+                _loop(e, region, n, lambda j: put(state, i, j, n, e.fmul(get(state, i, j, n), a)))
+
+            _loop(e, region, n, decay_row)
+            update_state(k_rows, us.ptr, state)
+
+        for_range(e, region, begin, end, head)
+
+    buffers = _buffers(op)
+    work = s.batch * s.heads * s.seq * s.cells
+    function = kernel_function(name, len(buffers), build)
+    return Kernel(function, buffers, s.batch * s.heads, work, externals=(gemm_external(dtype),))
+
+
+def _single_threaded_blas(name: str) -> Kernel:
+    """Sets OpenBLAS to one thread: the chunked kernel calls its GEMMs from the entry's threads."""
+
+    def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
+        e.op(llvm.CallOp(SET_THREADS.name, e.const(i32, 1)))
+
+    return Kernel(kernel_function(name, 0, build), [], 1, 1, parallel=False, externals=(SET_THREADS,))
+
+
+def uses_chunked_form(op: rc.GatedDeltaNetOp) -> bool:
+    """Long sequences (CHUNKED_MIN_SEQ), when the chunk buffers fit the stack."""
+    s = _Shape.of(op)
+    return CHUNKED_MIN_SEQ is not None and s.seq >= CHUNKED_MIN_SEQ and _chunk_stack_bytes(s) <= STACK_LIMIT
+
+
+def gated_delta_net_kernels(op: rc.GatedDeltaNetOp, ctx: KernelContext) -> list[Kernel]:
+    """The sequential kernel, or (long sequences, see CHUNKED_MIN_SEQ) the chunked one after
+    setting OpenBLAS to one thread; nothing when there is nothing to write."""
+    s = _Shape.of(op)
+    if s.batch * s.heads == 0 or s.n == 0:
+        return []
+    if s.seq == 0 and not op.carries_out:
+        return []
+    if uses_chunked_form(op):
+        return [_single_threaded_blas(f"{ctx.name}_blas1"), _chunked_kernel(op, s, ctx.name)]
+    return [_sequential_kernel(op, s, ctx.name)]
+
+
+KERNELS: dict[type[Operation], Callable[[Operation, KernelContext], list[Kernel]]] = {
+    rc.GatedDeltaNetOp: gated_delta_net_kernels,
+}  # type: ignore[dict-item]
+"""Emitters of the delta-rule ops."""
