@@ -518,6 +518,14 @@ def _matmul(b: Backward, op: ct.MatmulOp, g: SSAValue) -> Cotangents:
         d = b.matmul(rhs, g, tb, True) if ta else b.matmul(g, rhs, False, not tb)
         yield op.lhs, b.reshape(b.unbroadcast(d, lhs), shape_of(op.lhs.type))
     if b.wants(op.rhs):
+        lhs_shape = shape_of(lhs.type)
+        if len(shape_of(rhs.type)) == 2 and len(lhs_shape) > 2 and not ta:
+            # an unbatched rhs: the lhs batch folds into the rows of one GEMM
+            # (x @ W over all steps: dW = Xᵀ g with X [steps·rows, K]), not a
+            # product per batch entry summed afterwards
+            rows = numel(lhs_shape[:-1])
+            lhs = b.reshape(lhs, (rows, lhs_shape[-1]))
+            g = b.reshape(g, (rows, shape_of(g.type)[-1]))
         # dB' = A'^T g; stored transposed: dB = g^T A'
         d = b.matmul(g, lhs, True, ta) if tb else b.matmul(lhs, g, not ta, False)
         yield op.rhs, b.reshape(b.unbroadcast(d, rhs), shape_of(op.rhs.type))

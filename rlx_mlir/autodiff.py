@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.transforms.canonicalize import CanonicalizePass
 from xdsl.utils.exceptions import PassFailedException, VerifyException
 
 from rlx_mlir.compiler import parse, verify
@@ -33,7 +34,10 @@ def _check_wrt(wrt: Sequence[int | str]) -> tuple[int | str, ...]:
 def vjp(module_or_text: ModuleOp | str, wrt: Sequence[int | str] = (), checkpoints: str = "all") -> ModuleOp:
     """The module with every function replaced by its vector-Jacobian product.
 
-    Inputs become the original inputs plus one cotangent per output; outputs
+    The module is canonicalized first (so a scan's stepwise work, such as the
+    input projection of a recurrent cell, is outside the loop and its adjoint
+    one batched op, not one per step). Inputs become the original inputs plus
+    one cotangent per output; outputs
     the original outputs plus one gradient per `wrt` argument (positions or
     block-argument names; empty: every float argument). `checkpoints` says how
     each differentiated `rlx.scan` keeps its carries for `rlx.scan_backward`:
@@ -59,7 +63,9 @@ def vjp(module_or_text: ModuleOp | str, wrt: Sequence[int | str] = (), checkpoin
             except (ValueError, VerifyException) as error:
                 raise ArgumentError(str(error)) from None
     try:
-        AutodiffPass(wrt=entries, checkpoints=checkpoints).apply(make_context(), module)
+        ctx = make_context()
+        CanonicalizePass().apply(ctx, module)  # first: a scan's stepwise work leaves the loop, and with it its adjoint
+        AutodiffPass(wrt=entries, checkpoints=checkpoints).apply(ctx, module)
     except PassFailedException as error:
         raise CompileError(str(error)) from None
     try:

@@ -226,6 +226,8 @@ def test_movement(name: str) -> None:
     ((2, 3), (4, 3), False, True),
     ((3, 2), (4, 3), True, True),
     ((2, 2, 3), (3, 4), False, False),
+    ((2, 2, 3), (4, 3), False, True),  # the batch folds into one GEMM's rows for dW (stored transposed)
+    ((3, 2, 2, 3), (3, 4), False, False),
     ((2, 1, 3, 2), (3, 3, 4), True, False),
     ((3,), (2, 3, 4), False, False),
     ((2, 3), (3,), False, False),
