@@ -1,0 +1,17 @@
+"""A bounded differential fuzzing run in CI (the long mode is `python
+tests/fuzz_graphs.py --graphs 10000`): random graphs over every op family,
+fused and unfused, against a float64 NumPy evaluation."""
+
+from __future__ import annotations
+
+import pytest
+from fuzz_graphs import check
+
+GRAPHS = 150
+
+
+@pytest.mark.parametrize("block", range(5))
+def test_random_graphs_agree_fused_unfused_and_with_numpy(block: int) -> None:
+    seeds = range(10_000 + block * GRAPHS // 5, 10_000 + (block + 1) * GRAPHS // 5)
+    failures = [o for o in map(check, seeds) if not o.ok]
+    assert not failures, "\n".join(f"seed {o.seed}: {o.message}" for o in failures)
