@@ -67,7 +67,7 @@ from fractions import Fraction
 from functools import cache
 
 import numpy as np
-from xdsl.dialects.builtin import Float32Type, Float64Type
+from xdsl.dialects.builtin import Float32Type, Float64Type, IntegerType
 from xdsl.ir import Attribute, SSAValue
 
 from .emitter import Emitter, int_twin
@@ -283,6 +283,18 @@ def exp(e: Emitter, x: SSAValue) -> SSAValue:
     return exp_core(e, e.clamp(x, *c.exp_clamp), c)
 
 
+def exp_scaled(e: Emitter, x: SSAValue, log2_scale: int) -> SSAValue:
+    """e^x 2^s (s = log2_scale > 0) with the scale folded into the exponent, so e^x far in the
+    subnormal range keeps full precision: a product x e^x that underflows is then rounded once,
+    by the caller's final multiply by 2^-s. Below the range where the scaled value itself
+    underflows (and at -inf) the result is 0."""
+    c = constants_for(x)
+    lo = -math.log(2) * (2 * (c.bias - 1) + log2_scale - 2)  # keeps both halves of k + s normal
+    r, ki = _exp_reduce(e, e.clamp(x, lo, c.exp_clamp[1]), c)
+    res = _ldexp(e, e.poly(r, c.exp_poly), e.add(ki, _ik(e, x, log2_scale)), c)
+    return e.select(e.fcmp("olt", x, _k(e, x, lo)), _k(e, x, 0.0), res)
+
+
 def expm1(e: Emitter, x: SSAValue) -> SSAValue:
     """e^x - 1 without cancellation: 2^k (1 + em) - 1 folded into one FMA, scaled in two halves."""
     c = constants_for(x)
@@ -409,16 +421,197 @@ def erf(e: Emitter, x: SSAValue) -> SSAValue:
 # ---------------------------------------------------------------------------
 # trigonometry
 # ---------------------------------------------------------------------------
-def _reduce_pio2(e: Emitter, x: SSAValue, c: Constants) -> tuple[SSAValue, SSAValue]:
-    """x = q pi/2 + r, |r| <~ pi/4, by 3-part Cody-Waite with FMA; returns (r, q as twin int)."""
-    q = e.roundeven(e.fmul(x, _k(e, x, float(_round_to(2 / PI, c.is_f32)))))
+def _reduce_pio2_fast(e: Emitter, x: SSAValue, c: Constants) -> tuple[SSAValue, SSAValue]:
+    """x = q pi/2 + r, |r| <~ pi/4, by 3-part Cody-Waite with FMA; returns (r, q as twin int).
+
+    Right for |x| < `PayneHanek.fast_limit`; q comes from the magic add (no fptosi, which
+    LLVM scalarizes), so it is garbage beyond 2^(p-1) pi/2, where the slow path takes over.
+    """
+    q, qi = _rint_magic(e, e.fmul(x, _k(e, x, float(_round_to(2 / PI, c.is_f32)))), c)
     nq = e.fneg(q)
     r = e.fma(nq, _k(e, x, c.pio2[0]), x)
     r = e.fma(nq, _k(e, x, c.pio2[1]), r)
     r = e.fma(nq, _k(e, x, c.pio2[2]), r)
-    r = e.clamp(r, -1.0, 1.0)  # only active for huge |x|: keeps results finite
-    qi = e.fptosi_sat(q, int_twin(x.type))
     return r, qi
+
+
+@dataclass(frozen=True)
+class PayneHanek:
+    """The exact reduction of one width: x = M 2^(e-bias-mant) times the bits of 2/pi, in integers.
+
+    With y = x 2/pi, the fixed-point Y = y 2^(64 words - 2) mod 2^(64 words) is M times a window
+    W of the bits of 2/pi whose position depends only on the exponent e: Y = (M W) >> (32 guard),
+    computed exactly with 32x32->64-bit limb products (vpmuludq) in i64 lanes. The window is cut
+    from `table` (2/pi with `pad` leading zero bits, as 64-bit words) by a barrel of selects on
+    the word index and a funnel shift on the bit offset: no table loads, so it vectorizes.
+    The top two bits of Y (rounded) are the quadrant, the rest the reduced argument; truncating
+    W and the dropped low limbs err by < 2 units of the last bit of Y.
+    """
+
+    mant: int
+    bias: int
+    limbs_m: int  # 32-bit limbs of the mantissa M
+    guard: int  # 32-bit limbs of M*W below Y (their truncation errs by < 1 unit of Y)
+    words: int  # 64-bit words of Y: 2 integer (quadrant) bits + 64 words - 2 fraction bits
+    fast_limit: float  # |x| below this takes the Cody-Waite path
+    table: tuple[int, ...]
+
+    @property
+    def pad(self) -> int:
+        """Zero bits before 2/pi in `table`, so the window of exponent e starts at bit e - bias."""
+        return self.mant + 2
+
+    @property
+    def window_limbs(self) -> int:
+        return self.guard + 2 * self.words
+
+    @property
+    def chunks(self) -> int:
+        """64-bit funnel extracts that cover the window."""
+        return (self.window_limbs + 1) // 2
+
+
+def _two_over_pi_bits(n: int) -> int:
+    """floor(2/pi * 2^n), exactly: pi from Machin's formula in integers with guard bits."""
+    bits = n + 64
+    one = 1 << bits
+
+    def arctan_inv(k: int) -> int:
+        total, term, i, sign = 0, one // k, 1, 1
+        while term:
+            total += sign * (term // i)
+            term //= k * k
+            i += 2
+            sign = -sign
+        return total
+
+    pi = 16 * arctan_inv(5) - 4 * arctan_inv(239)  # pi * 2^bits, error a few units
+    return (one * 2 << n) // pi
+
+
+def _payne_hanek(is_f32: bool) -> PayneHanek:
+    mant, bias = (23, 127) if is_f32 else (52, 1023)
+    limbs_m, guard, words = (1, 1, 1) if is_f32 else (2, 2, 2)
+    # windows start at bit p = e - bias for |x| >= 1, p <= bias: word index p >> 6
+    count = (guard + 2 * words + 1) // 2 + 1
+    n_words = (bias >> 6) + count
+    pad = mant + 2
+    g = _two_over_pi_bits(64 * n_words - pad)
+    table = tuple((g >> (64 * (n_words - 1 - i))) & (2**64 - 1) for i in range(n_words))
+    fast_limit = 2.0**16 if is_f32 else 2.0**30
+    return PayneHanek(mant, bias, limbs_m, guard, words, fast_limit, table)
+
+
+_PAYNE_HANEK = {True: _payne_hanek(True), False: _payne_hanek(False)}
+
+
+def _window(e: Emitter, w: SSAValue, ph: PayneHanek) -> list[SSAValue]:
+    """table[w + k] for k <= chunks, by a barrel of selects on the bits of w (largest first)."""
+    count = ph.chunks + 1
+    vals = [e.i64(v) for v in ph.table]
+    w_max = len(ph.table) - count
+    for s in reversed(range(w_max.bit_length())):
+        step = 1 << s
+        bit = e.icmp("ne", e.and_(w, e.i64(step)), e.i64(0))
+        vals = [e.select(bit, vals[k + step], vals[k]) for k in range(count + step - 1)]
+    return vals[:count]
+
+
+def _fixed_to_double_double(e: Emitter, hi: SSAValue, lo: SSAValue) -> tuple[SSAValue, SSAValue]:
+    """The signed 128-bit integer hi 2^64 + lo (lo unsigned, |hi| < 2^62) as an unevaluated double pair.
+
+    Its magnitude is split into exactly representable parts A 2^64 (A's low 11 bits cleared),
+    T1 (A's low bits and lo's high half) and T2 (lo's low half), all of one sign, so their
+    sum has no cancellation: Fast2Sum of the first two, the last added to the error.
+    """
+    f64 = Float64Type()
+    m32 = e.i64(0xFFFFFFFF)
+    neg = e.icmp("slt", hi, e.i64(0))
+    # |hi 2^64 + lo| = mag_hi 2^64 + mag_lo with both parts >= 0
+    borrow = e.and_(neg, e.icmp("ne", lo, e.i64(0)))
+    mag_hi = e.select(neg, e.sub(e.i64(0), e.select(borrow, e.add(hi, e.i64(1)), hi)), hi)
+    mag_lo = e.select(neg, e.sub(e.i64(0), lo), lo)
+    top = e.sitofp(e.and_(mag_hi, e.i64(~0x7FF)), f64)
+    mid = e.sitofp(e.or_(e.shl(e.and_(mag_hi, e.i64(0x7FF)), e.i64(32)), e.lshr(mag_lo, e.i64(32))), f64)
+    bottom = e.sitofp(e.and_(mag_lo, m32), f64)
+    top = e.fmul(top, e.const(f64, 2.0**64))
+    mid = e.fmul(mid, e.const(f64, 2.0**32))
+    s = e.fadd(top, mid)
+    err = e.fadd(e.fsub(mid, e.fsub(s, top)), bottom)
+    return e.select(neg, e.fneg(s), s), e.select(neg, e.fneg(err), err)
+
+
+def _reduce_pio2_exact(e: Emitter, x: SSAValue, c: Constants) -> tuple[SSAValue, SSAValue]:
+    """x = n pi/2 + r for every finite |x| >= 1 (Payne-Hanek in integers); returns (r, n as twin int)."""
+    ph = _PAYNE_HANEK[c.is_f32]
+    i64t = IntegerType(64)
+    bits = e.as_bits(x)
+    ab = e.and_(bits, _ik(e, x, (1 << (ph.mant + (8 if c.is_f32 else 11))) - 1))
+    if c.is_f32:
+        ab = e.zext(ab, i64t)
+    m32 = e.i64(0xFFFFFFFF)
+    mantissa = e.or_(e.and_(ab, e.i64((1 << ph.mant) - 1)), e.i64(1 << ph.mant))
+    expo = e.lshr(ab, e.i64(ph.mant))
+    p = e.sub(e.smax(e.smin(expo, e.i64(2 * ph.bias)), e.i64(ph.bias)), e.i64(ph.bias))
+    g = _window(e, e.lshr(p, e.i64(6)), ph)
+    off = e.and_(p, e.i64(63))
+    limbs = []  # window limbs, most significant first
+    for i in range(ph.chunks):
+        chunk = e.intrinsic("llvm.fshl.i64", [g[i], g[i + 1], off], i64t)
+        limbs += [e.lshr(chunk, e.i64(32)), e.and_(chunk, m32)]
+    w = list(reversed(limbs[: ph.window_limbs]))  # least significant first
+    m = [e.and_(mantissa, m32), e.lshr(mantissa, e.i64(32))][: ph.limbs_m]
+    top = ph.guard + 2 * ph.words  # columns [guard, top) of M*W form Y
+    cols: dict[int, SSAValue] = {}
+
+    def accumulate(k: int, v: SSAValue) -> None:
+        if ph.guard <= k < top:
+            cols[k] = e.add(cols[k], v) if k in cols else v
+
+    for a, ma in enumerate(m):
+        for b, wb in enumerate(w):
+            k = a + b
+            if k + 1 < ph.guard or k >= top:
+                continue
+            prod = e.mul(ma, wb)
+            accumulate(k, prod if k == top - 1 else e.and_(prod, m32))  # bits above Y drop out
+            accumulate(k + 1, e.lshr(prod, e.i64(32)))
+    for k in range(ph.guard, top - 1):
+        cols[k + 1] = e.add(cols[k + 1], e.lshr(cols[k], e.i64(32)))
+        cols[k] = e.and_(cols[k], m32)
+    y = [e.or_(cols[ph.guard + 2 * j], e.shl(cols[ph.guard + 2 * j + 1], e.i64(32))) for j in range(ph.words)]
+    ys = e.add(y[-1], e.i64(1 << 61))  # round to the nearest quadrant
+    n = e.lshr(ys, e.i64(62))
+    frac = e.sub(e.and_(ys, e.i64((1 << 62) - 1)), e.i64(1 << 61))  # signed, units 2^-62 (of quarter turns)
+    f64 = Float64Type()
+    s0, s1 = (e.const(f64, v) for v in split_constant(PI / 2 / Decimal(2) ** (64 * ph.words - 2), 2, False))
+    if ph.words == 1:  # f32: one rounding to double is far below the f32 ulp
+        units = e.sitofp(frac, f64)
+        r = e.fma(units, s0, e.fmul(units, s1))
+    else:
+        units, units_lo = _fixed_to_double_double(e, frac, y[0])
+        r_hi = e.fmul(units, s0)
+        err = e.fma(units, s0, e.fneg(r_hi))
+        r = e.fadd(r_hi, e.fadd(err, e.fma(units, s1, e.fmul(units_lo, s0))))
+    if c.is_f32:
+        r = e.fptrunc(r, x.type)
+        n = e.itrunc(n, int_twin(x.type))
+    negative = _sign_bit_set(e, x)
+    r = e.select(negative, e.fneg(r), r)
+    n = e.select(negative, e.sub(_ik(e, x, 0), n), n)
+    return r, n
+
+
+def _reduce_pio2(e: Emitter, x: SSAValue, c: Constants) -> tuple[SSAValue, SSAValue]:
+    """x = q pi/2 + r for every x: Cody-Waite below `fast_limit`, else the exact reduction,
+    picked per element by selects (both are straight-line code, so the loop stays vectorized).
+    ±inf and NaN take the Cody-Waite path, which turns them into NaN."""
+    ph = _PAYNE_HANEK[c.is_f32]
+    r_fast, q_fast = _reduce_pio2_fast(e, x, c)
+    r_big, q_big = _reduce_pio2_exact(e, x, c)
+    ax = e.fabs(x)
+    big = e.and_(e.fcmp("oge", ax, _k(e, x, ph.fast_limit)), e.fcmp("olt", ax, _k(e, x, math.inf)))
+    return e.select(big, r_big, r_fast), e.select(big, q_big, q_fast)
 
 
 def _sin_kernel(e: Emitter, r: SSAValue, z: SSAValue, c: Constants) -> SSAValue:
@@ -620,6 +813,7 @@ def pow(e: Emitter, x: SSAValue, y: SSAValue) -> SSAValue:  # noqa: A001 - mirro
 
 __all__ = [
     "exp",
+    "exp_scaled",
     "expm1",
     "log",
     "log1p",
