@@ -4,7 +4,8 @@
 looks it up for a standalone op and for the same op inside a fused region
 alike. Transcendentals come from `math_approx` (vectorizable, no libm calls;
 accuracy in its docstring), and each formula is written to avoid overflow and
-cancellation (softplus, log_sigmoid, gelu_approx). Integer and complex forms
+cancellation (softplus, log_sigmoid, gelu_approx), and to stay right at ±max and
+where results are subnormal (hard_swish, silu, mish). Integer and complex forms
 of `neg abs sign exp log sqrt` are in `scalar_ops` and `complex_ops`; the
 derivatives are in `activation_grads`.
 """
@@ -55,6 +56,36 @@ def _gelu_approx(e: Emitter, x: SSAValue) -> SSAValue:
     return e.fmul(x, m.sigmoid(e, two_z))
 
 
+SUBNORMAL_SCALE = 64  # log2 of the scale that keeps e^x normal down to where x e^x underflows
+
+
+def _silu(e: Emitter, x: SSAValue) -> SSAValue:
+    """x / (1 + e^-x) for x >= 0; for x < 0 (x e^x) / (1 + e^x) with e^x scaled by 2^64 and the
+    quotient scaled back, so the result is rounded once where it is subnormal."""
+    ws = m.exp_scaled(e, e.fneg(e.fabs(x)), SUBNORMAL_SCALE)
+    w = e.fmul(ws, _c(e, x, 2.0**-SUBNORMAL_SCALE))
+    pos = e.fcmp("oge", x, _c(e, x, 0.0))
+    res = e.fdiv(e.select(pos, x, e.fmul(x, ws)), e.fadd(_c(e, x, 1.0), w))
+    return e.select(pos, res, e.fmul(res, _c(e, x, 2.0**-SUBNORMAL_SCALE)))
+
+
+def _mish(e: Emitter, x: SSAValue) -> SSAValue:
+    """x tanh(softplus(x)) as a rational function of w = e^-|x| (no tanh, log or overflow):
+    x (1 + 2w) / (1 + 2w + 2w^2) for x >= 0, x w (w + 2) / (w (w + 2) + 2) for x < 0, the latter
+    with w scaled as in silu so results in the subnormal range are rounded once."""
+    ws = m.exp_scaled(e, e.fneg(e.fabs(x)), SUBNORMAL_SCALE)
+    w = e.fmul(ws, _c(e, x, 2.0**-SUBNORMAL_SCALE))
+    one, two = _c(e, x, 1.0), _c(e, x, 2.0)
+    pos = e.fcmp("oge", x, _c(e, x, 0.0))
+    two_w = e.fmul(two, w)
+    one_2w = e.fadd(one, two_w)
+    w_2 = e.fadd(w, two)
+    num = e.select(pos, e.fmul(x, one_2w), e.fmul(x, e.fmul(ws, w_2)))
+    den = e.select(pos, e.fma(two_w, w, one_2w), e.fma(w, w_2, two))
+    res = e.fdiv(num, den)
+    return e.select(pos, res, e.fmul(res, _c(e, x, 2.0**-SUBNORMAL_SCALE)))
+
+
 def sign(e: Emitter, x: SSAValue) -> SSAValue:
     """1, -1, +0 for ±0 and NaN for NaN (as np.sign)."""
     one, zero = _c(e, x, 1.0), _c(e, x, 0.0)
@@ -63,7 +94,8 @@ def sign(e: Emitter, x: SSAValue) -> SSAValue:
 
 
 def _hard_swish(e: Emitter, x: SSAValue) -> SSAValue:
-    return e.fdiv(e.fmul(x, e.clamp(e.fadd(x, _c(e, x, 3.0)), 0.0, 6.0)), _c(e, x, 6.0))
+    """x * (clamp(x + 3, 0, 6) / 6): the factor is <= 1, so nothing overflows (= x for x >= 3)."""
+    return e.fmul(x, e.fdiv(e.clamp(e.fadd(x, _c(e, x, 3.0)), 0.0, 6.0), _c(e, x, 6.0)))
 
 
 def _hard_sigmoid(e: Emitter, x: SSAValue) -> SSAValue:
@@ -83,7 +115,7 @@ FLOAT: dict[type[ew.UnaryOp], Unary] = {
     ew.ReluOp: _relu,
     ew.GeluOp: _gelu,
     ew.GeluApproxOp: _gelu_approx,
-    ew.SiluOp: lambda e, x: e.fmul(x, m.sigmoid(e, x)),
+    ew.SiluOp: _silu,
     ew.SigmoidOp: m.sigmoid,
     ew.TanhOp: m.tanh,
     ew.ExpOp: m.exp,
@@ -106,7 +138,7 @@ FLOAT: dict[type[ew.UnaryOp], Unary] = {
     ew.ErfOp: m.erf,
     ew.HardSwishOp: _hard_swish,
     ew.HardSigmoidOp: _hard_sigmoid,
-    ew.MishOp: lambda e, x: e.fmul(x, m.tanh(e, softplus(e, x))),
+    ew.MishOp: _mish,
     ew.SoftsignOp: lambda e, x: e.fdiv(x, e.fadd(_c(e, x, 1.0), e.fabs(x))),
     ew.LogSigmoidOp: _log_sigmoid,
 }
