@@ -45,7 +45,8 @@ def _log_sigmoid(e: Emitter, x: SSAValue) -> SSAValue:
 def _gelu(e: Emitter, x: SSAValue) -> SSAValue:
     """Exact GELU: x * (1 + erf(x / sqrt 2)) / 2."""
     half_x = e.fmul(x, _c(e, x, 0.5))
-    return e.fma(half_x, m.erf(e, e.fmul(x, _c(e, x, SQRT1_2))), half_x)
+    # x Phi(x) has the sign of x: keeps -0, and -0 (not +0) where the tail cancels to zero
+    return e.copysign(e.fma(half_x, m.erf(e, e.fmul(x, _c(e, x, SQRT1_2))), half_x), x)
 
 
 def _gelu_approx(e: Emitter, x: SSAValue) -> SSAValue:

@@ -36,8 +36,9 @@ tanh       sign(x) * -em/(2+em), em=expm1(-2|x|)
 sigmoid    (x>=0 ? 1 : e)/(1+e), e=exp(-|x|)
 erf        |x|<1: Taylor x P(x^2); else 1-exp(-x^2) R(|x|),
            R=erfc*exp(x^2) as fitted Chebyshev (Clenshaw)
-sin/cos    q=rint(2x/pi), 3-part Cody-Waite pi/2 by FMA,
-           Taylor sin/cos kernels, quadrant by selects
+sin/cos    q=rint(2x/pi), 3-part Cody-Waite pi/2 by FMA
+           (|x| < 2^16 / 2^30), else exact Payne-Hanek
+           in integers; Taylor kernels, quadrant by selects
 tan        same reduction, sin(r)/cos(r) or -cos/sin
 atan       |x|>1 -> pi/2-atan(1/x); t>tan(pi/8) ->
            pi/4+atan((t-1)/(t+1)); Taylor on [0,0.4143]
@@ -47,11 +48,18 @@ pow        f64: double-double log (k ln2 + 2 atanh(s)),
            f32: computed in f64 and rounded.  C99 specials.
 =========  ================================================
 
-sin/cos/tan beyond the swept range: not measured.  The 3-part reduction stays
-meaningful while q = rint(2x/pi) is exactly representable (~2^22 for f32,
-~2^50 for f64) but loses accuracy as |x| grows; past that the reduced
-argument is clamped to [-1, 1], so results stay finite (sin/cos in [-1, 1]);
-±inf and NaN give NaN (checked on ±max, ±inf, NaN in the tests).
+sin/cos/tan hold their bounds for every finite input. Cody-Waite is exact
+enough only while q pi/2 stays close to x in the working precision, so from
+|x| >= 2^16 (f32) / 2^30 (f64) the exact reduction (`PayneHanek`) takes over:
+y = x 2/pi mod 4 as a fixed-point integer, M times a window of the bits of
+2/pi cut by the exponent, in 32-bit limb products (64/128 result bits for
+f32/f64, enough for the closest approach of any float to a multiple of pi/2).
+Both reductions run for every element and a select picks one, so loops stay
+straight-line and vectorized: the exact path costs ~20% on f32 sin/cos/tan
+and ~2.5x on f64 (128-bit products and the word barrel) -- a gather from a
+global 2/pi table would be cheaper but the kernels have no module globals.
+Exhaustive f32 runs over [2^-6, 2^19) and the f64 sweeps and hardest cases of
+tests/test_numeric_edges.py give the bounds of tests/accuracy.py.
 
 "(t + M) - M" rounding tricks are safe because the emitter sets no fast-math
 flags (no ``reassoc``, and no ``contract`` either: FMAs are explicit).

@@ -118,7 +118,6 @@ MEASURED = {
     "gelu": (2, 2), "gelu_approx": (2, 2),  # on x >= -0.5; whole range in ulp(|x|/2): 1.73/2.25, 2.33/2.34
 }
 
-TRIG = ("sin", "cos", "tan")
 N = 80_000
 
 
@@ -136,10 +135,7 @@ def sweep(name: str, dtype: type) -> np.ndarray:
     if name in ("round", "floor", "ceil"):
         parts.append(np.arange(-200, 200) + 0.5)  # halves: ties to even
     x = np.clip(np.concatenate(parts), lo, hi).astype(dtype)
-    sp = specials(dtype)
-    if name in TRIG:
-        sp = sp[np.abs(sp) <= hi]  # beyond the accurate range: see test_trig_out_of_range
-    return np.concatenate([x, sp])
+    return np.concatenate([x, specials(dtype)])
 
 
 def _worst(err: np.ndarray, x: np.ndarray, got: np.ndarray, ref: np.ndarray, label: str) -> str:
@@ -202,26 +198,9 @@ def test_unary_specials(name: str, dtype: type) -> None:
     got = run_op(name, x)
     with np.errstate(all="ignore"):
         ref = ref_unary(name, x).astype(dtype) if name not in SAME_FORMULA else SAME_FORMULA[name](x)
-    if name in TRIG:  # only NaN-ness is promised far outside the reduction range
-        np.testing.assert_array_equal(np.isnan(got), np.isnan(ref) | np.isinf(x))
-        return
     np.testing.assert_array_equal(np.isnan(got), np.isnan(ref), err_msg=f"{name} NaN positions, x={x}")
     np.testing.assert_array_equal(np.isposinf(got), np.isposinf(ref), err_msg=f"{name} +inf positions, x={x}")
     np.testing.assert_array_equal(np.isneginf(got), np.isneginf(ref), err_msg=f"{name} -inf positions, x={x}")
-
-
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("name", TRIG)
-def test_trig_out_of_range(name: str, dtype: type) -> None:
-    """Far outside the accurate range sin/cos/tan stay finite (sin/cos in [-1, 1]); ±inf/NaN give NaN."""
-    fi = np.finfo(dtype)
-    x = np.array([1e30, -1e30, fi.max, -fi.max, np.inf, -np.inf, np.nan, 2.0**60, -(2.0**60)], dtype=dtype)
-    got = run_op(name, x)
-    want_nan = ~np.isfinite(x)
-    np.testing.assert_array_equal(np.isnan(got), want_nan)
-    assert np.isfinite(got[~want_nan]).all()
-    if name != "tan":
-        assert (np.abs(got[~want_nan]) <= 1).all()
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
