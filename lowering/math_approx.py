@@ -5,7 +5,7 @@ SSA value and returns the result as straight-line `llvm` dialect ops: no
 blocks, no libm calls, and no LLVM intrinsics that lower to libm (no
 ``llvm.exp/log/sin/cos/pow``, no ``frem``).  Only arithmetic, FMA, fcmp +
 select, bit casts, integer ops and the "cheap" intrinsics (fabs, sqrt, floor,
-trunc, roundeven, copysign, fptosi.sat) are used, so a loop calling these
+trunc, roundeven, copysign, fshl) are used, so a loop calling these
 functions is vectorized by LLVM into packed AVX-512/AVX2 code.
 
 Each algorithm is written once; the per-width numbers live in a `Constants`
@@ -291,16 +291,18 @@ def exp(e: Emitter, x: SSAValue) -> SSAValue:
     return exp_core(e, e.clamp(x, *c.exp_clamp), c)
 
 
-def exp_scaled(e: Emitter, x: SSAValue, log2_scale: int) -> SSAValue:
-    """e^x 2^s (s = log2_scale > 0) with the scale folded into the exponent, so e^x far in the
-    subnormal range keeps full precision: a product x e^x that underflows is then rounded once,
-    by the caller's final multiply by 2^-s. Below the range where the scaled value itself
+def exp_scaled(e: Emitter, x: SSAValue, log2_scale: int, lo: SSAValue | None = None) -> SSAValue:
+    """e^(x + lo) 2^s (s = log2_scale > 0) with the scale folded into the exponent, so e^x far in
+    the subnormal range keeps full precision: a product x e^x that underflows is then rounded
+    once, by the caller's final multiply by 2^-s. Below the range where the scaled value itself
     underflows (and at -inf) the result is 0."""
     c = constants_for(x)
-    lo = -math.log(2) * (2 * (c.bias - 1) + log2_scale - 2)  # keeps both halves of k + s normal
-    r, ki = _exp_reduce(e, e.clamp(x, lo, c.exp_clamp[1]), c)
+    floor = -math.log(2) * (2 * (c.bias - 1) + log2_scale - 2)  # keeps both halves of k + s normal
+    r, ki = _exp_reduce(e, e.clamp(x, floor, c.exp_clamp[1]), c)
+    if lo is not None:
+        r = e.fadd(r, lo)
     res = _ldexp(e, e.poly(r, c.exp_poly), e.add(ki, _ik(e, x, log2_scale)), c)
-    return e.select(e.fcmp("olt", x, _k(e, x, lo)), _k(e, x, 0.0), res)
+    return e.select(e.fcmp("olt", x, _k(e, x, floor)), _k(e, x, 0.0), res)
 
 
 def expm1(e: Emitter, x: SSAValue) -> SSAValue:
@@ -424,6 +426,59 @@ def erf(e: Emitter, x: SSAValue) -> SSAValue:
     res = e.select(e.fcmp("olt", ax, one), small, large)
     res = e.select(e.fcmp("oge", ax, _k(e, x, c.erf_max)), one, res)
     return e.copysign(res, x)
+
+
+NORMAL_TAIL_PIECES = {True: ((0.5, 10.6, 20),), False: ((0.5, 2.0, 25), (2.0, 27.5, 22))}
+"""Pieces (t_lo, t_hi, degree) of the fit of S(t) = t e^(t^2) erfc(t) in u = 1/t; erfc(t) underflows
+(times anything gelu multiplies it by) past t_hi. f64 needs two pieces for ~2 ULP fits."""
+
+
+def _erfcx_continued_fraction(t: float) -> float:
+    """e^(t^2) erfc(t) = 1 / (sqrt(pi) (t + (1/2) / (t + 1 / (t + (3/2) / (t + ...))))), evaluated
+    backwards; the depth gives double precision from t = 0.5 on."""
+    acc = t
+    for n in range(4000 if t < 2 else 400, 0, -1):
+        acc = t + (n / 2) / acc
+    return 1 / (math.sqrt(math.pi) * acc)
+
+
+@cache
+def normal_tail_chebyshev(is_f32: bool) -> tuple[tuple[float, float, tuple[float, ...]], ...]:
+    """(u_lo, u_hi, Chebyshev coefficients) of S = t e^(t^2) erfc(t) over u = 1/t, per piece.
+
+    S is smooth in u (S -> 1/sqrt(pi) as u -> 0), so a float64 least-squares fit on Chebyshev
+    nodes of each piece, from the continued fraction (no overflow of e^(t^2), no cancellation),
+    reaches ~1e-16 relative.
+    """
+    pieces = []
+    for t_lo, t_hi, deg in NORMAL_TAIL_PIECES[is_f32]:
+        a, b = 1 / t_hi, 1 / t_lo
+        n = 4 * deg
+        s = np.cos(np.pi * (np.arange(n) + 0.5) / n)
+        u = (a + b) / 2 + (b - a) / 2 * s
+        y = np.array([_erfcx_continued_fraction(1 / v) / v for v in u])
+        pieces.append((a, b, tuple(float(v) for v in np.polynomial.chebyshev.chebfit(s, y, deg))))
+    return tuple(pieces)
+
+
+def normal_tail_scaled(e: Emitter, x: SSAValue, log2_scale: int) -> SSAValue:
+    """|x| (1 - Phi(|x|)) 2^s for |x| >= 1/sqrt2, Phi the standard normal CDF, with full relative
+    accuracy down to where it underflows: e^(-x^2/2) S(sqrt2/|x|) / sqrt2, the exponent taken
+    from x^2 as an exact hi + lo pair (no error from rounding x/sqrt2 or x^2), e^(-x^2/2) scaled
+    by 2^s as in `exp_scaled` so a subnormal result is rounded once by the caller."""
+    c = constants_for(x)
+    a = e.fabs(x)
+    sq = e.fmul(a, a)
+    sq_lo = e.fma(a, a, e.fneg(sq))
+    half = _k(e, x, -0.5)
+    w = exp_scaled(e, e.fmul(sq, half), log2_scale, e.fmul(sq_lo, half))
+    pieces = sorted(normal_tail_chebyshev(c.is_f32))  # by u
+    u = e.clamp(e.fdiv(_k(e, x, math.sqrt(2.0)), a), pieces[0][0], pieces[-1][1])
+    tail = None
+    for lo, hi, coeffs in pieces:
+        val = clenshaw(e, e.fma(u, _k(e, x, 2 / (hi - lo)), _k(e, x, -(hi + lo) / (hi - lo))), coeffs)
+        tail = val if tail is None else e.select(e.fcmp("oge", u, _k(e, x, lo)), val, tail)
+    return e.fmul(w, e.fmul(tail, _k(e, x, 1 / math.sqrt(2.0))))
 
 
 # ---------------------------------------------------------------------------
@@ -822,6 +877,7 @@ def pow(e: Emitter, x: SSAValue, y: SSAValue) -> SSAValue:  # noqa: A001 - mirro
 __all__ = [
     "exp",
     "exp_scaled",
+    "normal_tail_scaled",
     "expm1",
     "log",
     "log1p",
