@@ -49,7 +49,7 @@ def _gelu(e: Emitter, x: SSAValue) -> SSAValue:
     from `normal_tail_scaled`, x - g for x > 0 and -g for x < 0 (no cancellation: right down to
     where it underflows, rounded once there). gelu(-inf) stays NaN, as the formula gives."""
     half_x = e.fmul(x, _c(e, x, 0.5))
-    head = e.copysign(e.fma(half_x, m.erf(e, e.fmul(x, _c(e, x, SQRT1_2))), half_x), x)  # keeps -0
+    head = e.copysign(e.fma(half_x, m.erf_small(e, e.fmul(x, _c(e, x, SQRT1_2))), half_x), x)  # keeps -0
     g_scaled = m.normal_tail_scaled(e, x, SUBNORMAL_SCALE)
     g = e.fmul(g_scaled, _c(e, x, 2.0**-SUBNORMAL_SCALE))
     tail = e.select(e.fcmp("oge", x, _c(e, x, 0.0)), e.fsub(x, g), e.fneg(g))
