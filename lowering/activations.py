@@ -4,8 +4,10 @@
 looks it up for a standalone op and for the same op inside a fused region
 alike. Transcendentals come from `math_approx` (vectorizable, no libm calls;
 accuracy in its docstring), and each formula is written to avoid overflow and
-cancellation (softplus, log_sigmoid, gelu_approx), and to stay right at ±max and
-where results are subnormal (hard_swish, silu, mish). Integer and complex forms
+cancellation (softplus, log_sigmoid, the tails of gelu and gelu_approx), and to
+stay right at ±max and where results are subnormal (hard_swish, silu, mish, gelu,
+gelu_approx: e^x scaled by 2^64, the result scaled back once). Their edges are
+tested per type in tests/test_numeric_edges.py. Integer and complex forms
 of `neg abs sign exp log sqrt` are in `scalar_ops` and `complex_ops`; the
 derivatives are in `activation_grads`.
 """
