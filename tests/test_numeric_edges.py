@@ -1,7 +1,8 @@
 """Numerics at the edges, per float type (f16, bf16, f32, f64), through compiled rlx ops.
 
 * sin/cos/tan over huge arguments up to ±max: every power of two, floats nearest to multiples
-  of pi/2 and their neighbours, random bit patterns (every exponent equally), the hardest cases
+  of pi/2 and their neighbours, random bit patterns (every exponent equally; every f16 and bf16
+  value), the hardest cases
   for argument reduction known; against a `decimal` reference (the float64 value reduced by pi/2
   at 420 digits, then Taylor series at 60), within the bounds of tests/accuracy.py (1 ULP for
   f16/bf16, which compute in f32 and round once). libm is not a safe reference here: glibc's
@@ -128,7 +129,10 @@ def _trig_inputs(ty: str) -> np.ndarray:
         ctx.prec = 400
         near = [float(Decimal(k) * PI / 2) for k in sorted(ks)]
     it = {2: np.uint16, 4: np.uint32, 8: np.uint64}[dt.itemsize]
-    random_bits = rng.integers(0, np.iinfo(it).max, 20000, dtype=it, endpoint=True).view(dt)
+    if dt.itemsize == 2:  # f16, bf16: every bit pattern
+        random_bits = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(dt)
+    else:
+        random_bits = rng.integers(0, np.iinfo(it).max, 20000, dtype=it, endpoint=True).view(dt)
     values = np.concatenate([
         np.array(powers + near + HARD_CASES.get(ty, []) + [float(fi.max), 3.4e38, 2.95e6, 1.77e15], dtype=np.float64),
     ])
