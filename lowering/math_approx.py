@@ -620,7 +620,8 @@ def _reduce_pio2_exact(e: Emitter, x: SSAValue, c: Constants) -> tuple[SSAValue,
     m32 = e.i64(0xFFFFFFFF)
     mantissa = e.or_(e.and_(ab, e.i64((1 << ph.mant) - 1)), e.i64(1 << ph.mant))
     expo = e.lshr(ab, e.i64(ph.mant))
-    p = e.sub(e.smax(e.smin(expo, e.i64(2 * ph.bias)), e.i64(ph.bias)), e.i64(ph.bias))
+    # window start for |x| >= 1; smaller, infinite or NaN x give garbage here, which the caller drops
+    p = e.sub(expo, e.i64(ph.bias))
     g = _window(e, e.lshr(p, e.i64(6)), ph)
     off = e.and_(p, e.i64(63))
     limbs = []  # window limbs, most significant first
