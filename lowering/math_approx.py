@@ -614,7 +614,7 @@ def _reduce_pio2_exact(e: Emitter, x: SSAValue, c: Constants) -> tuple[SSAValue,
     ph = _PAYNE_HANEK[c.is_f32]
     i64t = IntegerType(64)
     bits = e.as_bits(x)
-    ab = e.and_(bits, _ik(e, x, (1 << (ph.mant + (8 if c.is_f32 else 11))) - 1))
+    ab = e.and_(bits, _ik(e, x, (1 << (int_twin(x.type).width.data - 1)) - 1))  # |x|
     if c.is_f32:
         ab = e.zext(ab, i64t)
     m32 = e.i64(0xFFFFFFFF)
@@ -634,17 +634,18 @@ def _reduce_pio2_exact(e: Emitter, x: SSAValue, c: Constants) -> tuple[SSAValue,
     cols: dict[int, SSAValue] = {}
 
     def accumulate(k: int, v: SSAValue) -> None:
-        if ph.guard <= k < top:
-            cols[k] = e.add(cols[k], v) if k in cols else v
+        cols[k] = e.add(cols[k], v) if k in cols else v
 
     for a, ma in enumerate(m):
         for b, wb in enumerate(w):
-            k = a + b
+            k = a + b  # the product's low half lands in column k, its high half in k + 1
             if k + 1 < ph.guard or k >= top:
                 continue
             prod = e.mul(ma, wb)
-            accumulate(k, prod if k == top - 1 else e.and_(prod, m32))  # bits above Y drop out
-            accumulate(k + 1, e.lshr(prod, e.i64(32)))
+            if k >= ph.guard:
+                accumulate(k, prod if k == top - 1 else e.and_(prod, m32))  # bits above Y drop out
+            if k + 1 < top:
+                accumulate(k + 1, e.lshr(prod, e.i64(32)))
     for k in range(ph.guard, top - 1):
         cols[k + 1] = e.add(cols[k + 1], e.lshr(cols[k], e.i64(32)))
         cols[k] = e.and_(cols[k], m32)
