@@ -5,7 +5,7 @@ SSA value and returns the result as straight-line `llvm` dialect ops: no
 blocks, no libm calls, and no LLVM intrinsics that lower to libm (no
 ``llvm.exp/log/sin/cos/pow``, no ``frem``).  Only arithmetic, FMA, fcmp +
 select, bit casts, integer ops and the "cheap" intrinsics (fabs, sqrt, floor,
-trunc, roundeven, copysign, fptosi.sat) are used, so a loop calling these
+trunc, roundeven, copysign, fshl) are used, so a loop calling these
 functions is vectorized by LLVM into packed AVX-512/AVX2 code.
 
 Each algorithm is written once; the per-width numbers live in a `Constants`
@@ -36,8 +36,9 @@ tanh       sign(x) * -em/(2+em), em=expm1(-2|x|)
 sigmoid    (x>=0 ? 1 : e)/(1+e), e=exp(-|x|)
 erf        |x|<1: Taylor x P(x^2); else 1-exp(-x^2) R(|x|),
            R=erfc*exp(x^2) as fitted Chebyshev (Clenshaw)
-sin/cos    q=rint(2x/pi), 3-part Cody-Waite pi/2 by FMA,
-           Taylor sin/cos kernels, quadrant by selects
+sin/cos    q=rint(2x/pi), 3-part Cody-Waite pi/2 by FMA
+           (|x| < 2^16 / 2^30), else exact Payne-Hanek
+           in integers; Taylor kernels, quadrant by selects
 tan        same reduction, sin(r)/cos(r) or -cos/sin
 atan       |x|>1 -> pi/2-atan(1/x); t>tan(pi/8) ->
            pi/4+atan((t-1)/(t+1)); Taylor on [0,0.4143]
@@ -47,11 +48,20 @@ pow        f64: double-double log (k ln2 + 2 atanh(s)),
            f32: computed in f64 and rounded.  C99 specials.
 =========  ================================================
 
-sin/cos/tan beyond the swept range: not measured.  The 3-part reduction stays
-meaningful while q = rint(2x/pi) is exactly representable (~2^22 for f32,
-~2^50 for f64) but loses accuracy as |x| grows; past that the reduced
-argument is clamped to [-1, 1], so results stay finite (sin/cos in [-1, 1]);
-±inf and NaN give NaN (checked on ±max, ±inf, NaN in the tests).
+sin/cos/tan hold their bounds for every finite input. Cody-Waite is exact
+enough only while q pi/2 stays close to x in the working precision, so from
+|x| >= 2^16 (f32) / 2^30 (f64) the exact reduction (`PayneHanek`) takes over:
+y = x 2/pi mod 4 as a fixed-point integer, M times a window of the bits of
+2/pi cut by the exponent, in 32-bit limb products (64/128 result bits for
+f32/f64, enough for the closest approach of any float to a multiple of pi/2).
+Both reductions run for every element and a select picks one, so loops stay
+straight-line and vectorized. The exact path is most of the cost: f32 sin
+0.70 ns/element against 0.24 for Cody-Waite alone, f64 2.4 against 0.58
+(128-bit products and the 19-word barrel); a gather from a module-level 2/pi
+table, or a per-block branch in the kernel loops, would be cheaper, but kernels
+have neither (benchmarks/unary.py). Every f32 with |x| >= 2^-30 (exhaustively,
+offline), every f16 and bf16 value, and the f64 sweeps and hardest cases of
+tests/test_numeric_edges.py are within the bounds of tests/accuracy.py.
 
 "(t + M) - M" rounding tricks are safe because the emitter sets no fast-math
 flags (no ``reassoc``, and no ``contract`` either: FMAs are explicit).
@@ -67,7 +77,7 @@ from fractions import Fraction
 from functools import cache
 
 import numpy as np
-from xdsl.dialects.builtin import Float32Type, Float64Type
+from xdsl.dialects.builtin import Float32Type, Float64Type, IntegerType
 from xdsl.ir import Attribute, SSAValue
 
 from .emitter import Emitter, int_twin
@@ -283,6 +293,20 @@ def exp(e: Emitter, x: SSAValue) -> SSAValue:
     return exp_core(e, e.clamp(x, *c.exp_clamp), c)
 
 
+def exp_scaled(e: Emitter, x: SSAValue, log2_scale: int, lo: SSAValue | None = None) -> SSAValue:
+    """e^(x + lo) 2^s (s = log2_scale > 0) with the scale folded into the exponent, so e^x far in
+    the subnormal range keeps full precision: a product x e^x that underflows is then rounded
+    once, by the caller's final multiply by 2^-s. Below the range where the scaled value itself
+    underflows (and at -inf) the result is 0."""
+    c = constants_for(x)
+    floor = -math.log(2) * (2 * (c.bias - 1) + log2_scale - 2)  # keeps both halves of k + s normal
+    r, ki = _exp_reduce(e, e.clamp(x, floor, c.exp_clamp[1]), c)
+    if lo is not None:
+        r = e.fadd(r, lo)
+    res = _ldexp(e, e.poly(r, c.exp_poly), e.add(ki, _ik(e, x, log2_scale)), c)
+    return e.select(e.fcmp("olt", x, _k(e, x, floor)), _k(e, x, 0.0), res)
+
+
 def expm1(e: Emitter, x: SSAValue) -> SSAValue:
     """e^x - 1 without cancellation: 2^k (1 + em) - 1 folded into one FMA, scaled in two halves."""
     c = constants_for(x)
@@ -390,12 +414,17 @@ def clenshaw(e: Emitter, s: SSAValue, coeffs: tuple[float, ...]) -> SSAValue:
     return e.fsub(e.fma(s, b1, _k(e, s, coeffs[0])), b2)
 
 
+def erf_small(e: Emitter, x: SSAValue) -> SSAValue:
+    """erf x by its Taylor series x E(x^2): the branch of `erf` for |x| < 1 (odd, keeps -0)."""
+    return e.fmul(x, e.poly(e.fmul(x, x), constants_for(x).erf_small))
+
+
 def erf(e: Emitter, x: SSAValue) -> SSAValue:
     """erf: Taylor x E(x^2) for |x| < 1, else 1 - e^(-x^2) R(|x|) with R fitted; both then selected."""
     c = constants_for(x)
     ax = e.fabs(x)
     one = _k(e, x, 1.0)
-    small = e.fmul(ax, e.poly(e.fmul(ax, ax), c.erf_small))
+    small = erf_small(e, ax)
     t = e.clamp(ax, 1.0, c.erf_max)
     a, b = 1.0, c.erf_max
     s = e.fma(t, _k(e, x, 2 / (b - a)), _k(e, x, -(a + b) / (b - a)))
@@ -406,19 +435,255 @@ def erf(e: Emitter, x: SSAValue) -> SSAValue:
     return e.copysign(res, x)
 
 
+NORMAL_TAIL_PIECES = {True: ((0.5, 10.6, 16),), False: ((0.5, 2.0, 25), (2.0, 27.5, 22))}
+"""Pieces (t_lo, t_hi, degree) of the fit of S(t) = t e^(t^2) erfc(t) in u = 1/t; erfc(t) underflows
+(times anything gelu multiplies it by) past t_hi. f64 needs two pieces for ~2 ULP fits."""
+
+
+def _erfcx_continued_fraction(t: float) -> float:
+    """e^(t^2) erfc(t) = 1 / (sqrt(pi) (t + (1/2) / (t + 1 / (t + (3/2) / (t + ...))))), evaluated
+    backwards; the depth gives double precision from t = 0.5 on."""
+    acc = t
+    for n in range(4000 if t < 2 else 400, 0, -1):
+        acc = t + (n / 2) / acc
+    return 1 / (math.sqrt(math.pi) * acc)
+
+
+@cache
+def normal_tail_chebyshev(is_f32: bool) -> tuple[tuple[float, float, tuple[float, ...]], ...]:
+    """(u_lo, u_hi, Chebyshev coefficients) of S = t e^(t^2) erfc(t) over u = 1/t, per piece.
+
+    S is smooth in u (S -> 1/sqrt(pi) as u -> 0), so a float64 least-squares fit on Chebyshev
+    nodes of each piece, from the continued fraction (no overflow of e^(t^2), no cancellation),
+    reaches ~1e-16 relative.
+    """
+    pieces = []
+    for t_lo, t_hi, deg in NORMAL_TAIL_PIECES[is_f32]:
+        a, b = 1 / t_hi, 1 / t_lo
+        n = 4 * deg
+        s = np.cos(np.pi * (np.arange(n) + 0.5) / n)
+        u = (a + b) / 2 + (b - a) / 2 * s
+        y = np.array([_erfcx_continued_fraction(1 / v) / v for v in u])
+        pieces.append((a, b, tuple(float(v) for v in np.polynomial.chebyshev.chebfit(s, y, deg))))
+    return tuple(pieces)
+
+
+def normal_tail_scaled(e: Emitter, x: SSAValue, log2_scale: int) -> SSAValue:
+    """|x| (1 - Phi(|x|)) 2^s for |x| >= 1/sqrt2, Phi the standard normal CDF, with full relative
+    accuracy down to where it underflows: e^(-x^2/2) S(sqrt2/|x|) / sqrt2, the exponent taken
+    from x^2 as an exact hi + lo pair (no error from rounding x/sqrt2 or x^2), e^(-x^2/2) scaled
+    by 2^s as in `exp_scaled` so a subnormal result is rounded once by the caller."""
+    c = constants_for(x)
+    a = e.fabs(x)
+    sq = e.fmul(a, a)
+    sq_lo = e.fma(a, a, e.fneg(sq))
+    half = _k(e, x, -0.5)
+    w = exp_scaled(e, e.fmul(sq, half), log2_scale, e.fmul(sq_lo, half))
+    pieces = sorted(normal_tail_chebyshev(c.is_f32))  # by u
+    u = e.clamp(e.fdiv(_k(e, x, math.sqrt(2.0)), a), pieces[0][0], pieces[-1][1])
+    tail = None
+    for lo, hi, coeffs in pieces:
+        val = clenshaw(e, e.fma(u, _k(e, x, 2 / (hi - lo)), _k(e, x, -(hi + lo) / (hi - lo))), coeffs)
+        tail = val if tail is None else e.select(e.fcmp("oge", u, _k(e, x, lo)), val, tail)
+    return e.fmul(w, e.fmul(tail, _k(e, x, 1 / math.sqrt(2.0))))
+
+
 # ---------------------------------------------------------------------------
 # trigonometry
 # ---------------------------------------------------------------------------
-def _reduce_pio2(e: Emitter, x: SSAValue, c: Constants) -> tuple[SSAValue, SSAValue]:
-    """x = q pi/2 + r, |r| <~ pi/4, by 3-part Cody-Waite with FMA; returns (r, q as twin int)."""
-    q = e.roundeven(e.fmul(x, _k(e, x, float(_round_to(2 / PI, c.is_f32)))))
+def _reduce_pio2_fast(e: Emitter, x: SSAValue, c: Constants) -> tuple[SSAValue, SSAValue]:
+    """x = q pi/2 + r, |r| <~ pi/4, by 3-part Cody-Waite with FMA; returns (r, q as twin int).
+
+    Right for |x| < `PayneHanek.fast_limit`; q comes from the magic add (no fptosi, which
+    LLVM scalarizes), so it is garbage beyond 2^(p-1) pi/2, where the slow path takes over.
+    """
+    q, qi = _rint_magic(e, e.fmul(x, _k(e, x, float(_round_to(2 / PI, c.is_f32)))), c)
     nq = e.fneg(q)
     r = e.fma(nq, _k(e, x, c.pio2[0]), x)
     r = e.fma(nq, _k(e, x, c.pio2[1]), r)
     r = e.fma(nq, _k(e, x, c.pio2[2]), r)
-    r = e.clamp(r, -1.0, 1.0)  # only active for huge |x|: keeps results finite
-    qi = e.fptosi_sat(q, int_twin(x.type))
     return r, qi
+
+
+@dataclass(frozen=True)
+class PayneHanek:
+    """The exact reduction of one width: x = M 2^(e-bias-mant) times the bits of 2/pi, in integers.
+
+    With y = x 2/pi, the fixed-point Y = y 2^(64 words - 2) mod 2^(64 words) is M times a window
+    W of the bits of 2/pi whose position depends only on the exponent e: Y = (M W) >> (32 guard),
+    computed exactly with 32x32->64-bit limb products (vpmuludq) in i64 lanes. The window is cut
+    from `table` (2/pi with `pad` leading zero bits, as 64-bit words) by a barrel of selects on
+    the word index and a funnel shift on the bit offset: no table loads, so it vectorizes.
+    The top two bits of Y (rounded) are the quadrant, the rest the reduced argument; truncating
+    W and the dropped low limbs err by < 2 units of the last bit of Y.
+    """
+
+    mant: int
+    bias: int
+    limbs_m: int  # 32-bit limbs of the mantissa M
+    guard: int  # 32-bit limbs of M*W below Y (their truncation errs by < 1 unit of Y)
+    words: int  # 64-bit words of Y: 2 integer (quadrant) bits + 64 words - 2 fraction bits
+    fast_limit: float  # |x| below this takes the Cody-Waite path
+    table: tuple[int, ...]
+
+    @property
+    def pad(self) -> int:
+        """Zero bits before 2/pi in `table`, so the window of exponent e starts at bit e - bias."""
+        return self.mant + 2
+
+    @property
+    def window_limbs(self) -> int:
+        return self.guard + 2 * self.words
+
+    @property
+    def chunks(self) -> int:
+        """64-bit funnel extracts that cover the window."""
+        return (self.window_limbs + 1) // 2
+
+
+def _two_over_pi_bits(n: int) -> int:
+    """floor(2/pi * 2^n), exactly: pi from Machin's formula in integers with guard bits."""
+    bits = n + 64
+    one = 1 << bits
+
+    def arctan_inv(k: int) -> int:
+        total, term, i, sign = 0, one // k, 1, 1
+        while term:
+            total += sign * (term // i)
+            term //= k * k
+            i += 2
+            sign = -sign
+        return total
+
+    pi = 16 * arctan_inv(5) - 4 * arctan_inv(239)  # pi * 2^bits, error a few units
+    return (one * 2 << n) // pi
+
+
+def _payne_hanek(is_f32: bool) -> PayneHanek:
+    mant, bias = (23, 127) if is_f32 else (52, 1023)
+    limbs_m, guard, words = (1, 1, 1) if is_f32 else (2, 2, 2)
+    # windows start at bit p = e - bias for |x| >= 1, p <= bias: word index p >> 6
+    count = (guard + 2 * words + 1) // 2 + 1
+    n_words = (bias >> 6) + count
+    pad = mant + 2
+    g = _two_over_pi_bits(64 * n_words - pad)
+    table = tuple((g >> (64 * (n_words - 1 - i))) & (2**64 - 1) for i in range(n_words))
+    fast_limit = 2.0**16 if is_f32 else 2.0**30
+    return PayneHanek(mant, bias, limbs_m, guard, words, fast_limit, table)
+
+
+_PAYNE_HANEK = {True: _payne_hanek(True), False: _payne_hanek(False)}
+
+
+def _window(e: Emitter, w: SSAValue, ph: PayneHanek) -> list[SSAValue]:
+    """table[w + k] for k <= chunks, by a barrel of selects on the bits of w (largest first)."""
+    count = ph.chunks + 1
+    vals = [e.i64(v) for v in ph.table]
+    w_max = len(ph.table) - count
+    for s in reversed(range(w_max.bit_length())):
+        step = 1 << s
+        bit = e.icmp("ne", e.and_(w, e.i64(step)), e.i64(0))
+        vals = [e.select(bit, vals[k + step], vals[k]) for k in range(count + step - 1)]
+    return vals[:count]
+
+
+def _fixed_to_double_double(e: Emitter, hi: SSAValue, lo: SSAValue) -> tuple[SSAValue, SSAValue]:
+    """The signed 128-bit integer hi 2^64 + lo (lo unsigned, |hi| < 2^62) as an unevaluated double pair.
+
+    Its magnitude is split into exactly representable parts A 2^64 (A's low 11 bits cleared),
+    T1 (A's low bits and lo's high half) and T2 (lo's low half), all of one sign, so their
+    sum has no cancellation: Fast2Sum of the first two, the last added to the error.
+    """
+    f64 = Float64Type()
+    m32 = e.i64(0xFFFFFFFF)
+    neg = e.icmp("slt", hi, e.i64(0))
+    # |hi 2^64 + lo| = mag_hi 2^64 + mag_lo with both parts >= 0
+    borrow = e.and_(neg, e.icmp("ne", lo, e.i64(0)))
+    mag_hi = e.select(neg, e.sub(e.i64(0), e.select(borrow, e.add(hi, e.i64(1)), hi)), hi)
+    mag_lo = e.select(neg, e.sub(e.i64(0), lo), lo)
+    top = e.sitofp(e.and_(mag_hi, e.i64(~0x7FF)), f64)
+    mid = e.sitofp(e.or_(e.shl(e.and_(mag_hi, e.i64(0x7FF)), e.i64(32)), e.lshr(mag_lo, e.i64(32))), f64)
+    bottom = e.sitofp(e.and_(mag_lo, m32), f64)
+    top = e.fmul(top, e.const(f64, 2.0**64))
+    mid = e.fmul(mid, e.const(f64, 2.0**32))
+    s = e.fadd(top, mid)
+    err = e.fadd(e.fsub(mid, e.fsub(s, top)), bottom)
+    return e.select(neg, e.fneg(s), s), e.select(neg, e.fneg(err), err)
+
+
+def _reduce_pio2_exact(e: Emitter, x: SSAValue, c: Constants) -> tuple[SSAValue, SSAValue]:
+    """x = n pi/2 + r for every finite |x| >= 1 (Payne-Hanek in integers); returns (r, n as twin int)."""
+    ph = _PAYNE_HANEK[c.is_f32]
+    i64t = IntegerType(64)
+    bits = e.as_bits(x)
+    ab = e.and_(bits, _ik(e, x, (1 << (int_twin(x.type).width.data - 1)) - 1))  # |x|
+    if c.is_f32:
+        ab = e.zext(ab, i64t)
+    m32 = e.i64(0xFFFFFFFF)
+    mantissa = e.or_(e.and_(ab, e.i64((1 << ph.mant) - 1)), e.i64(1 << ph.mant))
+    expo = e.lshr(ab, e.i64(ph.mant))
+    # window start for |x| >= 1; smaller, infinite or NaN x give garbage here, which the caller drops
+    p = e.sub(expo, e.i64(ph.bias))
+    g = _window(e, e.lshr(p, e.i64(6)), ph)
+    off = e.and_(p, e.i64(63))
+    limbs = []  # window limbs, most significant first
+    for i in range(ph.chunks):
+        chunk = e.intrinsic("llvm.fshl.i64", [g[i], g[i + 1], off], i64t)
+        limbs += [e.lshr(chunk, e.i64(32)), e.and_(chunk, m32)]
+    w = list(reversed(limbs[: ph.window_limbs]))  # least significant first
+    m = [e.and_(mantissa, m32), e.lshr(mantissa, e.i64(32))][: ph.limbs_m]
+    top = ph.guard + 2 * ph.words  # columns [guard, top) of M*W form Y
+    cols: dict[int, SSAValue] = {}
+
+    def accumulate(k: int, v: SSAValue) -> None:
+        cols[k] = e.add(cols[k], v) if k in cols else v
+
+    for a, ma in enumerate(m):
+        for b, wb in enumerate(w):
+            k = a + b  # the product's low half lands in column k, its high half in k + 1
+            if k + 1 < ph.guard or k >= top:
+                continue
+            prod = e.mul(ma, wb)
+            if k >= ph.guard:
+                accumulate(k, prod if k == top - 1 else e.and_(prod, m32))  # bits above Y drop out
+            if k + 1 < top:
+                accumulate(k + 1, e.lshr(prod, e.i64(32)))
+    for k in range(ph.guard, top - 1):
+        cols[k + 1] = e.add(cols[k + 1], e.lshr(cols[k], e.i64(32)))
+        cols[k] = e.and_(cols[k], m32)
+    y = [e.or_(cols[ph.guard + 2 * j], e.shl(cols[ph.guard + 2 * j + 1], e.i64(32))) for j in range(ph.words)]
+    ys = e.add(y[-1], e.i64(1 << 61))  # round to the nearest quadrant
+    n = e.lshr(ys, e.i64(62))
+    frac = e.sub(e.and_(ys, e.i64((1 << 62) - 1)), e.i64(1 << 61))  # signed, units 2^-62 (of quarter turns)
+    f64 = Float64Type()
+    s0, s1 = (e.const(f64, v) for v in split_constant(PI / 2 / Decimal(2) ** (64 * ph.words - 2), 2, False))
+    if ph.words == 1:  # f32: one rounding to double is far below the f32 ulp
+        units = e.sitofp(frac, f64)
+        r = e.fma(units, s0, e.fmul(units, s1))
+    else:
+        units, units_lo = _fixed_to_double_double(e, frac, y[0])
+        r_hi = e.fmul(units, s0)
+        err = e.fma(units, s0, e.fneg(r_hi))
+        r = e.fadd(r_hi, e.fadd(err, e.fma(units, s1, e.fmul(units_lo, s0))))
+    if c.is_f32:
+        r = e.fptrunc(r, x.type)
+        n = e.itrunc(n, int_twin(x.type))
+    negative = _sign_bit_set(e, x)
+    r = e.select(negative, e.fneg(r), r)
+    n = e.select(negative, e.sub(_ik(e, x, 0), n), n)
+    return r, n
+
+
+def _reduce_pio2(e: Emitter, x: SSAValue, c: Constants) -> tuple[SSAValue, SSAValue]:
+    """x = q pi/2 + r for every x: Cody-Waite below `fast_limit`, else the exact reduction,
+    picked per element by selects (both are straight-line code, so the loop stays vectorized).
+    ±inf and NaN take the Cody-Waite path, which turns them into NaN."""
+    ph = _PAYNE_HANEK[c.is_f32]
+    r_fast, q_fast = _reduce_pio2_fast(e, x, c)
+    r_big, q_big = _reduce_pio2_exact(e, x, c)
+    ax = e.fabs(x)
+    big = e.and_(e.fcmp("oge", ax, _k(e, x, ph.fast_limit)), e.fcmp("olt", ax, _k(e, x, math.inf)))
+    return e.select(big, r_big, r_fast), e.select(big, q_big, q_fast)
 
 
 def _sin_kernel(e: Emitter, r: SSAValue, z: SSAValue, c: Constants) -> SSAValue:
@@ -620,12 +885,15 @@ def pow(e: Emitter, x: SSAValue, y: SSAValue) -> SSAValue:  # noqa: A001 - mirro
 
 __all__ = [
     "exp",
+    "exp_scaled",
+    "normal_tail_scaled",
     "expm1",
     "log",
     "log1p",
     "tanh",
     "sigmoid",
     "erf",
+    "erf_small",
     "sin",
     "cos",
     "tan",

@@ -111,7 +111,7 @@ def run_op(op: str, *arrays: np.ndarray, out_dtype=None, out_shape=None, pipelin
 # ---------------------------------------------------------------------------
 def _ordered(a: np.ndarray) -> np.ndarray:
     """Map floats to integers monotonically so ULP distance is a subtraction (-0 == +0)."""
-    it = np.int32 if a.dtype == np.float32 else np.int64
+    it = {2: np.int16, 4: np.int32, 8: np.int64}[a.dtype.itemsize]  # f16/bf16, f32, f64
     bits = a.view(it).astype(np.int64)
     return np.where(bits < 0, np.iinfo(it).min - bits, bits)
 
@@ -209,7 +209,7 @@ REF_UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "softplus": _softplus,
     "elu": lambda x: np.where(x > 0, x, np.expm1(x)),
     "erf": _erf,
-    "hard_swish": lambda x: x * np.clip(x + 3.0, 0.0, 6.0) / 6.0,
+    "hard_swish": lambda x: x * (np.clip(x + 3.0, 0.0, 6.0) / 6.0),  # the factor <= 1: no overflow at ±max
     "hard_sigmoid": lambda x: np.clip(x / 6.0 + 0.5, 0.0, 1.0),
     "mish": lambda x: x * np.tanh(_softplus(x)),
     "softsign": lambda x: x / (1.0 + np.abs(x)),

@@ -155,7 +155,11 @@ def _specials(dtype: type) -> np.ndarray:
 
 def _sweep(dtype: type, lo: float, hi: float, n: int, rng: np.random.Generator, log_too: bool = True) -> np.ndarray:
     """Uniform points in [lo, hi] plus log-uniform magnitudes (both signs) within the same span."""
-    parts = [rng.uniform(lo, hi, n)]
+    if np.isfinite(hi - lo):
+        parts = [rng.uniform(lo, hi, n)]
+    else:  # ±max ranges: the same draws without the overflow of hi - lo
+        u = rng.random(n)
+        parts = [lo * (1 - u) + hi * u]
     if log_too:
         m = max(abs(lo), abs(hi))
         mags = 10.0 ** rng.uniform(np.log10(np.finfo(dtype).smallest_subnormal) if dtype == np.float32 else -320, np.log10(m), n)
@@ -187,15 +191,6 @@ def test_unary_ulp(name: str, dtype: type) -> None:
     rng = np.random.default_rng(1234)
     lo, hi = sweep_range(name, dtype)
     sp = _specials(dtype)
-    if name in TRIG:
-        # beyond the accurate range only finiteness / range / NaN-ness is promised
-        big = np.abs(sp) > hi
-        out = _compiled(dtype)[name](sp[big])
-        want_nan = np.isinf(sp[big]) | np.isnan(sp[big])
-        assert np.array_equal(np.isnan(out), want_nan), (name, sp[big], out)
-        if name != "tan":
-            assert np.all(np.abs(out[~want_nan]) <= 1)
-        sp = sp[~big]
     x = np.concatenate([_sweep(dtype, lo, hi, N, rng), _sweep(dtype, -2, 2, N // 4, rng, False), sp])
     if name in ("exp", "expm1", "sigmoid", "tanh"):
         # around the overflow/underflow thresholds

@@ -74,7 +74,7 @@ EXACT = {
 # Same formula as NumPy in the same dtype (bit-identical), and close to the float64 reference.
 SAME_FORMULA = {
     "rsqrt": lambda x: x.dtype.type(1) / np.sqrt(x),
-    "hard_swish": lambda x: x * np.clip(x + x.dtype.type(3), x.dtype.type(0), x.dtype.type(6)) / x.dtype.type(6),
+    "hard_swish": lambda x: x * (np.clip(x + x.dtype.type(3), x.dtype.type(0), x.dtype.type(6)) / x.dtype.type(6)),
     "hard_sigmoid": lambda x: np.clip(x / x.dtype.type(6) + x.dtype.type(0.5), x.dtype.type(0), x.dtype.type(1)),
 }
 
@@ -92,11 +92,11 @@ COMPOSITE = {
     "gelu_approx": (4, 4),
 }
 
-# gelu and gelu_approx compute x/2 + x/2 * erf(x/sqrt2) (resp. tanh): for x << 0 the two terms
-# cancel (the result is x * Phi(x), e.g. -8e-8 at x = -5.5 in f32 where the fused multiply-add
-# returns 0), so no ULP bound on the result exists there. The ULP bound applies on x >= -0.5 (measured
-# ULP grows to ~100 (gelu) / ~950 (gelu_approx) on [-3, -2] and is unbounded further out); on the
-# whole range the error is bounded in ULPs of the terms' magnitude |x|/2 (`scaled_error`).
+# gelu and gelu_approx: the float64 references here (erfc(-x/sqrt2), the tanh form) round their
+# arguments, which e^(-x^2/2) magnifies by ~x^2 in the negative tail, so this suite bounds the ULP
+# error on x >= -0.5 and, on the whole range, the error in ULPs of |x|/2 (`scaled_error`). The
+# kernels are right in the tail too: tests/test_numeric_edges.py checks them there against
+# decimal references (gelu <= 4 ULP f32 / 8 f64, gelu_approx <= 4).
 GELU_TAIL_FROM = -0.5
 GELU_SCALED_BOUND = 4  # measured 1.73 / 2.25 (gelu f32/f64), 2.33 / 2.34 (gelu_approx); 1e6-point runs: up to 3.0
 
@@ -113,12 +113,11 @@ MEASURED = {
     "exp": (1, 1), "log": (1, 1), "tanh": (2, 3), "sigmoid": (2, 2), "erf": (2, 2),
     "sin": (1, 1), "cos": (1, 1), "tan": (3, 3), "atan": (2, 2),
     "silu": (3, 3), "softplus": (1, 2), "log_sigmoid": (1, 2), "elu": (1, 1), "mish": (3, 4),
-    "softsign": (1, 0), "hard_swish": (2, 0),  # hard_swish on |x| < max/6
+    "softsign": (1, 0), "hard_swish": (2, 0),
     "hard_sigmoid": (0.67, 0),  # in ulp(0.5); f32 plain ULP 5461 near x = -3 (cancellation)
     "gelu": (2, 2), "gelu_approx": (2, 2),  # on x >= -0.5; whole range in ulp(|x|/2): 1.73/2.25, 2.33/2.34
 }
 
-TRIG = ("sin", "cos", "tan")
 N = 80_000
 
 
@@ -136,10 +135,7 @@ def sweep(name: str, dtype: type) -> np.ndarray:
     if name in ("round", "floor", "ceil"):
         parts.append(np.arange(-200, 200) + 0.5)  # halves: ties to even
     x = np.clip(np.concatenate(parts), lo, hi).astype(dtype)
-    sp = specials(dtype)
-    if name in TRIG:
-        sp = sp[np.abs(sp) <= hi]  # beyond the accurate range: see test_trig_out_of_range
-    return np.concatenate([x, sp])
+    return np.concatenate([x, specials(dtype)])
 
 
 def _worst(err: np.ndarray, x: np.ndarray, got: np.ndarray, ref: np.ndarray, label: str) -> str:
@@ -189,11 +185,6 @@ def test_unary_accuracy(name: str, dtype: type) -> None:
     elif name == "hard_sigmoid":
         scaled = scaled_error(got, ref, np.full(x.shape, 0.5), dtype)
         assert scaled.max() <= HARD_SIGMOID_SCALED_BOUND, _worst(scaled, x, got, ref, f"{name} error in ulp(0.5)")
-    elif name == "hard_swish":
-        # x * clip(x+3, 0, 6) overflows before the /6 for |x| > max/6 (as the formula says; NumPy agrees)
-        finite = np.abs(x) < np.finfo(dtype).max / 6
-        e = np.where(finite | np.isnan(x), err, 0)
-        assert e.max() <= COMPOSITE[name][k], _worst(e, x, got, ref, f"{name} ULP")
     else:
         bound = COMPOSITE[name][k]
         assert err.max() <= bound, _worst(err, x, got, ref, f"{name} ULP > {bound}")
@@ -207,26 +198,9 @@ def test_unary_specials(name: str, dtype: type) -> None:
     got = run_op(name, x)
     with np.errstate(all="ignore"):
         ref = ref_unary(name, x).astype(dtype) if name not in SAME_FORMULA else SAME_FORMULA[name](x)
-    if name in TRIG:  # only NaN-ness is promised far outside the reduction range
-        np.testing.assert_array_equal(np.isnan(got), np.isnan(ref) | np.isinf(x))
-        return
     np.testing.assert_array_equal(np.isnan(got), np.isnan(ref), err_msg=f"{name} NaN positions, x={x}")
     np.testing.assert_array_equal(np.isposinf(got), np.isposinf(ref), err_msg=f"{name} +inf positions, x={x}")
     np.testing.assert_array_equal(np.isneginf(got), np.isneginf(ref), err_msg=f"{name} -inf positions, x={x}")
-
-
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("name", TRIG)
-def test_trig_out_of_range(name: str, dtype: type) -> None:
-    """Far outside the accurate range sin/cos/tan stay finite (sin/cos in [-1, 1]); ±inf/NaN give NaN."""
-    fi = np.finfo(dtype)
-    x = np.array([1e30, -1e30, fi.max, -fi.max, np.inf, -np.inf, np.nan, 2.0**60, -(2.0**60)], dtype=dtype)
-    got = run_op(name, x)
-    want_nan = ~np.isfinite(x)
-    np.testing.assert_array_equal(np.isnan(got), want_nan)
-    assert np.isfinite(got[~want_nan]).all()
-    if name != "tan":
-        assert (np.abs(got[~want_nan]) <= 1).all()
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -1,0 +1,331 @@
+"""Numerics at the edges, per float type (f16, bf16, f32, f64), through compiled rlx ops.
+
+* sin/cos/tan over huge arguments up to ±max: every power of two, floats nearest to multiples
+  of pi/2 and their neighbours, random bit patterns (every exponent equally; every f16 and bf16
+  value), the hardest cases for argument reduction known; against a `decimal` reference (the float64 value reduced by pi/2
+  at 420 digits, then Taylor series at 60), within the bounds of tests/accuracy.py (1 ULP for
+  f16/bf16, which compute in f32 and round once). libm is not a safe reference here: glibc's
+  cos(5.319372648326541e+255) is 8 ULP off.
+* the activations at ±0, ±inf, NaN, ±max, the overflow and underflow thresholds of e^x, the bands
+  where results become subnormal, and subnormal inputs, against a reference evaluated in
+  `decimal` at 50 digits (so float64's own overflow and subnormal rounding do not leak into it).
+  Non-finite inputs follow the NumPy formulas (tests/reference.py), as test_unary checks.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from decimal import Decimal, localcontext
+from functools import cache
+
+import ml_dtypes
+import numpy as np
+import pytest
+from accuracy import accuracy
+from reference import REF_UNARY, scaled_error, ulp_error
+
+import rlx_mlir
+
+TYPES = {"f16": np.dtype(np.float16), "bf16": np.dtype(ml_dtypes.bfloat16), "f32": np.dtype(np.float32),
+         "f64": np.dtype(np.float64)}
+NARROW = ("f16", "bf16")
+
+
+def _pi(digits: int) -> Decimal:
+    """pi to `digits` digits by Machin's formula in integers (independent of the compiler's own)."""
+    scale = 10 ** (digits + 10)
+
+    def arctan_inv(k: int) -> int:
+        total, term, n = 0, scale // k, 0
+        while term:
+            total += (-1) ** n * (term // (2 * n + 1))
+            term //= k * k
+            n += 1
+        return total
+
+    with localcontext() as ctx:
+        ctx.prec = digits + 10
+        return Decimal(16 * arctan_inv(5) - 4 * arctan_inv(239)) / scale
+
+
+PI = _pi(420)
+
+
+@cache
+def _compiled(name: str, ty: str, n: int) -> Callable[[np.ndarray], np.ndarray]:
+    t = f"tensor<{n}x{ty}>"
+    exe = rlx_mlir.compile(f"func.func @f(%a: {t}) -> {t} {{\n  %r = rlx.{name} %a : ({t}) -> {t}\n"
+                           f"  func.return %r : {t}\n}}\n")
+    return lambda x: exe(x)[0]
+
+
+def run(name: str, ty: str, x: np.ndarray) -> np.ndarray:
+    return _compiled(name, ty, x.size)(x)
+
+
+def _neighbours(x: np.ndarray) -> np.ndarray:
+    """x and the floats one ULP above and below (bit patterns ±1), finite ones only."""
+    it = {2: np.int16, 4: np.int32, 8: np.int64}[x.dtype.itemsize]
+    bits = x.view(it)
+    out = np.concatenate([x, (bits + 1).view(x.dtype), (bits - 1).view(x.dtype)])
+    return out[np.isfinite(out.astype(np.float64))]
+
+
+def _finfo(ty: str):  # noqa: ANN202 - numpy or ml_dtypes finfo
+    return ml_dtypes.finfo(TYPES[ty])
+
+
+def _check(name: str, ty: str, x: np.ndarray, got: np.ndarray, ref: np.ndarray, bound: float) -> None:
+    err = ulp_error(got, ref, TYPES[ty])
+    worst = int(np.argmax(err))
+    assert err[worst] <= bound, (f"{name}[{ty}] {err[worst]} ULP > {bound} at x={x[worst]!r}: "
+                                 f"got {got[worst]!r}, want {ref[worst]!r}")
+
+
+# ---------------------------------------------------------------------------
+# sin / cos / tan over every finite input
+# ---------------------------------------------------------------------------
+TRIG = ("sin", "cos", "tan")
+
+
+def _sin_cos_tan(v: float) -> tuple[float, float, float]:
+    """sin, cos, tan of the float64 value v, correctly rounded (x reduced at 420 digits)."""
+    with localcontext() as ctx:
+        ctx.prec = 420
+        x = Decimal(v)
+        n = (x * 2 / PI).to_integral_value()
+        r = x - n * PI / 2
+        ctx.prec = 60
+        r = +r
+        s, c, term, k = Decimal(0), Decimal(0), Decimal(1), 0
+        while k < 200 and (k < 4 or abs(term) > Decimal("1e-70")):
+            if k % 2:
+                s += term if k % 4 == 1 else -term
+            else:
+                c += term if k % 4 == 0 else -term
+            k += 1
+            term = term * r / k
+        q = int(n) % 4
+        sin, cos = [(s, c), (c, -s), (-s, -c), (-c, s)][q]
+        return float(sin), float(cos), float(sin / cos)
+
+
+HARD_CASES = {  # the floats closest to a multiple of pi/2 (|r| = 2^-29.2 and 2^-60.9; Muller, "Elementary Functions")
+    "f32": [16367173.0 * 2.0**72],
+    "f64": [6381956970095103.0 * 2.0**797],
+}
+
+
+@cache
+def _trig_inputs(ty: str) -> np.ndarray:
+    dt = TYPES[ty]
+    fi = _finfo(ty)
+    rng = np.random.default_rng(11)
+    top = int(fi.maxexp)
+    powers = [2.0**k for k in range(int(fi.minexp), top)]
+    # floats nearest to k pi/2 for k spread over every magnitude up to max / (pi/2)
+    ks = {int(2.0**e) + int(rng.integers(0, 1 << 20)) for e in rng.uniform(0, top - 1, 1500)}
+    with localcontext() as ctx:
+        ctx.prec = 400
+        near = [float(Decimal(k) * PI / 2) for k in sorted(ks)]
+    it = {2: np.uint16, 4: np.uint32, 8: np.uint64}[dt.itemsize]
+    if dt.itemsize == 2:  # f16, bf16: every bit pattern
+        patterns = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(dt)
+    else:
+        patterns = rng.integers(0, np.iinfo(it).max, 20000, dtype=it, endpoint=True).view(dt)
+    values = np.array(powers + near + HARD_CASES.get(ty, []) + [float(fi.max), 3.4e38, 2.95e6, 1.77e15])
+    with np.errstate(over="ignore"):
+        x = values.astype(dt)
+    x = _neighbours(x[np.isfinite(x.astype(np.float64))])
+    x = np.concatenate([x, -x, patterns])
+    with np.errstate(invalid="ignore"):
+        return x[np.isfinite(x.astype(np.float64))]
+
+
+@cache
+def _trig_reference(ty: str) -> np.ndarray:
+    return np.array([_sin_cos_tan(v) for v in _trig_inputs(ty).astype(np.float64).tolist()])
+
+
+@pytest.mark.parametrize("ty", TYPES)
+@pytest.mark.parametrize("name", TRIG)
+def test_trig_every_finite_input(name: str, ty: str) -> None:
+    x = _trig_inputs(ty)
+    got = run(name, ty, x)
+    ref = _trig_reference(ty)[:, TRIG.index(name)]
+    bound = 1 if ty in NARROW else accuracy(name, TYPES[ty]).max_ulp
+    _check(name, ty, x, got, ref, bound)
+
+
+@pytest.mark.parametrize("ty", TYPES)
+def test_trig_issue_example_and_specials(ty: str) -> None:
+    """f32 sin(±3.4e38) is ∓0.2441 (not the ∓0.54 of a reduction that ran out of bits), and the
+    other types right at ±max; ±inf and NaN give NaN, sin(-0) = -0, cos(0) = 1."""
+    top = 3.4e38 if ty == "f32" else float(_finfo(ty).max)
+    big = np.array([top, -top], np.float64).astype(TYPES[ty])
+    want = np.array([_sin_cos_tan(v)[0] for v in big.astype(np.float64).tolist()])
+    np.testing.assert_allclose(run("sin", ty, big).astype(np.float64), want, rtol=float(_finfo(ty).eps))
+    if ty == "f32":
+        assert abs(want[0] + 0.2441) < 1e-4
+    x = np.array([np.inf, -np.inf, np.nan, -0.0, 0.0], TYPES[ty])
+    for name in TRIG:
+        got = run(name, ty, x).astype(np.float64)
+        assert np.isnan(got[:3]).all(), (name, got)
+    assert np.signbit(run("sin", ty, x)[3]) and run("cos", ty, x)[4] == 1
+
+
+# ---------------------------------------------------------------------------
+# activations at the edges
+# ---------------------------------------------------------------------------
+D = Decimal
+
+
+def _decimal(fn: Callable[[Decimal], Decimal]) -> Callable[[float], float]:
+    def ref(v: float) -> float:
+        with localcontext() as ctx:
+            ctx.prec = 50
+            return float(fn(D(v)))
+
+    return ref
+
+
+def _w(x: Decimal) -> Decimal:
+    """e^-|x|: the only exponential the references need (it cannot overflow)."""
+    return (-abs(x)).exp()
+
+
+def _expm1(y: Decimal) -> Decimal:
+    return y + y * y / 2 + y**3 / 6 if abs(y) < D("1e-20") else y.exp() - 1
+
+
+def _log1p(w: Decimal) -> Decimal:
+    return w - w * w / 2 + w**3 / 3 if abs(w) < D("1e-20") else (1 + w).ln()
+
+
+def _sigmoid(x: Decimal) -> Decimal:
+    w = _w(x)
+    return 1 / (1 + w) if x >= 0 else w / (1 + w)
+
+
+def _tanh(x: Decimal) -> Decimal:
+    em = _expm1(-2 * abs(x))
+    return -em / (2 + em) * (1 if x >= 0 else -1)
+
+
+def _softplus(x: Decimal) -> Decimal:
+    return max(x, D(0)) + _log1p(_w(x))
+
+
+def _mish(x: Decimal) -> Decimal:
+    """x tanh(softplus(x)); for x < 0, tanh(log(1 + t)) = t(t + 2) / (t(t + 2) + 2), t = e^x,
+    which keeps its digits where softplus(x) is below the decimal precision."""
+    if x >= 0:
+        return x * _tanh(_softplus(x))
+    t = _w(x)
+    return x * t * (t + 2) / (t * (t + 2) + 2)
+
+
+def _elu(x: Decimal) -> Decimal:
+    return x if x > 0 else _expm1(x)
+
+
+SQRT_PI = D("1.7724538509055160272981674833411451827975494561223871")
+
+
+def _erfc(t: Decimal) -> Decimal:
+    """erfc at ~45 digits: 1 - erf by its series of positive terms for t < 3, else the continued
+    fraction e^(-t^2) / (sqrt(pi) (t + (1/2) / (t + 1 / (t + ...)))) (math.erfc would need t rounded)."""
+    if t < 0:
+        return 2 - _erfc(-t)
+    if t < 3:
+        term = total = t
+        n = 0
+        while term > D("1e-48") * total:
+            n += 1
+            term = term * 2 * t * t / (2 * n + 1)
+            total += term
+        return 1 - 2 / SQRT_PI * (-t * t).exp() * total
+    acc = t
+    for n in range(600, 0, -1):
+        acc = t + D(n) / 2 / acc
+    return (-t * t).exp() / (SQRT_PI * acc)
+
+
+def _gelu_approx(x: Decimal) -> Decimal:
+    z = (2 / PI).sqrt() * (x + D("0.044715") * x**3)
+    return x * _sigmoid(2 * z)
+
+
+ACT_REF: dict[str, Callable[[float], float]] = {
+    "relu": lambda v: max(v, 0.0),
+    "sigmoid": _decimal(_sigmoid),
+    "tanh": _decimal(_tanh),
+    "silu": _decimal(lambda x: x * _sigmoid(x)),
+    "softplus": _decimal(_softplus),
+    "log_sigmoid": _decimal(lambda x: min(x, D(0)) - _log1p(_w(x))),
+    "mish": _decimal(_mish),
+    "elu": _decimal(_elu),
+    "softsign": _decimal(lambda x: x / (1 + abs(x))),
+    "hard_swish": _decimal(lambda x: x * min(max(x + 3, D(0)), D(6)) / 6),
+    "hard_sigmoid": _decimal(lambda x: min(max(x / 6 + D("0.5"), D(0)), D(1))),
+    "erf": math.erf,
+    "gelu": _decimal(lambda x: x / 2 * _erfc(-x / D(2).sqrt())),
+    "gelu_approx": _decimal(_gelu_approx),
+}
+BOUNDS = {"hard_swish": 2, "relu": 0}  # the rest: 4, or tests/accuracy.py
+F64_BOUNDS = {"gelu": 8}  # its tail (x < -1/sqrt2): e^(-x^2/2) times a fitted erfc(t) e^(t^2), measured 7
+# hard_sigmoid = x/6 + 1/2 cancels near x = -3: as in test_unary, its error is counted in ulp(1/2)
+HARD_SIGMOID_SCALED_BOUND = 1
+
+
+def _bound(name: str, ty: str) -> float:
+    if ty in NARROW:
+        return 0 if name == "relu" else 1
+    if name in ("sigmoid", "tanh", "erf"):
+        return accuracy(name, TYPES[ty]).max_ulp
+    if ty == "f64" and name in F64_BOUNDS:
+        return F64_BOUNDS[name]
+    return BOUNDS.get(name, 4)
+
+
+@cache
+def _edge_inputs(ty: str) -> np.ndarray:
+    dt = TYPES[ty]
+    fi = _finfo(ty)
+    big, tiny, sub = float(fi.max), float(fi.tiny), float(fi.smallest_subnormal)
+    points = [0.0, big, big / 2, big / 6, big / 7, math.sqrt(big), big ** (1 / 3), tiny, sub, 3 * sub, tiny / 3,
+              1e-30, 30.0, 100.0, 1e4, 1e10, 1e20, 3.0, 6.0]
+    bands = []
+    # e^x overflows / underflows to subnormal / to 0; x e^x (silu, mish, gelu) underflows a little further out
+    for t in (math.log(big), -math.log(big), math.log(tiny), math.log(sub), math.log(sub) - 10, math.log(tiny) / 2):
+        bands.append(np.linspace(t - 3, t + 3, 401))
+    # gelu = x Phi(x) underflows near -sqrt(-2 log(sub)); its tail starts at -1/sqrt2
+    bands += [np.linspace(-math.sqrt(-2 * math.log(sub)) - 2, -0.5, 801)]
+    x = np.concatenate([np.array(points), -np.array(points), *bands])
+    with np.errstate(over="ignore"):
+        x = x.astype(dt)
+    x = _neighbours(x[np.isfinite(x.astype(np.float64))])
+    return np.unique(np.concatenate([x, np.array([np.inf, -np.inf, np.nan], dt)]))
+
+
+@pytest.mark.parametrize("ty", TYPES)
+@pytest.mark.parametrize("name", ACT_REF)
+def test_activation_edges(name: str, ty: str) -> None:
+    x = _edge_inputs(ty)
+    x64 = x.astype(np.float64)
+    finite = np.isfinite(x64)
+    ref = np.empty_like(x64)
+    ref[finite] = [ACT_REF[name](v) for v in x64[finite].tolist()]
+    with np.errstate(all="ignore"):
+        ref[~finite] = REF_UNARY[name](x64[~finite])  # ±inf and NaN: as the NumPy formula
+    got = run(name, ty, x)
+    if name == "hard_sigmoid":
+        err = scaled_error(got, ref, np.full(x.shape, 0.5), TYPES[ty])
+        assert err.max() <= HARD_SIGMOID_SCALED_BOUND, (x[np.argmax(err)], err.max())
+    else:
+        _check(name, ty, x, got, ref, _bound(name, ty))
+    # signed zeros of the odd-at-zero activations survive
+    if name not in ("sigmoid", "softplus", "log_sigmoid", "hard_sigmoid", "relu"):
+        z = run(name, ty, np.array([-0.0], TYPES[ty]))
+        assert z[0] == 0 and np.signbit(z[0]), f"{name}[{ty}](-0) = {z[0]!r}"
