@@ -31,18 +31,35 @@ def _load(spec: str) -> np.ndarray:
         raise RlxError(f"cannot read input '{path}': {error}") from None
 
 
+def _shape(spec: str) -> tuple[str, tuple[int, ...]]:
+    name, _, dims = spec.rpartition("=")
+    try:
+        return name, tuple(int(d) for d in dims.split("x")) if dims else ()
+    except ValueError:
+        raise RlxError(f"--input-shape {spec}: expected NAME=DxDx... (e.g. x=1x128)") from None
+
+
 def main(args: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="rlx-run", description="JIT-compile and run an rlx function")
-    parser.add_argument("file", help="rlx IR (.mlir)")
+    parser.add_argument("file", help="rlx IR (.mlir) or an ONNX model (.onnx)")
     parser.add_argument("--input", "-i", action="append", default=[], help="an .npy file per argument, in order")
     parser.add_argument("--output", "-o", help="write the results to this .npz")
     parser.add_argument("--entry", help="the function to run (if the file has several)")
     parser.add_argument("-p", "--pipeline", help="tensor-level passes before planning (default pipeline if omitted)")
     parser.add_argument("--print-ir", action="store_true", help="print the IR after the tensor-level passes")
+    parser.add_argument(
+        "--input-shape", action="append", default=[], metavar="NAME=1x128",
+        help="an ONNX input's static shape (for models exported with dynamic dimensions)",
+    )
     options = parser.parse_args(args)
     try:
-        text = Path(options.file).read_text()
-        exe = compile_module(text, pipeline=options.pipeline, entry=options.entry)
+        if options.file.endswith(".onnx"):
+            from rlx_mlir.frontends.onnx import load
+
+            source = load(options.file, input_shapes=dict(_shape(spec) for spec in options.input_shape))
+        else:
+            source = Path(options.file).read_text()
+        exe = compile_module(source, pipeline=options.pipeline, entry=options.entry)
         if options.print_ir:
             print(exe.planned_ir)
         results = exe(*[_load(spec) for spec in options.input])

@@ -1,0 +1,1 @@
+"""Importers of models from other formats into rlx IR (`onnx`)."""

@@ -1,0 +1,70 @@
+"""ONNX's node tests, generated in memory (`collect_testcases`: the wheel
+ships their generators, not their data folders), run through the importer."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+from onnx.backend.test.case.node import collect_testcases
+
+import rlx_mlir as rlx
+from rlx_mlir import dtypes
+from rlx_mlir.frontends import onnx as onnx_import
+
+SHAPE_OPERANDS = {
+    "Reshape": {1}, "Expand": {1}, "Slice": {1, 2, 3, 4}, "Squeeze": {1}, "Unsqueeze": {1},
+    "ReduceSum": {1}, "ReduceMean": {1}, "ReduceMax": {1}, "ReduceMin": {1}, "ReduceProd": {1},
+}
+"""Operand positions that must be known at import; node tests feed them as graph inputs."""
+
+
+def supported_cases() -> list:
+    """Every node test whose ops all have an importer."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cases = collect_testcases()
+    return [c for c in cases if all(n.op_type in onnx_import.IMPORTERS for n in c.model.graph.node)]
+
+
+@dataclass(frozen=True)
+class Result:
+    ok: bool
+    reason: str = ""
+
+
+def run_case(case) -> Result:  # noqa: ANN001 - onnx's TestCase
+    graph = case.model.graph
+    fixed = {
+        name for node in graph.node for k, name in enumerate(node.input) if k in SHAPE_OPERANDS.get(node.op_type, ())
+    }
+    names = [v.name for v in graph.input if v.name not in {t.name for t in graph.initializer}]
+    for inputs, outputs in case.data_sets:
+        types = {v.name: v.type.tensor_type.elem_type for v in graph.input}
+        arrays = [_as_array(a, types.get(n)) for n, a in zip(names, inputs)]
+        constants = {n: a for n, a in zip(names, arrays) if n in fixed}
+        try:
+            module = onnx_import.load(case.model, constants=constants)
+            exe = rlx.compile(module)
+            got = exe(*(a for n, a in zip(names, arrays) if n not in fixed))
+        except rlx.RlxError as error:
+            return Result(False, str(error).splitlines()[-1].strip())
+        for g, want in zip(got, outputs):
+            want = np.asarray(want)
+            if g.shape != want.shape:
+                return Result(False, f"shape {g.shape} instead of {want.shape}")
+            if not np.allclose(np.asarray(g, dtype=want.dtype) if want.dtype != object else g, want,
+                               rtol=case.rtol, atol=case.atol, equal_nan=True):
+                return Result(False, "values differ beyond the case's tolerance")
+    return Result(True)
+
+
+def _as_array(value, elem_type: int | None) -> np.ndarray:  # noqa: ANN001
+    """A data set's input as the array its graph input declares (some are stored as TensorProtos or objects)."""
+    array = numpy_helper.to_array(value) if isinstance(value, onnx.TensorProto) else np.asarray(value)
+    if array.dtype == object and elem_type in onnx_import.ELEMENT_TYPES:
+        array = array.astype(dtypes.from_name(onnx_import.ELEMENT_TYPES[elem_type]).numpy)
+    return array

@@ -1,0 +1,101 @@
+"""ONNX import (rlx_mlir/frontends/onnx.py): ONNX's own node tests, a model
+exported by torch.onnx against onnxruntime, and the importer's errors."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import onnx
+import onnxruntime
+import pytest
+import torch
+from onnx import helper
+from onnx_cases import run_case, supported_cases
+from onnx_expected_failures import EXPECTED_FAILURES
+
+import rlx_mlir as rlx
+from rlx_mlir.frontends.onnx import load
+
+
+def test_node_tests_pass_except_the_listed_failures() -> None:
+    cases = supported_cases()
+    results = {case.name: run_case(case) for case in cases}
+    passed = sum(r.ok for r in results.values())
+    print(f"\nONNX node tests with supported ops: {passed}/{len(results)} pass ({passed / len(results):.0%})")
+    unexpected = {n: r.reason for n, r in results.items() if not r.ok and n not in EXPECTED_FAILURES}
+    fixed = [n for n, r in results.items() if r.ok and n in EXPECTED_FAILURES]
+    assert not unexpected, f"new failures: {unexpected}"
+    assert not fixed, f"now passing (remove from onnx_expected_failures.py): {fixed}"
+
+
+class MLP(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.one, self.two = torch.nn.Linear(16, 32), torch.nn.Linear(32, 8)
+        self.norm = torch.nn.LayerNorm(32)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.nn.functional.gelu(self.norm(self.one(x)))
+        return torch.softmax(self.two(h).reshape(x.shape[0], 2, 4), dim=-1)
+
+
+def exported(model: torch.nn.Module, example: torch.Tensor, dynamic: bool = False) -> bytes:
+    buffer = io.BytesIO()
+    axes = {"x": {0: "batch"}} if dynamic else None
+    torch.onnx.export(model, (example,), buffer, input_names=["x"], output_names=["y"], dynamic_axes=axes,
+                      opset_version=17, dynamo=False)
+    return buffer.getvalue()
+
+
+def test_a_torch_export_matches_onnxruntime() -> None:
+    torch.manual_seed(0)
+    x = torch.randn(5, 16)
+    blob = exported(MLP().eval(), x)
+    (want,) = onnxruntime.InferenceSession(blob).run(None, {"x": x.numpy()})
+    (got,) = rlx.compile(load(blob))(x.numpy())
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_dynamic_dimensions_take_input_shapes() -> None:
+    torch.manual_seed(1)
+    blob = exported(MLP().eval(), torch.randn(3, 16), dynamic=True)
+    with pytest.raises(rlx.CompileError, match="input .x. has a dynamic dimension .batch.: give its shape"):
+        load(blob)
+    x = np.random.default_rng(0).standard_normal((7, 16)).astype(np.float32)
+    (want,) = onnxruntime.InferenceSession(blob).run(None, {"x": x})
+    (got,) = rlx.compile(load(blob, input_shapes={"x": (7, 16)}))(x)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_every_unsupported_node_is_listed_in_one_error() -> None:
+    x = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, 3])
+    y = helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [2, 3])
+    nodes = [
+        helper.make_node("Relu", ["x"], ["a"], name="ok"),
+        helper.make_node("NonMaxSuppression", ["a"], ["b"], name="nms"),
+        helper.make_node("Hardmax", ["a"], ["y"], name="hm"),
+    ]
+    model = helper.make_model(helper.make_graph(nodes, "g", [x], [y]))
+    with pytest.raises(rlx.CompileError) as info:
+        load(model)
+    message = str(info.value)
+    assert "cannot import 2 node(s) or output(s)" in message
+    assert "NonMaxSuppression 'nms': no importer for this op type" in message
+    assert "Hardmax 'hm': no importer for this op type" in message
+
+
+def test_mod_with_fmod_0_takes_the_divisors_sign() -> None:
+    """ONNX Mod(fmod=0) is Python's %, not C's fmod (rlx.mod): composed, never mapped naively."""
+    a = helper.make_tensor_value_info("a", onnx.TensorProto.INT32, [6])
+    b = helper.make_tensor_value_info("b", onnx.TensorProto.INT32, [6])
+    y = helper.make_tensor_value_info("y", onnx.TensorProto.INT32, [6])
+    model = helper.make_model(helper.make_graph([helper.make_node("Mod", ["a", "b"], ["y"])], "g", [a, b], [y]))
+    x1, x2 = np.array([7, -7, 7, -7, 6, 0], np.int32), np.array([3, 3, -3, -3, 3, -2], np.int32)
+    (got,) = rlx.compile(load(model))(x1, x2)
+    np.testing.assert_array_equal(got, np.mod(x1, x2))
+
+
+def test_an_unreadable_model_is_an_argument_error() -> None:
+    with pytest.raises(rlx.ArgumentError, match="cannot read the ONNX model"):
+        load(b"not a model")
