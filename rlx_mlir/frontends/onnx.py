@@ -371,6 +371,53 @@ def _layer_norm(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -
     return [y]
 
 
+def _split(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    """Pieces along `axis`: the `split` input's sizes, or `num_outputs` (the last one smaller) equal parts."""
+    x = ctx.tensor(inputs[0])  # type: ignore[arg-type]
+    shape = shape_of(x.type)
+    axis = int(_attribute(node, "axis", 0)) % len(shape)  # type: ignore[arg-type]
+    if len(inputs) > 1 and inputs[1] is not None:
+        sizes = [int(n) for n in known(inputs[1], "split sizes")]
+    else:
+        parts = int(_attribute(node, "num_outputs", len(node.output)))  # type: ignore[arg-type]
+        size = -(-shape[axis] // parts)
+        sizes = [min(size, shape[axis] - k * size) for k in range(parts)]
+    starts = np.cumsum([0, *sizes[:-1]])
+    return [ctx.builder.narrow(x, axis, int(start), n) for start, n in zip(starts, sizes)]
+
+
+def _pad(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    """`pads` [begins..., ends...] on `axes` (default all); modes constant, edge, reflect, wrap."""
+    x = ctx.tensor(inputs[0])  # type: ignore[arg-type]
+    rank = len(shape_of(x.type))
+    pads = [int(p) for p in known(inputs[1], "pads")]
+    axes = _axes(node, inputs, 3) or list(range(rank))
+    before, after = [0] * rank, [0] * rank
+    for k, axis in enumerate(axes):
+        before[axis % rank], after[axis % rank] = pads[k], pads[k + len(axes)]
+    if any(p < 0 for p in before + after):
+        raise Unsupported("negative pads (cropping) are not supported")
+    mode = {"constant": "constant", "edge": "replicate", "reflect": "reflect", "wrap": "circular"}.get(
+        _attribute(node, "mode", b"constant").decode()  # type: ignore[union-attr]
+    )
+    if mode is None:
+        raise Unsupported(f"pad mode {_attribute(node, 'mode')!r} is not supported")
+    value = 0.0
+    if len(inputs) > 2 and inputs[2] is not None:
+        value = float(known(inputs[2], "constant_value").reshape(-1)[0])
+    return [ctx.builder.pad(x, before, after, mode, value)]
+
+
+def _arg(method: str) -> Importer:
+    def convert(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+        x = ctx.tensor(inputs[0])  # type: ignore[arg-type]
+        axis = int(_attribute(node, "axis", 0))  # type: ignore[arg-type]
+        keepdims, last = bool(_attribute(node, "keepdims", 1)), bool(_attribute(node, "select_last_index", 0))
+        return [getattr(ctx.builder, method)(x, axis, keepdims, last)]
+
+    return convert
+
+
 IMPORTERS: dict[str, Importer] = {
     **{op: _unary(name) for op, name in {
         "Abs": "abs", "Neg": "neg", "Exp": "exp", "Log": "log", "Sqrt": "sqrt", "Tanh": "tanh",
@@ -415,6 +462,10 @@ IMPORTERS: dict[str, Importer] = {
     "Expand": _expand,
     "Slice": _slice,
     "LayerNormalization": _layer_norm,
+    "Split": _split,
+    "Pad": _pad,
+    "ArgMax": _arg("argmax"),
+    "ArgMin": _arg("argmin"),
 }
 """How each supported ONNX op type becomes rlx ops."""
 
