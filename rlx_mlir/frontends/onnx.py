@@ -418,6 +418,101 @@ def _arg(method: str) -> Importer:
     return convert
 
 
+@dataclass(frozen=True)
+class RecurrentKind:
+    """How an ONNX recurrent op maps onto rlx's: its gate blocks in rlx's order
+    (ONNX LSTM is i, o, f, c; rlx i, f, g, o. ONNX GRU z, r, h; rlx r, z, n),
+    its default activations and whether rlx merges the two biases."""
+
+    method: str
+    gates: tuple[int, ...]
+    activations: tuple[str, ...]
+    states: int
+    merged_bias: bool
+
+
+RECURRENT = {
+    "LSTM": RecurrentKind("lstm", (0, 2, 3, 1), ("Sigmoid", "Tanh", "Tanh"), 2, True),
+    "GRU": RecurrentKind("gru", (1, 0, 2), ("Sigmoid", "Tanh"), 1, False),
+    "RNN": RecurrentKind("rnn", (0,), ("Tanh",), 1, True),
+}
+
+
+def _gate_order(w: np.ndarray, kind: RecurrentKind) -> np.ndarray:
+    """[D, G·H, ...] with its gate blocks in rlx's order."""
+    blocks = np.split(w, len(kind.gates), axis=1)
+    return np.concatenate([blocks[g] for g in kind.gates], axis=1)
+
+
+def _recurrent(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    """ONNX LSTM/GRU/RNN as rlx.lstm/gru/rnn: weights repacked (constants, at
+    import) into PyTorch's layout and gate order, X and Y transposed from
+    ONNX's sequence-first layout, a reverse direction run on reversed time."""
+    kind = RECURRENT[node.op_type]
+    b = ctx.builder
+    padded = [*inputs, *[None] * (8 - len(inputs))]
+    x, w, r, bias, lengths, h0 = padded[:6]
+    hidden = int(_attribute(node, "hidden_size"))  # type: ignore[arg-type]
+    direction = _attribute(node, "direction", b"forward").decode()  # type: ignore[union-attr]
+    layout = int(_attribute(node, "layout", 0))  # type: ignore[arg-type]
+    activations = tuple(a.decode() for a in _attribute(node, "activations", []) or [])  # type: ignore[union-attr]
+    relu = activations == ("Relu",) and node.op_type == "RNN"
+    if activations and activations not in (kind.activations, kind.activations * 2) and not relu:
+        raise Unsupported(f"activations {list(activations)} (rlx computes {list(kind.activations)})")
+    if _attribute(node, "clip") is not None or _attribute(node, "input_forget", 0):
+        raise Unsupported("clip and input_forget are not supported")
+    if node.op_type == "GRU" and not _attribute(node, "linear_before_reset", 0):
+        raise Unsupported("GRU with linear_before_reset = 0 (rlx's GRU resets after the linear map, as PyTorch)")
+    if node.op_type == "LSTM" and padded[7] is not None:
+        raise Unsupported("peephole weights (P) are not supported")
+    w, r = _gate_order(known(w, "W"), kind), _gate_order(known(r, "R"), kind)
+    directions = w.shape[0]
+    b_all = known(bias, "B") if bias is not None else np.zeros((directions, 2 * w.shape[1]), w.dtype)
+    b_ih, b_hh = (_gate_order(part, kind) for part in np.split(b_all, 2, axis=1))
+    x = ctx.tensor(x)  # type: ignore[arg-type]
+    if layout == 0:
+        x = b.transpose(x, [1, 0, 2])
+    batch, seq = shape_of(x.type)[:2]
+    if lengths is not None and not np.all(known(lengths, "sequence_lens") == seq):
+        raise Unsupported("sequence_lens of unequal lengths (rlx runs every sequence to the same length)")
+    reverse = direction == "reverse"
+    if reverse:
+        x = b.reverse(x, [1])
+    weights = [b.constant(w.reshape(-1), _name(w)), b.constant(r.reshape(-1), _name(r))]
+    if kind.merged_bias:
+        weights.append(b.constant((b_ih + b_hh).reshape(-1), _name(w)))
+    else:
+        weights += [b.constant(b_ih.reshape(-1), _name(w)), b.constant(b_hh.reshape(-1), _name(w))]
+    states = [padded[5], padded[6]][: kind.states]
+    state = None
+    if any(v is not None for v in states):
+        state = [_state(ctx, v, (directions, batch, hidden), _name(w), layout) for v in states]
+    extra = {"nonlinearity": "relu" if relu else "tanh"} if node.op_type == "RNN" else {}
+    want_state = any(name for name in node.output[1:])
+    results = getattr(b, kind.method)(
+        x, *weights, hidden, 1, direction == "bidirectional", state=state, return_state=want_state, **extra
+    )
+    y, *final = results if want_state else (results,)
+    if reverse:
+        y = b.reverse(y, [1])
+    y = b.reshape(y, [batch, seq, directions, hidden])
+    y = b.transpose(y, [1, 2, 0, 3]) if layout == 0 else y
+    final = [b.transpose(h, [1, 0, 2]) if layout == 1 else h for h in final]
+    return [y, *final]
+
+
+def _name(array: np.ndarray) -> str:
+    return NUMPY_NAMES[array.dtype]
+
+
+def _state(ctx: Import, value: Value | None, shape: tuple[int, ...], element: str, layout: int) -> SSAValue:
+    """An initial state in rlx's [D, B, H] (zeros for the one of h, c that is absent)."""
+    if value is None:
+        return ctx.builder.constant(np.zeros(shape), element)
+    state = ctx.tensor(value)
+    return ctx.builder.transpose(state, [1, 0, 2]) if layout == 1 else state
+
+
 IMPORTERS: dict[str, Importer] = {
     **{op: _unary(name) for op, name in {
         "Abs": "abs", "Neg": "neg", "Exp": "exp", "Log": "log", "Sqrt": "sqrt", "Tanh": "tanh",
@@ -466,6 +561,7 @@ IMPORTERS: dict[str, Importer] = {
     "Pad": _pad,
     "ArgMax": _arg("argmax"),
     "ArgMin": _arg("argmin"),
+    **{op: _recurrent for op in RECURRENT},
 }
 """How each supported ONNX op type becomes rlx ops."""
 
