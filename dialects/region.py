@@ -130,6 +130,11 @@ class ScalarBodyRegionOp(BodyOp, ABC):
         """The inputs read through `indexing_maps`, in order."""
         return self.inputs
 
+    def reads_through(self, amap: AffineMap, value: SSAValue) -> bool:
+        """Whether this op can read `value` through `amap` (canonicalize-broadcast
+        asks before it folds an index-map op into an input)."""
+        return True
+
     def argument_types(self) -> list[Attribute]:
         """The body's block argument types."""
         return [element_type(v.type) for v in self.inputs]
@@ -598,6 +603,10 @@ class NormalizeRegionOp(ScalarBodyRegionOp):
             inputs, maps, self.axis.value.data, kind, consumer.outputs[0].type, self.body.clone(), Region([block])
         )
 
+    def reads_through(self, amap: AffineMap, value: SSAValue) -> bool:
+        """Only at the point itself or from a rank-0 scalar (see the class doc)."""
+        return _pointwise(amap, value, self.iteration_shape)
+
     @property
     def prologue_count(self) -> int:
         """How many inputs the prologue reads (the epilogue reads the rest)."""
@@ -640,8 +649,7 @@ class NormalizeRegionOp(ScalarBodyRegionOp):
                 f"'{self.name}' epilogue takes the normalized value and some of the {len(self.inputs)} inputs"
             )
         for i, (value, amap) in enumerate(zip(self.inputs, self.maps)):
-            pointwise = shape_of(value.type) == space and amap == AffineMap.identity(len(space))
-            if not (pointwise or shape_of(value.type) == ()):
+            if not _pointwise(amap, value, space):
                 raise VerifyException(
                     f"'{self.name}' input #{i} must be read at the point itself (identity map over "
                     f"{list(space)}) or be a rank-0 scalar"
@@ -675,6 +683,13 @@ class NormalizeRegionOp(ScalarBodyRegionOp):
     def print_more_regions(self, printer: Printer) -> None:
         printer.print_string(" epilogue ")
         printer.print_region(self.epilogue, print_entry_block_args=True)
+
+
+def _pointwise(amap: AffineMap, value: SSAValue, space: Sequence[int]) -> bool:
+    """`value` read at the point itself (same shape, identity map), or a rank-0 scalar."""
+    if shape_of(value.type) == ():
+        return True
+    return shape_of(value.type) == tuple(space) and amap == AffineMap.identity(len(space))
 
 
 def _identity_body(tensor_type: Attribute) -> Region:

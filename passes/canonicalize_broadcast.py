@@ -73,7 +73,10 @@ class FoldIndexMapIntoRegion(RewritePattern):
             if not rlx.has_input_map(producer):
                 continue
             composed = index_maps.compose(index_maps.accesses(maps[index]), producer.input_map())
-            maps[index] = index_maps.to_affine(maps[index].num_dims, composed)
+            folded = index_maps.to_affine(maps[index].num_dims, composed)
+            if not op.reads_through(folded, producer.input):
+                continue
+            maps[index] = folded
             op.operands[first + index] = producer.input
             op.indexing_maps = ArrayAttr([AffineMapAttr(m) for m in maps])
             rewriter.notify_op_modified(op)
