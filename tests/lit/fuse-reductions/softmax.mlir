@@ -74,3 +74,18 @@ func.func @shared_and_cast(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8x
   %c = rlx.cast %p : (tensor<4x8xf32>) -> tensor<4x8xf16>
   func.return %a, %c : tensor<4x8xf32>, tensor<4x8xf16>
 }
+
+// -----
+
+// canonicalize-broadcast folds a transpose into a region's index map, but a
+// normalize region reads only point-wise: the transpose stays a kernel of its
+// own (found by the differential fuzzer: the folded map failed the verifier).
+// CHECK-LABEL: func.func @transposed_input(
+// CHECK: [[T:%[a-zA-Z0-9_]+]] = rlx.transpose
+// CHECK-NEXT: rlx.normalize_region ins([[T]] : tensor<4x3xf32>) {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>]
+func.func @transposed_input(%x: tensor<3x4xf32>) -> tensor<4x3xf32> {
+  %t = rlx.transpose %x {perm = array<i64: 1, 0>} : (tensor<3x4xf32>) -> tensor<4x3xf32>
+  %e = rlx.exp %t : (tensor<4x3xf32>) -> tensor<4x3xf32>
+  %p = rlx.softmax %e {axis = 1 : i64} : (tensor<4x3xf32>) -> tensor<4x3xf32>
+  func.return %p : tensor<4x3xf32>
+}
