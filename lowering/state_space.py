@@ -1,43 +1,51 @@
 """Kernels for the state-space scans `rlx.mamba2` and `rlx.selective_scan`.
 
-Both run in parallel over independent units (Mamba2: (batch, head); selective
-scan: (batch, block of CHANNEL_BLOCK channels)), each unit sequential over
-time with its state in a stack workspace (`StackArray`, allocated once per
-kernel call, so one per thread, and reused by every unit that thread runs:
-it stays in L1/L2). The state is kept in the compute type (f32 for f16 and
-bf16) for the whole call and rounded once, when stored as the state result;
-outputs are rounded once per element.
-
-**Sequential form** (Mamba2 decode and short sequences; selective scan
-always). Every step is one fused pass over the state: for a group of GROUP
-states (unrolled), a loop over the lanes (Mamba2: p; selective scan: channels)
-updates each state and accumulates its contribution to the output lane,
-    s = decay · s + u · b[n];  acc += s · c[n],
-where Mamba2's decay exp(dt·a[h]) is one scalar per step and u = dt·x[p],
-and the selective scan's decay exp(Δ[d]·A[d, n]) and u = Δ[d]·x[d] are per
-lane. The state is stored lane-innermost (Mamba2 [N, P], transposed from the
-tensor's [P, N]; selective scan [N, channels]) and the output accumulates in
-a lane array, so the lane loop has no reduction and LLVM vectorizes it
-(no fast-math flags needed).
-
-**Chunked form** (Mamba2 with S >= CHUNKED_MIN_SEQ): the SSD algorithm, per
-chunk of CHUNK steps (the last one shorter) with cum[i] the running sum of
-dt·a within the chunk:
-    G    = C · Bᵀ                                         (GEMM, q x q)
-    M    = G ∘ exp(cum[i] − cum[j]) · dt[j]  for j <= i, else 0
-    Y    = exp(cum[i]) · (C · Sᵀ) + M · X                 (two GEMMs, q x P)
-    S    = exp(cum[q−1]) · S + Xᵀ · (exp(cum[q−1] − cum[j]) · dt[j] · B)   (GEMM, P x N)
-Every exponent is a segment sum clamped to <= 0 (a decay is never more than
-1, so a sum that rounds positive cannot overflow) and no decay is factored as
-exp(a)·exp(−b). The GEMMs are single-threaded CBLAS calls (rlx_mlir.blas)
-from the kernel's own threads (OpenBLAS is set to one thread by a kernel
-before it). Sequential and chunked agree within 1e-4 relative
-(tests/test_state_space.py).
-
-Semantics, per (batch, head) / (batch, channel) with zero state when the
-state operand is absent (the op's docstring in dialects/recurrent.py):
-- mamba2: dA = exp(dt·a[h]); S = dA·S + (dt·x) ⊗ b; y[p] = Σₙ S[p, n]·c[n].
+Semantics, per (batch, head) / (batch, channel), with zero state when the
+state operand is absent (the ops' docstrings in dialects/recurrent.py):
+- mamba2: dA = exp(dt·a[h]); S = dA·S + (dt·x) ⊗ b; y[p] = Σₙ S[p, n]·c[n];
 - selective_scan: h = exp(Δ·A[d, :]) ⊙ h + Δ·x·B; y = Σₙ C·h.
+
+Every kernel runs in parallel over independent units (`Kernel.extent`) and
+each unit is sequential over time with its state in a stack workspace
+(`StackArray`, allocated once per kernel call, i.e. once per thread, and
+reused by every unit that thread runs, so it stays in L1/L2). The state is
+kept in the compute type (f32 for f16 and bf16) for the whole call and
+rounded once, when stored as the state result; each output element is
+rounded once.
+
+Mamba2 has three forms, picked by the sequence length:
+- **direct** (S <= DIRECT_MAX_SEQ: decode), units (batch, head): the state
+  in the tensor's own [P, N] layout, so nothing is transposed; step 0 reads
+  the state operand and, when the state result is in the compute type, the
+  steps write it directly (one pass from state to state). Per p, the lane
+  loop over n updates s = dA·s + (dt·x[p])·b[n] and sums y[p] += s·c[n],
+  a reduction that `reassoc` on that one add lets LLVM vectorize.
+- **blocked** (the default otherwise), units (batch, head, block of rows):
+  the rows of the state are independent (row p only meets x[p] and y[p]),
+  so a unit runs a block of rows that fits in L1 (STATE_BLOCK_BYTES) through
+  every step. The block is stored transposed, [N, rows], and each step is one
+  fused pass: for a group of MAMBA2_GROUP states (unrolled), a loop over the
+  rows updates them and accumulates y in a row array; no reduction, so the
+  loop vectorizes without fast-math flags.
+- **chunked** (S >= CHUNKED_MIN_SEQ), units (batch, head): the SSD
+  algorithm (mamba's `ssd_minimal`) per chunk of CHUNK steps (the last one
+  shorter), with cum[i] the running sum of dt·a within the chunk:
+      G = C · Bᵀ                                             (GEMM, q x q)
+      M = G ∘ exp(cum[i] − cum[j]) · dt[j] for j <= i, else 0
+      Y = exp(cum[i]) · (C · Sᵀ) + M · X                      (two GEMMs, q x P)
+      S = exp(cum[q−1]) · S + Xᵀ · (exp(cum[q−1] − cum[j]) · dt[j] · B)   (GEMM, P x N)
+  Every exponent is a segment sum clamped to <= 0 (a decay never exceeds 1,
+  so a sum that rounds positive cannot overflow) and no decay is factored as
+  exp(a)·exp(−b). The GEMMs are single-threaded CBLAS calls (rlx_mlir.blas)
+  from the kernel's own threads, after a kernel that sets OpenBLAS to one
+  thread. It agrees with the sequential forms within 1e-4 relative
+  (tests/test_state_space.py).
+
+The selective scan has a decay per (channel, state), so it has no GEMM form:
+units are (batch, block of CHANNEL_BLOCK channels), the block's states are
+stored [N, channels] with A transposed beside them, and each step is one
+fused pass, groups of SCAN_GROUP states unrolled inside a loop over the
+channels that LLVM vectorizes (the decays with math_approx.exp).
 """
 
 from __future__ import annotations
@@ -45,7 +53,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from xdsl.ir import Operation, Region, SSAValue
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import i64
+from xdsl.ir import Block, Operation, Region, SSAValue
 
 from rlx_mlir import blas
 from rlx_mlir.dialects import recurrent as rc
@@ -60,9 +70,15 @@ from rlx_mlir.lowering.loops import for_range
 CHUNK = 64
 """Steps per chunk of Mamba2's chunked (SSD) form."""
 
-CHUNKED_MIN_SEQ = 512
-"""Mamba2 runs the chunked form from this sequence length on (a module
-constant, so tests and benchmarks can force either form)."""
+CHUNKED_MIN_SEQ = 1 << 62
+"""Mamba2 runs the chunked form from this sequence length on: by default from
+none. On the machine this was tuned on (2 Zen 5 cores, AVX-512; OpenBLAS with
+OPENBLAS_CORETYPE=Haswell) the blocked form was 2-3x faster than the chunked
+one at every size tried (benchmarks/recurrent.py prints both): it runs the
+5·P·N FLOPs of a step as L1-resident vector FMAs, above the sgemm rate, while
+the SSD form does 4·P·N + 2·CHUNK·(P + N) per step in small GEMMs at most at
+that rate. Lower it where GEMMs are much faster than vector FMAs. Tests and
+benchmarks set it (a module constant) to force either form."""
 
 MAMBA2_GROUP = 8
 SCAN_GROUP = 16
@@ -77,6 +93,14 @@ VECTOR_BYTES = 64
 
 CHANNEL_BLOCK = 64
 """Channels per unit of the selective scan: the lanes of its vector loop."""
+
+DIRECT_MAX_SEQ = 4
+"""Mamba2 sequences up to this length (decode steps) run the direct form,
+which needs no transpose of the state."""
+
+REDUCE = llvm.FastMathAttr([llvm.FastMathFlag.REASSOC, llvm.FastMathFlag.ALLOW_CONTRACT])
+CONTRACT = llvm.FastMathAttr([llvm.FastMathFlag.ALLOW_CONTRACT])
+"""Flags of the direct form's y[p] sum only: reassociating it is what lets it vectorize."""
 
 WORKSPACE_MAX_BYTES = 2 << 20
 """The largest stack workspace a kernel takes (threads have 8 MiB stacks)."""
@@ -310,6 +334,110 @@ def _mamba2_sequential(op: rc.Mamba2Op, ctx: KernelContext) -> Kernel:
     return _kernel(op, ctx.name, dims.units * blocks, work, build)
 
 
+def _sum_loop(
+    e: Emitter, region: Region, n: int, init: SSAValue, body: Callable[[SSAValue, SSAValue], SSAValue]
+) -> SSAValue:
+    """acc = init; for i in range(n): acc = body(i, acc); the final acc (a loop-carried value)."""
+    header, loop, exit_ = Block(arg_types=[i64, init.type]), Block(), Block()
+    region.add_block(header)
+    region.add_block(loop)
+    e.op(llvm.BrOp(header, e.i64(0), init))
+    e.move_to(header)
+    index, acc = header.args
+    e.op(llvm.CondBrOp(e.icmp("slt", index, e.i64(n)), loop, [], exit_, []))
+    e.move_to(loop)
+    e.op(llvm.BrOp(header, e.add(index, e.i64(1)), body(index, acc)))
+    region.add_block(exit_)
+    e.move_to(exit_)
+    return acc
+
+
+@dataclass(frozen=True)
+class StateSlice:
+    """Where a unit's state lives during the call: a stack array, or the unit's
+    slice of the state result when that is stored in the compute type."""
+
+    item: Codec
+    ptr: SSAValue
+    base: SSAValue
+
+    def get(self, e: Emitter, index: SSAValue) -> SSAValue:
+        return self.item.load(e, self.ptr, e.add(self.base, index))
+
+    def set(self, e: Emitter, index: SSAValue, value: SSAValue) -> None:
+        self.item.store(e, value, self.ptr, e.add(self.base, index))
+
+
+def _mamba2_direct(op: rc.Mamba2Op, ctx: KernelContext) -> Kernel:
+    """Short sequences (decode): the state in the tensor's own [P, N] layout, so
+    no transpose on the way in or out. Step 0 reads the state operand itself
+    (or zeros) and, when the state result is in the compute type, every step
+    writes that result directly: one step is one pass from state to state. The
+    lane loop runs over n and sums y[p] as a reduction, which `reassoc` on that
+    one add lets LLVM vectorize."""
+    dims = Mamba2Dims.of(op)
+    p_, n_ = dims.p, dims.n
+    item = codec(op.x.type.element_type)
+    wide = codec(item.compute)
+    in_result = op.carries_out and not item.narrow
+    _check_workspace(op, ((0 if in_result else p_ * n_) + 2 * n_) * wide.dtype.nbytes)
+
+    def build(e: Emitter, region: Region, ptr: Pointers, begin: SSAValue, end: SSAValue) -> None:
+        ws = Workspace(e, wide)
+        stack = None if in_result else ws.array(p_ * n_)
+        bs, cs = ws.array(n_), ws.array(n_)
+
+        def unit(index: SSAValue) -> None:
+            at = Mamba2Unit(e, dims, index)
+            a = item.load(e, ptr["a"], at.head)
+            state = StateSlice(item, ptr["final"], at.state) if stack is None else StateSlice(wide, stack.ptr, e.i64(0))
+            source = ptr.get("state")
+
+            def initial(k: SSAValue) -> SSAValue:
+                return wide.constant(e, 0.0) if source is None else item.load(e, source, e.add(at.state, k))
+
+            def step(t: SSAValue, old: Callable[[SSAValue], SSAValue]) -> None:
+                row = at.row(t)
+                dt = item.load(e, ptr["dt"], row)
+                decay = m.exp(e, e.fmul(dt, a))
+
+                def stage(n: SSAValue) -> None:
+                    bs.set(e, n, item.load(e, ptr["b"], _at(e, (row, n_), n)))
+                    cs.set(e, n, item.load(e, ptr["c"], _at(e, (row, n_), n)))
+
+                _loop(e, region, n_, stage)
+
+                def lane(p: SSAValue) -> None:
+                    u = e.fmul(dt, item.load(e, ptr["x"], _at(e, (row, p_), p)))
+                    first = _at(e, (p, n_))
+
+                    def term(n: SSAValue, acc: SSAValue) -> SSAValue:
+                        k = e.add(first, n)
+                        s = e.fma(decay, old(k), e.fmul(u, bs.get(e, n)))
+                        state.set(e, k, s)
+                        return e.op(llvm.FAddOp(acc, e.op(llvm.FMulOp(s, cs.get(e, n), CONTRACT)), REDUCE))
+
+                    y = _sum_loop(e, region, n_, wide.constant(e, 0.0), term)
+                    item.store(e, y, ptr["y"], _at(e, (row, p_), p))
+
+                _loop(e, region, p_, lane)
+
+            if dims.seq:
+                step(e.i64(0), initial)
+                _loop_from(e, region, 1, dims.seq, lambda t: step(t, lambda k: state.get(e, k)))
+            elif stack is None:
+                _loop(e, region, p_ * n_, lambda k: state.set(e, k, initial(k)))
+            target = ptr.get("final")
+            if stack is not None and target is not None:
+                read = (lambda k: state.get(e, k)) if dims.seq else initial
+                _loop(e, region, p_ * n_, lambda k: item.store(e, read(k), target, e.add(at.state, k)))
+
+        for_range(e, region, begin, end, unit)
+
+    work = dims.units * max(1, dims.seq) * p_ * n_
+    return _kernel(op, ctx.name, dims.units, work, build)
+
+
 def _mamba2_load_state(
     e: Emitter, region: Region, item: Codec, source: SSAValue | None, base: SSAValue, state: StackArray,
     dims: Mamba2Dims,
@@ -469,12 +597,15 @@ def _loop_from(e: Emitter, region: Region, lo: int, hi: int, body: Callable[[SSA
 
 
 def mamba2_kernels(op: rc.Mamba2Op, ctx: KernelContext) -> list[Kernel]:
-    """The sequential form below CHUNKED_MIN_SEQ steps, the chunked (SSD) one from there on."""
+    """The chunked form from CHUNKED_MIN_SEQ steps on, the direct one up to
+    DIRECT_MAX_SEQ steps, the blocked one in between (the module docstring)."""
     dims = Mamba2Dims.of(op)
     if dims.units == 0:
         return []
     if dims.seq >= CHUNKED_MIN_SEQ:
         return [single_threaded_blas(f"{ctx.name}_blas1"), _mamba2_chunked(op, ctx)]
+    if dims.seq <= DIRECT_MAX_SEQ:
+        return [_mamba2_direct(op, ctx)]
     return [_mamba2_sequential(op, ctx)]
 
 

@@ -9,12 +9,12 @@ so the only differences are the kernel's arithmetic (f32 for f16/bf16) and
 the one final rounding of f16/bf16 outputs and states:
     |got − ref| <= 2·u_out·|ref| + TOL[dtype]·max|ref|.
 
-Mamba2 has two forms (lowering/state_space.py): the sequential scan and the
-chunked SSD form, picked by `CHUNKED_MIN_SEQ`; every Mamba2 case runs both
-(the `form` fixture sets the threshold), and the chunked form is compared
-with the sequential one directly (1e-4 relative), on a length that is not a
-multiple of the chunk. Inputs keep the decays in (0, 1] as in Mamba (dt > 0,
-a < 0), with a scale (`DECAY`) that makes long-range terms matter.
+Mamba2 has three forms (lowering/state_space.py): direct (decode), blocked
+(the sequential scan in row blocks) and chunked (SSD), picked by thresholds
+on S; every Mamba2 case runs all three (the `form` fixture sets the
+thresholds), and the chunked form is compared with the sequential one
+directly (1e-4 relative), on a length that is not a multiple of the chunk.
+Inputs keep the decays in (0, 1) as in Mamba (dt = softplus(.) > 0, a < 0).
 """
 
 from __future__ import annotations
@@ -131,10 +131,16 @@ def assert_close(got: np.ndarray, ref: np.ndarray, dtype: str) -> None:
     np.testing.assert_allclose(got, ref, rtol=2 * UNIT_ROUNDOFF[dtype], atol=TOL[dtype] * scale)
 
 
-@pytest.fixture(params=["sequential", "chunked"])
+FORMS = {"direct": (1 << 40, 1 << 40), "blocked": (1 << 40, 0), "chunked": (1, 0)}
+"""Mamba2's forms by (CHUNKED_MIN_SEQ, DIRECT_MAX_SEQ) that force each at every length."""
+
+
+@pytest.fixture(params=list(FORMS))
 def form(request, monkeypatch) -> str:
-    """Mamba2's form: the chunked one from the first step on, or never."""
-    monkeypatch.setattr(state_space, "CHUNKED_MIN_SEQ", 1 if request.param == "chunked" else 1 << 40)
+    """Runs the test with each of Mamba2's forms."""
+    chunked, direct = FORMS[request.param]
+    monkeypatch.setattr(state_space, "CHUNKED_MIN_SEQ", chunked)
+    monkeypatch.setattr(state_space, "DIRECT_MAX_SEQ", direct)
     return request.param
 
 
@@ -186,10 +192,11 @@ def test_mamba2_edge_sizes(shape: tuple[int, ...], form: str) -> None:
 
 
 def test_mamba2_row_blocks(monkeypatch) -> None:
-    """A state larger than STATE_BLOCK_BYTES: the sequential form splits P into
+    """A state larger than STATE_BLOCK_BYTES: the blocked form splits P into
     row blocks (here 40 rows = 16 + 16 + a partial block of 8 for f32)."""
     monkeypatch.setattr(state_space, "STATE_BLOCK_BYTES", 16 * 24 * 4)
     monkeypatch.setattr(state_space, "CHUNKED_MIN_SEQ", 1 << 40)
+    monkeypatch.setattr(state_space, "DIRECT_MAX_SEQ", 0)
     got, ref = run("mamba2", mamba2_inputs(2, 9, 2, 40, 24, seed=4), "f32")
     for g, r in zip(got, ref):
         assert_close(g, r, "f32")
@@ -201,11 +208,12 @@ def test_mamba2_chunked_matches_sequential(dtype: str, monkeypatch) -> None:
     (large enough for the entry to split the units)."""
     inputs = [v.astype(NUMPY[dtype]) for v in mamba2_inputs(2, 150, 3, 16, 32, seed=5)]
     results = {}
-    for name, threshold in (("sequential", 1 << 40), ("chunked", 1)):
-        monkeypatch.setattr(state_space, "CHUNKED_MIN_SEQ", threshold)
+    for name in ("blocked", "chunked"):
+        monkeypatch.setattr(state_space, "CHUNKED_MIN_SEQ", FORMS[name][0])
+        monkeypatch.setattr(state_space, "DIRECT_MAX_SEQ", FORMS[name][1])
         exe = compile_scan("mamba2", [v.shape for v in inputs], dtype, True, True)
         results[name] = exe(*inputs)
-    for chunked, sequential in zip(results["chunked"], results["sequential"]):
+    for chunked, sequential in zip(results["chunked"], results["blocked"]):
         np.testing.assert_allclose(chunked, sequential, rtol=1e-4, atol=1e-4 * np.abs(sequential).max())
 
 
