@@ -593,7 +593,9 @@ def _stage_chunk(
 
 
 def _loop_from(e: Emitter, region: Region, lo: int, hi: int, body: Callable[[SSAValue], None]) -> None:
-    for_range(e, region, e.i64(lo), e.i64(hi), body)
+    """for i in range(lo, hi): body(i), emitted only if it runs."""
+    if lo < hi:
+        for_range(e, region, e.i64(lo), e.i64(hi), body)
 
 
 def mamba2_kernels(op: rc.Mamba2Op, ctx: KernelContext) -> list[Kernel]:
