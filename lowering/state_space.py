@@ -111,13 +111,9 @@ WORKSPACE_MAX_BYTES = 2 << 20
 # ---------------------------------------------------------------------------
 
 
-def _count(e: Emitter, n: int | SSAValue) -> SSAValue:
-    return e.i64(n) if isinstance(n, int) else n
-
-
 def _loop(e: Emitter, region: Region, n: int | SSAValue, body: Callable[[SSAValue], None]) -> None:
     """for i in range(n): body(i)."""
-    for_range(e, region, e.i64(0), _count(e, n), body)
+    for_range(e, region, e.i64(0), e.i64(n) if isinstance(n, int) else n, body)
 
 
 def _groups(e: Emitter, region: Region, total: int, size: int, body: Callable[[SSAValue, int], None]) -> None:
@@ -142,17 +138,10 @@ def _at(e: Emitter, *terms: tuple[SSAValue | int, int] | SSAValue) -> SSAValue:
     return total if total is not None else e.i64(0)
 
 
-@dataclass
-class Workspace:
-    """The stack arrays of one kernel, in the compute type."""
-
-    e: Emitter
-    item: Codec
-    bytes: int = 0
-
-    def array(self, count: int) -> StackArray:
-        self.bytes += count * self.item.dtype.nbytes
-        return StackArray.allocate(self.e, self.item, count)
+def _arrays(e: Emitter, item: Codec, *counts: int) -> list[StackArray]:
+    """A kernel's stack workspace: one array of `item` per count, allocated in
+    the entry block (so once per kernel call, i.e. per thread)."""
+    return [StackArray.allocate(e, item, count) for count in counts]
 
 
 def _check_workspace(op: Operation, needed: int) -> None:
@@ -272,8 +261,7 @@ def _mamba2_sequential(op: rc.Mamba2Op, ctx: KernelContext) -> Kernel:
     _check_workspace(op, (rows * n_ + 2 * rows) * wide.dtype.nbytes)
 
     def build(e: Emitter, region: Region, ptr: Pointers, begin: SSAValue, end: SSAValue) -> None:
-        ws = Workspace(e, wide)
-        state, u, acc = ws.array(n_ * rows), ws.array(rows), ws.array(rows)  # state [N, rows]
+        state, u, acc = _arrays(e, wide, n_ * rows, rows, rows)  # state [N, rows]
 
         def unit(index: SSAValue) -> None:
             at = Mamba2Unit(e, dims, e.udiv(index, e.i64(blocks)))
@@ -383,9 +371,8 @@ def _mamba2_direct(op: rc.Mamba2Op, ctx: KernelContext) -> Kernel:
     _check_workspace(op, ((0 if in_result else p_ * n_) + 2 * n_) * wide.dtype.nbytes)
 
     def build(e: Emitter, region: Region, ptr: Pointers, begin: SSAValue, end: SSAValue) -> None:
-        ws = Workspace(e, wide)
-        stack = None if in_result else ws.array(p_ * n_)
-        bs, cs = ws.array(n_), ws.array(n_)
+        stack = None if in_result else _arrays(e, wide, p_ * n_)[0]
+        bs, cs = _arrays(e, wide, n_, n_)
 
         def unit(index: SSAValue) -> None:
             at = Mamba2Unit(e, dims, index)
@@ -483,11 +470,7 @@ def _mamba2_chunked(op: rc.Mamba2Op, ctx: KernelContext) -> Kernel:
     dtype = wide.dtype.name
 
     def build(e: Emitter, region: Region, ptr: Pointers, begin: SSAValue, end: SSAValue) -> None:
-        ws = Workspace(e, wide)
-        arrays = ChunkArrays(
-            ws.array(q_ * p_), ws.array(q_ * n_), ws.array(q_ * n_), ws.array(q_ * q_), ws.array(q_ * p_),
-            ws.array(q_), ws.array(q_), ws.array(p_ * n_),
-        )
+        arrays = ChunkArrays(*_arrays(e, wide, q_ * p_, q_ * n_, q_ * n_, q_ * q_, q_ * p_, q_, q_, p_ * n_))
         full = dims.seq // q_
         bodies = {q: _chunk_body(e, region, dims, item, dtype, arrays, q) for q in {q_, dims.seq % q_} if q}
 
@@ -628,9 +611,8 @@ def selective_scan_kernels(op: rc.SelectiveScanOp, ctx: KernelContext) -> list[K
     _check_workspace(op, (2 * n_ * lanes + 3 * lanes) * wide.dtype.nbytes)
 
     def build(e: Emitter, region: Region, ptr: Pointers, begin: SSAValue, end: SSAValue) -> None:
-        ws = Workspace(e, wide)
-        state, decay_rate = ws.array(n_ * lanes), ws.array(n_ * lanes)  # [N, lanes]: h and A transposed
-        delta, u, acc = ws.array(lanes), ws.array(lanes), ws.array(lanes)
+        state, decay_rate = _arrays(e, wide, n_ * lanes, n_ * lanes)  # [N, lanes]: h and A transposed
+        delta, u, acc = _arrays(e, wide, lanes, lanes, lanes)
 
         def unit(index: SSAValue) -> None:
             b = e.udiv(index, e.i64(blocks))
