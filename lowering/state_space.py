@@ -54,7 +54,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import i64
+from xdsl.dialects.builtin import i1, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from rlx_mlir import blas
@@ -323,7 +323,7 @@ def _mamba2_sequential(op: rc.Mamba2Op, ctx: KernelContext) -> Kernel:
 
 
 def _sum_loop(
-    e: Emitter, region: Region, n: int, init: SSAValue, body: Callable[[SSAValue, SSAValue], SSAValue]
+    e: Emitter, region: Region, n: int | SSAValue, init: SSAValue, body: Callable[[SSAValue, SSAValue], SSAValue]
 ) -> SSAValue:
     """acc = init; for i in range(n): acc = body(i, acc); the final acc (a loop-carried value)."""
     header, loop, exit_ = Block(arg_types=[i64, init.type]), Block(), Block()
@@ -332,12 +332,27 @@ def _sum_loop(
     e.op(llvm.BrOp(header, e.i64(0), init))
     e.move_to(header)
     index, acc = header.args
-    e.op(llvm.CondBrOp(e.icmp("slt", index, e.i64(n)), loop, [], exit_, []))
+    e.op(llvm.CondBrOp(e.icmp("slt", index, e.i64(n) if isinstance(n, int) else n), loop, [], exit_, []))
     e.move_to(loop)
     e.op(llvm.BrOp(header, e.add(index, e.i64(1)), body(index, acc)))
     region.add_block(exit_)
     e.move_to(exit_)
     return acc
+
+
+def _if_else(
+    e: Emitter, region: Region, condition: SSAValue, then: Callable[[], None], other: Callable[[], None]
+) -> None:
+    """if condition: then() else: other(); continue after both."""
+    taken, not_taken, after = Block(), Block(), Block()
+    e.op(llvm.CondBrOp(condition, taken, [], not_taken, []))
+    for block, branch in ((taken, then), (not_taken, other)):
+        region.add_block(block)
+        e.move_to(block)
+        branch()
+        e.op(llvm.BrOp(after))
+    region.add_block(after)
+    e.move_to(after)
 
 
 @dataclass(frozen=True)
@@ -608,11 +623,11 @@ def selective_scan_kernels(op: rc.SelectiveScanOp, ctx: KernelContext) -> list[K
     item = codec(op.x.type.element_type)
     wide = codec(item.compute)
     lanes = min(CHANNEL_BLOCK, channels)
-    _check_workspace(op, (2 * n_ * lanes + 3 * lanes) * wide.dtype.nbytes)
+    _check_workspace(op, (2 * n_ * lanes + 4 * lanes) * wide.dtype.nbytes)
 
     def build(e: Emitter, region: Region, ptr: Pointers, begin: SSAValue, end: SSAValue) -> None:
         state, decay_rate = _arrays(e, wide, n_ * lanes, n_ * lanes)  # [N, lanes]: h and A transposed
-        delta, u, acc = _arrays(e, wide, lanes, lanes, lanes)
+        delta, u, acc, widest = _arrays(e, wide, lanes, lanes, lanes, lanes)
 
         def unit(index: SSAValue) -> None:
             b = e.udiv(index, e.i64(blocks))
@@ -623,8 +638,14 @@ def selective_scan_kernels(op: rc.SelectiveScanOp, ctx: KernelContext) -> list[K
             def per_state(body: Callable[[SSAValue, SSAValue], None]) -> None:
                 _loop(e, region, n_, lambda n: _loop(e, region, count, lambda j: body(n, j)))
 
-            per_state(lambda n, j: decay_rate.set(
-                e, _at(e, (n, lanes), j), item.load(e, ptr["a"], _at(e, (d0, n_), (j, n_), n))))
+            _loop(e, region, count, lambda j: widest.set(e, j, wide.constant(e, 0.0)))
+
+            def rate(n: SSAValue, j: SSAValue) -> None:
+                value = item.load(e, ptr["a"], _at(e, (d0, n_), (j, n_), n))
+                decay_rate.set(e, _at(e, (n, lanes), j), value)
+                widest.set(e, j, e.maximum(widest.get(e, j), e.fabs(value)))  # NaN-propagating
+
+            per_state(rate)
             source = ptr.get("state")
             per_state(lambda n, j: state.set(
                 e, _at(e, (n, lanes), j),
@@ -635,15 +656,18 @@ def selective_scan_kernels(op: rc.SelectiveScanOp, ctx: KernelContext) -> list[K
                 row = _at(e, (b, seq), t)
                 first = _at(e, (row, channels), d0)
 
-                def stage(j: SSAValue) -> None:
+                def stage(j: SSAValue, in_range: SSAValue) -> SSAValue:
                     dl = item.load(e, ptr["delta"], _at(e, first, j))
                     delta.set(e, j, dl)
                     u.set(e, j, e.fmul(dl, item.load(e, ptr["x"], _at(e, first, j))))
                     acc.set(e, j, wide.constant(e, 0.0))
+                    largest = e.fmul(e.fabs(dl), widest.get(e, j))  # the largest |Δ·A| of the channel
+                    bound = e.const_like(largest, m.exp_in_range_bound(largest))
+                    return e.and_(in_range, e.fcmp("ole", largest, bound))  # false for NaN and inf
 
-                _loop(e, region, count, stage)
+                in_range = _sum_loop(e, region, count, e.const(i1, 1), stage)
 
-                def group(n0: SSAValue, size: int) -> None:
+                def group(n0: SSAValue, size: int, exp: Callable[[Emitter, SSAValue], SSAValue]) -> None:
                     bs = [item.load(e, ptr["b"], _at(e, (row, n_), n0, i)) for i in range(size)]
                     cs = [item.load(e, ptr["c"], _at(e, (row, n_), n0, i)) for i in range(size)]
                     at_n = _at(e, (n0, lanes))
@@ -652,7 +676,7 @@ def selective_scan_kernels(op: rc.SelectiveScanOp, ctx: KernelContext) -> list[K
                         dl, uj, total = delta.get(e, j), u.get(e, j), acc.get(e, j)
                         for i in range(size):
                             at_h = _at(e, at_n, i * lanes, j)
-                            decay = m.exp(e, e.fmul(dl, decay_rate.get(e, at_h)))
+                            decay = exp(e, e.fmul(dl, decay_rate.get(e, at_h)))
                             h = e.fma(decay, state.get(e, at_h), e.fmul(uj, bs[i]))
                             state.set(e, at_h, h)
                             total = e.fma(h, cs[i], total)
@@ -660,7 +684,10 @@ def selective_scan_kernels(op: rc.SelectiveScanOp, ctx: KernelContext) -> list[K
 
                     _loop(e, region, count, lane)
 
-                _groups(e, region, n_, SCAN_GROUP, group)
+                def update(exp: Callable[[Emitter, SSAValue], SSAValue]) -> Callable[[], None]:
+                    return lambda: _groups(e, region, n_, SCAN_GROUP, lambda n0, size: group(n0, size, exp))
+
+                _if_else(e, region, in_range, update(m.exp_in_range), update(m.exp))
                 _loop(e, region, count, lambda j: item.store(e, acc.get(e, j), ptr["y"], _at(e, first, j)))
 
             _loop(e, region, seq, step)
