@@ -81,7 +81,7 @@ that rate. Lower it where GEMMs are much faster than vector FMAs. Tests and
 benchmarks set it (a module constant) to force either form."""
 
 MAMBA2_GROUP = 8
-SCAN_GROUP = 16
+SCAN_GROUP = 8
 """States updated per pass of the lane loop (unrolled): more states per pass
 means fewer loads and stores of the output lanes."""
 
