@@ -242,11 +242,12 @@ class Mamba2Unit:
         return _at(self.e, self.base, (t, self.dims.heads))
 
 
-def _row_block(dims: Mamba2Dims, item_bytes: int, lanes: int) -> int:
+def _row_block(dims: Mamba2Dims, item_bytes: int) -> int:
     """Rows of P per unit of the sequential form: all of them if their state fits
     in STATE_BLOCK_BYTES, else as many whole vectors of `lanes` as fit. Rows are
     independent (row p of the state only meets x[p] and y[p]), so a unit runs a
     block of rows through every step with that block in L1."""
+    lanes = VECTOR_BYTES // item_bytes
     fit = STATE_BLOCK_BYTES // (dims.n * item_bytes)
     return dims.p if fit >= dims.p else max(lanes, fit // lanes * lanes)
 
@@ -256,9 +257,8 @@ def _mamba2_sequential(op: rc.Mamba2Op, ctx: KernelContext) -> Kernel:
     p_, n_ = dims.p, dims.n
     item = codec(op.x.type.element_type)
     wide = codec(item.compute)
-    rows = _row_block(dims, wide.dtype.nbytes, VECTOR_BYTES // wide.dtype.nbytes)
+    rows = _row_block(dims, wide.dtype.nbytes)
     blocks = -(-p_ // rows)
-    _check_workspace(op, (rows * n_ + 2 * rows) * wide.dtype.nbytes)
 
     def build(e: Emitter, region: Region, ptr: Pointers, begin: SSAValue, end: SSAValue) -> None:
         state, u, acc = _arrays(e, wide, n_ * rows, rows, rows)  # state [N, rows]
@@ -382,8 +382,7 @@ def _mamba2_direct(op: rc.Mamba2Op, ctx: KernelContext) -> Kernel:
     p_, n_ = dims.p, dims.n
     item = codec(op.x.type.element_type)
     wide = codec(item.compute)
-    in_result = op.carries_out and not item.narrow
-    _check_workspace(op, ((0 if in_result else p_ * n_) + 2 * n_) * wide.dtype.nbytes)
+    in_result = _direct_in_result(op)
 
     def build(e: Emitter, region: Region, ptr: Pointers, begin: SSAValue, end: SSAValue) -> None:
         stack = None if in_result else _arrays(e, wide, p_ * n_)[0]
@@ -480,7 +479,6 @@ def _mamba2_chunked(op: rc.Mamba2Op, ctx: KernelContext) -> Kernel:
     item = codec(op.x.type.element_type)
     wide = codec(item.compute)
     q_ = min(CHUNK, dims.seq)
-    _check_workspace(op, (3 * q_ * p_ + 2 * q_ * n_ + q_ * q_ + 2 * q_ + p_ * n_) * wide.dtype.nbytes)
     blas.load()
     dtype = wide.dtype.name
 
@@ -596,16 +594,38 @@ def _loop_from(e: Emitter, region: Region, lo: int, hi: int, body: Callable[[SSA
         for_range(e, region, e.i64(lo), e.i64(hi), body)
 
 
+def _direct_in_result(op: rc.Mamba2Op) -> bool:
+    """Whether the direct form keeps the state in the state result (stored in the compute type)."""
+    return op.carries_out and not codec(op.x.type.element_type).narrow
+
+
+def _workspace_bytes(op: rc.Mamba2Op) -> dict[str, int]:
+    """The stack workspace of each Mamba2 form, in bytes."""
+    dims = Mamba2Dims.of(op)
+    p_, n_, q_ = dims.p, dims.n, min(CHUNK, dims.seq)
+    item_bytes = codec(codec(op.x.type.element_type).compute).dtype.nbytes
+    rows = _row_block(dims, item_bytes)
+    elements = {
+        "direct": (0 if _direct_in_result(op) else p_ * n_) + 2 * n_,
+        "blocked": rows * n_ + 2 * rows,
+        "chunked": 3 * q_ * p_ + 2 * q_ * n_ + q_ * q_ + 2 * q_ + p_ * n_,
+    }
+    return {form: count * item_bytes for form, count in elements.items()}
+
+
 def mamba2_kernels(op: rc.Mamba2Op, ctx: KernelContext) -> list[Kernel]:
     """The chunked form from CHUNKED_MIN_SEQ steps on, the direct one up to
-    DIRECT_MAX_SEQ steps, the blocked one in between (the module docstring)."""
+    DIRECT_MAX_SEQ steps, the blocked one in between (the module docstring),
+    and the blocked one whenever another's workspace would not fit."""
     dims = Mamba2Dims.of(op)
     if dims.units == 0:
         return []
-    if dims.seq >= CHUNKED_MIN_SEQ:
+    sizes = _workspace_bytes(op)
+    if dims.seq >= CHUNKED_MIN_SEQ and sizes["chunked"] <= WORKSPACE_MAX_BYTES:
         return [single_threaded_blas(f"{ctx.name}_blas1"), _mamba2_chunked(op, ctx)]
-    if dims.seq <= DIRECT_MAX_SEQ:
+    if dims.seq <= DIRECT_MAX_SEQ and sizes["direct"] <= WORKSPACE_MAX_BYTES:
         return [_mamba2_direct(op, ctx)]
+    _check_workspace(op, sizes["blocked"])
     return [_mamba2_sequential(op, ctx)]
 
 

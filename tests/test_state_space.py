@@ -228,11 +228,22 @@ def test_mamba2_chunked_long_decay(monkeypatch) -> None:
         assert_close(g, r, "f32")
 
 
-def test_mamba2_workspace_too_large(monkeypatch) -> None:
-    """A chunked state that does not fit the stack workspace is a ValueError naming the op."""
-    monkeypatch.setattr(state_space, "CHUNKED_MIN_SEQ", 1)
+@pytest.mark.parametrize("form", list(FORMS))
+def test_mamba2_large_state_falls_back(form: str, monkeypatch) -> None:
+    """A state too large for the chunked or direct form's stack workspace (4 MiB
+    here: P = 64, N = 16384, f16 computed in f32) runs the blocked form, whose
+    row blocks fit (16 rows: 1 MiB)."""
+    monkeypatch.setattr(state_space, "CHUNKED_MIN_SEQ", FORMS[form][0])
+    monkeypatch.setattr(state_space, "DIRECT_MAX_SEQ", FORMS[form][1])
+    got, ref = run("mamba2", mamba2_inputs(1, 2, 1, 64, 1 << 14, seed=7), "f16", with_state=False)
+    for g, r in zip(got, ref):
+        assert_close(g, r, "f16")
+
+
+def test_mamba2_workspace_too_large() -> None:
+    """A state whose smallest row block does not fit is a ValueError naming the op."""
     b = Builder("big")
-    shapes = [(1, 4, 1, 1024), (1, 4, 1), (1,), (1, 4, 1, 1024), (1, 4, 1, 1024)]
+    shapes = [(1, 1, 1, 16), (1, 1, 1), (1,), (1, 1, 1, 1 << 16), (1, 1, 1, 1 << 16)]
     b.output(b.mamba2(*[b.input(s, "f64") for s in shapes]))
     with pytest.raises(ValueError, match="'rlx.mamba2' needs a .* byte workspace"):
         rlx.compile(b.module())
