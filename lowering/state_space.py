@@ -86,7 +86,7 @@ SCAN_GROUP = 8
 means fewer loads and stores of the output lanes."""
 
 STATE_BLOCK_BYTES = 32 << 10
-"""The state rows a unit of Mamba2's sequential form keeps in L1 (see `_row_block`)."""
+"""The state rows a unit of Mamba2's blocked form keeps in L1 (see `_row_block`)."""
 
 VECTOR_BYTES = 64
 """An AVX-512 register: row blocks are whole vectors of lanes."""
@@ -243,8 +243,8 @@ class Mamba2Unit:
 
 
 def _row_block(dims: Mamba2Dims, item_bytes: int) -> int:
-    """Rows of P per unit of the sequential form: all of them if their state fits
-    in STATE_BLOCK_BYTES, else as many whole vectors of `lanes` as fit. Rows are
+    """Rows of P per unit of the blocked form: all of them if their state fits
+    in STATE_BLOCK_BYTES, else as many whole vectors (VECTOR_BYTES) as fit. Rows are
     independent (row p of the state only meets x[p] and y[p]), so a unit runs a
     block of rows through every step with that block in L1."""
     lanes = VECTOR_BYTES // item_bytes
@@ -252,7 +252,7 @@ def _row_block(dims: Mamba2Dims, item_bytes: int) -> int:
     return dims.p if fit >= dims.p else max(lanes, fit // lanes * lanes)
 
 
-def _mamba2_sequential(op: rc.Mamba2Op, ctx: KernelContext) -> Kernel:
+def _mamba2_blocked(op: rc.Mamba2Op, ctx: KernelContext) -> Kernel:
     dims = Mamba2Dims.of(op)
     p_, n_ = dims.p, dims.n
     item = codec(op.x.type.element_type)
@@ -626,7 +626,7 @@ def mamba2_kernels(op: rc.Mamba2Op, ctx: KernelContext) -> list[Kernel]:
     if dims.seq <= DIRECT_MAX_SEQ and sizes["direct"] <= WORKSPACE_MAX_BYTES:
         return [_mamba2_direct(op, ctx)]
     _check_workspace(op, sizes["blocked"])
-    return [_mamba2_sequential(op, ctx)]
+    return [_mamba2_blocked(op, ctx)]
 
 
 # ---------------------------------------------------------------------------
