@@ -202,6 +202,163 @@ def gdn_section(bench: Bench) -> None:
 SECTIONS.append(gdn_section)
 
 
+# ---------------------------------------------------------------------------
+# state-space scans: Mamba2 (prefill, decode) and the selective scan
+# ---------------------------------------------------------------------------
+
+MAMBA2 = (1, 2048, 8, 64, 128)  # B, S, H, P, N
+SCAN = (1, 2048, 1024, 16)  # B, S, D, N
+
+
+def _softplus(v: np.ndarray) -> np.ndarray:
+    return np.log1p(np.exp(v)).astype(np.float32)
+
+
+def _mamba2_inputs(rng: np.random.Generator, batch: int, seq: int, heads: int, p: int, n: int) -> list[np.ndarray]:
+    """x, dt, a, b, c (f32), decays in (0, 1) as in Mamba."""
+    return [
+        rng.standard_normal((batch, seq, heads, p), dtype=np.float32),
+        _softplus(rng.standard_normal((batch, seq, heads)) - 1.0),
+        -np.exp(0.5 * rng.standard_normal(heads)).astype(np.float32),
+        rng.standard_normal((batch, seq, heads, n), dtype=np.float32) / np.float32(np.sqrt(n)),
+        rng.standard_normal((batch, seq, heads, n), dtype=np.float32),
+    ]
+
+
+def _scan_executable(kind: str, shapes: list[tuple[int, ...]], state: bool = False, return_state: bool = False):
+    b = Builder(kind)
+    values = [b.input(shape) for shape in shapes]
+    method = b.mamba2 if kind == "mamba2" else b.selective_scan
+    out = method(*values[:5], state=values[5] if state else None, return_state=return_state)
+    b.output(*(out if isinstance(out, tuple) else (out,)))
+    return rlx.compile(b.module(), threads=THREADS)
+
+
+def numpy_mamba2(x, dt, a, b, c):
+    """The time loop, vectorized over batch and heads."""
+    batch, seq, heads, p = x.shape
+    s = np.zeros((batch, heads, p, b.shape[-1]), np.float32)
+    y = np.empty_like(x)
+    for t in range(seq):
+        s *= np.exp(dt[:, t] * a)[..., None, None]
+        s += (dt[:, t, :, None] * x[:, t])[..., None] * b[:, t, :, None, :]
+        y[:, t] = np.matmul(s, c[:, t, :, :, None])[..., 0]
+    return y
+
+
+def torch_ssd_minimal(torch, x, dt, a, b, c, chunk: int = 64):
+    """mamba's `ssd_minimal_discrete` (the chunked SSD algorithm), in PyTorch eager
+    without einops; S must be a multiple of `chunk`."""
+    batch, seq, heads, p = x.shape
+    n = b.shape[-1]
+    chunks = seq // chunk
+
+    def segsum(v):  # [..., T] -> [..., T, T]: sum of v over (j, i], -inf above the diagonal
+        t = v.shape[-1]
+        v = v[..., None].expand(*v.shape, t)
+        v = v.masked_fill(~torch.tril(torch.ones(t, t, dtype=torch.bool), -1), 0)
+        v = torch.cumsum(v, dim=-2)
+        return v.masked_fill(~torch.tril(torch.ones(t, t, dtype=torch.bool), 0), -torch.inf)
+
+    xs = (x * dt[..., None]).reshape(batch, chunks, chunk, heads, p)
+    la = (dt * a).reshape(batch, chunks, chunk, heads).permute(0, 3, 1, 2)  # b h c l
+    bs = b.reshape(batch, chunks, chunk, heads, n)
+    cs = c.reshape(batch, chunks, chunk, heads, n)
+    cum = torch.cumsum(la, dim=-1)
+    decay = torch.exp(segsum(la))  # b h c l s
+    y_diag = torch.einsum("bclhn,bcshn,bhcls,bcshp->bclhp", cs, bs, decay, xs)
+    states = torch.einsum("bclhn,bhcl,bclhp->bchpn", bs, torch.exp(cum[..., -1:] - cum), xs)
+    states = torch.cat([torch.zeros_like(states[:, :1]), states], dim=1)
+    chunk_decay = torch.exp(segsum(torch.nn.functional.pad(cum[..., -1], (1, 0))))
+    states = torch.einsum("bhzc,bchpn->bzhpn", chunk_decay, states)[:, :-1]
+    y_off = torch.einsum("bclhn,bchpn,bhcl->bclhp", cs, states, torch.exp(cum))
+    return (y_diag + y_off).reshape(batch, seq, heads, p)
+
+
+def torch_mamba2_step(torch, x, dt, a, b, c, s):
+    """One decode step (S = 1) with the carried state: y and the new state."""
+    s = s * torch.exp(dt[:, 0] * a)[..., None, None] + (dt[:, 0, :, None] * x[:, 0])[..., None] * b[:, 0, :, None, :]
+    return torch.matmul(s, c[:, 0, :, :, None])[..., 0], s
+
+
+def numpy_selective_scan(x, delta, a, b, c):
+    batch, seq, channels = x.shape
+    h = np.zeros((batch, channels, a.shape[1]), np.float32)
+    y = np.empty_like(x)
+    for t in range(seq):
+        h *= np.exp(delta[:, t, :, None] * a)
+        h += (delta[:, t] * x[:, t])[..., None] * b[:, t, None, :]
+        y[:, t] = np.matmul(h, c[:, t, :, None])[..., 0]
+    return y
+
+
+def _agreement(reference: np.ndarray, **others: np.ndarray) -> str:
+    scale = float(np.abs(reference).max())
+    return ", ".join(f"{name} {float(np.abs(v - reference).max()) / scale:.1e}" for name, v in others.items())
+
+
+def ssm_section(bench: Bench) -> None:
+    """Mamba2 prefill and decode, selective scan prefill (f32)."""
+    from rlx_mlir.lowering import state_space
+
+    torch = bench.torch
+    batch, seq, heads, p, n = MAMBA2
+    inputs = _mamba2_inputs(bench.rng, batch, seq, heads, p, n)
+    shapes = [v.shape for v in inputs]
+    default = _scan_executable("mamba2", shapes)
+    form = "chunked (SSD)" if seq >= state_space.CHUNKED_MIN_SEQ else "blocked"
+    saved = state_space.CHUNKED_MIN_SEQ
+    state_space.CHUNKED_MIN_SEQ = 1 << 62 if form == "chunked (SSD)" else 1
+    try:
+        other = _scan_executable("mamba2", shapes)
+    finally:
+        state_space.CHUNKED_MIN_SEQ = saved
+    other_form = "blocked" if form == "chunked (SSD)" else "chunked (SSD)"
+    rlx_ms = bench.time(lambda: default(*inputs))  # first: torch's and OpenBLAS's threads spin a while after use
+    peers = {f"rlx_mlir {other_form} form": bench.time(lambda: other(*inputs)),
+             "NumPy time loop": bench.time(lambda: numpy_mamba2(*inputs))}
+    y = default(*inputs)[0]
+    checks = {other_form: other(*inputs)[0], "numpy": numpy_mamba2(*inputs)}
+    if torch is not None:
+        with torch.inference_mode():
+            tx = [torch.from_numpy(v) for v in inputs]
+            peers["PyTorch eager ssd_minimal"] = bench.time(lambda: torch_ssd_minimal(torch, *tx))
+            checks["torch"] = torch_ssd_minimal(torch, *tx).numpy()
+    gflop = 5 * p * n * seq * heads * batch / 1e9
+    report(bench, f"Mamba2 prefill B{batch} S{seq} H{heads} P{p} N{n} f32 ({form} form)", gflop, rlx_ms, peers)
+    print(f"  max |difference| / max |y| vs rlx: {_agreement(y, **checks)}")
+
+    step = [v[:, :1].copy() if v.ndim > 1 else v for v in inputs]
+    state = bench.rng.standard_normal((batch, heads, p, n), dtype=np.float32)
+    decode = _scan_executable("mamba2", [v.shape for v in step] + [state.shape], state=True, return_state=True)
+    rlx_ms = bench.time(lambda: decode(*step, state))
+    peers = {}
+    if torch is not None:
+        with torch.inference_mode():
+            tx = [torch.from_numpy(v) for v in (*step, state)]
+            peers["PyTorch eager step"] = bench.time(lambda: torch_mamba2_step(torch, *tx))
+    report(bench, f"Mamba2 decode step B{batch} H{heads} P{p} N{n} f32 (state in and out)",
+           5 * p * n * heads * batch / 1e9, rlx_ms, peers)
+
+    batch, seq, channels, n = SCAN
+    rng = bench.rng
+    x = rng.standard_normal((batch, seq, channels), dtype=np.float32)
+    delta = _softplus(rng.standard_normal((batch, seq, channels)) - 1.0)
+    a = -np.exp(0.5 * rng.standard_normal((channels, n))).astype(np.float32)
+    b, c = (rng.standard_normal((batch, seq, n), dtype=np.float32) for _ in range(2))
+    scan = _scan_executable("selective_scan", [v.shape for v in (x, delta, a, b, c)])
+    rlx_ms = bench.time(lambda: scan(x, delta, a, b, c))
+    peers = {"NumPy time loop": bench.time(lambda: numpy_selective_scan(x, delta, a, b, c))}
+    gflop = 7 * channels * n * seq * batch / 1e9  # Δ·A, exp, the update (3) and C·h (2) per state and step
+    report(bench, f"Selective scan B{batch} S{seq} D{channels} N{n} f32 (7 FLOP per state and step)", gflop,
+           rlx_ms, peers)
+    y = scan(x, delta, a, b, c)[0]
+    print(f"  max |difference| / max |y| vs rlx: {_agreement(y, numpy=numpy_selective_scan(x, delta, a, b, c))}")
+
+
+SECTIONS.append(ssm_section)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=7)

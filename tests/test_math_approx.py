@@ -274,3 +274,18 @@ def test_f32_exp_vectorizes() -> None:
     packed = [ln for ln in asm.splitlines() if "ps\t" in ln and ("zmm" in ln or "ymm" in ln)]
     assert packed, "no packed single-precision instructions"
     assert "expf" not in asm and not re.search(r"\bcall", asm), "libm/function call in the loop"
+
+
+@pytest.mark.parametrize("dtype", list(DTYPES))
+def test_exp_in_range_is_exp(dtype: type) -> None:
+    """exp_in_range is bit-identical to exp wherever it is defined (|x| up to the bound)."""
+    ftype = DTYPES[dtype]
+    compiled = _build([("exp", ftype, 1), ("exp_in_range", ftype, 1)])
+    proto = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
+    fast, exact = (_wrap(proto(compiled.address(name)), dtype) for name in ("exp_in_range", "exp"))
+    bound = 87.0 if dtype is np.float32 else 708.0
+    rng = np.random.default_rng(7)
+    x = np.concatenate([rng.uniform(-bound, bound, 1 << 20), rng.uniform(-2, 2, 1 << 18), [-bound, bound, 0.0, -0.0]])
+    x = x.astype(dtype)
+    np.testing.assert_array_equal(fast(x).view(np.uint32 if dtype is np.float32 else np.uint64),
+                                  exact(x).view(np.uint32 if dtype is np.float32 else np.uint64))

@@ -1,0 +1,729 @@
+"""Kernels for the state-space scans `rlx.mamba2` and `rlx.selective_scan`.
+
+Semantics, per (batch, head) / (batch, channel), with zero state when the
+state operand is absent (the ops' docstrings in dialects/recurrent.py):
+- mamba2: dA = exp(dt·a[h]); S = dA·S + (dt·x) ⊗ b; y[p] = Σₙ S[p, n]·c[n];
+- selective_scan: h = exp(Δ·A[d, :]) ⊙ h + Δ·x·B; y = Σₙ C·h.
+
+Every kernel runs in parallel over independent units (`Kernel.extent`) and
+each unit is sequential over time with its state in a stack workspace
+(`StackArray`, allocated once per kernel call, i.e. once per thread, and
+reused by every unit that thread runs, so it stays in L1/L2). The state is
+kept in the compute type (f32 for f16 and bf16) for the whole call and
+rounded once, when stored as the state result; each output element is
+rounded once.
+
+Mamba2 has three forms, picked by the sequence length:
+- **direct** (S <= DIRECT_MAX_SEQ: decode), units (batch, head): the state
+  in the tensor's own [P, N] layout, so nothing is transposed; step 0 reads
+  the state operand and, when the state result is in the compute type, the
+  steps write it directly (one pass from state to state). Per p, the lane
+  loop over n updates s = dA·s + (dt·x[p])·b[n] and sums y[p] += s·c[n],
+  a reduction that `reassoc` on that one add lets LLVM vectorize.
+- **blocked** (the default otherwise), units (batch, head, block of rows):
+  the rows of the state are independent (row p only meets x[p] and y[p]),
+  so a unit runs a block of rows that fits in L1 (STATE_BLOCK_BYTES) through
+  every step. The block is stored transposed, [N, rows], and each step is one
+  fused pass: for a group of MAMBA2_GROUP states (unrolled), a loop over the
+  rows updates them and accumulates y in a row array; no reduction, so the
+  loop vectorizes without fast-math flags.
+- **chunked** (S >= CHUNKED_MIN_SEQ), units (batch, head): the SSD
+  algorithm (mamba's `ssd_minimal`) per chunk of CHUNK steps (the last one
+  shorter), with cum[i] the running sum of dt·a within the chunk:
+      G = C · Bᵀ                                             (GEMM, q x q)
+      M = G ∘ exp(cum[i] − cum[j]) · dt[j] for j <= i, else 0
+      Y = exp(cum[i]) · (C · Sᵀ) + M · X                      (two GEMMs, q x P)
+      S = exp(cum[q−1]) · S + Xᵀ · (exp(cum[q−1] − cum[j]) · dt[j] · B)   (GEMM, P x N)
+  Every exponent is a segment sum clamped to <= 0 (a decay never exceeds 1,
+  so a sum that rounds positive cannot overflow) and no decay is factored as
+  exp(a)·exp(−b). The GEMMs are single-threaded CBLAS calls (rlx_mlir.blas)
+  from the kernel's own threads, after a kernel that sets OpenBLAS to one
+  thread. It agrees with the sequential forms within 1e-4 relative
+  (tests/test_state_space.py).
+
+The selective scan has a decay per (channel, state), so it has no GEMM form:
+units are (batch, block of CHANNEL_BLOCK channels), the block's states are
+stored [N, channels] with A transposed beside them, and each step is one
+fused pass, groups of SCAN_GROUP states unrolled inside a loop over the
+channels that LLVM vectorizes (the decays with math_approx.exp).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import i1, i64
+from xdsl.ir import Block, Operation, Region, SSAValue
+
+from rlx_mlir import blas
+from rlx_mlir.dialects import recurrent as rc
+from rlx_mlir.dialects.common import shape_of
+from rlx_mlir.lowering import math_approx as m
+from rlx_mlir.lowering.element_types import Codec, codec
+from rlx_mlir.lowering.emitter import Emitter
+from rlx_mlir.lowering.gemm import gemm_call, gemm_external, single_threaded_blas
+from rlx_mlir.lowering.kernel import Kernel, KernelContext, StackArray, kernel_function
+from rlx_mlir.lowering.loops import for_range
+
+CHUNK = 64
+"""Steps per chunk of Mamba2's chunked (SSD) form."""
+
+CHUNKED_MIN_SEQ = 1 << 62
+"""Mamba2 runs the chunked form from this sequence length on: by default from
+none. On the machine this was tuned on (2 Zen 5 cores, AVX-512; OpenBLAS with
+OPENBLAS_CORETYPE=Haswell) the blocked form was 2-3x faster than the chunked
+one at every size tried (benchmarks/recurrent.py prints both): it runs the
+5·P·N FLOPs of a step as L1-resident vector FMAs, above the sgemm rate, while
+the SSD form does 4·P·N + 2·CHUNK·(P + N) per step in small GEMMs at most at
+that rate. Lower it where GEMMs are much faster than vector FMAs. Tests and
+benchmarks set it (a module constant) to force either form."""
+
+MAMBA2_GROUP = 8
+SCAN_GROUP = 8
+"""States updated per pass of the lane loop (unrolled): more states per pass
+means fewer loads and stores of the output lanes."""
+
+STATE_BLOCK_BYTES = 32 << 10
+"""The state rows a unit of Mamba2's blocked form keeps in L1 (see `_row_block`)."""
+
+VECTOR_BYTES = 64
+"""An AVX-512 register: row blocks are whole vectors of lanes."""
+
+CHANNEL_BLOCK = 64
+"""Channels per unit of the selective scan: the lanes of its vector loop."""
+
+DIRECT_MAX_SEQ = 4
+"""Mamba2 sequences up to this length (decode steps) run the direct form,
+which needs no transpose of the state."""
+
+REDUCE = llvm.FastMathAttr([llvm.FastMathFlag.REASSOC, llvm.FastMathFlag.ALLOW_CONTRACT])
+CONTRACT = llvm.FastMathAttr([llvm.FastMathFlag.ALLOW_CONTRACT])
+"""Flags of the direct form's y[p] sum only: reassociating it is what lets it vectorize."""
+
+WORKSPACE_MAX_BYTES = 2 << 20
+"""The largest stack workspace a kernel takes (threads have 8 MiB stacks)."""
+
+
+# ---------------------------------------------------------------------------
+# shared pieces
+# ---------------------------------------------------------------------------
+
+
+def _loop(e: Emitter, region: Region, n: int | SSAValue, body: Callable[[SSAValue], None]) -> None:
+    """for i in range(n): body(i)."""
+    for_range(e, region, e.i64(0), e.i64(n) if isinstance(n, int) else n, body)
+
+
+def _groups(e: Emitter, region: Region, total: int, size: int, body: Callable[[SSAValue, int], None]) -> None:
+    """body(first, count) over [0, total) in groups of `size`: the full groups in a
+    loop, the remainder once (`count` is a Python int: the group is unrolled)."""
+    full = total // size * size
+    if full:
+        for_range(e, region, e.i64(0), e.i64(full), lambda first: body(first, size), step=size)
+    if total % size:
+        body(e.i64(full), total % size)
+
+
+def _at(e: Emitter, *terms: tuple[SSAValue | int, int] | SSAValue) -> SSAValue:
+    """The element offset Σ index·stride (a bare value has stride 1)."""
+    total: SSAValue | None = None
+    for term in terms:
+        index, stride = term if isinstance(term, tuple) else (term, 1)
+        if isinstance(index, int):
+            index = e.i64(index)
+        part = index if stride == 1 else e.mul(index, e.i64(stride))
+        total = part if total is None else e.add(total, part)
+    return total if total is not None else e.i64(0)
+
+
+def _arrays(e: Emitter, item: Codec, *counts: int) -> list[StackArray]:
+    """A kernel's stack workspace: one array of `item` per count, allocated in
+    the entry block (so once per kernel call, i.e. per thread)."""
+    return [StackArray.allocate(e, item, count) for count in counts]
+
+
+def _check_workspace(op: Operation, needed: int) -> None:
+    if needed > WORKSPACE_MAX_BYTES:
+        raise ValueError(
+            f"'{op.name}' needs a {needed} byte workspace per thread, more than the {WORKSPACE_MAX_BYTES} "
+            "bytes the kernels keep on the stack (reduce head_dim or state_size)"
+        )
+
+
+def _exp_clamped(e: Emitter, x: SSAValue) -> SSAValue:
+    """exp(min(x, 0)): a decay over a segment, whose exponent is a sum of
+    non-positive terms; rounding must not make it exceed 1."""
+    zero = e.const_like(x, 0.0)
+    return m.exp(e, e.select(e.fcmp("ogt", x, zero), zero, x))
+
+
+@dataclass(frozen=True)
+class Pointers:
+    """The kernel's pointer arguments by role (the op's operands, then results)."""
+
+    named: dict[str, SSAValue]
+
+    def __getitem__(self, name: str) -> SSAValue:
+        return self.named[name]
+
+    def get(self, name: str) -> SSAValue | None:
+        return self.named.get(name)
+
+
+def _buffers(op: rc.ScanFamilyOp) -> tuple[list[str], list[SSAValue]]:
+    """Names and values of the kernel's buffers: inputs, state, output, final state."""
+    names = [*op.input_names()]
+    values = list(op.inputs)
+    if op.carries_in:
+        names.append("state")
+        values.append(op.initial_state[0])
+    names.append("y")
+    values.append(op.output)
+    if op.carries_out:
+        names.append("final")
+        values.append(op.final_state[0])
+    return names, values
+
+
+def _kernel(
+    op: rc.ScanFamilyOp,
+    name: str,
+    extent: int,
+    work: int,
+    build: Callable[[Emitter, Region, Pointers, SSAValue, SSAValue], None],
+    externals: tuple = (),
+) -> Kernel:
+    names, values = _buffers(op)
+
+    def body(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
+        build(e, region, Pointers(dict(zip(names, pointers))), begin, end)
+
+    return Kernel(kernel_function(name, len(values), body), list(values), extent, work, True, externals)
+
+
+# ---------------------------------------------------------------------------
+# Mamba2
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Mamba2Dims:
+    batch: int
+    seq: int
+    heads: int
+    p: int
+    n: int
+
+    @classmethod
+    def of(cls, op: rc.Mamba2Op) -> Mamba2Dims:
+        batch, seq, heads, p = shape_of(op.x.type)
+        return cls(batch, seq, heads, p, op.state_size.value.data)
+
+    @property
+    def units(self) -> int:
+        return self.batch * self.heads
+
+
+class Mamba2Unit:
+    """Offsets of one (batch, head) unit u = b·H + h into the operands: `row(t)`
+    is the (b, t, h) row index of dt, x/y (times P) and b/c (times N); the state
+    of the unit starts at u·P·N."""
+
+    def __init__(self, e: Emitter, dims: Mamba2Dims, unit: SSAValue) -> None:
+        self.e, self.dims = e, dims
+        self.batch = e.udiv(unit, e.i64(dims.heads))
+        self.head = e.urem(unit, e.i64(dims.heads))
+        self.base = _at(e, (self.batch, dims.seq * dims.heads), self.head)
+        self.state = _at(e, (unit, dims.p * dims.n))
+
+    def row(self, t: SSAValue) -> SSAValue:
+        return _at(self.e, self.base, (t, self.dims.heads))
+
+
+def _row_block(dims: Mamba2Dims, item_bytes: int) -> int:
+    """Rows of P per unit of the blocked form: all of them if their state fits
+    in STATE_BLOCK_BYTES, else as many whole vectors (VECTOR_BYTES) as fit. Rows are
+    independent (row p of the state only meets x[p] and y[p]), so a unit runs a
+    block of rows through every step with that block in L1."""
+    lanes = VECTOR_BYTES // item_bytes
+    fit = STATE_BLOCK_BYTES // (dims.n * item_bytes)
+    return dims.p if fit >= dims.p else max(lanes, fit // lanes * lanes)
+
+
+def _mamba2_blocked(op: rc.Mamba2Op, ctx: KernelContext) -> Kernel:
+    dims = Mamba2Dims.of(op)
+    p_, n_ = dims.p, dims.n
+    item = codec(op.x.type.element_type)
+    wide = codec(item.compute)
+    rows = _row_block(dims, wide.dtype.nbytes)
+    blocks = -(-p_ // rows)
+
+    def build(e: Emitter, region: Region, ptr: Pointers, begin: SSAValue, end: SSAValue) -> None:
+        state, u, acc = _arrays(e, wide, n_ * rows, rows, rows)  # state [N, rows]
+
+        def unit(index: SSAValue) -> None:
+            at = Mamba2Unit(e, dims, e.udiv(index, e.i64(blocks)))
+            p0 = e.mul(e.urem(index, e.i64(blocks)), e.i64(rows))
+            count: int | SSAValue = rows if p_ % rows == 0 else e.smin(e.i64(rows), e.sub(e.i64(p_), p0))
+            a = item.load(e, ptr["a"], at.head)
+            state_at = _at(e, at.state, (p0, n_))
+            source = ptr.get("state")
+
+            def each_state(body: Callable[[SSAValue, SSAValue], None]) -> None:
+                _loop(e, region, count, lambda p: _loop(e, region, n_, lambda n: body(p, n)))
+
+            each_state(lambda p, n: state.set(
+                e, _at(e, (n, rows), p),
+                wide.constant(e, 0.0) if source is None else item.load(e, source, _at(e, state_at, (p, n_), n)),
+            ))
+
+            def step(t: SSAValue) -> None:
+                row = at.row(t)
+                first = _at(e, (row, p_), p0)
+                dt = item.load(e, ptr["dt"], row)
+                decay = m.exp(e, e.fmul(dt, a))
+
+                def stage(p: SSAValue) -> None:
+                    u.set(e, p, e.fmul(dt, item.load(e, ptr["x"], _at(e, first, p))))
+                    acc.set(e, p, wide.constant(e, 0.0))
+
+                _loop(e, region, count, stage)
+
+                def group(n0: SSAValue, size: int) -> None:
+                    bs = [item.load(e, ptr["b"], _at(e, (row, n_), n0, i)) for i in range(size)]
+                    cs = [item.load(e, ptr["c"], _at(e, (row, n_), n0, i)) for i in range(size)]
+                    at_n = _at(e, (n0, rows))
+
+                    def lane(p: SSAValue) -> None:
+                        total, up = acc.get(e, p), u.get(e, p)
+                        for i in range(size):
+                            at_s = _at(e, at_n, i * rows, p)
+                            s = e.fma(decay, state.get(e, at_s), e.fmul(up, bs[i]))
+                            state.set(e, at_s, s)
+                            total = e.fma(s, cs[i], total)
+                        acc.set(e, p, total)
+
+                    _loop(e, region, count, lane)
+
+                _groups(e, region, n_, MAMBA2_GROUP, group)
+                _loop(e, region, count, lambda p: item.store(e, acc.get(e, p), ptr["y"], _at(e, first, p)))
+
+            _loop(e, region, dims.seq, step)
+            target = ptr.get("final")
+            if target is not None:
+                each_state(lambda p, n: item.store(
+                    e, state.get(e, _at(e, (n, rows), p)), target, _at(e, state_at, (p, n_), n)))
+
+        for_range(e, region, begin, end, unit)
+
+    work = dims.units * max(1, dims.seq) * p_ * n_
+    return _kernel(op, ctx.name, dims.units * blocks, work, build)
+
+
+def _sum_loop(
+    e: Emitter, region: Region, n: int | SSAValue, init: SSAValue, body: Callable[[SSAValue, SSAValue], SSAValue]
+) -> SSAValue:
+    """acc = init; for i in range(n): acc = body(i, acc); the final acc (a loop-carried value)."""
+    header, loop, exit_ = Block(arg_types=[i64, init.type]), Block(), Block()
+    region.add_block(header)
+    region.add_block(loop)
+    e.op(llvm.BrOp(header, e.i64(0), init))
+    e.move_to(header)
+    index, acc = header.args
+    e.op(llvm.CondBrOp(e.icmp("slt", index, e.i64(n) if isinstance(n, int) else n), loop, [], exit_, []))
+    e.move_to(loop)
+    e.op(llvm.BrOp(header, e.add(index, e.i64(1)), body(index, acc)))
+    region.add_block(exit_)
+    e.move_to(exit_)
+    return acc
+
+
+def _if_else(
+    e: Emitter, region: Region, condition: SSAValue, then: Callable[[], None], other: Callable[[], None]
+) -> None:
+    """if condition: then() else: other(); continue after both."""
+    taken, not_taken, after = Block(), Block(), Block()
+    e.op(llvm.CondBrOp(condition, taken, [], not_taken, []))
+    for block, branch in ((taken, then), (not_taken, other)):
+        region.add_block(block)
+        e.move_to(block)
+        branch()
+        e.op(llvm.BrOp(after))
+    region.add_block(after)
+    e.move_to(after)
+
+
+@dataclass(frozen=True)
+class StateSlice:
+    """Where a unit's state lives during the call: a stack array, or the unit's
+    slice of the state result when that is stored in the compute type."""
+
+    item: Codec
+    ptr: SSAValue
+    base: SSAValue
+
+    def get(self, e: Emitter, index: SSAValue) -> SSAValue:
+        return self.item.load(e, self.ptr, e.add(self.base, index))
+
+    def set(self, e: Emitter, index: SSAValue, value: SSAValue) -> None:
+        self.item.store(e, value, self.ptr, e.add(self.base, index))
+
+
+def _mamba2_direct(op: rc.Mamba2Op, ctx: KernelContext) -> Kernel:
+    """Short sequences (decode): the state in the tensor's own [P, N] layout, so
+    no transpose on the way in or out. Step 0 reads the state operand itself
+    (or zeros) and, when the state result is in the compute type, every step
+    writes that result directly: one step is one pass from state to state. The
+    lane loop runs over n and sums y[p] as a reduction, which `reassoc` on that
+    one add lets LLVM vectorize."""
+    dims = Mamba2Dims.of(op)
+    p_, n_ = dims.p, dims.n
+    item = codec(op.x.type.element_type)
+    wide = codec(item.compute)
+    in_result = _direct_in_result(op)
+
+    def build(e: Emitter, region: Region, ptr: Pointers, begin: SSAValue, end: SSAValue) -> None:
+        stack = None if in_result else _arrays(e, wide, p_ * n_)[0]
+        bs, cs = _arrays(e, wide, n_, n_)
+
+        def unit(index: SSAValue) -> None:
+            at = Mamba2Unit(e, dims, index)
+            a = item.load(e, ptr["a"], at.head)
+            state = StateSlice(item, ptr["final"], at.state) if stack is None else StateSlice(wide, stack.ptr, e.i64(0))
+            source = ptr.get("state")
+
+            def initial(k: SSAValue) -> SSAValue:
+                return wide.constant(e, 0.0) if source is None else item.load(e, source, e.add(at.state, k))
+
+            def step(t: SSAValue, old: Callable[[SSAValue], SSAValue]) -> None:
+                row = at.row(t)
+                dt = item.load(e, ptr["dt"], row)
+                decay = m.exp(e, e.fmul(dt, a))
+
+                def stage(n: SSAValue) -> None:
+                    bs.set(e, n, item.load(e, ptr["b"], _at(e, (row, n_), n)))
+                    cs.set(e, n, item.load(e, ptr["c"], _at(e, (row, n_), n)))
+
+                _loop(e, region, n_, stage)
+
+                def lane(p: SSAValue) -> None:
+                    u = e.fmul(dt, item.load(e, ptr["x"], _at(e, (row, p_), p)))
+                    first = _at(e, (p, n_))
+
+                    def term(n: SSAValue, acc: SSAValue) -> SSAValue:
+                        k = e.add(first, n)
+                        s = e.fma(decay, old(k), e.fmul(u, bs.get(e, n)))
+                        state.set(e, k, s)
+                        return e.op(llvm.FAddOp(acc, e.op(llvm.FMulOp(s, cs.get(e, n), CONTRACT)), REDUCE))
+
+                    y = _sum_loop(e, region, n_, wide.constant(e, 0.0), term)
+                    item.store(e, y, ptr["y"], _at(e, (row, p_), p))
+
+                _loop(e, region, p_, lane)
+
+            if dims.seq:
+                step(e.i64(0), initial)
+                _loop_from(e, region, 1, dims.seq, lambda t: step(t, lambda k: state.get(e, k)))
+            elif stack is None:
+                _loop(e, region, p_ * n_, lambda k: state.set(e, k, initial(k)))
+            target = ptr.get("final")
+            if stack is not None and target is not None:
+                read = (lambda k: state.get(e, k)) if dims.seq else initial
+                _loop(e, region, p_ * n_, lambda k: item.store(e, read(k), target, e.add(at.state, k)))
+
+        for_range(e, region, begin, end, unit)
+
+    work = dims.units * max(1, dims.seq) * p_ * n_
+    return _kernel(op, ctx.name, dims.units, work, build)
+
+
+def _mamba2_load_state(
+    e: Emitter, region: Region, item: Codec, source: SSAValue | None, base: SSAValue, state: StackArray,
+    dims: Mamba2Dims,
+) -> None:
+    """The unit's state [P, N] from the state operand (or zeros) into the workspace."""
+    if source is None:
+        _loop(e, region, dims.p * dims.n, lambda k: state.set(e, k, state.item.constant(e, 0.0)))
+    else:
+        _loop(e, region, dims.p * dims.n, lambda k: state.set(e, k, item.load(e, source, e.add(base, k))))
+
+
+def _mamba2_store_state(
+    e: Emitter, region: Region, item: Codec, target: SSAValue | None, base: SSAValue, state: StackArray,
+    dims: Mamba2Dims,
+) -> None:
+    """The workspace state into the state result [P, N] (rounded once), if there is one."""
+    if target is not None:
+        _loop(e, region, dims.p * dims.n, lambda k: item.store(e, state.get(e, k), target, e.add(base, k)))
+
+
+@dataclass(frozen=True)
+class ChunkArrays:
+    """The chunked form's workspace (compute type, row-major)."""
+
+    x: StackArray  # [Q, P]
+    b: StackArray  # [Q, N], scaled in place into the state update's weights
+    c: StackArray  # [Q, N]
+    g: StackArray  # [Q, Q]: C·Bᵀ, then masked by the decays
+    y: StackArray  # [Q, P]
+    dt: StackArray  # [Q]
+    cum: StackArray  # [Q]: running sum of dt·a within the chunk
+    state: StackArray  # [P, N]
+
+
+def _mamba2_chunked(op: rc.Mamba2Op, ctx: KernelContext) -> Kernel:
+    dims = Mamba2Dims.of(op)
+    p_, n_ = dims.p, dims.n
+    item = codec(op.x.type.element_type)
+    wide = codec(item.compute)
+    q_ = min(CHUNK, dims.seq)
+    blas.load()
+    dtype = wide.dtype.name
+
+    def build(e: Emitter, region: Region, ptr: Pointers, begin: SSAValue, end: SSAValue) -> None:
+        arrays = ChunkArrays(*_arrays(e, wide, q_ * p_, q_ * n_, q_ * n_, q_ * q_, q_ * p_, q_, q_, p_ * n_))
+        full = dims.seq // q_
+        bodies = {q: _chunk_body(e, region, dims, item, dtype, arrays, q) for q in {q_, dims.seq % q_} if q}
+
+        def unit(index: SSAValue) -> None:
+            at = Mamba2Unit(e, dims, index)
+            a = item.load(e, ptr["a"], at.head)
+            _mamba2_load_state(e, region, item, ptr.get("state"), at.state, arrays.state, dims)
+            if full:
+                for_range(e, region, e.i64(0), e.i64(full * q_), lambda t0: bodies[q_](ptr, at, a, t0), step=q_)
+            if dims.seq % q_:
+                bodies[dims.seq % q_](ptr, at, a, e.i64(full * q_))
+            _mamba2_store_state(e, region, item, ptr.get("final"), at.state, arrays.state, dims)
+
+        for_range(e, region, begin, end, unit)
+
+    work = dims.units * dims.seq * p_ * n_
+    return _kernel(op, ctx.name, dims.units, work, build, (gemm_external(dtype),))
+
+
+def _chunk_body(
+    e: Emitter, region: Region, dims: Mamba2Dims, item: Codec, dtype: str, w: ChunkArrays, q: int
+) -> Callable[[Pointers, Mamba2Unit, SSAValue, SSAValue], None]:
+    """The emitter of one chunk of `q` steps (its GEMM constants emitted here, once)."""
+    p_, n_ = dims.p, dims.n
+    scores = gemm_call(e, dtype, (q, q, n_), (False, True), (n_, n_, q))  # G = C · Bᵀ
+    from_state = gemm_call(e, dtype, (q, p_, n_), (False, True), (n_, n_, p_))  # Y = C · Sᵀ
+    within = gemm_call(e, dtype, (q, p_, q), (False, False), (q, p_, p_), beta=1.0)  # Y += M · X
+    update = gemm_call(e, dtype, (p_, n_, q), (True, False), (p_, n_, n_), beta=1.0)  # S += Xᵀ · B'
+
+    def chunk(ptr: Pointers, at: Mamba2Unit, a: SSAValue, t0: SSAValue) -> None:
+        _stage_chunk(e, region, dims, item, ptr, at, a, t0, w, q)
+        scores(w.c.ptr, w.b.ptr, w.g.ptr)
+        last = w.cum.get(e, q - 1)
+
+        def mask_row(i: SSAValue) -> None:
+            cum_i = w.cum.get(e, i)
+
+            def cell(j: SSAValue) -> None:
+                at_g = _at(e, (i, q), j)
+                decayed = e.fmul(e.fmul(w.g.get(e, at_g), _exp_clamped(e, e.fsub(cum_i, w.cum.get(e, j)))),
+                                 w.dt.get(e, j))
+                w.g.set(e, at_g, e.select(e.icmp("sle", j, i), decayed, w.g.item.constant(e, 0.0)))
+
+            _loop(e, region, q, cell)
+
+        _loop(e, region, q, mask_row)
+        from_state(w.c.ptr, w.state.ptr, w.y.ptr)
+
+        _scale_rows(e, region, w.y, q, p_, lambda i: _exp_clamped(e, w.cum.get(e, i)))
+        within(w.g.ptr, w.x.ptr, w.y.ptr)
+
+        def store_row(i: SSAValue) -> None:
+            first, row = _at(e, (i, p_)), _at(e, (at.row(e.add(t0, i)), p_))
+            _loop(e, region, p_, lambda p: item.store(e, w.y.get(e, e.add(first, p)), ptr["y"], e.add(row, p)))
+
+        _loop(e, region, q, store_row)
+        total = _exp_clamped(e, last)
+        _loop(e, region, p_ * n_, lambda k: w.state.set(e, k, e.fmul(w.state.get(e, k), total)))
+
+        def weight(j: SSAValue) -> SSAValue:  # step j's share of the chunk's final state
+            return e.fmul(_exp_clamped(e, e.fsub(last, w.cum.get(e, j))), w.dt.get(e, j))
+
+        _scale_rows(e, region, w.b, q, n_, weight)
+        update(w.x.ptr, w.b.ptr, w.state.ptr)
+
+    return chunk
+
+
+def _scale_rows(
+    e: Emitter, region: Region, array: StackArray, rows: int, width: int, factor: Callable[[SSAValue], SSAValue]
+) -> None:
+    """array[i, :] *= factor(i) for each of `rows` rows of `width`."""
+
+    def row(i: SSAValue) -> None:
+        scale, first = factor(i), _at(e, (i, width))
+        _loop(e, region, width, lambda k: array.set(e, e.add(first, k), e.fmul(array.get(e, e.add(first, k)), scale)))
+
+    _loop(e, region, rows, row)
+
+
+def _stage_chunk(
+    e: Emitter, region: Region, dims: Mamba2Dims, item: Codec, ptr: Pointers, at: Mamba2Unit,
+    a: SSAValue, t0: SSAValue, w: ChunkArrays, q: int,
+) -> None:
+    """Rows t0 .. t0+q of the unit's x, b, c, dt into the workspace (decoded), and cum."""
+    p_, n_ = dims.p, dims.n
+
+    def row(i: SSAValue) -> None:
+        r = at.row(e.add(t0, i))
+        w.dt.set(e, i, item.load(e, ptr["dt"], r))
+        _loop(e, region, p_, lambda p: w.x.set(e, _at(e, (i, p_), p), item.load(e, ptr["x"], _at(e, (r, p_), p))))
+
+        def bc(n: SSAValue) -> None:
+            w.b.set(e, _at(e, (i, n_), n), item.load(e, ptr["b"], _at(e, (r, n_), n)))
+            w.c.set(e, _at(e, (i, n_), n), item.load(e, ptr["c"], _at(e, (r, n_), n)))
+
+        _loop(e, region, n_, bc)
+
+    _loop(e, region, q, row)
+    w.cum.set(e, 0, e.fmul(w.dt.get(e, 0), a))
+    _loop_from(e, region, 1, q, lambda i: w.cum.set(
+        e, i, e.fma(w.dt.get(e, i), a, w.cum.get(e, e.sub(i, e.i64(1))))))
+
+
+def _loop_from(e: Emitter, region: Region, lo: int, hi: int, body: Callable[[SSAValue], None]) -> None:
+    """for i in range(lo, hi): body(i), emitted only if it runs."""
+    if lo < hi:
+        for_range(e, region, e.i64(lo), e.i64(hi), body)
+
+
+def _direct_in_result(op: rc.Mamba2Op) -> bool:
+    """Whether the direct form keeps the state in the state result (stored in the compute type)."""
+    return op.carries_out and not codec(op.x.type.element_type).narrow
+
+
+def _workspace_bytes(op: rc.Mamba2Op) -> dict[str, int]:
+    """The stack workspace of each Mamba2 form, in bytes."""
+    dims = Mamba2Dims.of(op)
+    p_, n_, q_ = dims.p, dims.n, min(CHUNK, dims.seq)
+    item_bytes = codec(codec(op.x.type.element_type).compute).dtype.nbytes
+    rows = _row_block(dims, item_bytes)
+    elements = {
+        "direct": (0 if _direct_in_result(op) else p_ * n_) + 2 * n_,
+        "blocked": rows * n_ + 2 * rows,
+        "chunked": 3 * q_ * p_ + 2 * q_ * n_ + q_ * q_ + 2 * q_ + p_ * n_,
+    }
+    return {form: count * item_bytes for form, count in elements.items()}
+
+
+def mamba2_kernels(op: rc.Mamba2Op, ctx: KernelContext) -> list[Kernel]:
+    """The chunked form from CHUNKED_MIN_SEQ steps on, the direct one up to
+    DIRECT_MAX_SEQ steps, the blocked one in between (the module docstring),
+    and the blocked one whenever another's workspace would not fit."""
+    dims = Mamba2Dims.of(op)
+    if dims.units == 0:
+        return []
+    sizes = _workspace_bytes(op)
+    if dims.seq >= CHUNKED_MIN_SEQ and sizes["chunked"] <= WORKSPACE_MAX_BYTES:
+        return [single_threaded_blas(f"{ctx.name}_blas1"), _mamba2_chunked(op, ctx)]
+    if dims.seq <= DIRECT_MAX_SEQ and sizes["direct"] <= WORKSPACE_MAX_BYTES:
+        return [_mamba2_direct(op, ctx)]
+    _check_workspace(op, sizes["blocked"])
+    return [_mamba2_blocked(op, ctx)]
+
+
+# ---------------------------------------------------------------------------
+# selective scan
+# ---------------------------------------------------------------------------
+
+
+def selective_scan_kernels(op: rc.SelectiveScanOp, ctx: KernelContext) -> list[Kernel]:
+    batch, seq, channels = shape_of(op.x.type)
+    n_ = op.state_size.value.data
+    blocks = -(-channels // CHANNEL_BLOCK)
+    if batch * blocks == 0:
+        return []
+    item = codec(op.x.type.element_type)
+    wide = codec(item.compute)
+    lanes = min(CHANNEL_BLOCK, channels)
+    _check_workspace(op, (2 * n_ * lanes + 4 * lanes) * wide.dtype.nbytes)
+
+    def build(e: Emitter, region: Region, ptr: Pointers, begin: SSAValue, end: SSAValue) -> None:
+        state, decay_rate = _arrays(e, wide, n_ * lanes, n_ * lanes)  # [N, lanes]: h and A transposed
+        delta, u, acc, widest = _arrays(e, wide, lanes, lanes, lanes, lanes)
+
+        def unit(index: SSAValue) -> None:
+            b = e.udiv(index, e.i64(blocks))
+            d0 = e.mul(e.urem(index, e.i64(blocks)), e.i64(CHANNEL_BLOCK))
+            count = e.smin(e.i64(CHANNEL_BLOCK), e.sub(e.i64(channels), d0))
+            state_base = _at(e, (b, channels * n_), (d0, n_))
+
+            def per_state(body: Callable[[SSAValue, SSAValue], None]) -> None:
+                _loop(e, region, n_, lambda n: _loop(e, region, count, lambda j: body(n, j)))
+
+            _loop(e, region, count, lambda j: widest.set(e, j, wide.constant(e, 0.0)))
+
+            def rate(n: SSAValue, j: SSAValue) -> None:
+                value = item.load(e, ptr["a"], _at(e, (d0, n_), (j, n_), n))
+                decay_rate.set(e, _at(e, (n, lanes), j), value)
+                widest.set(e, j, e.maximum(widest.get(e, j), e.fabs(value)))  # NaN-propagating
+
+            per_state(rate)
+            source = ptr.get("state")
+            per_state(lambda n, j: state.set(
+                e, _at(e, (n, lanes), j),
+                wide.constant(e, 0.0) if source is None else item.load(e, source, _at(e, state_base, (j, n_), n)),
+            ))
+
+            def step(t: SSAValue) -> None:
+                row = _at(e, (b, seq), t)
+                first = _at(e, (row, channels), d0)
+
+                def stage(j: SSAValue, in_range: SSAValue) -> SSAValue:
+                    dl = item.load(e, ptr["delta"], _at(e, first, j))
+                    delta.set(e, j, dl)
+                    u.set(e, j, e.fmul(dl, item.load(e, ptr["x"], _at(e, first, j))))
+                    acc.set(e, j, wide.constant(e, 0.0))
+                    largest = e.fmul(e.fabs(dl), widest.get(e, j))  # the largest |Δ·A| of the channel
+                    bound = e.const_like(largest, m.exp_in_range_bound(largest))
+                    return e.and_(in_range, e.fcmp("ole", largest, bound))  # false for NaN and inf
+
+                in_range = _sum_loop(e, region, count, e.const(i1, 1), stage)
+
+                def group(n0: SSAValue, size: int, exp: Callable[[Emitter, SSAValue], SSAValue]) -> None:
+                    bs = [item.load(e, ptr["b"], _at(e, (row, n_), n0, i)) for i in range(size)]
+                    cs = [item.load(e, ptr["c"], _at(e, (row, n_), n0, i)) for i in range(size)]
+                    at_n = _at(e, (n0, lanes))
+
+                    def lane(j: SSAValue) -> None:
+                        dl, uj, total = delta.get(e, j), u.get(e, j), acc.get(e, j)
+                        for i in range(size):
+                            at_h = _at(e, at_n, i * lanes, j)
+                            decay = exp(e, e.fmul(dl, decay_rate.get(e, at_h)))
+                            h = e.fma(decay, state.get(e, at_h), e.fmul(uj, bs[i]))
+                            state.set(e, at_h, h)
+                            total = e.fma(h, cs[i], total)
+                        acc.set(e, j, total)
+
+                    _loop(e, region, count, lane)
+
+                def update(exp: Callable[[Emitter, SSAValue], SSAValue]) -> Callable[[], None]:
+                    return lambda: _groups(e, region, n_, SCAN_GROUP, lambda n0, size: group(n0, size, exp))
+
+                _if_else(e, region, in_range, update(m.exp_in_range), update(m.exp))
+                _loop(e, region, count, lambda j: item.store(e, acc.get(e, j), ptr["y"], _at(e, first, j)))
+
+            _loop(e, region, seq, step)
+            target = ptr.get("final")
+            if target is not None:
+                per_state(lambda n, j: item.store(e, state.get(e, _at(e, (n, lanes), j)), target,
+                                                  _at(e, state_base, (j, n_), n)))
+
+        for_range(e, region, begin, end, unit)
+
+    work = batch * max(1, seq) * channels * n_ * 4  # an exp is a few elementwise ops' worth
+    return [_kernel(op, ctx.name, batch * blocks, work, build)]
+
+
+KERNELS: dict[type[Operation], Callable[[Operation, KernelContext], list[Kernel]]] = {
+    rc.Mamba2Op: mamba2_kernels,
+    rc.SelectiveScanOp: selective_scan_kernels,
+}  # type: ignore[dict-item]
+"""Emitters of the state-space scans."""

@@ -1,0 +1,307 @@
+"""rlx.mamba2 and rlx.selective_scan against float64 NumPy references.
+
+The references are the ops' semantics written as loops over time, vectorized
+over everything else (dialects/recurrent.py):
+- mamba2: dA = exp(dt·a[h]); S = dA·S + (dt·x) ⊗ b; y = S·c, per (batch, head);
+- selective scan: h = exp(Δ·A[d]) ⊙ h + Δ·x·B; y = Σₙ C·h, per (batch, channel).
+They run on the inputs as the kernel sees them (rounded to the element type),
+so the only differences are the kernel's arithmetic (f32 for f16/bf16) and
+the one final rounding of f16/bf16 outputs and states:
+    |got − ref| <= 2·u_out·|ref| + TOL[dtype]·max|ref|.
+
+Mamba2 has three forms (lowering/state_space.py): direct (decode), blocked
+(the sequential scan in row blocks) and chunked (SSD), picked by thresholds
+on S; every Mamba2 case runs all three (the `form` fixture sets the
+thresholds), and the chunked form is compared with the sequential one
+directly (1e-4 relative), on a length that is not a multiple of the chunk.
+Inputs keep the decays in (0, 1) as in Mamba (dt = softplus(.) > 0, a < 0).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import rlx_mlir as rlx
+from rlx_mlir.builder import Builder
+from rlx_mlir.lowering import state_space
+
+NUMPY = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32, "f64": np.float64}
+UNIT_ROUNDOFF = {"f16": 2.0**-11, "bf16": 2.0**-8, "f32": 2.0**-24, "f64": 2.0**-53}
+TOL = {"f16": 1e-5, "bf16": 1e-5, "f32": 1e-5, "f64": 1e-12}
+"""Error of the computation relative to the largest |ref| (f16/bf16 compute in f32)."""
+DTYPES = tuple(NUMPY)
+
+
+# ---------------------------------------------------------------------------
+# references (float64)
+# ---------------------------------------------------------------------------
+
+
+def mamba2_reference(x, dt, a, b, c, state=None):
+    """y [B,S,H,P] and the final state [B,H,P,N]."""
+    batch, seq, heads, p = x.shape
+    s = np.zeros((batch, heads, p, b.shape[-1])) if state is None else state.astype(np.float64)
+    y = np.zeros((batch, seq, heads, p))
+    for t in range(seq):
+        decay = np.exp(dt[:, t] * a)[..., None, None]
+        s = decay * s + (dt[:, t, :, None] * x[:, t])[..., None] * b[:, t, :, None, :]
+        y[:, t] = np.einsum("bhpn,bhn->bhp", s, c[:, t])
+    return y, s
+
+
+def selective_scan_reference(x, delta, a, b, c, state=None):
+    """y [B,S,D] and the final state [B,D,N]."""
+    batch, seq, channels = x.shape
+    h = np.zeros((batch, channels, a.shape[1])) if state is None else state.astype(np.float64)
+    y = np.zeros((batch, seq, channels))
+    for t in range(seq):
+        h = np.exp(delta[:, t, :, None] * a) * h + (delta[:, t] * x[:, t])[..., None] * b[:, t, None, :]
+        y[:, t] = np.einsum("bdn,bn->bd", h, c[:, t])
+    return y, h
+
+
+# ---------------------------------------------------------------------------
+# inputs and executables
+# ---------------------------------------------------------------------------
+
+
+def softplus(v: np.ndarray) -> np.ndarray:
+    return np.log1p(np.exp(v))
+
+
+def mamba2_inputs(batch: int, seq: int, heads: int, p: int, n: int, seed: int = 0) -> list[np.ndarray]:
+    """x, dt, a, b, c, state (float64)."""
+    rng = np.random.default_rng(seed)
+    return [
+        rng.standard_normal((batch, seq, heads, p)),
+        softplus(rng.standard_normal((batch, seq, heads)) - 1.0),
+        -np.exp(0.5 * rng.standard_normal(heads)),
+        rng.standard_normal((batch, seq, heads, n)) / np.sqrt(n),
+        rng.standard_normal((batch, seq, heads, n)),
+        rng.standard_normal((batch, heads, p, n)),
+    ]
+
+
+def scan_inputs(batch: int, seq: int, channels: int, n: int, seed: int = 0) -> list[np.ndarray]:
+    """x, delta, a, b, c, state (float64)."""
+    rng = np.random.default_rng(seed)
+    return [
+        rng.standard_normal((batch, seq, channels)),
+        softplus(rng.standard_normal((batch, seq, channels)) - 1.0),
+        -np.exp(0.5 * rng.standard_normal((channels, n))),
+        rng.standard_normal((batch, seq, n)),
+        rng.standard_normal((batch, seq, n)) / np.sqrt(n),
+        rng.standard_normal((batch, channels, n)),
+    ]
+
+
+def compile_scan(kind: str, shapes: Sequence[tuple[int, ...]], dtype: str, with_state: bool, return_state: bool,
+                 threads: int = 2):
+    b = Builder(kind)
+    values = [b.input(shape, dtype) for shape in shapes[:5]]
+    state = b.input(shapes[5], dtype) if with_state else None
+    method = b.mamba2 if kind == "mamba2" else b.selective_scan
+    out = method(*values, state=state, return_state=return_state)
+    b.output(*(out if isinstance(out, tuple) else (out,)))
+    return rlx.compile(b.module(), threads=threads)
+
+
+REFERENCE = {"mamba2": mamba2_reference, "selective_scan": selective_scan_reference}
+
+
+def run(kind: str, inputs: list[np.ndarray], dtype: str, with_state: bool = True, return_state: bool = True,
+        threads: int = 2) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """(kernel results as float64, references on the rounded inputs)."""
+    rounded = [v.astype(NUMPY[dtype]) for v in inputs]
+    args = rounded if with_state else rounded[:5]
+    exe = compile_scan(kind, [v.shape for v in inputs], dtype, with_state, return_state, threads)
+    got = [np.asarray(r, dtype=np.float64) for r in exe(*args)]
+    wide = [v.astype(np.float64) for v in args]
+    ref = list(REFERENCE[kind](*wide))
+    return got, ref[: len(got)]
+
+
+def assert_close(got: np.ndarray, ref: np.ndarray, dtype: str) -> None:
+    assert got.shape == ref.shape
+    scale = max(float(np.abs(ref).max()), 1e-30)
+    np.testing.assert_allclose(got, ref, rtol=2 * UNIT_ROUNDOFF[dtype], atol=TOL[dtype] * scale)
+
+
+FORMS = {"direct": (1 << 40, 1 << 40), "blocked": (1 << 40, 0), "chunked": (1, 0)}
+"""Mamba2's forms by (CHUNKED_MIN_SEQ, DIRECT_MAX_SEQ) that force each at every length."""
+
+
+@pytest.fixture(params=list(FORMS))
+def form(request, monkeypatch) -> str:
+    """Runs the test with each of Mamba2's forms."""
+    chunked, direct = FORMS[request.param]
+    monkeypatch.setattr(state_space, "CHUNKED_MIN_SEQ", chunked)
+    monkeypatch.setattr(state_space, "DIRECT_MAX_SEQ", direct)
+    return request.param
+
+
+# ---------------------------------------------------------------------------
+# Mamba2
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_mamba2_every_dtype(dtype: str, form: str) -> None:
+    """State in and out; 70 steps = one full chunk and a tail of 6."""
+    got, ref = run("mamba2", mamba2_inputs(2, 70, 3, 8, 16), dtype)
+    for g, r in zip(got, ref):
+        assert_close(g, r, dtype)
+
+
+@pytest.mark.parametrize(("with_state", "return_state"), [(False, False), (False, True), (True, False)])
+def test_mamba2_state_groups(with_state: bool, return_state: bool, form: str) -> None:
+    """Absent state starts at zero; an absent state result is not computed."""
+    got, ref = run("mamba2", mamba2_inputs(2, 20, 2, 8, 16, seed=1), "f64", with_state, return_state)
+    assert len(got) == 1 + return_state
+    for g, r in zip(got, ref):
+        assert_close(g, r, "f64")
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64"])
+def test_mamba2_carried_state(dtype: str, form: str) -> None:
+    """One call over S steps == a call over S1 steps then one over S2 taking its state."""
+    x, dt, a, b, c, s0 = (v.astype(NUMPY[dtype]) for v in mamba2_inputs(1, 90, 2, 8, 16, seed=2))
+    whole = compile_scan("mamba2", [x.shape, dt.shape, a.shape, b.shape, c.shape, s0.shape], dtype, False, True)
+    y, s = whole(x, dt, a, b, c)
+    first = compile_scan("mamba2", [(1, 65, 2, 8), (1, 65, 2), a.shape, (1, 65, 2, 16), (1, 65, 2, 16)],
+                         dtype, False, True)
+    second = compile_scan("mamba2", [(1, 25, 2, 8), (1, 25, 2), a.shape, (1, 25, 2, 16), (1, 25, 2, 16), s0.shape],
+                          dtype, True, True)
+    y1, s1 = first(x[:, :65], dt[:, :65], a, b[:, :65], c[:, :65])
+    y2, s2 = second(x[:, 65:], dt[:, 65:], a, b[:, 65:], c[:, 65:], s1)
+    tol = {"f32": 1e-5, "f64": 1e-12}[dtype]
+    np.testing.assert_allclose(np.concatenate([y1, y2], axis=1), y, rtol=tol, atol=tol * np.abs(y).max())
+    np.testing.assert_allclose(s2, s, rtol=tol, atol=tol * np.abs(s).max())
+
+
+@pytest.mark.parametrize("shape", [(1, 1, 1, 1, 1), (1, 1, 4, 16, 32), (3, 5, 1, 3, 5), (1, 17, 2, 40, 24)])
+def test_mamba2_edge_sizes(shape: tuple[int, ...], form: str) -> None:
+    """B = 1, S = 1 (one decode step with a state), odd P and N."""
+    got, ref = run("mamba2", mamba2_inputs(*shape, seed=3), "f64")
+    for g, r in zip(got, ref):
+        assert_close(g, r, "f64")
+
+
+def test_mamba2_row_blocks(monkeypatch) -> None:
+    """A state larger than STATE_BLOCK_BYTES: the blocked form splits P into
+    row blocks (here 40 rows = 16 + 16 + a partial block of 8 for f32)."""
+    monkeypatch.setattr(state_space, "STATE_BLOCK_BYTES", 16 * 24 * 4)
+    monkeypatch.setattr(state_space, "CHUNKED_MIN_SEQ", 1 << 40)
+    monkeypatch.setattr(state_space, "DIRECT_MAX_SEQ", 0)
+    got, ref = run("mamba2", mamba2_inputs(2, 9, 2, 40, 24, seed=4), "f32")
+    for g, r in zip(got, ref):
+        assert_close(g, r, "f32")
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64"])
+def test_mamba2_chunked_matches_sequential(dtype: str, monkeypatch) -> None:
+    """The two forms within 1e-4 relative on 2 chunks + 22 steps, with 2 threads
+    (large enough for the entry to split the units)."""
+    inputs = [v.astype(NUMPY[dtype]) for v in mamba2_inputs(2, 150, 3, 16, 32, seed=5)]
+    results = {}
+    for name in ("blocked", "chunked"):
+        monkeypatch.setattr(state_space, "CHUNKED_MIN_SEQ", FORMS[name][0])
+        monkeypatch.setattr(state_space, "DIRECT_MAX_SEQ", FORMS[name][1])
+        exe = compile_scan("mamba2", [v.shape for v in inputs], dtype, True, True)
+        results[name] = exe(*inputs)
+    for chunked, sequential in zip(results["chunked"], results["blocked"]):
+        np.testing.assert_allclose(chunked, sequential, rtol=1e-4, atol=1e-4 * np.abs(sequential).max())
+
+
+def test_mamba2_chunked_long_decay(monkeypatch) -> None:
+    """Decays that underflow within a chunk (segment sums down to about -1e4)
+    stay finite: the clamped segment sums never form exp(a)·exp(-b)."""
+    monkeypatch.setattr(state_space, "CHUNKED_MIN_SEQ", 1)
+    x, dt, a, b, c, s0 = mamba2_inputs(1, 80, 2, 4, 8, seed=6)
+    got, ref = run("mamba2", [x, dt * 200.0, a, b, c, s0], "f32")
+    for g, r in zip(got, ref):
+        assert np.isfinite(g).all()
+        assert_close(g, r, "f32")
+
+
+@pytest.mark.parametrize("form", list(FORMS))
+def test_mamba2_large_state_falls_back(form: str, monkeypatch) -> None:
+    """A state too large for the chunked or direct form's stack workspace (4 MiB
+    here: P = 64, N = 16384, f16 computed in f32) runs the blocked form, whose
+    row blocks fit (16 rows: 1 MiB)."""
+    monkeypatch.setattr(state_space, "CHUNKED_MIN_SEQ", FORMS[form][0])
+    monkeypatch.setattr(state_space, "DIRECT_MAX_SEQ", FORMS[form][1])
+    got, ref = run("mamba2", mamba2_inputs(1, 2, 1, 64, 1 << 14, seed=7), "f16", with_state=False)
+    for g, r in zip(got, ref):
+        assert_close(g, r, "f16")
+
+
+def test_mamba2_workspace_too_large() -> None:
+    """A state whose smallest row block does not fit is a ValueError naming the op."""
+    b = Builder("big")
+    shapes = [(1, 1, 1, 16), (1, 1, 1), (1,), (1, 1, 1, 1 << 16), (1, 1, 1, 1 << 16)]
+    b.output(b.mamba2(*[b.input(s, "f64") for s in shapes]))
+    with pytest.raises(ValueError, match="'rlx.mamba2' needs a .* byte workspace"):
+        rlx.compile(b.module())
+
+
+# ---------------------------------------------------------------------------
+# selective scan
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_selective_scan_every_dtype(dtype: str) -> None:
+    """70 channels = a full block of 64 and 6; N = 20 = a group of 16 and 4."""
+    got, ref = run("selective_scan", scan_inputs(2, 12, 70, 20), dtype)
+    for g, r in zip(got, ref):
+        assert_close(g, r, dtype)
+
+
+@pytest.mark.parametrize(("with_state", "return_state"), [(False, False), (False, True), (True, False)])
+def test_selective_scan_state_groups(with_state: bool, return_state: bool) -> None:
+    got, ref = run("selective_scan", scan_inputs(2, 10, 9, 4, seed=1), "f64", with_state, return_state)
+    assert len(got) == 1 + return_state
+    for g, r in zip(got, ref):
+        assert_close(g, r, "f64")
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64"])
+def test_selective_scan_carried_state(dtype: str) -> None:
+    x, delta, a, b, c, h0 = (v.astype(NUMPY[dtype]) for v in scan_inputs(2, 30, 70, 16, seed=2))
+    whole = compile_scan("selective_scan", [x.shape, delta.shape, a.shape, b.shape, c.shape], dtype, False, True)
+    y, h = whole(x, delta, a, b, c)
+    first = compile_scan("selective_scan", [(2, 11, 70), (2, 11, 70), a.shape, (2, 11, 16), (2, 11, 16)],
+                         dtype, False, True)
+    second = compile_scan("selective_scan", [(2, 19, 70), (2, 19, 70), a.shape, (2, 19, 16), (2, 19, 16), h0.shape],
+                          dtype, True, True)
+    y1, h1 = first(x[:, :11], delta[:, :11], a, b[:, :11], c[:, :11])
+    y2, h2 = second(x[:, 11:], delta[:, 11:], a, b[:, 11:], c[:, 11:], h1)
+    tol = {"f32": 1e-5, "f64": 1e-12}[dtype]
+    np.testing.assert_allclose(np.concatenate([y1, y2], axis=1), y, rtol=tol, atol=tol * np.abs(y).max())
+    np.testing.assert_allclose(h2, h, rtol=tol, atol=tol * np.abs(h).max())
+
+
+@pytest.mark.parametrize("shape", [(1, 1, 1, 1), (1, 1, 130, 16), (3, 4, 5, 3), (1, 40, 256, 16)])
+def test_selective_scan_edge_sizes(shape: tuple[int, ...]) -> None:
+    """B = 1, S = 1, one channel and state, several blocks split over 2 threads."""
+    got, ref = run("selective_scan", scan_inputs(*shape, seed=3), "f32")
+    for g, r in zip(got, ref):
+        assert_close(g, r, "f32")
+
+
+def test_selective_scan_decays_out_of_range() -> None:
+    """Steps whose |Δ·A| leaves the range of the fast exp (every other step
+    here, and a channel with A = -inf) take math_approx.exp: decays underflow
+    to 0 and nothing becomes NaN."""
+    x, delta, a, b, c, h0 = scan_inputs(1, 8, 70, 16, seed=5)
+    delta[:, ::2] *= 200.0
+    a[3, 5] = -np.inf
+    got, ref = run("selective_scan", [x, delta, a, b, c, h0], "f32")
+    for g, r in zip(got, ref):
+        assert np.isfinite(g).all()
+        assert_close(g, r, "f32")
