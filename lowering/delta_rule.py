@@ -42,7 +42,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import i32
 from xdsl.ir import Operation, Region, SSAValue
 
 from rlx_mlir import blas
@@ -51,7 +50,7 @@ from rlx_mlir.lowering import math_approx as m
 from rlx_mlir.lowering import vectors
 from rlx_mlir.lowering.element_types import Codec, codec
 from rlx_mlir.lowering.emitter import Emitter
-from rlx_mlir.lowering.gemm import SET_THREADS, gemm_call, gemm_external
+from rlx_mlir.lowering.gemm import gemm_call, gemm_external, single_threaded_blas
 from rlx_mlir.lowering.kernel import Kernel, KernelContext, StackArray, kernel_function
 from rlx_mlir.lowering.loops import for_range
 from rlx_mlir.memory_plan import Scratch
@@ -571,15 +570,6 @@ def _chunked_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
     return Kernel(function, buffers, s.batch * s.heads, work, externals=(gemm_external(dtype),))
 
 
-def _single_threaded_blas(name: str) -> Kernel:
-    """Sets OpenBLAS to one thread: the chunked kernel calls its GEMMs from the entry's threads."""
-
-    def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
-        e.op(llvm.CallOp(SET_THREADS.name, e.const(i32, 1)))
-
-    return Kernel(kernel_function(name, 0, build), [], 1, 1, parallel=False, externals=(SET_THREADS,))
-
-
 def uses_chunked_form(op: rc.GatedDeltaNetOp) -> bool:
     """Long sequences (CHUNKED_MIN_SEQ), when the chunk buffers fit the stack."""
     s = _Shape.of(op)
@@ -595,7 +585,7 @@ def gated_delta_net_kernels(op: rc.GatedDeltaNetOp, ctx: KernelContext) -> list[
     if s.seq == 0 and not op.carries_out:
         return []
     if uses_chunked_form(op):
-        return [_single_threaded_blas(f"{ctx.name}_blas1"), _chunked_kernel(op, s, ctx.name)]
+        return [single_threaded_blas(f"{ctx.name}_blas1"), _chunked_kernel(op, s, ctx.name)]
     return [_sequential_kernel(op, s, ctx.name)]
 
 
