@@ -45,16 +45,19 @@ from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects.common import element_type, shape_of
 from rlx_mlir.lowering.element_types import Codec, Value, codec
 from rlx_mlir.lowering.emitter import Emitter
-from rlx_mlir.lowering.gemm import COMPONENT, SET_THREADS, byte_pointer, gemm_call, gemm_external
+from rlx_mlir.lowering.gemm import (
+    COMPONENT,
+    MACS_PER_ELEMENT,
+    SET_THREADS,
+    byte_pointer,
+    gemm_call,
+    gemm_external,
+    single_threaded_blas,
+)
 from rlx_mlir.lowering.kernel import Kernel, KernelContext, emit_nest_kernel, kernel_function
 from rlx_mlir.lowering.loops import advance, coalesce, for_range, read_strides
 from rlx_mlir.lowering.scalar_ops import emit_body
 from rlx_mlir.memory_plan import Scratch
-
-MACS_PER_ELEMENT = 16
-"""A GEMM does about this many multiply-adds in the time an elementwise kernel
-spends on one element, the unit of `Kernel.work` (so the entry only starts
-threads for GEMMs that outlast a thread start)."""
 
 
 @dataclass(frozen=True)
@@ -483,15 +486,6 @@ def _blocked_blas_kernel(op: rg.ContractionRegionOp, layout: GemmLayout, dtype: 
     return Kernel(function, buffers, blocks, layout.work + m * n, externals=(gemm,))
 
 
-def _single_threaded_blas(name: str) -> Kernel:
-    """Sets OpenBLAS to one thread: the kernels after it run their GEMMs from our threads."""
-
-    def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
-        e.op(llvm.CallOp(SET_THREADS.name, e.const(i32, 1)))
-
-    return Kernel(kernel_function(name, 0, build), [], 1, 1, parallel=False, externals=(SET_THREADS,))
-
-
 def _epilogue_kernel(op: rg.ContractionRegionOp, name: str) -> Kernel:
     """The epilogue over every row of the finished product, in place."""
     m = shape_of(op.outputs[0].type)[0]
@@ -515,7 +509,7 @@ def contraction_region_kernels(op: rg.ContractionRegionOp, ctx: KernelContext) -
     gemm_buffers: list[SSAValue | str | Scratch] = [op.lhs, op.rhs, op.outputs[0]]
     kernels = _gemm_kernels(f"{ctx.name}_gemm", layout, dtype, gemm_buffers, ctx.threads)
     if len(kernels) == 1 and kernels[0].externals:  # a BLAS call: block it and fuse the epilogue in
-        return [_single_threaded_blas(f"{ctx.name}_blas1"), _blocked_blas_kernel(op, layout, dtype, ctx.name)]
+        return [single_threaded_blas(f"{ctx.name}_blas1"), _blocked_blas_kernel(op, layout, dtype, ctx.name)]
     return [*kernels, _epilogue_kernel(op, f"{ctx.name}_epilogue")]
 
 

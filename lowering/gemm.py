@@ -13,16 +13,21 @@ from collections.abc import Callable
 
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import f32, f64, i8, i32
-from xdsl.ir import SSAValue
+from xdsl.ir import Region, SSAValue
 
 from rlx_mlir import blas
 from rlx_mlir.lowering.emitter import Emitter
-from rlx_mlir.lowering.kernel import PTR, External
+from rlx_mlir.lowering.kernel import PTR, External, Kernel, kernel_function
 
 COMPONENT = {"f32": f32, "f64": f64, "complex<f32>": f32, "complex<f64>": f64}
 """The real type of each BLAS element type's parts."""
 
 SET_THREADS = External(blas.symbol(blas.SET_NUM_THREADS), (i32,))
+
+MACS_PER_ELEMENT = 16
+"""A GEMM does about this many multiply-adds in the time an elementwise kernel
+spends on one element, the unit of `Kernel.work` (so the entry only starts
+threads for GEMMs that outlast a thread start)."""
 
 
 def gemm_external(dtype: str) -> External:
@@ -77,3 +82,12 @@ def gemm_call(
         e.op(llvm.CallOp(gemm.name, order, *flags, rows or m, n, k, alpha, a, lda, b, ldb, beta_value, c, ldc))
 
     return call
+
+
+def single_threaded_blas(name: str) -> Kernel:
+    """Sets OpenBLAS to one thread: the kernels after it run their GEMMs from our threads."""
+
+    def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
+        e.op(llvm.CallOp(SET_THREADS.name, e.const(i32, 1)))
+
+    return Kernel(kernel_function(name, 0, build), [], 1, 1, parallel=False, externals=(SET_THREADS,))

@@ -24,7 +24,7 @@ from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 
 from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects import rlx
-from rlx_mlir.lowering import contraction, indexing, movement, reduction, reduction_region
+from rlx_mlir.lowering import contraction, indexing, movement, reduction, reduction_region, rnn
 from rlx_mlir.lowering.elementwise import region_kernels
 from rlx_mlir.lowering.emitter import Emitter
 from rlx_mlir.lowering.kernel import (
@@ -180,6 +180,7 @@ KERNELS: dict[type[Operation], Emit] = {
     **contraction.KERNELS,
     **reduction.KERNELS,
     **reduction_region.KERNELS,
+    **rnn.KERNELS,
 }  # type: ignore[dict-item]
 """The kernel emitter of each op that runs code (one module per family)."""
 
