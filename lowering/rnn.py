@@ -300,11 +300,13 @@ def _emit_products(e: Emitter, region: Region, item: Codec, layout: RnnLayout, p
         if tail:
             one(e.i64(full * panel), tail)
 
+    counts = _row_counts(layout, parts)
     whole = e.udiv(rows, e.i64(TILE_ROWS))
-    for_range(e, region, e.i64(0), whole, lambda t: tiles(e.mul(t, e.i64(TILE_ROWS)), TILE_ROWS))
+    if max(counts) >= TILE_ROWS:
+        for_range(e, region, e.i64(0), whole, lambda t: tiles(e.mul(t, e.i64(TILE_ROWS)), TILE_ROWS))
     done = e.mul(whole, e.i64(TILE_ROWS))
     left = e.sub(rows, done)
-    for rest in sorted({n % TILE_ROWS for n in _row_counts(layout, parts)} - {0}):
+    for rest in sorted({n % TILE_ROWS for n in counts} - {0}):
         if_then(e, region, e.icmp("eq", left, e.i64(rest)), lambda rest=rest: tiles(done, rest))
 
 
