@@ -199,58 +199,58 @@ def _ih_packing(layout: RnnLayout, layer: int) -> Packing:
     return Packing(1, width, layout.width(layer), layout.w_ih_offset(layer), width * layout.hidden)
 
 
-def _packing_kernel(op: rc.RnnFamilyOp, weight: SSAValue, packing: Packing, name: str) -> Kernel:
-    """One unit per (matrix, panel); each panel row is written in order."""
-    item = codec(element_type(op.output.type))
+def _panel_count(packing: Packing, item: Codec) -> int:
+    """The units of a packing: one per (matrix, panel)."""
+    _, full, tail = _panels(packing.n, item)
+    return packing.count * (full + (tail > 0))
+
+
+def _emit_packing(e: Emitter, region: Region, item: Codec, packing: Packing, pointers: tuple[SSAValue, SSAValue],
+                  u: SSAValue) -> None:
+    """Pack unit `u` of `packing` from the weight into the packed buffer, each panel row written in order."""
+    source, packed = pointers
     n, k = packing.n, packing.k
     panel, full, tail = _panels(n, item)
     count = full + (tail > 0)
+    matrix, jt = e.udiv(u, e.i64(count)), e.urem(u, e.i64(count))
+    c0 = e.mul(jt, e.i64(panel))
+    w = e.smin(e.i64(panel), e.sub(e.i64(n), c0))
+    at = e.add(e.mul(matrix, e.i64(n * k)), e.mul(c0, e.i64(k)))
+    source_at, target_at = e.add(at, e.i64(packing.source)), e.add(at, e.i64(packing.target))
 
-    def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
-        source, packed = pointers
+    def row(kk: SSAValue) -> None:
+        row_at = e.add(target_at, e.mul(kk, w))
 
-        def one(u: SSAValue) -> None:
-            matrix, jt = e.udiv(u, e.i64(count)), e.urem(u, e.i64(count))
-            c0 = e.mul(jt, e.i64(panel))
-            w = e.smin(e.i64(panel), e.sub(e.i64(n), c0))
-            at = e.add(e.mul(matrix, e.i64(n * k)), e.mul(c0, e.i64(k)))
-            source_at, target_at = e.add(at, e.i64(packing.source)), e.add(at, e.i64(packing.target))
+        def element(c: SSAValue) -> None:
+            item.copy(e, source, e.add(source_at, e.add(e.mul(c, e.i64(k)), kk)), packed, e.add(row_at, c))
 
-            def row(kk: SSAValue) -> None:
-                row_at = e.add(target_at, e.mul(kk, w))
+        for_range(e, region, e.i64(0), w, element)
 
-                def element(c: SSAValue) -> None:
-                    item.copy(e, source, e.add(source_at, e.add(e.mul(c, e.i64(k)), kk)), packed, e.add(row_at, c))
-
-                for_range(e, region, e.i64(0), w, element)
-
-            for_range(e, region, e.i64(0), e.i64(k), row)
-
-        for_range(e, region, begin, end, one)
-
-    buffers: list[Buffer] = [weight, Scratch(op, PACKED)]
-    return Kernel(kernel_function(name, 2, build), buffers, packing.count * count, packing.count * n * k)
+    for_range(e, region, e.i64(0), e.i64(k), row)
 
 
-def _projection_kernel(op: rc.RnnFamilyOp, layout: RnnLayout, layer: int, source: Buffer, name: str) -> Kernel:
-    """projections [B·S, D·G·H] = source [B·S, I_l] · W_ih[layer]ᵀ by register tiles
-    on the packed W_ih: one unit per column panel (its panel stays in cache while
-    every row tile streams past)."""
+def _layer_kernel(op: rc.RnnFamilyOp, layout: RnnLayout, layer: int, source: Buffer, name: str) -> Kernel:
+    """What the time loops of `layer` need, one unit per weight panel: each W_ih
+    panel is packed and then runs its projection tiles, projections [B·S, D·G·H]
+    = source [B·S, I_l] · W_ih[layer]ᵀ (the panel stays in cache while every row
+    tile streams past); each W_hh panel is packed."""
     item = codec(element_type(op.output.type))
-    packing = _ih_packing(layout, layer)
-    n, k, rows = packing.n, packing.k, layout.batch * layout.seq
+    ih, hh = _ih_packing(layout, layer), _hh_packing(layout, layer)
+    n, k, rows = ih.n, ih.k, layout.batch * layout.seq
     panel, full, tail = _panels(n, item)
+    ih_units = _panel_count(ih, item)
 
     def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
-        x, packed, out = pointers
+        x, w_ih, w_hh, packed, out = pointers
 
-        def one(jt: SSAValue) -> None:
+        def project(jt: SSAValue) -> None:
+            _emit_packing(e, region, item, ih, (w_ih, packed), jt)
             c0 = e.mul(jt, e.i64(panel))
 
             def columns(w: int) -> None:
                 def tile(r0: SSAValue, count: int) -> None:
                     a = Matrix(x, e.mul(r0, e.i64(k)), k)
-                    b = Matrix(packed, e.add(e.i64(packing.target), e.mul(c0, e.i64(k))), w)
+                    b = Matrix(packed, e.add(e.i64(ih.target), e.mul(c0, e.i64(k))), w)
                     c = Matrix(out, e.add(e.mul(r0, e.i64(n)), c0), n)
                     register_tile(e, region, item, (count, w, k), a, b, c)
 
@@ -265,11 +265,18 @@ def _projection_kernel(op: rc.RnnFamilyOp, layout: RnnLayout, layer: int, source
             if tail:
                 if_then(e, region, e.icmp("eq", jt, e.i64(full)), lambda: columns(tail))
 
+        def one(u: SSAValue) -> None:
+            projecting = e.icmp("slt", u, e.i64(ih_units))
+            if_then(e, region, projecting, lambda: project(u))
+            packing = e.xor(projecting, e.const_like(projecting, 1))
+            if_then(e, region, packing, lambda: _emit_packing(e, region, item, hh, (w_hh, packed),
+                                                              e.sub(u, e.i64(ih_units))))
+
         for_range(e, region, begin, end, one)
 
-    buffers: list[Buffer] = [source, Scratch(op, PACKED), Scratch(op, PROJECTIONS)]
+    buffers: list[Buffer] = [source, op.input("w_ih"), op.input("w_hh"), Scratch(op, PACKED), Scratch(op, PROJECTIONS)]
     work = rows * n * k // MACS_PER_ELEMENT
-    return Kernel(kernel_function(name, 3, build), buffers, full + (tail > 0), work)
+    return Kernel(kernel_function(name, len(buffers), build), buffers, ih_units + _panel_count(hh, item), work)
 
 
 def _row_counts(layout: RnnLayout, parts: int) -> list[int]:
@@ -394,7 +401,8 @@ def _recurrence_kernel(op: rc.RnnFamilyOp, layout: RnnLayout, layer: int, out: B
 
 
 def rnn_kernels(op: rc.RnnFamilyOp, ctx: KernelContext) -> list[Kernel]:
-    """Per layer: pack W_ih, project every row, pack W_hh, run the time loops."""
+    """Per layer: pack the weights and project every row, then run the time loops
+    (S = 0: no steps, the state results are the initial state)."""
     layout = RnnLayout.of(op)
     if layout.batch == 0:
         return []
@@ -405,9 +413,7 @@ def rnn_kernels(op: rc.RnnFamilyOp, ctx: KernelContext) -> list[Kernel]:
         out: Buffer = op.output if last else Scratch(op, LAYER_OUTPUTS + (layout.layers - 2 - layer) % 2)
         name = f"{ctx.name}_l{layer}"
         if layout.seq:
-            kernels.append(_packing_kernel(op, op.input("w_ih"), _ih_packing(layout, layer), f"{name}_pack_ih"))
-            kernels.append(_projection_kernel(op, layout, layer, source, f"{name}_projections"))
-        kernels.append(_packing_kernel(op, op.input("w_hh"), _hh_packing(layout, layer), f"{name}_pack_hh"))
+            kernels.append(_layer_kernel(op, layout, layer, source, f"{name}_prepare"))
         kernels.append(_recurrence_kernel(op, layout, layer, out, f"{name}_steps", ctx.threads))
         source = out
     return kernels
