@@ -204,3 +204,16 @@ def test_first_call_of_a_stream_starts_from_zero() -> None:
     want = compile_case(with_zeros, "f64", weights)(x, *weights, *zeros)
     for g, w in zip(got, want):
         np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("kind", ["lstm", "gru", "rnn"])
+def test_zero_steps_pass_the_state_through(kind: str) -> None:
+    """S = 0: y is empty and the final state is the initial state."""
+    case = Case(kind, 2, 0, 3, 4, layers=2, state_in=True)
+    module = torch_module(case, "f64")
+    weights = packed_weights(module, case)
+    x, state = inputs(case, "f64")
+    y, *final = compile_case(case, "f64", weights)(x, *weights, *state)
+    assert y.shape == (2, 0, 4)
+    for got, given in zip(final, state, strict=True):
+        np.testing.assert_array_equal(got, given)
