@@ -230,10 +230,10 @@ def _emit_packing(e: Emitter, region: Region, item: Codec, packing: Packing, poi
 
 
 def _layer_kernel(op: rc.RnnFamilyOp, layout: RnnLayout, layer: int, source: Buffer, name: str) -> Kernel:
-    """What the time loops of `layer` need, one unit per weight panel: each W_ih
-    panel is packed and then runs its projection tiles, projections [B·S, D·G·H]
-    = source [B·S, I_l] · W_ih[layer]ᵀ (the panel stays in cache while every row
-    tile streams past); each W_hh panel is packed."""
+    """What the time loops of `layer` need, one unit per W_ih panel: the unit packs
+    it and runs its projection tiles, projections [B·S, D·G·H] = source [B·S, I_l]
+    · W_ih[layer]ᵀ (the panel stays in cache while every row tile streams past),
+    then packs W_hh panels u, u + units, ... (so threads get equal shares)."""
     item = codec(element_type(op.output.type))
     ih, hh = _ih_packing(layout, layer), _hh_packing(layout, layer)
     n, k, rows = ih.n, ih.k, layout.batch * layout.seq
@@ -266,17 +266,15 @@ def _layer_kernel(op: rc.RnnFamilyOp, layout: RnnLayout, layer: int, source: Buf
                 if_then(e, region, e.icmp("eq", jt, e.i64(full)), lambda: columns(tail))
 
         def one(u: SSAValue) -> None:
-            projecting = e.icmp("slt", u, e.i64(ih_units))
-            if_then(e, region, projecting, lambda: project(u))
-            packing = e.xor(projecting, e.const_like(projecting, 1))
-            if_then(e, region, packing, lambda: _emit_packing(e, region, item, hh, (w_hh, packed),
-                                                              e.sub(u, e.i64(ih_units))))
+            project(u)
+            pack = lambda v: _emit_packing(e, region, item, hh, (w_hh, packed), v)  # noqa: E731
+            for_range(e, region, u, e.i64(_panel_count(hh, item)), pack, ih_units)
 
         for_range(e, region, begin, end, one)
 
     buffers: list[Buffer] = [source, op.input("w_ih"), op.input("w_hh"), Scratch(op, PACKED), Scratch(op, PROJECTIONS)]
     work = rows * n * k // MACS_PER_ELEMENT
-    return Kernel(kernel_function(name, len(buffers), build), buffers, ih_units + _panel_count(hh, item), work)
+    return Kernel(kernel_function(name, len(buffers), build), buffers, ih_units, work)
 
 
 def _row_counts(layout: RnnLayout, parts: int) -> list[int]:
