@@ -286,33 +286,34 @@ def _emit_products(e: Emitter, region: Region, item: Codec, layout: RnnLayout, p
                    pointers: tuple[SSAValue, SSAValue, SSAValue], bases: tuple[SSAValue, SSAValue, SSAValue],
                    rows: SSAValue) -> None:
     """products[r, :] = h[r, :] · W_hhᵀ for the `rows` rows at `bases` (elements of
-    h, the packed panels, products): register tiles of TILE_ROWS rows (then the
-    remainder a part can have) by panel columns, over k = H."""
+    h, the packed panels, products): per column panel (which stays in cache), its
+    register tiles of TILE_ROWS rows, then the remainder a part can have; k = H."""
     h, packed, products = pointers
     h_base, w_base, p_base = bases
     hidden, width = layout.hidden, layout.gate_width
     panel, full, tail = _panels(width, item)
 
-    def tiles(r0: SSAValue, count: int) -> None:
-        def one(c0: SSAValue, w: int) -> None:
+    counts = _row_counts(layout, parts)
+    whole = e.udiv(rows, e.i64(TILE_ROWS))
+    done = e.mul(whole, e.i64(TILE_ROWS))
+    left = e.sub(rows, done)
+
+    def columns(c0: SSAValue, w: int) -> None:
+        def tile(r0: SSAValue, count: int) -> None:
             a = Matrix(h, e.add(h_base, e.mul(r0, e.i64(hidden))), hidden)
             b = Matrix(packed, e.add(w_base, e.mul(c0, e.i64(hidden))), w)
             c = Matrix(products, e.add(e.add(p_base, e.mul(r0, e.i64(width))), c0), width)
             register_tile(e, region, item, (count, w, hidden), a, b, c)
 
-        if full:
-            for_range(e, region, e.i64(0), e.i64(full * panel), lambda c0: one(c0, panel), panel)
-        if tail:
-            one(e.i64(full * panel), tail)
+        if max(counts) >= TILE_ROWS:
+            for_range(e, region, e.i64(0), whole, lambda t: tile(e.mul(t, e.i64(TILE_ROWS)), TILE_ROWS))
+        for rest in sorted({n % TILE_ROWS for n in counts} - {0}):
+            if_then(e, region, e.icmp("eq", left, e.i64(rest)), lambda rest=rest: tile(done, rest))
 
-    counts = _row_counts(layout, parts)
-    whole = e.udiv(rows, e.i64(TILE_ROWS))
-    if max(counts) >= TILE_ROWS:
-        for_range(e, region, e.i64(0), whole, lambda t: tiles(e.mul(t, e.i64(TILE_ROWS)), TILE_ROWS))
-    done = e.mul(whole, e.i64(TILE_ROWS))
-    left = e.sub(rows, done)
-    for rest in sorted({n % TILE_ROWS for n in counts} - {0}):
-        if_then(e, region, e.icmp("eq", left, e.i64(rest)), lambda rest=rest: tiles(done, rest))
+    if full:
+        for_range(e, region, e.i64(0), e.i64(full * panel), lambda c0: columns(c0, panel), panel)
+    if tail:
+        columns(e.i64(full * panel), tail)
 
 
 def _recurrence_kernel(op: rc.RnnFamilyOp, layout: RnnLayout, layer: int, out: Buffer, name: str,
