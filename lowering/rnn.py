@@ -2,30 +2,30 @@
 
 Layers run in order; layer l reads x (l = 0) or layer l-1's output
 [B, S, D·H], a ping-pong scratch of the plan (`RnnFamilyOp.scratch_bytes`).
-Per layer:
+Per layer, two kernels:
 
-- **Input projections**: one GEMM over all B·S rows for both directions at
-  once, X_l [B·S, I_l] · W_ih[l]ᵀ -> [B·S, D·G·H] (the directions' W_ih
-  blocks are adjacent in the packing). W_ih is first packed transposed into
-  column panels (`Packing`), then `gemm.register_tile` runs 8-row x 128-byte
-  tiles in AVX-512 vector IR, one unit per column panel split across the
-  entry's threads. This replaced a CBLAS call (`gemm_call`, W_ih by the
-  transpose flag): OpenBLAS runs AVX2 kernels here (`OPENBLAS_CORETYPE=Haswell`)
-  and took 4.2 ms for the projection of the LSTM benchmark on one thread,
-  against ~2 ms for pack + tiles (`benchmarks/recurrent.py`).
-- **Recurrence**: W_hh packed the same way; per unit (a direction, or a part
-  of its batch rows) its own time loop; per step one GEMM h · W_hhᵀ
-  ([rows, H] · [H, G·H], register tiles over the packed panels, ~3x faster
-  than the sgemm call it replaced at M = 8) into a scratch, then one fused
-  gate pass per row that adds the projection and the biases (no extra pass
-  over B·S·G·H to pre-fill them), applies the cell with the polynomial
-  sigmoid/tanh of `math_approx` (no libm: the j loop vectorizes) and writes
-  the new state and the direction's output slice (features d·H .. d·H + H;
-  the reverse direction walks t from S-1 down).
+- **prepare** (`_layer_kernel`): the input projections of all B·S rows for
+  both directions at once, one GEMM X_l [B·S, I_l] · W_ih[l]ᵀ -> [B·S, D·G·H]
+  (the directions' W_ih blocks are adjacent in the packing). W_ih is packed
+  transposed into column panels (`Packing`) and `gemm.register_tile` runs
+  8-row x 128-byte tiles in vector IR (AVX-512 here), one unit per panel,
+  split across the entry's threads; the units also pack W_hh for the steps.
+- **steps** (`_recurrence_kernel`): per unit (a direction, or a part of its
+  batch rows: `batch_parts`) its own time loop; per step one GEMM h · W_hhᵀ
+  ([rows, H] · [H, G·H], register tiles over the packed W_hh panels) into a
+  scratch, then one fused gate pass per row that adds the projection and the
+  biases (no extra pass over B·S·G·H to pre-fill them), applies the cell with
+  the polynomial sigmoid/tanh of `math_approx` (no libm: the j loop
+  vectorizes) and writes the new state and the direction's output slice
+  (features d·H .. d·H + H; the reverse direction walks t from S-1 down).
+  Batch rows are independent, so units never wait for each other.
 
-Units: directions first, then, when there are more threads than directions,
-the batch rows split in parts (`batch_parts`): rows are independent, so the
-units need no synchronization between steps; each streams its W_hh panels.
+Why no CBLAS call (`gemm.gemm_call`), measured on the LSTM benchmark
+(B8 S128 I256 H256, one thread, `benchmarks/recurrent.py`): OpenBLAS runs
+AVX2 kernels here (`OPENBLAS_CORETYPE=Haswell`); the projection sgemm (W_ih by
+the transpose flag) took 4.2 ms against 2.2 ms for pack + tiles, and the 128
+per-step sgemm calls at M = 8 (which repack W_hh every call) ~9 ms against
+~2.4 ms for the tiles and gates.
 
 The running state lives in the state results when they are present (so they
 hold the final state at the end, with no copy), else in scratch; it starts as
@@ -265,10 +265,12 @@ def _layer_kernel(op: rc.RnnFamilyOp, layout: RnnLayout, layer: int, source: Buf
             if tail:
                 if_then(e, region, e.icmp("eq", jt, e.i64(full)), lambda: columns(tail))
 
+        def pack_hh(v: SSAValue) -> None:
+            _emit_packing(e, region, item, hh, (w_hh, packed), v)
+
         def one(u: SSAValue) -> None:
             project(u)
-            pack = lambda v: _emit_packing(e, region, item, hh, (w_hh, packed), v)  # noqa: E731
-            for_range(e, region, u, e.i64(_panel_count(hh, item)), pack, ih_units)
+            for_range(e, region, u, e.i64(_panel_count(hh, item)), pack_hh, ih_units)
 
         for_range(e, region, begin, end, one)
 
