@@ -109,7 +109,7 @@ VECTOR_BYTES = 64
 """The widest vector the tiles use (<16 x float>); narrower tails halve it."""
 
 
-def column_pieces(cols: int, widest: int) -> list[tuple[int, int]]:
+def _column_pieces(cols: int, widest: int) -> list[tuple[int, int]]:
     """(offset, width) pieces covering `cols` columns: full vectors, then halves, ..., scalars."""
     pieces, offset, width = [], 0, widest
     while offset < cols:
@@ -120,21 +120,21 @@ def column_pieces(cols: int, widest: int) -> list[tuple[int, int]]:
     return pieces
 
 
-def vector_type(item: Codec, width: int) -> Attribute:
+def _vector_type(item: Codec, width: int) -> Attribute:
     return item.storage if width == 1 else VectorType(item.storage, [width])
 
 
-def load_vector(e: Emitter, item: Codec, base: SSAValue, index: SSAValue, width: int) -> SSAValue:
+def _load_vector(e: Emitter, item: Codec, base: SSAValue, index: SSAValue, width: int) -> SSAValue:
     at = e.op(llvm.GEPOp(base, [llvm.GEP_USE_SSA_VAL], item.storage, ssa_indices=[index], inbounds=True))
-    return e.op(llvm.LoadOp(at, vector_type(item, width), alignment=item.dtype.nbytes))
+    return e.op(llvm.LoadOp(at, _vector_type(item, width), alignment=item.dtype.nbytes))
 
 
-def store_vector(e: Emitter, item: Codec, value: SSAValue, base: SSAValue, index: SSAValue) -> None:
+def _store_vector(e: Emitter, item: Codec, value: SSAValue, base: SSAValue, index: SSAValue) -> None:
     at = e.op(llvm.GEPOp(base, [llvm.GEP_USE_SSA_VAL], item.storage, ssa_indices=[index], inbounds=True))
     e.op(llvm.StoreOp(value, at, alignment=item.dtype.nbytes))
 
 
-def splat(e: Emitter, scalar: SSAValue, width: int) -> SSAValue:
+def _splat(e: Emitter, scalar: SSAValue, width: int) -> SSAValue:
     if width == 1:
         return scalar
     vector = VectorType(scalar.type, [width])
@@ -142,7 +142,7 @@ def splat(e: Emitter, scalar: SSAValue, width: int) -> SSAValue:
     return e.op(llvm.ShuffleVectorOp(one, one, DenseArrayBase.from_list(i32, [0] * width), vector))
 
 
-def accumulate(
+def _accumulate(
     e: Emitter,
     region: Region,
     count: int,
@@ -180,24 +180,24 @@ def register_tile(
     """C = A · B for a (rows, cols, k) = `shape` tile in explicit vector IR (B and
     C with unit column stride): rows x cols accumulators (vectors of up to
     VECTOR_BYTES, then halves) held in registers over the whole k loop, acc +=
-    splat(A[r, kk]) * B[kk, j0:j1] with vector FMAs, then one store each."""
+    _splat(A[r, kk]) * B[kk, j0:j1] with vector FMAs, then one store each."""
     rows, cols, k = shape
-    pieces = column_pieces(cols, VECTOR_BYTES // item.dtype.nbytes)
+    pieces = _column_pieces(cols, VECTOR_BYTES // item.dtype.nbytes)
 
     def step(kk: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
         b_at = e.add(b.base, e.mul(kk, e.i64(b.row)))
-        bs = [load_vector(e, item, b.ptr, e.add(b_at, e.i64(off)), w) for off, w in pieces]
+        bs = [_load_vector(e, item, b.ptr, e.add(b_at, e.i64(off)), w) for off, w in pieces]
         a_at = e.add(a.base, e.mul(kk, e.i64(a.col)))
         new = []
         for r in range(rows):
-            scalar = load_vector(e, item, a.ptr, e.add(a_at, e.i64(r * a.row)), 1)
-            splats = {w: splat(e, scalar, w) for w in {w for _, w in pieces}}
+            scalar = _load_vector(e, item, a.ptr, e.add(a_at, e.i64(r * a.row)), 1)
+            splats = {w: _splat(e, scalar, w) for w in {w for _, w in pieces}}
             for p, ((_, w), bv) in enumerate(zip(pieces, bs)):
                 new.append(e.fma(splats[w], bv, accs[r * len(pieces) + p]))
         return new
 
-    zeros = [splat(e, e.const(item.compute, 0.0), w) for _, w in pieces]
-    accs = accumulate(e, region, k, zeros * rows, step)
+    zeros = [_splat(e, e.const(item.compute, 0.0), w) for _, w in pieces]
+    accs = _accumulate(e, region, k, zeros * rows, step)
     for r in range(rows):
         for (off, _), acc in zip(pieces, accs[r * len(pieces) : (r + 1) * len(pieces)]):
-            store_vector(e, item, acc, c.ptr, e.add(c.base, e.i64(r * c.row + off)))
+            _store_vector(e, item, acc, c.ptr, e.add(c.base, e.i64(r * c.row + off)))
