@@ -180,7 +180,7 @@ def register_tile(
     """C = A · B for a (rows, cols, k) = `shape` tile in explicit vector IR (B and
     C with unit column stride): rows x cols accumulators (vectors of up to
     VECTOR_BYTES, then halves) held in registers over the whole k loop, acc +=
-    _splat(A[r, kk]) * B[kk, j0:j1] with vector FMAs, then one store each."""
+    splat(A[r, kk]) * B[kk, j0:j1] with vector FMAs, then one store each."""
     rows, cols, k = shape
     pieces = _column_pieces(cols, VECTOR_BYTES // item.dtype.nbytes)
 
