@@ -248,10 +248,11 @@ class RnnFamilyOp(StatefulOp, ABC):
     def scratch_bytes(self) -> tuple[int, ...]:
         """The buffers of `lowering/rnn.py`, in this order: one layer's input
         projections [B·S, D·G·H]; the per-step products h·W_hhᵀ [D, B, G·H]; one
-        layer's W_hh and W_ih packed into column panels [D·G·H, H + max(I_l)]; two ping-pong outputs
-        [B, S, D·H] of the layers below the last (each empty when fewer layers need
-        it); then per state tensor (h, LSTM's c) the running state [D, B, H], empty
-        when the state results are present (the state then runs in place in them)."""
+        layer's W_hh and W_ih packed into column panels (D·G·H·(H + I_l) elements,
+        I_l the widest layer input); two ping-pong outputs [B, S, D·H] of the
+        layers below the last (each empty when fewer layers need it); then per
+        state tensor (h, LSTM's c) the running state [D, B, H], empty when the
+        state results are present (the state then runs in place in them)."""
         batch, seq, input_size = self.dims
         hidden, layers, dirs = self.hidden_size.value.data, self.num_layers.value.data, self.directions
         gates = self.GATES * hidden
