@@ -75,7 +75,72 @@ def report(bench: Bench, title: str, gflop: float, rlx_ms: float, peers: dict[st
         print(f"  {name:<28}{ms:9.3f} ms  {gflop / (ms / 1e3):7.1f} GFLOP/s  peer/rlx = {ms / rlx_ms:6.2f}x")
 
 
-SECTIONS: list[Callable[[Bench], None]] = []
+# ---------------------------------------------------------------------------
+# LSTM, GRU, RNN
+# ---------------------------------------------------------------------------
+
+RNN_SIZE = (8, 128, 256, 256)  # B, S, I, H
+RNN_CASES = (  # (title, kind, layers, bidirectional)
+    ("LSTM", "lstm", 1, False),
+    ("LSTM 2 layers bidirectional", "lstm", 2, True),
+    ("GRU", "gru", 1, False),
+    ("RNN (tanh)", "rnn", 1, False),
+)
+
+
+def rnn_gflop(kind: str, layers: int, dirs: int) -> float:
+    """2·(I_l + H)·G·H FLOP per row and step, per layer and direction."""
+    batch, seq, input_size, hidden = RNN_SIZE
+    gates = {"lstm": 4, "gru": 3, "rnn": 1}[kind]
+    widths = [input_size] + [dirs * hidden] * (layers - 1)
+    return sum(2 * (w + hidden) * gates * hidden * batch * seq * dirs for w in widths) / 1e9
+
+
+def _torch_rnn(torch: ModuleType, kind: str, layers: int, bidirectional: bool) -> object:
+    _, _, input_size, hidden = RNN_SIZE
+    cls = {"lstm": torch.nn.LSTM, "gru": torch.nn.GRU, "rnn": torch.nn.RNN}[kind]
+    return cls(input_size, hidden, layers, batch_first=True, bidirectional=bidirectional)
+
+
+def _packed(module: object, kind: str, layers: int, dirs: int) -> list[np.ndarray]:
+    """torch's parameters packed as rlx takes them (per layer, then per direction; LSTM/RNN: b_ih + b_hh)."""
+    suffixes = ("", "_reverse")[:dirs]
+
+    def cat(name: str) -> np.ndarray:
+        parts = [getattr(module, f"{name}_l{k}{s}").detach().numpy().ravel() for k in range(layers) for s in suffixes]
+        return np.concatenate(parts)
+
+    w_ih, w_hh, b_ih, b_hh = (cat(n) for n in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"))
+    return [w_ih, w_hh, b_ih, b_hh] if kind == "gru" else [w_ih, w_hh, b_ih + b_hh]
+
+
+def rnn_section(bench: Bench) -> None:
+    """rlx vs torch.nn at B8 S128 I256 H256, f32, no initial state, y only."""
+    if bench.torch is None:
+        return
+    torch = bench.torch
+    batch, seq, input_size, hidden = RNN_SIZE
+    x = bench.rng.standard_normal((batch, seq, input_size), dtype=np.float32)
+    for title, kind, layers, bidirectional in RNN_CASES:
+        dirs = 2 if bidirectional else 1
+        module = _torch_rnn(torch, kind, layers, bidirectional)
+        weights = _packed(module, kind, layers, dirs)
+        b = Builder(kind)
+        args = [b.input(x.shape), *(b.input(w.shape) for w in weights)]
+        b.output(getattr(b, kind)(*args, hidden_size=hidden, num_layers=layers, bidirectional=bidirectional))
+        exe = rlx.compile(b.module(), threads=THREADS)
+        xt = torch.from_numpy(x)
+        with torch.no_grad():
+            got, want = exe(x, *weights)[0], module(xt)[0].numpy()
+            assert np.allclose(got, want, rtol=1e-3, atol=1e-4), f"{title}: rlx and torch disagree"
+            torch_ms = bench.time(lambda: module(xt))
+        rlx_ms = bench.time(lambda: exe(x, *weights))
+        size = f"B{batch} S{seq} I{input_size} H{hidden}"
+        mflop = 1e3 * rnn_gflop(kind, layers, dirs)  # report() divides by milliseconds
+        report(bench, f"{title} {size} f32", mflop, rlx_ms, {f"torch.nn.{kind.upper()}": torch_ms})
+
+
+SECTIONS: list[Callable[[Bench], None]] = [rnn_section]
 
 
 # ---------------------------------------------------------------------------

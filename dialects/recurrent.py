@@ -249,6 +249,29 @@ class RnnFamilyOp(StatefulOp, ABC):
         lens = self.lens()
         return {"w_ih": lens.w_ih, "w_hh": lens.w_hh, **{name: lens.bias for name in self.input_names()[3:]}}
 
+    def scratch_bytes(self) -> tuple[int, ...]:
+        """The buffers of `lowering/rnn.py`, in this order: one layer's input
+        projections [B·S, D·G·H]; the per-step products h·W_hhᵀ [D, B, G·H]; one
+        layer's W_hh and W_ih packed into column panels (D·G·H·(H + I_l) elements,
+        I_l the widest layer input); two ping-pong outputs [B, S, D·H] of the
+        layers below the last (each empty when fewer layers need it); then per
+        state tensor (h, LSTM's c) the running state [D, B, H], empty when the
+        state results are present (the state then runs in place in them)."""
+        batch, seq, input_size = self.dims
+        hidden, layers, dirs = self.hidden_size.value.data, self.num_layers.value.data, self.directions
+        gates = self.GATES * hidden
+        item = self.element.nbytes
+        layer_out = batch * seq * dirs * hidden
+        running = 0 if self.carries_out else dirs * batch * hidden
+        return (
+            item * batch * seq * dirs * gates,
+            item * dirs * batch * gates,
+            item * dirs * gates * (hidden + max(input_size, dirs * hidden if layers > 1 else 0)),
+            item * layer_out * (layers > 1),
+            item * layer_out * (layers > 2),
+            *(item * running for _ in self.STATES),
+        )
+
     def verify_shapes(self) -> None:
         self.positive("hidden_size")
         self.positive("num_layers")

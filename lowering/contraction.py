@@ -34,9 +34,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from xdsl.dialects import llvm
-from xdsl.dialects.builtin import DenseArrayBase, VectorType, f32, i32, i64
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.dialects.builtin import f32, i32
+from xdsl.ir import Operation, Region, SSAValue
 
 from rlx_mlir import blas, dtypes, index_maps
 from rlx_mlir.broadcast import broadcast_shapes, numel, row_major_strides
@@ -47,21 +46,21 @@ from rlx_mlir.lowering.element_types import Codec, Value, codec
 from rlx_mlir.lowering.emitter import Emitter
 from rlx_mlir.lowering.gemm import (
     COMPONENT,
+    MACS_PER_ELEMENT,
     SET_THREADS,
+    TILE_BYTES,
+    TILE_ROWS,
+    Matrix,
     byte_pointer,
     gemm_call,
     gemm_external,
+    register_tile,
     single_threaded_blas,
 )
 from rlx_mlir.lowering.kernel import Kernel, KernelContext, emit_nest_kernel, kernel_function
 from rlx_mlir.lowering.loops import advance, coalesce, for_range, read_strides
 from rlx_mlir.lowering.scalar_ops import body_value
 from rlx_mlir.memory_plan import Scratch
-
-MACS_PER_ELEMENT = 16
-"""A GEMM does about this many multiply-adds in the time an elementwise kernel
-spends on one element, the unit of `Kernel.work` (so the entry only starts
-threads for GEMMs that outlast a thread start)."""
 
 
 @dataclass(frozen=True)
@@ -209,70 +208,6 @@ def _widened_kernels(op: ct.MatmulOp, layout: GemmLayout, ctx: KernelContext) ->
 # emitted small GEMMs
 # ---------------------------------------------------------------------------
 
-TILE_ROWS = 8
-TILE_BYTES = 128
-"""A tile of C is TILE_ROWS rows x TILE_BYTES of columns (8 x 32 f32: sixteen
-512-bit accumulators), held in registers over the whole K loop."""
-
-VECTOR_BYTES = 64
-"""The widest vector the tiles use (<16 x float>); narrower tails halve it."""
-
-
-def _chunks(cols: int, widest: int) -> list[tuple[int, int]]:
-    """(offset, width) pieces covering `cols` columns: full vectors, then halves, ..., scalars."""
-    pieces, offset, width = [], 0, widest
-    while offset < cols:
-        while width > cols - offset:
-            width //= 2
-        pieces.append((offset, width))
-        offset += width
-    return pieces
-
-
-def _vector(item: Codec, width: int) -> Attribute:
-    return item.storage if width == 1 else VectorType(item.storage, [width])
-
-
-def _load(e: Emitter, item: Codec, base: SSAValue, index: SSAValue, width: int) -> SSAValue:
-    at = e.op(llvm.GEPOp(base, [llvm.GEP_USE_SSA_VAL], item.storage, ssa_indices=[index], inbounds=True))
-    return e.op(llvm.LoadOp(at, _vector(item, width), alignment=item.dtype.nbytes))
-
-
-def _store(e: Emitter, item: Codec, value: SSAValue, base: SSAValue, index: SSAValue) -> None:
-    at = e.op(llvm.GEPOp(base, [llvm.GEP_USE_SSA_VAL], item.storage, ssa_indices=[index], inbounds=True))
-    e.op(llvm.StoreOp(value, at, alignment=item.dtype.nbytes))
-
-
-def _splat(e: Emitter, scalar: SSAValue, width: int) -> SSAValue:
-    if width == 1:
-        return scalar
-    vector = VectorType(scalar.type, [width])
-    one = e.op(llvm.InsertElementOp(e.op(llvm.UndefOp(vector)), scalar, e.const(i32, 0)))
-    return e.op(llvm.ShuffleVectorOp(one, one, DenseArrayBase.from_list(i32, [0] * width), vector))
-
-
-def _accumulate(
-    e: Emitter,
-    region: Region,
-    count: int,
-    init: list[SSAValue],
-    step: Callable[[SSAValue, list[SSAValue]], list[SSAValue]],
-) -> list[SSAValue]:
-    """values = init; for i in range(count): values = step(i, values); the final values."""
-    header, loop, exit_ = Block(arg_types=[i64, *(v.type for v in init)]), Block(), Block()
-    region.add_block(header)
-    region.add_block(loop)
-    e.op(llvm.BrOp(header, e.i64(0), *init))
-    e.move_to(header)
-    index, *values = header.args
-    e.op(llvm.CondBrOp(e.icmp("slt", index, e.i64(count)), loop, [], exit_, []))
-    e.move_to(loop)
-    e.op(llvm.BrOp(header, e.add(index, e.i64(1)), *step(index, list(values))))
-    region.add_block(exit_)
-    e.move_to(exit_)
-    return list(values)
-
-
 def _tiled_gemm_kernels(
     name: str, layout: GemmLayout, dtype: str, buffers: list[SSAValue | str | Scratch]
 ) -> list[Kernel]:
@@ -285,33 +220,16 @@ def _tiled_gemm_kernels(
     m, n, k = layout.m, layout.n, layout.k
     a_row, a_col = (1, m) if layout.transposes[0] else (k, 1)  # element strides of A[i, kk] along i and kk
     width = TILE_BYTES // item.dtype.nbytes
-    widest = VECTOR_BYTES // item.dtype.nbytes
 
     def kernel(suffix: str, first: int, rows: int, tiles: int) -> Kernel:
         def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
             lhs, rhs, out = pointers
 
             def tile(a_base: SSAValue, b_base: SSAValue, c_base: SSAValue, j0: SSAValue, cols: int) -> None:
-                pieces = _chunks(cols, widest)
-
-                def step(kk: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
-                    b_at = e.add(e.add(b_base, e.mul(kk, e.i64(n))), j0)
-                    bs = [_load(e, item, rhs, e.add(b_at, e.i64(off)), w) for off, w in pieces]
-                    a_at = e.add(a_base, e.mul(kk, e.i64(a_col)))
-                    new = []
-                    for r in range(rows):
-                        a = _load(e, item, lhs, e.add(a_at, e.i64(r * a_row)), 1)
-                        splats = {w: _splat(e, a, w) for w in {w for _, w in pieces}}
-                        for c, ((_, w), b) in enumerate(zip(pieces, bs)):
-                            new.append(e.fma(splats[w], b, accs[r * len(pieces) + c]))
-                    return new
-
-                zeros = [_splat(e, e.const(item.compute, 0.0), w) for _, w in pieces]
-                accs = _accumulate(e, region, k, zeros * rows, step)
-                c_at = e.add(c_base, j0)
-                for r in range(rows):
-                    for (off, _), acc in zip(pieces, accs[r * len(pieces) : (r + 1) * len(pieces)]):
-                        _store(e, item, acc, out, e.add(c_at, e.i64(r * n + off)))
+                a = Matrix(lhs, a_base, a_row, a_col)
+                b = Matrix(rhs, e.add(b_base, j0), n)
+                c = Matrix(out, e.add(c_base, j0), n)
+                register_tile(e, region, item, (rows, cols, k), a, b, c)
 
             def one(t: SSAValue) -> None:
                 a_base, b_base, c_base = _batch_offsets(e, layout, e.udiv(t, e.i64(tiles)))

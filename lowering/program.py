@@ -26,7 +26,16 @@ from rlx_mlir.dialects import elementwise as ew
 from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects import rlx
 from rlx_mlir.dialects.scan import LoopOp, ScanBackwardOp, ScanOp
-from rlx_mlir.lowering import contraction, delta_rule, indexing, movement, reduction, reduction_region, state_space
+from rlx_mlir.lowering import (
+    contraction,
+    delta_rule,
+    indexing,
+    movement,
+    reduction,
+    reduction_region,
+    rnn,
+    state_space,
+)
 from rlx_mlir.lowering.elementwise import region_kernels
 from rlx_mlir.lowering.emitter import Emitter
 from rlx_mlir.lowering.kernel import (
@@ -447,6 +456,7 @@ KERNELS: dict[type[Operation], Emit] = {
     **reduction_region.KERNELS,
     **delta_rule.KERNELS,
     **state_space.KERNELS,
+    **rnn.KERNELS,
 }  # type: ignore[dict-item]
 """The kernel emitter of each op that runs code (one module per family)."""
 

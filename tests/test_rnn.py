@@ -1,0 +1,219 @@
+"""rlx.lstm, rlx.gru and rlx.rnn against torch.nn.LSTM/GRU/RNN (batch_first).
+
+torch is the reference: its parameters are packed as the ops take them
+(`weight_ih_l{k}{,_reverse}` concatenated per layer then per direction; LSTM
+and RNN take b_ih + b_hh as one bias) and both run on the same inputs in
+the same precision. Tolerance: 1e-5 relative on float64 (the kernels'
+polynomial sigmoid/tanh are a few ULPs off, far below it) and 1e-4 on f32,
+with an absolute floor of the same size for values near zero.
+
+Cases cover 1-3 layers, one and two directions, initial state present or
+absent, state results present or absent (hn without h0), B = 1, S = 1,
+I != H, the relu RNN, sizes that leave partial register tiles (rows past a
+multiple of 8, gate columns past a multiple of the panel width), 1 and 2
+threads (the batch split into units), and carried state: one call over S
+steps equals two calls over S1 + S2 with the state passed on.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+import rlx_mlir as rlx
+from rlx_mlir.builder import Builder
+from rlx_mlir.runtime import Executable
+
+torch = pytest.importorskip("torch")
+
+TOLERANCE = {"f32": 1e-4, "f64": 1e-5}
+TORCH_TYPES = {"f32": torch.float32, "f64": torch.float64}
+STATES = {"lstm": 2, "gru": 1, "rnn": 1}
+
+
+@dataclass(frozen=True)
+class Case:
+    kind: str
+    batch: int
+    seq: int
+    input_size: int
+    hidden: int
+    layers: int = 1
+    bidirectional: bool = False
+    state_in: bool = False
+    state_out: bool = True
+    nonlinearity: str = "tanh"
+
+    @property
+    def dirs(self) -> int:
+        return 2 if self.bidirectional else 1
+
+    def state_shape(self) -> tuple[int, int, int]:
+        return (self.layers * self.dirs, self.batch, self.hidden)
+
+
+def seed(case: Case) -> int:
+    """A per-case seed that is the same in every process (str hashes are not)."""
+    return zlib.crc32(repr(case).encode())
+
+
+def torch_module(case: Case, dtype: str) -> torch.nn.Module:
+    torch.manual_seed(seed(case))
+    cls = {"lstm": torch.nn.LSTM, "gru": torch.nn.GRU, "rnn": torch.nn.RNN}[case.kind]
+    extra = {"nonlinearity": case.nonlinearity} if case.kind == "rnn" else {}
+    module = cls(case.input_size, case.hidden, case.layers, batch_first=True, bidirectional=case.bidirectional,
+                 **extra)
+    return module.to(TORCH_TYPES[dtype])
+
+
+def packed_weights(module: torch.nn.Module, case: Case) -> list[np.ndarray]:
+    """w_ih, w_hh, then the bias operands, as the ops take them."""
+    suffixes = ("", "_reverse")[: case.dirs]
+
+    def cat(name: str) -> np.ndarray:
+        return np.concatenate(
+            [getattr(module, f"{name}_l{k}{s}").detach().numpy().ravel() for k in range(case.layers) for s in suffixes]
+        )
+
+    w_ih, w_hh, b_ih, b_hh = (cat(n) for n in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"))
+    return [w_ih, w_hh, b_ih, b_hh] if case.kind == "gru" else [w_ih, w_hh, b_ih + b_hh]
+
+
+def compile_case(case: Case, dtype: str, weights: list[np.ndarray], threads: int = 2) -> Executable:
+    b = Builder(case.kind)
+    x = b.input((case.batch, case.seq, case.input_size), dtype)
+    operands = [b.input(w.shape, dtype) for w in weights]
+    state = [b.input(case.state_shape(), dtype) for _ in range(STATES[case.kind])] if case.state_in else None
+    extra = {"nonlinearity": case.nonlinearity} if case.kind == "rnn" else {}
+    results = getattr(b, case.kind)(x, *operands, hidden_size=case.hidden, num_layers=case.layers,
+                                    bidirectional=case.bidirectional, state=state, return_state=case.state_out,
+                                    **extra)
+    b.output(*(results if case.state_out else (results,)))
+    return rlx.compile(b.module(), threads=threads)
+
+
+def reference(module: torch.nn.Module, case: Case, x: np.ndarray, state: list[np.ndarray]) -> list[np.ndarray]:
+    """y, then every state tensor, from torch."""
+    given = [torch.from_numpy(s) for s in state]
+    initial = (tuple(given) if case.kind == "lstm" else given[0]) if given else None
+    with torch.no_grad():
+        y, final = module(torch.from_numpy(x), initial)
+    finals = final if case.kind == "lstm" else (final,)
+    return [y.numpy(), *(f.numpy() for f in finals)]
+
+
+def inputs(case: Case, dtype: str) -> tuple[np.ndarray, list[np.ndarray]]:
+    rng = np.random.default_rng(seed(case))
+    np_type = np.float32 if dtype == "f32" else np.float64
+    x = rng.standard_normal((case.batch, case.seq, case.input_size)).astype(np_type)
+    state = [rng.standard_normal(case.state_shape()).astype(np_type) for _ in range(STATES[case.kind])]
+    return x, state if case.state_in else []
+
+
+def assert_close(got: np.ndarray, want: np.ndarray, dtype: str, what: str) -> None:
+    tol = TOLERANCE[dtype]
+    assert got.shape == want.shape, what
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol, err_msg=what)
+
+
+CASES = [
+    Case("lstm", 2, 5, 3, 4),  # hn, cn without h0, c0
+    Case("lstm", 3, 4, 5, 6, layers=2, bidirectional=True, state_in=True),
+    Case("lstm", 1, 1, 4, 3, layers=3, bidirectional=True, state_out=False),  # B = 1, S = 1
+    Case("lstm", 9, 3, 5, 37, bidirectional=True, state_in=True),  # partial row tiles and gate panels
+    Case("gru", 2, 5, 3, 4),
+    Case("gru", 3, 4, 5, 6, layers=2, bidirectional=True, state_in=True),
+    Case("gru", 1, 1, 4, 3, layers=3, state_in=True, state_out=False),
+    Case("gru", 9, 3, 5, 37, state_in=True),
+    Case("rnn", 2, 5, 3, 4),
+    Case("rnn", 3, 4, 5, 6, layers=3, bidirectional=True, state_in=True),
+    Case("rnn", 1, 1, 4, 3, layers=2, bidirectional=True, state_out=False),
+    Case("rnn", 9, 3, 5, 37, state_in=True),
+    Case("rnn", 3, 4, 5, 6, layers=2, bidirectional=True, state_in=True, nonlinearity="relu"),
+    Case("rnn", 2, 6, 3, 5, nonlinearity="relu"),
+]
+
+
+def case_id(case: Case) -> str:
+    parts = [case.kind, f"B{case.batch}S{case.seq}I{case.input_size}H{case.hidden}L{case.layers}"]
+    parts += ["bi"] if case.bidirectional else []
+    parts += ["h0"] if case.state_in else []
+    parts += ["hn"] if case.state_out else []
+    parts += [case.nonlinearity] if case.kind == "rnn" else []
+    return "-".join(parts)
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64"])
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_matches_torch(case: Case, dtype: str) -> None:
+    module = torch_module(case, dtype)
+    weights = packed_weights(module, case)
+    x, state = inputs(case, dtype)
+    got = compile_case(case, dtype, weights)(x, *weights, *state)
+    want = reference(module, case, x, state)
+    assert len(got) == (len(want) if case.state_out else 1)
+    for k, (g, w) in enumerate(zip(got, want)):
+        assert_close(g, w, dtype, f"{case_id(case)} result {k}")
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_threads_agree(threads: int) -> None:
+    """One unit per thread (directions, then batch parts) or all on one: the same numbers."""
+    case = Case("lstm", 9, 6, 7, 20, layers=2, state_in=True)
+    module = torch_module(case, "f64")
+    weights = packed_weights(module, case)
+    x, state = inputs(case, "f64")
+    got = compile_case(case, "f64", weights, threads=threads)(x, *weights, *state)
+    for k, (g, w) in enumerate(zip(got, reference(module, case, x, state))):
+        assert_close(g, w, "f64", f"threads={threads} result {k}")
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64"])
+@pytest.mark.parametrize("kind", ["lstm", "gru", "rnn"])
+def test_carried_state(kind: str, dtype: str) -> None:
+    """S steps in one call == S1 steps, then S2 steps from the first call's final state."""
+    seq, first = 7, 3
+    whole = Case(kind, 3, seq, 4, 5, layers=2, bidirectional=False, state_in=True)
+    head = Case(kind, 3, first, 4, 5, layers=2, state_in=True)
+    tail = Case(kind, 3, seq - first, 4, 5, layers=2, state_in=True)
+    module = torch_module(whole, dtype)
+    weights = packed_weights(module, whole)
+    x, state = inputs(whole, dtype)
+    y, *final = compile_case(whole, dtype, weights)(x, *weights, *state)
+    y1, *middle = compile_case(head, dtype, weights)(x[:, :first].copy(), *weights, *state)
+    y2, *end = compile_case(tail, dtype, weights)(x[:, first:].copy(), *weights, *middle)
+    assert_close(np.concatenate([y1, y2], axis=1), y, dtype, "y")
+    for k, (g, w) in enumerate(zip(end, final)):
+        assert_close(g, w, dtype, f"state {k}")
+    for k, (g, w) in enumerate(zip(final, reference(module, whole, x, state)[1:])):
+        assert_close(g, w, dtype, f"state {k} vs torch")
+
+
+def test_first_call_of_a_stream_starts_from_zero() -> None:
+    """No initial state is the zero state: the same as passing zeros explicitly."""
+    case = Case("lstm", 2, 4, 3, 5, state_in=False)
+    with_zeros = Case("lstm", 2, 4, 3, 5, state_in=True)
+    module = torch_module(case, "f64")
+    weights = packed_weights(module, case)
+    x, _ = inputs(case, "f64")
+    zeros = [np.zeros(case.state_shape()) for _ in range(2)]
+    got = compile_case(case, "f64", weights)(x, *weights)
+    want = compile_case(with_zeros, "f64", weights)(x, *weights, *zeros)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("kind", ["lstm", "gru", "rnn"])
+def test_zero_steps_pass_the_state_through(kind: str) -> None:
+    """S = 0: y is empty and the final state is the initial state."""
+    case = Case(kind, 2, 0, 3, 4, layers=2, state_in=True)
+    module = torch_module(case, "f64")
+    weights = packed_weights(module, case)
+    x, state = inputs(case, "f64")
+    y, *final = compile_case(case, "f64", weights)(x, *weights, *state)
+    assert y.shape == (2, 0, 4)
+    for got, given in zip(final, state, strict=True):
+        np.testing.assert_array_equal(got, given)
