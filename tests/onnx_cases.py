@@ -19,8 +19,10 @@ SHAPE_OPERANDS = {
     "Reshape": {1}, "Expand": {1}, "Slice": {1, 2, 3, 4}, "Squeeze": {1}, "Unsqueeze": {1},
     "ReduceSum": {1}, "ReduceMean": {1}, "ReduceMax": {1}, "ReduceMin": {1}, "ReduceProd": {1},
     "Split": {1}, "Pad": {1, 2, 3},
+    "LSTM": {1, 2, 3, 4}, "GRU": {1, 2, 3, 4}, "RNN": {1, 2, 3, 4},
 }
-"""Operand positions that must be known at import; node tests feed them as graph inputs."""
+"""Operand positions that must be known at import (shapes, axes; the recurrent
+ops' weights, repacked at import); node tests feed them as graph inputs."""
 
 
 def supported_cases() -> list:

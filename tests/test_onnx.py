@@ -68,6 +68,22 @@ def test_dynamic_dimensions_take_input_shapes() -> None:
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("cell", ["LSTM", "GRU", "RNN"])
+def test_an_exported_recurrent_layer_matches_onnxruntime(cell: str) -> None:
+    """torch.nn.LSTM/GRU/RNN as torch.onnx exports them (sequence first, ONNX gate
+    order, GRU with linear_before_reset = 1): repacked into rlx's ops at import."""
+    torch.manual_seed(2)
+    layer = getattr(torch.nn, cell)(6, 5, bidirectional=True).eval()
+    x = torch.randn(7, 3, 6)  # [S, B, I]
+    buffer = io.BytesIO()
+    torch.onnx.export(layer, (x,), buffer, input_names=["x"], opset_version=17, dynamo=False)
+    blob = buffer.getvalue()
+    want = onnxruntime.InferenceSession(blob).run(None, {"x": x.numpy()})
+    got = rlx.compile(load(blob))(x.numpy())
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
+
+
 def test_every_unsupported_node_is_listed_in_one_error() -> None:
     x = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, 3])
     y = helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [2, 3])
