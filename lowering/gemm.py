@@ -14,10 +14,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import DenseArrayBase, VectorType, f32, f64, i8, i32, i64
-from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.dialects.builtin import f32, f64, i8, i32
+from xdsl.ir import Region, SSAValue
 
 from rlx_mlir import blas
+from rlx_mlir.lowering import vectors
 from rlx_mlir.lowering.element_types import Codec
 from rlx_mlir.lowering.emitter import Emitter
 from rlx_mlir.lowering.kernel import PTR, External, Kernel, kernel_function
@@ -109,61 +110,6 @@ VECTOR_BYTES = 64
 """The widest vector the tiles use (<16 x float>); narrower tails halve it."""
 
 
-def _column_pieces(cols: int, widest: int) -> list[tuple[int, int]]:
-    """(offset, width) pieces covering `cols` columns: full vectors, then halves, ..., scalars."""
-    pieces, offset, width = [], 0, widest
-    while offset < cols:
-        while width > cols - offset:
-            width //= 2
-        pieces.append((offset, width))
-        offset += width
-    return pieces
-
-
-def _vector_type(item: Codec, width: int) -> Attribute:
-    return item.storage if width == 1 else VectorType(item.storage, [width])
-
-
-def _load_vector(e: Emitter, item: Codec, base: SSAValue, index: SSAValue, width: int) -> SSAValue:
-    at = e.op(llvm.GEPOp(base, [llvm.GEP_USE_SSA_VAL], item.storage, ssa_indices=[index], inbounds=True))
-    return e.op(llvm.LoadOp(at, _vector_type(item, width), alignment=item.dtype.nbytes))
-
-
-def _store_vector(e: Emitter, item: Codec, value: SSAValue, base: SSAValue, index: SSAValue) -> None:
-    at = e.op(llvm.GEPOp(base, [llvm.GEP_USE_SSA_VAL], item.storage, ssa_indices=[index], inbounds=True))
-    e.op(llvm.StoreOp(value, at, alignment=item.dtype.nbytes))
-
-
-def _splat(e: Emitter, scalar: SSAValue, width: int) -> SSAValue:
-    if width == 1:
-        return scalar
-    vector = VectorType(scalar.type, [width])
-    one = e.op(llvm.InsertElementOp(e.op(llvm.UndefOp(vector)), scalar, e.const(i32, 0)))
-    return e.op(llvm.ShuffleVectorOp(one, one, DenseArrayBase.from_list(i32, [0] * width), vector))
-
-
-def _accumulate(
-    e: Emitter,
-    region: Region,
-    count: int,
-    init: list[SSAValue],
-    step: Callable[[SSAValue, list[SSAValue]], list[SSAValue]],
-) -> list[SSAValue]:
-    """values = init; for i in range(count): values = step(i, values); the final values."""
-    header, loop, exit_ = Block(arg_types=[i64, *(v.type for v in init)]), Block(), Block()
-    region.add_block(header)
-    region.add_block(loop)
-    e.op(llvm.BrOp(header, e.i64(0), *init))
-    e.move_to(header)
-    index, *values = header.args
-    e.op(llvm.CondBrOp(e.icmp("slt", index, e.i64(count)), loop, [], exit_, []))
-    e.move_to(loop)
-    e.op(llvm.BrOp(header, e.add(index, e.i64(1)), *step(index, list(values))))
-    region.add_block(exit_)
-    e.move_to(exit_)
-    return list(values)
-
-
 @dataclass(frozen=True)
 class Matrix:
     """Where `register_tile` finds element (i, j) of an operand: ptr[base + i·row + j·col]."""
@@ -182,22 +128,22 @@ def register_tile(
     VECTOR_BYTES, then halves) held in registers over the whole k loop, acc +=
     splat(A[r, kk]) * B[kk, j0:j1] with vector FMAs, then one store each."""
     rows, cols, k = shape
-    pieces = _column_pieces(cols, VECTOR_BYTES // item.dtype.nbytes)
+    pieces = vectors.pieces(cols, VECTOR_BYTES // item.dtype.nbytes)
 
     def step(kk: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
         b_at = e.add(b.base, e.mul(kk, e.i64(b.row)))
-        bs = [_load_vector(e, item, b.ptr, e.add(b_at, e.i64(off)), w) for off, w in pieces]
+        bs = [vectors.load(e, item.storage, b.ptr, e.add(b_at, e.i64(off)), w) for off, w in pieces]
         a_at = e.add(a.base, e.mul(kk, e.i64(a.col)))
         new = []
         for r in range(rows):
-            scalar = _load_vector(e, item, a.ptr, e.add(a_at, e.i64(r * a.row)), 1)
-            splats = {w: _splat(e, scalar, w) for w in {w for _, w in pieces}}
+            scalar = vectors.load(e, item.storage, a.ptr, e.add(a_at, e.i64(r * a.row)), 1)
+            splats = {w: vectors.splat(e, scalar, w) for w in {w for _, w in pieces}}
             for p, ((_, w), bv) in enumerate(zip(pieces, bs)):
                 new.append(e.fma(splats[w], bv, accs[r * len(pieces) + p]))
         return new
 
-    zeros = [_splat(e, e.const(item.compute, 0.0), w) for _, w in pieces]
-    accs = _accumulate(e, region, k, zeros * rows, step)
+    zeros = [vectors.splat(e, e.const(item.compute, 0.0), w) for _, w in pieces]
+    accs = vectors.carry(e, region, k, zeros * rows, step)
     for r in range(rows):
         for (off, _), acc in zip(pieces, accs[r * len(pieces) : (r + 1) * len(pieces)]):
-            _store_vector(e, item, acc, c.ptr, e.add(c.base, e.i64(r * c.row + off)))
+            vectors.store(e, acc, c.ptr, e.add(c.base, e.i64(r * c.row + off)))
