@@ -77,6 +77,21 @@ def if_then(e: Emitter, region: Region, condition: SSAValue, then: Callable[[], 
     e.move_to(after)
 
 
+def if_else(
+    e: Emitter, region: Region, condition: SSAValue, then: Callable[[], None], other: Callable[[], None]
+) -> None:
+    """if condition: then() else: other(); continue after both."""
+    taken, not_taken, after = Block(), Block(), Block()
+    e.op(llvm.CondBrOp(condition, taken, [], not_taken, []))
+    for block, branch in ((taken, then), (not_taken, other)):
+        region.add_block(block)
+        e.move_to(block)
+        branch()
+        e.op(llvm.BrOp(after))
+    region.add_block(after)
+    e.move_to(after)
+
+
 @dataclass(frozen=True)
 class LoopNest:
     """Coalesced iteration space: extents (outermost first), per-operand strides

@@ -65,7 +65,7 @@ from rlx_mlir.lowering.element_types import Codec, codec
 from rlx_mlir.lowering.emitter import Emitter
 from rlx_mlir.lowering.gemm import gemm_call, gemm_external, single_threaded_blas
 from rlx_mlir.lowering.kernel import Kernel, KernelContext, StackArray, kernel_function
-from rlx_mlir.lowering.loops import for_range
+from rlx_mlir.lowering.loops import for_range, if_else
 
 CHUNK = 64
 """Steps per chunk of Mamba2's chunked (SSD) form."""
@@ -338,21 +338,6 @@ def _sum_loop(
     region.add_block(exit_)
     e.move_to(exit_)
     return acc
-
-
-def _if_else(
-    e: Emitter, region: Region, condition: SSAValue, then: Callable[[], None], other: Callable[[], None]
-) -> None:
-    """if condition: then() else: other(); continue after both."""
-    taken, not_taken, after = Block(), Block(), Block()
-    e.op(llvm.CondBrOp(condition, taken, [], not_taken, []))
-    for block, branch in ((taken, then), (not_taken, other)):
-        region.add_block(block)
-        e.move_to(block)
-        branch()
-        e.op(llvm.BrOp(after))
-    region.add_block(after)
-    e.move_to(after)
 
 
 @dataclass(frozen=True)
@@ -707,7 +692,7 @@ def selective_scan_kernels(op: rc.SelectiveScanOp, ctx: KernelContext) -> list[K
                 def update(exp: Callable[[Emitter, SSAValue], SSAValue]) -> Callable[[], None]:
                     return lambda: _groups(e, region, n_, SCAN_GROUP, lambda n0, size: group(n0, size, exp))
 
-                _if_else(e, region, in_range, update(m.exp_in_range), update(m.exp))
+                if_else(e, region, in_range, update(m.exp_in_range), update(m.exp))
                 _loop(e, region, count, lambda j: item.store(e, acc.get(e, j), ptr["y"], _at(e, first, j)))
 
             _loop(e, region, seq, step)
