@@ -136,7 +136,8 @@ def rnn_section(bench: Bench) -> None:
             torch_ms = bench.time(lambda: module(xt))
         rlx_ms = bench.time(lambda: exe(x, *weights))
         size = f"B{batch} S{seq} I{input_size} H{hidden}"
-        report(bench, f"{title} {size} f32", rnn_gflop(kind, layers, dirs), rlx_ms, {f"torch.nn.{kind.upper()}": torch_ms})
+        peers = {f"torch.nn.{kind.upper()}": torch_ms}
+        report(bench, f"{title} {size} f32", rnn_gflop(kind, layers, dirs), rlx_ms, peers)
 
 
 SECTIONS: list[Callable[[Bench], None]] = [rnn_section]
