@@ -25,10 +25,12 @@ from __future__ import annotations
 
 import argparse
 import os
-from types import ModuleType
 
 import numpy as np
-from elementwise import median_ms  # the one timing loop of benchmarks/ (this script's folder is on sys.path)
+from elementwise import (  # the one timing loop of benchmarks/ (this script's folder is on sys.path)
+    median_ms,
+    torch_or_none,
+)
 
 import rlx_mlir as rlx
 from rlx_mlir.builder import Builder
@@ -54,16 +56,6 @@ def gelu_tanh(h: np.ndarray) -> np.ndarray:
     return 0.5 * h * (1 + np.tanh(np.float32(np.sqrt(2 / np.pi)) * (h + np.float32(0.044715) * h**3)))
 
 
-def torch_or_none() -> ModuleType | None:
-    try:
-        import torch
-    except ImportError:
-        print("(torch is not installed: its rows are skipped; pip install -e '.[bench]')")
-        return None
-    torch.set_num_threads(THREADS)
-    return torch
-
-
 def report(title: str, gflop: float, rlx_ms: float, peers: dict[str, float]) -> None:
     print(f"\n{title}")
     print(f"  {'rlx_mlir':<22}{rlx_ms:9.3f} ms   {gflop / rlx_ms:6.1f} GFLOP/s")
@@ -76,7 +68,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=15)
     repeat = parser.parse_args().repeat
     rng = np.random.default_rng(0)
-    torch = torch_or_none()
+    torch = torch_or_none(THREADS)
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     coretype = os.environ.get("OPENBLAS_CORETYPE", "unset")
     print(f"threads = {THREADS} (CPUs: {cpus}); OPENBLAS_CORETYPE = {coretype}")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Callable
+from types import ModuleType
 
 import numpy as np
 
@@ -36,6 +37,17 @@ def chain_ir(name: str, n: int, transcendental: bool) -> str:
         f"  %r = rlx.sub %p, %q : ({t}, {t}) -> {t}\n"
         f"  func.return %r : {t}\n}}\n"
     )
+
+
+def torch_or_none(threads: int) -> ModuleType | None:
+    """PyTorch on `threads` threads, or None (its rows are skipped) without the bench extra."""
+    try:
+        import torch
+    except ImportError:
+        print("(torch is not installed: its rows are skipped; pip install -e '.[bench]')")
+        return None
+    torch.set_num_threads(threads)
+    return torch
 
 
 def median_ms(fn: Callable[[], object], repeat: int) -> float:

@@ -25,7 +25,10 @@ from dataclasses import dataclass
 from types import ModuleType
 
 import numpy as np
-from elementwise import median_ms  # the one timing loop of benchmarks/ (this script's folder is on sys.path)
+from elementwise import (  # the one timing loop of benchmarks/ (this script's folder is on sys.path)
+    median_ms,
+    torch_or_none,
+)
 
 import rlx_mlir as rlx
 from rlx_mlir.builder import Builder
@@ -45,16 +48,6 @@ class Bench:
 
     def time(self, fn: Callable[[], object]) -> float:
         return median_ms(fn, self.repeat)
-
-
-def torch_or_none() -> ModuleType | None:
-    try:
-        import torch
-    except ImportError:
-        print("(torch is not installed: its rows are skipped; pip install -e '.[bench]')")
-        return None
-    torch.set_num_threads(THREADS)
-    return torch
 
 
 def sgemm_gflops(repeat: int) -> float:
@@ -428,7 +421,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=7)
     repeat = parser.parse_args().repeat
-    torch = torch_or_none()
+    torch = torch_or_none(THREADS)
     bench = Bench(repeat, np.random.default_rng(0), torch, sgemm_gflops(repeat))
     print(f"threads = {THREADS}; sgemm f32 2048^3: {bench.sgemm_gflops:.1f} GFLOP/s")
     for section in SECTIONS:
