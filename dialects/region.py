@@ -21,7 +21,8 @@ elementwise rlx ops (`elementwise.py`), isolated from above and ended by
 from __future__ import annotations
 
 from abc import ABC
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
@@ -292,14 +293,22 @@ class ElementwiseRegionOp(ScalarBodyRegionOp):
         return region_op, outputs
 
     @classmethod
-    def covering(cls, op: Operation) -> ElementwiseRegionOp | None:
-        """`op` as a region: itself if it is one, an outlined stand-in (not inserted:
-        the caller erases it) for a lone tensor-level elementwise op, else None."""
+    @contextmanager
+    def covering(cls, op: Operation) -> Iterator[ElementwiseRegionOp | None]:
+        """`op` as a region for the `with` block: itself if it is one, an outlined
+        stand-in for a lone tensor-level elementwise op, else None. The stand-in is
+        never inserted and holds uses of the op's inputs, so it is erased on exit:
+        build the fused op inside the block and rewrite the IR after it."""
         if isinstance(op, cls):
-            return op
-        if is_elementwise(op) and check_same_level(op):
-            return cls.outline([op])[0]
-        return None
+            yield op
+        elif is_elementwise(op) and check_same_level(op):
+            stand_in = cls.outline([op])[0]
+            try:
+                yield stand_in
+            finally:
+                stand_in.erase(safe_erase=False)
+        else:
+            yield None
 
     @classmethod
     def replace(cls, ops: Sequence[Operation], anchor: Operation) -> ElementwiseRegionOp:

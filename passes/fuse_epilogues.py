@@ -59,10 +59,16 @@ class FuseMatmulEpilogue(RewritePattern):
         if len(uses) != 1:
             return
         consumer = uses[0].operation
-        region = rg.ElementwiseRegionOp.covering(consumer)
-        if region is None:
-            return
-        k = list(region.inputs).index(matmul.result) if list(region.inputs).count(matmul.result) == 1 else -1
+        with rg.ElementwiseRegionOp.covering(consumer) as region:
+            fused = None if region is None else self._fused(matmul, region)
+        if fused is not None:
+            rewriter.replace(consumer, fused)
+            rewriter.erase(matmul)
+
+    @staticmethod
+    def _fused(matmul: ct.MatmulOp, region: rg.ElementwiseRegionOp) -> rg.ContractionRegionOp | None:
+        inputs = list(region.inputs)
+        k = inputs.index(matmul.result) if inputs.count(matmul.result) == 1 else -1
         fusible = (
             k >= 0
             and len(region.outputs) == 1
@@ -70,20 +76,16 @@ class FuseMatmulEpilogue(RewritePattern):
             and shape_of(matmul.result.type) == region.iteration_shape
             and index_maps.accesses(region.maps[k]) == index_maps.identity(region.maps[k].num_dims)
         )
-        if fusible:
-            others = [i for i in range(len(region.inputs)) if i != k]
-            fused = rg.ContractionRegionOp(
-                matmul,
-                [region.inputs[i] for i in others],
-                [region.maps[i] for i in others],
-                region.outputs[0].type,
-                _body_with_product_first(region, k),
-            )
-        if region is not consumer:  # the outlined stand-in holds uses of its inputs
-            region.erase(safe_erase=False)
-        if fusible:
-            rewriter.replace(consumer, fused)
-            rewriter.erase(matmul)
+        if not fusible:
+            return None
+        others = [i for i in range(len(inputs)) if i != k]
+        return rg.ContractionRegionOp(
+            matmul,
+            [inputs[i] for i in others],
+            [region.maps[i] for i in others],
+            region.outputs[0].type,
+            _body_with_product_first(region, k),
+        )
 
 
 @dataclass(frozen=True)

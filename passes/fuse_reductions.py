@@ -20,7 +20,7 @@ the reduction region's index maps too).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -41,28 +41,12 @@ from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects.common import shape_of
 
 
-def fusible_producer(value: SSAValue) -> rg.ElementwiseRegionOp | None:
-    """The single-result elementwise region computing `value` for this one use
-    (`ElementwiseRegionOp.covering`), or None."""
+def _fusible_producer(value: SSAValue) -> Operation | None:
+    """The single-result op computing `value` for this one use, or None."""
     producer = value.owner
     if not isinstance(producer, Operation) or sum(1 for _ in value.uses) != 1 or len(producer.results) != 1:
         return None
-    return rg.ElementwiseRegionOp.covering(producer)
-
-
-class FuseReductionPrologue(RewritePattern):
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: rd.ReduceOp, rewriter: PatternRewriter) -> None:
-        region = fusible_producer(op.input)
-        if region is None:
-            return
-        producer = op.input.owner
-        fused = rg.ReductionRegionOp.of(op, region)
-        if region is not producer:  # the outlined stand-in for a lone op holds uses of its inputs
-            region.erase(safe_erase=False)
-        rewriter.replace(op, fused)
-        assert isinstance(producer, Operation)
-        rewriter.erase(producer)
+    return producer
 
 
 def _pointwise(values: Sequence[SSAValue], maps: Sequence[AffineMap], space: tuple[int, ...]) -> bool:
@@ -71,25 +55,41 @@ def _pointwise(values: Sequence[SSAValue], maps: Sequence[AffineMap], space: tup
     return all(shape_of(v.type) == () or (shape_of(v.type) == space and m == identity) for v, m in zip(values, maps))
 
 
+def _fuse_prologue(
+    op: rd.ReduceOp | rd.NormalizeOp,
+    rewriter: PatternRewriter,
+    build: Callable[[rg.ElementwiseRegionOp], Operation | None],
+) -> None:
+    """Replace `op` by `build(region of its producer)` unless that declines (None)."""
+    producer = _fusible_producer(op.input)
+    if producer is None:
+        return
+    with rg.ElementwiseRegionOp.covering(producer) as region:
+        fused = None if region is None else build(region)
+    if fused is not None:
+        rewriter.replace(op, fused)
+        rewriter.erase(producer)
+
+
+class FuseReductionPrologue(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: rd.ReduceOp, rewriter: PatternRewriter) -> None:
+        _fuse_prologue(op, rewriter, lambda region: rg.ReductionRegionOp.of(op, region))
+
+
 class FuseNormalizePrologue(RewritePattern):
     """softmax(chain(x)): the chain becomes the prologue of a normalize region."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: rd.NormalizeOp, rewriter: PatternRewriter) -> None:
-        region = fusible_producer(op.input)
-        if region is None:
-            return
-        producer = op.input.owner
-        fused = None
-        if _pointwise(region.inputs, region.maps, shape_of(op.input.type)):
-            fused = rg.NormalizeRegionOp.of(op, region)
-        if region is not producer:
-            region.erase(safe_erase=False)
-        if fused is None:
-            return
-        rewriter.replace(op, fused)
-        assert isinstance(producer, Operation)
-        rewriter.erase(producer)
+        space = shape_of(op.input.type)
+        _fuse_prologue(
+            op,
+            rewriter,
+            lambda region: (
+                rg.NormalizeRegionOp.of(op, region) if _pointwise(region.inputs, region.maps, space) else None
+            ),
+        )
 
 
 class FuseNormalizeEpilogue(RewritePattern):
@@ -103,16 +103,11 @@ class FuseNormalizeEpilogue(RewritePattern):
         if len(uses) != 1:
             return
         consumer = uses[0].operation
-        region = rg.ElementwiseRegionOp.covering(consumer)
-        if region is None:
-            return
-        fused = self._fused(op, region, result)
-        if region is not consumer:
-            region.erase(safe_erase=False)
-        if fused is None:
-            return
-        rewriter.replace(consumer, fused)
-        rewriter.erase(op)
+        with rg.ElementwiseRegionOp.covering(consumer) as region:
+            fused = None if region is None else self._fused(op, region, result)
+        if fused is not None:
+            rewriter.replace(consumer, fused)
+            rewriter.erase(op)
 
     @staticmethod
     def _fused(
