@@ -22,12 +22,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
+import torch  # the reference (a test dependency: the .[test] extra), never skipped
 
 import rlx_mlir as rlx
 from rlx_mlir.builder import Builder
 from rlx_mlir.runtime import Executable
-
-torch = pytest.importorskip("torch")
 
 TOLERANCE = {"f32": 1e-4, "f64": 1e-5}
 TORCH_TYPES = {"f32": torch.float32, "f64": torch.float64}
