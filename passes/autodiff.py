@@ -480,8 +480,10 @@ def _check_scatter(op: mv.ReducingScatter) -> str:
 def _scatter_nd(b: Backward, op: mv.ScatterNdOp, g: SSAValue) -> Cotangents:
     reduction = _check_scatter(op)
     if b.wants(op.data):
-        cleared = g if reduction == "add" else b.emit(mv.ScatterNdOp(g, op.indices, b.zeros(op.updates), "none", g.type))
-        yield op.data, cleared
+        if reduction == "add":
+            yield op.data, g
+        else:  # the scattered positions were overwritten: no gradient reaches them
+            yield op.data, b.emit(mv.ScatterNdOp(g, op.indices, b.zeros(op.updates), "none", g.type))
     if b.wants(op.updates):
         yield op.updates, b.emit(mv.GatherNdOp(g, op.indices, 0, op.updates.type))
 
