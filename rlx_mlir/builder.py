@@ -53,16 +53,26 @@ def tensor_type(shape: Sequence[int], dtype: str | Attribute) -> TensorType:
         if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 0:
             raise ArgumentError(f"shape {tuple(shape)}: each dimension must be an integer >= 0, got {d!r}")
     shape = [int(d) for d in shape]
-    if isinstance(dtype, str):
-        try:
-            dtype = dtypes.from_name(dtype).ir_type
-        except KeyError:
-            raise ArgumentError(f"unknown element type '{dtype}' (supported: {dtypes.supported_names()})") from None
-    return TensorType(dtype, list(shape))
+    return TensorType(element_dtype(dtype).ir_type if isinstance(dtype, str) else dtype, list(shape))
+
+
+def element_dtype(name: str) -> dtypes.DType:
+    """The element type called `name`, or an ArgumentError listing the supported ones."""
+    try:
+        return dtypes.from_name(name)
+    except KeyError:
+        raise ArgumentError(f"unknown element type '{name}' (supported: {dtypes.supported_names()})") from None
 
 
 def _group(state: SSAValue | None) -> list[SSAValue]:
     return [] if state is None else [state]
+
+
+def _family_op(table: dict[str, type[Operation]], family: str, name: str) -> type[Operation]:
+    """The op class `name` of one elementwise family, or the Builder's unknown-op error."""
+    if name not in table:
+        raise UnknownOpError(f"Builder has no {family} op '{name}' (known: {', '.join(sorted(table))})")
+    return table[name]
 
 
 class Builder:
@@ -109,13 +119,13 @@ class Builder:
 
     # op families -----------------------------------------------------------
     def unary(self, name: str, x: SSAValue) -> SSAValue:
-        return self._add(ew.UNARY_OPS[name](x))
+        return self._add(_family_op(ew.UNARY_OPS, "unary", name)(x))
 
     def binary(self, name: str, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self._add(ew.BINARY_OPS[name](a, b, self._broadcast_type(a, b)))
+        return self._add(_family_op(ew.BINARY_OPS, "binary", name)(a, b, self._broadcast_type(a, b)))
 
     def compare(self, name: str, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self._add(ew.COMPARE_OPS[name](a, b, self._broadcast_type(a, b, element=i1)))
+        return self._add(_family_op(ew.COMPARE_OPS, "compare", name)(a, b, self._broadcast_type(a, b, element=i1)))
 
     def __getattr__(self, name: str) -> Callable[..., SSAValue]:
         for table, family in ((ew.UNARY_OPS, self.unary), (ew.BINARY_OPS, self.binary), (ew.COMPARE_OPS, self.compare)):
@@ -170,6 +180,8 @@ class Builder:
             raise ArgumentError("Builder.concat needs at least one input")
         shapes = [shape_of(v.type) for v in inputs]
         rank = max(len(s) for s in shapes)
+        if not -rank <= axis < rank:  # the shape function indexes by it
+            raise ArgumentError(f"Builder.concat axis {axis} is out of range for rank {rank}")
         result = mv.concatenated_shape(shapes, self._axis(axis, rank))
         return self._add(mv.ConcatOp(inputs, axis, self._like(inputs[0], result)))
 
@@ -395,13 +407,13 @@ class Builder:
         return self._add(ew.ActivationBackwardOp(x, dy, kind, self._broadcast_type(x, dy)))
 
     def constant(self, value: np.ndarray | complex, dtype: str = "f32") -> SSAValue:
-        t = tensor_type(np.shape(value), dtype)
-        target = dtypes.from_name(dtype)
+        target = element_dtype(dtype)
         try:
             with np.errstate(invalid="raise", over="raise"):
                 array = np.asarray(value, dtype=target.numpy)
-        except (ValueError, TypeError, OverflowError, FloatingPointError) as error:
+        except (ValueError, TypeError, OverflowError, FloatingPointError) as error:  # also a ragged list
             raise ArgumentError(f"Builder.constant: {value!r} does not fit {dtype} ({error})") from None
+        t = tensor_type(array.shape, dtype)
         flat = array.reshape(-1).tolist()
         if target.kind is Kind.COMPLEX:
             flat = [(v.real, v.imag) for v in flat]
