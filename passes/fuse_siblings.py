@@ -9,10 +9,11 @@ one `rlx.elementwise_region` yielding both sets of results, so `x + b` and
 
 The merge keeps the graph acyclic: two siblings are merged only when neither
 depends on the other through any path (the later one would otherwise both
-feed and consume the merged op). The check walks the ops between the two, in
-block order, tracking what the earlier one reaches; those reached ops move
-below the merged op (they cannot feed the later sibling, which they do not
-reach), so the block stays in a valid order without a global re-sort.
+feed and consume the merged op). The check walks the ops after the earlier
+one, in block order, tracking what it reaches, up to `WINDOW` ops (so the pass
+stays linear in block size); the reached ops between the two move below the
+merged op (they cannot feed the later sibling, which they do not reach), so
+the block stays in a valid order without a global re-sort.
 
 Only computations in the same block are merged (a scan body is one block
 among others); reductions, contractions and normalizations keep their own
@@ -21,7 +22,7 @@ fusion passes, which run first in the default pipeline.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -77,47 +78,52 @@ def merge(first: rg.ElementwiseRegionOp, second: rg.ElementwiseRegionOp) -> rg.E
     return merged
 
 
-def reached_between(first: Operation, second: Operation) -> list[Operation] | None:
-    """The ops strictly between `first` and `second` (`first` earlier in their
-    block) that use `first`'s results, directly or not; None when `second` is
-    one of them. (Tensor-level ops with regions, scans and fused regions, are
-    isolated from above: their operands are all they read.)"""
-    reached_values: set[SSAValue] = set(first.results)
-    reached: list[Operation] = []
-    op = first.next_op
-    while op is not None and op is not second:
-        if any(v in reached_values for v in op.operands):
-            reached.append(op)
-            reached_values.update(op.results)
-        op = op.next_op
-    if any(v in reached_values for v in second.operands):
-        return None
-    return reached
+WINDOW = 64
+"""How many ops after a computation the search for its sibling walks: keeps the
+pass linear in block size (a value read by every region of a long chain has
+siblings all along it), and siblings further apart would keep the first one's
+results alive longer for little gain."""
 
 
-def _later_siblings(op: Operation) -> list[Operation]:
-    """The candidates after `op` in its block that read one of its inputs over
-    its shape, nearest first."""
-    block = op.parent
-    if block is None:
-        return []
+def _siblings(op: Operation) -> set[Operation]:
+    """The other candidates in `op`'s block that read one of its operands over its shape."""
     space = _space(op)
-    found = {use.operation for value in op.operands for use in value.uses}
-    index = block.get_operation_index(op)
-    later = [(block.get_operation_index(other), other) for other in found
-             if other is not op and other.parent is block and is_sibling_candidate(other) and _space(other) == space]
-    return [other for position, other in sorted(later, key=lambda pair: pair[0]) if position > index]
+    users = {use.operation for value in op.operands for use in value.uses}
+    return {other for other in users
+            if other is not op and other.parent is op.parent and is_sibling_candidate(other) and _space(other) == space}
+
+
+def later_independent_siblings(op: Operation) -> Iterator[tuple[Operation, list[Operation]]]:
+    """Each sibling within `WINDOW` ops after `op` that does not depend on it,
+    nearest first, with the ops between them that do (they must follow the
+    merged op). One walk in block order tracks what `op` reaches. (Tensor-level
+    ops with regions, scans and fused regions, are isolated from above: their
+    operands are all they read.)"""
+    siblings = _siblings(op)
+    if not siblings:  # the common case (a chain): no walk
+        return
+    reached_values: set[SSAValue] = set(op.results)
+    reached: list[Operation] = []
+    current = op.next_op
+    for _ in range(WINDOW):
+        if current is None:
+            return
+        if any(v in reached_values for v in current.operands):
+            reached.append(current)
+            reached_values.update(current.results)
+        elif current in siblings:
+            yield current, list(reached)
+        current = current.next_op
 
 
 class FuseSiblings(RewritePattern):
-    """Merge an elementwise computation with the first later sibling it may join."""
+    """Merge an elementwise computation with the nearest later sibling it may join."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not is_sibling_candidate(op):
             return
-        for other in _later_siblings(op):
-            reached = reached_between(op, other)
-            if reached is not None and self._fused(op, other, reached, rewriter):
+        for other, reached in later_independent_siblings(op):
+            if self._fused(op, other, reached, rewriter):
                 return
 
     @staticmethod

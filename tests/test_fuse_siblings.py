@@ -12,7 +12,7 @@ import pytest
 
 import rlx_mlir as rlx
 from rlx_mlir.passes.default_pipeline import TENSOR_PASSES, spec
-from rlx_mlir.passes.fuse_siblings import FuseSiblingsPass
+from rlx_mlir.passes.fuse_siblings import WINDOW, FuseSiblingsPass
 
 WITHOUT_SIBLINGS = spec(tuple(p for p in TENSOR_PASSES if not isinstance(p, FuseSiblingsPass)))
 
@@ -87,3 +87,23 @@ def test_merged_siblings_match_separate_kernels_bit_for_bit(name: str) -> None:
     inputs = _inputs(fused)
     for got, want in zip(fused(*inputs), separate(*inputs), strict=True):
         np.testing.assert_array_equal(got, want)
+
+
+def _siblings_apart(between: int) -> str:
+    """neg(x) and exp(x) with `between` ops on another value between them."""
+    t = "tensor<16xf32>"
+    lines = [f"func.func @f(%x: {t}, %y: {t}) -> ({t}, {t}, {t}) {{", f"  %n = rlx.neg %x : ({t}) -> {t}",
+             f"  %y0 = rlx.abs %y : ({t}) -> {t}"]
+    lines += [f"  %y{k} = rlx.abs %y{k - 1} : ({t}) -> {t}" for k in range(1, between)]
+    lines += [f"  %e = rlx.exp %x : ({t}) -> {t}", f"  func.return %n, %e, %y{between - 1} : {t}, {t}, {t}", "}"]
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("between, merged", [(10, 1), (WINDOW + 1, 0)])
+def test_siblings_merge_within_the_window(between: int, merged: int) -> None:
+    """The search for a sibling stops WINDOW ops on (the pass stays linear in block size)."""
+    exe = rlx.compile(_siblings_apart(between), pipeline="fuse-siblings")
+    assert _multi_result_regions(exe.planned_ir) == merged
+    x, y = np.linspace(-2, 2, 16, dtype=np.float32), np.ones(16, np.float32)
+    n, e, _ = exe(x, y)
+    np.testing.assert_array_equal(n, -x)

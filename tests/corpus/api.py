@@ -40,6 +40,11 @@ def indexed(op: str, attrs: str, data: str, indices: str, result: str) -> str:
             f"  %r = {op} %d, %i {attrs} : ({data}, {indices}) -> {result}\n  func.return %r : {result}\n}}\n")
 
 
+HUGE_SPLAT = """func.func @f() -> tensor<100000000000000xf32> {
+  %c = rlx.constant dense<1.0> : tensor<100000000000000xf32>
+  func.return %c : tensor<100000000000000xf32>
+}
+"""
 GATHER = indexed("rlx.gather", "{axis = 0 : i64}", "tensor<4x3xf32>", "tensor<2xi64>", "tensor<2x3xf32>")
 GATHER_ELEMENTS = indexed("rlx.gather_elements", "{axis = 1 : i64}", "tensor<4x3xf32>", "tensor<4x3xi32>",
                           "tensor<4x3xf32>")
@@ -167,6 +172,8 @@ CASES: dict[str, tuple[Callable[[], object], type[Exception], str]] = {
         "rlx.gather_elements: index 3 is out of range for axis 1 with size 3"),
     "gather_nd index past the end": (lambda: exe(GATHER_ND)(D, np.array([[0, 0], [0, 3]], np.int64)), IndexError,
                                      "rlx.gather_nd: index 3 is out of range"),
+    "a splat result of 10^14 elements": (lambda: exe(HUGE_SPLAT)(), rlx.AllocationError,
+                                         "its results cannot be allocated"),
     # ---- Builder misuse
     "Builder unknown dtype": (builder_call(lambda b: b.input((2,), "f128")), rlx.ArgumentError, "f128"),
     "Builder string shape": (builder_call(lambda b: b.input("4x3")), rlx.ArgumentError,
