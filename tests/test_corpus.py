@@ -34,16 +34,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from corpus import api, cli
 
 import rlx_mlir as rlx
 from rlx_mlir.cli import opt as opt_cli
 
 HERE = Path(__file__).resolve().parent
 CORPUS = HERE / "corpus"
-sys.path.insert(0, str(CORPUS))  # the case tables are data modules, not test modules
-
-import api  # noqa: E402
-import cli  # noqa: E402
 
 DEADLINE = 60
 """Seconds any one in-process case may take before it counts as a hang."""
