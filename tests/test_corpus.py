@@ -14,7 +14,7 @@ Sources, one case each:
 Every IR case goes through `rlx.compile` (the exact error type and the
 fragment) and, unless compile() alone rejects it (CompileError: IR that is
 valid but not compilable), through rlx-opt's main in-process (exit 1, one
-line `rlx-opt: error: ...`, no escaped exception). Any other exception type
+line `rlx-opt: error: ...` holding the fragment too, no escaped exception). Any other exception type
 fails the case, and so does a case running past `DEADLINE` (a hang); a crash
 takes the run down. In-process cases run back to back; the CLI cases run as
 processes, a few at a time, before their checks.
@@ -61,6 +61,8 @@ class IRCase:
     error: type[Exception]
     pattern: re.Pattern[str]
     """What the message must contain (a literal fragment, or a FileCheck line as a regex)."""
+    cli_pattern: re.Pattern[str] | None = None
+    """What rlx-opt's line must contain, where it is worded otherwise (else `pattern`)."""
 
 
 def _literal(fragment: str) -> re.Pattern[str]:
@@ -103,7 +105,8 @@ def lit_verifier_cases() -> dict[str, IRCase]:
 
 
 def generated_cases() -> dict[str, IRCase]:
-    return {f"generated: {name}": IRCase(text, error, _literal(fragment))
+    return {f"generated: {name}": IRCase(text, error, _literal(fragment), _literal(api.CLI_WORDING[name])
+                                         if name in api.CLI_WORDING else None)
             for name, (text, error, fragment) in api.GENERATED_IR.items()}
 
 
@@ -171,6 +174,7 @@ def test_ir_case(name: str, tmp_path: Path) -> None:
     code, stderr = rlx_opt(source)
     lines = stderr.strip().splitlines()
     assert code == 1 and len(lines) == 1 and lines[0].startswith("rlx-opt: error: "), (code, stderr)
+    assert (case.cli_pattern or case.pattern).search(lines[0]), f"rlx-opt's line lacks the message: {lines[0]}"
 
 
 @pytest.mark.parametrize("name", api.CASES)

@@ -291,7 +291,7 @@ func.func @f() -> tensor<2xi7> {
 // -----
 
 // An f80 element.
-// expect: ParseError: <input>: unsupported syntax: a type or literal xDSL cannot represent
+// expect: ParseError: unsupported syntax: a type or literal xDSL cannot represent
 func.func @f() -> tensor<2xf80> {
   %c = rlx.constant dense<1.0> : tensor<2xf80>
   func.return %c : tensor<2xf80>
