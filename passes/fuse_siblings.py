@@ -54,17 +54,16 @@ def _reads(region: rg.ElementwiseRegionOp) -> set[tuple[SSAValue, AffineMap]]:
 def merge(first: rg.ElementwiseRegionOp, second: rg.ElementwiseRegionOp) -> rg.ElementwiseRegionOp:
     """One region computing both bodies (not inserted): inputs read the same way
     are read once, and it yields `first`'s results, then `second`'s."""
-    reads: list[tuple[SSAValue, AffineMap]] = []
+    slots: dict[tuple[SSAValue, AffineMap], int] = {}
     for read in (*zip(first.inputs, first.maps), *zip(second.inputs, second.maps)):
-        if read not in reads:
-            reads.append(read)
-    block = rg.make_region_block([value.type for value, _ in reads])
+        slots.setdefault(read, len(slots))
+    block = rg.make_region_block([value.type for value, _ in slots])
     yielded: list[SSAValue] = []
     for region in (first, second):
-        scalars: dict[SSAValue, SSAValue] = {}
+        scalars: dict[SSAValue, SSAValue] = {}  # clone() adds each cloned result to it
         for arg, read in zip(region.body.block.args, zip(region.inputs, region.maps)):
-            scalars[arg] = block.args[reads.index(read)]
-            block.args[reads.index(read)].name_hint = arg.name_hint
+            scalars[arg] = block.args[slots[read]]
+            scalars[arg].name_hint = arg.name_hint
         for op in region.body.block.ops:
             if isinstance(op, rg.YieldOp):
                 yielded.extend(scalars[v] for v in op.values)
@@ -72,10 +71,16 @@ def merge(first: rg.ElementwiseRegionOp, second: rg.ElementwiseRegionOp) -> rg.E
                 block.add_op(op.clone(value_mapper=scalars))
     block.add_op(rg.YieldOp(*yielded))
     result_types = [r.type for r in (*first.outputs, *second.outputs)]
-    merged = rg.ElementwiseRegionOp([v for v, _ in reads], [m for _, m in reads], result_types, Region([block]))
+    merged = rg.ElementwiseRegionOp([v for v, _ in slots], [m for _, m in slots], result_types, Region([block]))
     for old, new in zip((*first.outputs, *second.outputs), merged.outputs):
         new.name_hint = old.name_hint
     return merged
+
+
+MAX_RESULTS = 16
+"""Results of one merged region at most: each is an output stream of the
+kernel, and a value read by hundreds of siblings would otherwise become one
+kernel with hundreds of stores per point."""
 
 
 WINDOW = 64
@@ -129,7 +134,8 @@ class FuseSiblings(RewritePattern):
     @staticmethod
     def _fused(first: Operation, second: Operation, reached: Sequence[Operation], rewriter: PatternRewriter) -> bool:
         with rg.ElementwiseRegionOp.covering(first) as a, rg.ElementwiseRegionOp.covering(second) as b:
-            merged = merge(a, b) if a is not None and b is not None and _reads(a) & _reads(b) else None
+            fits = a is not None and b is not None and len(a.outputs) + len(b.outputs) <= MAX_RESULTS
+            merged = merge(a, b) if fits and _reads(a) & _reads(b) else None
         if merged is None:
             return False
         rewriter.insert(merged, InsertPoint.before(second))

@@ -12,7 +12,7 @@ import pytest
 
 import rlx_mlir as rlx
 from rlx_mlir.passes.default_pipeline import TENSOR_PASSES, spec
-from rlx_mlir.passes.fuse_siblings import WINDOW, FuseSiblingsPass
+from rlx_mlir.passes.fuse_siblings import MAX_RESULTS, WINDOW, FuseSiblingsPass
 
 WITHOUT_SIBLINGS = spec(tuple(p for p in TENSOR_PASSES if not isinstance(p, FuseSiblingsPass)))
 
@@ -107,3 +107,19 @@ def test_siblings_merge_within_the_window(between: int, merged: int) -> None:
     x, y = np.linspace(-2, 2, 16, dtype=np.float32), np.ones(16, np.float32)
     n, e, _ = exe(x, y)
     np.testing.assert_array_equal(n, -x)
+
+
+def test_a_merged_region_has_at_most_max_results() -> None:
+    """Twenty siblings of one x: one region of MAX_RESULTS results and one of the rest."""
+    t, count = "tensor<8xf32>", MAX_RESULTS + 4
+    ops = ["neg", "abs", "exp", "tanh", "sin", "cos", "sigmoid", "relu"]
+    lines = [f"func.func @f(%x: {t}) -> ({', '.join([t] * count)}) {{"]
+    lines += [f"  %r{k} = rlx.{ops[k % len(ops)]} %x : ({t}) -> {t}" for k in range(count)]
+    lines += [f"  func.return {', '.join(f'%r{k}' for k in range(count))} : {', '.join([t] * count)}", "}"]
+    text = "\n".join(lines)
+    exe = rlx.compile(text, pipeline="fuse-siblings")
+    heads = [line.split("=")[0] for line in exe.planned_ir.splitlines() if "= rlx.elementwise_region" in line]
+    assert sorted(head.count("%") for head in heads) == [count - MAX_RESULTS, MAX_RESULTS]
+    x = np.linspace(-3, 3, 8, dtype=np.float32)
+    for got, want in zip(exe(x), rlx.compile(text, pipeline="")(x), strict=True):
+        np.testing.assert_array_equal(got, want)
