@@ -471,3 +471,129 @@ func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
   }
   func.return %r : tensor<4xf32>
 }
+
+// -----
+
+// Where with two operands.
+// expect: ParseError: Expected 3 operands, but got 2
+func.func @f(%c: tensor<4xi1>, %x: tensor<4xf32>) -> tensor<4xf32> {
+  %r = rlx.where %c, %x : (tensor<4xi1>, tensor<4xf32>) -> tensor<4xf32>
+  func.return %r : tensor<4xf32>
+}
+
+// -----
+
+// Matmul with one operand.
+// expect: ParseError: Expected 2 operands, but got 1
+func.func @f(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %r = rlx.matmul %x : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  func.return %r : tensor<4x4xf32>
+}
+
+// -----
+
+// Gather with one operand.
+// expect: ParseError: Expected 2 operands, but got 1
+func.func @f(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  %r = rlx.gather %x {axis = 0 : i64} : (tensor<4x3xf32>) -> tensor<4x3xf32>
+  func.return %r : tensor<4x3xf32>
+}
+
+// -----
+
+// Reduce_sum with two operands.
+// expect: ParseError: Expected 1 operand, but got 2
+func.func @f(%x: tensor<4x3xf32>, %y: tensor<4x3xf32>) -> tensor<4xf32> {
+  %r = rlx.reduce_sum %x, %y {axes = array<i64: 1>} : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4xf32>
+  func.return %r : tensor<4xf32>
+}
+
+// -----
+
+// Narrow without its attributes.
+// expect: VerificationError: property 'axis' expected in operation 'rlx.narrow'
+func.func @f(%x: tensor<4x3xf32>) -> tensor<2x3xf32> {
+  %r = rlx.narrow %x : (tensor<4x3xf32>) -> tensor<2x3xf32>
+  func.return %r : tensor<2x3xf32>
+}
+
+// -----
+
+// Narrow with a float length.
+// expect: VerificationError: 2.000000e+00 : f64 should be of base attribute integer
+func.func @f(%x: tensor<4x3xf32>) -> tensor<2x3xf32> {
+  %r = rlx.narrow %x {axis = 0 : i64, start = 0 : i64, length = 2.0 : f64} : (tensor<4x3xf32>) -> tensor<2x3xf32>
+  func.return %r : tensor<2x3xf32>
+}
+
+// -----
+
+// Reduce_sum with keepdims as an integer.
+// expect: VerificationError: Expected attribute i1 but got i64
+func.func @f(%x: tensor<4x3xf32>) -> tensor<4xf32> {
+  %r = rlx.reduce_sum %x {axes = array<i64: 1>, keepdims = 1 : i64} : (tensor<4x3xf32>) -> tensor<4xf32>
+  func.return %r : tensor<4xf32>
+}
+
+// -----
+
+// Softmax with a float axis.
+// expect: VerificationError: 1.000000e+00 : f64 should be of base attribute integer
+func.func @f(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  %r = rlx.softmax %x {axis = 1.0 : f64} : (tensor<4x3xf32>) -> tensor<4x3xf32>
+  func.return %r : tensor<4x3xf32>
+}
+
+// -----
+
+// Argmax with a string select_last_index.
+// expect: VerificationError: "yes" should be of base attribute integer
+func.func @f(%x: tensor<4x3xf32>) -> tensor<4xi64> {
+  %r = rlx.argmax %x {axis = 1 : i64, select_last_index = "yes"} : (tensor<4x3xf32>) -> tensor<4xi64>
+  func.return %r : tensor<4xi64>
+}
+
+// -----
+
+// Reduce_sum with axes as i32.
+// expect: VerificationError: 'rlx.reduce_sum' axes must be array<i64: ...>, got array<i32: 1>
+func.func @f(%x: tensor<4x3xf32>) -> tensor<4xf32> {
+  %r = rlx.reduce_sum %x {axes = array<i32: 1>} : (tensor<4x3xf32>) -> tensor<4xf32>
+  func.return %r : tensor<4xf32>
+}
+
+// -----
+
+// Concat with a string axis.
+// expect: VerificationError: "0" should be of base attribute integer
+func.func @f(%x: tensor<4x3xf32>, %y: tensor<4x3xf32>) -> tensor<8x3xf32> {
+  %r = rlx.concat %x, %y {axis = "0"} : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<8x3xf32>
+  func.return %r : tensor<8x3xf32>
+}
+
+// -----
+
+// Scatter_nd with an unknown reduction.
+// expect: VerificationError: 'rlx.scatter_nd' reduction "avg" is not one of none, add, mul, max, min
+func.func @f(%d: tensor<4x3xf32>, %i: tensor<2x1xi64>, %u: tensor<2x3xf32>) -> tensor<4x3xf32> {
+  %r = rlx.scatter_nd %d, %i, %u {reduction = "avg"} : (tensor<4x3xf32>, tensor<2x1xi64>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  func.return %r : tensor<4x3xf32>
+}
+
+// -----
+
+// Expand with two operands.
+// expect: ParseError: Expected 1 operand, but got 2
+func.func @f(%x: tensor<3xf32>, %y: tensor<3xf32>) -> tensor<4x3xf32> {
+  %r = rlx.expand %x, %y : (tensor<3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+  func.return %r : tensor<4x3xf32>
+}
+
+// -----
+
+// Cast with no operand.
+// expect: ParseError: Expected 1 operand, but got 0
+func.func @f() -> tensor<4xf32> {
+  %r = rlx.cast : () -> tensor<4xf32>
+  func.return %r : tensor<4xf32>
+}
