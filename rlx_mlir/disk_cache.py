@@ -12,6 +12,11 @@ never reads what an older one wrote) and of llvmlite's version:
   MCJIT loads through llvmlite's object-cache callbacks instead of running
   O3 and codegen again (`rlx_mlir/jit.py`).
 
+A hit in a fresh process costs one stat walk of the package (`fingerprint`,
+once per process), two entry reads and MCJIT loading the stored object into
+an empty module (`rlx_mlir/jit.py`: no IR is parsed); `tests/test_disk_cache.py`
+checks it is >= 20x cheaper than a miss.
+
 Location: `$RLX_MLIR_CACHE_DIR`, else `$XDG_CACHE_HOME/rlx_mlir`, else
 `~/.cache/rlx_mlir`. `RLX_MLIR_CACHE=0` turns the cache off. Clear it with
 `rlx_mlir.disk_cache.clear()` (or by deleting the directory). Entries are
