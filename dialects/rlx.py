@@ -145,6 +145,9 @@ class ConstantOp(IRDLOperation):
                 parser.raise_error(f"a value of the dense literal does not fit its element type ({error})", start)
             if not isinstance(value, DenseIntOrFPElementsAttr):
                 parser.raise_error("rlx.constant expects a dense elements attribute, e.g. dense<1.0> : tensor<4xf32>")
+            if _overflows(value):
+                element = element_type(value.type)
+                parser.raise_error(f"a value of the dense literal is out of range for {element}", start)
             op = cls(value)
         op.attributes.update(attrs)
         return op
@@ -155,6 +158,13 @@ class ConstantOp(IRDLOperation):
         self.value.print_without_type(printer)
         printer.print_string(" : ")
         printer.print_attribute(self.result.type)
+
+
+def _overflows(value: DenseIntOrFPElementsAttr) -> bool:
+    """Whether a float literal list holds an infinity: rlx text has no inf
+    literal, so it is a decimal literal beyond the type (1.0e309 in f64)."""
+    dtype = dtypes.lookup(element_type(value.type))
+    return dtype is not None and dtype.kind is Kind.FLOAT and any(math.isinf(v) for v in value.iter_values())
 
 
 def _parse_splat(parser: Parser) -> ConstantOp | None:
@@ -186,8 +196,9 @@ def _literal_value(parser: Parser, literal: float, dtype: dtypes.DType, span: tu
     """The literal as a value of `dtype`: in range, or a parse error at the literal naming both."""
     if dtype.kind is Kind.FLOAT:
         largest = float(ml_dtypes.finfo(dtype.numpy).max)
-        if math.isfinite(literal) and abs(literal) > largest:
-            parser.raise_error(f"{literal} is out of range for {dtype.name} (largest finite value {largest:g})", *span)
+        if abs(literal) > largest:
+            shown = "a literal beyond f64's range" if math.isinf(literal) else literal  # the lexer made it inf
+            parser.raise_error(f"{shown} is out of range for {dtype.name} (largest finite value {largest:g})", *span)
         return float(literal)
     if isinstance(literal, float):
         parser.raise_error(f"{literal} is not an integer, as {dtype.name} needs", *span)

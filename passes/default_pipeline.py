@@ -17,6 +17,7 @@ from rlx_mlir.passes.canonicalize_broadcast import CanonicalizeBroadcastPass
 from rlx_mlir.passes.fuse_elementwise import FuseElementwisePass
 from rlx_mlir.passes.fuse_epilogues import FuseEpiloguesPass
 from rlx_mlir.passes.fuse_reductions import FuseReductionsPass
+from rlx_mlir.passes.fuse_siblings import FuseSiblingsPass
 from rlx_mlir.passes.lower_to_llvm import LowerToLLVMPass
 from rlx_mlir.passes.plan_memory import PlanMemoryPass
 
@@ -26,12 +27,14 @@ TENSOR_PASSES: tuple[ModulePass, ...] = (
     FuseElementwisePass(),
     FuseReductionsPass(),
     FuseEpiloguesPass(),
+    FuseSiblingsPass(),
     CanonicalizeBroadcastPass(),
 )
 """Graph-level rewrites: op canonicalizations (transpose/reverse chains, identity
 slices and pads), expands folded into implicit broadcasts, chains fused, chains
 feeding reductions fused in as their prologues and chains after matmuls as
-their epilogues, then index-map ops (expand,
+their epilogues, elementwise siblings that read one input merged, then
+index-map ops (expand,
 transpose, slice, ...) folded into the fused regions."""
 
 BACKEND_PASSES: tuple[ModulePass, ...] = (PlanMemoryPass(), LowerToLLVMPass())

@@ -25,6 +25,12 @@ def _fuse_elementwise() -> type[ModulePass]:
     return FuseElementwisePass
 
 
+def _fuse_siblings() -> type[ModulePass]:
+    from rlx_mlir.passes.fuse_siblings import FuseSiblingsPass
+
+    return FuseSiblingsPass
+
+
 def _fuse_epilogues() -> type[ModulePass]:
     from rlx_mlir.passes.fuse_epilogues import FuseEpiloguesPass
 
@@ -63,6 +69,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "fuse-elementwise": _fuse_elementwise,
         "fuse-reductions": _fuse_reductions,
         "fuse-epilogues": _fuse_epilogues,
+        "fuse-siblings": _fuse_siblings,
         "plan-memory": _plan_memory,
         "lower-to-llvm": _lower_to_llvm,
         "default": _default_pipeline,

@@ -53,16 +53,42 @@ def tensor_type(shape: Sequence[int], dtype: str | Attribute) -> TensorType:
         if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 0:
             raise ArgumentError(f"shape {tuple(shape)}: each dimension must be an integer >= 0, got {d!r}")
     shape = [int(d) for d in shape]
-    if isinstance(dtype, str):
-        try:
-            dtype = dtypes.from_name(dtype).ir_type
-        except KeyError:
-            raise ArgumentError(f"unknown element type '{dtype}' (supported: {dtypes.supported_names()})") from None
-    return TensorType(dtype, list(shape))
+    if not isinstance(dtype, (str, Attribute)):
+        raise ArgumentError(f"an element type is a name such as 'f32', got {dtype!r}")
+    return TensorType(element_dtype(dtype).ir_type if isinstance(dtype, str) else dtype, list(shape))
+
+
+def integer(value: object, what: str) -> int:
+    """`value` as an int attribute of an op (`what` names it), or an ArgumentError."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ArgumentError(f"{what} must be an integer, got {value!r}")
+    return int(value)
+
+
+def integers(values: object, what: str) -> list[int]:
+    """`values` as a list of int attribute entries, or an ArgumentError."""
+    if not isinstance(values, (list, tuple, range, np.ndarray)):
+        raise ArgumentError(f"{what} must be a list of integers, got {values!r}")
+    return [integer(v, f"{what} entry") for v in values]
+
+
+def element_dtype(name: str) -> dtypes.DType:
+    """The element type called `name`, or an ArgumentError listing the supported ones."""
+    try:
+        return dtypes.from_name(name)
+    except KeyError:
+        raise ArgumentError(f"unknown element type '{name}' (supported: {dtypes.supported_names()})") from None
 
 
 def _group(state: SSAValue | None) -> list[SSAValue]:
     return [] if state is None else [state]
+
+
+def _family_op(table: dict[str, type[Operation]], family: str, name: str) -> type[Operation]:
+    """The op class `name` of one elementwise family, or the Builder's unknown-op error."""
+    if name not in table:
+        raise UnknownOpError(f"Builder has no {family} op '{name}' (known: {', '.join(sorted(table))})")
+    return table[name]
 
 
 class Builder:
@@ -109,13 +135,13 @@ class Builder:
 
     # op families -----------------------------------------------------------
     def unary(self, name: str, x: SSAValue) -> SSAValue:
-        return self._add(ew.UNARY_OPS[name](x))
+        return self._add(_family_op(ew.UNARY_OPS, "unary", name)(x))
 
     def binary(self, name: str, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self._add(ew.BINARY_OPS[name](a, b, self._broadcast_type(a, b)))
+        return self._add(_family_op(ew.BINARY_OPS, "binary", name)(a, b, self._broadcast_type(a, b)))
 
     def compare(self, name: str, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self._add(ew.COMPARE_OPS[name](a, b, self._broadcast_type(a, b, element=i1)))
+        return self._add(_family_op(ew.COMPARE_OPS, "compare", name)(a, b, self._broadcast_type(a, b, element=i1)))
 
     def __getattr__(self, name: str) -> Callable[..., SSAValue]:
         for table, family in ((ew.UNARY_OPS, self.unary), (ew.BINARY_OPS, self.binary), (ew.COMPARE_OPS, self.compare)):
@@ -133,36 +159,44 @@ class Builder:
         return self._add(ew.CastOp(x, tensor_type(shape_of(x.type), dtype)))
 
     def expand(self, x: SSAValue, shape: Sequence[int]) -> SSAValue:
-        return self._add(rlx.ExpandOp(x, TensorType(element_type(x.type), list(shape))))
+        return self._add(rlx.ExpandOp(x, tensor_type(shape, element_type(x.type))))
 
     def reshape(self, x: SSAValue, shape: Sequence[int]) -> SSAValue:
-        return self._add(rlx.ReshapeOp(x, TensorType(element_type(x.type), list(shape))))
+        return self._add(rlx.ReshapeOp(x, tensor_type(shape, element_type(x.type))))
 
     # data movement and indexing (result shapes from dialects/movement.py) ----
     def _like(self, x: SSAValue, shape: Sequence[int]) -> TensorType:
         return TensorType(element_type(x.type), list(shape))
 
     def _axis(self, axis: int, rank: int) -> int:
+        axis = integer(axis, "axis")
         return axis % rank if rank and -rank <= axis < rank else axis
 
     def transpose(self, x: SSAValue, perm: Sequence[int]) -> SSAValue:
+        perm = integers(perm, "Builder.transpose perm")
         return self._add(mv.TransposeOp(x, perm, self._like(x, mv.transposed_shape(shape_of(x.type), perm))))
 
     def slice(self, x: SSAValue, starts: Sequence[int], steps: Sequence[int], lengths: Sequence[int]) -> SSAValue:
-        return self._add(mv.SliceOp(x, starts, steps, self._like(x, lengths)))
+        starts, steps = integers(starts, "Builder.slice starts"), integers(steps, "Builder.slice steps")
+        return self._add(mv.SliceOp(x, starts, steps, tensor_type(lengths, element_type(x.type))))
 
     def narrow(self, x: SSAValue, axis: int, start: int, length: int) -> SSAValue:
         shape = shape_of(x.type)
+        start, length = integer(start, "Builder.narrow start"), integer(length, "Builder.narrow length")
         result = mv.narrowed_shape(shape, self._axis(axis, len(shape)), length)
         return self._add(mv.NarrowOp(x, axis, start, length, self._like(x, result)))
 
     def reverse(self, x: SSAValue, axes: Sequence[int]) -> SSAValue:
-        return self._add(mv.ReverseOp(x, axes, x.type))
+        return self._add(mv.ReverseOp(x, integers(axes, "Builder.reverse axes"), x.type))
 
     def pad(
         self, x: SSAValue, before: Sequence[int], after: Sequence[int], mode: str = "constant", value: float = 0.0
     ) -> SSAValue:
+        before, after = integers(before, "Builder.pad before"), integers(after, "Builder.pad after")
         result = mv.padded_shape(shape_of(x.type), before, after)
+        if min(result, default=0) < 0:
+            raise ArgumentError(f"Builder.pad before {before} and after {after} cut more than the shape "
+                                f"{list(shape_of(x.type))} holds")
         return self._add(mv.PadOp(x, before, after, mode, value, self._like(x, result)))
 
     def concat(self, inputs: Sequence[SSAValue], axis: int) -> SSAValue:
@@ -170,6 +204,8 @@ class Builder:
             raise ArgumentError("Builder.concat needs at least one input")
         shapes = [shape_of(v.type) for v in inputs]
         rank = max(len(s) for s in shapes)
+        if not -rank <= axis < rank:  # the shape function indexes by it
+            raise ArgumentError(f"Builder.concat axis {axis} is out of range for rank {rank}")
         result = mv.concatenated_shape(shapes, self._axis(axis, rank))
         return self._add(mv.ConcatOp(inputs, axis, self._like(inputs[0], result)))
 
@@ -211,7 +247,7 @@ class Builder:
 
     def _reduce(self, op: type[rd.ReduceOp], x: SSAValue, axes: Sequence[int] | None, keepdims: bool) -> SSAValue:
         shape = shape_of(x.type)
-        axes = range(len(shape)) if axes is None else axes
+        axes = range(len(shape)) if axes is None else integers(axes, "reduction axes")
         kept = rd.reduced_shape(shape, {self._axis(a, len(shape)) for a in axes}, keepdims)
         return self._add(op(x, list(axes), keepdims, self._like(x, kept)))
 
@@ -249,10 +285,10 @@ class Builder:
         return self._arg_reduce(rd.ArgminOp, x, axis, keepdims, select_last_index)
 
     def softmax(self, x: SSAValue, axis: int = -1) -> SSAValue:
-        return self._add(rd.SoftmaxOp(x, axis))
+        return self._add(rd.SoftmaxOp(x, integer(axis, "Builder.softmax axis")))
 
     def log_softmax(self, x: SSAValue, axis: int = -1) -> SSAValue:
-        return self._add(rd.LogSoftmaxOp(x, axis))
+        return self._add(rd.LogSoftmaxOp(x, integer(axis, "Builder.log_softmax axis")))
 
     # recurrent ops: `state` is the optional initial state group (h0, c0 for
     # LSTM); with `return_state` the result is (output, *final state).
@@ -395,13 +431,13 @@ class Builder:
         return self._add(ew.ActivationBackwardOp(x, dy, kind, self._broadcast_type(x, dy)))
 
     def constant(self, value: np.ndarray | complex, dtype: str = "f32") -> SSAValue:
-        t = tensor_type(np.shape(value), dtype)
-        target = dtypes.from_name(dtype)
+        target = element_dtype(dtype)
         try:
             with np.errstate(invalid="raise", over="raise"):
                 array = np.asarray(value, dtype=target.numpy)
-        except (ValueError, TypeError, OverflowError, FloatingPointError) as error:
+        except (ValueError, TypeError, OverflowError, FloatingPointError) as error:  # also a ragged list
             raise ArgumentError(f"Builder.constant: {value!r} does not fit {dtype} ({error})") from None
+        t = tensor_type(array.shape, dtype)
         flat = array.reshape(-1).tolist()
         if target.kind is Kind.COMPLEX:
             flat = [(v.real, v.imag) for v in flat]

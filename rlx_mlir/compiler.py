@@ -49,8 +49,9 @@ def parse(text: str) -> ModuleOp:
         raise ParseError(str(error)) from None
     except VerifyException as error:  # an attribute of the wrong kind, caught while parsing
         raise VerificationError(str(error)) from None
-    except NotImplementedError as error:  # e.g. a semi-affine map
-        raise ParseError(f"<input>: unsupported syntax: {error}") from None
+    except NotImplementedError as error:  # e.g. a semi-affine map, an f80 constant (xDSL raises it bare)
+        detail = str(error) or "a type or literal xDSL cannot represent"
+        raise ParseError(f"<input>: unsupported syntax: {detail}") from None
     except MemoryError:
         raise ParseError("<input>: a constant is too large to hold in memory") from None
     except RecursionError:

@@ -124,7 +124,10 @@ def _compile(text: str, disk_key: str) -> CompiledModule:
     stored = _load_object(disk_key)
     context = llvm.create_context()
     tm = _target_machine()
-    parsed = llvm.parse_assembly(stored[0] if stored else text, context=context)
+    # On a hit MCJIT loads the stored object instead of generating code, so it
+    # needs no IR: an empty module skips parsing the optimized text.
+    parsed = llvm.parse_assembly("" if stored else text, context=context)
+    parsed.triple = host_target().triple
     parsed.data_layout = str(tm.target_data)
     if stored is None:
         parsed.verify()

@@ -1,8 +1,11 @@
 """The persistent compile cache (rlx_mlir/disk_cache.py) and pickled executables.
 
 Cache behaviour is checked by what each compile reports (`Executable.cached`)
-and what lands on disk, never by wall-clock time; the timings of the
-two-process case are printed (`pytest -s`) and quoted in the README.
+and what lands on disk. The one speed check is the issue's ratio (a second
+process compiles the README example >= 20x faster than the first), taken on
+CPU time (`time.process_time`, not wall-clock, which the shared machine's
+load would skew) with the fastest of a few fresh processes on each side; the
+timings are printed (`pytest -s`) and quoted in the README.
 """
 
 from __future__ import annotations
@@ -29,12 +32,12 @@ import json, sys, time
 import numpy as np
 import rlx_mlir as rlx
 text = open(sys.argv[1]).read()
-start = time.perf_counter()
+start, cpu = time.perf_counter(), time.process_time()
 exe = rlx.compile(text)
-seconds = time.perf_counter() - start
+seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu
 inputs = [np.linspace(-2, 2, int(np.prod(s.shape)), dtype=s.dtype.numpy).reshape(s.shape) for s in exe.inputs]
 (out,) = exe(*inputs)
-print(json.dumps({"cached": exe.cached, "seconds": seconds, "out": out.tolist()}))
+print(json.dumps({"cached": exe.cached, "seconds": seconds, "cpu_seconds": cpu_seconds, "out": out.tolist()}))
 """
 
 
@@ -52,9 +55,22 @@ def test_a_second_process_loads_everything_from_the_cache(tmp_path: Path) -> Non
     assert second["cached"] == {"module": True, "machine code": True}
     assert second["out"] == first["out"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["module", "object"]
-    ratio = first["seconds"] / second["seconds"]
-    print(f"\nREADME example: first process {first['seconds'] * 1e3:.1f} ms, second {second['seconds'] * 1e3:.1f} ms "
-          f"({ratio:.0f}x)")
+
+
+RUNS = 3
+"""Fresh processes on each side of the ratio; the fastest of each counts."""
+
+
+def test_a_second_process_is_at_least_20x_faster(tmp_path: Path) -> None:
+    colds = [compile_in_a_new_process(tmp_path / f"cold{k}") for k in range(RUNS)]
+    warms = [compile_in_a_new_process(tmp_path / "cold0") for _ in range(RUNS)]
+    assert all(not c["cached"]["module"] for c in colds) and all(w["cached"]["module"] for w in warms)
+    cold = min(c["cpu_seconds"] for c in colds)
+    warm = min(w["cpu_seconds"] for w in warms)
+    print(f"\nREADME example: first process {cold * 1e3:.1f} ms, second {warm * 1e3:.1f} ms of CPU "
+          f"({cold / warm:.0f}x; wall {min(c['seconds'] for c in colds) * 1e3:.1f} / "
+          f"{min(w['seconds'] for w in warms) * 1e3:.1f} ms)")
+    assert cold / warm >= 20
 
 
 def test_the_cache_can_be_turned_off(tmp_path: Path) -> None:

@@ -7,10 +7,13 @@ from typing import NoReturn
 
 from xdsl.utils.exceptions import ParseError
 
+from rlx_mlir.errors import ParseError as RlxParseError
+
 
 def one_line(error: BaseException) -> str:
-    """`file:line:col: message` for parse errors, the first line otherwise."""
-    if isinstance(error, ParseError):
+    """`file:line:col: message` for parse errors (xDSL's, or the API's that carry
+    its text: location first, message last), the first line otherwise."""
+    if isinstance(error, (ParseError, RlxParseError)):
         lines = [line.strip() for line in str(error).splitlines() if line.strip()]
         return f"{lines[0]}: {lines[-1]}" if len(lines) > 1 else lines[0]
     text = str(error).strip() or type(error).__name__

@@ -58,8 +58,10 @@ def main(args: Sequence[str] | None = None) -> None:
         RlxOptMain(description="rlx modular optimizer driver", args=args).run()
     except RecursionError:
         fail("rlx-opt", ValueError("the input nests too deeply (modules, regions or dense literals)"))
+    except NotImplementedError as error:  # xDSL raises it bare, e.g. for an f80 constant
+        fail("rlx-opt", ValueError(f"unsupported syntax: {str(error) or 'a type or literal xDSL cannot represent'}"))
     except (
-        ParseError, DiagnosticException, ValueError, OverflowError, OSError, NotImplementedError, MemoryError,
+        ParseError, DiagnosticException, ValueError, OverflowError, OSError, MemoryError,
         ArgSpecParseError,
     ) as error:
         fail("rlx-opt", error)

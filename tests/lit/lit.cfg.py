@@ -20,3 +20,8 @@ config.test_source_root = os.path.dirname(__file__)
 # installed tools rather than anything else on the user's PATH.
 tools_dir = os.path.dirname(sys.executable)
 config.environment["PATH"] = os.pathsep.join([tools_dir, config.environment.get("PATH", os.environ.get("PATH", ""))])
+
+# A PYTHONPATH given to lit reaches the tools, so a checkout that is not the
+# installed one (a worktree: `PYTHONPATH=$PWD lit tests/lit`) tests its own code.
+if "PYTHONPATH" in os.environ:
+    config.environment["PYTHONPATH"] = os.environ["PYTHONPATH"]
