@@ -69,6 +69,7 @@ class Executable:
     ) -> None:
         self.name = name
         self.inputs = tuple(inputs)
+        self._layouts = tuple((spec.shape, spec.dtype.numpy) for spec in self.inputs)
         self.outputs = tuple(outputs)
         self.memory_plan = memory_plan
         self.llvm_ir = llvm_ir
@@ -116,7 +117,7 @@ class Executable:
             raise ArgumentError(f"{self.name} takes its inputs by position, in order; got {listed}")
         inputs = self._check_inputs(arrays)
         outputs = self._check_outputs(out, inputs)
-        addresses = [_address(array) for array in (*inputs, *outputs)]
+        addresses = _addresses((*inputs, *outputs))
         with self._lock:
             self._io[:] = addresses
             self._status[0] = 0  # a kernel that meets a bad index writes all four fields
@@ -133,11 +134,11 @@ class Executable:
     def _check_inputs(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
         if len(arrays) != len(self.inputs):
             raise ArgumentError(f"{self.name} takes {len(self.inputs)} arrays, got {len(arrays)}")
-        checked = []
-        for k, (array, spec) in enumerate(zip(arrays, self.inputs)):
+        checked: list[np.ndarray] = []
+        for array, (shape, dtype) in zip(arrays, self._layouts):
             # the common case in two comparisons and a flag: a native C-contiguous array as specified
-            if type(array) is not np.ndarray or array.shape != spec.shape or array.dtype != spec.dtype.numpy:
-                array = self._convert_input(k, array, spec)
+            if type(array) is not np.ndarray or array.shape != shape or array.dtype != dtype:
+                array = self._convert_input(len(checked), array, self.inputs[len(checked)])
             elif not array.flags.c_contiguous:
                 array = np.ascontiguousarray(array)
             checked.append(array)
@@ -208,12 +209,25 @@ def _scalar_input(name: str, k: int, value: object, spec: TensorSpec) -> np.ndar
     return np.asarray(value, dtype=spec.dtype.numpy)
 
 
-def _address(array: np.ndarray) -> int:
-    """The data address of a C-contiguous array. Through a ctypes view of its buffer
-    (~0.3 us) when it is writeable and not empty; `array.ctypes.data` builds a ctypes
-    helper object (~1.2 us), which a decode step's eight arrays would pay per call."""
+def _addresses(arrays: Sequence[np.ndarray]) -> list[int]:
+    """The data addresses of C-contiguous arrays, each through a ctypes view of its
+    buffer (~0.3 us; `array.ctypes.data` builds a helper object, ~1.2 us, which a
+    decode step's eight arrays would pay per call); one read-only or empty array
+    sends them all through `_address`."""
     try:
-        return ctypes.addressof(ctypes.c_char.from_buffer(array))
+        return [_ADDRESS_OF(_VIEW(array)) for array in arrays]
+    except (TypeError, ValueError, BufferError):
+        return [_address(array) for array in arrays]
+
+
+_ADDRESS_OF, _VIEW = ctypes.addressof, ctypes.c_char.from_buffer
+
+
+def _address(array: np.ndarray) -> int:
+    """The data address of a C-contiguous array: through a view of its buffer when
+    that is writeable and not empty, else from NumPy's ctypes helper."""
+    try:
+        return _ADDRESS_OF(_VIEW(array))
     except (TypeError, ValueError, BufferError):  # read-only or empty
         return array.ctypes.data
 
