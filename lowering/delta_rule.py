@@ -228,6 +228,9 @@ def _sequential_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
     # A single step (decode) reads the initial state twice where it is, for Sᵀk and for the
     # update, instead of copying it decayed into the strip buffer and reading that back:
     # B1 H8 N128 12 us, 16 us through the buffer (f16/bf16 still decode into the buffer).
+    # Also tried: head h+1's Sᵀk in the sweep that updates head h (11.9 -> 11.3 us, not
+    # worth its code); on two threads the step takes 42 us per call instead of 18, all
+    # of it pthread start-up (`PARALLEL_CELLS`).
     in_place = s.seq == 1 and op.carries_in and not s.item.narrow
     if n * cols * wc.dtype.nbytes > STACK_LIMIT:
         raise ValueError(
