@@ -278,7 +278,6 @@ def _mamba2_blocked(op: rc.Mamba2Op, ctx: KernelContext) -> Kernel:
     wide = codec(item.compute)
     rows = _row_block(dims, wide.dtype.nbytes)
     blocks = -(-p_ // rows)
-
     steps = MAMBA2_STEPS
 
     def build(e: Emitter, region: Region, ptr: Pointers, begin: SSAValue, end: SSAValue) -> None:
