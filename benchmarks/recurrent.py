@@ -1,20 +1,21 @@
 """Recurrent ops: rlx_mlir vs torch.nn / PyTorch eager and a NumPy time loop,
 same inputs, one process, 2 threads for everyone.
 
-    python benchmarks/recurrent.py [--repeat 7]
+    python benchmarks/recurrent.py [--repeat 7] [--only gdn,mamba2]
 
 Prints median times, GFLOP/s, the ratio peer / rlx (> 1 means rlx is faster)
 and, for the scans, rlx's GFLOP/s as a fraction of the sgemm GFLOP/s measured
 at the start of the same run (rlx's own f32 matmul, 2048^3).
 
-Sections (one function each; `SECTIONS` runs them in order):
-- `rnn_section`: LSTM B8 S128 I256 H256 (1 layer; 2 layers bidirectional),
-  GRU and RNN at the same size, against torch.nn;
-- `ssm_section`: Mamba2 prefill B1 S2048 H8 P64 N128 and selective scan
-  B1 S2048 D1024 N16 against a NumPy loop vectorized over batch and heads and
-  PyTorch eager chunked (mamba's `ssd_minimal`), plus a Mamba2 decode step;
-- `gdn_section`: gated delta net prefill B1 S2048 H8 N128 against a NumPy loop
-  and fla's naive chunked gated delta rule in PyTorch eager, plus a decode step.
+Sections (one function each; `SECTIONS` names them for `--only` and runs them in order):
+- `rnn`: LSTM B8 S128 I256 H256 (1 layer; 2 layers bidirectional), GRU and
+  RNN at the same size, against torch.nn;
+- `gdn`: gated delta net prefill B1 S2048 H8 N128 against a NumPy loop and
+  fla's naive chunked gated delta rule in PyTorch eager, plus a decode step;
+- `mamba2`: Mamba2 prefill B1 S2048 H8 P64 N128 against a NumPy loop
+  vectorized over batch and heads and PyTorch eager chunked (mamba's
+  `ssd_minimal`), plus a decode step;
+- `scan`: selective scan B1 S2048 D1024 N16 against the NumPy loop.
 """
 
 from __future__ import annotations
@@ -133,7 +134,8 @@ def rnn_section(bench: Bench) -> None:
         report(bench, f"{title} {size} f32", rnn_gflop(kind, layers, dirs), rlx_ms, peers)
 
 
-SECTIONS: list[Callable[[Bench], None]] = [rnn_section]
+SECTIONS: dict[str, Callable[[Bench], None]] = {"rnn": rnn_section}
+"""The sections by the name `--only` takes, in the order they run."""
 
 
 # ---------------------------------------------------------------------------
@@ -257,7 +259,7 @@ def gdn_section(bench: Bench) -> None:
            peers)
 
 
-SECTIONS.append(gdn_section)
+SECTIONS["gdn"] = gdn_section
 
 
 # ---------------------------------------------------------------------------
@@ -355,8 +357,8 @@ def _agreement(reference: np.ndarray, **others: np.ndarray) -> str:
     return ", ".join(f"{name} {float(np.abs(v - reference).max()) / scale:.1e}" for name, v in others.items())
 
 
-def ssm_section(bench: Bench) -> None:
-    """Mamba2 prefill and decode, selective scan prefill (f32)."""
+def mamba2_section(bench: Bench) -> None:
+    """Mamba2 prefill (both forms) and a decode step (f32)."""
     from rlx_mlir.lowering import state_space
 
     torch = bench.torch
@@ -398,6 +400,9 @@ def ssm_section(bench: Bench) -> None:
     report(bench, f"Mamba2 decode step B{batch} H{heads} P{p} N{n} f32 (state in and out)",
            5 * p * n * heads * batch / 1e9, rlx_ms, peers)
 
+
+def selective_scan_section(bench: Bench) -> None:
+    """Selective scan prefill (f32) against the NumPy loop."""
     batch, seq, channels, n = SCAN
     rng = bench.rng
     x = rng.standard_normal((batch, seq, channels), dtype=np.float32)
@@ -414,18 +419,30 @@ def ssm_section(bench: Bench) -> None:
     print(f"  max |difference| / max |y| vs rlx: {_agreement(y, numpy=numpy_selective_scan(x, delta, a, b, c))}")
 
 
-SECTIONS.append(ssm_section)
+SECTIONS["mamba2"] = mamba2_section
+SECTIONS["scan"] = selective_scan_section
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=7)
-    repeat = parser.parse_args().repeat
+    parser.add_argument("--only", type=_section_names, default=list(SECTIONS),
+                        help=f"comma-separated sections to run, of {','.join(SECTIONS)} (default: all)")
+    options = parser.parse_args()
     torch = torch_or_none(THREADS)
-    bench = Bench(repeat, np.random.default_rng(0), torch, sgemm_gflops(repeat))
+    bench = Bench(options.repeat, np.random.default_rng(0), torch, sgemm_gflops(options.repeat))
     print(f"threads = {THREADS}; sgemm f32 2048^3: {bench.sgemm_gflops:.1f} GFLOP/s")
-    for section in SECTIONS:
-        section(bench)
+    for name in options.only:
+        SECTIONS[name](bench)
+
+
+def _section_names(text: str) -> list[str]:
+    """`--only gdn,mamba2`: known section names, in the order given."""
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    unknown = [name for name in names if name not in SECTIONS]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown section {', '.join(unknown)}; known: {', '.join(SECTIONS)}")
+    return names
 
 
 if __name__ == "__main__":

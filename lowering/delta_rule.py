@@ -16,6 +16,14 @@ sequence, and round it into the state result once at the end.
   S[i, j]·q[i]. Pass 2 of a step and pass 1 of the next run in the same sweep,
   and since column j of S only meets column j of v, u and out, the state is
   processed in column strips that each run the whole sequence in L1.
+  A step costs 3 vector FMAs per state cell (update, out, next Sᵀk), the least
+  the recurrence allows, and the sweep runs at that FMA rate: B1 S2048 H8 N128
+  f32 takes ~10 ms of one core's time, 2^28 cell-steps × 3 FMAs / 16 lanes at
+  2 FMAs per cycle at 2.6 GHz. Measured without gain (same process, CPU time):
+  holding the strip divided by its running decay, which drops the decay
+  multiply (10.5 vs 10.4 ms), two steps per sweep from projections on two
+  steps' keys and queries, which halves the loads and stores (10.1 vs 10.1),
+  two accumulator chains per row (10.5 vs 9.5), 32 KiB strips (9.9 vs 10.1).
 - **Chunked** (`_chunked_kernel`, sequences of at least `CHUNKED_MIN_SEQ`
   steps; off by default, see there): the WY / UT-transform form of fla-org/flash-linear-attention's
   `chunk_gated_delta_rule`, CHUNK steps at a time, most of the work single-
@@ -191,8 +199,8 @@ SHORT_SEQ = 8
 STRIP_VECTORS = 8
 """Sequences shorter than SHORT_SEQ (decode steps) gain nothing from L1 and use strips
 as wide as the registers allow (STRIP_VECTORS vectors, 24 accumulators), so the state
-moves in and out along whole rows (measured: B1 H8 N128 decode 13 us, 17 us in
-16 KiB strips)."""
+moves in and out along whole rows (measured, B1 H8 N128 decode reading the state in
+place: 12 us in rows of 8 vectors, 16 / 20 / 22 us in strips of 4 / 2 / 1)."""
 
 PARALLEL_CELLS = 1 << 20
 """State cells (B·H·S·N²) from which the sequential form is split across threads:
@@ -217,6 +225,13 @@ def _sequential_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
     if s.seq < SHORT_SEQ:
         cols = min(n, STRIP_VECTORS * widest, max(widest, STACK_LIMIT // (n * wc.dtype.nbytes) // widest * widest))
     full, tail = n // cols, n % cols
+    # A single step (decode) reads the initial state twice where it is, for Sᵀk and for the
+    # update, instead of copying it decayed into the strip buffer and reading that back:
+    # B1 H8 N128 12 us, 16 us through the buffer (f16/bf16 still decode into the buffer).
+    # Also tried: head h+1's Sᵀk in the sweep that updates head h (11.9 -> 11.3 us, not
+    # worth its code); on two threads the step takes 42 us per call instead of 18, all
+    # of it pthread start-up (`PARALLEL_CELLS`).
+    in_place = s.seq == 1 and op.carries_in and not s.item.narrow
     if n * cols * wc.dtype.nbytes > STACK_LIMIT:
         raise ValueError(
             f"'{op.name}' state_size {n} needs a {n * cols * wc.dtype.nbytes}-byte strip of its state, "
@@ -264,7 +279,9 @@ def _sequential_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
                 _loop(e, region, n, row)
 
             def first_pass() -> list[SSAValue]:
-                """The strip of the initial state (or zeros) decayed by step 0, and its Sᵀk_0."""
+                """The strip of the initial state (or zeros) decayed by step 0, and its Sᵀk_0.
+                In place (`in_place`), the strip stays where it is and only Sᵀk_0 is computed,
+                with the decay folded into k: Σ_i S[i, :]·(exp(g_i)·k_i)."""
                 zeros = [vectors.splat(e, zero, w) for _, w in pieces]
                 if p.initial is None:
                     _loop(e, region, n * cols, lambda x: strip_buf.set(e, x, zero))
@@ -282,6 +299,9 @@ def _sequential_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
                     out = []
                     for (off, w), sk in zip(pieces, sks):
                         cell = vectors.load(e, scalar, source, e.add(from_row, e.i64(off)), w)
+                        if in_place:
+                            out.append(e.fma(cell, vectors.splat(e, e.fmul(a, ki), w), sk))
+                            continue
                         cell = e.fmul(cell, vectors.splat(e, a, w))
                         vectors.store(e, cell, strip_buf.ptr, e.add(at_row, e.i64(off)))
                         out.append(e.fma(cell, vectors.splat(e, ki, w), sk))
@@ -303,16 +323,21 @@ def _sequential_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
                 target, stride, start = strip_buf.ptr, cols, e.i64(0)
                 if last and p.final is not None and not s.item.narrow:
                     target, stride, start = p.final, n, base
+                source, from_stride = (p.initial, n) if in_place else (strip_buf.ptr, cols)
 
                 def row(i: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
                     ki = s.item.load(e, p.k, e.add(row_t, i))
                     qi = s.item.load(e, p.q, e.add(row_t, i))
                     if not last:
                         a, kn = gate_of(i), s.item.load(e, p.k, e.add(row_next, i))
-                    at_row, to_row = e.mul(i, e.i64(cols)), e.add(start, e.mul(i, e.i64(stride)))
+                    at_row, to_row = e.mul(i, e.i64(from_stride)), e.add(start, e.mul(i, e.i64(stride)))
+                    if in_place:
+                        at_row, decay_i = e.add(base, at_row), gate_of(i)
                     out, project = [], []
                     for k, ((off, w), u) in enumerate(zip(pieces, us)):
-                        cell = vectors.load(e, scalar, strip_buf.ptr, e.add(at_row, e.i64(off)), w)
+                        cell = vectors.load(e, scalar, source, e.add(at_row, e.i64(off)), w)
+                        if in_place:  # step 0's decay, which the first pass folded into k
+                            cell = e.fmul(cell, vectors.splat(e, decay_i, w))
                         cell = e.fma(vectors.splat(e, ki, w), u, cell)
                         out.append(e.fma(cell, vectors.splat(e, qi, w), accs[k]))
                         if not last:

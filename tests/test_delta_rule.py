@@ -170,10 +170,11 @@ def test_edge_sizes(shape: tuple[int, ...]) -> None:
 
 @GATES
 @pytest.mark.parametrize("dtype", ["f32", "f64"])
-@pytest.mark.parametrize("seq", [delta_rule.SHORT_SEQ + 1, 2], ids=["long", "short"])
+@pytest.mark.parametrize("seq", [delta_rule.SHORT_SEQ + 1, 2, 1], ids=["long", "short", "decode"])
 def test_column_strips(seq: int, dtype: str, per_channel: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     """N = 20 in strips of 16 columns (f32) or 8 (f64), then a tail of 4; the
-    strip width set by STRIP_BYTES, or for a few steps by STRIP_VECTORS."""
+    strip width set by STRIP_BYTES, or for a few steps by STRIP_VECTORS (one
+    step: the initial state read in place, twice, per strip)."""
     monkeypatch.setattr(delta_rule, "STRIP_BYTES", 16 * 20 * 4)
     monkeypatch.setattr(delta_rule, "STRIP_VECTORS", 1)
     shape = (2, seq, 2, 20)

@@ -203,6 +203,23 @@ def test_mamba2_row_blocks(monkeypatch) -> None:
 
 
 @pytest.mark.parametrize("dtype", ["f32", "f64"])
+def test_mamba2_held_decay_rescaled(dtype: str, monkeypatch) -> None:
+    """The blocked form holds the state divided by its running decay and multiplies
+    the decay back in when it leaves [2^-40, 2^40]: head 0 decays by e^-40 a step
+    (out of range at every block), head 1 by e^-1 (every ~28 steps), head 2 grows
+    by e^0.75 a step (every ~37 steps), head 3 has a zero decay (a = -inf)."""
+    monkeypatch.setattr(state_space, "CHUNKED_MIN_SEQ", 1 << 40)
+    monkeypatch.setattr(state_space, "DIRECT_MAX_SEQ", 0)
+    x, dt, a, b, c, s0 = mamba2_inputs(1, 61, 4, 8, 16, seed=6)
+    dt[:] = 1.0
+    a[:] = [-40.0, -1.0, 0.75, -np.inf]
+    got, ref = run("mamba2", [x, dt, a, b, c, s0], dtype)
+    for g, r, head_axis in zip(got, ref, (2, 1)):  # y [B,S,H,P], state [B,H,P,N]
+        for head in range(4):  # each against its own scale (head 2 grows to ~e^45)
+            assert_close(np.take(g, head, axis=head_axis), np.take(r, head, axis=head_axis), dtype)
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64"])
 def test_mamba2_chunked_matches_sequential(dtype: str, monkeypatch) -> None:
     """The two forms within 1e-4 relative on 2 chunks + 22 steps, with 2 threads
     (large enough for the entry to split the units)."""
