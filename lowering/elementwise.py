@@ -6,21 +6,37 @@ contiguously, so a same-shape chain becomes one flat loop and a bias add a
 2-deep nest whose inner loop is contiguous for all operands: the shapes the
 vectorizer turns into packed AVX-512 code. The body is each op's scalar
 formula (`scalar_ops.emit_scalar_op`).
+
+A pure copy whose input is contiguous along the second-innermost axis while the
+output is contiguous along the innermost one (a transpose) is moved in square
+blocks of one 64-byte vector per row: `lanes` rows loaded, transposed in
+registers by shuffles (`vectors.transpose_square`), stored as `lanes` rows, so
+every cache line read or written is used whole. Blocks are swept
+`BLOCK_ROWS` rows at a time, so the input is read in runs of several lines
+(which the prefetcher follows) while the output rows stay few.
 """
 
 from __future__ import annotations
 
-from xdsl.ir import SSAValue
+from dataclasses import dataclass
+
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import IntegerType
+from xdsl.ir import Region, SSAValue
 
 from rlx_mlir import index_maps
 from rlx_mlir.broadcast import row_major_strides
 from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects.common import shape_of
-from rlx_mlir.lowering.element_types import Value, codec
+from rlx_mlir.lowering import vectors
+from rlx_mlir.lowering.element_types import Codec, Value, codec
 from rlx_mlir.lowering.emitter import Emitter
-from rlx_mlir.lowering.kernel import Kernel, KernelContext, emit_nest_kernel
-from rlx_mlir.lowering.loops import LoopNest, coalesce, read_strides
+from rlx_mlir.lowering.kernel import Kernel, KernelContext, emit_nest_kernel, kernel_function
+from rlx_mlir.lowering.loops import LoopNest, advance, coalesce, for_range, if_else, read_strides
 from rlx_mlir.lowering.scalar_ops import emit_body
+
+BLOCK_ROWS = 64  # rows of the output one sweep of a transposed copy covers
+BLOCK_COLS = 256  # and its columns per panel
 
 
 def _input_strides(region_op: rg.ElementwiseRegionOp) -> list[tuple[tuple[int, ...], int]]:
@@ -42,12 +58,18 @@ def loop_nest(region_op: rg.ElementwiseRegionOp) -> LoopNest:
 def region_kernels(region_op: rg.ElementwiseRegionOp, ctx: KernelContext) -> list[Kernel]:
     """One kernel: the loop nest of the region's iteration space around its body."""
     nest = loop_nest(region_op)
+    buffers: list[SSAValue | str] = [*region_op.inputs, *region_op.outputs]
+    lanes = transpose_lanes(region_op, nest)
+    if lanes:
+        item = codec(region_op.outputs[0].type.element_type)
+        out_bytes = nest.outer_extent * nest.inner_work * item.dtype.nbytes
+        function = _transposed_copy_kernel(ctx.name, nest, item, lanes, vectors.streams_past_cache(out_bytes))
+        return [Kernel(function, buffers, nest.outer_extent, nest.outer_extent * nest.inner_work)]
 
     def body(e: Emitter, pointers: list[SSAValue], offsets: list[SSAValue]) -> None:
         _emit_body(e, region_op, pointers, offsets)
 
     function = emit_nest_kernel(ctx.name, nest, len(nest.strides), body)
-    buffers: list[SSAValue | str] = [*region_op.inputs, *region_op.outputs]
     return [Kernel(function, buffers, nest.outer_extent, nest.outer_extent * nest.inner_work)]
 
 
@@ -68,3 +90,123 @@ def _emit_body(
             codec(value.type).copy(e, pointers[k], offsets[k], out, at)
         else:
             codec(value.type).store(e, yielded, out, at)
+
+
+def transpose_lanes(region_op: rg.ElementwiseRegionOp, nest: LoopNest) -> int:
+    """The block width (lanes of one vector) if the region is a transposed copy that
+    `_transposed_copy_kernel` moves in register blocks, else 0."""
+    block = region_op.body.block
+    if len(region_op.inputs) != 1 or len(region_op.outputs) != 1 or len(nest.sizes) < 2:
+        return 0
+    if list(block.last_op.operands) != [block.args[0]]:  # not a pure copy
+        return 0
+    size = codec(block.args[0].type).dtype.nbytes
+    lanes = min(16, vectors.LINE_BYTES // size) if size in (1, 2, 4, 8) else 0
+    (s_in, s_out) = nest.strides
+    transposed = s_in[-2] == 1 and s_out[-1] == 1 and abs(s_in[-1]) > 1
+    return lanes if transposed and lanes and min(nest.sizes[-2:]) >= lanes else 0
+
+
+@dataclass(frozen=True)
+class _Transpose:
+    """What the transposed-copy emitters share: the nest, the element, the block width."""
+
+    nest: LoopNest
+    item: Codec
+    lanes: int
+    src: SSAValue
+    dst: SSAValue
+
+    @property
+    def size(self) -> int:
+        return self.item.dtype.nbytes
+
+    @property
+    def lane(self) -> IntegerType:
+        return IntegerType(8 * self.size)  # the stored bits, whatever the type
+
+    @property
+    def lines_per_row(self) -> bool:
+        """Whether every output row starts at the same offset within a cache line, so that
+        one column offset aligns the blocks' stores in all rows."""
+        return self.nest.strides[1][-2] * self.size % vectors.LINE_BYTES == 0
+
+
+def _transposed_copy_kernel(name: str, nest: LoopNest, item: Codec, lanes: int, nontemporal: bool) -> llvm.FuncOp:
+    """A copy whose input runs along axis -2 and output along axis -1: the outer axes as
+    loops, the last two in lanes x lanes register blocks, the ragged edges element by element.
+    With `nontemporal` (and rows that keep the alignment) the blocks' stores are non-temporal
+    when the output is element-aligned at run time."""
+    rank = len(nest.sizes)
+
+    def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
+        t = _Transpose(nest, item, lanes, *pointers)
+        streaming = nontemporal and t.lines_per_row
+
+        def level(depth: int, offsets: list[SSAValue], lo: SSAValue, hi: SSAValue) -> None:
+            if depth < rank - 2:
+                def body(i: SSAValue) -> None:
+                    here = [advance(e, off, i, s[depth]) for off, s in zip(offsets, nest.strides)]
+                    level(depth + 1, here, e.i64(0), e.i64(nest.sizes[depth + 1]))
+
+                for_range(e, region, lo, hi, body)
+            elif streaming:
+                if_else(e, region, vectors.element_aligned(e, t.dst, t.size),
+                        lambda: _transpose_rows(e, region, t, offsets, lo, hi, True),
+                        lambda: _transpose_rows(e, region, t, offsets, lo, hi, False))
+            else:
+                _transpose_rows(e, region, t, offsets, lo, hi, False)
+
+        level(0, [e.i64(base) for base in nest.bases], begin, end)
+
+    return kernel_function(name, 2, build)
+
+
+def _aligned_span(e: Emitter, first: SSAValue, stop: SSAValue, lanes: int) -> tuple[SSAValue, SSAValue]:
+    """[first, last): whole blocks of `lanes` from `first` (clamped to `stop`)."""
+    first = e.smin(first, stop)
+    return first, e.add(first, e.mul(e.sdiv(e.sub(stop, first), e.i64(lanes)), e.i64(lanes)))
+
+
+def _transpose_rows(
+    e: Emitter, region: Region, t: _Transpose, offsets: list[SSAValue], lo: SSAValue, hi: SSAValue, nontemporal: bool
+) -> None:
+    """Output rows [lo, hi) of the last two axes. Blocks start on the input's cache lines (rows)
+    and the output's (columns), so each vector load or store is one whole line; the rows and
+    columns before and after the blocks are copied element by element."""
+    (s_in, s_out), cols, lanes = t.nest.strides, t.nest.sizes[-1], t.lanes
+    to_input_line = vectors.to_line(e, t.src, e.add(offsets[0], lo), t.size)
+    row_first, row_last = _aligned_span(e, e.add(lo, to_input_line), hi, lanes)
+    out_row = e.add(offsets[1], e.mul(lo, e.i64(s_out[-2])))
+    column = vectors.to_line(e, t.dst, out_row, t.size) if t.lines_per_row else e.i64(0)
+    col_first, col_last = _aligned_span(e, column, e.i64(cols), lanes)
+
+    def element(i: SSAValue, j: SSAValue) -> None:
+        at = [advance(e, advance(e, off, i, s[-2]), j, s[-1]) for off, s in zip(offsets, t.nest.strides)]
+        t.item.copy(e, t.src, at[0], t.dst, at[1])
+
+    def elements(rows: tuple[SSAValue, SSAValue], columns: tuple[SSAValue, SSAValue]) -> None:
+        for_range(e, region, *rows, lambda i: for_range(e, region, *columns, lambda j: element(i, j)))
+
+    def block(i0: SSAValue, j0: SSAValue) -> None:
+        base_in = advance(e, e.add(offsets[0], i0), j0, s_in[-1])
+        base_out = e.add(advance(e, offsets[1], i0, s_out[-2]), j0)
+        loaded = [vectors.load(e, t.lane, t.src, e.add(base_in, e.i64(k * s_in[-1])), lanes) for k in range(lanes)]
+        for k, row in enumerate(vectors.transpose_square(e, loaded)):
+            vectors.store(e, row, t.dst, e.add(base_out, e.i64(k * s_out[-2])), nontemporal)
+
+    def sweep(i0: SSAValue) -> None:
+        i1 = e.smin(e.add(i0, e.i64(BLOCK_ROWS)), row_last)
+
+        def panel(j0: SSAValue) -> None:
+            j1 = e.smin(e.add(j0, e.i64(BLOCK_COLS)), col_last)
+            for_range(e, region, j0, j1, lambda j: for_range(
+                e, region, i0, i1, lambda i: block(i, j), step=lanes), step=lanes)
+
+        for_range(e, region, col_first, col_last, panel, step=BLOCK_COLS)
+        elements((i0, i1), (e.i64(0), col_first))
+        elements((i0, i1), (col_last, e.i64(cols)))
+
+    elements((lo, row_first), (e.i64(0), e.i64(cols)))
+    for_range(e, region, row_first, row_last, sweep, step=BLOCK_ROWS)
+    elements((row_last, hi), (e.i64(0), e.i64(cols)))
