@@ -21,11 +21,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import IntegerType
+from xdsl.dialects.builtin import IntegerType, i8
 from xdsl.ir import Region, SSAValue
 
 from rlx_mlir import index_maps
-from rlx_mlir.broadcast import row_major_strides
+from rlx_mlir.broadcast import numel, row_major_strides
 from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects.common import shape_of
 from rlx_mlir.lowering import vectors
@@ -37,6 +37,7 @@ from rlx_mlir.lowering.scalar_ops import emit_body
 
 BLOCK_ROWS = 64  # rows of the output one sweep of a transposed copy covers
 BLOCK_COLS = 256  # and its columns per panel
+STAGE_BYTES = 4096  # output a streaming kernel computes on the stack before storing it (in L1)
 
 
 def _input_strides(region_op: rg.ElementwiseRegionOp) -> list[tuple[tuple[int, ...], int]]:
@@ -56,21 +57,70 @@ def loop_nest(region_op: rg.ElementwiseRegionOp) -> LoopNest:
 
 
 def region_kernels(region_op: rg.ElementwiseRegionOp, ctx: KernelContext) -> list[Kernel]:
-    """One kernel: the loop nest of the region's iteration space around its body."""
+    """One kernel: the loop nest of the region's iteration space around its body (a flat
+    loop that streams its one large output, or register blocks for a transposed copy)."""
     nest = loop_nest(region_op)
     buffers: list[SSAValue | str] = [*region_op.inputs, *region_op.outputs]
+    items = [codec(v.type.element_type) for v in region_op.outputs]
+    streaming = vectors.streams_past_cache(sum(item.dtype.nbytes for item in items) * numel(nest.sizes))
     lanes = transpose_lanes(region_op, nest)
     if lanes:
-        item = codec(region_op.outputs[0].type.element_type)
-        out_bytes = nest.outer_extent * nest.inner_work * item.dtype.nbytes
-        function = _transposed_copy_kernel(ctx.name, nest, item, lanes, vectors.streams_past_cache(out_bytes))
-        return [Kernel(function, buffers, nest.outer_extent, nest.outer_extent * nest.inner_work)]
+        function = _transposed_copy_kernel(ctx.name, nest, items[0], lanes, streaming)
+    elif streaming and len(nest.sizes) == 1 and len(items) == 1:
+        function = _streaming_kernel(ctx.name, nest, region_op, items[0])
+    else:
 
-    def body(e: Emitter, pointers: list[SSAValue], offsets: list[SSAValue]) -> None:
-        _emit_body(e, region_op, pointers, offsets)
+        def body(e: Emitter, pointers: list[SSAValue], offsets: list[SSAValue]) -> None:
+            _emit_body(e, region_op, pointers, offsets)
 
-    function = emit_nest_kernel(ctx.name, nest, len(nest.strides), body)
+        function = emit_nest_kernel(ctx.name, nest, len(nest.strides), body)
     return [Kernel(function, buffers, nest.outer_extent, nest.outer_extent * nest.inner_work)]
+
+
+def _streaming_kernel(name: str, nest: LoopNest, region_op: rg.ElementwiseRegionOp, item: Codec) -> llvm.FuncOp:
+    """A flat loop whose one output is stored non-temporally, a line at a time.
+
+    The body is the same scalar code as everywhere (LLVM vectorizes it), run over
+    `STAGE_BYTES` of output at a time into a buffer on the stack, which explicit
+    64-byte vectors then move to the output with non-temporal stores. Chunks start on
+    the output's cache lines; the elements before the first line and after the last
+    whole chunk are written directly.
+    """
+    n_in = len(region_op.inputs)
+    size = item.dtype.nbytes
+    chunk = STAGE_BYTES // size
+
+    def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
+        stage = e.op(llvm.AllocaOp(e.i64(STAGE_BYTES), i8, alignment=vectors.LINE_BYTES))
+        out = pointers[n_in]
+
+        def at(i: SSAValue) -> list[SSAValue]:
+            return [advance(e, e.i64(base), i, s[0]) for base, s in zip(nest.bases, nest.strides)]
+
+        def direct(i: SSAValue) -> None:
+            _emit_body(e, region_op, pointers, at(i))
+
+        def staged(c: SSAValue) -> None:
+            staging = pointers[:n_in] + [stage]
+            for_range(e, region, e.i64(0), e.i64(chunk),
+                      lambda j: _emit_body(e, region_op, staging, at(e.add(c, j))[:n_in] + [j]))
+            first_byte = e.mul(e.add(e.i64(nest.bases[n_in]), c), e.i64(size))
+
+            def line(k: SSAValue) -> None:
+                offset = e.mul(k, e.i64(vectors.LINE_BYTES))
+                bits = vectors.load(e, i8, stage, offset, vectors.LINE_BYTES)
+                vectors.store(e, bits, out, e.add(first_byte, offset), nontemporal=True)
+
+            for_range(e, region, e.i64(0), e.i64(STAGE_BYTES // vectors.LINE_BYTES), line)
+
+        to_line = vectors.to_line(e, out, e.add(e.i64(nest.bases[n_in]), begin), size)
+        first = e.select(vectors.element_aligned(e, out, size), e.add(begin, to_line), end)
+        first, last = _aligned_span(e, first, end, chunk)
+        for_range(e, region, begin, first, direct)
+        for_range(e, region, first, last, staged, step=chunk)
+        for_range(e, region, last, end, direct)
+
+    return kernel_function(name, len(nest.strides), build)
 
 
 def _emit_body(
