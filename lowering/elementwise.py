@@ -21,18 +21,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import IntegerType, i8
-from xdsl.ir import Region, SSAValue
+from xdsl.dialects.builtin import IntegerType, i1, i8, i64
+from xdsl.ir import Block, Region, SSAValue
 
 from rlx_mlir import index_maps
 from rlx_mlir.broadcast import numel, row_major_strides
 from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects.common import shape_of
+from rlx_mlir.lowering import math_approx as m
 from rlx_mlir.lowering import vectors
 from rlx_mlir.lowering.element_types import Codec, Value, codec
 from rlx_mlir.lowering.emitter import Emitter
-from rlx_mlir.lowering.kernel import Kernel, KernelContext, emit_nest_kernel, kernel_function
-from rlx_mlir.lowering.loops import LoopNest, advance, coalesce, for_range, if_else, read_strides
+from rlx_mlir.lowering.kernel import PTR, Kernel, KernelContext, emit_nest_kernel, kernel_function
+from rlx_mlir.lowering.loops import LoopNest, advance, coalesce, for_range, if_else, if_then, read_strides
 from rlx_mlir.lowering.scalar_ops import emit_body
 
 BLOCK_ROWS = 64  # rows of the output one sweep of a transposed copy covers
@@ -57,17 +58,19 @@ def loop_nest(region_op: rg.ElementwiseRegionOp) -> LoopNest:
 
 
 def region_kernels(region_op: rg.ElementwiseRegionOp, ctx: KernelContext) -> list[Kernel]:
-    """One kernel: the loop nest of the region's iteration space around its body (a flat
-    loop that streams its one large output, or register blocks for a transposed copy)."""
+    """One kernel: the loop nest of the region's iteration space around its body (staged
+    through the stack when a flat loop streams its one large output or defers exact trig
+    reductions, register blocks for a transposed copy)."""
     nest = loop_nest(region_op)
     buffers: list[SSAValue | str] = [*region_op.inputs, *region_op.outputs]
     items = [codec(v.type.element_type) for v in region_op.outputs]
     streaming = vectors.streams_past_cache(sum(item.dtype.nbytes for item in items) * numel(nest.sizes))
     lanes = transpose_lanes(region_op, nest)
+    flat = len(nest.sizes) == 1 and len(items) == 1
     if lanes:
         function = _transposed_copy_kernel(ctx.name, nest, items[0], lanes, streaming)
-    elif streaming and len(nest.sizes) == 1 and len(items) == 1:
-        function = _streaming_kernel(ctx.name, nest, region_op, items[0])
+    elif flat and (streaming or _has_trig_reductions(region_op)):
+        function = _staged_kernel(ctx.name, nest, region_op, items[0], streaming)
     else:
 
         def body(e: Emitter, pointers: list[SSAValue], offsets: list[SSAValue]) -> None:
@@ -77,14 +80,28 @@ def region_kernels(region_op: rg.ElementwiseRegionOp, ctx: KernelContext) -> lis
     return [Kernel(function, buffers, nest.outer_extent, nest.outer_extent * nest.inner_work)]
 
 
-def _streaming_kernel(name: str, nest: LoopNest, region_op: rg.ElementwiseRegionOp, item: Codec) -> llvm.FuncOp:
-    """A flat loop whose one output is stored non-temporally, a line at a time.
+def _has_trig_reductions(region_op: rg.ElementwiseRegionOp) -> bool:
+    """Whether the body reduces arguments of sin/cos/tan (directly or in a derivative): found by
+    emitting it once into a scratch block, so no table of ops has to agree with the formulas."""
+    n = len(region_op.inputs) + len(region_op.outputs)
+    scratch = Block(arg_types=[PTR] * n + [i64] * n)
+    with m.exact_reduction_deferred() as flags:
+        _emit_body(Emitter(scratch), region_op, list(scratch.args[:n]), list(scratch.args[n:]))
+    return bool(flags)
 
-    The body is the same scalar code as everywhere (LLVM vectorizes it), run over
-    `STAGE_BYTES` of output at a time into a buffer on the stack, which explicit
-    64-byte vectors then move to the output with non-temporal stores. Chunks start on
-    the output's cache lines; the elements before the first line and after the last
-    whole chunk are written directly.
+
+def _staged_kernel(name: str, nest: LoopNest, region_op: rg.ElementwiseRegionOp, item: Codec, streaming: bool
+                   ) -> llvm.FuncOp:
+    """A flat loop that computes `STAGE_BYTES` of its one output at a time into a buffer on the
+    stack (the same scalar body as everywhere, which LLVM vectorizes), then moves the buffer to
+    the output in 64-byte vectors.
+
+    - Streaming (an output larger than the last-level cache): the chunks start on the output's
+      cache lines and the moves are non-temporal stores of whole lines; the elements before
+      the first line and after the last whole chunk are written directly.
+    - sin/cos/tan: each chunk is first computed with Cody-Waite reductions only
+      (`math_approx.exact_reduction_deferred`), OR-ing the flags of arguments too large for
+      them, and recomputed with the exact reductions only if one is set.
     """
     n_in = len(region_op.inputs)
     size = item.dtype.nbytes
@@ -100,21 +117,33 @@ def _streaming_kernel(name: str, nest: LoopNest, region_op: rg.ElementwiseRegion
         def direct(i: SSAValue) -> None:
             _emit_body(e, region_op, pointers, at(i))
 
+        def into_stage(c: SSAValue, j: SSAValue) -> None:
+            _emit_body(e, region_op, [*pointers[:n_in], stage], [*at(e.add(c, j))[:n_in], j])
+
+        def fast(c: SSAValue, j: SSAValue, needs_exact: list[SSAValue]) -> list[SSAValue]:
+            with m.exact_reduction_deferred() as flags:
+                into_stage(c, j)
+            for flag in flags:
+                needs_exact = [e.or_(needs_exact[0], flag)]
+            return needs_exact
+
         def staged(c: SSAValue) -> None:
-            staging = pointers[:n_in] + [stage]
-            for_range(e, region, e.i64(0), e.i64(chunk),
-                      lambda j: _emit_body(e, region_op, staging, at(e.add(c, j))[:n_in] + [j]))
+            (needs_exact,) = vectors.carry(e, region, chunk, [e.const(i1, 0)], lambda j, acc: fast(c, j, acc))
+            if_then(e, region, needs_exact, lambda: for_range(
+                e, region, e.i64(0), e.i64(chunk), lambda j: into_stage(c, j)))
             first_byte = e.mul(e.add(e.i64(nest.bases[n_in]), c), e.i64(size))
 
             def line(k: SSAValue) -> None:
                 offset = e.mul(k, e.i64(vectors.LINE_BYTES))
                 bits = vectors.load(e, i8, stage, offset, vectors.LINE_BYTES)
-                vectors.store(e, bits, out, e.add(first_byte, offset), nontemporal=True)
+                vectors.store(e, bits, out, e.add(first_byte, offset), nontemporal=streaming)
 
             for_range(e, region, e.i64(0), e.i64(STAGE_BYTES // vectors.LINE_BYTES), line)
 
-        to_line = vectors.to_line(e, out, e.add(e.i64(nest.bases[n_in]), begin), size)
-        first = e.select(vectors.element_aligned(e, out, size), e.add(begin, to_line), end)
+        first = begin
+        if streaming:
+            to_line = vectors.to_line(e, out, e.add(e.i64(nest.bases[n_in]), begin), size)
+            first = e.select(vectors.element_aligned(e, out, size), e.add(begin, to_line), end)
         first, last = _aligned_span(e, first, end, chunk)
         for_range(e, region, begin, first, direct)
         for_range(e, region, first, last, staged, step=chunk)

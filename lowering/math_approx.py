@@ -73,6 +73,9 @@ from __future__ import annotations
 
 import math
 import struct
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from decimal import Decimal, getcontext
 from fractions import Fraction
@@ -694,15 +697,37 @@ def _reduce_pio2_exact(e: Emitter, x: SSAValue, c: Constants) -> tuple[SSAValue,
     return r, n
 
 
+_DEFERRED: ContextVar[list[SSAValue] | None] = ContextVar("exact reductions deferred", default=None)
+
+
+@contextmanager
+def exact_reduction_deferred() -> Iterator[list[SSAValue]]:
+    """Within the block, sin/cos/tan emit only the Cody-Waite reduction and append to the yielded
+    list, per call, the i1 that says the element needs the exact one: a kernel that evaluates its
+    body this way over a block of elements, and again with the exact reductions only where one
+    of those flags is set, skips the exact path's cost wherever no argument is huge."""
+    flags: list[SSAValue] = []
+    token = _DEFERRED.set(flags)
+    try:
+        yield flags
+    finally:
+        _DEFERRED.reset(token)
+
+
 def _reduce_pio2(e: Emitter, x: SSAValue, c: Constants) -> tuple[SSAValue, SSAValue]:
     """x = q pi/2 + r for every x: Cody-Waite below `fast_limit`, else the exact reduction,
-    picked per element by selects (both are straight-line code, so the loop stays vectorized).
+    picked per element by selects (both are straight-line code, so the loop stays vectorized),
+    or Cody-Waite alone while the exact one is deferred (`exact_reduction_deferred`).
     ±inf and NaN take the Cody-Waite path, which turns them into NaN."""
     ph = _PAYNE_HANEK[c.is_f32]
     r_fast, q_fast = _reduce_pio2_fast(e, x, c)
-    r_big, q_big = _reduce_pio2_exact(e, x, c)
     ax = e.fabs(x)
     big = e.and_(e.fcmp("oge", ax, _k(e, x, ph.fast_limit)), e.fcmp("olt", ax, _k(e, x, math.inf)))
+    deferred = _DEFERRED.get()
+    if deferred is not None:
+        deferred.append(big)
+        return r_fast, q_fast
+    r_big, q_big = _reduce_pio2_exact(e, x, c)
     return e.select(big, r_big, r_fast), e.select(big, q_big, q_fast)
 
 
