@@ -57,11 +57,14 @@ y = x 2/pi mod 4 as a fixed-point integer, M times a window of the bits of
 2/pi cut by the exponent, in 32-bit limb products (64/128 result bits for
 f32/f64, enough for the closest approach of any float to a multiple of pi/2).
 Both reductions run for every element and a select picks one, so loops stay
-straight-line and vectorized. The exact path is most of the cost: f32 sin
-0.70 ns/element against 0.24 for Cody-Waite alone, f64 2.4 against 0.58
-(128-bit products and the 19-word barrel); a gather from a module-level 2/pi
-table, or a per-block branch in the kernel loops, would be cheaper, but kernels
-have neither (benchmarks/unary.py). Every f32 with |x| >= 2^-30 (exhaustively,
+straight-line and vectorized; the exact path is then most of the cost (f32 sin
+0.70 ns/element against 0.23 for Cody-Waite alone, f64 2.4 against 0.58:
+128-bit products and the 19-word barrel). Flat elementwise kernels avoid it:
+inside `exact_reduction_deferred` only Cody-Waite is emitted and each call
+reports whether its element needs the exact path, so the kernel
+(`lowering/elementwise.py`) computes a chunk the fast way and recomputes it
+with the selects only when a flag is set, at the fast path's speed for
+arguments below the limit (benchmarks/unary.py). Every f32 with |x| >= 2^-30 (exhaustively,
 offline), every f16 and bf16 value, and the f64 sweeps and hardest cases of
 tests/test_numeric_edges.py are within the bounds of tests/accuracy.py.
 

@@ -1,9 +1,15 @@
 """Explicit vector IR for kernels that keep accumulators in registers: typed
-vector loads and stores, splats, column pieces and loop-carried values.
+vector loads and stores, splats, column pieces and loop-carried values; square
+register transposes; cache-line arithmetic and non-temporal stores.
 
 LLVM's loop vectorizer widens only the innermost loop; a kernel that reduces
 over an outer loop while vectorizing along an inner dimension (a row sweep of
-`lowering/delta_rule.py`) writes the vectors itself with these helpers.
+`lowering/delta_rule.py`) writes the vectors itself with these helpers. So do
+the transposed copies and the streaming stores of `lowering/elementwise.py`:
+a non-temporal store must be a whole aligned line, which a vectorized scalar
+store never is (LLVM refuses to vectorize a loop whose scalar store carries
+`!nontemporal`), so outputs larger than the last-level cache
+(`streams_past_cache`) leave through explicit 64-byte vectors.
 """
 
 from __future__ import annotations
