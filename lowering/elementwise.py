@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import IntegerType, i1, i8, i64
-from xdsl.ir import Block, Region, SSAValue
+from xdsl.ir import Block, Operation, Region, SSAValue
 
 from rlx_mlir import index_maps
 from rlx_mlir.broadcast import numel, row_major_strides
@@ -34,7 +34,7 @@ from rlx_mlir.lowering.element_types import Codec, Value, codec
 from rlx_mlir.lowering.emitter import Emitter
 from rlx_mlir.lowering.kernel import PTR, Kernel, KernelContext, emit_nest_kernel, kernel_function
 from rlx_mlir.lowering.loops import LoopNest, advance, coalesce, for_range, if_else, if_then, read_strides
-from rlx_mlir.lowering.scalar_ops import emit_body
+from rlx_mlir.lowering.scalar_ops import emit_body, emit_scalar_op
 
 BLOCK_ROWS = 64  # rows of the output one sweep of a transposed copy covers
 BLOCK_COLS = 256  # and its columns per panel
@@ -81,13 +81,26 @@ def region_kernels(region_op: rg.ElementwiseRegionOp, ctx: KernelContext) -> lis
 
 
 def _has_trig_reductions(region_op: rg.ElementwiseRegionOp) -> bool:
-    """Whether the body reduces arguments of sin/cos/tan (directly or in a derivative): found by
-    emitting it once into a scratch block, so no table of ops has to agree with the formulas."""
-    n = len(region_op.inputs) + len(region_op.outputs)
-    scratch = Block(arg_types=[PTR] * n + [i64] * n)
-    with m.exact_reduction_deferred() as flags:
-        _emit_body(Emitter(scratch), region_op, list(scratch.args[:n]), list(scratch.args[n:]))
-    return bool(flags)
+    """Whether the body reduces arguments of sin/cos/tan (directly, in a derivative, in complex exp)."""
+    return any(_reduces_trig(op) for op in region_op.body.block.ops if not isinstance(op, rg.YieldOp))
+
+
+_REDUCES_TRIG: dict[tuple[str, ...], bool] = {}
+
+
+def _reduces_trig(op: Operation) -> bool:
+    """Whether the formula of `op` reduces trig arguments: found by emitting it once per kind of op
+    (name, properties, operand types) into a scratch block, so no list of ops has to agree with
+    the formulas, and a large region costs one lookup per op."""
+    key = (op.name, str(op.properties), *(str(v.type) for v in op.operands))
+    if key not in _REDUCES_TRIG:
+        scratch = Block(arg_types=[PTR, i64])
+        e = Emitter(scratch)
+        operands = [codec(v.type).load(e, *scratch.args) for v in op.operands]
+        with m.exact_reduction_deferred() as flags:
+            emit_scalar_op(e, op, operands)
+        _REDUCES_TRIG[key] = bool(flags)
+    return _REDUCES_TRIG[key]
 
 
 def _staged_kernel(name: str, nest: LoopNest, region_op: rg.ElementwiseRegionOp, item: Codec, streaming: bool
