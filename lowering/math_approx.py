@@ -355,9 +355,21 @@ def sigmoid(e: Emitter, x: SSAValue) -> SSAValue:
     return e.fdiv(num, e.fadd(_k(e, x, 1.0), t))
 
 
+def _expm1_nonpositive(e: Emitter, x: SSAValue) -> SSAValue:
+    """e^x - 1 for x <= 0 or NaN, which the caller guarantees (-0 gives +0): `expm1`'s reduction and
+    polynomial, but 2^k (k <= 0, above the clamp's -44 / -87) is one normal factor, so the
+    scaling is one FMA, 2^k em + (2^k - 1), without the two halves or the final copysign."""
+    c = constants_for(x)
+    lo = _k(e, x, c.expm1_lo)
+    r, k = _exp_reduce(e, e.select(e.fcmp("olt", x, lo), lo, x), c)
+    em = e.fma(e.fmul(r, r), e.poly(r, c.expm1_q), r)  # e^r - 1
+    s = _pow2_factor(e, k, c, x.type)
+    return e.fma(s, em, e.fsub(s, _k(e, x, 1.0)))
+
+
 def tanh(e: Emitter, x: SSAValue) -> SSAValue:
     """tanh|x| = -em/(2+em) with em = expm1(-2|x|) in [-1, 0]: saturates to 1, exact near 0."""
-    em = expm1(e, e.fmul(e.fabs(x), _k(e, x, -2.0)))
+    em = _expm1_nonpositive(e, e.fmul(e.fabs(x), _k(e, x, -2.0)))
     t = e.fdiv(e.fneg(em), e.fadd(_k(e, x, 2.0), em))
     return e.copysign(t, x)
 
