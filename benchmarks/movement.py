@@ -86,7 +86,7 @@ def with_copy_bound(shape: tuple[int, ...], repeat: int, kernel: Callable[[], ob
     neg = rlx.compile(single_op([t], "rlx.neg {operands}", t))
     best = interleaved_ms({"kernel": kernel, "rlx": lambda: neg(source, out=(target,)),
                            "numpy": lambda: np.copyto(target, source)}, repeat)
-    return best["kernel"], min(best["rlx"], best["numpy"])
+    return best["kernel"].wall, min(best["rlx"].wall, best["numpy"].wall)
 
 
 def main() -> None:
