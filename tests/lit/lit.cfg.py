@@ -20,3 +20,7 @@ config.test_source_root = os.path.dirname(__file__)
 # installed tools rather than anything else on the user's PATH.
 tools_dir = os.path.dirname(sys.executable)
 config.environment["PATH"] = os.pathsep.join([tools_dir, config.environment.get("PATH", os.environ.get("PATH", ""))])
+
+# A worktree run with PYTHONPATH pointing at it tests that tree's package, not the installed one.
+if "PYTHONPATH" in os.environ:
+    config.environment["PYTHONPATH"] = os.environ["PYTHONPATH"]
