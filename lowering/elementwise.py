@@ -14,6 +14,12 @@ registers by shuffles (`vectors.transpose_square`), stored as `lanes` rows, so
 every cache line read or written is used whole. Blocks are swept
 `BLOCK_ROWS` rows at a time, so the input is read in runs of several lines
 (which the prefetcher follows) while the output rows stay few.
+
+A flat loop with one output is staged through `STAGE_BYTES` on the stack when
+the output is larger than the last-level cache (it then leaves by non-temporal
+stores of whole lines, which a loop LLVM vectorizes cannot emit) or when its
+body calls sin/cos/tan (a chunk is computed with the fast argument reduction,
+and again with the exact one only if an argument needs it).
 """
 
 from __future__ import annotations
@@ -38,7 +44,7 @@ from rlx_mlir.lowering.scalar_ops import emit_body, emit_scalar_op
 
 BLOCK_ROWS = 64  # rows of the output one sweep of a transposed copy covers
 BLOCK_COLS = 256  # and its columns per panel
-STAGE_BYTES = 4096  # output a streaming kernel computes on the stack before storing it (in L1)
+STAGE_BYTES = 4096  # output a staged kernel computes on the stack before storing it (stays in L1)
 
 
 def _input_strides(region_op: rg.ElementwiseRegionOp) -> list[tuple[tuple[int, ...], int]]:
