@@ -1,8 +1,12 @@
 """Standalone unary ops: rlx_mlir ns/element on one thread, on an in-cache array, next to NumPy
-where NumPy has the function. Measures the kernels themselves (sin/cos/tan carry the exact
-Payne-Hanek reduction for huge arguments on every element; see lowering/math_approx.py).
+where NumPy has the function. Measures the kernels themselves (sin/cos/tan compute each chunk
+with the fast reduction and redo it with the exact Payne-Hanek one only when an argument needs
+it; see lowering/math_approx.py).
 
-    python benchmarks/unary.py [--log2n 17] [--repeat 300] [--ops sin,cos,tan,gelu]
+    python benchmarks/unary.py [--log2n 17] [--repeat 300] [--ops sin,cos,tan,gelu] [--range 10]
+
+Inputs are uniform in [-range, range]: the default keeps sin/cos/tan on their fast reduction;
+`--range 1e12` puts a huge argument in every chunk, which the kernels then recompute exactly.
 """
 
 from __future__ import annotations
@@ -35,12 +39,15 @@ def main() -> None:
     parser.add_argument("--log2n", type=int, default=17)
     parser.add_argument("--repeat", type=int, default=300)
     parser.add_argument("--ops", default=DEFAULT_OPS)
+    parser.add_argument("--range", type=float, default=10.0)
     options = parser.parse_args()
     n = 1 << options.log2n
     rng = np.random.default_rng(0)
-    print(f"n = 2^{options.log2n}, 1 thread, inputs uniform in [-10, 10]; ns/element (best of {options.repeat})")
+    span = options.range
+    print(f"n = 2^{options.log2n}, 1 thread, inputs uniform in [-{span:g}, {span:g}]; "
+          f"ns/element (best of {options.repeat})")
     for ty, dtype in (("f32", np.float32), ("f64", np.float64)):
-        x = rng.uniform(-10, 10, n).astype(dtype)
+        x = rng.uniform(-span, span, n).astype(dtype)
         out = np.empty_like(x)
         for op in options.ops.split(","):
             t = f"tensor<{n}x{ty}>"

@@ -57,11 +57,14 @@ y = x 2/pi mod 4 as a fixed-point integer, M times a window of the bits of
 2/pi cut by the exponent, in 32-bit limb products (64/128 result bits for
 f32/f64, enough for the closest approach of any float to a multiple of pi/2).
 Both reductions run for every element and a select picks one, so loops stay
-straight-line and vectorized. The exact path is most of the cost: f32 sin
-0.70 ns/element against 0.24 for Cody-Waite alone, f64 2.4 against 0.58
-(128-bit products and the 19-word barrel); a gather from a module-level 2/pi
-table, or a per-block branch in the kernel loops, would be cheaper, but kernels
-have neither (benchmarks/unary.py). Every f32 with |x| >= 2^-30 (exhaustively,
+straight-line and vectorized; the exact path is then most of the cost (f32 sin
+0.70 ns/element against 0.23 for Cody-Waite alone, f64 2.4 against 0.58:
+128-bit products and the 19-word barrel). Flat elementwise kernels avoid it:
+inside `exact_reduction_deferred` only Cody-Waite is emitted and each call
+reports whether its element needs the exact path, so the kernel
+(`lowering/elementwise.py`) computes a chunk the fast way and recomputes it
+with the selects only when a flag is set, at the fast path's speed for
+arguments below the limit (benchmarks/unary.py). Every f32 with |x| >= 2^-30 (exhaustively,
 offline), every f16 and bf16 value, and the f64 sweeps and hardest cases of
 tests/test_numeric_edges.py are within the bounds of tests/accuracy.py.
 
@@ -73,6 +76,9 @@ from __future__ import annotations
 
 import math
 import struct
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from decimal import Decimal, getcontext
 from fractions import Fraction
@@ -349,9 +355,21 @@ def sigmoid(e: Emitter, x: SSAValue) -> SSAValue:
     return e.fdiv(num, e.fadd(_k(e, x, 1.0), t))
 
 
+def _expm1_nonpositive(e: Emitter, x: SSAValue) -> SSAValue:
+    """e^x - 1 for x <= 0 or NaN, which the caller guarantees (-0 gives +0): `expm1`'s reduction and
+    polynomial, but 2^k (k <= 0, above the clamp's -44 / -87) is one normal factor, so the
+    scaling is one FMA, 2^k em + (2^k - 1), without the two halves or the final copysign."""
+    c = constants_for(x)
+    lo = _k(e, x, c.expm1_lo)
+    r, k = _exp_reduce(e, e.select(e.fcmp("olt", x, lo), lo, x), c)
+    em = e.fma(e.fmul(r, r), e.poly(r, c.expm1_q), r)  # e^r - 1
+    s = _pow2_factor(e, k, c, x.type)
+    return e.fma(s, em, e.fsub(s, _k(e, x, 1.0)))
+
+
 def tanh(e: Emitter, x: SSAValue) -> SSAValue:
     """tanh|x| = -em/(2+em) with em = expm1(-2|x|) in [-1, 0]: saturates to 1, exact near 0."""
-    em = expm1(e, e.fmul(e.fabs(x), _k(e, x, -2.0)))
+    em = _expm1_nonpositive(e, e.fmul(e.fabs(x), _k(e, x, -2.0)))
     t = e.fdiv(e.fneg(em), e.fadd(_k(e, x, 2.0), em))
     return e.copysign(t, x)
 
@@ -694,15 +712,37 @@ def _reduce_pio2_exact(e: Emitter, x: SSAValue, c: Constants) -> tuple[SSAValue,
     return r, n
 
 
+_DEFERRED: ContextVar[list[SSAValue] | None] = ContextVar("exact reductions deferred", default=None)
+
+
+@contextmanager
+def exact_reduction_deferred() -> Iterator[list[SSAValue]]:
+    """Within the block, sin/cos/tan emit only the Cody-Waite reduction and append to the yielded
+    list, per call, the i1 that says the element needs the exact one: a kernel that evaluates its
+    body this way over a block of elements, and again with the exact reductions only where one
+    of those flags is set, skips the exact path's cost wherever no argument is huge."""
+    flags: list[SSAValue] = []
+    token = _DEFERRED.set(flags)
+    try:
+        yield flags
+    finally:
+        _DEFERRED.reset(token)
+
+
 def _reduce_pio2(e: Emitter, x: SSAValue, c: Constants) -> tuple[SSAValue, SSAValue]:
     """x = q pi/2 + r for every x: Cody-Waite below `fast_limit`, else the exact reduction,
-    picked per element by selects (both are straight-line code, so the loop stays vectorized).
+    picked per element by selects (both are straight-line code, so the loop stays vectorized),
+    or Cody-Waite alone while the exact one is deferred (`exact_reduction_deferred`).
     ±inf and NaN take the Cody-Waite path, which turns them into NaN."""
     ph = _PAYNE_HANEK[c.is_f32]
     r_fast, q_fast = _reduce_pio2_fast(e, x, c)
-    r_big, q_big = _reduce_pio2_exact(e, x, c)
     ax = e.fabs(x)
     big = e.and_(e.fcmp("oge", ax, _k(e, x, ph.fast_limit)), e.fcmp("olt", ax, _k(e, x, math.inf)))
+    deferred = _DEFERRED.get()
+    if deferred is not None:
+        deferred.append(big)
+        return r_fast, q_fast
+    r_big, q_big = _reduce_pio2_exact(e, x, c)
     return e.select(big, r_big, r_fast), e.select(big, q_big, q_fast)
 
 

@@ -1,20 +1,30 @@
 """Explicit vector IR for kernels that keep accumulators in registers: typed
-vector loads and stores, splats, column pieces and loop-carried values.
+vector loads and stores, splats, column pieces and loop-carried values; square
+register transposes; cache-line arithmetic and non-temporal stores.
 
 LLVM's loop vectorizer widens only the innermost loop; a kernel that reduces
 over an outer loop while vectorizing along an inner dimension (a row sweep of
-`lowering/delta_rule.py`) writes the vectors itself with these helpers.
+`lowering/delta_rule.py`) writes the vectors itself with these helpers. So do
+the transposed copies and the streaming stores of `lowering/elementwise.py`:
+a non-temporal store must be a whole aligned line, which a vectorized scalar
+store never is (LLVM refuses to vectorize a loop whose scalar store carries
+`!nontemporal`), so outputs larger than the last-level cache
+(`streams_past_cache`) leave through explicit 64-byte vectors.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cache
+from pathlib import Path
 
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import DenseArrayBase, VectorType, i32, i64
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from rlx_mlir.lowering.emitter import Emitter
+
+LINE_BYTES = 64  # a cache line, and one AVX-512 register
 
 
 def pieces(cols: int, widest: int) -> list[tuple[int, int]]:
@@ -46,12 +56,46 @@ def load(e: Emitter, scalar: Attribute, base: SSAValue, index: SSAValue, width: 
     return e.op(llvm.LoadOp(at, vector_type(scalar, width), alignment=scalar.bitwidth // 8))
 
 
-def store(e: Emitter, value: SSAValue, base: SSAValue, index: SSAValue) -> None:
-    """A vector (or scalar) to base[index], aligned to one element."""
+def store(e: Emitter, value: SSAValue, base: SSAValue, index: SSAValue, nontemporal: bool = False) -> None:
+    """A vector (or scalar) to base[index], aligned to one element; a non-temporal store
+    (`nontemporal`) must be a whole, 64-byte aligned line, which the caller guarantees."""
     vector = isinstance(value.type, VectorType)
     scalar = value.type.element_type if vector else value.type
     at = element_at(e, scalar, base, index, value.type.get_shape()[0] if vector else 1)
-    e.op(llvm.StoreOp(value, at, alignment=scalar.bitwidth // 8))
+    alignment = LINE_BYTES if nontemporal else scalar.bitwidth // 8
+    e.op(llvm.StoreOp(value, at, alignment=alignment, nontemporal=nontemporal))
+
+
+def to_line(e: Emitter, base: SSAValue, index: SSAValue, size: int) -> SSAValue:
+    """Elements of `size` bytes from &base[index] to the next cache-line boundary (0 if on one);
+    only a count of whole elements lands on the boundary, so callers that need it aligned
+    check `base` too (`element_aligned`)."""
+    address = e.add(e.op(llvm.PtrToIntOp(base, i64)), e.mul(index, e.i64(size)))
+    return e.udiv(e.and_(e.sub(e.i64(0), address), e.i64(LINE_BYTES - 1)), e.i64(size))
+
+
+def element_aligned(e: Emitter, base: SSAValue, size: int) -> SSAValue:
+    """Whether `base` is a multiple of `size` bytes (NumPy's arrays are; odd views may not be)."""
+    misaligned = e.and_(e.op(llvm.PtrToIntOp(base, i64)), e.i64(size - 1))
+    return e.icmp("eq", misaligned, e.i64(0))
+
+
+@cache
+def last_level_cache_bytes() -> int:
+    """The largest cache of CPU 0 (sysfs), or 32 MiB where the system does not say."""
+    sizes = []
+    for entry in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*/size"):
+        text = entry.read_text().strip()
+        if text[:-1].isdigit() and text[-1] in "KM":
+            sizes.append(int(text[:-1]) << (10 if text[-1] == "K" else 20))
+    return max(sizes, default=32 << 20)
+
+
+def streams_past_cache(nbytes: int) -> bool:
+    """Whether an output of `nbytes` is stored non-temporally: it does not fit in the last-level
+    cache, so caching it would only evict the inputs, and a non-temporal store of a whole line
+    skips reading the line first (a read-for-ownership): a third less traffic for a copy."""
+    return nbytes > last_level_cache_bytes()
 
 
 def splat(e: Emitter, scalar: SSAValue, width: int) -> SSAValue:
@@ -81,3 +125,30 @@ def carry(e: Emitter, region: Region, count: int, init: list[SSAValue], step: St
     region.add_block(exit_)
     e.move_to(exit_)
     return list(values)
+
+
+def shuffle(e: Emitter, a: SSAValue, b: SSAValue, mask: list[int]) -> SSAValue:
+    """Lanes of `a` (indices < width) and `b` (width + index) picked by `mask`."""
+    return e.op(llvm.ShuffleVectorOp(a, b, DenseArrayBase.from_list(i32, mask), a.type))
+
+
+def transpose_square(e: Emitter, rows: list[SSAValue]) -> list[SSAValue]:
+    """The transpose of a width x width block held as `width` row vectors (width a power of 2).
+
+    Stage k exchanges bit k of the row index with bit k of the column index, so after
+    log2(width) stages element (r, c) sits at (c, r). Each new row is one two-source shuffle of
+    a pair of rows, which AVX-512 does in one vpermt2 instruction: width * log2(width)
+    shuffles per block, ~0.25 per element for 16 x 16.
+    """
+    width = len(rows)
+    step = 1
+    while step < width:
+        low = [c if c & step == 0 else width + (c ^ step) for c in range(width)]
+        high = [c | step if c & step == 0 else width + c for c in range(width)]
+        out = list(rows)
+        for r in range(width):
+            if r & step == 0:
+                out[r] = shuffle(e, rows[r], rows[r | step], low)
+                out[r | step] = shuffle(e, rows[r], rows[r | step], high)
+        rows, step = out, step * 2
+    return rows

@@ -13,7 +13,6 @@ import sys
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.backend.llvm.convert import convert_module
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
@@ -27,6 +26,7 @@ from rlx_mlir.dialects import rlx
 from rlx_mlir.dialects.common import element_type, shape_of
 from rlx_mlir.errors import AllocationError, CompileError, ParseError, VerificationError
 from rlx_mlir.jit import compile_text, host_target, module_text
+from rlx_mlir.lowering.translate import to_llvmlite
 from rlx_mlir.memory_plan import OFFSETS, MemoryPlan, index_checks, read_plan
 from rlx_mlir.passes.default_pipeline import TENSOR_PIPELINE
 from rlx_mlir.passes.lower_to_llvm import LowerToLLVMPass, available_cpus
@@ -234,7 +234,7 @@ def _derive(module_or_text: ModuleOp | str, pipeline: str | None, entry: str | N
         LowerToLLVMPass(threads=threads).apply(ctx, module)
     except ValueError as error:  # an emitter's limit (a BLAS dimension, an op with no kernel)
         raise CompileError(f"@{name}: {error}") from None
-    llvm_module = convert_module(module, fallback_target_triple=None)
+    llvm_module = to_llvmlite(module)
     llvm_ir = str(llvm_module)
     jit_text = module_text(llvm_module, {name})
     return Artifacts(name, inputs, outputs, plan, constants, llvm_ir, jit_text, planned_ir, checks)

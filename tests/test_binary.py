@@ -27,6 +27,8 @@ from reference import (
     ulp_error,
 )
 
+import rlx_mlir as rlx
+
 F32, F64, I32, I64, BOOL = np.float32, np.float64, np.int32, np.int64, np.bool_
 FLOAT_DTYPES = [pytest.param(F32, id="f32"), pytest.param(F64, id="f64")]
 INT_DTYPES = [pytest.param(I32, id="i32"), pytest.param(I64, id="i64")]
@@ -284,3 +286,37 @@ def test_int_pool_covers_every_pair_kind() -> None:
         a, b = pairs(int_pool(dtype))
         assert (b == 0).any() and ((a == np.iinfo(dtype).min) & (b == -1)).any()
         assert (b < 0).any() and (b >= np.iinfo(dtype).bits).any()
+
+
+STREAMED = [  # (element type, NumPy dtype): 4-, 8-, 2- and 1-byte outputs, the last two narrow or bool
+    ("f32", np.float32), ("f64", np.float64), ("f16", np.float16), ("i8", np.int8),
+]
+
+
+@pytest.mark.parametrize(("t", "dtype"), STREAMED, ids=[t for t, _ in STREAMED])
+def test_streamed_output_at_every_alignment(t: str, dtype: type, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An output larger than the last-level cache (forced here by a 1 KiB one) is computed 4 KiB at a
+    time on the stack and stored by whole lines, non-temporally, from its first cache line on; the
+    elements before it and after the last whole chunk are stored directly. At every byte offset of
+    the output (also where it is not element-aligned, which stores everything directly) and with
+    a scalar broadcast, the results are the bytes of the ordinary kernel."""
+    from rlx_mlir.lowering import vectors
+
+    n = 3 * 4096 + 29
+    ty = f"tensor<{n}x{t}>"
+    text = (f"func.func @f(%a: {ty}, %b: {ty}, %s: tensor<{t}>) -> {ty} {{\n"
+            f"  %m = rlx.mul %a, %b : ({ty}, {ty}) -> {ty}\n"
+            f"  %r = rlx.sub %m, %s : ({ty}, tensor<{t}>) -> {ty}\n  func.return %r : {ty}\n}}\n")
+    rng = np.random.default_rng(5)
+    a, b = (rng.integers(-9, 9, n).astype(dtype) for _ in range(2))
+    s = np.array(3, dtype)
+    monkeypatch.setenv("RLX_MLIR_CACHE", "0")  # the module cache would hand back the other variant
+    (want,) = rlx.compile(text)(a, b, s)
+    monkeypatch.setattr(vectors, "last_level_cache_bytes", lambda: 1024)
+    streamed = rlx.compile(text)
+    assert "!nontemporal" in streamed.llvm_ir
+    assert want.tobytes() == (a * b - s).astype(dtype).tobytes()
+    for offset in range(0, 64, 3):
+        out = np.full(want.nbytes + 64, 0x5A, np.uint8)[offset:offset + want.nbytes].view(dtype)
+        streamed(a, b, s, out=(out,))
+        assert out.tobytes() == want.tobytes(), f"output at byte offset {offset}"

@@ -741,6 +741,40 @@ def test_large_transpose() -> None:
                 x[1023::-3, 1::2].copy())])
 
 
+BLOCKED_TRANSPOSES = [  # (shape, type, perm): 16x16, 8x8 and 16x16-byte register blocks with ragged edges
+    ((100, 83), "f32", (1, 0)),
+    ((40, 37), "f64", (1, 0)),
+    ((70, 90), "i8", (1, 0)),
+    ((3, 40, 50), "bf16", (0, 2, 1)),
+    ((33, 5, 47), "i32", (2, 1, 0)),
+]
+
+
+@pytest.mark.parametrize("streaming", [False, True], ids=["cached", "streaming"])
+def test_blocked_transpose_at_every_output_alignment(streaming: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Transposed copies move square register blocks aligned to the input's and output's cache lines,
+    with element-wise edges; streaming outputs (non-temporal stores, forced here by a 1 KiB
+    "last-level cache") take the blocks only where the output is element-aligned. Every byte offset
+    of the output within a cache line, element-aligned or not, gives NumPy's bytes."""
+    from rlx_mlir.lowering import vectors
+
+    monkeypatch.setenv("RLX_MLIR_CACHE", "0")  # the module cache would hand back the other variant
+    monkeypatch.setattr(vectors, "last_level_cache_bytes", lambda: 1024 if streaming else 1 << 40)
+    cases = [Case(f"{shape} {t} perm {perm}", "transpose", [sample(shape, t, seed=k)], f"perm = {arr(perm)}",
+                  np.transpose(sample(shape, t, seed=k), perm).copy())
+             for k, (shape, t, perm) in enumerate(BLOCKED_TRANSPOSES)]
+    exe = compile_text(module_text(cases))
+    for offset in range(0, 64, 3):
+        outs = []
+        for case in cases:
+            want = case.want
+            buffer = np.zeros(want.nbytes + 64, np.uint8)
+            outs.append(buffer[offset:offset + want.nbytes].view(want.dtype).reshape(want.shape))
+        exe(*[c.operands[0] for c in cases], out=outs)
+        for case, got in zip(cases, outs):
+            assert bits_equal(np.ascontiguousarray(got), case.want), f"{case.label}, output at byte offset {offset}"
+
+
 def test_large_gather_elements_nd_and_pad() -> None:
     d = sample((512, 300), "f32", seed=10)
     i = random_indices((512, 400), 300, "i64", seed=10)

@@ -329,3 +329,19 @@ def test_activation_edges(name: str, ty: str) -> None:
     if name not in ("sigmoid", "softplus", "log_sigmoid", "hard_sigmoid", "relu"):
         z = run(name, ty, np.array([-0.0], TYPES[ty]))
         assert z[0] == 0 and np.signbit(z[0]), f"{name}[{ty}](-0) = {z[0]!r}"
+
+
+@pytest.mark.parametrize("ty", ["f32", "f64"])
+@pytest.mark.parametrize("name", TRIG)
+def test_trig_exact_reduction_only_where_needed(name: str, ty: str) -> None:
+    """A flat kernel computes each 4 KiB chunk with the fast reduction and recomputes it with the
+    exact one only if some argument needs it: huge arguments alone in one chunk, in the elements
+    after the last whole chunk, and in no chunk at all, all within the bounds."""
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-100, 100, 2600).astype(TYPES[ty])
+    chunk = 4096 // x.itemsize
+    huge = [chunk + 188, x.size - 10]  # in the second chunk and in the tail
+    x[huge] = np.array([1e30, -3.3e37], TYPES[ty])
+    got = run(name, ty, x)
+    ref = np.array([_sin_cos_tan(v)[TRIG.index(name)] for v in x.astype(np.float64).tolist()])
+    _check(name, ty, x, got, ref, accuracy(name, TYPES[ty]).max_ulp)

@@ -46,3 +46,37 @@ def test_broadcast_bias_inner_loop_is_packed() -> None:
         }"""
     ).assembly()
     assert re.search(r"vaddps\s+.*%[yz]mm", asm)
+
+
+def test_transposed_copy_moves_register_blocks() -> None:
+    """A transpose is 16 x 16 blocks of zmm loads, two-source shuffles and zmm stores."""
+    asm = rlx.compile(
+        """func.func @f(%a: tensor<256x320xf32>) -> tensor<320x256xf32> {
+          %t = rlx.transpose %a {perm = array<i64: 1, 0>} : (tensor<256x320xf32>) -> tensor<320x256xf32>
+          func.return %t : tensor<320x256xf32>
+        }"""
+    ).assembly()
+    shuffles = re.findall(r"\bv(?:permt2|unpck|shuf)\w*\s+.*%zmm", asm)
+    assert len(shuffles) >= 32, "the 16 x 16 register transpose is missing"
+
+
+def test_outputs_past_the_last_level_cache_are_stored_nontemporally(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Outputs larger than the last-level cache (a 64 KiB one here) leave through whole-line
+    non-temporal stores, elementwise and transposed alike; smaller ones through ordinary stores."""
+    from rlx_mlir.lowering import vectors
+
+    monkeypatch.setenv("RLX_MLIR_CACHE", "0")
+    monkeypatch.setattr(vectors, "last_level_cache_bytes", lambda: 1 << 16)
+
+    def module(rows: int) -> str:
+        x, t = f"tensor<{rows}x128xf32>", f"tensor<128x{rows}xf32>"
+        return f"""func.func @f(%a: {x}, %b: {x}) -> ({x}, {t}) {{
+          %s = rlx.add %a, %b : ({x}, {x}) -> {x}
+          %t = rlx.transpose %a {{perm = array<i64: 1, 0>}} : ({x}) -> {t}
+          func.return %s, %t : {x}, {t}
+        }}"""
+
+    streamed = rlx.compile(module(256)).assembly()  # 128 KiB outputs
+    assert len(re.findall(r"\bvmovnt\w+\s+%zmm", streamed)) >= 2, "no non-temporal zmm stores"
+    cached = rlx.compile(module(64)).assembly()
+    assert not re.search(r"\bvmovnt", cached)

@@ -124,40 +124,24 @@ func.func @concat(%a: tensor<3x4xf32>, %b: tensor<2x4xf32>, %c: tensor<4xf32>) -
 
 // -----
 
-// A transpose is a copy kernel whose two loops are tiled by 32: the row
-// range [begin, end) and the 64 columns step by 32, with the inner loops
-// bounded by min(tile + 32, bound). The read walks the input with stride 96.
+// A transpose is a copy in 16x16 register blocks. The rows start on the
+// input's cache lines and the columns on the output's (the elements from the
+// pointer to the next 64-byte boundary); a block is 16 loads of 16 lanes, 64
+// two-source shuffles (stage k exchanges bit k of the row and column indices:
+// rows r and r + 1 first, r and r + 8 last) and 16 stores; the rows and
+// columns outside whole blocks are copied element by element.
 
 // CHECK-LABEL: llvm.func internal @transpose_k0(
 // CHECK-SAME: [[IN:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[OUT:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[BEGIN:%[0-9]+]]: i64, [[END:%[0-9]+]]: i64) {
-// CHECK: [[COLS:%[0-9]+]] = llvm.mlir.constant(64) : i64
-// CHECK-NEXT: llvm.br ^[[ROWT:bb[0-9]+]]([[BEGIN]] : i64)
-// CHECK-NEXT: ^[[ROWT]]([[R:%[0-9]+]]: i64):
-// CHECK-NEXT: llvm.icmp "slt" [[R]], [[END]] : i64
-// CHECK: [[T32:%[0-9]+]] = llvm.mlir.constant(32) : i64
-// CHECK-NEXT: [[RHI:%[0-9]+]] = llvm.add [[R]], [[T32]] : i64
-// CHECK-NEXT: [[RC:%[0-9]+]] = llvm.icmp "slt" [[RHI]], [[END]] : i64
-// CHECK-NEXT: [[RLIM:%[0-9]+]] = llvm.select [[RC]], [[RHI]], [[END]] : i1, i64
-// CHECK: ^[[COLT:bb[0-9]+]]([[C:%[0-9]+]]: i64):
-// CHECK-NEXT: llvm.icmp "slt" [[C]], [[COLS]] : i64
-// CHECK: [[C32:%[0-9]+]] = llvm.mlir.constant(32) : i64
-// CHECK-NEXT: [[CHI:%[0-9]+]] = llvm.add [[C]], [[C32]] : i64
-// CHECK-NEXT: [[CC:%[0-9]+]] = llvm.icmp "slt" [[CHI]], [[COLS]] : i64
-// CHECK-NEXT: [[CLIM:%[0-9]+]] = llvm.select [[CC]], [[CHI]], [[COLS]] : i1, i64
-// CHECK-NEXT: llvm.br ^{{bb[0-9]+}}([[R]] : i64)
-// CHECK: llvm.icmp "slt" {{%[0-9]+}}, [[RLIM]] : i64
-// CHECK: llvm.br ^{{bb[0-9]+}}([[C]] : i64)
-// CHECK: llvm.icmp "slt" {{%[0-9]+}}, [[CLIM]] : i64
-// CHECK: llvm.mlir.constant(96) : i64
-// CHECK: llvm.getelementptr inbounds [[IN]][{{%[0-9]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, f32
-// CHECK: llvm.getelementptr inbounds [[OUT]][{{%[0-9]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, f32
-// The tile loops advance by 32.
-// CHECK: [[S1:%[0-9]+]] = llvm.mlir.constant(32) : i64
-// CHECK-NEXT: [[NC:%[0-9]+]] = llvm.add [[C]], [[S1]] : i64
-// CHECK-NEXT: llvm.br ^[[COLT]]([[NC]] : i64)
-// CHECK: [[S2:%[0-9]+]] = llvm.mlir.constant(32) : i64
-// CHECK-NEXT: [[NR:%[0-9]+]] = llvm.add [[R]], [[S2]] : i64
-// CHECK-NEXT: llvm.br ^[[ROWT]]([[NR]] : i64)
+// CHECK: llvm.ptrtoint [[IN]] : !llvm.ptr to i64
+// CHECK: llvm.mlir.constant(63) : i64
+// CHECK: llvm.ptrtoint [[OUT]] : !llvm.ptr to i64
+// CHECK-COUNT-16: llvm.load {{%[0-9]+}} {alignment = 4 : i64} : !llvm.ptr -> vector<16xi32>
+// CHECK-NEXT: llvm.shufflevector {{%[0-9]+}}, {{%[0-9]+}} [0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30] : vector<16xi32>
+// CHECK-NEXT: llvm.shufflevector {{%[0-9]+}}, {{%[0-9]+}} [1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31] : vector<16xi32>
+// CHECK: llvm.shufflevector {{%[0-9]+}}, {{%[0-9]+}} [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23] : vector<16xi32>
+// CHECK-COUNT-16: llvm.store {{%[0-9]+}}, {{%[0-9]+}} {alignment = 4 : i64} : vector<16xi32>, !llvm.ptr
+// CHECK: llvm.store {{%[0-9]+}}, {{%[0-9]+}} {alignment = 4 : i64} : f32, !llvm.ptr
 
 // CHECK-LABEL: llvm.func @transpose(
 // CHECK: [[N:%[0-9]+]] = llvm.mlir.constant(96) : i64
