@@ -11,11 +11,18 @@ The entry walks the schedule: it computes each kernel's buffer pointers
 (arena + planned offset, an input, or an output) and calls the kernel.
 Reshape views cost nothing (they reuse their source's pointer); returned
 values that no kernel wrote in place are copied with `llvm.memcpy`.
+
+Kernels are shared: an op with the same structure as one already lowered
+(`structure`: its name, types, attributes but the plan's, and the ops of its
+regions) whose operands and results share memory the same way is launched
+on the first one's kernels, thunks and launchers with its own pointers. A
+graph that repeats a layer, or a chain of pads and transposes, then costs
+LLVM a few kernels, not one per op.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 
 from xdsl.dialects import func, llvm
@@ -54,6 +61,8 @@ from rlx_mlir.lowering.parallel import (
     emit_parallel_launcher,
 )
 from rlx_mlir.memory_plan import (
+    OFFSETS,
+    SCRATCH_OFFSETS,
     Scratch,
     block_bindings,
     index_checks,
@@ -90,6 +99,11 @@ class _EntryBuilder:
         self.bound: dict[SSAValue, SSAValue] = {}
         """Pointers computed at run time, in a scan body: its arguments and its next carry."""
         self.program = LoweredProgram()
+        self.emitted: dict[Hashable, list[tuple[Operation, list[Kernel]]]] = {}
+        """The ops kernels were emitted for, with them, by `structure` and error code."""
+        self.thunks: dict[llvm.FuncOp, llvm.FuncOp] = {}
+        self.noalias_dropped: dict[llvm.FuncOp, frozenset[int]] = {}
+        self.launchers: dict[llvm.FuncOp, llvm.FuncOp] = {}
 
     def io_pointer(self, slot: int) -> SSAValue:
         e = self.e
@@ -131,29 +145,68 @@ class _EntryBuilder:
             return self.byte_offset(self.arena, scratch_offset(buffer))
         return self.pointer(buffer)  # type: ignore[arg-type]
 
+    def kernels(self, op: Operation, emit: Emit, ctx: KernelContext) -> list[Kernel]:
+        """`op`'s kernels: those of an op of the same structure already lowered,
+        rebound to `op`'s buffers when these alias each other the same way,
+        else newly emitted."""
+        key = structure(op)
+        if key is not None:
+            key = (key, ctx.code)
+            for first, kernels in self.emitted.get(key, []):
+                rebound = [_rebind(kernel, first, op) for kernel in kernels]
+                if all(k is not None and self.aliased(k) == self.noalias_dropped[k.function] for k in rebound):
+                    return rebound  # type: ignore[return-value]
+        kernels = emit(op, ctx)
+        if key is not None:
+            self.emitted.setdefault(key, []).append((op, kernels))
+        return kernels
+
+    def aliased(self, kernel: Kernel) -> frozenset[int]:
+        """The positions of `kernel`'s buffers that share memory with another one."""
+        pointers = [self.buffer_pointer(b) if not isinstance(b, Scratch) else b for b in kernel.buffers]
+        return frozenset(k for k, p in enumerate(pointers) if pointers.count(p) > 1)
+
     def launch(self, kernel: Kernel) -> None:
         """Call `kernel` on its buffers: directly, or split across threads."""
         e = self.e
         pointers = [self.buffer_pointer(b) for b in kernel.buffers]
-        drop_noalias(kernel.function, {k for k, p in enumerate(pointers) if pointers.count(p) > 1})
-        name = kernel.function.sym_name.data
-        thunk = emit_thunk(kernel.function, f"{name}_thunk", len(pointers))
-        self.program.functions += [kernel.function, thunk]
+        thunk = self.thunk(kernel)
         args = e.op(llvm.AllocaOp(e.i64(len(pointers)), PTR, alignment=8))
         for k, ptr in enumerate(pointers):
             e.op(llvm.StoreOp(ptr, e.op(llvm.GEPOp(args, [k], PTR, inbounds=True))))
-        self.program.externals |= set(kernel.externals)
         extent = e.i64(kernel.extent)
         big = kernel.work >= PARALLEL_MIN_ELEMENTS and kernel.extent >= self.threads
         if kernel.parallel and self.threads > 1 and big:
-            launcher = emit_parallel_launcher(thunk, f"{name}_parallel", self.threads)
-            self.program.functions += launcher
-            self.program.externals |= set(PTHREAD)
-            e.op(llvm.CallOp(launcher[-1].sym_name.data, args, extent))
+            e.op(llvm.CallOp(self.launcher(thunk), args, extent))
         else:
             e.op(llvm.CallOp(thunk.sym_name.data, args, e.i64(0), extent))
         if STATUS in kernel.buffers:
             self.return_on_index_error()
+
+    def thunk(self, kernel: Kernel) -> llvm.FuncOp:
+        """The thunk of `kernel`'s function, made (and the function added to the
+        program) at its first launch, whose aliasing decides the function's
+        `noalias` parameters; `kernels` shares it only with launches that
+        alias the same way."""
+        function = kernel.function
+        if function not in self.thunks:
+            aliased = self.aliased(kernel)
+            drop_noalias(function, set(aliased))
+            self.noalias_dropped[function] = aliased
+            self.thunks[function] = emit_thunk(function, f"{function.sym_name.data}_thunk", len(kernel.buffers))
+            self.program.functions += [function, self.thunks[function]]
+            self.program.externals |= set(kernel.externals)
+        return self.thunks[function]
+
+    def launcher(self, thunk: llvm.FuncOp) -> str:
+        """The name of the parallel launcher of `thunk`, made at its first use."""
+        if thunk not in self.launchers:
+            name = thunk.sym_name.data.removesuffix("_thunk")
+            functions = emit_parallel_launcher(thunk, f"{name}_parallel", self.threads)
+            self.program.functions += functions
+            self.program.externals |= set(PTHREAD)
+            self.launchers[thunk] = functions[-1]
+        return self.launchers[thunk].sym_name.data
 
     def return_on_index_error(self) -> None:
         """Stop at the first kernel that met a bad index: later kernels would read its garbage."""
@@ -179,7 +232,7 @@ class _EntryBuilder:
             name = f"{prefix}_k{index}"
             emit = KERNELS.get(type(op))
             if emit is not None:
-                for kernel in emit(op, KernelContext(name, codes.get(op, 0), self.threads)):
+                for kernel in self.kernels(op, emit, KernelContext(name, codes.get(op, 0), self.threads)):
                     self.launch(kernel)
             elif isinstance(op, ScanOp):
                 self.scan(op, codes, name)
@@ -459,6 +512,60 @@ KERNELS: dict[type[Operation], Emit] = {
     **rnn.KERNELS,
 }  # type: ignore[dict-item]
 """The kernel emitter of each op that runs code (one module per family)."""
+
+
+PLAN_ATTRIBUTES = (OFFSETS, SCRATCH_OFFSETS)
+"""Where an op's values live: not part of what its kernels compute."""
+
+
+def structure(op: Operation) -> Hashable | None:
+    """What `op`'s kernels are a function of, as a key: its name, attributes
+    (but the plan's) and properties, operand and result types, and the ops of
+    its regions with their values numbered by position. None when the op
+    cannot be keyed (an attribute that does not hash, a region reading a value
+    from outside it, successors)."""
+    numbering: dict[SSAValue, int] = {}
+    try:
+        key = _structure(op, numbering, top=True)
+        hash(key)
+    except (TypeError, KeyError):
+        return None
+    return key
+
+
+def _structure(op: Operation, numbering: dict[SSAValue, int], top: bool) -> tuple:
+    if op.successors:
+        raise KeyError(op.name)
+    attributes = tuple(sorted((k, v) for k, v in op.attributes.items() if k not in PLAN_ATTRIBUTES))
+    reads = tuple(v.type for v in op.operands) if top else tuple(numbering[v] for v in op.operands)
+    regions = []
+    for region in op.regions:
+        for block in region.blocks:
+            numbering.update((arg, len(numbering)) for arg in block.args)
+            inner = tuple(_structure(o, numbering, top=False) for o in block.ops)
+            regions.append((tuple(arg.type for arg in block.args), inner))
+    numbering.update((r, len(numbering)) for r in op.results)
+    properties = tuple(sorted(op.properties.items()))
+    return (op.name, attributes, properties, reads, tuple(r.type for r in op.results), tuple(regions))
+
+
+def _rebind(kernel: Kernel, first: Operation, op: Operation) -> Kernel | None:
+    """`kernel` (emitted for `first`) on `op`'s buffers, which sit at the same
+    positions among its operands, results and scratch; None if a buffer is
+    none of those."""
+    buffers: list[SSAValue | str | Scratch] = []
+    for buffer in kernel.buffers:
+        if isinstance(buffer, Scratch):
+            buffers.append(Scratch(op, buffer.index))
+        elif buffer == STATUS:
+            buffers.append(STATUS)
+        elif buffer in first.results:
+            buffers.append(op.results[list(first.results).index(buffer)])
+        elif buffer in first.operands:
+            buffers.append(op.operands[list(first.operands).index(buffer)])
+        else:
+            return None
+    return Kernel(kernel.function, buffers, kernel.extent, kernel.work, kernel.parallel, kernel.externals)
 
 
 def _scratch_offsets(op: Operation) -> list[int]:
