@@ -1,19 +1,21 @@
 """Compile time by stage as graphs grow: where the time goes and how it scales.
 
-    python benchmarks/compile_time.py [--sizes 100 300 1000 3000] [--kind elementwise|movement]
+    python benchmarks/compile_time.py [--sizes 100 300 1000 3000] [--kind elementwise|movement] [--repeat 1]
 
 For each size, a fresh graph (an elementwise chain of unary, binary and
 transcendental ops over [1024] f32, or a pad/narrow/transpose chain over
 [64, 64]) is parsed, run through the default pipeline pass by pass, lowered
-and JIT-compiled; the table gives each stage's seconds and the total, and the
-last line each stage's growth exponent between the two largest sizes
-(1 = linear).
+and JIT-compiled; the table gives each stage's seconds (the least over
+`--repeat` runs) and the total, and the last line each stage's growth
+exponent between the two largest sizes (1 = linear). The persistent compile
+cache is turned off: every run compiles from scratch.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
 import time
 
 from xdsl.backend.llvm.convert import convert_module
@@ -78,9 +80,14 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 300, 1000, 3000])
     parser.add_argument("--kind", choices=["elementwise", "movement"], default="elementwise")
+    parser.add_argument("--repeat", type=int, default=1)
     options = parser.parse_args()
+    os.environ["RLX_MLIR_CACHE"] = "0"
     make = elementwise_chain if options.kind == "elementwise" else movement_chain
-    rows = {n: stages(make(n)) for n in options.sizes}
+    rows = {}
+    for n in options.sizes:
+        runs = [stages(make(n)) for _ in range(options.repeat)]
+        rows[n] = {k: min(run[k] for run in runs) for k in runs[0]}
     names = list(next(iter(rows.values())))
     print(f"{options.kind} chain: seconds per stage")
     print(f"{'ops':>7} " + " ".join(f"{name[:14]:>14}" for name in names) + f" {'total':>9}")
