@@ -21,7 +21,7 @@ import time
 from xdsl.backend.llvm.convert import convert_module
 
 from rlx_mlir import jit
-from rlx_mlir.compiler import parse
+from rlx_mlir.compiler import cycle_collection_paused, parse
 from rlx_mlir.context import make_context
 from rlx_mlir.passes.default_pipeline import BACKEND_PASSES, TENSOR_PASSES
 
@@ -86,7 +86,8 @@ def main() -> None:
     make = elementwise_chain if options.kind == "elementwise" else movement_chain
     rows = {}
     for n in options.sizes:
-        runs = [stages(make(n)) for _ in range(options.repeat)]
+        with cycle_collection_paused():  # as rlx_mlir.compile runs
+            runs = [stages(make(n)) for _ in range(options.repeat)]
         rows[n] = {k: min(run[k] for run in runs) for k in runs[0]}
     names = list(next(iter(rows.values())))
     print(f"{options.kind} chain: seconds per stage")
