@@ -1,14 +1,20 @@
 """Compile time by stage as graphs grow: where the time goes and how it scales.
 
-    python benchmarks/compile_time.py [--sizes 100 300 1000 3000] [--kind elementwise|movement] [--repeat 1]
+    python benchmarks/compile_time.py [--sizes 100 300 1000 3000] [--kind elementwise|random|movement] [--repeat 1]
 
-For each size, a fresh graph (an elementwise chain of unary, binary and
-transcendental ops over [1024] f32, or a pad/narrow/transpose chain over
-[64, 64]) is parsed, run through the default pipeline pass by pass, lowered
-and JIT-compiled; the table gives each stage's seconds (the least over
+For each size, a fresh graph is parsed, run through the default pipeline
+pass by pass, lowered and JIT-compiled, with Python's cyclic garbage
+collector paused as `rlx_mlir.compile` pauses it; the table gives each
+stage's seconds (the least over
 `--repeat` runs) and the total, and the last line each stage's growth
 exponent between the two largest sizes (1 = linear). The persistent compile
-cache is turned off: every run compiles from scratch.
+cache is turned off: every run compiles from scratch. The graphs (`--kind`):
+
+- elementwise: a chain of unary, binary and transcendental ops over [1024]
+  f32 repeating every 12 ops, so fused regions of 64 ops repeat every three
+  and share their kernels (as the layers of a deep model do);
+- random: the same ops in a random order, so every region is a new kernel;
+- movement: a pad / slice / transpose chain over [64, 64].
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import random
 import time
 
 from xdsl.backend.llvm.convert import convert_module
@@ -35,6 +42,22 @@ def elementwise_chain(n: int) -> str:
             lines.append(f"  %v{k} = rlx.mul %v{k - 1}, %a : ({t}, {t}) -> {t}")
         else:
             lines.append(f"  %v{k} = rlx.{unary[k % 4]} %v{k - 1} : ({t}) -> {t}")
+    lines.append(f"  func.return %v{n - 1} : {t}\n}}")
+    return "\n".join(lines)
+
+
+def random_chain(n: int) -> str:
+    """The ops of `elementwise_chain` in a seeded random order: no stretch of it
+    repeats, so no two fused regions share a kernel (the worst case)."""
+    rng = random.Random(n)
+    t = "tensor<1024xf32>"
+    lines = [f"func.func @f(%a: {t}, %b: {t}) -> {t} {{", f"  %v0 = rlx.add %a, %b : ({t}, {t}) -> {t}"]
+    for k in range(1, n):
+        op = rng.choice(["mul", "tanh", "neg", "exp", "sin"])
+        if op == "mul":
+            lines.append(f"  %v{k} = rlx.mul %v{k - 1}, %a : ({t}, {t}) -> {t}")
+        else:
+            lines.append(f"  %v{k} = rlx.{op} %v{k - 1} : ({t}) -> {t}")
     lines.append(f"  func.return %v{n - 1} : {t}\n}}")
     return "\n".join(lines)
 
@@ -76,14 +99,17 @@ def stages(text: str) -> dict[str, float]:
     return times
 
 
+CHAINS = {"elementwise": elementwise_chain, "random": random_chain, "movement": movement_chain}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 300, 1000, 3000])
-    parser.add_argument("--kind", choices=["elementwise", "movement"], default="elementwise")
+    parser.add_argument("--kind", choices=sorted(CHAINS), default="elementwise")
     parser.add_argument("--repeat", type=int, default=1)
     options = parser.parse_args()
     os.environ["RLX_MLIR_CACHE"] = "0"
-    make = elementwise_chain if options.kind == "elementwise" else movement_chain
+    make = CHAINS[options.kind]
     rows = {}
     for n in options.sizes:
         with cycle_collection_paused():  # as rlx_mlir.compile runs
