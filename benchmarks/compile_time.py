@@ -4,9 +4,9 @@
 
 For each size, a fresh graph is parsed, run through the default pipeline
 pass by pass, lowered and JIT-compiled, with Python's cyclic garbage
-collector paused as `rlx_mlir.compile` pauses it; the table gives each
-stage's seconds (the least over
-`--repeat` runs) and the total, and the last line each stage's growth
+collector paused as `rlx_mlir.compile` pauses it; the tables give each
+stage's seconds (the least over `--repeat` runs), in wall time and in the
+process's CPU time, and the total, and the last line each stage's growth
 exponent between the two largest sizes (1 = linear). The persistent compile
 cache is turned off: every run compiles from scratch. The graphs (`--kind`):
 
@@ -81,13 +81,20 @@ def movement_chain(n: int) -> str:
     return "\n".join(lines)
 
 
-def stages(text: str) -> dict[str, float]:
-    times: dict[str, float] = {}
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
+"""Wall time, and this process's CPU time, which a machine shared with other
+work inflates far less (LLVM runs in the calling thread)."""
+
+
+def stages(text: str) -> dict[str, dict[str, float]]:
+    """Seconds per stage, by clock."""
+    times: dict[str, dict[str, float]] = {clock: {} for clock in CLOCKS}
 
     def timed(name: str, fn):  # noqa: ANN001, ANN202
-        start = time.perf_counter()
+        start = {clock: read() for clock, read in CLOCKS.items()}
         result = fn()
-        times[name] = times.get(name, 0.0) + time.perf_counter() - start
+        for clock, read in CLOCKS.items():
+            times[clock][name] = times[clock].get(name, 0.0) + read() - start[clock]
         return result
 
     module = timed("parse", lambda: parse(text))
@@ -97,6 +104,19 @@ def stages(text: str) -> dict[str, float]:
     llvm_module = timed("to llvmlite", lambda: convert_module(module, fallback_target_triple=None))
     timed("LLVM O3 + codegen", lambda: jit.compile_llvm(llvm_module, {"f"}))
     return times
+
+
+def table(title: str, rows: dict[int, dict[str, float]]) -> None:
+    names = list(next(iter(rows.values())))
+    print(title)
+    print(f"{'ops':>7} " + " ".join(f"{name[:14]:>14}" for name in names) + f" {'total':>9}")
+    for n, times in rows.items():
+        print(f"{n:>7} " + " ".join(f"{times[k]:>14.3f}" for k in names) + f" {sum(times.values()):>9.2f}")
+    if len(rows) > 1:
+        (n1, t1), (n2, t2) = list(rows.items())[-2:]
+        growth = [math.log(max(t2[k], 1e-6) / max(t1[k], 1e-6)) / math.log(n2 / n1) for k in names]
+        total = math.log(sum(t2.values()) / sum(t1.values())) / math.log(n2 / n1)
+        print(f"{'growth':>7} " + " ".join(f"{g:>14.2f}" for g in growth) + f" {total:>9.2f}")
 
 
 CHAINS = {"elementwise": elementwise_chain, "random": random_chain, "movement": movement_chain}
@@ -110,21 +130,15 @@ def main() -> None:
     options = parser.parse_args()
     os.environ["RLX_MLIR_CACHE"] = "0"
     make = CHAINS[options.kind]
-    rows = {}
+    rows: dict[str, dict[int, dict[str, float]]] = {clock: {} for clock in CLOCKS}
     for n in options.sizes:
         with cycle_collection_paused():  # as rlx_mlir.compile runs
             runs = [stages(make(n)) for _ in range(options.repeat)]
-        rows[n] = {k: min(run[k] for run in runs) for k in runs[0]}
-    names = list(next(iter(rows.values())))
-    print(f"{options.kind} chain: seconds per stage")
-    print(f"{'ops':>7} " + " ".join(f"{name[:14]:>14}" for name in names) + f" {'total':>9}")
-    for n, times in rows.items():
-        print(f"{n:>7} " + " ".join(f"{times[k]:>14.3f}" for k in names) + f" {sum(times.values()):>9.2f}")
-    if len(rows) > 1:
-        (n1, t1), (n2, t2) = list(rows.items())[-2:]
-        growth = [math.log(max(t2[k], 1e-6) / max(t1[k], 1e-6)) / math.log(n2 / n1) for k in names]
-        total = math.log(sum(t2.values()) / sum(t1.values())) / math.log(n2 / n1)
-        print(f"{'growth':>7} " + " ".join(f"{g:>14.2f}" for g in growth) + f" {total:>9.2f}")
+        for clock in CLOCKS:
+            rows[clock][n] = {k: min(run[clock][k] for run in runs) for k in runs[0][clock]}
+        print(f"({n} ops done)", flush=True)
+    for clock in CLOCKS:
+        table(f"{options.kind} chain: {clock} seconds per stage", rows[clock])
 
 
 if __name__ == "__main__":
