@@ -51,8 +51,8 @@ from rlx_mlir.lowering.kernel import (
     External,
     Kernel,
     KernelContext,
-    drop_noalias,
     emit_thunk,
+    share_aliased_pointers,
 )
 from rlx_mlir.lowering.loops import for_range, if_then, while_loop
 from rlx_mlir.lowering.parallel import (
@@ -102,7 +102,8 @@ class _EntryBuilder:
         self.emitted: dict[Hashable, list[tuple[Operation, list[Kernel]]]] = {}
         """The ops kernels were emitted for, with them, by `structure` and error code."""
         self.thunks: dict[llvm.FuncOp, llvm.FuncOp] = {}
-        self.noalias_dropped: dict[llvm.FuncOp, frozenset[int]] = {}
+        self.shared: dict[llvm.FuncOp, tuple[int, ...]] = {}
+        """Which buffers of each function's launches share an address (`sharing`)."""
         self.launchers: dict[llvm.FuncOp, llvm.FuncOp] = {}
 
     def io_pointer(self, slot: int) -> SSAValue:
@@ -154,17 +155,17 @@ class _EntryBuilder:
             key = (key, ctx.code)
             for first, kernels in self.emitted.get(key, []):
                 rebound = [_rebind(kernel, first, op) for kernel in kernels]
-                if all(k is not None and self.aliased(k) == self.noalias_dropped[k.function] for k in rebound):
+                if all(k is not None and self.sharing(k) == self.shared[k.function] for k in rebound):
                     return rebound  # type: ignore[return-value]
         kernels = emit(op, ctx)
         if key is not None:
             self.emitted.setdefault(key, []).append((op, kernels))
         return kernels
 
-    def aliased(self, kernel: Kernel) -> frozenset[int]:
-        """The positions of `kernel`'s buffers that share memory with another one."""
+    def sharing(self, kernel: Kernel) -> tuple[int, ...]:
+        """For each of `kernel`'s buffers, the first position at the same address."""
         pointers = [self.buffer_pointer(b) if not isinstance(b, Scratch) else b for b in kernel.buffers]
-        return frozenset(k for k, p in enumerate(pointers) if pointers.count(p) > 1)
+        return tuple(pointers.index(p) for p in pointers)
 
     def launch(self, kernel: Kernel) -> None:
         """Call `kernel` on its buffers: directly, or split across threads."""
@@ -185,14 +186,13 @@ class _EntryBuilder:
 
     def thunk(self, kernel: Kernel) -> llvm.FuncOp:
         """The thunk of `kernel`'s function, made (and the function added to the
-        program) at its first launch, whose aliasing decides the function's
-        `noalias` parameters; `kernels` shares it only with launches that
-        alias the same way."""
+        program) at its first launch, whose buffers sharing an address the
+        function then accesses through one parameter; `kernels` shares it only
+        with launches whose buffers share addresses the same way."""
         function = kernel.function
         if function not in self.thunks:
-            aliased = self.aliased(kernel)
-            drop_noalias(function, set(aliased))
-            self.noalias_dropped[function] = aliased
+            self.shared[function] = self.sharing(kernel)
+            share_aliased_pointers(function, self.shared[function])
             self.thunks[function] = emit_thunk(function, f"{function.sym_name.data}_thunk", len(kernel.buffers))
             self.program.functions += [function, self.thunks[function]]
             self.program.externals |= set(kernel.externals)

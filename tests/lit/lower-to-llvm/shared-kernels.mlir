@@ -3,14 +3,18 @@
 // Ops of the same structure share one kernel when their buffers alias the
 // same way: %3 (exp of %a into a fresh buffer) is launched on @shared_k0,
 // the kernel of %0, with its own pointers; %2 (exp of %1 written over %1,
-// which dies there) gets a kernel of its own whose pointers may alias
-// (no noalias). No @shared_k3 is emitted.
+// which dies there) gets a kernel of its own, which reads and writes through
+// its first parameter. No @shared_k3 is emitted.
 
 // CHECK-LABEL: llvm.func internal @shared_k0(
 // CHECK-SAME: !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: i64, %{{[0-9]+}}: i64)
 // CHECK-LABEL: llvm.func internal @shared_k0_thunk(
 // CHECK-LABEL: llvm.func internal @shared_k2(
-// CHECK-SAME: %{{[0-9]+}}: !llvm.ptr, %{{[0-9]+}}: !llvm.ptr, %{{[0-9]+}}: i64, %{{[0-9]+}}: i64)
+// CHECK-SAME: [[P:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[UNUSED:%[0-9]+]]: !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: i64, %{{[0-9]+}}: i64)
+// CHECK-NOT: [[UNUSED]]{{[^0-9]}}
+// CHECK: llvm.store %{{[0-9]+}}, %{{[0-9]+}}
+// CHECK-NOT: [[UNUSED]]{{[^0-9]}}
+// CHECK-LABEL: llvm.func internal @shared_k2_thunk(
 // CHECK-NOT: llvm.func internal @shared_k3
 // CHECK-LABEL: llvm.func @shared(
 // CHECK: llvm.call @shared_k0_thunk(
