@@ -46,3 +46,27 @@ def test_broadcast_bias_inner_loop_is_packed() -> None:
         }"""
     ).assembly()
     assert re.search(r"vaddps\s+.*%[yz]mm", asm)
+
+
+def test_in_place_kernels_vectorize_without_overlap_checks() -> None:
+    """Unfused, each op of the chain writes over the intermediate it reads
+    (plan-memory's in-place case): the kernel reads and writes through one
+    pointer, so LLVM needs no run-time overlap check, which in-place buffers
+    would always fail, running the scalar loop."""
+    exe = rlx.compile(CHAIN.replace("DT", "f32"), pipeline="")
+    assert any(len(set(offsets)) < len(offsets) for offsets in _in_place_offsets(exe.planned_ir))
+    assert "vector.memcheck" not in exe.optimized_llvm_ir
+    assert "<16 x float>" in exe.optimized_llvm_ir or "<8 x float>" in exe.optimized_llvm_ir
+
+
+def _in_place_offsets(planned_ir: str) -> list[list[int]]:
+    """Per op of the planned IR, the arena offsets of its operands and result
+    (a repeated offset: the op writes over an operand)."""
+    offsets: dict[str, int] = {}
+    found = []
+    planned = re.findall(r"(%\w+) = rlx\.\w+ ([^:{]*).*rlx\.offsets = array<i64: (-?\d+)>", planned_ir)
+    for name, operands, offset in planned:
+        offsets[name] = int(offset)
+        reads = [offsets[v] for v in re.findall(r"%\w+", operands) if v in offsets]
+        found.append([*reads, int(offset)] if int(offset) >= 0 else reads)
+    return found
