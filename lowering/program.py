@@ -552,10 +552,13 @@ def _structure(op: Operation, numbering: dict[SSAValue, int], top: bool) -> tupl
 def _rebind(kernel: Kernel, first: Operation, op: Operation) -> Kernel | None:
     """`kernel` (emitted for `first`) on `op`'s buffers, which sit at the same
     positions among its operands, results and scratch; None if a buffer is
-    none of those."""
+    none of those (another op's scratch, say: then the kernel is not only a
+    function of `first`)."""
     buffers: list[SSAValue | str | Scratch] = []
     for buffer in kernel.buffers:
         if isinstance(buffer, Scratch):
+            if buffer.op is not first:
+                return None
             buffers.append(Scratch(op, buffer.index))
         elif buffer == STATUS:
             buffers.append(STATUS)
