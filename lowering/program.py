@@ -26,8 +26,9 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 
 from xdsl.dialects import func, llvm
-from xdsl.dialects.builtin import i1, i8, i64
+from xdsl.dialects.builtin import IntegerAttr, i1, i8, i64
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.rewriter import InsertPoint, Rewriter
 
 from rlx_mlir.dialects import elementwise as ew
 from rlx_mlir.dialects import region as rg
@@ -172,7 +173,7 @@ class _EntryBuilder:
         e = self.e
         pointers = [self.buffer_pointer(b) for b in kernel.buffers]
         thunk = self.thunk(kernel)
-        args = e.op(llvm.AllocaOp(e.i64(len(pointers)), PTR, alignment=8))
+        args = self.pointer_array(len(pointers))
         for k, ptr in enumerate(pointers):
             e.op(llvm.StoreOp(ptr, e.op(llvm.GEPOp(args, [k], PTR, inbounds=True))))
         extent = e.i64(kernel.extent)
@@ -183,6 +184,18 @@ class _EntryBuilder:
             e.op(llvm.CallOp(thunk.sym_name.data, args, e.i64(0), extent))
         if STATUS in kernel.buffers:
             self.return_on_index_error()
+
+    def pointer_array(self, n: int) -> SSAValue:
+        """An array of `n` pointers for a launch's arguments, on the stack of the
+        entry block: allocated in a loop (a scan's time loop) it would take
+        more stack at every step, and a scan of 3 million steps overflowed it."""
+        e = self.e
+        if e.builder.insertion_point.block is self.block:
+            return e.op(llvm.AllocaOp(e.i64(n), PTR, alignment=8))
+        size = llvm.ConstantOp(IntegerAttr(n, i64), i64)
+        array = llvm.AllocaOp(size.result, PTR, alignment=8)
+        Rewriter.insert_op([size, array], InsertPoint.at_start(self.block))
+        return array.results[0]
 
     def thunk(self, kernel: Kernel) -> llvm.FuncOp:
         """The thunk of `kernel`'s function, made (and the function added to the
