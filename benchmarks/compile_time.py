@@ -11,7 +11,7 @@ exponent between the two largest sizes (1 = linear). The persistent compile
 cache is turned off: every run compiles from scratch. The graphs (`--kind`):
 
 - elementwise: a chain of unary, binary and transcendental ops over [1024]
-  f32 repeating every 12 ops, so fused regions of 64 ops repeat every three
+  f32 repeating every 12 ops, so fused regions (32 ops) repeat every three
   and share their kernels (as the layers of a deep model do);
 - random: the same ops in a random order, so every region is a new kernel;
 - movement: a pad / slice / transpose chain over [64, 64].
