@@ -22,7 +22,8 @@ LLVM a few kernels, not one per op.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+import contextlib
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, field
 
 from xdsl.dialects import func, llvm
@@ -106,6 +107,8 @@ class _EntryBuilder:
         self.shared: dict[llvm.FuncOp, tuple[int, ...]] = {}
         """Which buffers of each function's launches share an address (`sharing`)."""
         self.launchers: dict[llvm.FuncOp, llvm.FuncOp] = {}
+        self.loops = 0
+        """How many of the entry's loops the launches being emitted are in."""
 
     def io_pointer(self, slot: int) -> SSAValue:
         e = self.e
@@ -185,12 +188,22 @@ class _EntryBuilder:
         if STATUS in kernel.buffers:
             self.return_on_index_error()
 
+    @contextlib.contextmanager
+    def looping(self) -> Iterator[None]:
+        """While the entry's own loops (a scan's time loop) are emitted."""
+        self.loops += 1
+        try:
+            yield
+        finally:
+            self.loops -= 1
+
     def pointer_array(self, n: int) -> SSAValue:
-        """An array of `n` pointers for a launch's arguments, on the stack of the
-        entry block: allocated in a loop (a scan's time loop) it would take
-        more stack at every step, and a scan of 3 million steps overflowed it."""
+        """An array of `n` pointers for a launch's arguments: where the launch
+        is, but in the entry block when the launch is in a loop of the entry
+        (a scan's time loop), where an allocation would take more stack at
+        every step (a scan of 3 million steps overflowed it)."""
         e = self.e
-        if e.builder.insertion_point.block is self.block:
+        if not self.loops:
             return e.op(llvm.AllocaOp(e.i64(n), PTR, alignment=8))
         size = llvm.ConstantOp(IntegerAttr(n, i64), i64)
         array = llvm.AllocaOp(size.result, PTR, alignment=8)
@@ -248,9 +261,11 @@ class _EntryBuilder:
                 for kernel in self.kernels(op, emit, KernelContext(name, codes.get(op, 0), self.threads)):
                     self.launch(kernel)
             elif isinstance(op, ScanOp):
-                self.scan(op, codes, name)
+                with self.looping():
+                    self.scan(op, codes, name)
             elif isinstance(op, ScanBackwardOp):
-                self.scan_backward(op, codes, name)
+                with self.looping():
+                    self.scan_backward(op, codes, name)
             elif isinstance(op, (func.ReturnOp, rg.YieldOp)):
                 return list(op.operands)
             elif not isinstance(op, rlx.ConstantOp) and view_offset(op) is None:
