@@ -1,25 +1,34 @@
 """Compile time by stage as graphs grow: where the time goes and how it scales.
 
-    python benchmarks/compile_time.py [--sizes 100 300 1000 3000] [--kind elementwise|movement]
+    python benchmarks/compile_time.py [--sizes 100 300 1000 3000] [--kind elementwise|random|movement] [--repeat 1]
 
-For each size, a fresh graph (an elementwise chain of unary, binary and
-transcendental ops over [1024] f32, or a pad/narrow/transpose chain over
-[64, 64]) is parsed, run through the default pipeline pass by pass, lowered
-and JIT-compiled; the table gives each stage's seconds and the total, and the
-last line each stage's growth exponent between the two largest sizes
-(1 = linear).
+For each size, a fresh graph is parsed, run through the default pipeline
+pass by pass, lowered and JIT-compiled, with Python's cyclic garbage
+collector paused as `rlx_mlir.compile` pauses it; the tables give each
+stage's seconds (the least over `--repeat` runs), in wall time and in the
+process's CPU time, and the total, and the last line each stage's growth
+exponent between the two largest sizes (1 = linear). The persistent compile
+cache is turned off: every run compiles from scratch. The graphs (`--kind`):
+
+- elementwise: a chain of unary, binary and transcendental ops over [1024]
+  f32 repeating every 12 ops, so fused regions (32 ops) repeat every three
+  and share their kernels (as the layers of a deep model do);
+- random: the same ops in a random order, so every region is a new kernel;
+- movement: a pad / slice / transpose chain over [64, 64].
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
+import random
 import time
 
 from xdsl.backend.llvm.convert import convert_module
 
 from rlx_mlir import jit
-from rlx_mlir.compiler import parse
+from rlx_mlir.compiler import cycle_collection_paused, parse
 from rlx_mlir.context import make_context
 from rlx_mlir.passes.default_pipeline import BACKEND_PASSES, TENSOR_PASSES
 
@@ -33,6 +42,22 @@ def elementwise_chain(n: int) -> str:
             lines.append(f"  %v{k} = rlx.mul %v{k - 1}, %a : ({t}, {t}) -> {t}")
         else:
             lines.append(f"  %v{k} = rlx.{unary[k % 4]} %v{k - 1} : ({t}) -> {t}")
+    lines.append(f"  func.return %v{n - 1} : {t}\n}}")
+    return "\n".join(lines)
+
+
+def random_chain(n: int) -> str:
+    """The ops of `elementwise_chain` in a seeded random order: no stretch of it
+    repeats, so no two fused regions share a kernel (the worst case)."""
+    rng = random.Random(n)
+    t = "tensor<1024xf32>"
+    lines = [f"func.func @f(%a: {t}, %b: {t}) -> {t} {{", f"  %v0 = rlx.add %a, %b : ({t}, {t}) -> {t}"]
+    for k in range(1, n):
+        op = rng.choice(["mul", "tanh", "neg", "exp", "sin"])
+        if op == "mul":
+            lines.append(f"  %v{k} = rlx.mul %v{k - 1}, %a : ({t}, {t}) -> {t}")
+        else:
+            lines.append(f"  %v{k} = rlx.{op} %v{k - 1} : ({t}) -> {t}")
     lines.append(f"  func.return %v{n - 1} : {t}\n}}")
     return "\n".join(lines)
 
@@ -56,13 +81,20 @@ def movement_chain(n: int) -> str:
     return "\n".join(lines)
 
 
-def stages(text: str) -> dict[str, float]:
-    times: dict[str, float] = {}
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
+"""Wall time, and this process's CPU time, which a machine shared with other
+work inflates far less (LLVM runs in the calling thread)."""
+
+
+def stages(text: str) -> dict[str, dict[str, float]]:
+    """Seconds per stage, by clock."""
+    times: dict[str, dict[str, float]] = {clock: {} for clock in CLOCKS}
 
     def timed(name: str, fn):  # noqa: ANN001, ANN202
-        start = time.perf_counter()
+        start = {clock: read() for clock, read in CLOCKS.items()}
         result = fn()
-        times[name] = times.get(name, 0.0) + time.perf_counter() - start
+        for clock, read in CLOCKS.items():
+            times[clock][name] = times[clock].get(name, 0.0) + read() - start[clock]
         return result
 
     module = timed("parse", lambda: parse(text))
@@ -74,15 +106,9 @@ def stages(text: str) -> dict[str, float]:
     return times
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--sizes", type=int, nargs="+", default=[100, 300, 1000, 3000])
-    parser.add_argument("--kind", choices=["elementwise", "movement"], default="elementwise")
-    options = parser.parse_args()
-    make = elementwise_chain if options.kind == "elementwise" else movement_chain
-    rows = {n: stages(make(n)) for n in options.sizes}
+def table(title: str, rows: dict[int, dict[str, float]]) -> None:
     names = list(next(iter(rows.values())))
-    print(f"{options.kind} chain: seconds per stage")
+    print(title)
     print(f"{'ops':>7} " + " ".join(f"{name[:14]:>14}" for name in names) + f" {'total':>9}")
     for n, times in rows.items():
         print(f"{n:>7} " + " ".join(f"{times[k]:>14.3f}" for k in names) + f" {sum(times.values()):>9.2f}")
@@ -91,6 +117,28 @@ def main() -> None:
         growth = [math.log(max(t2[k], 1e-6) / max(t1[k], 1e-6)) / math.log(n2 / n1) for k in names]
         total = math.log(sum(t2.values()) / sum(t1.values())) / math.log(n2 / n1)
         print(f"{'growth':>7} " + " ".join(f"{g:>14.2f}" for g in growth) + f" {total:>9.2f}")
+
+
+CHAINS = {"elementwise": elementwise_chain, "random": random_chain, "movement": movement_chain}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100, 300, 1000, 3000])
+    parser.add_argument("--kind", choices=sorted(CHAINS), default="elementwise")
+    parser.add_argument("--repeat", type=int, default=1)
+    options = parser.parse_args()
+    os.environ["RLX_MLIR_CACHE"] = "0"
+    make = CHAINS[options.kind]
+    rows: dict[str, dict[int, dict[str, float]]] = {clock: {} for clock in CLOCKS}
+    for n in options.sizes:
+        with cycle_collection_paused():  # as rlx_mlir.compile runs
+            runs = [stages(make(n)) for _ in range(options.repeat)]
+        for clock in CLOCKS:
+            rows[clock][n] = {k: min(run[clock][k] for run in runs) for k in runs[0][clock]}
+        print(f"({n} ops done)", flush=True)
+    for clock in CLOCKS:
+        table(f"{options.kind} chain: {clock} seconds per stage", rows[clock])
 
 
 if __name__ == "__main__":

@@ -13,6 +13,8 @@ FMAs are emitted explicitly (`fma`, `poly`) where an algorithm wants one.
 
 from __future__ import annotations
 
+import functools
+import struct
 from collections.abc import Sequence
 
 from xdsl.builder import Builder
@@ -53,6 +55,28 @@ def intrinsic_suffix(t: Attribute) -> str:
     return {Float16Type: "f16", Float32Type: "f32", Float64Type: "f64"}[type(t)]
 
 
+def _constant_key(t: Attribute, value: float | int | bool) -> int | bytes:
+    """`value` as `t` holds it: the signed representative of an integer (i1
+    true is -1), the exact bits of a float (so -0.0 and NaNs stay apart)."""
+    if isinstance(t, IntegerType):
+        width = t.width.data
+        v = int(value) & ((1 << width) - 1)
+        if width > 1 and v >= 1 << (width - 1):
+            v -= 1 << width  # IntegerAttr wants the signed representative
+        if width == 1:
+            v = -v if v else 0
+        return v
+    return struct.pack("<d", float(value))
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _constant_attr(t: Attribute, key: int | bytes) -> Attribute:
+    """The (immutable, shareable) value attribute of a constant, verified once."""
+    if isinstance(t, IntegerType):
+        return IntegerAttr(key, t)
+    return FloatAttr(struct.unpack("<d", key)[0], t)  # type: ignore[arg-type]
+
+
 class Emitter:
     """Appends `llvm` dialect ops at an insertion point and returns their results."""
 
@@ -68,15 +92,10 @@ class Emitter:
 
     # constants --------------------------------------------------------------
     def const(self, t: Attribute, value: float | int | bool) -> SSAValue:
-        if isinstance(t, IntegerType):
-            width = t.width.data
-            v = int(value) & ((1 << width) - 1)
-            if width > 1 and v >= 1 << (width - 1):
-                v -= 1 << width  # IntegerAttr wants the signed representative
-            if width == 1:
-                v = -v if v else 0
-            return self.op(llvm.ConstantOp(IntegerAttr(v, t), t))
-        return self.op(llvm.ConstantOp(FloatAttr(float(value), t), t))  # type: ignore[arg-type]
+        """A constant op; about a third of what kernels emit, so it is built
+        without re-verifying an attribute `_constant_attr` made and checked once."""
+        attr = _constant_attr(t, _constant_key(t, value))
+        return self.op(llvm.ConstantOp.create(result_types=[t], properties={"value": attr}))
 
     def const_like(self, like: SSAValue, value: float | int) -> SSAValue:
         return self.const(like.type, value)

@@ -3,8 +3,10 @@
 A kernel is `void k(ptr buffer..., i64 begin, i64 end)`: the entry passes one
 pointer per buffer (inputs, outputs, and for index-checking kernels the status
 block) and the range of the kernel's outermost loop, which is how large
-kernels are split across threads. Pointer parameters are `noalias` unless the
-entry finds two of them at the same location (an in-place write).
+kernels are split across threads. Pointer parameters are `noalias`; when the
+entry passes one location for several buffers (an in-place write), the kernel
+accesses them all through the first of those parameters
+(`share_aliased_pointers`).
 
 Index errors: a gather/scatter kernel that meets an index outside [-n, n)
 writes (code, index, axis, size) to the status block - code is the op's
@@ -110,14 +112,19 @@ def emit_thunk(kernel: llvm.FuncOp, name: str, n_pointers: int) -> llvm.FuncOp:
     return llvm.FuncOp(name, llvm.LLVMFunctionType([PTR, i64, i64]), body=Region([entry]))
 
 
-def drop_noalias(function: llvm.FuncOp, positions: set[int]) -> None:
-    """Pointer parameters at `positions` share memory with another one."""
-    if not positions or function.arg_attrs is None:
-        return
-    attrs = list(function.arg_attrs.data)
-    for k in positions:
-        attrs[k] = DictionaryAttr({})
-    function.arg_attrs = ArrayAttr(attrs)
+def share_aliased_pointers(function: llvm.FuncOp, sharing: tuple[int, ...]) -> None:
+    """Make a kernel launched with some of its buffers at one address access
+    them all through one parameter: `sharing[k]` is the first position whose
+    pointer equals position k's. LLVM then sees an in-place write as a load
+    and a store at one index of one pointer, a dependence it can vectorize,
+    and every parameter keeps `noalias` (the parameters left unused access
+    nothing). With two parameters it would have to drop `noalias` and guard
+    the vector loop with overlap checks, which in-place buffers always fail:
+    such kernels ran their scalar loop, several times slower."""
+    arguments = function.body.blocks[0].args
+    for k, first in enumerate(sharing):
+        if first != k:
+            arguments[k].replace_all_uses_with(arguments[first])
 
 
 def checked_index(

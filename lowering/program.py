@@ -11,16 +11,25 @@ The entry walks the schedule: it computes each kernel's buffer pointers
 (arena + planned offset, an input, or an output) and calls the kernel.
 Reshape views cost nothing (they reuse their source's pointer); returned
 values that no kernel wrote in place are copied with `llvm.memcpy`.
+
+Kernels are shared: an op with the same structure as one already lowered
+(`structure`: its name, types, attributes but the plan's, and the ops of its
+regions) whose operands and results share memory the same way is launched
+on the first one's kernels, thunks and launchers with its own pointers. A
+graph that repeats a layer, or a chain of pads and transposes, then costs
+LLVM a few kernels, not one per op.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, field
 
 from xdsl.dialects import func, llvm
-from xdsl.dialects.builtin import i1, i8, i64
+from xdsl.dialects.builtin import IntegerAttr, i1, i8, i64
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.rewriter import InsertPoint, Rewriter
 
 from rlx_mlir.dialects import elementwise as ew
 from rlx_mlir.dialects import region as rg
@@ -44,8 +53,8 @@ from rlx_mlir.lowering.kernel import (
     External,
     Kernel,
     KernelContext,
-    drop_noalias,
     emit_thunk,
+    share_aliased_pointers,
 )
 from rlx_mlir.lowering.loops import for_range, if_then, while_loop
 from rlx_mlir.lowering.parallel import (
@@ -54,6 +63,8 @@ from rlx_mlir.lowering.parallel import (
     emit_parallel_launcher,
 )
 from rlx_mlir.memory_plan import (
+    OFFSETS,
+    SCRATCH_OFFSETS,
     Scratch,
     block_bindings,
     index_checks,
@@ -90,6 +101,14 @@ class _EntryBuilder:
         self.bound: dict[SSAValue, SSAValue] = {}
         """Pointers computed at run time, in a scan body: its arguments and its next carry."""
         self.program = LoweredProgram()
+        self.emitted: dict[Hashable, list[tuple[Operation, list[Kernel]]]] = {}
+        """The ops kernels were emitted for, with them, by `structure` and error code."""
+        self.thunks: dict[llvm.FuncOp, llvm.FuncOp] = {}
+        self.shared: dict[llvm.FuncOp, tuple[int, ...]] = {}
+        """Which buffers of each function's launches share an address (`sharing`)."""
+        self.launchers: dict[llvm.FuncOp, llvm.FuncOp] = {}
+        self.loops = 0
+        """How many of the entry's loops the launches being emitted are in."""
 
     def io_pointer(self, slot: int) -> SSAValue:
         e = self.e
@@ -131,29 +150,89 @@ class _EntryBuilder:
             return self.byte_offset(self.arena, scratch_offset(buffer))
         return self.pointer(buffer)  # type: ignore[arg-type]
 
+    def kernels(self, op: Operation, emit: Emit, ctx: KernelContext) -> list[Kernel]:
+        """`op`'s kernels: those of an op of the same structure already lowered,
+        rebound to `op`'s buffers when these alias each other the same way,
+        else newly emitted."""
+        key = structure(op)
+        if key is not None:
+            key = (key, ctx.code)
+            for first, kernels in self.emitted.get(key, []):
+                rebound = [_rebind(kernel, first, op) for kernel in kernels]
+                if all(k is not None and self.sharing(k) == self.shared[k.function] for k in rebound):
+                    return rebound  # type: ignore[return-value]
+        kernels = emit(op, ctx)
+        if key is not None:
+            self.emitted.setdefault(key, []).append((op, kernels))
+        return kernels
+
+    def sharing(self, kernel: Kernel) -> tuple[int, ...]:
+        """For each of `kernel`'s buffers, the first position at the same address."""
+        pointers = [self.buffer_pointer(b) if not isinstance(b, Scratch) else b for b in kernel.buffers]
+        return tuple(pointers.index(p) for p in pointers)
+
     def launch(self, kernel: Kernel) -> None:
         """Call `kernel` on its buffers: directly, or split across threads."""
         e = self.e
         pointers = [self.buffer_pointer(b) for b in kernel.buffers]
-        drop_noalias(kernel.function, {k for k, p in enumerate(pointers) if pointers.count(p) > 1})
-        name = kernel.function.sym_name.data
-        thunk = emit_thunk(kernel.function, f"{name}_thunk", len(pointers))
-        self.program.functions += [kernel.function, thunk]
-        args = e.op(llvm.AllocaOp(e.i64(len(pointers)), PTR, alignment=8))
+        thunk = self.thunk(kernel)
+        args = self.pointer_array(len(pointers))
         for k, ptr in enumerate(pointers):
             e.op(llvm.StoreOp(ptr, e.op(llvm.GEPOp(args, [k], PTR, inbounds=True))))
-        self.program.externals |= set(kernel.externals)
         extent = e.i64(kernel.extent)
         big = kernel.work >= PARALLEL_MIN_ELEMENTS and kernel.extent >= self.threads
         if kernel.parallel and self.threads > 1 and big:
-            launcher = emit_parallel_launcher(thunk, f"{name}_parallel", self.threads)
-            self.program.functions += launcher
-            self.program.externals |= set(PTHREAD)
-            e.op(llvm.CallOp(launcher[-1].sym_name.data, args, extent))
+            e.op(llvm.CallOp(self.launcher(thunk), args, extent))
         else:
             e.op(llvm.CallOp(thunk.sym_name.data, args, e.i64(0), extent))
         if STATUS in kernel.buffers:
             self.return_on_index_error()
+
+    @contextlib.contextmanager
+    def looping(self) -> Iterator[None]:
+        """While the entry's own loops (a scan's time loop) are emitted."""
+        self.loops += 1
+        try:
+            yield
+        finally:
+            self.loops -= 1
+
+    def pointer_array(self, n: int) -> SSAValue:
+        """An array of `n` pointers for a launch's arguments: where the launch
+        is, but in the entry block when the launch is in a loop of the entry
+        (a scan's time loop), where an allocation would take more stack at
+        every step (a scan of 3 million steps overflowed it)."""
+        e = self.e
+        if not self.loops:
+            return e.op(llvm.AllocaOp(e.i64(n), PTR, alignment=8))
+        size = llvm.ConstantOp(IntegerAttr(n, i64), i64)
+        array = llvm.AllocaOp(size.result, PTR, alignment=8)
+        Rewriter.insert_op([size, array], InsertPoint.at_start(self.block))
+        return array.results[0]
+
+    def thunk(self, kernel: Kernel) -> llvm.FuncOp:
+        """The thunk of `kernel`'s function, made (and the function added to the
+        program) at its first launch, whose buffers sharing an address the
+        function then accesses through one parameter; `kernels` shares it only
+        with launches whose buffers share addresses the same way."""
+        function = kernel.function
+        if function not in self.thunks:
+            self.shared[function] = self.sharing(kernel)
+            share_aliased_pointers(function, self.shared[function])
+            self.thunks[function] = emit_thunk(function, f"{function.sym_name.data}_thunk", len(kernel.buffers))
+            self.program.functions += [function, self.thunks[function]]
+            self.program.externals |= set(kernel.externals)
+        return self.thunks[function]
+
+    def launcher(self, thunk: llvm.FuncOp) -> str:
+        """The name of the parallel launcher of `thunk`, made at its first use."""
+        if thunk not in self.launchers:
+            name = thunk.sym_name.data.removesuffix("_thunk")
+            functions = emit_parallel_launcher(thunk, f"{name}_parallel", self.threads)
+            self.program.functions += functions
+            self.program.externals |= set(PTHREAD)
+            self.launchers[thunk] = functions[-1]
+        return self.launchers[thunk].sym_name.data
 
     def return_on_index_error(self) -> None:
         """Stop at the first kernel that met a bad index: later kernels would read its garbage."""
@@ -179,12 +258,14 @@ class _EntryBuilder:
             name = f"{prefix}_k{index}"
             emit = KERNELS.get(type(op))
             if emit is not None:
-                for kernel in emit(op, KernelContext(name, codes.get(op, 0), self.threads)):
+                for kernel in self.kernels(op, emit, KernelContext(name, codes.get(op, 0), self.threads)):
                     self.launch(kernel)
             elif isinstance(op, ScanOp):
-                self.scan(op, codes, name)
+                with self.looping():
+                    self.scan(op, codes, name)
             elif isinstance(op, ScanBackwardOp):
-                self.scan_backward(op, codes, name)
+                with self.looping():
+                    self.scan_backward(op, codes, name)
             elif isinstance(op, (func.ReturnOp, rg.YieldOp)):
                 return list(op.operands)
             elif not isinstance(op, rlx.ConstantOp) and view_offset(op) is None:
@@ -459,6 +540,63 @@ KERNELS: dict[type[Operation], Emit] = {
     **rnn.KERNELS,
 }  # type: ignore[dict-item]
 """The kernel emitter of each op that runs code (one module per family)."""
+
+
+PLAN_ATTRIBUTES = (OFFSETS, SCRATCH_OFFSETS)
+"""Where an op's values live: not part of what its kernels compute."""
+
+
+def structure(op: Operation) -> Hashable | None:
+    """What `op`'s kernels are a function of, as a key: its name, attributes
+    (but the plan's) and properties, operand and result types, and the ops of
+    its regions with their values numbered by position. None when the op
+    cannot be keyed (an attribute that does not hash, a region reading a value
+    from outside it, successors)."""
+    numbering: dict[SSAValue, int] = {}
+    try:
+        key = _structure(op, numbering, top=True)
+        hash(key)
+    except (TypeError, KeyError):
+        return None
+    return key
+
+
+def _structure(op: Operation, numbering: dict[SSAValue, int], top: bool) -> tuple:
+    if op.successors:
+        raise KeyError(op.name)
+    attributes = tuple(sorted((k, v) for k, v in op.attributes.items() if k not in PLAN_ATTRIBUTES))
+    reads = tuple(v.type for v in op.operands) if top else tuple(numbering[v] for v in op.operands)
+    regions = []
+    for region in op.regions:
+        for block in region.blocks:
+            numbering.update((arg, len(numbering)) for arg in block.args)
+            inner = tuple(_structure(o, numbering, top=False) for o in block.ops)
+            regions.append((tuple(arg.type for arg in block.args), inner))
+    numbering.update((r, len(numbering)) for r in op.results)
+    properties = tuple(sorted(op.properties.items()))
+    return (op.name, attributes, properties, reads, tuple(r.type for r in op.results), tuple(regions))
+
+
+def _rebind(kernel: Kernel, first: Operation, op: Operation) -> Kernel | None:
+    """`kernel` (emitted for `first`) on `op`'s buffers, which sit at the same
+    positions among its operands, results and scratch; None if a buffer is
+    none of those (another op's scratch, say: then the kernel is not only a
+    function of `first`)."""
+    buffers: list[SSAValue | str | Scratch] = []
+    for buffer in kernel.buffers:
+        if isinstance(buffer, Scratch):
+            if buffer.op is not first:
+                return None
+            buffers.append(Scratch(op, buffer.index))
+        elif buffer == STATUS:
+            buffers.append(STATUS)
+        elif buffer in first.results:
+            buffers.append(op.results[list(first.results).index(buffer)])
+        elif buffer in first.operands:
+            buffers.append(op.operands[list(first.operands).index(buffer)])
+        else:
+            return None
+    return Kernel(kernel.function, buffers, kernel.extent, kernel.work, kernel.parallel, kernel.externals)
 
 
 def _scratch_offsets(op: Operation) -> list[int]:

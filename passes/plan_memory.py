@@ -22,6 +22,8 @@ mean to their readers (views, output bindings, alignment) is
 
 from __future__ import annotations
 
+import bisect
+import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -148,16 +150,28 @@ def _pair_in_place(ops: list[Operation], buffers: dict[SSAValue, Buffer]) -> Non
 
 
 def place(buffers: list[Buffer]) -> int:
-    """Assign offsets (best fit among time-overlapping buffers); return the arena size."""
-    placed: list[Buffer] = []
-    for buf in sorted(buffers, key=lambda b: (b.start, b.partner is None, -b.size)):
-        live = sorted((p for p in placed if p.overlaps_in_time(buf)), key=lambda p: p.offset)
-        if buf.partner is not None and _fits(buf.partner.offset, buf.size, live):
+    """Assign offsets (best fit among time-overlapping buffers); return the arena size.
+
+    Buffers are placed in order of birth, so the placed ones a buffer overlaps
+    in time are those still alive at its birth: a sweep keeps them, sorted by
+    offset, and retires them by end time. Placing n buffers costs
+    O(n log n + n * live) rather than comparing every pair."""
+    live: list[tuple[int, int, Buffer]] = []  # (offset, placement order, buffer), by offset
+    ending: list[tuple[int, int, Buffer]] = []  # (end, placement order, buffer), a heap
+    size = 0
+    for order, buf in enumerate(sorted(buffers, key=lambda b: (b.start, b.partner is None, -b.size))):
+        while ending and ending[0][0] < buf.start:
+            _, placed, gone = heapq.heappop(ending)
+            del live[bisect.bisect_left(live, (gone.offset, placed), key=lambda item: item[:2])]
+        neighbours = [p for _, _, p in live]
+        if buf.partner is not None and _fits(buf.partner.offset, buf.size, neighbours):
             buf.offset = buf.partner.offset
         else:
-            buf.offset = _best_fit(buf.size, live)
-        placed.append(buf)
-    return max((b.offset + b.size for b in placed), default=0)
+            buf.offset = _best_fit(buf.size, neighbours)
+        bisect.insort(live, (buf.offset, order, buf), key=lambda item: item[:2])
+        heapq.heappush(ending, (buf.end, order, buf))
+        size = max(size, buf.offset + buf.size)
+    return size
 
 
 def _fits(offset: int, size: int, live: list[Buffer]) -> bool:

@@ -7,9 +7,12 @@ function (signature, constants, memory plan), then lowers to LLVM and JITs.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import pickle
 import re
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -69,6 +72,24 @@ def verify(module: ModuleOp) -> None:
         verify_module(module)
     except VerifyException as error:
         raise VerificationError(str(error)) from None
+
+
+@contextlib.contextmanager
+def cycle_collection_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector paused while a module is compiled.
+
+    Compiling builds hundreds of thousands of IR objects, and every full
+    collection walks all that are alive: with the collector on, lowering a
+    3,000-op movement chain took 1.7x and translating it to llvmlite 2.7x as
+    long (CPU time), and compile time grew faster than the graph. The IR a
+    compile leaves behind is collected once the collector runs again."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _spec(t) -> TensorSpec:  # noqa: ANN001 - a builtin tensor type
@@ -177,7 +198,8 @@ def compile(  # noqa: A001
     disk_key = disk_cache.key("module", host_target().key, text, *options)
     artifacts = derived = _load_artifacts(disk_key)
     if artifacts is None:
-        artifacts = derived = _derive(module_or_text, pipeline, entry, effective)
+        with cycle_collection_paused():
+            artifacts = derived = _derive(module_or_text, pipeline, entry, effective)
         disk_cache.store("module", disk_key, pickle.dumps(artifacts))
     else:
         derived = None

@@ -1,7 +1,8 @@
 """llvmlite: optimize an LLVM module at O3 for the host CPU and MCJIT it.
 
 Compiled engines are shared by (IR text, target) while an executable holds
-them (and kept across processes by `rlx_mlir.disk_cache`): compiling a module that a live executable already runs costs one hash.
+them (and kept across processes by `rlx_mlir.disk_cache`): compiling a
+module that a live executable already runs costs one hash.
 The cache holds engines weakly, plus the few most recently compiled, so a
 process that compiles and drops executables for hours keeps a bounded
 number of engines (each holds its machine code and LLVM's module).
@@ -88,10 +89,27 @@ _lock = threading.Lock()
 
 def internalize(module: ir.Module, keep: set[str]) -> None:
     """Give every defined function but the entries internal linkage, so O3 can
-    inline kernels into their thunks and drop the originals."""
+    inline kernels into their thunks and drop the originals; what an entry
+    calls stays a function of its own (`noinline`): inlined, a graph of
+    thousands of kernels would be one giant entry function, which LLVM's
+    passes digest in superlinear time, for no run-time gain (one call per
+    kernel launch)."""
     for fn in module.functions:
         if fn.blocks and fn.name not in keep:
             fn.linkage = "internal"
+    for name in keep:
+        for callee in _callees(module.get_global(name)):
+            if callee.blocks and "noinline" not in callee.attributes:
+                callee.attributes.add("noinline")
+
+
+def _callees(fn: ir.Function) -> set[ir.Function]:
+    return {
+        inst.callee
+        for block in fn.blocks
+        for inst in block.instructions
+        if isinstance(inst, ir.CallInstr) and isinstance(inst.callee, ir.Function)
+    }
 
 
 def module_text(module: ir.Module, entries: set[str]) -> str:

@@ -81,6 +81,20 @@ def test_fused_equals_unfused_equals_numpy(graph, seed) -> None:
         np.testing.assert_array_equal(f, np.broadcast_to(e, f.shape))
 
 
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(graphs(), st.integers(1, 3), st.integers(0, 2**31 - 1))
+def test_capped_fusion_equals_unfused(graph, max_ops, seed) -> None:
+    """A chain cut into regions of at most max_ops ops computes the same bits."""
+    builder, shapes, _, _ = graph
+    module = builder.module()
+    rng = np.random.default_rng(seed)
+    inputs = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    capped = rlx.compile(module, pipeline=f"canonicalize-broadcast,fuse-elementwise{{max-ops={max_ops}}}")(*inputs)
+    unfused = rlx.compile(module, pipeline="")(*inputs)
+    for c, u in zip(capped, unfused):
+        np.testing.assert_array_equal(c, u)
+
+
 @st.composite
 def planning_graphs(draw: st.DrawFn) -> rlx.Builder:
     """Chains and diamonds over tensors of varied sizes (so best fit matters)."""

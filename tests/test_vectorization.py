@@ -80,3 +80,30 @@ def test_outputs_past_the_last_level_cache_are_stored_nontemporally(monkeypatch:
     assert len(re.findall(r"\bvmovnt\w+\s+%zmm", streamed)) >= 2, "no non-temporal zmm stores"
     cached = rlx.compile(module(64)).assembly()
     assert not re.search(r"\bvmovnt", cached)
+
+
+def test_in_place_kernels_vectorize_without_overlap_checks() -> None:
+    """Unfused, each op of the chain writes over the intermediate it reads
+    (plan-memory's in-place case): the kernel reads and writes through one
+    pointer, so LLVM keeps no scalar loop for overlapping pointers (which
+    in-place buffers always took). 4096 elements leave no remainder loop:
+    every loop left is a vector body."""
+    exe = rlx.compile(CHAIN.replace("DT", "f32"), pipeline="")
+    assert any(len(set(offsets)) < len(offsets) for offsets in _in_place_offsets(exe.planned_ir))
+    labels = re.findall(r"^([\w.]+):", exe.optimized_llvm_ir, re.M)
+    assert labels.count("vector.body") == 6  # one per kernel
+    entries_and_exits = re.compile(r"\.\d+|.*\.exit")
+    assert [b for b in labels if b != "vector.body" and not entries_and_exits.fullmatch(b)] == []
+
+
+def _in_place_offsets(planned_ir: str) -> list[list[int]]:
+    """Per op of the planned IR, the arena offsets of its operands and result
+    (a repeated offset: the op writes over an operand)."""
+    offsets: dict[str, int] = {}
+    found = []
+    planned = re.findall(r"(%\w+) = rlx\.\w+ ([^:{]*).*rlx\.offsets = array<i64: (-?\d+)>", planned_ir)
+    for name, operands, offset in planned:
+        offsets[name] = int(offset)
+        reads = [offsets[v] for v in re.findall(r"%\w+", operands) if v in offsets]
+        found.append([*reads, int(offset)] if int(offset) >= 0 else reads)
+    return found
