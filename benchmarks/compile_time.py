@@ -25,11 +25,10 @@ import os
 import random
 import time
 
-from xdsl.backend.llvm.convert import convert_module
-
 from rlx_mlir import jit
 from rlx_mlir.compiler import cycle_collection_paused, parse
 from rlx_mlir.context import make_context
+from rlx_mlir.lowering.translate import to_llvmlite
 from rlx_mlir.passes.default_pipeline import BACKEND_PASSES, TENSOR_PASSES
 
 
@@ -101,7 +100,7 @@ def stages(text: str) -> dict[str, dict[str, float]]:
     ctx = make_context()
     for p in (*TENSOR_PASSES, *BACKEND_PASSES):
         timed(p.name, lambda p=p: p.apply(ctx, module))
-    llvm_module = timed("to llvmlite", lambda: convert_module(module, fallback_target_triple=None))
+    llvm_module = timed("to llvmlite", lambda: to_llvmlite(module))
     timed("LLVM O3 + codegen", lambda: jit.compile_llvm(llvm_module, {"f"}))
     return times
 
