@@ -112,6 +112,33 @@ def test_mod_with_fmod_0_takes_the_divisors_sign() -> None:
     np.testing.assert_array_equal(got, np.mod(x1, x2))
 
 
+def single_node(op: str, inputs: dict[str, tuple[int, list[int]]], output: tuple[int, list[int]]) -> onnx.ModelProto:
+    """A model of one node `op` over the named graph inputs (element type, shape) with output `y`."""
+    values = [helper.make_tensor_value_info(n, t, s) for n, (t, s) in inputs.items()]
+    y = helper.make_tensor_value_info("y", *output)
+    return helper.make_model(helper.make_graph([helper.make_node(op, list(inputs), ["y"])], "g", values, [y]))
+
+
+def test_integer_pow_is_exact_and_integer_relu_keeps_its_type() -> None:
+    """Pow on int64 squares and multiplies (no float rounding: 3**39 needs 62 bits);
+    a float exponent to an integer base follows ONNX's np.power(x, y).astype(x.dtype)."""
+    model = single_node("Pow", {"x": (onnx.TensorProto.INT64, [4]), "e": (onnx.TensorProto.INT64, [4])},
+                        (onnx.TensorProto.INT64, [4]))
+    x, e = np.array([3, -7, 2, 5], np.int64), np.array([39, 21, 62, 0], np.int64)
+    (got,) = rlx.compile(load(model))(x, e)
+    np.testing.assert_array_equal(got, np.power(x, e))
+    model = single_node("Pow", {"x": (onnx.TensorProto.INT32, [3]), "e": (onnx.TensorProto.FLOAT, [3])},
+                        (onnx.TensorProto.INT32, [3]))
+    x32, f = np.array([4, 9, 2], np.int32), np.array([0.5, 1.5, 3.0], np.float32)
+    (got,) = rlx.compile(load(model))(x32, f)
+    np.testing.assert_array_equal(got, np.power(x32, f).astype(np.int32))
+    model = single_node("Relu", {"x": (onnx.TensorProto.INT8, [5])}, (onnx.TensorProto.INT8, [5]))
+    x8 = np.array([-128, -1, 0, 1, 127], np.int8)
+    (got,) = rlx.compile(load(model))(x8)
+    assert got.dtype == np.int8
+    np.testing.assert_array_equal(got, np.maximum(x8, 0))
+
+
 def test_an_unreadable_model_is_an_argument_error() -> None:
     with pytest.raises(rlx.ArgumentError, match="cannot read the ONNX model"):
         load(b"not a model")

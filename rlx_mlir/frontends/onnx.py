@@ -36,6 +36,7 @@ from xdsl.ir import SSAValue
 from rlx_mlir import dtypes
 from rlx_mlir.builder import Builder
 from rlx_mlir.dialects.common import element_type, shape_of
+from rlx_mlir.dtypes import Kind
 from rlx_mlir.errors import ArgumentError, CompileError, RlxError
 
 ELEMENT_TYPES = {
@@ -331,6 +332,19 @@ def _mod(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[
     return [b.where(b.bit_and(b.compare("ne", r, zero), differs), b.add(r, y), r)]
 
 
+def _pow(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    """X ** Y in X's element type, where Y may have another (ONNX's T1), as ONNX's
+    reference `np.power(x, y).astype(x.dtype)`: an integer base with a float exponent
+    is computed in f64 and cast back; otherwise Y is cast to X's type, so integer
+    powers stay exact (rlx.pow on integers squares and multiplies)."""
+    b = ctx.builder
+    x, y = (ctx.tensor(v) for v in inputs)  # type: ignore[arg-type]
+    base, exponent = dtypes.from_ir(element_type(x.type)), dtypes.from_ir(element_type(y.type))
+    if base.kind is not Kind.FLOAT and exponent.kind is Kind.FLOAT:
+        return [b.cast(b.binary("pow", b.cast(x, "f64"), b.cast(y, "f64")), base.name)]
+    return [b.binary("pow", x, y if exponent == base else b.cast(y, base.name))]
+
+
 def _expand(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
     x, shape = ctx.tensor(inputs[0]), known(inputs[1], "target shape")  # type: ignore[arg-type]
     target = np.broadcast_shapes(shape_of(x.type), tuple(int(d) for d in shape))
@@ -523,7 +537,7 @@ IMPORTERS: dict[str, Importer] = {
     }.items()},
     **{op: _binary(name) for op, name in {
         "Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div", "Max": "max", "Min": "min", "Sum": "add",
-        "Pow": "pow", "And": "bit_and", "Or": "bit_or", "Xor": "bit_xor",
+        "And": "bit_and", "Or": "bit_or", "Xor": "bit_xor",
     }.items()},
     **{op: _compare(name) for op, name in {
         "Equal": "eq", "Less": "lt", "Greater": "gt", "LessOrEqual": "le", "GreaterOrEqual": "ge",
@@ -554,6 +568,7 @@ IMPORTERS: dict[str, Importer] = {
     "HardSigmoid": _hard_sigmoid,
     "Clip": _clip,
     "Mod": _mod,
+    "Pow": _pow,
     "Expand": _expand,
     "Slice": _slice,
     "LayerNormalization": _layer_norm,
