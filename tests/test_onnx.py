@@ -10,7 +10,7 @@ import onnx
 import onnxruntime
 import pytest
 import torch
-from onnx import helper
+from onnx import helper, numpy_helper
 from onnx_cases import run_case, supported_cases
 from onnx_expected_failures import EXPECTED_FAILURES
 
@@ -137,6 +137,36 @@ def test_integer_pow_is_exact_and_integer_relu_keeps_its_type() -> None:
     (got,) = rlx.compile(load(model))(x8)
     assert got.dtype == np.int8
     np.testing.assert_array_equal(got, np.maximum(x8, 0))
+
+
+@pytest.mark.parametrize("reduction", ["none", "add", "mul", "max", "min"])
+def test_scatter_elements_and_nd_with_duplicate_and_negative_indices_match_onnxruntime(reduction: str) -> None:
+    """Negative indices wrap; with a reduction, duplicate indices all combine (with
+    none the updates apply in order, so the last write wins, as onnxruntime does)."""
+    data = np.arange(12, dtype=np.float32).reshape(3, 4)
+    indices = np.array([[0, -1, 3], [1, 1, -4]], np.int64)
+    updates = np.array([[5, 6, 7], [8, 9, 10]], np.float32)
+    if reduction == "none":  # duplicates are not defined without a reduction: keep them distinct
+        indices = np.array([[0, -1, 2], [1, 2, -4]], np.int64)
+    nodes = [helper.make_node("ScatterElements", ["data", "indices", "updates"], ["y"], axis=1, reduction=reduction)]
+    rows = np.array([[-1], [0], [-1]], np.int64) if reduction != "none" else np.array([[-1], [0]], np.int64)
+    nodes.append(helper.make_node("ScatterND", ["data", "rows", "row_updates"], ["z"], reduction=reduction))
+    graph = helper.make_graph(
+        nodes, "g",
+        [helper.make_tensor_value_info("data", onnx.TensorProto.FLOAT, [3, 4]),
+         helper.make_tensor_value_info("updates", onnx.TensorProto.FLOAT, [2, 3]),
+         helper.make_tensor_value_info("row_updates", onnx.TensorProto.FLOAT, [len(rows), 4])],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [3, 4]),
+         helper.make_tensor_value_info("z", onnx.TensorProto.FLOAT, [3, 4])],
+        [numpy_helper.from_array(indices, "indices"), numpy_helper.from_array(rows, "rows")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    row_updates = np.arange(len(rows) * 4, dtype=np.float32).reshape(len(rows), 4) - 3
+    want = onnxruntime.InferenceSession(model.SerializeToString()).run(None, {
+        "data": data, "updates": updates, "row_updates": row_updates})
+    got = rlx.compile(load(model))(data, updates, row_updates)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
 
 
 def test_an_unreadable_model_is_an_argument_error() -> None:

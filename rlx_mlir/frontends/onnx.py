@@ -262,6 +262,34 @@ def _gather(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> li
     return [ctx.builder.gather(ctx.tensor(data), ctx.tensor(indices), axis)]  # type: ignore[arg-type]
 
 
+def _gather_elements(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    data, indices = (ctx.tensor(v) for v in inputs)  # type: ignore[arg-type]
+    return [ctx.builder.gather_elements(data, indices, int(_attribute(node, "axis", 0)))]  # type: ignore[arg-type]
+
+
+def _gather_nd(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    data, indices = (ctx.tensor(v) for v in inputs)  # type: ignore[arg-type]
+    return [ctx.builder.gather_nd(data, indices, int(_attribute(node, "batch_dims", 0)))]  # type: ignore[arg-type]
+
+
+def _reduction(node: onnx.NodeProto) -> str:
+    """ScatterElements/ScatterND's `reduction` (none, add, mul, max, min): rlx's scatter ops take the same names."""
+    return _attribute(node, "reduction", b"none").decode()  # type: ignore[union-attr]
+
+
+def _scatter_elements(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    """ScatterElements, and the deprecated Scatter (the same op without `reduction`):
+    rlx.scatter_elements has ONNX's meaning (negative indices wrap, updates applied in order)."""
+    data, indices, updates = (ctx.tensor(v) for v in inputs)  # type: ignore[arg-type]
+    axis = int(_attribute(node, "axis", 0))  # type: ignore[arg-type]
+    return [ctx.builder.scatter_elements(data, indices, updates, axis, _reduction(node))]
+
+
+def _scatter_nd(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    data, indices, updates = (ctx.tensor(v) for v in inputs)  # type: ignore[arg-type]
+    return [ctx.builder.scatter_nd(data, indices, updates, _reduction(node))]
+
+
 def _softmax(log: bool) -> Importer:
     def convert(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
         axis = int(_attribute(node, "axis", -1))  # type: ignore[arg-type]
@@ -556,6 +584,11 @@ IMPORTERS: dict[str, Importer] = {
     "Squeeze": _squeeze,
     "Concat": _concat,
     "Gather": _gather,
+    "GatherElements": _gather_elements,
+    "GatherND": _gather_nd,
+    "ScatterElements": _scatter_elements,
+    "Scatter": _scatter_elements,
+    "ScatterND": _scatter_nd,
     "Softmax": _softmax(False),
     "LogSoftmax": _softmax(True),
     "ReduceSum": _reduce("reduce_sum"),
