@@ -654,11 +654,12 @@ def load(
     for name, value in (constants or {}).items():
         ctx.values[name] = np.asarray(value)
     shapes = dict(input_shapes or {})
+    unknown = set(shapes) - {value.name for value in graph.input}
+    if unknown:
+        raise ArgumentError(f"input_shapes names no graph input: {', '.join(sorted(unknown))}")
     for value in graph.input:
         if value.name not in ctx.values:
-            ctx.values[value.name] = ctx.builder.input(*_input_type(value, shapes.pop(value.name, None)))
-    if shapes:
-        raise ArgumentError(f"input_shapes names no graph input: {', '.join(sorted(shapes))}")
+            ctx.values[value.name] = ctx.builder.input(*_input_type(value, shapes.get(value.name)))
     problems = []
     for index, node in enumerate(graph.node):
         inputs = [ctx.values.get(name) if name else None for name in node.input]
@@ -716,7 +717,8 @@ def _input_type(value: onnx.ValueInfoProto, fixed: Sequence[int] | None) -> tupl
         if not d.HasField("dim_value"):
             raise CompileError(
                 f"input '{value.name}' has a dynamic dimension '{d.dim_param}': give its shape "
-                "(load(..., input_shapes=...), rlx-run --input-shape NAME=DxD...)"
+                "(load(..., input_shapes=...), rlx-run --input-shape NAME=DxD..., "
+                "rlx-opt -f 'onnx{input-shapes=\"NAME=DxD...\"}')"
             )
         dims.append(int(d.dim_value))
     return tuple(dims), element
