@@ -13,6 +13,7 @@ import torch
 from onnx import helper, numpy_helper
 from onnx_cases import run_case, supported_cases
 from onnx_expected_failures import EXPECTED_FAILURES
+from onnx_models import MODELS, Model, export
 
 import rlx_mlir as rlx
 from rlx_mlir.frontends.onnx import load
@@ -82,6 +83,81 @@ def test_an_exported_recurrent_layer_matches_onnxruntime(cell: str) -> None:
     got = rlx.compile(load(blob))(x.numpy())
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
+
+
+EXPORTERS = [
+    pytest.param(False, id="torchscript"),
+    # torch's dynamo exporter needs the onnxscript package, which the test extra lists
+    # but an environment installed before may lack: then these cases say so and skip.
+    pytest.param(True, id="dynamo"),
+]
+
+
+@pytest.mark.parametrize("dynamo", EXPORTERS)
+@pytest.mark.parametrize("spec", MODELS, ids=[m.name for m in MODELS])
+def test_an_exported_model_matches_onnxruntime(spec: Model, dynamo: bool) -> None:
+    """The text classifier (embedding, 2-layer bidirectional LSTM, linear, log-softmax),
+    the GRU encoder and the transformer encoder layer, exported with a dynamic batch
+    dimension and imported at another batch size: every output within 1e-4."""
+    if dynamo:
+        pytest.importorskip("onnxscript", reason="torch.onnx.export(dynamo=True) needs onnxscript (test extra)")
+    torch.manual_seed(3)
+    rng = np.random.default_rng(3)
+    blob = export(spec.build().eval(), spec.example(rng, 2), dynamo=dynamo)
+    x = spec.example(rng, 5)
+    want = onnxruntime.InferenceSession(blob).run(None, {"x": x})
+    got = rlx.compile(load(blob, input_shapes={"x": x.shape}))(x)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4)
+
+
+@pytest.fixture(scope="module")
+def mlp_blob() -> bytes:
+    torch.manual_seed(4)
+    return export(MLP().eval(), np.zeros((2, 16), np.float32))
+
+
+def test_a_truncated_or_corrupt_model_is_an_argument_error(mlp_blob: bytes) -> None:
+    with pytest.raises(rlx.ArgumentError, match="cannot read the ONNX model"):
+        load(mlp_blob[: len(mlp_blob) // 2])
+    corrupt = bytearray(mlp_blob)
+    corrupt[0:4] = b"\xff\xff\xff\xff"  # an invalid field tag and length
+    with pytest.raises(rlx.ArgumentError, match="cannot read the ONNX model"):
+        load(bytes(corrupt))
+
+
+def test_a_missing_initializer_names_the_value_and_its_node(mlp_blob: bytes) -> None:
+    model = onnx.load_from_string(mlp_blob)
+    dropped = model.graph.initializer[0].name
+    del model.graph.initializer[0]
+    with pytest.raises(rlx.CompileError) as info:
+        load(model, input_shapes={"x": (2, 16)})
+    message = str(info.value)
+    assert f"input '{dropped}' is no graph input, initializer or node output (a missing initializer?)" in message
+
+
+def test_wrong_input_shapes_are_errors_at_import_and_at_the_call(mlp_blob: bytes) -> None:
+    """A shape the graph cannot take fails at import naming the node; arrays of
+    another shape than the imported one fail at the call."""
+    with pytest.raises(rlx.CompileError, match=r"Gemm '/one/Gemm':"):
+        load(mlp_blob, input_shapes={"x": (2, 15)})
+    with pytest.raises(rlx.ArgumentError, match="input_shapes names no graph input: y"):
+        load(mlp_blob, input_shapes={"x": (2, 16), "y": (2, 8)})
+    exe = rlx.compile(load(mlp_blob, input_shapes={"x": (2, 16)}))
+    with pytest.raises(rlx.ArgumentError, match="shape"):
+        exe(np.zeros((3, 16), np.float32))
+
+
+def test_a_node_of_an_unknown_domain_is_not_taken_for_a_standard_op() -> None:
+    """A custom op that happens to share a standard op's name (here Relu) is reported,
+    never imported as the standard op."""
+    node = helper.make_node("Relu", ["x"], ["y"], name="custom", domain="com.example")
+    model = single_node("Relu", {"x": (onnx.TensorProto.FLOAT, [4])}, (onnx.TensorProto.FLOAT, [4]))
+    model.graph.node[0].CopyFrom(node)
+    model.opset_import.append(helper.make_opsetid("com.example", 1))
+    with pytest.raises(rlx.CompileError, match="Relu 'custom': domain 'com.example' is not ONNX's standard one"):
+        load(model)
 
 
 def test_every_unsupported_node_is_listed_in_one_error() -> None:

@@ -153,6 +153,15 @@ def _constant(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> 
     return [numpy_helper.to_array(value)]  # type: ignore[arg-type]
 
 
+def _constant_of_shape(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    """A tensor of the (known) shape filled with `value`'s one element (a float 0 by default):
+    known at import, as exporters use it for zero initial states."""
+    shape = [int(d) for d in known(inputs[0], "shape")]
+    value = _attribute(node, "value")
+    fill = numpy_helper.to_array(value).reshape(-1) if value is not None else np.zeros(1, np.float32)  # type: ignore[arg-type]
+    return [np.full(shape, fill[0], dtype=fill.dtype)]
+
+
 def _shape(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
     shape = np.array(ctx.shape(inputs[0]), dtype=np.int64)  # type: ignore[arg-type]
     start, end = _attribute(node, "start", 0), _attribute(node, "end", None)
@@ -573,6 +582,7 @@ IMPORTERS: dict[str, Importer] = {
     "Identity": _identity,
     "Constant": _constant,
     "Shape": _shape,
+    "ConstantOfShape": _constant_of_shape,
     "Cast": _cast,
     "Where": _where,
     "MatMul": _matmul,
@@ -613,8 +623,8 @@ IMPORTERS: dict[str, Importer] = {
 }
 """How each supported ONNX op type becomes rlx ops."""
 
-FOLDABLE = {"Identity", "Constant", "Shape", "Transpose", "Reshape", "Flatten", "Unsqueeze", "Squeeze", "Concat",
-            "Gather", "Slice"}
+FOLDABLE = {"Identity", "Constant", "ConstantOfShape", "Shape", "Transpose", "Reshape", "Flatten", "Unsqueeze",
+            "Squeeze", "Concat", "Gather", "Slice"}
 """Op types whose importer computes known operands with NumPy (shape arithmetic)."""
 
 _FOLD_ELEMENTWISE: dict[str, Callable[..., np.ndarray]] = {
@@ -661,17 +671,14 @@ def load(
         if value.name not in ctx.values:
             ctx.values[value.name] = ctx.builder.input(*_input_type(value, shapes.get(value.name)))
     problems = []
+    produced = {name for node in graph.node for name in node.output}
     for index, node in enumerate(graph.node):
         inputs = [ctx.values.get(name) if name else None for name in node.input]
         try:
+            _check_node(node, inputs, produced)
             outputs = _fold(node, inputs)
             if outputs is None:
-                importer = IMPORTERS.get(node.op_type)
-                if importer is None:
-                    raise Unsupported("no importer for this op type")
-                if any(v is None for v, name in zip(inputs, node.input) if name):
-                    raise Unsupported("an input comes from a node that was not imported")
-                outputs = importer(ctx, node, inputs)
+                outputs = IMPORTERS[node.op_type](ctx, node, inputs)
         except (Unsupported, RlxError, ValueError, KeyError) as error:
             problems.append(f"  {node.op_type} '{node.name or f'#{index}'}': {error}")
             continue
@@ -688,6 +695,24 @@ def load(
     except Unsupported as error:
         raise CompileError(f"cannot import the ONNX graph's outputs: {error}") from None
     return ctx.builder.module()
+
+
+ONNX_DOMAINS = ("", "ai.onnx")
+"""The domains of ONNX's standard ops (nodes of other domains, e.g. com.microsoft, are custom ops)."""
+
+
+def _check_node(node: onnx.NodeProto, inputs: list[Value | None], produced: set[str]) -> None:
+    """A node the importer can take: ONNX's domain, an importer, every input known."""
+    if node.domain not in ONNX_DOMAINS:
+        raise Unsupported(f"domain '{node.domain}' is not ONNX's standard one; rlx imports only standard ops")
+    if node.op_type not in IMPORTERS:
+        raise Unsupported("no importer for this op type")
+    for name, value in zip(node.input, inputs):
+        if name and value is None:
+            if name not in produced:
+                raise Unsupported(f"input '{name}' is no graph input, initializer or node output "
+                                  "(a missing initializer?)")
+            raise Unsupported("an input comes from a node that was not imported")
 
 
 def _read(model: str | Path | bytes | onnx.ModelProto) -> onnx.ModelProto:
