@@ -229,7 +229,8 @@ def _reshape(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> l
 
 def _flatten(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
     shape = ctx.shape(inputs[0])  # type: ignore[arg-type]
-    axis = int(_attribute(node, "axis", 1)) % (len(shape) + 1)  # type: ignore[arg-type]
+    axis = int(_attribute(node, "axis", 1))  # type: ignore[arg-type]
+    axis = axis + len(shape) if axis < 0 else axis  # in [-rank, rank]
     return [_reshape_to(ctx, inputs[0], (int(np.prod(shape[:axis])), int(np.prod(shape[axis:]))))]  # type: ignore[arg-type]
 
 
@@ -406,20 +407,22 @@ def _slice(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> lis
 
 
 def _layer_norm(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
-    """(x − mean) / sqrt(var + epsilon) · scale + bias over the axes from `axis` on."""
+    """(x − mean) / sqrt(var + epsilon) · scale + bias over the axes from `axis` on;
+    the optional outputs Mean and InvStdDev keep the normalized axes as 1s."""
     b = ctx.builder
     x = ctx.tensor(inputs[0])  # type: ignore[arg-type]
     rank = len(shape_of(x.type))
     axes = list(range(int(_attribute(node, "axis", -1)) % rank, rank))  # type: ignore[arg-type]
     element = element_name(x)
-    centered = b.sub(x, b.reduce_mean(x, axes, True))
+    mean = b.reduce_mean(x, axes, True)
+    centered = b.sub(x, mean)
     variance = b.reduce_mean(b.mul(centered, centered), axes, True)
     epsilon = b.constant(float(_attribute(node, "epsilon", 1e-5)), element)  # type: ignore[arg-type]
-    y = b.mul(centered, b.rsqrt(b.add(variance, epsilon)))
-    y = b.mul(y, ctx.tensor(inputs[1]))  # type: ignore[arg-type]
+    inv_std_dev = b.rsqrt(b.add(variance, epsilon))
+    y = b.mul(b.mul(centered, inv_std_dev), ctx.tensor(inputs[1]))  # type: ignore[arg-type]
     if len(inputs) > 2 and inputs[2] is not None:
         y = b.add(y, ctx.tensor(inputs[2]))
-    return [y]
+    return [y, mean, inv_std_dev]
 
 
 def _split(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
