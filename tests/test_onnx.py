@@ -245,6 +245,30 @@ def test_scatter_elements_and_nd_with_duplicate_and_negative_indices_match_onnxr
         np.testing.assert_array_equal(g, w)
 
 
+def test_opsets_below_13_give_shape_operands_as_attributes() -> None:
+    """Split (sizes), Pad (pads, value), Clip (min, max), Slice (starts, ends, axes) and
+    Unsqueeze/ReduceSum (axes) as opset-9 models write them, against onnxruntime."""
+    nodes = [
+        helper.make_node("Split", ["x"], ["s0", "s1"], axis=1, split=[1, 3]),
+        helper.make_node("Pad", ["s1"], ["p"], pads=[0, 1, 1, 0], value=-2.0, mode="constant"),
+        helper.make_node("Clip", ["p"], ["c"], min=-1.5, max=1.0),
+        helper.make_node("Slice", ["c"], ["sl"], starts=[1, -3], ends=[3, 100], axes=[0, 1]),
+        helper.make_node("Unsqueeze", ["sl"], ["u"], axes=[0]),
+        helper.make_node("ReduceSum", ["u"], ["y"], axes=[2], keepdims=0),
+    ]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [3, 4])],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None),
+         helper.make_tensor_value_info("s0", onnx.TensorProto.FLOAT, None)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 9)])
+    x = np.array([[0.5, -3, 2, 0.25], [4, -0.5, 1, -1], [2, 3, -4, 0.75]], np.float32)
+    want = onnxruntime.InferenceSession(model.SerializeToString()).run(None, {"x": x})
+    got = rlx.compile(load(model))(x)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+
+
 def test_an_unreadable_model_is_an_argument_error() -> None:
     with pytest.raises(rlx.ArgumentError, match="cannot read the ONNX model"):
         load(b"not a model")

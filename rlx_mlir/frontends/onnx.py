@@ -242,6 +242,15 @@ def _axes(node: onnx.NodeProto, inputs: list[Value | None], position: int) -> li
     return None if value is None else [int(a) for a in value]  # type: ignore[union-attr]
 
 
+def _operand(node: onnx.NodeProto, inputs: list[Value | None], position: int, attribute: str) -> np.ndarray | None:
+    """A shape-like operand: the input at `position` (opset 13+; Pad 11+, Clip 11+,
+    Slice 10+) or, in older opsets, the attribute of that name; None if neither is given."""
+    if len(inputs) > position and inputs[position] is not None:
+        return known(inputs[position], attribute)
+    value = _attribute(node, attribute)
+    return None if value is None else np.asarray(value)
+
+
 def _unsqueeze(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
     shape = list(ctx.shape(inputs[0]))  # type: ignore[arg-type]
     axes = sorted(a % (len(shape) + len(_axes(node, inputs, 1) or [])) for a in _axes(node, inputs, 1) or [])
@@ -351,10 +360,11 @@ def _hard_sigmoid(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None])
 def _clip(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
     b = ctx.builder
     y = ctx.tensor(inputs[0])  # type: ignore[arg-type]
-    if len(inputs) > 1 and inputs[1] is not None:
-        y = b.max(y, ctx.tensor(inputs[1]))
-    if len(inputs) > 2 and inputs[2] is not None:
-        y = b.min(y, ctx.tensor(inputs[2]))
+    for position, name, bound in ((1, "min", b.max), (2, "max", b.min)):
+        if len(inputs) > position and inputs[position] is not None:
+            y = bound(y, ctx.tensor(inputs[position]))
+        elif _attribute(node, name) is not None:  # opsets < 11
+            y = bound(y, b.constant(float(_attribute(node, name)), element_name(y)))  # type: ignore[arg-type]
     return [y]
 
 
@@ -392,9 +402,12 @@ def _expand(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> li
 def _slice(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
     x = inputs[0]
     shape = ctx.shape(x)  # type: ignore[arg-type]
-    starts, ends = known(inputs[1], "starts"), known(inputs[2], "ends")
-    axes = known(inputs[3], "axes") if len(inputs) > 3 and inputs[3] is not None else np.arange(len(starts))
-    steps = known(inputs[4], "steps") if len(inputs) > 4 and inputs[4] is not None else np.ones(len(starts), np.int64)
+    starts = known(_operand(node, inputs, 1, "starts"), "starts")
+    ends = known(_operand(node, inputs, 2, "ends"), "ends")
+    axes = _operand(node, inputs, 3, "axes")
+    axes = np.arange(len(starts)) if axes is None else axes
+    steps = _operand(node, inputs, 4, "steps")
+    steps = np.ones(len(starts), np.int64) if steps is None else steps
     index = [slice(None)] * len(shape)
     for start, end, axis, step in zip(starts, ends, axes, steps):
         index[int(axis) % len(shape)] = slice(int(start), int(end), int(step))
@@ -430,8 +443,9 @@ def _split(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> lis
     x = ctx.tensor(inputs[0])  # type: ignore[arg-type]
     shape = shape_of(x.type)
     axis = int(_attribute(node, "axis", 0)) % len(shape)  # type: ignore[arg-type]
-    if len(inputs) > 1 and inputs[1] is not None:
-        sizes = [int(n) for n in known(inputs[1], "split sizes")]
+    split = _operand(node, inputs, 1, "split")
+    if split is not None:
+        sizes = [int(n) for n in split]
     else:
         parts = int(_attribute(node, "num_outputs", len(node.output)))  # type: ignore[arg-type]
         size = -(-shape[axis] // parts)
@@ -444,7 +458,7 @@ def _pad(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[
     """`pads` [begins..., ends...] on `axes` (default all); modes constant, edge, reflect, wrap."""
     x = ctx.tensor(inputs[0])  # type: ignore[arg-type]
     rank = len(shape_of(x.type))
-    pads = [int(p) for p in known(inputs[1], "pads")]
+    pads = [int(p) for p in known(_operand(node, inputs, 1, "pads"), "pads")]
     axes = _axes(node, inputs, 3) or list(range(rank))
     before, after = [0] * rank, [0] * rank
     for k, axis in enumerate(axes):
@@ -459,6 +473,8 @@ def _pad(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[
     value = 0.0
     if len(inputs) > 2 and inputs[2] is not None:
         value = float(known(inputs[2], "constant_value").reshape(-1)[0])
+    elif _attribute(node, "value") is not None:  # opsets < 11
+        value = float(_attribute(node, "value"))  # type: ignore[arg-type]
     return [ctx.builder.pad(x, before, after, mode, value)]
 
 
