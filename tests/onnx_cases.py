@@ -17,7 +17,8 @@ from rlx_mlir.frontends import onnx as onnx_import
 
 SHAPE_OPERANDS = {
     "Reshape": {1}, "Expand": {1}, "Slice": {1, 2, 3, 4}, "Squeeze": {1}, "Unsqueeze": {1},
-    "ReduceSum": {1}, "ReduceMean": {1}, "ReduceMax": {1}, "ReduceMin": {1}, "ReduceProd": {1},
+    "ReduceSum": {1}, "ReduceMean": {1}, "ReduceMax": {1}, "ReduceMin": {1}, "ReduceProd": {1}, "ReduceL1": {1},
+    "ReduceL2": {1}, "ReduceSumSquare": {1}, "ReduceLogSum": {1}, "ReduceLogSumExp": {1},
     "Split": {1}, "Pad": {1, 2, 3}, "ConstantOfShape": {0},
     "LSTM": {1, 2, 3, 4}, "GRU": {1, 2, 3, 4}, "RNN": {1, 2, 3, 4},
 }

@@ -165,11 +165,6 @@ EXPECTED_FAILURES: dict[str, str] = {
     "test_mul_uint64": "input 'x' has element type UINT64, which rlx does not support",
     "test_mvn_expanded_ver18": "Div '#11': an input comes from a node that was not imported",
     "test_pow_types_float32_uint64": "input 'y' has element type UINT64, which rlx does not support",
-    "test_reduce_max_bool_inputs": "'rlx.reduce_max' operand must be float or int or uint, got i1",
-    "test_reduce_max_empty_set": "'rlx.reduce_max' cannot reduce the zero-size axis 1: it has no identity",
-    "test_reduce_max_empty_set_bool": "'rlx.reduce_max' cannot reduce the zero-size axis 1: it has no identity",
-    "test_reduce_min_bool_inputs": "'rlx.reduce_min' operand must be float or int or uint, got i1",
-    "test_reduce_min_empty_set": "'rlx.reduce_min' cannot reduce the zero-size axis 1: it has no identity",
     "test_sub_uint16": "input 'x' has element type UINT16, which rlx does not support",
     "test_sub_uint64": "input 'x' has element type UINT64, which rlx does not support",
 }

@@ -318,7 +318,18 @@ def _softmax(log: bool) -> Importer:
     return convert
 
 
+Reduction = Callable[[Builder, SSAValue, list[int], bool], SSAValue]
+
+
 def _reduce(method: str) -> Importer:
+    """A Reduce* op that is one rlx reduction (reduce_sum, reduce_mean, ...)."""
+    return _reduce_with(lambda b, x, axes, keepdims: getattr(b, method)(x, axes, keepdims))
+
+
+def _reduce_with(reduction: Reduction) -> Importer:
+    """A Reduce* op: `axes` (input or, before opset 18/13, attribute; none = all, or
+    the identity with noop_with_empty_axes) and `keepdims`, computed by `reduction`."""
+
     def convert(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
         x = ctx.tensor(inputs[0])  # type: ignore[arg-type]
         axes = _axes(node, inputs, 1)
@@ -327,9 +338,71 @@ def _reduce(method: str) -> Importer:
             if _attribute(node, "noop_with_empty_axes", 0):
                 return [x]
             axes = list(range(len(shape_of(x.type))))
-        return [getattr(ctx.builder, method)(x, axes, keepdims)]
+        return [reduction(ctx.builder, x, axes, keepdims)]
 
     return convert
+
+
+def _log_sum_exp(b: Builder, x: SSAValue, axes: list[int], keepdims: bool) -> SSAValue:
+    """log(sum(exp(x))) as max + log(sum(exp(x - max))): no overflow for large x
+    (an all -inf slice gives -inf - -inf = NaN in the shift, so the max is zeroed where infinite).
+    Over an empty axis the sum is 0 and the result -inf, with no max to take."""
+    shape = shape_of(x.type)
+    if any(shape[a] == 0 for a in axes):
+        return b.log(b.reduce_sum(b.exp(x), axes, keepdims))
+    peak = b.reduce_max(x, axes, True)
+    finite = b.where(b.compare("eq", b.abs(peak), b.constant(np.inf, element_name(x))),
+                     b.constant(0.0, element_name(x)), peak)
+    total = b.add(b.log(b.reduce_sum(b.exp(b.sub(x, finite)), axes, True)), finite)
+    return total if keepdims else b.reshape(total, _dropped(shape_of(total.type), axes))
+
+
+def _dropped(shape: Sequence[int], axes: list[int]) -> list[int]:
+    """`shape` without the (kept, size-1) reduced axes."""
+    drop = {a % len(shape) for a in axes}
+    return [n for a, n in enumerate(shape) if a not in drop]
+
+
+def _extremum(method: str) -> Reduction:
+    """ReduceMax/ReduceMin: rlx's reduce_max/min, plus what ONNX defines beyond it: on
+    bool (computed on ui8) and over an empty axis (the identity: -inf/+inf, the
+    integer type's min/max, False/True)."""
+    largest = method == "reduce_max"
+
+    def reduce(b: Builder, x: SSAValue, axes: list[int], keepdims: bool) -> SSAValue:
+        dtype = dtypes.from_ir(element_type(x.type))
+        shape = shape_of(x.type)
+        if any(shape[a] == 0 for a in axes):
+            kept = [1 if a in {k % len(shape) for k in axes} else n for a, n in enumerate(shape)]
+            out = kept if keepdims else _dropped(kept, axes)
+            return b.constant(np.full(out, _identity_of(dtype, largest), dtype.numpy), dtype.name)
+        if dtype.kind is Kind.BOOL:
+            return b.cast(getattr(b, method)(b.cast(x, "ui8"), axes, keepdims), dtype.name)
+        return getattr(b, method)(x, axes, keepdims)
+
+    return reduce
+
+
+def _identity_of(dtype: dtypes.DType, largest: bool) -> object:
+    """The identity of max (largest) or min over `dtype`: the other end of its range."""
+    if dtype.kind is Kind.BOOL:
+        return not largest
+    if dtype.kind is Kind.FLOAT:
+        return -np.inf if largest else np.inf
+    info = np.iinfo(dtype.numpy)
+    return info.min if largest else info.max
+
+
+REDUCTIONS: dict[str, Reduction] = {
+    "ReduceMax": _extremum("reduce_max"),
+    "ReduceMin": _extremum("reduce_min"),
+    "ReduceL1": lambda b, x, axes, keep: b.reduce_sum(b.abs(x), axes, keep),
+    "ReduceL2": lambda b, x, axes, keep: b.sqrt(b.reduce_sum(b.mul(x, x), axes, keep)),
+    "ReduceSumSquare": lambda b, x, axes, keep: b.reduce_sum(b.mul(x, x), axes, keep),
+    "ReduceLogSum": lambda b, x, axes, keep: b.log(b.reduce_sum(x, axes, keep)),
+    "ReduceLogSumExp": _log_sum_exp,
+}
+"""The Reduce* ops ONNX defines as a formula around a sum, composed from rlx ops."""
 
 
 def _relu_like(alpha_default: float, formula: str) -> Importer:
@@ -622,9 +695,8 @@ IMPORTERS: dict[str, Importer] = {
     "LogSoftmax": _softmax(True),
     "ReduceSum": _reduce("reduce_sum"),
     "ReduceMean": _reduce("reduce_mean"),
-    "ReduceMax": _reduce("reduce_max"),
-    "ReduceMin": _reduce("reduce_min"),
     "ReduceProd": _reduce("reduce_prod"),
+    **{op: _reduce_with(reduction) for op, reduction in REDUCTIONS.items()},
     "LeakyRelu": _relu_like(0.01, "leaky"),
     "Elu": _relu_like(1.0, "elu"),
     "HardSigmoid": _hard_sigmoid,
