@@ -405,29 +405,132 @@ REDUCTIONS: dict[str, Reduction] = {
 """The Reduce* ops ONNX defines as a formula around a sum, composed from rlx ops."""
 
 
+def _widened(b: Builder, x: SSAValue) -> tuple[SSAValue, Callable[[SSAValue], SSAValue]]:
+    """x in f32 if it is f16 or bf16, and the cast back: a formula composed of several
+    rlx ops then rounds once to the narrow type, as rlx's own ops do, not once per op."""
+    name = element_name(x)
+    if name not in ("f16", "bf16"):
+        return x, lambda y: y
+    return b.cast(x, "f32"), lambda y: b.cast(y, name)
+
+
 def _relu_like(alpha_default: float, formula: str) -> Importer:
     """LeakyRelu and Elu: x where x >= 0, else alpha·x (LeakyRelu) or alpha·(exp(x) − 1) (Elu)."""
 
     def convert(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
         b = ctx.builder
-        x = ctx.tensor(inputs[0])  # type: ignore[arg-type]
+        x, narrow = _widened(b, ctx.tensor(inputs[0]))  # type: ignore[arg-type]
         element = element_name(x)
         alpha = b.constant(float(_attribute(node, "alpha", alpha_default)), element)  # type: ignore[arg-type]
         zero = b.constant(0.0, element)
         negative = b.mul(alpha, x) if formula == "leaky" else b.mul(alpha, b.sub(b.exp(x), b.constant(1.0, element)))
-        return [b.where(b.compare("ge", x, zero), x, negative)]
+        return [narrow(b.where(b.compare("ge", x, zero), x, negative))]
 
     return convert
+
+
+def _gelu(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    """Gelu (opset 20): approximate "none" is rlx.gelu (erf), "tanh" rlx.gelu_approx."""
+    approximate = _attribute(node, "approximate", b"none").decode()  # type: ignore[union-attr]
+    name = {"none": "gelu", "tanh": "gelu_approx"}.get(approximate)
+    if name is None:
+        raise Unsupported(f"approximate '{approximate}' is not one of none, tanh")
+    return [ctx.builder.unary(name, ctx.tensor(inputs[0]))]  # type: ignore[arg-type]
+
+
+def _constant_like(ctx: Import, x: SSAValue, node: onnx.NodeProto, name: str, default: float) -> SSAValue:
+    """A float attribute as a scalar constant of x's element type."""
+    return ctx.builder.constant(float(_attribute(node, name, default)), element_name(x))  # type: ignore[arg-type]
+
+
+def _selu(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    """gamma · (x where x > 0, else alpha · (exp(x) − 1))."""
+    b = ctx.builder
+    x, narrow = _widened(b, ctx.tensor(inputs[0]))  # type: ignore[arg-type]
+    alpha = _constant_like(ctx, x, node, "alpha", 1.67326319217681884765625)
+    gamma = _constant_like(ctx, x, node, "gamma", 1.05070102214813232421875)
+    negative = b.mul(alpha, b.sub(b.exp(x), b.constant(1.0, element_name(x))))
+    return [narrow(b.mul(gamma, b.where(b.compare("gt", x, b.constant(0.0, element_name(x))), x, negative)))]
+
+
+def _celu(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    """max(0, x) + min(0, alpha · (exp(x / alpha) − 1))."""
+    b = ctx.builder
+    x, narrow = _widened(b, ctx.tensor(inputs[0]))  # type: ignore[arg-type]
+    alpha, zero = _constant_like(ctx, x, node, "alpha", 1.0), b.constant(0.0, element_name(x))
+    negative = b.mul(alpha, b.sub(b.exp(b.div(x, alpha)), b.constant(1.0, element_name(x))))
+    return [narrow(b.add(b.max(x, zero), b.min(negative, zero)))]
+
+
+def _thresholded_relu(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    """x where x > alpha, else 0."""
+    b = ctx.builder
+    x = ctx.tensor(inputs[0])  # type: ignore[arg-type]
+    above = b.compare("gt", x, _constant_like(ctx, x, node, "alpha", 1.0))
+    return [b.where(above, x, b.constant(0.0, element_name(x)))]
+
+
+def _prelu(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    """slope · x where x < 0, else x (slope broadcast to x)."""
+    b = ctx.builder
+    x, slope = (ctx.tensor(v) for v in inputs)  # type: ignore[arg-type]
+    negative = b.compare("lt", x, b.constant(0, element_name(x)))
+    return [b.where(negative, b.mul(slope, x), x)]
+
+
+def _not(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    """Logical not of a bool tensor: x == false."""
+    x = ctx.tensor(inputs[0])  # type: ignore[arg-type]
+    return [ctx.builder.compare("eq", x, ctx.builder.constant(False, "i1"))]
+
+
+def _bitwise_not(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    """~x as x xor all ones (-1 in a signed type, the maximum in an unsigned one)."""
+    x = ctx.tensor(inputs[0])  # type: ignore[arg-type]
+    dtype = dtypes.from_ir(element_type(x.type))
+    ones = -1 if dtype.kind is Kind.INT else True if dtype.kind is Kind.BOOL else np.iinfo(dtype.numpy).max
+    return [ctx.builder.bit_xor(x, ctx.builder.constant(ones, dtype.name))]
+
+
+def _bit_shift(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    """BitShift (unsigned integers): direction LEFT is rlx.shl, RIGHT rlx.shr."""
+    x, amount = (ctx.tensor(v) for v in inputs)  # type: ignore[arg-type]
+    direction = _attribute(node, "direction", b"").decode()  # type: ignore[union-attr]
+    if direction not in ("LEFT", "RIGHT"):
+        raise Unsupported(f"direction '{direction}' is not LEFT or RIGHT")
+    return [ctx.builder.binary("shl" if direction == "LEFT" else "shr", x, amount)]
+
+
+def _is_nan(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    x = ctx.tensor(inputs[0])  # type: ignore[arg-type]
+    return [ctx.builder.compare("ne", x, x)]
+
+
+def _is_inf(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    """x == +inf (detect_positive) or x == -inf (detect_negative)."""
+    b = ctx.builder
+    x = ctx.tensor(inputs[0])  # type: ignore[arg-type]
+    tests = [b.compare("eq", x, b.constant(sign * np.inf, element_name(x)))
+             for sign, name in ((1, "detect_positive"), (-1, "detect_negative")) if _attribute(node, name, 1)]
+    if not tests:  # neither sign detected: all false
+        return [np.zeros(shape_of(x.type), np.bool_)]
+    return [tests[0] if len(tests) == 1 else b.bit_or(*tests)]
+
+
+def _mean(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    """The elementwise mean of any number of inputs (broadcast): their sum / count."""
+    (total,) = _binary("add")(ctx, node, inputs)
+    return [ctx.builder.div(total, ctx.builder.constant(float(len(inputs)), element_name(total)))]  # type: ignore[arg-type]
 
 
 def _hard_sigmoid(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
     """max(0, min(1, alpha·x + beta))."""
     b = ctx.builder
-    x = ctx.tensor(inputs[0])  # type: ignore[arg-type]
+    x, narrow = _widened(b, ctx.tensor(inputs[0]))  # type: ignore[arg-type]
     element = element_name(x)
     alpha, beta = (float(_attribute(node, n, d)) for n, d in (("alpha", 0.2), ("beta", 0.5)))  # type: ignore[arg-type]
     y = b.add(b.mul(x, b.constant(alpha, element)), b.constant(beta, element))
-    return [b.max(b.min(y, b.constant(1.0, element)), b.constant(0.0, element))]
+    return [narrow(b.max(b.min(y, b.constant(1.0, element)), b.constant(0.0, element)))]
 
 
 def _clip(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
@@ -667,6 +770,7 @@ IMPORTERS: dict[str, Importer] = {
     **{op: _binary(name) for op, name in {
         "Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div", "Max": "max", "Min": "min", "Sum": "add",
         "And": "bit_and", "Or": "bit_or", "Xor": "bit_xor",
+        "BitwiseAnd": "bit_and", "BitwiseOr": "bit_or", "BitwiseXor": "bit_xor",
     }.items()},
     **{op: _compare(name) for op, name in {
         "Equal": "eq", "Less": "lt", "Greater": "gt", "LessOrEqual": "le", "GreaterOrEqual": "ge",
@@ -700,6 +804,17 @@ IMPORTERS: dict[str, Importer] = {
     "LeakyRelu": _relu_like(0.01, "leaky"),
     "Elu": _relu_like(1.0, "elu"),
     "HardSigmoid": _hard_sigmoid,
+    "Gelu": _gelu,
+    "Selu": _selu,
+    "Celu": _celu,
+    "ThresholdedRelu": _thresholded_relu,
+    "PRelu": _prelu,
+    "Not": _not,
+    "BitwiseNot": _bitwise_not,
+    "BitShift": _bit_shift,
+    "IsNaN": _is_nan,
+    "IsInf": _is_inf,
+    "Mean": _mean,
     "Clip": _clip,
     "Mod": _mod,
     "Pow": _pow,
