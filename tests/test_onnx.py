@@ -269,6 +269,45 @@ def test_opsets_below_13_give_shape_operands_as_attributes() -> None:
         np.testing.assert_array_equal(g, w)
 
 
+def test_scan_with_two_states_axes_directions_and_outer_values_matches_onnxruntime() -> None:
+    """ONNX Scan as rlx.scan: two state variables (h [2, 3] and a step count [1]), a
+    scan input scanned along axis 1 in reverse, a per-step output stacked along
+    axis 1, and a body that reads an outer graph input (w) and an outer initializer (c)."""
+    f = onnx.TensorProto.FLOAT
+    body = helper.make_graph(
+        [helper.make_node("MatMul", ["h_in", "w"], ["hw"]),
+         helper.make_node("Add", ["hw", "x_t"], ["pre"]),
+         helper.make_node("Tanh", ["pre"], ["h_out"]),
+         helper.make_node("Add", ["n_in", "c"], ["n_out"]),
+         helper.make_node("Mul", ["h_out", "n_out"], ["y_t"])],
+        "body",
+        [helper.make_tensor_value_info("h_in", f, [2, 3]), helper.make_tensor_value_info("n_in", f, [1]),
+         helper.make_tensor_value_info("x_t", f, [2, 3])],
+        [helper.make_tensor_value_info("h_out", f, [2, 3]), helper.make_tensor_value_info("n_out", f, [1]),
+         helper.make_tensor_value_info("y_t", f, [2, 3])],
+    )
+    scan = helper.make_node("Scan", ["h0", "n0", "xs"], ["h", "n", "ys"], body=body, num_scan_inputs=1,
+                            scan_input_axes=[1], scan_input_directions=[1], scan_output_axes=[1])
+    graph = helper.make_graph(
+        [scan], "g",
+        [helper.make_tensor_value_info("h0", f, [2, 3]), helper.make_tensor_value_info("n0", f, [1]),
+         helper.make_tensor_value_info("xs", f, [2, 5, 3]), helper.make_tensor_value_info("w", f, [3, 3])],
+        [helper.make_tensor_value_info("h", f, [2, 3]), helper.make_tensor_value_info("n", f, [1]),
+         helper.make_tensor_value_info("ys", f, [2, 5, 3])],
+        [numpy_helper.from_array(np.array([0.5], np.float32), "c")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 16)])
+    rng = np.random.default_rng(5)
+    arrays = {"h0": rng.standard_normal((2, 3)), "n0": np.array([1.0]), "xs": rng.standard_normal((2, 5, 3)),
+              "w": rng.standard_normal((3, 3)) / 2}
+    arrays = {k: v.astype(np.float32) for k, v in arrays.items()}
+    want = onnxruntime.InferenceSession(model.SerializeToString()).run(None, arrays)
+    got = rlx.compile(load(model))(*arrays.values())
+    assert [g.shape for g in got] == [w.shape for w in want]
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+
+
 def test_an_unreadable_model_is_an_argument_error() -> None:
     with pytest.raises(rlx.ArgumentError, match="cannot read the ONNX model"):
         load(b"not a model")

@@ -76,6 +76,8 @@ class Import:
 
     builder: Builder
     values: dict[str, Value] = field(default_factory=dict)
+    opset: int = 13
+    """The model's version of the standard domain (ops whose meaning changed by version check it)."""
 
     def tensor(self, value: Value) -> SSAValue:
         """`value` as an rlx value (a known array becomes an `rlx.constant`)."""
@@ -759,6 +761,127 @@ def _state(ctx: Import, value: Value | None, shape: tuple[int, ...], element: st
     return ctx.builder.transpose(state, [1, 0, 2]) if layout == 1 else state
 
 
+def _scan(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    """ONNX Scan as rlx.scan. rlx's carry is one tensor, so the N state variables and
+    the K per-step scan outputs (all of one element type) travel packed - flattened
+    and concatenated - in a 1-D carry: the body unpacks the states, runs the body
+    graph and packs the new states with this step's outputs. With scan outputs the
+    scan saves its trajectory, whose row t holds step t's outputs. Scan input and
+    output axes become transposes, reverse directions rlx.reverse on the time axis;
+    outer values the body reads become the scan's broadcast inputs."""
+    if ctx.opset < 9:
+        raise Unsupported("Scan before opset 9 (a batch axis and sequence_lens) is not supported")
+    b = ctx.builder
+    body: onnx.GraphProto = _attribute(node, "body")  # type: ignore[assignment]
+    num_scans = int(_attribute(node, "num_scan_inputs"))  # type: ignore[arg-type]
+    states = [ctx.tensor(v) for v in inputs[: len(inputs) - num_scans]]  # type: ignore[arg-type]
+    num_outputs = len(body.output) - len(states)
+    xs = [_to_time_major(b, ctx.tensor(x), axis, reverse)  # type: ignore[arg-type]
+          for x, axis, reverse in zip(inputs[len(states):], *_scan_layout(node, "input", num_scans))]
+    outer = _outer_values(ctx, body)
+    broadcast = [v for v in outer.values() if isinstance(v, SSAValue)]
+    step_types = [(shape_of(x.type)[1:], element_name(x)) for x in xs]
+    probe = Builder("scan_body")
+    probe_states = [probe.input(shape_of(s.type), element_name(s)) for s in states]
+    probe_outputs = _scan_body(Import(probe, opset=ctx.opset), body, probe_states,
+                               [probe.input(*t) for t in step_types], outer, probe_inputs=True)
+    pieces = [shape_of(v.type) for v in probe_outputs]
+    elements = {element_name(v) for v in (*states, *probe_outputs)}
+    if len(elements) != 1:
+        raise Unsupported(f"state variables and scan outputs of several element types ({', '.join(sorted(elements))})")
+    (element,) = elements
+    sizes = [int(np.prod(p)) for p in pieces]
+    init = _pack(b, [*states, *(b.constant(np.zeros(p), element) for p in pieces[len(states):])])
+
+    def step(inner: Builder, carry: SSAValue, *arguments: SSAValue) -> SSAValue:
+        unpacked = _unpack(inner, carry, pieces[: len(states)], sizes)
+        values = _scan_body(Import(inner, opset=ctx.opset), body, unpacked, list(arguments[len(broadcast):]),
+                            {**outer, **dict(zip([n for n, v in outer.items() if isinstance(v, SSAValue)],
+                                                 arguments[: len(broadcast)]))})
+        return _pack(inner, values)
+
+    result = b.scan(init, step, xs, broadcast, save_trajectory=num_outputs > 0)
+    final = b.reshape(b.narrow(result, 0, shape_of(result.type)[0] - 1, 1), [sum(sizes)]) if num_outputs else result
+    outputs = _unpack(b, final, pieces[: len(states)], sizes)
+    for k, (axis, reverse) in enumerate(zip(*_scan_layout(node, "output", num_outputs))):
+        piece = len(states) + k
+        column = b.narrow(result, 1, sum(sizes[:piece]), sizes[piece])
+        stacked = b.reshape(column, [shape_of(result.type)[0], *pieces[piece]])
+        outputs.append(_from_time_major(b, stacked, axis, reverse))
+    return outputs
+
+
+def _scan_layout(node: onnx.NodeProto, which: str, count: int) -> tuple[list[int], list[int]]:
+    """Scan's `scan_{which}_axes` and `scan_{which}_directions` (0 and forward by default)."""
+    axes = list(_attribute(node, f"scan_{which}_axes", None) or [0] * count)  # type: ignore[call-overload]
+    directions = list(_attribute(node, f"scan_{which}_directions", None) or [0] * count)  # type: ignore[call-overload]
+    return axes, directions
+
+
+def _to_time_major(b: Builder, x: SSAValue, axis: int, reverse: int) -> SSAValue:
+    """A scan input with its scanned axis first, in the order the steps read it."""
+    rank = len(shape_of(x.type))
+    axis %= rank
+    if axis:
+        x = b.transpose(x, [axis, *(a for a in range(rank) if a != axis)])
+    return b.reverse(x, [0]) if reverse else x
+
+
+def _from_time_major(b: Builder, y: SSAValue, axis: int, reverse: int) -> SSAValue:
+    """Stacked scan outputs [steps, ...] moved to `axis`, reversed for a reverse direction."""
+    if reverse:
+        y = b.reverse(y, [0])
+    rank = len(shape_of(y.type))
+    axis %= rank
+    if not axis:
+        return y
+    perm = list(range(1, rank))
+    perm.insert(axis, 0)
+    return b.transpose(y, perm)
+
+
+def _outer_values(ctx: Import, body: onnx.GraphProto) -> dict[str, Value]:
+    """The values of the enclosing graph the body reads by name (ONNX scoping)."""
+    defined = {v.name for v in body.input} | {t.name for t in body.initializer}
+    defined |= {name for n in body.node for name in n.output}
+    used = {name for n in body.node for name in n.input if name and name not in defined}
+    used |= {v.name for v in body.output if v.name not in defined}
+    missing = sorted(name for name in used if name not in ctx.values)
+    if missing:
+        raise Unsupported(f"its body reads {', '.join(missing)}, which the enclosing graph does not define")
+    return {name: ctx.values[name] for name in sorted(used)}
+
+
+def _scan_body(ctx: Import, body: onnx.GraphProto, states: list[SSAValue], steps: list[SSAValue],
+               outer: dict[str, Value], probe_inputs: bool = False) -> list[SSAValue]:
+    """The body graph's outputs, imported with its inputs bound to (states, x_t) and
+    the outer names to `outer` (outer run-time values become inputs of a probe)."""
+    for name, value in outer.items():
+        if isinstance(value, SSAValue) and probe_inputs:
+            value = ctx.builder.input(shape_of(value.type), element_name(value))
+        ctx.values[name] = value
+    for tensor in body.initializer:
+        ctx.values[tensor.name] = numpy_helper.to_array(tensor)
+    for value, bound in zip(body.input, [*states, *steps]):
+        ctx.values[value.name] = bound
+    problems = _import_nodes(ctx, body)
+    if problems:
+        raise Unsupported("its body: " + "; ".join(p.strip() for p in problems))
+    return [ctx.tensor(ctx.values[v.name]) for v in body.output]
+
+
+def _pack(b: Builder, values: list[SSAValue]) -> SSAValue:
+    """The values flattened and concatenated into one 1-D tensor."""
+    flat = [b.reshape(v, [int(np.prod(shape_of(v.type)))]) for v in values]
+    return flat[0] if len(flat) == 1 else b.concat(flat, 0)
+
+
+def _unpack(b: Builder, packed: SSAValue, shapes: list[tuple[int, ...]], sizes: list[int]) -> list[SSAValue]:
+    """The first len(shapes) pieces of a packed 1-D tensor, in their shapes."""
+    starts = np.cumsum([0, *sizes])
+    return [b.reshape(b.narrow(packed, 0, int(starts[k]), sizes[k]), list(shape)) for k, shape in enumerate(shapes)]
+
+
 IMPORTERS: dict[str, Importer] = {
     **{op: _unary(name) for op, name in {
         "Abs": "abs", "Neg": "neg", "Exp": "exp", "Log": "log", "Sqrt": "sqrt", "Tanh": "tanh",
@@ -826,6 +949,7 @@ IMPORTERS: dict[str, Importer] = {
     "ArgMax": _arg("argmax"),
     "ArgMin": _arg("argmin"),
     **{op: _recurrent for op in RECURRENT},
+    "Scan": _scan,
 }
 """How each supported ONNX op type becomes rlx ops."""
 
@@ -864,7 +988,7 @@ def load(
     axes operand that a model takes as an input)."""
     proto = _read(model)
     graph = proto.graph
-    ctx = Import(Builder(_symbol(graph.name)))
+    ctx = Import(Builder(_symbol(graph.name)), opset=_opset(proto))
     for tensor in graph.initializer:
         ctx.values[tensor.name] = numpy_helper.to_array(tensor)
     for name, value in (constants or {}).items():
@@ -876,6 +1000,20 @@ def load(
     for value in graph.input:
         if value.name not in ctx.values:
             ctx.values[value.name] = ctx.builder.input(*_input_type(value, shapes.get(value.name)))
+    problems = _import_nodes(ctx, graph)
+    if problems:
+        listed = "\n".join(problems)
+        raise CompileError(f"cannot import {len(problems)} node(s) or output(s) of the ONNX graph:\n{listed}")
+    try:
+        ctx.builder.output(*(ctx.tensor(ctx.values[v.name]) for v in graph.output))
+    except Unsupported as error:
+        raise CompileError(f"cannot import the ONNX graph's outputs: {error}") from None
+    return ctx.builder.module()
+
+
+def _import_nodes(ctx: Import, graph: onnx.GraphProto) -> list[str]:
+    """Import the graph's nodes into `ctx` (its inputs already bound); one line per
+    node that could not be imported, or per graph output that was not computed."""
     problems = []
     produced = {name for node in graph.node for name in node.output}
     for index, node in enumerate(graph.node):
@@ -893,14 +1031,7 @@ def load(
     if not problems:  # every node imported, yet an optional output of one was not
         missing = [v.name for v in graph.output if v.name not in ctx.values]
         problems = [f"  output '{name}': not computed by the importer" for name in missing]
-    if problems:
-        listed = "\n".join(problems)
-        raise CompileError(f"cannot import {len(problems)} node(s) or output(s) of the ONNX graph:\n{listed}")
-    try:
-        ctx.builder.output(*(ctx.tensor(ctx.values[v.name]) for v in graph.output))
-    except Unsupported as error:
-        raise CompileError(f"cannot import the ONNX graph's outputs: {error}") from None
-    return ctx.builder.module()
+    return problems
 
 
 ONNX_DOMAINS = ("", "ai.onnx")
@@ -928,6 +1059,12 @@ def _read(model: str | Path | bytes | onnx.ModelProto) -> onnx.ModelProto:
         return onnx.load_from_string(model) if isinstance(model, bytes) else onnx.load(str(model))
     except (OSError, ValueError, DecodeError) as error:
         raise ArgumentError(f"cannot read the ONNX model: {error}") from None
+
+
+def _opset(proto: onnx.ModelProto) -> int:
+    """The model's version of ONNX's standard domain (the newest if it names none)."""
+    versions = [o.version for o in proto.opset_import if o.domain in ONNX_DOMAINS]
+    return versions[0] if versions else onnx.defs.onnx_opset_version()
 
 
 def _symbol(name: str) -> str:
