@@ -40,11 +40,22 @@ class Result:
     reason: str = ""
 
 
-def run_case(case) -> Result:  # noqa: ANN001 - onnx's TestCase
-    graph = case.model.graph
-    fixed = {
+def shape_like_inputs(graph: onnx.GraphProto) -> set[str]:
+    """The names that reach a SHAPE_OPERANDS position, through any nodes but Shape and
+    Size (which read only their input's shape): the graph inputs among them are fed
+    as import-time constants (a function test computes its pads or axes from them)."""
+    needed = {
         name for node in graph.node for k, name in enumerate(node.input) if k in SHAPE_OPERANDS.get(node.op_type, ())
     }
+    for node in reversed(graph.node):  # nodes are in topological order
+        if node.op_type not in ("Shape", "Size") and needed.intersection(node.output):
+            needed.update(name for name in node.input if name)
+    return needed
+
+
+def run_case(case) -> Result:  # noqa: ANN001 - onnx's TestCase
+    graph = case.model.graph
+    fixed = shape_like_inputs(graph)
     names = [v.name for v in graph.input if v.name not in {t.name for t in graph.initializer}]
     for inputs, outputs in case.data_sets:
         types = {v.name: v.type.tensor_type.elem_type for v in graph.input}

@@ -150,9 +150,17 @@ def _identity(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> 
 
 def _constant(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
     value = _attribute(node, "value")
-    if value is None:
-        raise Unsupported("only Constant(value=tensor) is supported")
-    return [numpy_helper.to_array(value)]  # type: ignore[arg-type]
+    if value is not None:
+        return [numpy_helper.to_array(value)]  # type: ignore[arg-type]
+    for name, dtype in CONSTANT_LISTS.items():
+        listed = _attribute(node, name)
+        if listed is not None:
+            return [np.asarray(listed, dtype)]
+    raise Unsupported("only Constant(value, value_int(s), value_float(s)) is supported")
+
+
+CONSTANT_LISTS = {"value_int": np.int64, "value_ints": np.int64, "value_float": np.float32, "value_floats": np.float32}
+"""Constant's scalar and list attributes and the element type ONNX gives them."""
 
 
 def _constant_of_shape(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
