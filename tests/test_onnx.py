@@ -308,6 +308,30 @@ def test_scan_with_two_states_axes_directions_and_outer_values_matches_onnxrunti
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
 
 
+def test_gru_with_reset_before_linear_matches_onnxruntime() -> None:
+    """ONNX's default GRU (linear_before_reset = 0), which rlx.gru does not compute,
+    composed as one rlx.scan per direction: bidirectional, biases, an initial state.
+    (onnxruntime has no batch-first layout = 1; ONNX's test_gru_batchwise covers it.)"""
+    f, (seq, batch, inputs, hidden) = onnx.TensorProto.FLOAT, (6, 3, 4, 5)
+    rng = np.random.default_rng(6)
+    weights = {"W": rng.standard_normal((2, 3 * hidden, inputs)), "R": rng.standard_normal((2, 3 * hidden, hidden)),
+               "B": rng.standard_normal((2, 6 * hidden))}
+    x_shape, h_shape = [seq, batch, inputs], [2, batch, hidden]
+    node = helper.make_node("GRU", ["x", "W", "R", "B", "", "h0"], ["y", "y_h"], hidden_size=hidden,
+                            direction="bidirectional")
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("x", f, x_shape), helper.make_tensor_value_info("h0", f, h_shape)],
+        [helper.make_tensor_value_info("y", f, None), helper.make_tensor_value_info("y_h", f, None)],
+        [numpy_helper.from_array((v / 2).astype(np.float32), k) for k, v in weights.items()],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+    x, h0 = rng.standard_normal(x_shape).astype(np.float32), rng.standard_normal(h_shape).astype(np.float32)
+    want = onnxruntime.InferenceSession(model.SerializeToString()).run(None, {"x": x, "h0": h0})
+    got = rlx.compile(load(model))(x, h0)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+
+
 def test_an_unreadable_model_is_an_argument_error() -> None:
     with pytest.raises(rlx.ArgumentError, match="cannot read the ONNX model"):
         load(b"not a model")

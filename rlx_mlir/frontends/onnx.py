@@ -718,7 +718,7 @@ def _recurrent(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) ->
     if _attribute(node, "clip") is not None or _attribute(node, "input_forget", 0):
         raise Unsupported("clip and input_forget are not supported")
     if node.op_type == "GRU" and not _attribute(node, "linear_before_reset", 0):
-        raise Unsupported("GRU with linear_before_reset = 0 (rlx's GRU resets after the linear map, as PyTorch)")
+        return _gru_reset_before_linear(ctx, node, inputs)
     if node.op_type == "LSTM" and padded[7] is not None:
         raise Unsupported("peephole weights (P) are not supported")
     w, r = _gate_order(known(w, "W"), kind), _gate_order(known(r, "R"), kind)
@@ -755,6 +755,63 @@ def _recurrent(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) ->
     y = b.transpose(y, [1, 2, 0, 3]) if layout == 0 else y
     final = [b.transpose(h, [1, 0, 2]) if layout == 1 else h for h in final]
     return [y, *final]
+
+
+def _gru_reset_before_linear(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    """GRU with linear_before_reset = 0, ONNX's default: h~ = tanh(x Wh + (r * h) Rh + Rbh + Wbh).
+    rlx.gru applies the reset gate after the hidden state's linear map (as PyTorch), so
+    this composes one rlx.scan per direction: every step's input projection (with the
+    biases) is one matmul before the loop, and the body does the two hidden-state
+    matmuls and the gates. ONNX's gate order is z, r, h."""
+    b = ctx.builder
+    x, w, r, bias, lengths, h0 = [*inputs, *[None] * (6 - len(inputs))][:6]
+    hidden = int(_attribute(node, "hidden_size"))  # type: ignore[arg-type]
+    direction = _attribute(node, "direction", b"forward").decode()  # type: ignore[union-attr]
+    layout = int(_attribute(node, "layout", 0))  # type: ignore[arg-type]
+    w, r = known(w, "W"), known(r, "R")
+    directions, element = w.shape[0], _name(w)
+    bias = known(bias, "B") if bias is not None else np.zeros((directions, 6 * hidden), w.dtype)
+    x = ctx.tensor(x)  # type: ignore[arg-type]
+    if layout == 1:
+        x = b.transpose(x, [1, 0, 2])  # [S, B, I]
+    seq, batch = shape_of(x.type)[:2]
+    if lengths is not None and not np.all(known(lengths, "sequence_lens") == seq):
+        raise Unsupported("sequence_lens of unequal lengths (rlx runs every sequence to the same length)")
+    if h0 is not None:
+        h0 = ctx.tensor(h0)
+        h0 = b.transpose(h0, [1, 0, 2]) if layout == 1 else h0  # [D, B, H]
+    ys, finals = [], []
+    for d in range(directions):
+        reverse = direction == "reverse" or d == 1
+        steps = b.reverse(x, [0]) if reverse else x
+        w_bias, r_bias = bias[d, : 3 * hidden], bias[d, 3 * hidden :]
+        step_bias = w_bias + np.concatenate([r_bias[: 2 * hidden], np.zeros(hidden, w.dtype)])
+        projected = b.add(b.matmul(steps, b.constant(w[d], element), False, True), b.constant(step_bias, element))
+        init = b.reshape(b.narrow(h0, 0, d, 1), [batch, hidden]) if h0 is not None else b.constant(
+            np.zeros((batch, hidden)), element)
+        gates = [b.constant(r[d, : 2 * hidden], element), b.constant(r[d, 2 * hidden :], element),
+                 b.constant(r_bias[2 * hidden :], element)]
+        trajectory = b.scan(init, _gru_step(hidden), [projected], gates, save_trajectory=True)  # [S, B, H]
+        finals.append(b.narrow(trajectory, 0, seq - 1, 1))
+        ys.append(b.reshape(b.reverse(trajectory, [0]) if reverse else trajectory, [seq, 1, batch, hidden]))
+    y = ys[0] if directions == 1 else b.concat(ys, 1)  # [S, D, B, H]
+    y_h = finals[0] if directions == 1 else b.concat(finals, 0)  # [D, B, H]
+    if layout == 1:
+        y, y_h = b.transpose(y, [2, 0, 1, 3]), b.transpose(y_h, [1, 0, 2])
+    return [y, y_h]
+
+
+def _gru_step(hidden: int) -> Callable[..., SSAValue]:
+    """The scan body of `_gru_reset_before_linear`: (h, Rzr, Rh, Rbh, projected x_t) -> h'."""
+
+    def step(b: Builder, h: SSAValue, r_zr: SSAValue, r_h: SSAValue, rb_h: SSAValue, p: SSAValue) -> SSAValue:
+        zr = b.sigmoid(b.add(b.narrow(p, 1, 0, 2 * hidden), b.matmul(h, r_zr, False, True)))
+        z, reset = b.narrow(zr, 1, 0, hidden), b.narrow(zr, 1, hidden, hidden)
+        candidate = b.tanh(b.add(b.narrow(p, 1, 2 * hidden, hidden),
+                                 b.add(b.matmul(b.mul(reset, h), r_h, False, True), rb_h)))
+        return b.add(candidate, b.mul(z, b.sub(h, candidate)))  # (1 - z) * candidate + z * h
+
+    return step
 
 
 def _name(array: np.ndarray) -> str:
