@@ -332,6 +332,24 @@ def test_gru_with_reset_before_linear_matches_onnxruntime() -> None:
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize(("node", "message"), [
+    (helper.make_node("Concat", ["x", "x"], ["y"]), "Concat '#0': invalid node: Required attribute 'axis' is missing"),
+    (helper.make_node("MatMul", ["x"], ["y"]), "MatMul '#0': invalid node: Node with schema(::MatMul:13)"),
+    (helper.make_node("Scan", ["x", "x"], ["y"], num_scan_inputs=1), "Required attribute 'body' is missing"),
+    (helper.make_node("Transpose", ["x"], ["y"], perm=[0, 5]), "perm [0, 5] is not a permutation of the 2 axes"),
+    (helper.make_node("Split", ["x"], ["y", "z"], axis=9), "Split '#0': axis 9 is out of range for rank 2"),
+    (helper.make_node("LSTM", ["x", "x", "x"], ["y"]), "LSTM '#0': malformed node ("),
+])
+def test_a_malformed_node_is_a_compile_error_naming_it(node: onnx.NodeProto, message: str) -> None:
+    """Missing attributes and inputs (ONNX's schema check), attributes out of range,
+    and what the schema allows but the importer cannot read: errors, never tracebacks."""
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, 3])],
+                              [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)])
+    with pytest.raises(rlx.CompileError) as info:
+        load(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    assert message in str(info.value)
+
+
 def test_an_unreadable_model_is_an_argument_error() -> None:
     with pytest.raises(rlx.ArgumentError, match="cannot read the ONNX model"):
         load(b"not a model")

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -215,6 +216,8 @@ def _transpose(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) ->
     x = inputs[0]
     rank = len(ctx.shape(x))  # type: ignore[arg-type]
     perm = list(_attribute(node, "perm", list(reversed(range(rank)))))  # type: ignore[arg-type]
+    if sorted(perm) != list(range(rank)):
+        raise Unsupported(f"perm {perm} is not a permutation of the {rank} axes")
     if isinstance(x, np.ndarray):
         return [np.transpose(x, perm)]
     return [ctx.builder.transpose(x, perm)]  # type: ignore[arg-type]
@@ -628,7 +631,10 @@ def _split(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> lis
     """Pieces along `axis`: the `split` input's sizes, or `num_outputs` (the last one smaller) equal parts."""
     x = ctx.tensor(inputs[0])  # type: ignore[arg-type]
     shape = shape_of(x.type)
-    axis = int(_attribute(node, "axis", 0)) % len(shape)  # type: ignore[arg-type]
+    axis = int(_attribute(node, "axis", 0))  # type: ignore[arg-type]
+    if not -len(shape) <= axis < len(shape):
+        raise Unsupported(f"axis {axis} is out of range for rank {len(shape)}")
+    axis %= len(shape)
     split = _operand(node, inputs, 1, "split")
     if split is not None:
         sizes = [int(n) for n in split]
@@ -1084,12 +1090,15 @@ def _import_nodes(ctx: Import, graph: onnx.GraphProto) -> list[str]:
     for index, node in enumerate(graph.node):
         inputs = [ctx.values.get(name) if name else None for name in node.input]
         try:
-            _check_node(node, inputs, produced)
+            _check_node(node, inputs, produced, ctx.opset)
             outputs = _fold(node, inputs)
             if outputs is None:
                 outputs = IMPORTERS[node.op_type](ctx, node, inputs)
         except (Unsupported, RlxError, ValueError, KeyError) as error:
             problems.append(f"  {node.op_type} '{node.name or f'#{index}'}': {error}")
+            continue
+        except (TypeError, AttributeError, IndexError) as error:  # a node the schema check let through
+            problems.append(f"  {node.op_type} '{node.name or f'#{index}'}': malformed node ({error})")
             continue
         for name, value in zip(node.output, outputs):
             ctx.values[name] = np.asarray(value) if isinstance(value, np.generic) else value
@@ -1103,18 +1112,44 @@ ONNX_DOMAINS = ("", "ai.onnx")
 """The domains of ONNX's standard ops (nodes of other domains, e.g. com.microsoft, are custom ops)."""
 
 
-def _check_node(node: onnx.NodeProto, inputs: list[Value | None], produced: set[str]) -> None:
+@cache
+def _checker_context(opset: int) -> onnx.checker.C.CheckerContext:
+    context = onnx.checker.C.CheckerContext()
+    context.ir_version = onnx.IR_VERSION
+    context.opset_imports = {"": opset}
+    return context
+
+
+def _check_node(node: onnx.NodeProto, inputs: list[Value | None], produced: set[str], opset: int) -> None:
     """A node the importer can take: ONNX's domain, an importer, every input known."""
     if node.domain not in ONNX_DOMAINS:
         raise Unsupported(f"domain '{node.domain}' is not ONNX's standard one; rlx imports only standard ops")
     if node.op_type not in IMPORTERS:
         raise Unsupported("no importer for this op type")
+    try:  # ONNX's own schema check: required attributes, input and output counts
+        onnx.checker.check_node(_without_subgraphs(node), _checker_context(opset), onnx.checker.C.LexicalScopeContext())
+    except onnx.checker.ValidationError as error:
+        raise Unsupported(f"invalid node: {str(error).strip().splitlines()[0]}") from None
     for name, value in zip(node.input, inputs):
         if name and value is None:
             if name not in produced:
                 raise Unsupported(f"input '{name}' is no graph input, initializer or node output "
                                   "(a missing initializer?)")
             raise Unsupported("an input comes from a node that was not imported")
+
+
+def _without_subgraphs(node: onnx.NodeProto) -> onnx.NodeProto:
+    """The node for the schema check: a body graph that reads outer names would fail
+    the checker's (empty) scope, so each is replaced by an empty graph; the body's
+    nodes are checked one by one when it is imported."""
+    if not any(a.type == onnx.AttributeProto.GRAPH for a in node.attribute):
+        return node
+    stripped = onnx.NodeProto()
+    stripped.CopyFrom(node)
+    for attribute in stripped.attribute:
+        if attribute.type == onnx.AttributeProto.GRAPH:
+            attribute.g.CopyFrom(onnx.GraphProto(name=attribute.g.name))
+    return stripped
 
 
 def _read(model: str | Path | bytes | onnx.ModelProto) -> onnx.ModelProto:
