@@ -20,7 +20,7 @@ SHAPE_OPERANDS = {
     "ReduceSum": {1}, "ReduceMean": {1}, "ReduceMax": {1}, "ReduceMin": {1}, "ReduceProd": {1}, "ReduceL1": {1},
     "ReduceL2": {1}, "ReduceSumSquare": {1}, "ReduceLogSum": {1}, "ReduceLogSumExp": {1},
     "Split": {1}, "Pad": {1, 2, 3}, "ConstantOfShape": {0},
-    "LSTM": {1, 2, 3, 4}, "GRU": {1, 2, 3, 4}, "RNN": {1, 2, 3, 4},
+    "LSTM": {1, 2, 3, 4, 7}, "GRU": {1, 2, 3, 4}, "RNN": {1, 2, 3, 4},
 }
 """Operand positions that must be known at import (shapes, axes; the recurrent
 ops' weights, repacked at import); node tests feed them as graph inputs."""

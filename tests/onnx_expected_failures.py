@@ -132,7 +132,6 @@ EXPECTED_FAILURES: dict[str, str] = {
     "test_less_equal_uint64_expanded": "input 'x' has element type UINT64, which rlx does not support",
     "test_less_uint16": "input 'x' has element type UINT16, which rlx does not support",
     "test_less_uint64": "input 'x' has element type UINT64, which rlx does not support",
-    "test_lstm_with_peepholes": "LSTM '#0': peephole weights (P) are not supported",
     "test_max_uint16": "input 'data_0' has element type UINT16, which rlx does not support",
     "test_max_uint64": "input 'data_0' has element type UINT64, which rlx does not support",
     "test_min_uint16": "input 'data_0' has element type UINT16, which rlx does not support",

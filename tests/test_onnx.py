@@ -308,26 +308,32 @@ def test_scan_with_two_states_axes_directions_and_outer_values_matches_onnxrunti
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
 
 
-def test_gru_with_reset_before_linear_matches_onnxruntime() -> None:
-    """ONNX's default GRU (linear_before_reset = 0), which rlx.gru does not compute,
-    composed as one rlx.scan per direction: bidirectional, biases, an initial state.
-    (onnxruntime has no batch-first layout = 1; ONNX's test_gru_batchwise covers it.)"""
+@pytest.mark.parametrize("cell", ["GRU", "LSTM"])
+def test_recurrences_rlx_lacks_are_scans_matching_onnxruntime(cell: str) -> None:
+    """ONNX's default GRU (linear_before_reset = 0) and LSTM with peepholes, which
+    rlx.gru/rlx.lstm do not compute, composed as one rlx.scan per direction:
+    bidirectional, biases, initial states. (onnxruntime has no batch-first layout = 1;
+    ONNX's test_gru_batchwise covers it.)"""
     f, (seq, batch, inputs, hidden) = onnx.TensorProto.FLOAT, (6, 3, 4, 5)
+    gates, states = {"GRU": (3, ["h0"]), "LSTM": (4, ["h0", "c0"])}[cell]
     rng = np.random.default_rng(6)
-    weights = {"W": rng.standard_normal((2, 3 * hidden, inputs)), "R": rng.standard_normal((2, 3 * hidden, hidden)),
-               "B": rng.standard_normal((2, 6 * hidden))}
-    x_shape, h_shape = [seq, batch, inputs], [2, batch, hidden]
-    node = helper.make_node("GRU", ["x", "W", "R", "B", "", "h0"], ["y", "y_h"], hidden_size=hidden,
+    weights = {"W": rng.standard_normal((2, gates * hidden, inputs)),
+               "R": rng.standard_normal((2, gates * hidden, hidden)), "B": rng.standard_normal((2, 2 * gates * hidden))}
+    if cell == "LSTM":
+        weights["P"] = rng.standard_normal((2, 3 * hidden))
+    names = ["x", "W", "R", "B", "", *states, *(["P"] if cell == "LSTM" else [])]
+    node = helper.make_node(cell, names, ["y", "y_h", *(["y_c"] if cell == "LSTM" else [])], hidden_size=hidden,
                             direction="bidirectional")
+    shapes = {"x": [seq, batch, inputs], **{name: [2, batch, hidden] for name in states}}
     graph = helper.make_graph(
-        [node], "g", [helper.make_tensor_value_info("x", f, x_shape), helper.make_tensor_value_info("h0", f, h_shape)],
-        [helper.make_tensor_value_info("y", f, None), helper.make_tensor_value_info("y_h", f, None)],
+        [node], "g", [helper.make_tensor_value_info(n, f, shape) for n, shape in shapes.items()],
+        [helper.make_tensor_value_info(n, f, None) for n in node.output],
         [numpy_helper.from_array((v / 2).astype(np.float32), k) for k, v in weights.items()],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
-    x, h0 = rng.standard_normal(x_shape).astype(np.float32), rng.standard_normal(h_shape).astype(np.float32)
-    want = onnxruntime.InferenceSession(model.SerializeToString()).run(None, {"x": x, "h0": h0})
-    got = rlx.compile(load(model))(x, h0)
+    arrays = {n: rng.standard_normal(shape).astype(np.float32) for n, shape in shapes.items()}
+    want = onnxruntime.InferenceSession(model.SerializeToString()).run(None, arrays)
+    got = rlx.compile(load(model))(*arrays.values())
     for g, w in zip(got, want, strict=True):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
 

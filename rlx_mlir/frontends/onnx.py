@@ -724,9 +724,9 @@ def _recurrent(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) ->
     if _attribute(node, "clip") is not None or _attribute(node, "input_forget", 0):
         raise Unsupported("clip and input_forget are not supported")
     if node.op_type == "GRU" and not _attribute(node, "linear_before_reset", 0):
-        return _gru_reset_before_linear(ctx, node, inputs)
+        return _recurrence_by_scan(ctx, node, inputs, SCAN_CELLS["GRU"])
     if node.op_type == "LSTM" and padded[7] is not None:
-        raise Unsupported("peephole weights (P) are not supported")
+        return _recurrence_by_scan(ctx, node, inputs, SCAN_CELLS["LSTM"])
     w, r = _gate_order(known(w, "W"), kind), _gate_order(known(r, "R"), kind)
     directions = w.shape[0]
     b_all = known(bias, "B") if bias is not None else np.zeros((directions, 2 * w.shape[1]), w.dtype)
@@ -763,52 +763,71 @@ def _recurrent(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) ->
     return [y, *final]
 
 
-def _gru_reset_before_linear(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
-    """GRU with linear_before_reset = 0, ONNX's default: h~ = tanh(x Wh + (r * h) Rh + Rbh + Wbh).
-    rlx.gru applies the reset gate after the hidden state's linear map (as PyTorch), so
-    this composes one rlx.scan per direction: every step's input projection (with the
-    biases) is one matmul before the loop, and the body does the two hidden-state
-    matmuls and the gates. ONNX's gate order is z, r, h."""
+@dataclass(frozen=True)
+class ScanCell:
+    """A recurrent cell rlx's own ops do not compute, composed as an rlx.scan body: its
+    gate count G (W is [D, G·H, I]), the [B, H] states it carries (packed along axis 1),
+    the bias added to every step's input projection, the constants the body takes as
+    broadcast inputs, and the body."""
+
+    gates: int
+    states: int
+    projection_bias: Callable[[np.ndarray, np.ndarray, int], np.ndarray]
+    constants: Callable[[np.ndarray, np.ndarray, np.ndarray, int], list[np.ndarray]]
+    step: Callable[[int], Callable[..., SSAValue]]
+
+
+def _recurrence_by_scan(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None], cell: ScanCell) -> list[Value]:
+    """ONNX LSTM/GRU as one rlx.scan per direction: every step's input projection (with
+    its biases) is one matmul before the loop, the body does the hidden-state matmuls
+    and the gates. Outputs Y [S, D, B, H] and each final state [D, B, H] (layout 1:
+    batch first)."""
     b = ctx.builder
-    x, w, r, bias, lengths, h0 = [*inputs, *[None] * (6 - len(inputs))][:6]
+    x, w, r, bias, lengths, *initial = [*inputs, *[None] * (8 - len(inputs))][:8]
     hidden = int(_attribute(node, "hidden_size"))  # type: ignore[arg-type]
     direction = _attribute(node, "direction", b"forward").decode()  # type: ignore[union-attr]
     layout = int(_attribute(node, "layout", 0))  # type: ignore[arg-type]
     w, r = known(w, "W"), known(r, "R")
     directions, element = w.shape[0], _name(w)
-    bias = known(bias, "B") if bias is not None else np.zeros((directions, 6 * hidden), w.dtype)
+    bias = known(bias, "B") if bias is not None else np.zeros((directions, 2 * cell.gates * hidden), w.dtype)
+    peepholes = known(initial[2], "P") if len(initial) > 2 and initial[2] is not None else np.zeros(
+        (directions, 3 * hidden), w.dtype)
     x = ctx.tensor(x)  # type: ignore[arg-type]
     if layout == 1:
         x = b.transpose(x, [1, 0, 2])  # [S, B, I]
     seq, batch = shape_of(x.type)[:2]
     if lengths is not None and not np.all(known(lengths, "sequence_lens") == seq):
         raise Unsupported("sequence_lens of unequal lengths (rlx runs every sequence to the same length)")
-    if h0 is not None:
-        h0 = ctx.tensor(h0)
-        h0 = b.transpose(h0, [1, 0, 2]) if layout == 1 else h0  # [D, B, H]
-    ys, finals = [], []
+    states = [None if v is None else ctx.tensor(v) for v in initial[: cell.states]]
+    states = [b.transpose(v, [1, 0, 2]) if v is not None and layout == 1 else v for v in states]  # [D, B, H]
+    ys, finals = [], [[] for _ in range(cell.states)]
     for d in range(directions):
         reverse = direction == "reverse" or d == 1
         steps = b.reverse(x, [0]) if reverse else x
-        w_bias, r_bias = bias[d, : 3 * hidden], bias[d, 3 * hidden :]
-        step_bias = w_bias + np.concatenate([r_bias[: 2 * hidden], np.zeros(hidden, w.dtype)])
-        projected = b.add(b.matmul(steps, b.constant(w[d], element), False, True), b.constant(step_bias, element))
-        init = b.reshape(b.narrow(h0, 0, d, 1), [batch, hidden]) if h0 is not None else b.constant(
-            np.zeros((batch, hidden)), element)
-        gates = [b.constant(r[d, : 2 * hidden], element), b.constant(r[d, 2 * hidden :], element),
-                 b.constant(r_bias[2 * hidden :], element)]
-        trajectory = b.scan(init, _gru_step(hidden), [projected], gates, save_trajectory=True)  # [S, B, H]
-        finals.append(b.narrow(trajectory, 0, seq - 1, 1))
-        ys.append(b.reshape(b.reverse(trajectory, [0]) if reverse else trajectory, [seq, 1, batch, hidden]))
-    y = ys[0] if directions == 1 else b.concat(ys, 1)  # [S, D, B, H]
-    y_h = finals[0] if directions == 1 else b.concat(finals, 0)  # [D, B, H]
+        w_bias, r_bias = np.split(bias[d], 2)
+        projected = b.add(b.matmul(steps, b.constant(w[d], element), False, True),
+                          b.constant(cell.projection_bias(w_bias, r_bias, hidden), element))
+        parts = [b.reshape(b.narrow(v, 0, d, 1), [batch, hidden]) if v is not None
+                 else b.constant(np.zeros((batch, hidden)), element) for v in states]
+        init = parts[0] if len(parts) == 1 else b.concat(parts, 1)  # [B, k·H]
+        constants = [b.constant(c, element) for c in cell.constants(r[d], r_bias, peepholes[d], hidden)]
+        trajectory = b.scan(init, cell.step(hidden), [projected], constants, save_trajectory=True)  # [S, B, kH]
+        last = b.narrow(trajectory, 0, seq - 1, 1)
+        for k in range(cell.states):
+            finals[k].append(b.narrow(last, 2, k * hidden, hidden))
+        y = b.narrow(trajectory, 2, 0, hidden)
+        ys.append(b.reshape(b.reverse(y, [0]) if reverse else y, [seq, 1, batch, hidden]))
+    outputs = [ys[0] if directions == 1 else b.concat(ys, 1)]  # [S, D, B, H]
+    outputs += [f[0] if directions == 1 else b.concat(f, 0) for f in finals]  # [D, B, H] each
     if layout == 1:
-        y, y_h = b.transpose(y, [2, 0, 1, 3]), b.transpose(y_h, [1, 0, 2])
-    return [y, y_h]
+        outputs = [b.transpose(outputs[0], [2, 0, 1, 3]), *(b.transpose(v, [1, 0, 2]) for v in outputs[1:])]
+    return outputs
 
 
 def _gru_step(hidden: int) -> Callable[..., SSAValue]:
-    """The scan body of `_gru_reset_before_linear`: (h, Rzr, Rh, Rbh, projected x_t) -> h'."""
+    """GRU with linear_before_reset = 0, ONNX's default (rlx.gru, as PyTorch, resets after
+    the hidden state's linear map): h~ = tanh(x Wh + (r * h) Rh + Rbh + Wbh), ONNX's gate
+    order z, r, h. Body arguments (h, Rzr, Rh, Rbh, projected x_t) -> h'."""
 
     def step(b: Builder, h: SSAValue, r_zr: SSAValue, r_h: SSAValue, rb_h: SSAValue, p: SSAValue) -> SSAValue:
         zr = b.sigmoid(b.add(b.narrow(p, 1, 0, 2 * hidden), b.matmul(h, r_zr, False, True)))
@@ -818,6 +837,38 @@ def _gru_step(hidden: int) -> Callable[..., SSAValue]:
         return b.add(candidate, b.mul(z, b.sub(h, candidate)))  # (1 - z) * candidate + z * h
 
     return step
+
+
+def _peephole_lstm_step(hidden: int) -> Callable[..., SSAValue]:
+    """LSTM with peepholes P = (Pi, Po, Pf), which rlx.lstm does not take: the input and
+    forget gates see c_{t-1}, the output gate c_t; ONNX's gate order i, o, f, c. Body
+    arguments ([h, c], R, P, projected x_t) -> [h', c']."""
+
+    def step(b: Builder, hc: SSAValue, r: SSAValue, p: SSAValue, x_t: SSAValue) -> SSAValue:
+        h, c = b.narrow(hc, 1, 0, hidden), b.narrow(hc, 1, hidden, hidden)
+        g = b.add(x_t, b.matmul(h, r, False, True))  # [B, 4H]
+
+        def gate(k: int) -> SSAValue:
+            return b.narrow(g, 1, k * hidden, hidden)
+
+        def peephole(k: int) -> SSAValue:
+            return b.narrow(p, 0, k * hidden, hidden)
+
+        i = b.sigmoid(b.add(gate(0), b.mul(peephole(0), c)))
+        f = b.sigmoid(b.add(gate(2), b.mul(peephole(2), c)))
+        c_next = b.add(b.mul(f, c), b.mul(i, b.tanh(gate(3))))
+        o = b.sigmoid(b.add(gate(1), b.mul(peephole(1), c_next)))
+        return b.concat([b.mul(o, b.tanh(c_next)), c_next], 1)
+
+    return step
+
+
+SCAN_CELLS = {
+    "GRU": ScanCell(3, 1, lambda wb, rb, h: wb + np.concatenate([rb[: 2 * h], np.zeros(h, wb.dtype)]),
+                    lambda r, rb, p, h: [r[: 2 * h], r[2 * h :], rb[2 * h :]], _gru_step),
+    "LSTM": ScanCell(4, 2, lambda wb, rb, h: wb + rb, lambda r, rb, p, h: [r, p], _peephole_lstm_step),
+}
+"""The ONNX recurrences imported as scans: GRU with linear_before_reset = 0, LSTM with peepholes."""
 
 
 def _name(array: np.ndarray) -> str:
