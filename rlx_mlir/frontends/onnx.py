@@ -901,7 +901,7 @@ def _scan(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list
     xs = [_to_time_major(b, ctx.tensor(x), axis, reverse)  # type: ignore[arg-type]
           for x, axis, reverse in zip(inputs[len(states):], *_scan_layout(node, "input", num_scans))]
     outer = _outer_values(ctx, body)
-    broadcast = [v for v in outer.values() if isinstance(v, SSAValue)]
+    run_time = {name: v for name, v in outer.items() if isinstance(v, SSAValue)}  # the scan's broadcast inputs
     step_types = [(shape_of(x.type)[1:], element_name(x)) for x in xs]
     probe = Builder("scan_body")
     probe_states = [probe.input(shape_of(s.type), element_name(s)) for s in states]
@@ -917,12 +917,11 @@ def _scan(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list
 
     def step(inner: Builder, carry: SSAValue, *arguments: SSAValue) -> SSAValue:
         unpacked = _unpack(inner, carry, pieces[: len(states)], sizes)
-        values = _scan_body(Import(inner, opset=ctx.opset), body, unpacked, list(arguments[len(broadcast):]),
-                            {**outer, **dict(zip([n for n, v in outer.items() if isinstance(v, SSAValue)],
-                                                 arguments[: len(broadcast)]))})
+        bound = {**outer, **dict(zip(run_time, arguments))}  # broadcast arguments come first
+        values = _scan_body(Import(inner, opset=ctx.opset), body, unpacked, list(arguments[len(run_time):]), bound)
         return _pack(inner, values)
 
-    result = b.scan(init, step, xs, broadcast, save_trajectory=num_outputs > 0)
+    result = b.scan(init, step, xs, list(run_time.values()), save_trajectory=num_outputs > 0)
     final = b.reshape(b.narrow(result, 0, shape_of(result.type)[0] - 1, 1), [sum(sizes)]) if num_outputs else result
     outputs = _unpack(b, final, pieces[: len(states)], sizes)
     for k, (axis, reverse) in enumerate(zip(*_scan_layout(node, "output", num_outputs))):
