@@ -137,9 +137,10 @@ class CompareOp(BinaryOp, ABC):
 
 @irdl_op_definition
 class ReluOp(UnaryOp):
-    """`rlx.relu`: max(x, 0); NaN passes through (np.maximum(x, 0))."""
+    """`rlx.relu`: max(x, 0); NaN passes through (np.maximum(x, 0)); also on signed integers (ONNX Relu)."""
 
     name = "rlx.relu"
+    ALLOWED: ClassVar[frozenset[Kind]] = FLOATS | {Kind.INT}
 
 
 @irdl_op_definition
@@ -407,10 +408,11 @@ class MinOp(BinaryOp):
 
 @irdl_op_definition
 class PowOp(BinaryOp):
-    """`rlx.pow`: a ** b (np.power)."""
+    """`rlx.pow`: a ** b (np.power); on integers exact and wrapping, a negative
+    exponent giving the power truncated toward zero (see `lowering/scalar_ops.py`)."""
 
     name = "rlx.pow"
-    ALLOWED: ClassVar[frozenset[Kind]] = FLOATS
+    ALLOWED: ClassVar[frozenset[Kind]] = REALS
 
 
 @irdl_op_definition

@@ -12,7 +12,11 @@ type (`Codec.round`). Integer semantics (documented in the README): add/sub/mul
 wrap; division truncates toward zero and `x / 0 = 0`, `INT_MIN / -1 = INT_MIN`
 (wrapping); `mod` is the truncated remainder (sign of the dividend, like
 `np.fmod`) with `x mod 0 = 0`; shifts by a negative amount or by at least the
-bit width give 0 (`shl`, unsigned `shr`) or the sign fill (signed `shr`).
+bit width give 0 (`shl`, unsigned `shr`) or the sign fill (signed `shr`);
+`pow` is exact (square and multiply, wrapping like `mul`, as `np.power`), and a
+negative exponent gives the real power truncated toward zero: 1 for a base of 1,
+±1 for -1, 0 for every other base, 0 included (as `x / 0 = 0`). `relu` on
+signed integers is max(x, 0).
 """
 
 from __future__ import annotations
@@ -85,6 +89,26 @@ def _pick(e: Emitter, a: SSAValue, b: SSAValue, pred: str) -> SSAValue:
     return e.select(e.icmp(pred, a, b), a, b)
 
 
+def _int_pow(e: Emitter, base: SSAValue, exponent: SSAValue, signed: bool) -> SSAValue:
+    """base ** exponent by square and multiply over every exponent bit: straight-line
+    code (a select per bit, no loop or branch), so an elementwise loop still vectorizes.
+    Modulo 2^width the product of the squares is exact, so wrapping matches np.power.
+    A negative exponent's bits give base ** (exponent mod 2^width), which is already
+    the truncated power for bases ±1 (its parity is the exponent's); every other base gives 0."""
+    width = base.type.width.data  # type: ignore[attr-defined]
+    result, square = e.const_like(base, 1), base
+    for k in range(width):
+        bit = e.icmp("ne", e.and_(exponent, e.const_like(exponent, 1 << k)), e.const_like(exponent, 0))
+        result = e.select(bit, e.mul(result, square), result)
+        if k < width - 1:
+            square = e.mul(square, square)
+    if not signed:
+        return result
+    unit = e.or_(e.icmp("eq", base, e.const_like(base, 1)), e.icmp("eq", base, e.const_like(base, -1)))
+    truncated = e.select(unit, result, e.const_like(base, 0))
+    return e.select(e.icmp("slt", exponent, e.const_like(exponent, 0)), truncated, result)
+
+
 IntBinary = Callable[[Emitter, SSAValue, SSAValue, bool], SSAValue]
 
 BINARY_INT: dict[type[ew.BinaryOp], IntBinary] = {
@@ -95,6 +119,7 @@ BINARY_INT: dict[type[ew.BinaryOp], IntBinary] = {
     ew.ModOp: lambda e, a, b, signed: _guarded_division(e, a, b, signed, remainder=True),
     ew.MaxOp: lambda e, a, b, signed: _pick(e, a, b, "sgt" if signed else "ugt"),
     ew.MinOp: lambda e, a, b, signed: _pick(e, a, b, "slt" if signed else "ult"),
+    ew.PowOp: _int_pow,
     ew.BitAndOp: lambda e, a, b, signed: e.and_(a, b),
     ew.BitOrOp: lambda e, a, b, signed: e.or_(a, b),
     ew.BitXorOp: lambda e, a, b, signed: e.xor(a, b),
@@ -103,6 +128,7 @@ BINARY_INT: dict[type[ew.BinaryOp], IntBinary] = {
 }
 
 UNARY_INT: dict[type[ew.UnaryOp], Unary] = {
+    ew.ReluOp: lambda e, x: _pick(e, x, e.const_like(x, 0), "sgt"),
     ew.NegOp: lambda e, x: e.sub(e.const_like(x, 0), x),
     ew.AbsOp: lambda e, x: e.select(e.icmp("slt", x, e.const_like(x, 0)), e.sub(e.const_like(x, 0), x), x),
     ew.SignOp: lambda e, x: e.sub(e.zext(e.icmp("sgt", x, e.const_like(x, 0)), x.type),

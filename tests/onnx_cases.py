@@ -17,9 +17,10 @@ from rlx_mlir.frontends import onnx as onnx_import
 
 SHAPE_OPERANDS = {
     "Reshape": {1}, "Expand": {1}, "Slice": {1, 2, 3, 4}, "Squeeze": {1}, "Unsqueeze": {1},
-    "ReduceSum": {1}, "ReduceMean": {1}, "ReduceMax": {1}, "ReduceMin": {1}, "ReduceProd": {1},
-    "Split": {1}, "Pad": {1, 2, 3},
-    "LSTM": {1, 2, 3, 4}, "GRU": {1, 2, 3, 4}, "RNN": {1, 2, 3, 4},
+    "ReduceSum": {1}, "ReduceMean": {1}, "ReduceMax": {1}, "ReduceMin": {1}, "ReduceProd": {1}, "ReduceL1": {1},
+    "ReduceL2": {1}, "ReduceSumSquare": {1}, "ReduceLogSum": {1}, "ReduceLogSumExp": {1},
+    "Split": {1}, "Pad": {1, 2, 3}, "ConstantOfShape": {0},
+    "LSTM": {1, 2, 3, 4, 7}, "GRU": {1, 2, 3, 4}, "RNN": {1, 2, 3, 4},
 }
 """Operand positions that must be known at import (shapes, axes; the recurrent
 ops' weights, repacked at import); node tests feed them as graph inputs."""
@@ -39,11 +40,22 @@ class Result:
     reason: str = ""
 
 
-def run_case(case) -> Result:  # noqa: ANN001 - onnx's TestCase
-    graph = case.model.graph
-    fixed = {
+def shape_like_inputs(graph: onnx.GraphProto) -> set[str]:
+    """The names that reach a SHAPE_OPERANDS position, through any nodes but Shape and
+    Size (which read only their input's shape): the graph inputs among them are fed
+    as import-time constants (a function test computes its pads or axes from them)."""
+    needed = {
         name for node in graph.node for k, name in enumerate(node.input) if k in SHAPE_OPERANDS.get(node.op_type, ())
     }
+    for node in reversed(graph.node):  # nodes are in topological order
+        if node.op_type not in ("Shape", "Size") and needed.intersection(node.output):
+            needed.update(name for name in node.input if name)
+    return needed
+
+
+def run_case(case) -> Result:  # noqa: ANN001 - onnx's TestCase
+    graph = case.model.graph
+    fixed = shape_like_inputs(graph)
     names = [v.name for v in graph.input if v.name not in {t.name for t in graph.initializer}]
     for inputs, outputs in case.data_sets:
         types = {v.name: v.type.tensor_type.elem_type for v in graph.input}
@@ -56,7 +68,7 @@ def run_case(case) -> Result:  # noqa: ANN001 - onnx's TestCase
         except rlx.RlxError as error:
             return Result(False, str(error).splitlines()[-1].strip())
         for g, want in zip(got, outputs):
-            want = np.asarray(want)
+            want = numpy_helper.to_array(want) if isinstance(want, onnx.TensorProto) else np.asarray(want)
             if g.shape != want.shape:
                 return Result(False, f"shape {g.shape} instead of {want.shape}")
             if not np.allclose(np.asarray(g, dtype=want.dtype) if want.dtype != object else g, want,

@@ -269,6 +269,14 @@ def _shr(a: int, b: int, bits: int) -> int:
     return a >> b if 0 <= b < bits else (-1 if a < 0 else 0)
 
 
+def int_pow(a: int, b: int, bits: int) -> int:
+    """Integer a ** b, exact modulo 2^bits (np.power's wraparound); a negative
+    exponent truncates the real power toward zero (1, ±1 for a = -1, else 0)."""
+    if b < 0:
+        return 1 if a == 1 else (-1) ** (b % 2) if a == -1 else 0
+    return pow(a, b, 1 << bits)
+
+
 _INT_SCALAR: dict[str, Callable[[int, int, int], int]] = {
     "add": lambda a, b, w: a + b,
     "sub": lambda a, b, w: a - b,
@@ -277,6 +285,7 @@ _INT_SCALAR: dict[str, Callable[[int, int, int], int]] = {
     "mod": lambda a, b, w: _trunc_mod(a, b),
     "max": lambda a, b, w: max(a, b),
     "min": lambda a, b, w: min(a, b),
+    "pow": int_pow,
     "bit_and": lambda a, b, w: a & b,
     "bit_or": lambda a, b, w: a | b,
     "bit_xor": lambda a, b, w: a ^ b,

@@ -6,7 +6,8 @@ included); pow/atan2 are held to the ULP bounds of tests/accuracy.py (the table
 lowering/math_approx.py documents). Integer ops (i32, i64) follow the rules documented in
 lowering/scalar_ops.py (wrapping arithmetic, truncating division with x/0 = 0 and
 INT_MIN/-1 = INT_MIN, truncated remainder with x mod 0 = 0, shifts by a negative
-amount or >= width give 0 / the sign fill); bitwise ops also run on i1.
+amount or >= width give 0 / the sign fill, exact wrapping pow whose negative exponents
+truncate toward zero); bitwise ops also run on i1.
 
 All ops of one family share one compiled function per (dtype, shapes).
 """
@@ -34,7 +35,7 @@ FLOAT_DTYPES = [pytest.param(F32, id="f32"), pytest.param(F64, id="f64")]
 INT_DTYPES = [pytest.param(I32, id="i32"), pytest.param(I64, id="i64")]
 
 FLOAT_OPS = sorted(REF_BINARY_FLOAT)  # add sub mul div max min pow mod atan2
-INT_OPS = ["add", "sub", "mul", "div", "mod", "max", "min", "bit_and", "bit_or", "bit_xor", "shl", "shr"]
+INT_OPS = ["add", "sub", "mul", "div", "mod", "max", "min", "pow", "bit_and", "bit_or", "bit_xor", "shl", "shr"]
 BOOL_OPS = ["bit_and", "bit_or", "bit_xor"]
 
 # max ULP, (f32, f64): 0 for the correctly rounded ops, tests/accuracy.py's bound for pow/atan2
@@ -262,6 +263,18 @@ def test_int_documented_edge_cases(dtype: type) -> None:
     np.testing.assert_array_equal(shr, np.array([-8, -4, -1, -1, -1, -1, -1, -1, -1], dtype=dtype))
     shr_pos = run_op("shr", np.full(s.shape, hi, dtype=dtype), s)
     np.testing.assert_array_equal(shr_pos, np.array([hi, hi >> 1, 0, 0, 0, 0, 0, 0, 0], dtype=dtype))
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+def test_int_pow_matches_numpy_and_truncates_negative_exponents(dtype: type) -> None:
+    """Non-negative exponents: np.power exactly (wraparound included); negative ones
+    (np.power refuses them): the real power truncated toward zero, 0 ** -n = 0."""
+    base = np.array([3, -3, 2, 7, -1, 0, 1, 5, -2], dtype=dtype)
+    exponent = np.array([4, 3, 70, 0, 0, 0, 1000, 31, 63], dtype=dtype)
+    np.testing.assert_array_equal(run_op("pow", base, exponent), np.power(base, exponent))
+    base = np.array([1, -1, -1, 2, -2, 0, 5], dtype=dtype)
+    exponent = np.array([-5, -3, -4, -1, -2, -1, np.iinfo(dtype).min], dtype=dtype)
+    np.testing.assert_array_equal(run_op("pow", base, exponent), np.array([1, -1, 1, 0, 0, 0, 0], dtype=dtype))
 
 
 @pytest.mark.parametrize("shapes", [pytest.param(((4,), (4,)), id="4,4"), *SHAPES])

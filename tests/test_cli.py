@@ -7,7 +7,9 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import onnx
 import pytest
+from onnx import helper, numpy_helper
 
 GRAPH = """
 func.func @f(%a: tensor<4x3xf32>, %b: tensor<3xf32>) -> tensor<4x3xf32> {
@@ -110,3 +112,61 @@ def test_run_reports_a_bad_index_in_one_line(tmp_path: Path) -> None:
     np.save(tmp_path / "i.npy", np.array([1, 9], np.int64))
     result = run("run", str(graph), "--input", str(tmp_path / "x.npy"), "--input", str(tmp_path / "i.npy"))
     assert_one_line_error(result, "rlx-run", "rlx.gather: index 9 is out of range for axis 0 with size 4")
+
+
+# ---------------------------------------------------------------------------
+# ONNX models (rlx-opt finds the importer by the .onnx extension, xDSL's frontend registry)
+# ---------------------------------------------------------------------------
+@pytest.fixture
+def onnx_model(tmp_path: Path) -> Path:
+    """y = Relu(x) · W over a dynamic batch dimension 'n'."""
+    x = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, ["n", 3])
+    y = helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, ["n", 2])
+    w = numpy_helper.from_array(np.array([[1, 2], [3, 4], [5, 6]], np.float32), "w")
+    nodes = [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("MatMul", ["r", "w"], ["y"])]
+    path = tmp_path / "model.onnx"
+    onnx.save(helper.make_model(helper.make_graph(nodes, "relu_matmul", [x], [y], [w])), str(path))
+    return path
+
+
+def test_opt_prints_rlx_ir_for_an_onnx_model(onnx_model: Path) -> None:
+    result = run("opt", str(onnx_model), "-f", 'onnx{input-shapes="x=2x3"}')
+    assert result.returncode == 0, result.stderr
+    assert "func.func @relu_matmul(%0: tensor<2x3xf32>) -> tensor<2x2xf32>" in result.stdout
+    assert "rlx.relu" in result.stdout and "rlx.matmul" in result.stdout
+    lowered = run("opt", str(onnx_model), "-f", 'onnx{input-shapes="x=2x3"}', "-p", "default", "-t", "llvm")
+    assert lowered.returncode == 0, lowered.stderr
+    assert 'define void @"relu_matmul"(ptr' in lowered.stdout
+
+
+def test_run_runs_an_onnx_model(onnx_model: Path, tmp_path: Path) -> None:
+    x = np.array([[1, -2, 3], [-4, 5, -6], [0.5, 0.5, 0.5], [7, 8, 9]], np.float32)
+    np.save(tmp_path / "x.npy", x)
+    out = tmp_path / "out.npz"
+    result = run("run", str(onnx_model), "--input", str(tmp_path / "x.npy"), "--input-shape", "x=4x3", "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    want = np.maximum(x, 0) @ np.array([[1, 2], [3, 4], [5, 6]], np.float32)
+    np.testing.assert_allclose(np.load(out)["result0"], want, rtol=1e-6)
+
+
+def test_onnx_errors_are_one_line(onnx_model: Path, tmp_path: Path) -> None:
+    """A dynamic dimension without a shape, a corrupt file, bad shape specs and
+    unsupported nodes (all of them, on the one line)."""
+    assert_one_line_error(run("opt", str(onnx_model)), "rlx-opt", "input 'x' has a dynamic dimension 'n'")
+    assert_one_line_error(run("run", str(onnx_model)), "rlx-run", "input 'x' has a dynamic dimension 'n'")
+    corrupt = tmp_path / "corrupt.onnx"
+    corrupt.write_bytes(onnx_model.read_bytes()[:-7])
+    assert_one_line_error(run("opt", str(corrupt)), "rlx-opt", "cannot read the ONNX model")
+    assert_one_line_error(run("run", str(corrupt)), "rlx-run", "cannot read the ONNX model")
+    bad_spec = run("run", str(onnx_model), "--input-shape", "x=2by3")
+    assert_one_line_error(bad_spec, "rlx-run", "input shape 'x=2by3': expected NAME=DxDx...")
+    assert_one_line_error(run("opt", str(onnx_model), "-f", 'onnx{input-shapes="y=2x3"}'), "rlx-opt",
+                          "input_shapes names no graph input: y")
+    model = onnx.load(str(onnx_model))
+    model.graph.node.extend([helper.make_node("NonMaxSuppression", ["y"], ["a"], name="nms"),
+                             helper.make_node("Hardmax", ["a"], ["b"], name="hm")])
+    unsupported = tmp_path / "unsupported.onnx"
+    onnx.save(model, str(unsupported))
+    result = run("opt", str(unsupported), "-f", 'onnx{input-shapes="x=2x3"}')
+    assert_one_line_error(result, "rlx-opt", "cannot import 2 node(s) or output(s) of the ONNX graph: "
+                          "NonMaxSuppression 'nms': no importer for this op type; Hardmax 'hm': ")

@@ -17,6 +17,7 @@ from functools import cache
 import numpy as np
 import pytest
 from movement_reference import BF16, COMPLEX, FLOATS, SIGNED, TYPES, UNSIGNED  # the one test-side dtype table
+from reference import int_pow
 
 import rlx_mlir as rlx
 
@@ -204,12 +205,14 @@ def int_binary(op: str, a: int, b: int, name: str) -> int:
         if op == "shl":
             return wrap(a << amount, name) if amount < bits else 0
         return a >> amount if amount < bits else (-1 if a < 0 else 0)
+    if op == "pow":
+        return wrap(int_pow(a, b, bits), name)
     result = {"add": a + b, "sub": a - b, "mul": a * b, "max": max(a, b), "min": min(a, b),
               "bit_and": a & b, "bit_or": a | b, "bit_xor": a ^ b}[op]
     return wrap(result, name)
 
 
-INT_OPS = ("add", "sub", "mul", "div", "mod", "max", "min", "bit_and", "bit_or", "bit_xor", "shl", "shr")
+INT_OPS = ("add", "sub", "mul", "div", "mod", "max", "min", "pow", "bit_and", "bit_or", "bit_xor", "shl", "shr")
 
 
 @pytest.mark.parametrize("op", INT_OPS)
@@ -337,11 +340,11 @@ def test_complex_unary_principal_branches(name: str, op: str) -> None:
 
 
 @pytest.mark.parametrize("name", ("i8", "i16", "i32", "i64"))
-def test_signed_integer_neg_abs_sign(name: str) -> None:
+def test_signed_integer_neg_abs_sign_relu(name: str) -> None:
     lo, hi = int_range(name)
     x = np.array([lo, lo + 1, -5, -1, 0, 1, 5, hi], TYPES[name])
     for op, want in (("neg", [wrap(-int(v), name) for v in x]), ("abs", [wrap(abs(int(v)), name) for v in x]),
-                     ("sign", [(v > 0) - (v < 0) for v in x.tolist()])):
+                     ("sign", [(v > 0) - (v < 0) for v in x.tolist()]), ("relu", np.maximum(x, 0))):
         (got,) = unary_exe(op, name, name, x.size)(x)
         np.testing.assert_array_equal(got, np.array(want, TYPES[name]), err_msg=op)
 

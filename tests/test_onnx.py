@@ -10,9 +10,10 @@ import onnx
 import onnxruntime
 import pytest
 import torch
-from onnx import helper
+from onnx import helper, numpy_helper
 from onnx_cases import run_case, supported_cases
 from onnx_expected_failures import EXPECTED_FAILURES
+from onnx_models import MODELS, Model, export
 
 import rlx_mlir as rlx
 from rlx_mlir.frontends.onnx import load
@@ -84,6 +85,81 @@ def test_an_exported_recurrent_layer_matches_onnxruntime(cell: str) -> None:
         np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
 
 
+EXPORTERS = [
+    pytest.param(False, id="torchscript"),
+    # torch's dynamo exporter needs the onnxscript package, which the test extra lists
+    # but an environment installed before may lack: then these cases say so and skip.
+    pytest.param(True, id="dynamo"),
+]
+
+
+@pytest.mark.parametrize("dynamo", EXPORTERS)
+@pytest.mark.parametrize("spec", MODELS, ids=[m.name for m in MODELS])
+def test_an_exported_model_matches_onnxruntime(spec: Model, dynamo: bool) -> None:
+    """The text classifier (embedding, 2-layer bidirectional LSTM, linear, log-softmax),
+    the GRU encoder and the transformer encoder layer, exported with a dynamic batch
+    dimension and imported at another batch size: every output within 1e-4."""
+    if dynamo:
+        pytest.importorskip("onnxscript", reason="torch.onnx.export(dynamo=True) needs onnxscript (test extra)")
+    torch.manual_seed(3)
+    rng = np.random.default_rng(3)
+    blob = export(spec.build().eval(), spec.example(rng, 2), dynamo=dynamo)
+    x = spec.example(rng, 5)
+    want = onnxruntime.InferenceSession(blob).run(None, {"x": x})
+    got = rlx.compile(load(blob, input_shapes={"x": x.shape}))(x)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4)
+
+
+@pytest.fixture(scope="module")
+def mlp_blob() -> bytes:
+    torch.manual_seed(4)
+    return export(MLP().eval(), np.zeros((2, 16), np.float32))
+
+
+def test_a_truncated_or_corrupt_model_is_an_argument_error(mlp_blob: bytes) -> None:
+    with pytest.raises(rlx.ArgumentError, match="cannot read the ONNX model"):
+        load(mlp_blob[: len(mlp_blob) // 2])
+    corrupt = bytearray(mlp_blob)
+    corrupt[0:4] = b"\xff\xff\xff\xff"  # an invalid field tag and length
+    with pytest.raises(rlx.ArgumentError, match="cannot read the ONNX model"):
+        load(bytes(corrupt))
+
+
+def test_a_missing_initializer_names_the_value_and_its_node(mlp_blob: bytes) -> None:
+    model = onnx.load_from_string(mlp_blob)
+    dropped = model.graph.initializer[0].name
+    del model.graph.initializer[0]
+    with pytest.raises(rlx.CompileError) as info:
+        load(model, input_shapes={"x": (2, 16)})
+    message = str(info.value)
+    assert f"input '{dropped}' is no graph input, initializer or node output (a missing initializer?)" in message
+
+
+def test_wrong_input_shapes_are_errors_at_import_and_at_the_call(mlp_blob: bytes) -> None:
+    """A shape the graph cannot take fails at import naming the node; arrays of
+    another shape than the imported one fail at the call."""
+    with pytest.raises(rlx.CompileError, match=r"Gemm '/one/Gemm':"):
+        load(mlp_blob, input_shapes={"x": (2, 15)})
+    with pytest.raises(rlx.ArgumentError, match="input_shapes names no graph input: y"):
+        load(mlp_blob, input_shapes={"x": (2, 16), "y": (2, 8)})
+    exe = rlx.compile(load(mlp_blob, input_shapes={"x": (2, 16)}))
+    with pytest.raises(rlx.ArgumentError, match="shape"):
+        exe(np.zeros((3, 16), np.float32))
+
+
+def test_a_node_of_an_unknown_domain_is_not_taken_for_a_standard_op() -> None:
+    """A custom op that happens to share a standard op's name (here Relu) is reported,
+    never imported as the standard op."""
+    node = helper.make_node("Relu", ["x"], ["y"], name="custom", domain="com.example")
+    model = single_node("Relu", {"x": (onnx.TensorProto.FLOAT, [4])}, (onnx.TensorProto.FLOAT, [4]))
+    model.graph.node[0].CopyFrom(node)
+    model.opset_import.append(helper.make_opsetid("com.example", 1))
+    with pytest.raises(rlx.CompileError, match="Relu 'custom': domain 'com.example' is not ONNX's standard one"):
+        load(model)
+
+
 def test_every_unsupported_node_is_listed_in_one_error() -> None:
     x = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, 3])
     y = helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [2, 3])
@@ -110,6 +186,174 @@ def test_mod_with_fmod_0_takes_the_divisors_sign() -> None:
     x1, x2 = np.array([7, -7, 7, -7, 6, 0], np.int32), np.array([3, 3, -3, -3, 3, -2], np.int32)
     (got,) = rlx.compile(load(model))(x1, x2)
     np.testing.assert_array_equal(got, np.mod(x1, x2))
+
+
+def single_node(op: str, inputs: dict[str, tuple[int, list[int]]], output: tuple[int, list[int]]) -> onnx.ModelProto:
+    """A model of one node `op` over the named graph inputs (element type, shape) with output `y`."""
+    values = [helper.make_tensor_value_info(n, t, s) for n, (t, s) in inputs.items()]
+    y = helper.make_tensor_value_info("y", *output)
+    return helper.make_model(helper.make_graph([helper.make_node(op, list(inputs), ["y"])], "g", values, [y]))
+
+
+def test_integer_pow_is_exact_and_integer_relu_keeps_its_type() -> None:
+    """Pow on int64 squares and multiplies (no float rounding: 3**39 needs 62 bits);
+    a float exponent to an integer base follows ONNX's np.power(x, y).astype(x.dtype)."""
+    model = single_node("Pow", {"x": (onnx.TensorProto.INT64, [4]), "e": (onnx.TensorProto.INT64, [4])},
+                        (onnx.TensorProto.INT64, [4]))
+    x, e = np.array([3, -7, 2, 5], np.int64), np.array([39, 21, 62, 0], np.int64)
+    (got,) = rlx.compile(load(model))(x, e)
+    np.testing.assert_array_equal(got, np.power(x, e))
+    model = single_node("Pow", {"x": (onnx.TensorProto.INT32, [3]), "e": (onnx.TensorProto.FLOAT, [3])},
+                        (onnx.TensorProto.INT32, [3]))
+    x32, f = np.array([4, 9, 2], np.int32), np.array([0.5, 1.5, 3.0], np.float32)
+    (got,) = rlx.compile(load(model))(x32, f)
+    np.testing.assert_array_equal(got, np.power(x32, f).astype(np.int32))
+    model = single_node("Relu", {"x": (onnx.TensorProto.INT8, [5])}, (onnx.TensorProto.INT8, [5]))
+    x8 = np.array([-128, -1, 0, 1, 127], np.int8)
+    (got,) = rlx.compile(load(model))(x8)
+    assert got.dtype == np.int8
+    np.testing.assert_array_equal(got, np.maximum(x8, 0))
+
+
+@pytest.mark.parametrize("reduction", ["none", "add", "mul", "max", "min"])
+def test_scatter_elements_and_nd_with_duplicate_and_negative_indices_match_onnxruntime(reduction: str) -> None:
+    """Negative indices wrap; with a reduction, duplicate indices all combine (with
+    none the updates apply in order, so the last write wins, as onnxruntime does)."""
+    data = np.arange(12, dtype=np.float32).reshape(3, 4)
+    indices = np.array([[0, -1, 3], [1, 1, -4]], np.int64)
+    updates = np.array([[5, 6, 7], [8, 9, 10]], np.float32)
+    if reduction == "none":  # duplicates are not defined without a reduction: keep them distinct
+        indices = np.array([[0, -1, 2], [1, 2, -4]], np.int64)
+    nodes = [helper.make_node("ScatterElements", ["data", "indices", "updates"], ["y"], axis=1, reduction=reduction)]
+    rows = np.array([[-1], [0], [-1]], np.int64) if reduction != "none" else np.array([[-1], [0]], np.int64)
+    nodes.append(helper.make_node("ScatterND", ["data", "rows", "row_updates"], ["z"], reduction=reduction))
+    graph = helper.make_graph(
+        nodes, "g",
+        [helper.make_tensor_value_info("data", onnx.TensorProto.FLOAT, [3, 4]),
+         helper.make_tensor_value_info("updates", onnx.TensorProto.FLOAT, [2, 3]),
+         helper.make_tensor_value_info("row_updates", onnx.TensorProto.FLOAT, [len(rows), 4])],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [3, 4]),
+         helper.make_tensor_value_info("z", onnx.TensorProto.FLOAT, [3, 4])],
+        [numpy_helper.from_array(indices, "indices"), numpy_helper.from_array(rows, "rows")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    row_updates = np.arange(len(rows) * 4, dtype=np.float32).reshape(len(rows), 4) - 3
+    want = onnxruntime.InferenceSession(model.SerializeToString()).run(None, {
+        "data": data, "updates": updates, "row_updates": row_updates})
+    got = rlx.compile(load(model))(data, updates, row_updates)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_opsets_below_13_give_shape_operands_as_attributes() -> None:
+    """Split (sizes), Pad (pads, value), Clip (min, max), Slice (starts, ends, axes) and
+    Unsqueeze/ReduceSum (axes) as opset-9 models write them, against onnxruntime."""
+    nodes = [
+        helper.make_node("Split", ["x"], ["s0", "s1"], axis=1, split=[1, 3]),
+        helper.make_node("Pad", ["s1"], ["p"], pads=[0, 1, 1, 0], value=-2.0, mode="constant"),
+        helper.make_node("Clip", ["p"], ["c"], min=-1.5, max=1.0),
+        helper.make_node("Slice", ["c"], ["sl"], starts=[1, -3], ends=[3, 100], axes=[0, 1]),
+        helper.make_node("Unsqueeze", ["sl"], ["u"], axes=[0]),
+        helper.make_node("ReduceSum", ["u"], ["y"], axes=[2], keepdims=0),
+    ]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [3, 4])],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None),
+         helper.make_tensor_value_info("s0", onnx.TensorProto.FLOAT, None)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 9)])
+    x = np.array([[0.5, -3, 2, 0.25], [4, -0.5, 1, -1], [2, 3, -4, 0.75]], np.float32)
+    want = onnxruntime.InferenceSession(model.SerializeToString()).run(None, {"x": x})
+    got = rlx.compile(load(model))(x)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_scan_with_two_states_axes_directions_and_outer_values_matches_onnxruntime() -> None:
+    """ONNX Scan as rlx.scan: two state variables (h [2, 3] and a step count [1]), a
+    scan input scanned along axis 1 in reverse, a per-step output stacked along
+    axis 1, and a body that reads an outer graph input (w) and an outer initializer (c)."""
+    f = onnx.TensorProto.FLOAT
+    body = helper.make_graph(
+        [helper.make_node("MatMul", ["h_in", "w"], ["hw"]),
+         helper.make_node("Add", ["hw", "x_t"], ["pre"]),
+         helper.make_node("Tanh", ["pre"], ["h_out"]),
+         helper.make_node("Add", ["n_in", "c"], ["n_out"]),
+         helper.make_node("Mul", ["h_out", "n_out"], ["y_t"])],
+        "body",
+        [helper.make_tensor_value_info("h_in", f, [2, 3]), helper.make_tensor_value_info("n_in", f, [1]),
+         helper.make_tensor_value_info("x_t", f, [2, 3])],
+        [helper.make_tensor_value_info("h_out", f, [2, 3]), helper.make_tensor_value_info("n_out", f, [1]),
+         helper.make_tensor_value_info("y_t", f, [2, 3])],
+    )
+    scan = helper.make_node("Scan", ["h0", "n0", "xs"], ["h", "n", "ys"], body=body, num_scan_inputs=1,
+                            scan_input_axes=[1], scan_input_directions=[1], scan_output_axes=[1])
+    graph = helper.make_graph(
+        [scan], "g",
+        [helper.make_tensor_value_info("h0", f, [2, 3]), helper.make_tensor_value_info("n0", f, [1]),
+         helper.make_tensor_value_info("xs", f, [2, 5, 3]), helper.make_tensor_value_info("w", f, [3, 3])],
+        [helper.make_tensor_value_info("h", f, [2, 3]), helper.make_tensor_value_info("n", f, [1]),
+         helper.make_tensor_value_info("ys", f, [2, 5, 3])],
+        [numpy_helper.from_array(np.array([0.5], np.float32), "c")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 16)])
+    rng = np.random.default_rng(5)
+    arrays = {"h0": rng.standard_normal((2, 3)), "n0": np.array([1.0]), "xs": rng.standard_normal((2, 5, 3)),
+              "w": rng.standard_normal((3, 3)) / 2}
+    arrays = {k: v.astype(np.float32) for k, v in arrays.items()}
+    want = onnxruntime.InferenceSession(model.SerializeToString()).run(None, arrays)
+    got = rlx.compile(load(model))(*arrays.values())
+    assert [g.shape for g in got] == [w.shape for w in want]
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("cell", ["GRU", "LSTM"])
+def test_recurrences_rlx_lacks_are_scans_matching_onnxruntime(cell: str) -> None:
+    """ONNX's default GRU (linear_before_reset = 0) and LSTM with peepholes, which
+    rlx.gru/rlx.lstm do not compute, composed as one rlx.scan per direction:
+    bidirectional, biases, initial states. (onnxruntime has no batch-first layout = 1;
+    ONNX's test_gru_batchwise covers it.)"""
+    f, (seq, batch, inputs, hidden) = onnx.TensorProto.FLOAT, (6, 3, 4, 5)
+    gates, states = {"GRU": (3, ["h0"]), "LSTM": (4, ["h0", "c0"])}[cell]
+    rng = np.random.default_rng(6)
+    weights = {"W": rng.standard_normal((2, gates * hidden, inputs)),
+               "R": rng.standard_normal((2, gates * hidden, hidden)), "B": rng.standard_normal((2, 2 * gates * hidden))}
+    if cell == "LSTM":
+        weights["P"] = rng.standard_normal((2, 3 * hidden))
+    names = ["x", "W", "R", "B", "", *states, *(["P"] if cell == "LSTM" else [])]
+    node = helper.make_node(cell, names, ["y", "y_h", *(["y_c"] if cell == "LSTM" else [])], hidden_size=hidden,
+                            direction="bidirectional")
+    shapes = {"x": [seq, batch, inputs], **{name: [2, batch, hidden] for name in states}}
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info(n, f, shape) for n, shape in shapes.items()],
+        [helper.make_tensor_value_info(n, f, None) for n in node.output],
+        [numpy_helper.from_array((v / 2).astype(np.float32), k) for k, v in weights.items()],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+    arrays = {n: rng.standard_normal(shape).astype(np.float32) for n, shape in shapes.items()}
+    want = onnxruntime.InferenceSession(model.SerializeToString()).run(None, arrays)
+    got = rlx.compile(load(model))(*arrays.values())
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize(("node", "message"), [
+    (helper.make_node("Concat", ["x", "x"], ["y"]), "Concat '#0': invalid node: Required attribute 'axis' is missing"),
+    (helper.make_node("MatMul", ["x"], ["y"]), "MatMul '#0': invalid node: Node with schema(::MatMul:13)"),
+    (helper.make_node("Scan", ["x", "x"], ["y"], num_scan_inputs=1), "Required attribute 'body' is missing"),
+    (helper.make_node("Transpose", ["x"], ["y"], perm=[0, 5]), "perm [0, 5] is not a permutation of the 2 axes"),
+    (helper.make_node("Split", ["x"], ["y", "z"], axis=9), "Split '#0': axis 9 is out of range for rank 2"),
+    (helper.make_node("LSTM", ["x", "x", "x"], ["y"]), "LSTM '#0': malformed node ("),
+])
+def test_a_malformed_node_is_a_compile_error_naming_it(node: onnx.NodeProto, message: str) -> None:
+    """Missing attributes and inputs (ONNX's schema check), attributes out of range,
+    and what the schema allows but the importer cannot read: errors, never tracebacks."""
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, 3])],
+                              [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)])
+    with pytest.raises(rlx.CompileError) as info:
+        load(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    assert message in str(info.value)
 
 
 def test_an_unreadable_model_is_an_argument_error() -> None:

@@ -1,7 +1,8 @@
 """rlx-opt: xDSL's opt driver with the rlx dialect and passes registered.
 
 Same flags as xdsl-opt / mlir-opt (-p, --split-input-file,
---verify-diagnostics, -t llvm, -o). Bad input is one line on stderr and exit
+--verify-diagnostics, -t llvm, -o). An `.onnx` file is imported
+(`cli/onnx_input.py`) and printed or transformed like any rlx IR. Bad input is one line on stderr and exit
 code 1, never a traceback.
 """
 
@@ -15,6 +16,8 @@ from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseE
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from rlx_mlir.cli.diagnostics import fail
+from rlx_mlir.cli.onnx_input import OnnxFrontend
+from rlx_mlir.errors import RlxError
 from rlx_mlir.passes.registry import get_all_passes
 from rlx_mlir.verification import verify_module
 
@@ -26,6 +29,10 @@ class RlxOptMain(xDSLOptMain):
 
         if "rlx" not in self.ctx.registered_dialect_names:
             self.ctx.register_dialect("rlx", lambda: RLX)
+
+    def register_all_frontends(self) -> None:
+        super().register_all_frontends()
+        self.available_frontends[OnnxFrontend.name] = lambda: OnnxFrontend
 
     @staticmethod
     def known_targets() -> set[str]:
@@ -62,7 +69,7 @@ def main(args: Sequence[str] | None = None) -> None:
         fail("rlx-opt", ValueError(f"unsupported syntax: {str(error) or 'a type or literal xDSL cannot represent'}"))
     except (
         ParseError, DiagnosticException, ValueError, OverflowError, OSError, MemoryError,
-        ArgSpecParseError,
+        ArgSpecParseError, RlxError,
     ) as error:
         fail("rlx-opt", error)
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from rlx_mlir.cli.diagnostics import fail
+from rlx_mlir.cli.onnx_input import parse_shapes, read_model
 from rlx_mlir.compiler import compile as compile_module
 from rlx_mlir.errors import RlxError
 
@@ -29,14 +30,6 @@ def _load(spec: str) -> np.ndarray:
         raise RlxError(f"cannot read input '{path}': the file is empty or cut short") from None
     except (OSError, ValueError) as error:
         raise RlxError(f"cannot read input '{path}': {error}") from None
-
-
-def _shape(spec: str) -> tuple[str, tuple[int, ...]]:
-    name, _, dims = spec.rpartition("=")
-    try:
-        return name, tuple(int(d) for d in dims.split("x")) if dims else ()
-    except ValueError:
-        raise RlxError(f"--input-shape {spec}: expected NAME=DxDx... (e.g. x=1x128)") from None
 
 
 def main(args: Sequence[str] | None = None) -> None:
@@ -54,9 +47,7 @@ def main(args: Sequence[str] | None = None) -> None:
     options = parser.parse_args(args)
     try:
         if options.file.endswith(".onnx"):
-            from rlx_mlir.frontends.onnx import load
-
-            source = load(options.file, input_shapes=dict(_shape(spec) for spec in options.input_shape))
+            source = read_model(options.file, parse_shapes(options.input_shape))
         else:
             source = Path(options.file).read_text()
         exe = compile_module(source, pipeline=options.pipeline, entry=options.entry)

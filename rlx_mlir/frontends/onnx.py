@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +37,7 @@ from xdsl.ir import SSAValue
 from rlx_mlir import dtypes
 from rlx_mlir.builder import Builder
 from rlx_mlir.dialects.common import element_type, shape_of
+from rlx_mlir.dtypes import Kind
 from rlx_mlir.errors import ArgumentError, CompileError, RlxError
 
 ELEMENT_TYPES = {
@@ -75,6 +77,8 @@ class Import:
 
     builder: Builder
     values: dict[str, Value] = field(default_factory=dict)
+    opset: int = 13
+    """The model's version of the standard domain (ops whose meaning changed by version check it)."""
 
     def tensor(self, value: Value) -> SSAValue:
         """`value` as an rlx value (a known array becomes an `rlx.constant`)."""
@@ -147,9 +151,26 @@ def _identity(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> 
 
 def _constant(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
     value = _attribute(node, "value")
-    if value is None:
-        raise Unsupported("only Constant(value=tensor) is supported")
-    return [numpy_helper.to_array(value)]  # type: ignore[arg-type]
+    if value is not None:
+        return [numpy_helper.to_array(value)]  # type: ignore[arg-type]
+    for name, dtype in CONSTANT_LISTS.items():
+        listed = _attribute(node, name)
+        if listed is not None:
+            return [np.asarray(listed, dtype)]
+    raise Unsupported("only Constant(value, value_int(s), value_float(s)) is supported")
+
+
+CONSTANT_LISTS = {"value_int": np.int64, "value_ints": np.int64, "value_float": np.float32, "value_floats": np.float32}
+"""Constant's scalar and list attributes and the element type ONNX gives them."""
+
+
+def _constant_of_shape(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    """A tensor of the (known) shape filled with `value`'s one element (a float 0 by default):
+    known at import, as exporters use it for zero initial states."""
+    shape = [int(d) for d in known(inputs[0], "shape")]
+    value = _attribute(node, "value")
+    fill = numpy_helper.to_array(value).reshape(-1) if value is not None else np.zeros(1, np.float32)  # type: ignore[arg-type]
+    return [np.full(shape, fill[0], dtype=fill.dtype)]
 
 
 def _shape(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
@@ -195,6 +216,8 @@ def _transpose(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) ->
     x = inputs[0]
     rank = len(ctx.shape(x))  # type: ignore[arg-type]
     perm = list(_attribute(node, "perm", list(reversed(range(rank)))))  # type: ignore[arg-type]
+    if sorted(perm) != list(range(rank)):
+        raise Unsupported(f"perm {perm} is not a permutation of the {rank} axes")
     if isinstance(x, np.ndarray):
         return [np.transpose(x, perm)]
     return [ctx.builder.transpose(x, perm)]  # type: ignore[arg-type]
@@ -219,7 +242,8 @@ def _reshape(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> l
 
 def _flatten(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
     shape = ctx.shape(inputs[0])  # type: ignore[arg-type]
-    axis = int(_attribute(node, "axis", 1)) % (len(shape) + 1)  # type: ignore[arg-type]
+    axis = int(_attribute(node, "axis", 1))  # type: ignore[arg-type]
+    axis = axis + len(shape) if axis < 0 else axis  # in [-rank, rank]
     return [_reshape_to(ctx, inputs[0], (int(np.prod(shape[:axis])), int(np.prod(shape[axis:]))))]  # type: ignore[arg-type]
 
 
@@ -229,6 +253,15 @@ def _axes(node: onnx.NodeProto, inputs: list[Value | None], position: int) -> li
         return [int(a) for a in known(inputs[position], "axes")]
     value = _attribute(node, "axes")
     return None if value is None else [int(a) for a in value]  # type: ignore[union-attr]
+
+
+def _operand(node: onnx.NodeProto, inputs: list[Value | None], position: int, attribute: str) -> np.ndarray | None:
+    """A shape-like operand: the input at `position` (opset 13+; Pad 11+, Clip 11+,
+    Slice 10+) or, in older opsets, the attribute of that name; None if neither is given."""
+    if len(inputs) > position and inputs[position] is not None:
+        return known(inputs[position], attribute)
+    value = _attribute(node, attribute)
+    return None if value is None else np.asarray(value)
 
 
 def _unsqueeze(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
@@ -261,6 +294,34 @@ def _gather(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> li
     return [ctx.builder.gather(ctx.tensor(data), ctx.tensor(indices), axis)]  # type: ignore[arg-type]
 
 
+def _gather_elements(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    data, indices = (ctx.tensor(v) for v in inputs)  # type: ignore[arg-type]
+    return [ctx.builder.gather_elements(data, indices, int(_attribute(node, "axis", 0)))]  # type: ignore[arg-type]
+
+
+def _gather_nd(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    data, indices = (ctx.tensor(v) for v in inputs)  # type: ignore[arg-type]
+    return [ctx.builder.gather_nd(data, indices, int(_attribute(node, "batch_dims", 0)))]  # type: ignore[arg-type]
+
+
+def _reduction(node: onnx.NodeProto) -> str:
+    """ScatterElements/ScatterND's `reduction` (none, add, mul, max, min): rlx's scatter ops take the same names."""
+    return _attribute(node, "reduction", b"none").decode()  # type: ignore[union-attr]
+
+
+def _scatter_elements(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    """ScatterElements, and the deprecated Scatter (the same op without `reduction`):
+    rlx.scatter_elements has ONNX's meaning (negative indices wrap, updates applied in order)."""
+    data, indices, updates = (ctx.tensor(v) for v in inputs)  # type: ignore[arg-type]
+    axis = int(_attribute(node, "axis", 0))  # type: ignore[arg-type]
+    return [ctx.builder.scatter_elements(data, indices, updates, axis, _reduction(node))]
+
+
+def _scatter_nd(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    data, indices, updates = (ctx.tensor(v) for v in inputs)  # type: ignore[arg-type]
+    return [ctx.builder.scatter_nd(data, indices, updates, _reduction(node))]
+
+
 def _softmax(log: bool) -> Importer:
     def convert(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
         axis = int(_attribute(node, "axis", -1))  # type: ignore[arg-type]
@@ -270,7 +331,18 @@ def _softmax(log: bool) -> Importer:
     return convert
 
 
+Reduction = Callable[[Builder, SSAValue, list[int], bool], SSAValue]
+
+
 def _reduce(method: str) -> Importer:
+    """A Reduce* op that is one rlx reduction (reduce_sum, reduce_mean, ...)."""
+    return _reduce_with(lambda b, x, axes, keepdims: getattr(b, method)(x, axes, keepdims))
+
+
+def _reduce_with(reduction: Reduction) -> Importer:
+    """A Reduce* op: `axes` (input or, before opset 18/13, attribute; none = all, or
+    the identity with noop_with_empty_axes) and `keepdims`, computed by `reduction`."""
+
     def convert(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
         x = ctx.tensor(inputs[0])  # type: ignore[arg-type]
         axes = _axes(node, inputs, 1)
@@ -279,9 +351,80 @@ def _reduce(method: str) -> Importer:
             if _attribute(node, "noop_with_empty_axes", 0):
                 return [x]
             axes = list(range(len(shape_of(x.type))))
-        return [getattr(ctx.builder, method)(x, axes, keepdims)]
+        return [reduction(ctx.builder, x, axes, keepdims)]
 
     return convert
+
+
+def _log_sum_exp(b: Builder, x: SSAValue, axes: list[int], keepdims: bool) -> SSAValue:
+    """log(sum(exp(x))) as max + log(sum(exp(x - max))): no overflow for large x
+    (an all -inf slice gives -inf - -inf = NaN in the shift, so the max is zeroed where infinite).
+    Over an empty axis the sum is 0 and the result -inf, with no max to take."""
+    shape = shape_of(x.type)
+    if any(shape[a] == 0 for a in axes):
+        return b.log(b.reduce_sum(b.exp(x), axes, keepdims))
+    peak = b.reduce_max(x, axes, True)
+    finite = b.where(b.compare("eq", b.abs(peak), b.constant(np.inf, element_name(x))),
+                     b.constant(0.0, element_name(x)), peak)
+    total = b.add(b.log(b.reduce_sum(b.exp(b.sub(x, finite)), axes, True)), finite)
+    return total if keepdims else b.reshape(total, _dropped(shape_of(total.type), axes))
+
+
+def _dropped(shape: Sequence[int], axes: list[int]) -> list[int]:
+    """`shape` without the (kept, size-1) reduced axes."""
+    drop = {a % len(shape) for a in axes}
+    return [n for a, n in enumerate(shape) if a not in drop]
+
+
+def _extremum(method: str) -> Reduction:
+    """ReduceMax/ReduceMin: rlx's reduce_max/min, plus what ONNX defines beyond it: on
+    bool (computed on ui8) and over an empty axis (the identity: -inf/+inf, the
+    integer type's min/max, False/True)."""
+    largest = method == "reduce_max"
+
+    def reduce(b: Builder, x: SSAValue, axes: list[int], keepdims: bool) -> SSAValue:
+        dtype = dtypes.from_ir(element_type(x.type))
+        shape = shape_of(x.type)
+        if any(shape[a] == 0 for a in axes):
+            kept = [1 if a in {k % len(shape) for k in axes} else n for a, n in enumerate(shape)]
+            out = kept if keepdims else _dropped(kept, axes)
+            return b.constant(np.full(out, _identity_of(dtype, largest), dtype.numpy), dtype.name)
+        if dtype.kind is Kind.BOOL:
+            return b.cast(getattr(b, method)(b.cast(x, "ui8"), axes, keepdims), dtype.name)
+        return getattr(b, method)(x, axes, keepdims)
+
+    return reduce
+
+
+def _identity_of(dtype: dtypes.DType, largest: bool) -> object:
+    """The identity of max (largest) or min over `dtype`: the other end of its range."""
+    if dtype.kind is Kind.BOOL:
+        return not largest
+    if dtype.kind is Kind.FLOAT:
+        return -np.inf if largest else np.inf
+    info = np.iinfo(dtype.numpy)
+    return info.min if largest else info.max
+
+
+REDUCTIONS: dict[str, Reduction] = {
+    "ReduceMax": _extremum("reduce_max"),
+    "ReduceMin": _extremum("reduce_min"),
+    "ReduceL1": lambda b, x, axes, keep: b.reduce_sum(b.abs(x), axes, keep),
+    "ReduceL2": lambda b, x, axes, keep: b.sqrt(b.reduce_sum(b.mul(x, x), axes, keep)),
+    "ReduceSumSquare": lambda b, x, axes, keep: b.reduce_sum(b.mul(x, x), axes, keep),
+    "ReduceLogSum": lambda b, x, axes, keep: b.log(b.reduce_sum(x, axes, keep)),
+    "ReduceLogSumExp": _log_sum_exp,
+}
+"""The Reduce* ops ONNX defines as a formula around a sum, composed from rlx ops."""
+
+
+def _widened(b: Builder, x: SSAValue) -> tuple[SSAValue, Callable[[SSAValue], SSAValue]]:
+    """x in f32 if it is f16 or bf16, and the cast back: a formula composed of several
+    rlx ops then rounds once to the narrow type, as rlx's own ops do, not once per op."""
+    name = element_name(x)
+    if name not in ("f16", "bf16"):
+        return x, lambda y: y
+    return b.cast(x, "f32"), lambda y: b.cast(y, name)
 
 
 def _relu_like(alpha_default: float, formula: str) -> Importer:
@@ -289,33 +432,128 @@ def _relu_like(alpha_default: float, formula: str) -> Importer:
 
     def convert(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
         b = ctx.builder
-        x = ctx.tensor(inputs[0])  # type: ignore[arg-type]
+        x, narrow = _widened(b, ctx.tensor(inputs[0]))  # type: ignore[arg-type]
         element = element_name(x)
         alpha = b.constant(float(_attribute(node, "alpha", alpha_default)), element)  # type: ignore[arg-type]
         zero = b.constant(0.0, element)
         negative = b.mul(alpha, x) if formula == "leaky" else b.mul(alpha, b.sub(b.exp(x), b.constant(1.0, element)))
-        return [b.where(b.compare("ge", x, zero), x, negative)]
+        return [narrow(b.where(b.compare("ge", x, zero), x, negative))]
 
     return convert
+
+
+def _gelu(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    """Gelu (opset 20): approximate "none" is rlx.gelu (erf), "tanh" rlx.gelu_approx."""
+    approximate = _attribute(node, "approximate", b"none").decode()  # type: ignore[union-attr]
+    name = {"none": "gelu", "tanh": "gelu_approx"}.get(approximate)
+    if name is None:
+        raise Unsupported(f"approximate '{approximate}' is not one of none, tanh")
+    return [ctx.builder.unary(name, ctx.tensor(inputs[0]))]  # type: ignore[arg-type]
+
+
+def _constant_like(ctx: Import, x: SSAValue, node: onnx.NodeProto, name: str, default: float) -> SSAValue:
+    """A float attribute as a scalar constant of x's element type."""
+    return ctx.builder.constant(float(_attribute(node, name, default)), element_name(x))  # type: ignore[arg-type]
+
+
+def _selu(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    """gamma · (x where x > 0, else alpha · (exp(x) − 1))."""
+    b = ctx.builder
+    x, narrow = _widened(b, ctx.tensor(inputs[0]))  # type: ignore[arg-type]
+    alpha = _constant_like(ctx, x, node, "alpha", 1.67326319217681884765625)
+    gamma = _constant_like(ctx, x, node, "gamma", 1.05070102214813232421875)
+    negative = b.mul(alpha, b.sub(b.exp(x), b.constant(1.0, element_name(x))))
+    return [narrow(b.mul(gamma, b.where(b.compare("gt", x, b.constant(0.0, element_name(x))), x, negative)))]
+
+
+def _celu(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    """max(0, x) + min(0, alpha · (exp(x / alpha) − 1))."""
+    b = ctx.builder
+    x, narrow = _widened(b, ctx.tensor(inputs[0]))  # type: ignore[arg-type]
+    alpha, zero = _constant_like(ctx, x, node, "alpha", 1.0), b.constant(0.0, element_name(x))
+    negative = b.mul(alpha, b.sub(b.exp(b.div(x, alpha)), b.constant(1.0, element_name(x))))
+    return [narrow(b.add(b.max(x, zero), b.min(negative, zero)))]
+
+
+def _thresholded_relu(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    """x where x > alpha, else 0."""
+    b = ctx.builder
+    x = ctx.tensor(inputs[0])  # type: ignore[arg-type]
+    above = b.compare("gt", x, _constant_like(ctx, x, node, "alpha", 1.0))
+    return [b.where(above, x, b.constant(0.0, element_name(x)))]
+
+
+def _prelu(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    """slope · x where x < 0, else x (slope broadcast to x)."""
+    b = ctx.builder
+    x, slope = (ctx.tensor(v) for v in inputs)  # type: ignore[arg-type]
+    negative = b.compare("lt", x, b.constant(0, element_name(x)))
+    return [b.where(negative, b.mul(slope, x), x)]
+
+
+def _not(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    """Logical not of a bool tensor: x == false."""
+    x = ctx.tensor(inputs[0])  # type: ignore[arg-type]
+    return [ctx.builder.compare("eq", x, ctx.builder.constant(False, "i1"))]
+
+
+def _bitwise_not(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    """~x as x xor all ones (-1 in a signed type, the maximum in an unsigned one)."""
+    x = ctx.tensor(inputs[0])  # type: ignore[arg-type]
+    dtype = dtypes.from_ir(element_type(x.type))
+    ones = -1 if dtype.kind is Kind.INT else True if dtype.kind is Kind.BOOL else np.iinfo(dtype.numpy).max
+    return [ctx.builder.bit_xor(x, ctx.builder.constant(ones, dtype.name))]
+
+
+def _bit_shift(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    """BitShift (unsigned integers): direction LEFT is rlx.shl, RIGHT rlx.shr."""
+    x, amount = (ctx.tensor(v) for v in inputs)  # type: ignore[arg-type]
+    direction = _attribute(node, "direction", b"").decode()  # type: ignore[union-attr]
+    if direction not in ("LEFT", "RIGHT"):
+        raise Unsupported(f"direction '{direction}' is not LEFT or RIGHT")
+    return [ctx.builder.binary("shl" if direction == "LEFT" else "shr", x, amount)]
+
+
+def _is_nan(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    x = ctx.tensor(inputs[0])  # type: ignore[arg-type]
+    return [ctx.builder.compare("ne", x, x)]
+
+
+def _is_inf(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    """x == +inf (detect_positive) or x == -inf (detect_negative)."""
+    b = ctx.builder
+    x = ctx.tensor(inputs[0])  # type: ignore[arg-type]
+    tests = [b.compare("eq", x, b.constant(sign * np.inf, element_name(x)))
+             for sign, name in ((1, "detect_positive"), (-1, "detect_negative")) if _attribute(node, name, 1)]
+    if not tests:  # neither sign detected: all false
+        return [np.zeros(shape_of(x.type), np.bool_)]
+    return [tests[0] if len(tests) == 1 else b.bit_or(*tests)]
+
+
+def _mean(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    """The elementwise mean of any number of inputs (broadcast): their sum / count."""
+    (total,) = _binary("add")(ctx, node, inputs)
+    return [ctx.builder.div(total, ctx.builder.constant(float(len(inputs)), element_name(total)))]  # type: ignore[arg-type]
 
 
 def _hard_sigmoid(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
     """max(0, min(1, alpha·x + beta))."""
     b = ctx.builder
-    x = ctx.tensor(inputs[0])  # type: ignore[arg-type]
+    x, narrow = _widened(b, ctx.tensor(inputs[0]))  # type: ignore[arg-type]
     element = element_name(x)
     alpha, beta = (float(_attribute(node, n, d)) for n, d in (("alpha", 0.2), ("beta", 0.5)))  # type: ignore[arg-type]
     y = b.add(b.mul(x, b.constant(alpha, element)), b.constant(beta, element))
-    return [b.max(b.min(y, b.constant(1.0, element)), b.constant(0.0, element))]
+    return [narrow(b.max(b.min(y, b.constant(1.0, element)), b.constant(0.0, element)))]
 
 
 def _clip(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
     b = ctx.builder
     y = ctx.tensor(inputs[0])  # type: ignore[arg-type]
-    if len(inputs) > 1 and inputs[1] is not None:
-        y = b.max(y, ctx.tensor(inputs[1]))
-    if len(inputs) > 2 and inputs[2] is not None:
-        y = b.min(y, ctx.tensor(inputs[2]))
+    for position, name, bound in ((1, "min", b.max), (2, "max", b.min)):
+        if len(inputs) > position and inputs[position] is not None:
+            y = bound(y, ctx.tensor(inputs[position]))
+        elif _attribute(node, name) is not None:  # opsets < 11
+            y = bound(y, b.constant(float(_attribute(node, name)), element_name(y)))  # type: ignore[arg-type]
     return [y]
 
 
@@ -331,6 +569,19 @@ def _mod(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[
     return [b.where(b.bit_and(b.compare("ne", r, zero), differs), b.add(r, y), r)]
 
 
+def _pow(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    """X ** Y in X's element type, where Y may have another (ONNX's T1), as ONNX's
+    reference `np.power(x, y).astype(x.dtype)`: an integer base with a float exponent
+    is computed in f64 and cast back; otherwise Y is cast to X's type, so integer
+    powers stay exact (rlx.pow on integers squares and multiplies)."""
+    b = ctx.builder
+    x, y = (ctx.tensor(v) for v in inputs)  # type: ignore[arg-type]
+    base, exponent = dtypes.from_ir(element_type(x.type)), dtypes.from_ir(element_type(y.type))
+    if base.kind is not Kind.FLOAT and exponent.kind is Kind.FLOAT:
+        return [b.cast(b.binary("pow", b.cast(x, "f64"), b.cast(y, "f64")), base.name)]
+    return [b.binary("pow", x, y if exponent == base else b.cast(y, base.name))]
+
+
 def _expand(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
     x, shape = ctx.tensor(inputs[0]), known(inputs[1], "target shape")  # type: ignore[arg-type]
     target = np.broadcast_shapes(shape_of(x.type), tuple(int(d) for d in shape))
@@ -340,9 +591,12 @@ def _expand(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> li
 def _slice(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
     x = inputs[0]
     shape = ctx.shape(x)  # type: ignore[arg-type]
-    starts, ends = known(inputs[1], "starts"), known(inputs[2], "ends")
-    axes = known(inputs[3], "axes") if len(inputs) > 3 and inputs[3] is not None else np.arange(len(starts))
-    steps = known(inputs[4], "steps") if len(inputs) > 4 and inputs[4] is not None else np.ones(len(starts), np.int64)
+    starts = known(_operand(node, inputs, 1, "starts"), "starts")
+    ends = known(_operand(node, inputs, 2, "ends"), "ends")
+    axes = _operand(node, inputs, 3, "axes")
+    axes = np.arange(len(starts)) if axes is None else axes
+    steps = _operand(node, inputs, 4, "steps")
+    steps = np.ones(len(starts), np.int64) if steps is None else steps
     index = [slice(None)] * len(shape)
     for start, end, axis, step in zip(starts, ends, axes, steps):
         index[int(axis) % len(shape)] = slice(int(start), int(end), int(step))
@@ -355,29 +609,35 @@ def _slice(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> lis
 
 
 def _layer_norm(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
-    """(x − mean) / sqrt(var + epsilon) · scale + bias over the axes from `axis` on."""
+    """(x − mean) / sqrt(var + epsilon) · scale + bias over the axes from `axis` on;
+    the optional outputs Mean and InvStdDev keep the normalized axes as 1s."""
     b = ctx.builder
     x = ctx.tensor(inputs[0])  # type: ignore[arg-type]
     rank = len(shape_of(x.type))
     axes = list(range(int(_attribute(node, "axis", -1)) % rank, rank))  # type: ignore[arg-type]
     element = element_name(x)
-    centered = b.sub(x, b.reduce_mean(x, axes, True))
+    mean = b.reduce_mean(x, axes, True)
+    centered = b.sub(x, mean)
     variance = b.reduce_mean(b.mul(centered, centered), axes, True)
     epsilon = b.constant(float(_attribute(node, "epsilon", 1e-5)), element)  # type: ignore[arg-type]
-    y = b.mul(centered, b.rsqrt(b.add(variance, epsilon)))
-    y = b.mul(y, ctx.tensor(inputs[1]))  # type: ignore[arg-type]
+    inv_std_dev = b.rsqrt(b.add(variance, epsilon))
+    y = b.mul(b.mul(centered, inv_std_dev), ctx.tensor(inputs[1]))  # type: ignore[arg-type]
     if len(inputs) > 2 and inputs[2] is not None:
         y = b.add(y, ctx.tensor(inputs[2]))
-    return [y]
+    return [y, mean, inv_std_dev]
 
 
 def _split(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
     """Pieces along `axis`: the `split` input's sizes, or `num_outputs` (the last one smaller) equal parts."""
     x = ctx.tensor(inputs[0])  # type: ignore[arg-type]
     shape = shape_of(x.type)
-    axis = int(_attribute(node, "axis", 0)) % len(shape)  # type: ignore[arg-type]
-    if len(inputs) > 1 and inputs[1] is not None:
-        sizes = [int(n) for n in known(inputs[1], "split sizes")]
+    axis = int(_attribute(node, "axis", 0))  # type: ignore[arg-type]
+    if not -len(shape) <= axis < len(shape):
+        raise Unsupported(f"axis {axis} is out of range for rank {len(shape)}")
+    axis %= len(shape)
+    split = _operand(node, inputs, 1, "split")
+    if split is not None:
+        sizes = [int(n) for n in split]
     else:
         parts = int(_attribute(node, "num_outputs", len(node.output)))  # type: ignore[arg-type]
         size = -(-shape[axis] // parts)
@@ -390,7 +650,7 @@ def _pad(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[
     """`pads` [begins..., ends...] on `axes` (default all); modes constant, edge, reflect, wrap."""
     x = ctx.tensor(inputs[0])  # type: ignore[arg-type]
     rank = len(shape_of(x.type))
-    pads = [int(p) for p in known(inputs[1], "pads")]
+    pads = [int(p) for p in known(_operand(node, inputs, 1, "pads"), "pads")]
     axes = _axes(node, inputs, 3) or list(range(rank))
     before, after = [0] * rank, [0] * rank
     for k, axis in enumerate(axes):
@@ -405,6 +665,8 @@ def _pad(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[
     value = 0.0
     if len(inputs) > 2 and inputs[2] is not None:
         value = float(known(inputs[2], "constant_value").reshape(-1)[0])
+    elif _attribute(node, "value") is not None:  # opsets < 11
+        value = float(_attribute(node, "value"))  # type: ignore[arg-type]
     return [ctx.builder.pad(x, before, after, mode, value)]
 
 
@@ -462,9 +724,9 @@ def _recurrent(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) ->
     if _attribute(node, "clip") is not None or _attribute(node, "input_forget", 0):
         raise Unsupported("clip and input_forget are not supported")
     if node.op_type == "GRU" and not _attribute(node, "linear_before_reset", 0):
-        raise Unsupported("GRU with linear_before_reset = 0 (rlx's GRU resets after the linear map, as PyTorch)")
+        return _recurrence_by_scan(ctx, node, inputs, SCAN_CELLS["GRU"])
     if node.op_type == "LSTM" and padded[7] is not None:
-        raise Unsupported("peephole weights (P) are not supported")
+        return _recurrence_by_scan(ctx, node, inputs, SCAN_CELLS["LSTM"])
     w, r = _gate_order(known(w, "W"), kind), _gate_order(known(r, "R"), kind)
     directions = w.shape[0]
     b_all = known(bias, "B") if bias is not None else np.zeros((directions, 2 * w.shape[1]), w.dtype)
@@ -501,6 +763,114 @@ def _recurrent(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) ->
     return [y, *final]
 
 
+@dataclass(frozen=True)
+class ScanCell:
+    """A recurrent cell rlx's own ops do not compute, composed as an rlx.scan body: its
+    gate count G (W is [D, G·H, I]), the [B, H] states it carries (packed along axis 1),
+    the bias added to every step's input projection, the constants the body takes as
+    broadcast inputs, and the body."""
+
+    gates: int
+    states: int
+    projection_bias: Callable[[np.ndarray, np.ndarray, int], np.ndarray]
+    constants: Callable[[np.ndarray, np.ndarray, np.ndarray, int], list[np.ndarray]]
+    step: Callable[[int], Callable[..., SSAValue]]
+
+
+def _recurrence_by_scan(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None], cell: ScanCell) -> list[Value]:
+    """ONNX LSTM/GRU as one rlx.scan per direction: every step's input projection (with
+    its biases) is one matmul before the loop, the body does the hidden-state matmuls
+    and the gates. Outputs Y [S, D, B, H] and each final state [D, B, H] (layout 1:
+    batch first)."""
+    b = ctx.builder
+    x, w, r, bias, lengths, *initial = [*inputs, *[None] * (8 - len(inputs))][:8]
+    hidden = int(_attribute(node, "hidden_size"))  # type: ignore[arg-type]
+    direction = _attribute(node, "direction", b"forward").decode()  # type: ignore[union-attr]
+    layout = int(_attribute(node, "layout", 0))  # type: ignore[arg-type]
+    w, r = known(w, "W"), known(r, "R")
+    directions, element = w.shape[0], _name(w)
+    bias = known(bias, "B") if bias is not None else np.zeros((directions, 2 * cell.gates * hidden), w.dtype)
+    peepholes = known(initial[2], "P") if len(initial) > 2 and initial[2] is not None else np.zeros(
+        (directions, 3 * hidden), w.dtype)
+    x = ctx.tensor(x)  # type: ignore[arg-type]
+    if layout == 1:
+        x = b.transpose(x, [1, 0, 2])  # [S, B, I]
+    seq, batch = shape_of(x.type)[:2]
+    if lengths is not None and not np.all(known(lengths, "sequence_lens") == seq):
+        raise Unsupported("sequence_lens of unequal lengths (rlx runs every sequence to the same length)")
+    states = [None if v is None else ctx.tensor(v) for v in initial[: cell.states]]
+    states = [b.transpose(v, [1, 0, 2]) if v is not None and layout == 1 else v for v in states]  # [D, B, H]
+    ys, finals = [], [[] for _ in range(cell.states)]
+    for d in range(directions):
+        reverse = direction == "reverse" or d == 1
+        steps = b.reverse(x, [0]) if reverse else x
+        w_bias, r_bias = np.split(bias[d], 2)
+        projected = b.add(b.matmul(steps, b.constant(w[d], element), False, True),
+                          b.constant(cell.projection_bias(w_bias, r_bias, hidden), element))
+        parts = [b.reshape(b.narrow(v, 0, d, 1), [batch, hidden]) if v is not None
+                 else b.constant(np.zeros((batch, hidden)), element) for v in states]
+        init = parts[0] if len(parts) == 1 else b.concat(parts, 1)  # [B, k·H]
+        constants = [b.constant(c, element) for c in cell.constants(r[d], r_bias, peepholes[d], hidden)]
+        trajectory = b.scan(init, cell.step(hidden), [projected], constants, save_trajectory=True)  # [S, B, kH]
+        last = b.narrow(trajectory, 0, seq - 1, 1)
+        for k in range(cell.states):
+            finals[k].append(b.narrow(last, 2, k * hidden, hidden))
+        y = b.narrow(trajectory, 2, 0, hidden)
+        ys.append(b.reshape(b.reverse(y, [0]) if reverse else y, [seq, 1, batch, hidden]))
+    outputs = [ys[0] if directions == 1 else b.concat(ys, 1)]  # [S, D, B, H]
+    outputs += [f[0] if directions == 1 else b.concat(f, 0) for f in finals]  # [D, B, H] each
+    if layout == 1:
+        outputs = [b.transpose(outputs[0], [2, 0, 1, 3]), *(b.transpose(v, [1, 0, 2]) for v in outputs[1:])]
+    return outputs
+
+
+def _gru_step(hidden: int) -> Callable[..., SSAValue]:
+    """GRU with linear_before_reset = 0, ONNX's default (rlx.gru, as PyTorch, resets after
+    the hidden state's linear map): h~ = tanh(x Wh + (r * h) Rh + Rbh + Wbh), ONNX's gate
+    order z, r, h. Body arguments (h, Rzr, Rh, Rbh, projected x_t) -> h'."""
+
+    def step(b: Builder, h: SSAValue, r_zr: SSAValue, r_h: SSAValue, rb_h: SSAValue, p: SSAValue) -> SSAValue:
+        zr = b.sigmoid(b.add(b.narrow(p, 1, 0, 2 * hidden), b.matmul(h, r_zr, False, True)))
+        z, reset = b.narrow(zr, 1, 0, hidden), b.narrow(zr, 1, hidden, hidden)
+        candidate = b.tanh(b.add(b.narrow(p, 1, 2 * hidden, hidden),
+                                 b.add(b.matmul(b.mul(reset, h), r_h, False, True), rb_h)))
+        return b.add(candidate, b.mul(z, b.sub(h, candidate)))  # (1 - z) * candidate + z * h
+
+    return step
+
+
+def _peephole_lstm_step(hidden: int) -> Callable[..., SSAValue]:
+    """LSTM with peepholes P = (Pi, Po, Pf), which rlx.lstm does not take: the input and
+    forget gates see c_{t-1}, the output gate c_t; ONNX's gate order i, o, f, c. Body
+    arguments ([h, c], R, P, projected x_t) -> [h', c']."""
+
+    def step(b: Builder, hc: SSAValue, r: SSAValue, p: SSAValue, x_t: SSAValue) -> SSAValue:
+        h, c = b.narrow(hc, 1, 0, hidden), b.narrow(hc, 1, hidden, hidden)
+        g = b.add(x_t, b.matmul(h, r, False, True))  # [B, 4H]
+
+        def gate(k: int) -> SSAValue:
+            return b.narrow(g, 1, k * hidden, hidden)
+
+        def peephole(k: int) -> SSAValue:
+            return b.narrow(p, 0, k * hidden, hidden)
+
+        i = b.sigmoid(b.add(gate(0), b.mul(peephole(0), c)))
+        f = b.sigmoid(b.add(gate(2), b.mul(peephole(2), c)))
+        c_next = b.add(b.mul(f, c), b.mul(i, b.tanh(gate(3))))
+        o = b.sigmoid(b.add(gate(1), b.mul(peephole(1), c_next)))
+        return b.concat([b.mul(o, b.tanh(c_next)), c_next], 1)
+
+    return step
+
+
+SCAN_CELLS = {
+    "GRU": ScanCell(3, 1, lambda wb, rb, h: wb + np.concatenate([rb[: 2 * h], np.zeros(h, wb.dtype)]),
+                    lambda r, rb, p, h: [r[: 2 * h], r[2 * h :], rb[2 * h :]], _gru_step),
+    "LSTM": ScanCell(4, 2, lambda wb, rb, h: wb + rb, lambda r, rb, p, h: [r, p], _peephole_lstm_step),
+}
+"""The ONNX recurrences imported as scans: GRU with linear_before_reset = 0, LSTM with peepholes."""
+
+
 def _name(array: np.ndarray) -> str:
     return NUMPY_NAMES[array.dtype]
 
@@ -513,6 +883,126 @@ def _state(ctx: Import, value: Value | None, shape: tuple[int, ...], element: st
     return ctx.builder.transpose(state, [1, 0, 2]) if layout == 1 else state
 
 
+def _scan(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    """ONNX Scan as rlx.scan. rlx's carry is one tensor, so the N state variables and
+    the K per-step scan outputs (all of one element type) travel packed - flattened
+    and concatenated - in a 1-D carry: the body unpacks the states, runs the body
+    graph and packs the new states with this step's outputs. With scan outputs the
+    scan saves its trajectory, whose row t holds step t's outputs. Scan input and
+    output axes become transposes, reverse directions rlx.reverse on the time axis;
+    outer values the body reads become the scan's broadcast inputs."""
+    if ctx.opset < 9:
+        raise Unsupported("Scan before opset 9 (a batch axis and sequence_lens) is not supported")
+    b = ctx.builder
+    body: onnx.GraphProto = _attribute(node, "body")  # type: ignore[assignment]
+    num_scans = int(_attribute(node, "num_scan_inputs"))  # type: ignore[arg-type]
+    states = [ctx.tensor(v) for v in inputs[: len(inputs) - num_scans]]  # type: ignore[arg-type]
+    num_outputs = len(body.output) - len(states)
+    xs = [_to_time_major(b, ctx.tensor(x), axis, reverse)  # type: ignore[arg-type]
+          for x, axis, reverse in zip(inputs[len(states):], *_scan_layout(node, "input", num_scans))]
+    outer = _outer_values(ctx, body)
+    run_time = {name: v for name, v in outer.items() if isinstance(v, SSAValue)}  # the scan's broadcast inputs
+    step_types = [(shape_of(x.type)[1:], element_name(x)) for x in xs]
+    probe = Builder("scan_body")
+    probe_states = [probe.input(shape_of(s.type), element_name(s)) for s in states]
+    probe_outputs = _scan_body(Import(probe, opset=ctx.opset), body, probe_states,
+                               [probe.input(*t) for t in step_types], outer, probe_inputs=True)
+    pieces = [shape_of(v.type) for v in probe_outputs]
+    elements = {element_name(v) for v in (*states, *probe_outputs)}
+    if len(elements) != 1:
+        raise Unsupported(f"state variables and scan outputs of several element types ({', '.join(sorted(elements))})")
+    (element,) = elements
+    sizes = [int(np.prod(p)) for p in pieces]
+    init = _pack(b, [*states, *(b.constant(np.zeros(p), element) for p in pieces[len(states):])])
+
+    def step(inner: Builder, carry: SSAValue, *arguments: SSAValue) -> SSAValue:
+        unpacked = _unpack(inner, carry, pieces[: len(states)], sizes)
+        bound = {**outer, **dict(zip(run_time, arguments))}  # broadcast arguments come first
+        values = _scan_body(Import(inner, opset=ctx.opset), body, unpacked, list(arguments[len(run_time):]), bound)
+        return _pack(inner, values)
+
+    result = b.scan(init, step, xs, list(run_time.values()), save_trajectory=num_outputs > 0)
+    final = b.reshape(b.narrow(result, 0, shape_of(result.type)[0] - 1, 1), [sum(sizes)]) if num_outputs else result
+    outputs = _unpack(b, final, pieces[: len(states)], sizes)
+    for k, (axis, reverse) in enumerate(zip(*_scan_layout(node, "output", num_outputs))):
+        piece = len(states) + k
+        column = b.narrow(result, 1, sum(sizes[:piece]), sizes[piece])
+        stacked = b.reshape(column, [shape_of(result.type)[0], *pieces[piece]])
+        outputs.append(_from_time_major(b, stacked, axis, reverse))
+    return outputs
+
+
+def _scan_layout(node: onnx.NodeProto, which: str, count: int) -> tuple[list[int], list[int]]:
+    """Scan's `scan_{which}_axes` and `scan_{which}_directions` (0 and forward by default)."""
+    axes = list(_attribute(node, f"scan_{which}_axes", None) or [0] * count)  # type: ignore[call-overload]
+    directions = list(_attribute(node, f"scan_{which}_directions", None) or [0] * count)  # type: ignore[call-overload]
+    return axes, directions
+
+
+def _to_time_major(b: Builder, x: SSAValue, axis: int, reverse: int) -> SSAValue:
+    """A scan input with its scanned axis first, in the order the steps read it."""
+    rank = len(shape_of(x.type))
+    axis %= rank
+    if axis:
+        x = b.transpose(x, [axis, *(a for a in range(rank) if a != axis)])
+    return b.reverse(x, [0]) if reverse else x
+
+
+def _from_time_major(b: Builder, y: SSAValue, axis: int, reverse: int) -> SSAValue:
+    """Stacked scan outputs [steps, ...] moved to `axis`, reversed for a reverse direction."""
+    if reverse:
+        y = b.reverse(y, [0])
+    rank = len(shape_of(y.type))
+    axis %= rank
+    if not axis:
+        return y
+    perm = list(range(1, rank))
+    perm.insert(axis, 0)
+    return b.transpose(y, perm)
+
+
+def _outer_values(ctx: Import, body: onnx.GraphProto) -> dict[str, Value]:
+    """The values of the enclosing graph the body reads by name (ONNX scoping)."""
+    defined = {v.name for v in body.input} | {t.name for t in body.initializer}
+    defined |= {name for n in body.node for name in n.output}
+    used = {name for n in body.node for name in n.input if name and name not in defined}
+    used |= {v.name for v in body.output if v.name not in defined}
+    missing = sorted(name for name in used if name not in ctx.values)
+    if missing:
+        raise Unsupported(f"its body reads {', '.join(missing)}, which the enclosing graph does not define")
+    return {name: ctx.values[name] for name in sorted(used)}
+
+
+def _scan_body(ctx: Import, body: onnx.GraphProto, states: list[SSAValue], steps: list[SSAValue],
+               outer: dict[str, Value], probe_inputs: bool = False) -> list[SSAValue]:
+    """The body graph's outputs, imported with its inputs bound to (states, x_t) and
+    the outer names to `outer` (outer run-time values become inputs of a probe)."""
+    for name, value in outer.items():
+        if isinstance(value, SSAValue) and probe_inputs:
+            value = ctx.builder.input(shape_of(value.type), element_name(value))
+        ctx.values[name] = value
+    for tensor in body.initializer:
+        ctx.values[tensor.name] = numpy_helper.to_array(tensor)
+    for value, bound in zip(body.input, [*states, *steps]):
+        ctx.values[value.name] = bound
+    problems = _import_nodes(ctx, body)
+    if problems:
+        raise Unsupported("its body: " + "; ".join(p.strip() for p in problems))
+    return [ctx.tensor(ctx.values[v.name]) for v in body.output]
+
+
+def _pack(b: Builder, values: list[SSAValue]) -> SSAValue:
+    """The values flattened and concatenated into one 1-D tensor."""
+    flat = [b.reshape(v, [int(np.prod(shape_of(v.type)))]) for v in values]
+    return flat[0] if len(flat) == 1 else b.concat(flat, 0)
+
+
+def _unpack(b: Builder, packed: SSAValue, shapes: list[tuple[int, ...]], sizes: list[int]) -> list[SSAValue]:
+    """The first len(shapes) pieces of a packed 1-D tensor, in their shapes."""
+    starts = np.cumsum([0, *sizes])
+    return [b.reshape(b.narrow(packed, 0, int(starts[k]), sizes[k]), list(shape)) for k, shape in enumerate(shapes)]
+
+
 IMPORTERS: dict[str, Importer] = {
     **{op: _unary(name) for op, name in {
         "Abs": "abs", "Neg": "neg", "Exp": "exp", "Log": "log", "Sqrt": "sqrt", "Tanh": "tanh",
@@ -523,7 +1013,8 @@ IMPORTERS: dict[str, Importer] = {
     }.items()},
     **{op: _binary(name) for op, name in {
         "Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div", "Max": "max", "Min": "min", "Sum": "add",
-        "Pow": "pow", "And": "bit_and", "Or": "bit_or", "Xor": "bit_xor",
+        "And": "bit_and", "Or": "bit_or", "Xor": "bit_xor",
+        "BitwiseAnd": "bit_and", "BitwiseOr": "bit_or", "BitwiseXor": "bit_xor",
     }.items()},
     **{op: _compare(name) for op, name in {
         "Equal": "eq", "Less": "lt", "Greater": "gt", "LessOrEqual": "le", "GreaterOrEqual": "ge",
@@ -531,6 +1022,7 @@ IMPORTERS: dict[str, Importer] = {
     "Identity": _identity,
     "Constant": _constant,
     "Shape": _shape,
+    "ConstantOfShape": _constant_of_shape,
     "Cast": _cast,
     "Where": _where,
     "MatMul": _matmul,
@@ -542,18 +1034,34 @@ IMPORTERS: dict[str, Importer] = {
     "Squeeze": _squeeze,
     "Concat": _concat,
     "Gather": _gather,
+    "GatherElements": _gather_elements,
+    "GatherND": _gather_nd,
+    "ScatterElements": _scatter_elements,
+    "Scatter": _scatter_elements,
+    "ScatterND": _scatter_nd,
     "Softmax": _softmax(False),
     "LogSoftmax": _softmax(True),
     "ReduceSum": _reduce("reduce_sum"),
     "ReduceMean": _reduce("reduce_mean"),
-    "ReduceMax": _reduce("reduce_max"),
-    "ReduceMin": _reduce("reduce_min"),
     "ReduceProd": _reduce("reduce_prod"),
+    **{op: _reduce_with(reduction) for op, reduction in REDUCTIONS.items()},
     "LeakyRelu": _relu_like(0.01, "leaky"),
     "Elu": _relu_like(1.0, "elu"),
     "HardSigmoid": _hard_sigmoid,
+    "Gelu": _gelu,
+    "Selu": _selu,
+    "Celu": _celu,
+    "ThresholdedRelu": _thresholded_relu,
+    "PRelu": _prelu,
+    "Not": _not,
+    "BitwiseNot": _bitwise_not,
+    "BitShift": _bit_shift,
+    "IsNaN": _is_nan,
+    "IsInf": _is_inf,
+    "Mean": _mean,
     "Clip": _clip,
     "Mod": _mod,
+    "Pow": _pow,
     "Expand": _expand,
     "Slice": _slice,
     "LayerNormalization": _layer_norm,
@@ -562,11 +1070,12 @@ IMPORTERS: dict[str, Importer] = {
     "ArgMax": _arg("argmax"),
     "ArgMin": _arg("argmin"),
     **{op: _recurrent for op in RECURRENT},
+    "Scan": _scan,
 }
 """How each supported ONNX op type becomes rlx ops."""
 
-FOLDABLE = {"Identity", "Constant", "Shape", "Transpose", "Reshape", "Flatten", "Unsqueeze", "Squeeze", "Concat",
-            "Gather", "Slice"}
+FOLDABLE = {"Identity", "Constant", "ConstantOfShape", "Shape", "Transpose", "Reshape", "Flatten", "Unsqueeze",
+            "Squeeze", "Concat", "Gather", "Slice"}
 """Op types whose importer computes known operands with NumPy (shape arithmetic)."""
 
 _FOLD_ELEMENTWISE: dict[str, Callable[..., np.ndarray]] = {
@@ -600,37 +1109,19 @@ def load(
     axes operand that a model takes as an input)."""
     proto = _read(model)
     graph = proto.graph
-    ctx = Import(Builder(_symbol(graph.name)))
+    ctx = Import(Builder(_symbol(graph.name)), opset=_opset(proto))
     for tensor in graph.initializer:
         ctx.values[tensor.name] = numpy_helper.to_array(tensor)
     for name, value in (constants or {}).items():
         ctx.values[name] = np.asarray(value)
     shapes = dict(input_shapes or {})
+    unknown = set(shapes) - {value.name for value in graph.input}
+    if unknown:
+        raise ArgumentError(f"input_shapes names no graph input: {', '.join(sorted(unknown))}")
     for value in graph.input:
         if value.name not in ctx.values:
-            ctx.values[value.name] = ctx.builder.input(*_input_type(value, shapes.pop(value.name, None)))
-    if shapes:
-        raise ArgumentError(f"input_shapes names no graph input: {', '.join(sorted(shapes))}")
-    problems = []
-    for index, node in enumerate(graph.node):
-        inputs = [ctx.values.get(name) if name else None for name in node.input]
-        try:
-            outputs = _fold(node, inputs)
-            if outputs is None:
-                importer = IMPORTERS.get(node.op_type)
-                if importer is None:
-                    raise Unsupported("no importer for this op type")
-                if any(v is None for v, name in zip(inputs, node.input) if name):
-                    raise Unsupported("an input comes from a node that was not imported")
-                outputs = importer(ctx, node, inputs)
-        except (Unsupported, RlxError, ValueError, KeyError) as error:
-            problems.append(f"  {node.op_type} '{node.name or f'#{index}'}': {error}")
-            continue
-        for name, value in zip(node.output, outputs):
-            ctx.values[name] = np.asarray(value) if isinstance(value, np.generic) else value
-    if not problems:  # every node imported, yet an optional output of one was not
-        missing = [v.name for v in graph.output if v.name not in ctx.values]
-        problems = [f"  output '{name}': not computed by the importer" for name in missing]
+            ctx.values[value.name] = ctx.builder.input(*_input_type(value, shapes.get(value.name)))
+    problems = _import_nodes(ctx, graph)
     if problems:
         listed = "\n".join(problems)
         raise CompileError(f"cannot import {len(problems)} node(s) or output(s) of the ONNX graph:\n{listed}")
@@ -641,6 +1132,76 @@ def load(
     return ctx.builder.module()
 
 
+def _import_nodes(ctx: Import, graph: onnx.GraphProto) -> list[str]:
+    """Import the graph's nodes into `ctx` (its inputs already bound); one line per
+    node that could not be imported, or per graph output that was not computed."""
+    problems = []
+    produced = {name for node in graph.node for name in node.output}
+    for index, node in enumerate(graph.node):
+        inputs = [ctx.values.get(name) if name else None for name in node.input]
+        try:
+            _check_node(node, inputs, produced, ctx.opset)
+            outputs = _fold(node, inputs)
+            if outputs is None:
+                outputs = IMPORTERS[node.op_type](ctx, node, inputs)
+        except (Unsupported, RlxError, ValueError, KeyError) as error:
+            problems.append(f"  {node.op_type} '{node.name or f'#{index}'}': {error}")
+            continue
+        except (TypeError, AttributeError, IndexError) as error:  # a node the schema check let through
+            problems.append(f"  {node.op_type} '{node.name or f'#{index}'}': malformed node ({error})")
+            continue
+        for name, value in zip(node.output, outputs):
+            ctx.values[name] = np.asarray(value) if isinstance(value, np.generic) else value
+    if not problems:  # every node imported, yet an optional output of one was not
+        missing = [v.name for v in graph.output if v.name not in ctx.values]
+        problems = [f"  output '{name}': not computed by the importer" for name in missing]
+    return problems
+
+
+ONNX_DOMAINS = ("", "ai.onnx")
+"""The domains of ONNX's standard ops (nodes of other domains, e.g. com.microsoft, are custom ops)."""
+
+
+@cache
+def _checker_context(opset: int) -> onnx.checker.C.CheckerContext:
+    context = onnx.checker.C.CheckerContext()
+    context.ir_version = onnx.IR_VERSION
+    context.opset_imports = {"": opset}
+    return context
+
+
+def _check_node(node: onnx.NodeProto, inputs: list[Value | None], produced: set[str], opset: int) -> None:
+    """A node the importer can take: ONNX's domain, an importer, every input known."""
+    if node.domain not in ONNX_DOMAINS:
+        raise Unsupported(f"domain '{node.domain}' is not ONNX's standard one; rlx imports only standard ops")
+    if node.op_type not in IMPORTERS:
+        raise Unsupported("no importer for this op type")
+    try:  # ONNX's own schema check: required attributes, input and output counts
+        onnx.checker.check_node(_without_subgraphs(node), _checker_context(opset), onnx.checker.C.LexicalScopeContext())
+    except onnx.checker.ValidationError as error:
+        raise Unsupported(f"invalid node: {str(error).strip().splitlines()[0]}") from None
+    for name, value in zip(node.input, inputs):
+        if name and value is None:
+            if name not in produced:
+                raise Unsupported(f"input '{name}' is no graph input, initializer or node output "
+                                  "(a missing initializer?)")
+            raise Unsupported("an input comes from a node that was not imported")
+
+
+def _without_subgraphs(node: onnx.NodeProto) -> onnx.NodeProto:
+    """The node for the schema check: a body graph that reads outer names would fail
+    the checker's (empty) scope, so each is replaced by an empty graph; the body's
+    nodes are checked one by one when it is imported."""
+    if not any(a.type == onnx.AttributeProto.GRAPH for a in node.attribute):
+        return node
+    stripped = onnx.NodeProto()
+    stripped.CopyFrom(node)
+    for attribute in stripped.attribute:
+        if attribute.type == onnx.AttributeProto.GRAPH:
+            attribute.g.CopyFrom(onnx.GraphProto(name=attribute.g.name))
+    return stripped
+
+
 def _read(model: str | Path | bytes | onnx.ModelProto) -> onnx.ModelProto:
     if isinstance(model, onnx.ModelProto):
         return model
@@ -648,6 +1209,12 @@ def _read(model: str | Path | bytes | onnx.ModelProto) -> onnx.ModelProto:
         return onnx.load_from_string(model) if isinstance(model, bytes) else onnx.load(str(model))
     except (OSError, ValueError, DecodeError) as error:
         raise ArgumentError(f"cannot read the ONNX model: {error}") from None
+
+
+def _opset(proto: onnx.ModelProto) -> int:
+    """The model's version of ONNX's standard domain (the newest if it names none)."""
+    versions = [o.version for o in proto.opset_import if o.domain in ONNX_DOMAINS]
+    return versions[0] if versions else onnx.defs.onnx_opset_version()
 
 
 def _symbol(name: str) -> str:
@@ -668,7 +1235,8 @@ def _input_type(value: onnx.ValueInfoProto, fixed: Sequence[int] | None) -> tupl
         if not d.HasField("dim_value"):
             raise CompileError(
                 f"input '{value.name}' has a dynamic dimension '{d.dim_param}': give its shape "
-                "(load(..., input_shapes=...), rlx-run --input-shape NAME=DxD...)"
+                "(load(..., input_shapes=...), rlx-run --input-shape NAME=DxD..., "
+                "rlx-opt -f 'onnx{input-shapes=\"NAME=DxD...\"}')"
             )
         dims.append(int(d.dim_value))
     return tuple(dims), element

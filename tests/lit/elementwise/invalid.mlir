@@ -64,21 +64,31 @@ func.func @shl_bool(%a: tensor<4xi1>) {
 
 // -----
 
-// pow is defined on floats only.
-// CHECK-LABEL: sym_name = "pow_int"
-// CHECK: Operation does not verify: 'rlx.pow' operands must be float, got i32
-func.func @pow_int(%a: tensor<4xi32>) {
-  %r = rlx.pow %a, %a : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+// pow is defined on floats and integers, not on i1.
+// CHECK-LABEL: sym_name = "pow_bool"
+// CHECK: Operation does not verify: 'rlx.pow' operands must be float or int or uint, got i1
+func.func @pow_bool(%a: tensor<4xi1>) {
+  %r = rlx.pow %a, %a : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
   func.return
 }
 
 // -----
 
-// Unary activations are defined on floats only.
+// Unary activations are defined on floats only (relu also on signed integers).
 // CHECK-LABEL: sym_name = "unary_int"
-// CHECK: Operation does not verify: 'rlx.relu' operand must be float, got i32
+// CHECK: Operation does not verify: 'rlx.tanh' operand must be float, got i32
 func.func @unary_int(%a: tensor<4xi32>) {
-  %r = rlx.relu %a : (tensor<4xi32>) -> tensor<4xi32>
+  %r = rlx.tanh %a : (tensor<4xi32>) -> tensor<4xi32>
+  func.return
+}
+
+// -----
+
+// relu on unsigned integers would be the identity: not accepted.
+// CHECK-LABEL: sym_name = "relu_uint"
+// CHECK: Operation does not verify: 'rlx.relu' operand must be float or int, got ui8
+func.func @relu_uint(%a: tensor<4xui8>) {
+  %r = rlx.relu %a : (tensor<4xui8>) -> tensor<4xui8>
   func.return
 }
 

@@ -112,7 +112,7 @@ func.func @binary_float(%a: tensor<4x3xf32>, %b: tensor<3xf32>, %c: tensor<4x1xf
 
 // -----
 
-// Arithmetic, shifts and bitwise ops over integers; bitwise ops also take i1.
+// Arithmetic, pow, relu, shifts and bitwise ops over integers; bitwise ops also take i1.
 
 // CHECK-LABEL: func.func @binary_int(
 // CHECK-SAME: [[A:%[a-zA-Z0-9_]+]]: tensor<8xi32>, [[B:%[a-zA-Z0-9_]+]]: tensor<8xi32>, [[L:%[a-zA-Z0-9_]+]]: tensor<2x8xi64>, [[P:%[a-zA-Z0-9_]+]]: tensor<8xi1>
@@ -131,6 +131,8 @@ func.func @binary_float(%a: tensor<4x3xf32>, %b: tensor<3xf32>, %c: tensor<4x1xf
 // CHECK-NEXT: %{{.*}} = rlx.bit_and [[P]], [[P]] : (tensor<8xi1>, tensor<8xi1>) -> tensor<8xi1>
 // CHECK-NEXT: %{{.*}} = rlx.bit_or [[P]], [[P]] : (tensor<8xi1>, tensor<8xi1>) -> tensor<8xi1>
 // CHECK-NEXT: %{{.*}} = rlx.bit_xor [[P]], [[P]] : (tensor<8xi1>, tensor<8xi1>) -> tensor<8xi1>
+// CHECK-NEXT: %{{.*}} = rlx.pow [[A]], [[B]] : (tensor<8xi32>, tensor<8xi32>) -> tensor<8xi32>
+// CHECK-NEXT: %{{.*}} = rlx.relu [[L]] : (tensor<2x8xi64>) -> tensor<2x8xi64>
 // CHECK-NEXT: func.return
 func.func @binary_int(%a: tensor<8xi32>, %b: tensor<8xi32>, %l: tensor<2x8xi64>, %p: tensor<8xi1>) {
   %0 = rlx.add %a, %b : (tensor<8xi32>, tensor<8xi32>) -> tensor<8xi32>
@@ -148,6 +150,8 @@ func.func @binary_int(%a: tensor<8xi32>, %b: tensor<8xi32>, %l: tensor<2x8xi64>,
   %12 = rlx.bit_and %p, %p : (tensor<8xi1>, tensor<8xi1>) -> tensor<8xi1>
   %13 = rlx.bit_or %p, %p : (tensor<8xi1>, tensor<8xi1>) -> tensor<8xi1>
   %14 = rlx.bit_xor %p, %p : (tensor<8xi1>, tensor<8xi1>) -> tensor<8xi1>
+  %15 = rlx.pow %a, %b : (tensor<8xi32>, tensor<8xi32>) -> tensor<8xi32>
+  %16 = rlx.relu %l : (tensor<2x8xi64>) -> tensor<2x8xi64>
   func.return
 }
 
