@@ -38,55 +38,35 @@ func.func @decode(%x: tensor<1x1x2x4xf32>, %dt: tensor<1x1x2xf32>, %a: tensor<2x
 // -----
 
 // Mamba2 prefill (S = 64, P = 64, N = 128, f32, no state): the blocked form.
-// The whole [N, P] state (8192 f32 = 32 KiB) is one row block, beside the
-// row arrays dt·x and y. Each step runs groups of 8 states, unrolled inside
-// the loop over the rows: s = dA·s + (dt·x)·b[n] with the step's one decay,
-// stored back, and y += s·c[n], with no fast-math flags. The entry splits
-// the 2 (batch, head) units over 2 threads.
+// The whole [N, P] state (8192 f32 = 32 KiB) is one row block, held divided
+// by its running decay (one f32 slot, starting at 1), beside the row arrays
+// of two steps (dt·x over the decay, and y). Each pass over the block runs
+// two steps: per state, s1 = (dt·x)0·b0[n] + s and s2 = (dt·x)1·b1[n] + s1,
+// each followed by y += s·c[n], all FMAs; only s2 is stored back, and there
+// are no fast-math flags. The entry splits the 2 (batch, head) units over 2
+// threads.
 
 // CHECK-LABEL: llvm.func internal @prefill_k0(
-// CHECK-SAME: {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, [[C:%[0-9]+]]: !llvm.ptr {llvm.noalias}
+// CHECK-SAME: {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: !llvm.ptr {llvm.noalias}
 // CHECK-NEXT: [[SIZE:%[0-9]+]] = llvm.mlir.constant(8192) : i64
 // CHECK-NEXT: [[STATE:%[0-9]+]] = llvm.alloca [[SIZE]] x f32 {alignment = 64 : i64}
-// CHECK-NEXT: [[ROWS1:%[0-9]+]] = llvm.mlir.constant(64) : i64
+// CHECK-NEXT: [[ONE:%[0-9]+]] = llvm.mlir.constant(1) : i64
+// CHECK-NEXT: {{%[0-9]+}} = llvm.alloca [[ONE]] x f32 {alignment = 64 : i64}
+// CHECK-NEXT: {{%[0-9]+}} = llvm.mlir.constant(1.000000e+00 : f32) : f32
+// CHECK-NEXT: [[ROWS1:%[0-9]+]] = llvm.mlir.constant(128) : i64
 // CHECK-NEXT: {{%[0-9]+}} = llvm.alloca [[ROWS1]] x f32 {alignment = 64 : i64}
-// CHECK-NEXT: [[ROWS2:%[0-9]+]] = llvm.mlir.constant(64) : i64
+// CHECK-NEXT: [[ROWS2:%[0-9]+]] = llvm.mlir.constant(128) : i64
 // CHECK-NEXT: {{%[0-9]+}} = llvm.alloca [[ROWS2]] x f32 {alignment = 64 : i64}
-// CHECK:      llvm.getelementptr inbounds [[C]][{{%[0-9]+}}]
-// CHECK:      [[S0:%[0-9]+]] = llvm.intr.fma([[DECAY:%[0-9]+]], {{%[0-9]+}}, {{%[0-9]+}}) : (f32, f32, f32) -> f32
-// CHECK-NEXT: [[P0:%[0-9]+]] = llvm.getelementptr inbounds [[STATE]][{{%[0-9]+}}]
-// CHECK-NEXT: llvm.store [[S0]], [[P0]]
-// CHECK-NEXT: {{%[0-9]+}} = llvm.intr.fma([[S0]], {{%[0-9]+}}, {{%[0-9]+}}) : (f32, f32, f32) -> f32
-// CHECK:      [[S1:%[0-9]+]] = llvm.intr.fma([[DECAY]], {{%[0-9]+}}, {{%[0-9]+}}) : (f32, f32, f32) -> f32
-// CHECK-NEXT: [[P1:%[0-9]+]] = llvm.getelementptr inbounds [[STATE]][{{%[0-9]+}}]
-// CHECK-NEXT: llvm.store [[S1]], [[P1]]
-// CHECK-NEXT: {{%[0-9]+}} = llvm.intr.fma([[S1]], {{%[0-9]+}}, {{%[0-9]+}}) : (f32, f32, f32) -> f32
-// CHECK:      [[S2:%[0-9]+]] = llvm.intr.fma([[DECAY]], {{%[0-9]+}}, {{%[0-9]+}}) : (f32, f32, f32) -> f32
-// CHECK-NEXT: [[P2:%[0-9]+]] = llvm.getelementptr inbounds [[STATE]][{{%[0-9]+}}]
-// CHECK-NEXT: llvm.store [[S2]], [[P2]]
-// CHECK-NEXT: {{%[0-9]+}} = llvm.intr.fma([[S2]], {{%[0-9]+}}, {{%[0-9]+}}) : (f32, f32, f32) -> f32
-// CHECK:      [[S3:%[0-9]+]] = llvm.intr.fma([[DECAY]], {{%[0-9]+}}, {{%[0-9]+}}) : (f32, f32, f32) -> f32
-// CHECK-NEXT: [[P3:%[0-9]+]] = llvm.getelementptr inbounds [[STATE]][{{%[0-9]+}}]
-// CHECK-NEXT: llvm.store [[S3]], [[P3]]
-// CHECK-NEXT: {{%[0-9]+}} = llvm.intr.fma([[S3]], {{%[0-9]+}}, {{%[0-9]+}}) : (f32, f32, f32) -> f32
-// CHECK:      [[S4:%[0-9]+]] = llvm.intr.fma([[DECAY]], {{%[0-9]+}}, {{%[0-9]+}}) : (f32, f32, f32) -> f32
-// CHECK-NEXT: [[P4:%[0-9]+]] = llvm.getelementptr inbounds [[STATE]][{{%[0-9]+}}]
-// CHECK-NEXT: llvm.store [[S4]], [[P4]]
-// CHECK-NEXT: {{%[0-9]+}} = llvm.intr.fma([[S4]], {{%[0-9]+}}, {{%[0-9]+}}) : (f32, f32, f32) -> f32
-// CHECK:      [[S5:%[0-9]+]] = llvm.intr.fma([[DECAY]], {{%[0-9]+}}, {{%[0-9]+}}) : (f32, f32, f32) -> f32
-// CHECK-NEXT: [[P5:%[0-9]+]] = llvm.getelementptr inbounds [[STATE]][{{%[0-9]+}}]
-// CHECK-NEXT: llvm.store [[S5]], [[P5]]
-// CHECK-NEXT: {{%[0-9]+}} = llvm.intr.fma([[S5]], {{%[0-9]+}}, {{%[0-9]+}}) : (f32, f32, f32) -> f32
-// CHECK:      [[S6:%[0-9]+]] = llvm.intr.fma([[DECAY]], {{%[0-9]+}}, {{%[0-9]+}}) : (f32, f32, f32) -> f32
-// CHECK-NEXT: [[P6:%[0-9]+]] = llvm.getelementptr inbounds [[STATE]][{{%[0-9]+}}]
-// CHECK-NEXT: llvm.store [[S6]], [[P6]]
-// CHECK-NEXT: {{%[0-9]+}} = llvm.intr.fma([[S6]], {{%[0-9]+}}, {{%[0-9]+}}) : (f32, f32, f32) -> f32
-// CHECK:      [[S7:%[0-9]+]] = llvm.intr.fma([[DECAY]], {{%[0-9]+}}, {{%[0-9]+}}) : (f32, f32, f32) -> f32
-// CHECK-NEXT: [[P7:%[0-9]+]] = llvm.getelementptr inbounds [[STATE]][{{%[0-9]+}}]
-// CHECK-NEXT: llvm.store [[S7]], [[P7]]
-// CHECK-NEXT: {{%[0-9]+}} = llvm.intr.fma([[S7]], {{%[0-9]+}}, {{%[0-9]+}}) : (f32, f32, f32) -> f32
-// CHECK-NEXT: llvm.getelementptr
+// CHECK:      {{%[0-9]+}} = llvm.getelementptr inbounds [[STATE]][{{%[0-9]+}}]
 // CHECK-NEXT: llvm.store
+// CHECK:      [[AT:%[0-9]+]] = llvm.getelementptr inbounds [[STATE]][{{%[0-9]+}}]
+// CHECK-NEXT: [[OLD:%[0-9]+]] = llvm.load [[AT]]
+// CHECK-NEXT: [[S1:%[0-9]+]] = llvm.intr.fma({{%[0-9]+}}, {{%[0-9]+}}, [[OLD]]) : (f32, f32, f32) -> f32
+// CHECK-NEXT: {{%[0-9]+}} = llvm.intr.fma([[S1]], {{%[0-9]+}}, {{%[0-9]+}}) : (f32, f32, f32) -> f32
+// CHECK-NEXT: [[S2:%[0-9]+]] = llvm.intr.fma({{%[0-9]+}}, {{%[0-9]+}}, [[S1]]) : (f32, f32, f32) -> f32
+// CHECK-NEXT: {{%[0-9]+}} = llvm.intr.fma([[S2]], {{%[0-9]+}}, {{%[0-9]+}}) : (f32, f32, f32) -> f32
+// CHECK-NEXT: [[BACK:%[0-9]+]] = llvm.getelementptr inbounds [[STATE]][{{%[0-9]+}}]
+// CHECK-NEXT: llvm.store [[S2]], [[BACK]]
 // CHECK-NOT: fastmath
 // CHECK: llvm.return
 // CHECK-LABEL: llvm.func @prefill(
