@@ -51,11 +51,13 @@ from rlx_mlir.lowering.gemm import (
     TILE_BYTES,
     TILE_ROWS,
     Matrix,
+    Packing,
     byte_pointer,
     gemm_call,
     gemm_external,
     register_tile,
     single_threaded_blas,
+    weight_packing,
 )
 from rlx_mlir.lowering.kernel import Kernel, KernelContext, emit_nest_kernel, kernel_function
 from rlx_mlir.lowering.loops import advance, coalesce, for_range, read_strides
@@ -208,28 +210,45 @@ def _widened_kernels(op: ct.MatmulOp, layout: GemmLayout, ctx: KernelContext) ->
 # emitted small GEMMs
 # ---------------------------------------------------------------------------
 
+Epilogue = Callable[[Emitter, Region, list[SSAValue], tuple[SSAValue, SSAValue], tuple[SSAValue, SSAValue]], None]
+"""finish(e, region, pointers, rows, columns): applies a contraction region's body
+to rows x columns of C in place, right after their tile stored them."""
+
+
 def _tiled_gemm_kernels(
-    name: str, layout: GemmLayout, dtype: str, buffers: list[SSAValue | str | Scratch]
+    name: str,
+    layout: GemmLayout,
+    dtype: str,
+    buffers: list[SSAValue | str | Scratch],
+    packing: Packing | None = None,
+    finish: Epilogue | None = None,
 ) -> list[Kernel]:
-    """Register-tiled GEMMs in explicit vector IR (rhs not transposed): for each
-    tile of TILE_ROWS rows x TILE_BYTES of C, acc += splat(A[i, kk]) * B[kk, j0:j1]
-    over kk with vector FMAs, then one store. One kernel runs the full row tiles
-    and one the last M % TILE_ROWS rows, each over (batch, row tile) pairs, which
-    the entry splits across threads."""
+    """Register-tiled GEMMs in explicit vector IR: for each tile of TILE_ROWS rows
+    x TILE_BYTES of C, acc += splat(A[i, kk]) * B[kk, j0:j1] over kk with vector
+    FMAs, then one store, then `finish` (an epilogue) over the tile while it is
+    in L1. B is read in place (rhs not transposed), or from the column panels of
+    `packing` (any transpose) when the rhs buffer holds them. One kernel runs
+    the full row tiles and one the last M % TILE_ROWS rows, each over (batch, row
+    tile) pairs, which the entry splits across threads. Buffers: lhs, rhs, the
+    epilogue's inputs, C."""
     item = codec(COMPONENT[dtype])
     m, n, k = layout.m, layout.n, layout.k
     a_row, a_col = (1, m) if layout.transposes[0] else (k, 1)  # element strides of A[i, kk] along i and kk
     width = TILE_BYTES // item.dtype.nbytes
+    assert packing is None or packing.panel == width, "the panels are as wide as the tiles"
 
     def kernel(suffix: str, first: int, rows: int, tiles: int) -> Kernel:
         def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
-            lhs, rhs, out = pointers
+            lhs, rhs, out = pointers[0], pointers[1], pointers[-1]
 
-            def tile(a_base: SSAValue, b_base: SSAValue, c_base: SSAValue, j0: SSAValue, cols: int) -> None:
+            def tile(i0: SSAValue, bases: list[SSAValue], j0: SSAValue, cols: int) -> None:
+                a_base, b_base, c_base = bases
                 a = Matrix(lhs, a_base, a_row, a_col)
-                b = Matrix(rhs, e.add(b_base, j0), n)
+                b = Matrix(rhs, e.add(b_base, j0), n) if packing is None else packing.panel_matrix(e, rhs, j0, cols)
                 c = Matrix(out, e.add(c_base, j0), n)
                 register_tile(e, region, item, (rows, cols, k), a, b, c)
+                if finish is not None:
+                    finish(e, region, pointers, (i0, e.add(i0, e.i64(rows))), (j0, e.add(j0, e.i64(cols))))
 
             def one(t: SSAValue) -> None:
                 a_base, b_base, c_base = _batch_offsets(e, layout, e.udiv(t, e.i64(tiles)))
@@ -238,17 +257,19 @@ def _tiled_gemm_kernels(
                 c_base = e.add(c_base, e.mul(i0, e.i64(n)))
                 full = n // width * width
                 if full:
-                    for_range(
-                        e, region, e.i64(0), e.i64(full), lambda j0: tile(a_base, b_base, c_base, j0, width), width
-                    )
+
+                    def whole(j0: SSAValue) -> None:
+                        tile(i0, [a_base, b_base, c_base], j0, width)
+
+                    for_range(e, region, e.i64(0), e.i64(full), whole, width)
                 if n % width:
-                    tile(a_base, b_base, c_base, e.i64(full), n % width)
+                    tile(i0, [a_base, b_base, c_base], e.i64(full), n % width)
 
             for_range(e, region, begin, end, one)
 
         extent = layout.count * tiles
         work = extent * rows * n * k // MACS_PER_ELEMENT
-        return Kernel(kernel_function(f"{name}{suffix}", 3, build), buffers, extent, work)
+        return Kernel(kernel_function(f"{name}{suffix}", len(buffers), build), buffers, extent, work)
 
     kernels = []
     if m // TILE_ROWS:
@@ -270,10 +291,27 @@ def _gemm_kernels(
     anyway (M·N·K <= TILED_MAX_MNK) with an untransposed rhs: there it runs
     ~2x faster than the call and its batch splits across the entry's threads
     (benchmarks/contractions.py); the BLAS call for everything else."""
-    small = layout.m * layout.n * layout.k <= TILED_MAX_MNK
-    if dtype in ("f32", "f64") and small and not layout.transposes[1]:
+    if _tiles(layout, dtype):
         return _tiled_gemm_kernels(name, layout, dtype, buffers)
     return [_blas_kernel(name, layout, dtype, buffers, threads)]
+
+
+def _tiles(layout: GemmLayout, dtype: str) -> bool:
+    """Whether the tile kernel runs this GEMM with B read in place (see `_gemm_kernels`)."""
+    small = layout.m * layout.n * layout.k <= TILED_MAX_MNK
+    return dtype in ("f32", "f64") and small and not layout.transposes[1]
+
+
+def _packed_rhs(op: ct.MatmulOp | rg.ContractionRegionOp, ctx: KernelContext) -> tuple[Packing, Scratch] | None:
+    """The panels and buffer of `op`'s rhs if a loop packed it before its steps
+    (`dialects.scan.PackedWeight`): the tile kernel then reads them, whatever
+    the GEMM's size and the rhs's transpose."""
+    transposed = op.transposes[1]
+    buffer = ctx.packed.get((op.rhs, transposed))
+    if buffer is None:
+        return None
+    item = codec(element_type(op.rhs.type))
+    return weight_packing(shape_of(op.rhs.type), transposed, item), buffer
 
 
 # ---------------------------------------------------------------------------
@@ -329,6 +367,10 @@ def matmul_kernels(op: ct.MatmulOp, ctx: KernelContext) -> list[Kernel]:
     _check_blas_sizes(op, layout)
     if dtype in ct.WIDENED_TYPES:
         return _widened_kernels(op, layout, ctx)
+    packed = _packed_rhs(op, ctx)
+    if packed is not None:
+        packing, panels = packed
+        return _tiled_gemm_kernels(ctx.name, layout, dtype, [op.lhs, panels, op.result], packing)
     return _gemm_kernels(ctx.name, layout, dtype, [op.lhs, op.rhs, op.result], ctx.threads)
 
 
@@ -349,8 +391,10 @@ def _epilogue_rows(
     op: rg.ContractionRegionOp,
     pointers: list[SSAValue],
     rows: tuple[SSAValue, SSAValue],
+    columns: tuple[SSAValue, SSAValue] | None = None,
 ) -> None:
-    """out[i, j] = body(out[i, j], epilogue inputs at (i, j)) for i in [rows), in place."""
+    """out[i, j] = body(out[i, j], epilogue inputs at (i, j)) for i in [rows) and
+    j in [columns) (every column by default), in place."""
     product_type = element_type(op.lhs.type)
     n = shape_of(op.outputs[0].type)[1]
     reads = [read_strides(shape_of(v.type), index_maps.accesses(amap), 2) for v, amap in zip(op.mapped_inputs, op.maps)]
@@ -372,7 +416,8 @@ def _epilogue_rows(
 
             codec(element_type(op.outputs[0].type)).store(e, body_value(e, op.body.block, load), out, at)
 
-        for_range(e, region, e.i64(0), e.i64(n), column)
+        lo, hi = columns or (e.i64(0), e.i64(n))
+        for_range(e, region, lo, hi, column)
 
     for_range(e, region, rows[0], rows[1], row)
 
@@ -407,31 +452,31 @@ def _blocked_blas_kernel(op: rg.ContractionRegionOp, layout: GemmLayout, dtype: 
     return Kernel(function, buffers, blocks, layout.work + m * n, externals=(gemm,))
 
 
-def _epilogue_kernel(op: rg.ContractionRegionOp, name: str) -> Kernel:
-    """The epilogue over every row of the finished product, in place."""
-    m = shape_of(op.outputs[0].type)[0]
-
-    def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
-        _epilogue_rows(e, region, op, pointers, (begin, end))
-
-    buffers: list[SSAValue | str | Scratch] = [*op.inputs, *op.outputs]
-    return Kernel(kernel_function(name, len(buffers), build), buffers, m, numel(shape_of(op.outputs[0].type)))
-
-
 def contraction_region_kernels(op: rg.ContractionRegionOp, ctx: KernelContext) -> list[Kernel]:
-    """A 2-D f32/f64 product (what fuse-epilogues makes): blocks of BLAS rows each
-    finished by the epilogue while in cache, or, for GEMMs the tile kernel runs,
-    the tiles and then one epilogue pass."""
+    """A 2-D f32/f64 product (what fuse-epilogues makes): register tiles, each
+    finished by the epilogue right after it (GEMMs the tile kernel runs, and any
+    GEMM whose rhs a loop packed), or blocks of BLAS rows each finished by the
+    epilogue while in cache."""
     if numel(shape_of(op.outputs[0].type)) == 0:
         return []
     layout = gemm_layout(op)  # type: ignore[arg-type]
     dtype = dtypes.from_ir(element_type(op.outputs[0].type)).name
     _check_blas_sizes(op, layout)
-    gemm_buffers: list[SSAValue | str | Scratch] = [op.lhs, op.rhs, op.outputs[0]]
-    kernels = _gemm_kernels(f"{ctx.name}_gemm", layout, dtype, gemm_buffers, ctx.threads)
-    if len(kernels) == 1 and kernels[0].externals:  # a BLAS call: block it and fuse the epilogue in
-        return [single_threaded_blas(f"{ctx.name}_blas1"), _blocked_blas_kernel(op, layout, dtype, ctx.name)]
-    return [*kernels, _epilogue_kernel(op, f"{ctx.name}_epilogue")]
+    buffers: list[SSAValue | str | Scratch] = [*op.inputs, *op.outputs]
+
+    def finish(
+        e: Emitter, region: Region, pointers: list[SSAValue], rows: tuple[SSAValue, SSAValue],
+        columns: tuple[SSAValue, SSAValue],
+    ) -> None:
+        _epilogue_rows(e, region, op, pointers, rows, columns)
+
+    packed = _packed_rhs(op, ctx)
+    if packed is not None:
+        packing, panels = packed
+        return _tiled_gemm_kernels(ctx.name, layout, dtype, [op.lhs, panels, *buffers[2:]], packing, finish)
+    if _tiles(layout, dtype):
+        return _tiled_gemm_kernels(ctx.name, layout, dtype, buffers, finish=finish)
+    return [single_threaded_blas(f"{ctx.name}_blas1"), _blocked_blas_kernel(op, layout, dtype, ctx.name)]
 
 
 KERNELS: dict[type[Operation], Callable[[Operation, KernelContext], list[Kernel]]] = {

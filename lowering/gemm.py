@@ -190,6 +190,14 @@ class Packing:
         return Matrix(packed, base, width)
 
 
+def weight_packing(shape: tuple[int, ...], transposed: bool, item: Codec) -> Packing:
+    """One 2-D weight W (`shape` as stored) packed for the tiles of TILE_BYTES
+    columns of op(W): what a loop packs before its steps and its body's GEMM reads."""
+    rows, cols = shape
+    n, k = (rows, cols) if transposed else (cols, rows)
+    return Packing(1, n, k, 0, 0, TILE_BYTES // item.dtype.nbytes, transposed)
+
+
 def emit_packing(
     e: Emitter, region: Region, item: Codec, packing: Packing, pointers: tuple[SSAValue, SSAValue], u: SSAValue
 ) -> None:

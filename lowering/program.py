@@ -25,6 +25,7 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from rlx_mlir.dialects import elementwise as ew
 from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects import rlx
+from rlx_mlir.dialects.common import element_type, shape_of
 from rlx_mlir.dialects.scan import LoopOp, ScanBackwardOp, ScanOp
 from rlx_mlir.lowering import (
     contraction,
@@ -36,8 +37,10 @@ from rlx_mlir.lowering import (
     rnn,
     state_space,
 )
+from rlx_mlir.lowering.element_types import codec
 from rlx_mlir.lowering.elementwise import region_kernels
 from rlx_mlir.lowering.emitter import Emitter
+from rlx_mlir.lowering.gemm import packing_kernel, weight_packing
 from rlx_mlir.lowering.kernel import (
     PTR,
     STATUS,
@@ -89,6 +92,8 @@ class _EntryBuilder:
         self.pointers: dict[tuple[str, int, int], SSAValue] = {}
         self.bound: dict[SSAValue, SSAValue] = {}
         """Pointers computed at run time, in a scan body: its arguments and its next carry."""
+        self.packed: dict[tuple[SSAValue, bool], Scratch] = {}
+        """The loop bodies' weights packed before their loops (`KernelContext.packed`)."""
         self.program = LoweredProgram()
 
     def io_pointer(self, slot: int) -> SSAValue:
@@ -179,7 +184,7 @@ class _EntryBuilder:
             name = f"{prefix}_k{index}"
             emit = KERNELS.get(type(op))
             if emit is not None:
-                for kernel in emit(op, KernelContext(name, codes.get(op, 0), self.threads)):
+                for kernel in emit(op, KernelContext(name, codes.get(op, 0), self.threads, self.packed)):
                     self.launch(kernel)
             elif isinstance(op, ScanOp):
                 self.scan(op, codes, name)
@@ -202,6 +207,7 @@ class _EntryBuilder:
         e, length = self.e, op.steps
         carry = nbytes(op.init)
         rows = op.rows or 1
+        self.pack_weights(op, prefix)
         init, result = self.pointer(op.init), self.pointer(op.result)
         spares = self._spares(op, result)
         broadcast = [self.pointer(v) for v in op.broadcast]
@@ -222,6 +228,18 @@ class _EntryBuilder:
             self.run_body(block, [carry_in, *broadcast, *self._rows(op, xs, t)], [written(t)], codes, prefix)
 
         for_range(e, self.region, e.i64(0), e.i64(length), step)
+
+    def pack_weights(self, op: LoopOp, prefix: str) -> None:
+        """Pack each weight the bodies' GEMMs read as their rhs (`PackedWeight`) into
+        its scratch buffer, once, before the loop; the GEMMs then read the panels."""
+        for weight, index in op.packed_scratch():
+            value = op.broadcast[weight.broadcast]
+            buffer = Scratch(op, index)
+            item = codec(element_type(value.type))
+            packing = weight_packing(shape_of(value.type), weight.transposed, item)
+            self.launch(packing_kernel(f"{prefix}_pack{index}", item, packing, value, buffer))
+            for block in op.bodies():
+                self.packed[(block.args[1 + weight.broadcast], weight.transposed)] = buffer
 
     def run_body(
         self, block: Block, arguments: list[SSAValue], targets: list[SSAValue], codes: dict[Operation, int], prefix: str
@@ -257,6 +275,7 @@ class _EntryBuilder:
         step from the last, into their results."""
         e, length, rows = self.e, op.steps, op.rows
         carry, checkpoints = op.carry_bytes, op.checkpoints
+        self.pack_weights(op, prefix)
         scratch = [self.byte_offset(self.arena, off) for off in _scratch_offsets(op)]
         cotangents = (scratch[0], self.byte_offset(scratch[0], carry))
         per_step = scratch[1 : 1 + len(op.broadcast)]

@@ -20,3 +20,8 @@ config.test_source_root = os.path.dirname(__file__)
 # installed tools rather than anything else on the user's PATH.
 tools_dir = os.path.dirname(sys.executable)
 config.environment["PATH"] = os.pathsep.join([tools_dir, config.environment.get("PATH", os.environ.get("PATH", ""))])
+
+# A PYTHONPATH given to lit reaches the tools, so `PYTHONPATH=<checkout> lit ...`
+# tests that checkout rather than the one the venv's editable install points at.
+if "PYTHONPATH" in os.environ:
+    config.environment["PYTHONPATH"] = os.environ["PYTHONPATH"]
