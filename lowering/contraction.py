@@ -34,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from xdsl.dialects import llvm
 from xdsl.dialects.builtin import f32, i32
 from xdsl.ir import Operation, Region, SSAValue
 
@@ -53,6 +54,7 @@ from rlx_mlir.lowering.gemm import (
     Matrix,
     Packing,
     byte_pointer,
+    emit_panel,
     gemm_call,
     gemm_external,
     register_tile,
@@ -60,7 +62,7 @@ from rlx_mlir.lowering.gemm import (
     weight_packing,
 )
 from rlx_mlir.lowering.kernel import Kernel, KernelContext, emit_nest_kernel, kernel_function
-from rlx_mlir.lowering.loops import advance, coalesce, for_range, read_strides
+from rlx_mlir.lowering.loops import advance, coalesce, for_range, if_then, read_strides
 from rlx_mlir.lowering.scalar_ops import body_value
 from rlx_mlir.memory_plan import Scratch
 
@@ -279,6 +281,75 @@ def _tiled_gemm_kernels(
     return kernels
 
 
+def _panel_gemm_kernel(
+    name: str,
+    layout: GemmLayout,
+    dtype: str,
+    buffers: list[SSAValue | str | Scratch],
+    threads: int,
+    finish: Epilogue | None = None,
+) -> Kernel:
+    """Real GEMMs beyond the in-place tile kernel (larger, or a transposed rhs):
+    one unit per (batch entry, block of rows, column panel of C) packs its panel
+    of op(B) [K x TILE_BYTES] into a stack buffer, where it stays in cache while
+    the block's row tiles of A stream past it (register tiles of TILE_ROWS rows,
+    then the last M % TILE_ROWS rows), each finished by `finish`. The units split
+    across the entry's threads; rows are cut into blocks only when there are too
+    few panels to keep every thread busy (a block repacks its panel).
+    `rlx.rnn`'s projection is built the same way. Measured on one thread, about
+    2x OpenBLAS's sgemm/dgemm here (`OPENBLAS_CORETYPE=Haswell` kernels):
+    benchmarks/contractions.py."""
+    item = codec(COMPONENT[dtype])
+    m, n, k = layout.m, layout.n, layout.k
+    a_row, a_col = (1, m) if layout.transposes[0] else (k, 1)  # element strides of A[i, kk] along i and kk
+    b_row, b_col = (1, k) if layout.transposes[1] else (n, 1)  # ... of op(B)[kk, j] along kk and j
+    width = TILE_BYTES // item.dtype.nbytes
+    full, tail = n // width, n % width
+    panels = full + (tail > 0)
+    tiles = -(-m // TILE_ROWS)
+    blocks = max(1, min(tiles, -(-2 * threads // (layout.count * panels))))
+    block_rows = -(-tiles // blocks) * TILE_ROWS
+    blocks = -(-m // block_rows)
+    whole = m // TILE_ROWS * TILE_ROWS
+
+    def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
+        lhs, rhs, out = pointers[0], pointers[1], pointers[-1]
+        panel = e.op(llvm.AllocaOp(e.i64(max(1, k * width)), item.storage, alignment=64))
+
+        def unit(u: SSAValue) -> None:
+            a_base, b_base, c_base = _batch_offsets(e, layout, e.udiv(u, e.i64(blocks * panels)))
+            first = e.mul(e.urem(e.udiv(u, e.i64(panels)), e.i64(blocks)), e.i64(block_rows))
+            last = e.smin(e.add(first, e.i64(block_rows)), e.i64(m))
+            c0 = e.mul(e.urem(u, e.i64(panels)), e.i64(width))
+
+            def columns(cols: int) -> None:
+                source = Matrix(rhs, e.add(b_base, e.mul(c0, e.i64(b_col))), b_row, b_col)
+                emit_panel(e, region, item, source, (panel, e.i64(0)), k, e.i64(cols))
+
+                def tile(i0: SSAValue, rows: int) -> None:
+                    a = Matrix(lhs, e.add(a_base, e.mul(i0, e.i64(a_row))), a_row, a_col)
+                    c = Matrix(out, e.add(e.add(c_base, e.mul(i0, e.i64(n))), c0), n)
+                    register_tile(e, region, item, (rows, cols, k), a, Matrix(panel, e.i64(0), cols), c)
+                    if finish is not None:
+                        finish(e, region, pointers, (i0, e.add(i0, e.i64(rows))), (c0, e.add(c0, e.i64(cols))))
+
+                if whole:
+                    stop = e.smin(last, e.i64(whole))
+                    for_range(e, region, first, stop, lambda i0: tile(i0, TILE_ROWS), TILE_ROWS)
+                if m % TILE_ROWS:
+                    if_then(e, region, e.icmp("eq", last, e.i64(m)), lambda: tile(e.i64(whole), m % TILE_ROWS))
+
+            if full:
+                if_then(e, region, e.icmp("slt", c0, e.i64(full * width)), lambda: columns(width))
+            if tail:
+                if_then(e, region, e.icmp("eq", c0, e.i64(full * width)), lambda: columns(tail))
+
+        for_range(e, region, begin, end, unit)
+
+    extent = layout.count * blocks * panels
+    return Kernel(kernel_function(name, len(buffers), build), buffers, extent, layout.work)
+
+
 TILED_MAX_MNK = blas.CALLER_THREAD_MNK[False]
 """Real GEMMs up to this M·N·K use the tile kernel (benchmarks/contractions.py sets
 it to 0 to time the BLAS call instead)."""
@@ -293,6 +364,8 @@ def _gemm_kernels(
     (benchmarks/contractions.py); the BLAS call for everything else."""
     if _tiles(layout, dtype):
         return _tiled_gemm_kernels(name, layout, dtype, buffers)
+    if _panels(layout, dtype):
+        return [_panel_gemm_kernel(name, layout, dtype, buffers, threads)]
     return [_blas_kernel(name, layout, dtype, buffers, threads)]
 
 
@@ -300,6 +373,20 @@ def _tiles(layout: GemmLayout, dtype: str) -> bool:
     """Whether the tile kernel runs this GEMM with B read in place (see `_gemm_kernels`)."""
     small = layout.m * layout.n * layout.k <= TILED_MAX_MNK
     return dtype in ("f32", "f64") and small and not layout.transposes[1]
+
+
+PANEL_MAX_MNK = 1 << 62
+"""Real GEMMs up to this M·N·K that the in-place tiles do not take run
+`_panel_gemm_kernel` (benchmarks set it to 0 to time the BLAS call instead)."""
+
+PANEL_MAX_BYTES = 1 << 18
+"""The largest stack panel of op(B) (K x TILE_BYTES): a quarter of the 1 MiB L2."""
+
+
+def _panels(layout: GemmLayout, dtype: str) -> bool:
+    """Whether `_panel_gemm_kernel` runs this GEMM."""
+    small = layout.m * layout.n * layout.k <= PANEL_MAX_MNK
+    return dtype in ("f32", "f64") and small and layout.k * TILE_BYTES <= PANEL_MAX_BYTES
 
 
 def _packed_rhs(op: ct.MatmulOp | rg.ContractionRegionOp, ctx: KernelContext) -> tuple[Packing, Scratch] | None:
@@ -476,6 +563,8 @@ def contraction_region_kernels(op: rg.ContractionRegionOp, ctx: KernelContext) -
         return _tiled_gemm_kernels(ctx.name, layout, dtype, [op.lhs, panels, *buffers[2:]], packing, finish)
     if _tiles(layout, dtype):
         return _tiled_gemm_kernels(ctx.name, layout, dtype, buffers, finish=finish)
+    if _panels(layout, dtype):
+        return [_panel_gemm_kernel(ctx.name, layout, dtype, buffers, ctx.threads, finish)]
     return [single_threaded_blas(f"{ctx.name}_blas1"), _blocked_blas_kernel(op, layout, dtype, ctx.name)]
 
 

@@ -198,11 +198,31 @@ def weight_packing(shape: tuple[int, ...], transposed: bool, item: Codec) -> Pac
     return Packing(1, n, k, 0, 0, TILE_BYTES // item.dtype.nbytes, transposed)
 
 
+def emit_panel(
+    e: Emitter, region: Region, item: Codec, source: Matrix, target: tuple[SSAValue, SSAValue], k: int, width: SSAValue
+) -> None:
+    """packed[base + kk·width + c] = op(W)[kk, c] for kk < k, c < width, with
+    op(W)[kk, c] at `source` (its `row` stride along kk, `col` along c) and
+    (packed, base) = `target`: one panel, each of its rows written in order."""
+    packed, base = target
+
+    def row(kk: SSAValue) -> None:
+        row_at = e.add(base, e.mul(kk, width))
+        from_at = e.add(source.base, e.mul(kk, e.i64(source.row)))
+
+        def element(c: SSAValue) -> None:
+            item.copy(e, source.ptr, e.add(from_at, e.mul(c, e.i64(source.col))), packed, e.add(row_at, c))
+
+        for_range(e, region, e.i64(0), width, element)
+
+    for_range(e, region, e.i64(0), e.i64(k), row)
+
+
 def emit_packing(
     e: Emitter, region: Region, item: Codec, packing: Packing, pointers: tuple[SSAValue, SSAValue], u: SSAValue
 ) -> None:
-    """Pack unit `u` of `packing` from the weight into the packed buffer, each panel row written in order."""
-    source, packed = pointers
+    """Pack unit `u` of `packing` from the weight into the packed buffer."""
+    weight, packed = pointers
     n, k = packing.n, packing.k
     panel, full, tail = packing.panels()
     count = full + (tail > 0)
@@ -210,20 +230,10 @@ def emit_packing(
     c0 = e.mul(jt, e.i64(panel))
     w = e.smin(e.i64(panel), e.sub(e.i64(n), c0))
     at = e.mul(matrix, e.i64(n * k))
-    source_at = e.add(e.add(at, e.i64(packing.source)), c0 if not packing.transposed else e.mul(c0, e.i64(k)))
-    target_at = e.add(e.add(at, e.i64(packing.target)), e.mul(c0, e.i64(k)))
-    along_c, along_k = (k, 1) if packing.transposed else (1, n)  # source strides of op(W)[kk, c]
-
-    def row(kk: SSAValue) -> None:
-        row_at = e.add(target_at, e.mul(kk, w))
-        from_at = e.add(source_at, e.mul(kk, e.i64(along_k)))
-
-        def element(c: SSAValue) -> None:
-            item.copy(e, source, e.add(from_at, e.mul(c, e.i64(along_c))), packed, e.add(row_at, c))
-
-        for_range(e, region, e.i64(0), w, element)
-
-    for_range(e, region, e.i64(0), e.i64(k), row)
+    along_k, along_c = (1, k) if packing.transposed else (n, 1)  # strides of op(W)[kk, c] in the weight
+    source = e.add(e.add(at, e.i64(packing.source)), e.mul(c0, e.i64(along_c)))
+    target = e.add(e.add(at, e.i64(packing.target)), e.mul(c0, e.i64(k)))
+    emit_panel(e, region, item, Matrix(weight, source, along_k, along_c), (packed, target), k, w)
 
 
 def packing_kernel(name: str, item: Codec, packing: Packing, weight: SSAValue, packed: Scratch) -> Kernel:
