@@ -16,8 +16,8 @@ accumulated in f16 or bf16 instead of f32 would miss it by orders of
 magnitude.
 
 Shapes cover the three kernels of each real type (the emitted tile kernel
-below M·N·K = 2^18, the packed-panel kernel above, BLAS for K beyond the
-panels' reach), batch broadcasting (one folded GEMM, a loop with
+below M·N·K = 2^18, the packed-panel kernel above it for K <= 256, BLAS for
+longer K), batch broadcasting (one folded GEMM, a loop with
 stride-0 operands), 1-D operands, 1xN / Nx1 / K = 1, zero-size dimensions,
 stored transposes (flags, and rlx.transpose folded by canonicalize-broadcast),
 and 1 vs 2 threads.
@@ -344,9 +344,8 @@ def _blas_threads() -> int:
 
 def test_blas_thread_count_follows_compile_threads() -> None:
     """Each executable sets OpenBLAS's thread count to its own `threads` before its GEMMs."""
-    a, c = sample((40, 2100), "f64", 0), sample((2100, 40), "f64", 1)
-    case = ((40, 2100), (2100, 40), False, False)  # K beyond the packed panels: BLAS
-    exes = {n: rlx.compile(build([case], "f64").module(), threads=n) for n in (1, 2)}
+    a, c = sample((300, 300), "f64", 0), sample((300, 300), "f64", 1)
+    exes = {n: rlx.compile(build([((300, 300), (300, 300), False, False)], "f64").module(), threads=n) for n in (1, 2)}
     for n in (2, 1, 2):
         (got,) = exes[n](a, c)
         assert _blas_threads() == n

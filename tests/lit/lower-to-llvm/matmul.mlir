@@ -5,7 +5,7 @@
 // scipy-openblas32, whose symbols carry the prefix scipy_; the module
 // declares the functions it calls and the JIT resolves them in the library.
 
-// A GEMM whose K is beyond the packed panels (2100 · 128 bytes > 256 KiB) and
+// A GEMM whose K is beyond the packed panels (2100 · 128 bytes > 32 KiB) and
 // large enough for OpenBLAS to thread (M·N·K = 64·64·2100 > 2^18): the kernel
 // sets the BLAS thread count to the entry's (2) and calls sgemm row-major (101)
 // with the rhs flag CblasTrans (112) and the lhs CblasNoTrans (111), M = N = 64,
