@@ -231,13 +231,16 @@ def _tiled_gemm_kernels(
     in L1. B is read in place (rhs not transposed), or from the column panels of
     `packing` (any transpose) when the rhs buffer holds them. One kernel runs
     the full row tiles and one the last M % TILE_ROWS rows, each over (batch, row
-    tile) pairs, which the entry splits across threads. Buffers: lhs, rhs, the
-    epilogue's inputs, C."""
+    tile, column panel) units, which the entry splits across threads (so a large
+    GEMM of a few rows, a scan body's, still uses every core). Buffers: lhs,
+    rhs, the epilogue's inputs, C."""
     item = codec(COMPONENT[dtype])
     m, n, k = layout.m, layout.n, layout.k
     a_row, a_col = (1, m) if layout.transposes[0] else (k, 1)  # element strides of A[i, kk] along i and kk
     width = TILE_BYTES // item.dtype.nbytes
     assert packing is None or packing.panel == width, "the panels are as wide as the tiles"
+    full, tail = n // width, n % width
+    panels = full + (tail > 0)
 
     def kernel(suffix: str, first: int, rows: int, tiles: int) -> Kernel:
         def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
@@ -253,24 +256,20 @@ def _tiled_gemm_kernels(
                     finish(e, region, pointers, (i0, e.add(i0, e.i64(rows))), (j0, e.add(j0, e.i64(cols))))
 
             def one(t: SSAValue) -> None:
-                a_base, b_base, c_base = _batch_offsets(e, layout, e.udiv(t, e.i64(tiles)))
-                i0 = e.add(e.mul(e.urem(t, e.i64(tiles)), e.i64(rows)), e.i64(first))
-                a_base = e.add(a_base, e.mul(i0, e.i64(a_row)))
-                c_base = e.add(c_base, e.mul(i0, e.i64(n)))
-                full = n // width * width
+                rest, p = e.udiv(t, e.i64(panels)), e.urem(t, e.i64(panels))
+                a_base, b_base, c_base = _batch_offsets(e, layout, e.udiv(rest, e.i64(tiles)))
+                i0 = e.add(e.mul(e.urem(rest, e.i64(tiles)), e.i64(rows)), e.i64(first))
+                bases = [e.add(a_base, e.mul(i0, e.i64(a_row))), b_base, e.add(c_base, e.mul(i0, e.i64(n)))]
+                j0 = e.mul(p, e.i64(width))
                 if full:
-
-                    def whole(j0: SSAValue) -> None:
-                        tile(i0, [a_base, b_base, c_base], j0, width)
-
-                    for_range(e, region, e.i64(0), e.i64(full), whole, width)
-                if n % width:
-                    tile(i0, [a_base, b_base, c_base], e.i64(full), n % width)
+                    if_then(e, region, e.icmp("slt", p, e.i64(full)), lambda: tile(i0, bases, j0, width))
+                if tail:
+                    if_then(e, region, e.icmp("eq", p, e.i64(full)), lambda: tile(i0, bases, j0, tail))
 
             for_range(e, region, begin, end, one)
 
-        extent = layout.count * tiles
-        work = extent * rows * n * k // MACS_PER_ELEMENT
+        extent = layout.count * tiles * panels
+        work = layout.count * tiles * rows * n * k // MACS_PER_ELEMENT
         return Kernel(kernel_function(f"{name}{suffix}", len(buffers), build), buffers, extent, work)
 
     kernels = []

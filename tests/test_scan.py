@@ -142,3 +142,23 @@ def test_packed_weights_match_a_python_loop(transpose: bool, dtype: str, numpy_t
         want.append(carry)
     (got,) = exe(h, wv, bv, xv)
     np.testing.assert_allclose(got, np.stack(want), rtol=tolerance, atol=tolerance)
+
+
+def test_a_large_body_gemm_uses_both_threads() -> None:
+    """An 8-row carry against a 512 x 512 weight is one row tile but sixteen
+    column panels: the body's GEMM is split across the threads by panel, and
+    every thread computes whole dot products, so 1 and 2 threads agree exactly."""
+    rows, width, length = 8, 512, 3
+    b = rlx.Builder("wide")
+    h0, w, xs = b.input((rows, width)), b.input((width, width)), b.input((length, rows, width))
+    b.output(b.scan(h0, lambda b, h, w, x: b.tanh(b.add(b.matmul(h, w, transpose_rhs=True), x)), [xs], [w]))
+    module = b.module()
+    one, two = rlx.compile(module, threads=1), rlx.compile(module, threads=2)
+    assert "_parallel" in two.llvm_ir and "_parallel" not in one.llvm_ir
+    h, wv, xv = ((RNG.standard_normal(s) * 0.05).astype(np.float32) for s in ((rows, width), (width, width),
+                                                                              (length, rows, width)))
+    np.testing.assert_array_equal(one(h, wv, xv)[0], two(h, wv, xv)[0])
+    carry = h.astype(np.float64)
+    for x in xv:
+        carry = np.tanh(carry @ wv.T.astype(np.float64) + x)
+    np.testing.assert_allclose(two(h, wv, xv)[0], carry, rtol=1e-5, atol=1e-5)
