@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from xdsl.dialects import func, llvm
-from xdsl.dialects.builtin import i1, i8, i64
+from xdsl.dialects.builtin import IntegerAttr, i1, i8, i64
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 
 from rlx_mlir.dialects import elementwise as ew
@@ -92,6 +92,8 @@ class _EntryBuilder:
         self.pointers: dict[tuple[str, int, int], SSAValue] = {}
         self.bound: dict[SSAValue, SSAValue] = {}
         """Pointers computed at run time, in a scan body: its arguments and its next carry."""
+        self.loops = 0
+        """How many loops (scan, scan_backward) the ops being lowered are inside."""
         self.packed: dict[tuple[SSAValue, bool], Scratch] = {}
         """The loop bodies' weights packed before their loops (`KernelContext.packed`)."""
         self.program = LoweredProgram()
@@ -144,7 +146,10 @@ class _EntryBuilder:
         name = kernel.function.sym_name.data
         thunk = emit_thunk(kernel.function, f"{name}_thunk", len(pointers))
         self.program.functions += [kernel.function, thunk]
-        args = e.op(llvm.AllocaOp(e.i64(len(pointers)), PTR, alignment=8))
+        if self.loops:
+            args = self.entry_alloca(len(pointers))
+        else:
+            args = e.op(llvm.AllocaOp(e.i64(len(pointers)), PTR, alignment=8))
         for k, ptr in enumerate(pointers):
             e.op(llvm.StoreOp(ptr, e.op(llvm.GEPOp(args, [k], PTR, inbounds=True))))
         self.program.externals |= set(kernel.externals)
@@ -159,6 +164,19 @@ class _EntryBuilder:
             e.op(llvm.CallOp(thunk.sym_name.data, args, e.i64(0), extent))
         if STATUS in kernel.buffers:
             self.return_on_index_error()
+
+    def entry_alloca(self, count: int) -> SSAValue:
+        """A stack slot of `count` pointers, allocated in the entry block: a launch
+        inside a time loop reuses it at every step (an alloca in the loop would
+        grow the stack by one slot per step until the entry returns)."""
+        size = llvm.ConstantOp(IntegerAttr(count, i64), i64)
+        slot = llvm.AllocaOp(size.results[0], PTR, alignment=8)
+        first = self.block.first_op
+        if first is None:
+            self.block.add_ops([size, slot])
+        else:
+            self.block.insert_ops_before([size, slot], first)
+        return slot.results[0]
 
     def return_on_index_error(self) -> None:
         """Stop at the first kernel that met a bad index: later kernels would read its garbage."""
@@ -186,10 +204,10 @@ class _EntryBuilder:
             if emit is not None:
                 for kernel in emit(op, KernelContext(name, codes.get(op, 0), self.threads, self.packed)):
                     self.launch(kernel)
-            elif isinstance(op, ScanOp):
-                self.scan(op, codes, name)
-            elif isinstance(op, ScanBackwardOp):
-                self.scan_backward(op, codes, name)
+            elif isinstance(op, (ScanOp, ScanBackwardOp)):
+                self.loops += 1
+                (self.scan if isinstance(op, ScanOp) else self.scan_backward)(op, codes, name)  # type: ignore[operator]
+                self.loops -= 1
             elif isinstance(op, (func.ReturnOp, rg.YieldOp)):
                 return list(op.operands)
             elif not isinstance(op, rlx.ConstantOp) and view_offset(op) is None:
