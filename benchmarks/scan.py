@@ -1,7 +1,7 @@
 """rlx.scan: the time loop in the JIT entry vs peers, same inputs, one process,
 2 threads for everyone.
 
-    python benchmarks/scan.py [--repeat 9]
+    python benchmarks/scan.py [--repeat 9] [--threads 2]
 
 Prints median times and the ratio peer / rlx (> 1 means rlx is faster):
 - an Elman RNN written as `rlx.scan` (B8 S128 I256 H256: the body is two
@@ -30,6 +30,8 @@ import rlx_mlir as rlx
 from rlx_mlir.builder import Builder
 
 THREADS = 2
+"""For everyone; `--threads 1` compares single-core work, which a machine
+shared with other jobs disturbs far less than two threads that wait for each other."""
 B, S, I, H = 8, 128, 256, 256
 TORCH_SPIN_S = 0.5
 """Each rlx row is timed before torch's, or this long after: torch's OpenMP
@@ -110,9 +112,13 @@ def report(title: str, rlx_ms: float, peers: dict[str, float]) -> None:
 
 
 def main() -> None:
+    global THREADS
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=9)
-    repeat = parser.parse_args().repeat
+    parser.add_argument("--threads", type=int, default=THREADS)
+    args = parser.parse_args()
+    repeat = args.repeat
+    THREADS = args.threads
     rng = np.random.default_rng(0)
     print(f"threads = {THREADS}")
 
