@@ -4,11 +4,12 @@ process, 2 threads for everyone.
     python benchmarks/contractions.py [--repeat 15]
 
 Prints median times and the ratio peer / rlx (> 1 means rlx is faster):
-- matmul f32 [1024 x 1024] @ [1024 x 1024] vs numpy.matmul;
+- matmul f32 [1024 x 1024] @ [1024 x 1024] vs numpy.matmul, plus rlx with
+  its emitted kernels turned off (`blas_only`), one OpenBLAS call: the
+  measurement behind the packed-panel kernel;
 - batched small matmul 512 x [32 x 64] @ [64 x 32] vs numpy.matmul and
-  torch.matmul, plus rlx with its emitted tile kernel turned off
-  (`contraction.TILED_MAX_MNK = 0`), which times one OpenBLAS call per matrix:
-  the measurement behind the tile kernel;
+  torch.matmul, plus rlx with its emitted kernels turned off, which times one
+  OpenBLAS call per matrix: the measurement behind the tile kernel;
 - gelu(x @ w + b) at [4096 x 1024] @ [1024 x 1024] vs NumPy eager and torch
   (rlx: exact erf GELU, fused with the bias add into one pass over the
   product; NumPy has no erf, so its row is the cheaper tanh form; torch:
@@ -25,6 +26,8 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import numpy as np
 from elementwise import (  # the one timing loop of benchmarks/ (this script's folder is on sys.path)
@@ -63,6 +66,17 @@ def report(title: str, gflop: float, rlx_ms: float, peers: dict[str, float]) -> 
         print(f"  {name:<22}{ms:9.3f} ms   {gflop / ms:6.1f} GFLOP/s   peer/rlx = {ms / rlx_ms:5.2f}x")
 
 
+@contextmanager
+def blas_only() -> Iterator[None]:
+    """Matmuls compiled inside call OpenBLAS: the emitted tile and packed-panel kernels are off."""
+    limits = contraction.TILED_MAX_MNK, contraction.PANEL_MAX_MNK
+    contraction.TILED_MAX_MNK = contraction.PANEL_MAX_MNK = 0
+    try:
+        yield
+    finally:
+        contraction.TILED_MAX_MNK, contraction.PANEL_MAX_MNK = limits
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=15)
@@ -79,7 +93,12 @@ def main() -> None:
     n = 1024
     a, b = (rng.standard_normal((n, n), dtype=np.float32) for _ in range(2))
     exe = matmul_exe((n, n), (n, n))
-    peers = {"numpy.matmul": median_ms(lambda: np.matmul(a, b), repeat)}
+    with blas_only():
+        blas_exe = matmul_exe((n, n), (n, n))
+    peers = {
+        "rlx, one BLAS call": median_ms(lambda: blas_exe(a, b), repeat),
+        "numpy.matmul": median_ms(lambda: np.matmul(a, b), repeat),
+    }
     if torch is not None:
         ta, tb = torch.from_numpy(a), torch.from_numpy(b)
         peers["torch.matmul"] = median_ms(lambda: torch.matmul(ta, tb), repeat)
@@ -89,12 +108,8 @@ def main() -> None:
     batch, m, k, p = 512, 32, 64, 32
     x, y = rng.standard_normal((batch, m, k), dtype=np.float32), rng.standard_normal((batch, k, p), dtype=np.float32)
     exe = matmul_exe(x.shape, y.shape)
-    tiled = contraction.TILED_MAX_MNK
-    contraction.TILED_MAX_MNK = 0
-    try:
+    with blas_only():
         blas_exe = matmul_exe(x.shape, y.shape)
-    finally:
-        contraction.TILED_MAX_MNK = tiled
     peers = {
         "rlx, BLAS per matrix": median_ms(lambda: blas_exe(x, y), repeat),
         "numpy.matmul": median_ms(lambda: np.matmul(x, y), repeat),

@@ -1,7 +1,7 @@
 """rlx.scan: the time loop in the JIT entry vs peers, same inputs, one process,
 2 threads for everyone.
 
-    python benchmarks/scan.py [--repeat 9]
+    python benchmarks/scan.py [--repeat 9] [--threads 2]
 
 Prints median times and the ratio peer / rlx (> 1 means rlx is faster):
 - an Elman RNN written as `rlx.scan` (B8 S128 I256 H256: the body is two
@@ -14,11 +14,14 @@ Prints median times and the ratio peer / rlx (> 1 means rlx is faster):
 - the per-step overhead of a tiny body (a carry of 64 floats, one add and one
   mul per step, 4096 steps) against a Python loop calling a compiled step
   function once per step.
+
+Every rlx row is timed before torch's, or TORCH_SPIN_S after them.
 """
 
 from __future__ import annotations
 
 import argparse
+import time
 
 import numpy as np
 from elementwise import median_ms  # the one timing loop of benchmarks/ (this script's folder is on sys.path)
@@ -27,7 +30,13 @@ import rlx_mlir as rlx
 from rlx_mlir.builder import Builder
 
 THREADS = 2
+"""For everyone; `--threads 1` compares single-core work, which a machine
+shared with other jobs disturbs far less than two threads that wait for each other."""
 B, S, I, H = 8, 128, 256, 256
+TORCH_SPIN_S = 0.5
+"""Each rlx row is timed before torch's, or this long after: torch's OpenMP
+threads keep spinning for a while after its calls and would slow whatever
+runs next on the two cores."""
 
 
 def elman_step(b: Builder, h, w_ih, w_hh, bias, x):
@@ -103,9 +112,13 @@ def report(title: str, rlx_ms: float, peers: dict[str, float]) -> None:
 
 
 def main() -> None:
+    global THREADS
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=9)
-    repeat = parser.parse_args().repeat
+    parser.add_argument("--threads", type=int, default=THREADS)
+    args = parser.parse_args()
+    repeat = args.repeat
+    THREADS = args.threads
     rng = np.random.default_rng(0)
     print(f"threads = {THREADS}")
 
@@ -117,6 +130,7 @@ def main() -> None:
     xs = np.ascontiguousarray(x.transpose(1, 0, 2))
     scan = elman_scan()
     (trajectory,) = scan(h0, w_ih, w_hh, bias, xs)
+    rlx_ms = median_ms(lambda: scan(h0, w_ih, w_hh, bias, xs), repeat)
     peers: dict[str, float] = {}
     rnn = elman_rnn_op()
     if rnn is not None:
@@ -131,12 +145,13 @@ def main() -> None:
         with torch.no_grad():
             np.testing.assert_allclose(module(tx)[0].numpy(), trajectory.transpose(1, 0, 2), rtol=1e-4, atol=1e-5)
             peers["torch.nn.RNN"] = median_ms(lambda: module(tx), repeat)
-    rlx_ms = median_ms(lambda: scan(h0, w_ih, w_hh, bias, xs), repeat)
     report(f"Elman RNN as rlx.scan, forward (B{B} S{S} I{I} H{H}, trajectory)", rlx_ms, peers)
 
     train = elman_train_step()
     d_last = rng.standard_normal((B, H), dtype=np.float32)
     grads = train(h0, w_ih, w_hh, bias, xs, d_last)
+    time.sleep(TORCH_SPIN_S)
+    rlx_ms = median_ms(lambda: train(h0, w_ih, w_hh, bias, xs, d_last), repeat)
     peers = {}
     if module is not None:
         td = torch.from_numpy(d_last)
@@ -151,7 +166,6 @@ def main() -> None:
         np.testing.assert_allclose(module.weight_hh_l0.grad.numpy(), grads[3], rtol=1e-3, atol=1e-4)
         np.testing.assert_allclose(module.bias_ih_l0.grad.numpy(), grads[4], rtol=1e-3, atol=1e-4)
         peers["torch autograd"] = median_ms(torch_train, repeat)
-    rlx_ms = median_ms(lambda: train(h0, w_ih, w_hh, bias, xs, d_last), repeat)
     report("Elman RNN as rlx.scan, forward + backward (d_h0, d_W_ih, d_W_hh, d_b, d_xs)", rlx_ms, peers)
 
     steps, width = 4096, 64
@@ -166,6 +180,7 @@ def main() -> None:
         return c
 
     np.testing.assert_allclose(scan(c0, xs)[0], python_loop(), rtol=1e-5)
+    time.sleep(TORCH_SPIN_S)
     rlx_ms = median_ms(lambda: scan(c0, xs), repeat)
     loop_ms = median_ms(python_loop, max(3, repeat // 3))
     report(

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from abc import ABC
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from xdsl.dialects.builtin import I64, BoolAttr, DenseArrayBase, IntegerAttr, StringAttr, TensorType
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
@@ -53,7 +54,7 @@ from rlx_mlir.broadcast import broadcast_shapes, numel
 from rlx_mlir.dialects.common import NeedsScratch, check_value_type, element_type, i64_attr, shape_of
 from rlx_mlir.dialects.contraction import MatmulOp, bool_attr, matmul_shape
 from rlx_mlir.dialects.elementwise import is_elementwise
-from rlx_mlir.dialects.region import BodyOp, YieldOp
+from rlx_mlir.dialects.region import BodyOp, ContractionRegionOp, YieldOp
 
 BODY_ARENA = "rlx.body_arena_sizes"
 """The byte size of each body's own plan, which `plan-memory` records on a loop
@@ -67,6 +68,25 @@ def tensor_bytes(t: Attribute) -> int:
 def checkpoint_steps(length: int, checkpoints: int) -> list[int]:
     """The steps after which checkpoint row k is saved: ceil((k+1)·length/K) − 1."""
     return [-(-(k + 1) * length // checkpoints) - 1 for k in range(checkpoints)]
+
+
+@dataclass(frozen=True, order=True)
+class PackedWeight:
+    """A broadcast input that a body matmul (or contraction region) reads as its
+    2-D f32/f64 rhs: loop-invariant, so the lowering packs op(W) into the
+    column panels of `lowering.gemm.Packing` once, before the loop, into a
+    scratch buffer with the loop's lifetime, and the body's GEMM runs register
+    tiles over the panels instead of a BLAS call that repacks W every step.
+    Packing only permutes W: the buffer has W's size."""
+
+    broadcast: int
+    """Its position among the loop's broadcast inputs."""
+    transposed: bool
+    """Whether the GEMM reads it transposed (op(W) = Wᵀ): a use with the other flag packs it again."""
+
+
+PACKED_TYPES = ("f32", "f64")
+"""The element types of the register tiles that read packed weights."""
 
 
 class LoopOp(BodyOp, NeedsScratch, ABC):
@@ -109,6 +129,31 @@ class LoopOp(BodyOp, NeedsScratch, ABC):
         if isinstance(sizes, DenseArrayBase):
             return tuple(sizes.get_values())  # type: ignore[arg-type]
         return (0,) * len(self.bodies())
+
+    def packed_weights(self) -> list[PackedWeight]:
+        """The broadcast inputs every body's matmuls read as a packed rhs (`PackedWeight`), in order."""
+        found: set[PackedWeight] = set()
+        count = self.num_broadcast.value.data
+        for block in self.bodies():
+            weights = {arg: k for k, arg in enumerate(block.args[1 : 1 + count])}
+            for op in block.ops:
+                if not isinstance(op, (MatmulOp, ContractionRegionOp)) or op.rhs not in weights:
+                    continue
+                rhs = op.rhs.type
+                if len(shape_of(rhs)) == 2 and dtypes.from_ir(element_type(rhs)).name in PACKED_TYPES:
+                    found.add(PackedWeight(weights[op.rhs], op.transposes[1]))
+        return sorted(found)
+
+    def packed_bytes(self) -> list[int]:
+        """The scratch of each packed weight: the weight's own size."""
+        return [tensor_bytes(self.broadcast[w.broadcast].type) for w in self.packed_weights()]
+
+    def packed_scratch(self) -> list[tuple[PackedWeight, int]]:
+        """Each packed weight with the index of its scratch buffer: they come just
+        before the body arenas, the last scratch buffers."""
+        weights = self.packed_weights()
+        first = len(self.scratch_bytes()) - len(self.bodies()) - len(weights)
+        return [(w, first + j) for j, w in enumerate(weights)]
 
     def verify_loop(self) -> None:
         for k, value in enumerate(self.operands):
@@ -202,13 +247,13 @@ class ScanOp(LoopOp):
         return self.saved_rows(self.steps, self.trajectory, self.checkpoints)
 
     def scratch_bytes(self) -> tuple[int, ...]:
-        """The spare carries of the ping-pong, then the body's own plan
-        (`BODY_ARENA`, set by plan-memory). Steps that save no row alternate
+        """The spare carries of the ping-pong, the packed weights, then the body's
+        own plan (`BODY_ARENA`, set by plan-memory). Steps that save no row alternate
         between two spares: for a final carry only, one spare and the result
         itself; with checkpoints, two spares; a trajectory saves every step and
         needs none."""
         spares = 1 if self.rows is None else 0 if self.rows == self.steps else 2
-        return (spares * self.carry_bytes, *self.body_arenas())
+        return (spares * self.carry_bytes, *self.packed_bytes(), *self.body_arenas())
 
     def verify_(self) -> None:
         self.verify_loop()
@@ -411,11 +456,12 @@ class ScanBackwardOp(LoopOp):
     def scratch_bytes(self) -> tuple[int, ...]:
         """Two cotangent buffers the sweep alternates between, one per-step
         gradient per broadcast input (added to its sum), the segment cache of
-        recomputed carries (the longest segment but its first carry), then the
-        plans of the vjp body and of the forward body."""
+        recomputed carries (the longest segment but its first carry), the packed
+        weights of both bodies, then the plans of the vjp body and of the
+        forward body."""
         carry = self.carry_bytes
         per_step = [tensor_bytes(v.type) for v in self.broadcast]
-        return (2 * carry, *per_step, self.cache_bytes(), *self.body_arenas())
+        return (2 * carry, *per_step, self.cache_bytes(), *self.packed_bytes(), *self.body_arenas())
 
     @property
     def longest_segment(self) -> int:

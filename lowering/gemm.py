@@ -1,7 +1,8 @@
 """GEMMs from JIT kernels, shared by every family whose kernels run them
-(matmul, the recurrent ops): the CBLAS externals of `rlx_mlir.blas`, its
-thread control and one call emitter; and `register_tile`, the emitted
-register-tiled small GEMM (explicit vector IR).
+(matmul, the recurrent ops, scan bodies): the CBLAS externals of
+`rlx_mlir.blas`, its thread control and one call emitter; `register_tile`, the
+emitted register-tiled small GEMM (explicit vector IR); and `Packing`, the
+column panels a weight is packed into once so that the tiles stream it in order.
 
 Row-major CBLAS: C (m x n) = alpha · op(A) · op(B) + beta · C, op a plain
 transpose where the flag says so (also for complex), leading dimensions the
@@ -22,6 +23,8 @@ from rlx_mlir.lowering import vectors
 from rlx_mlir.lowering.element_types import Codec
 from rlx_mlir.lowering.emitter import Emitter
 from rlx_mlir.lowering.kernel import PTR, External, Kernel, kernel_function
+from rlx_mlir.lowering.loops import for_range
+from rlx_mlir.memory_plan import Scratch
 
 COMPONENT = {"f32": f32, "f64": f64, "complex<f32>": f32, "complex<f64>": f64}
 """The real type of each BLAS element type's parts."""
@@ -147,3 +150,98 @@ def register_tile(
     for r in range(rows):
         for (off, _), acc in zip(pieces, accs[r * len(pieces) : (r + 1) * len(pieces)]):
             vectors.store(e, acc, c.ptr, e.add(c.base, e.i64(r * c.row + off)))
+
+
+# ---------------------------------------------------------------------------
+# packed weights: column panels read by the tiles in order
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Packing:
+    """`count` matrices op(W) [k, n] of a weight, from element `source` on (stride
+    n·k), packed into column panels at `target` on: panel c0 .. c0 + w of matrix m
+    holds op(W)[kk, c] at target + m·n·k + c0·k + kk·w + c, so a register tile
+    (`register_tile` with `Matrix(packed, target + c0·k, w)`) streams it in order.
+    A `transposed` weight is stored [n, k] (op(W) = Wᵀ, as `rlx.rnn`'s W_ih and
+    W_hh and a matmul's `transpose_rhs`), else [k, n]. Packing permutes the
+    elements: the packed matrices take exactly the weight's bytes."""
+
+    count: int
+    n: int
+    k: int
+    source: int
+    target: int
+    panel: int
+    """Columns per panel (the last one may be narrower)."""
+    transposed: bool = True
+
+    def panels(self) -> tuple[int, int, int]:
+        """(panel width, full panels, tail width) of one matrix."""
+        return self.panel, self.n // self.panel, self.n % self.panel
+
+    def units(self) -> int:
+        """One per (matrix, panel)."""
+        return self.count * -(-self.n // self.panel)
+
+    def panel_matrix(self, e: Emitter, packed: SSAValue, c0: SSAValue, width: int, matrix: int = 0) -> Matrix:
+        """The panel of columns c0 .. c0 + width of matrix `matrix` as a tile operand."""
+        base = e.add(e.i64(self.target + matrix * self.n * self.k), e.mul(c0, e.i64(self.k)))
+        return Matrix(packed, base, width)
+
+
+def weight_packing(shape: tuple[int, ...], transposed: bool, item: Codec) -> Packing:
+    """One 2-D weight W (`shape` as stored) packed for the tiles of TILE_BYTES
+    columns of op(W): what a loop packs before its steps and its body's GEMM reads."""
+    rows, cols = shape
+    n, k = (rows, cols) if transposed else (cols, rows)
+    return Packing(1, n, k, 0, 0, TILE_BYTES // item.dtype.nbytes, transposed)
+
+
+def emit_panel(
+    e: Emitter, region: Region, item: Codec, source: Matrix, target: tuple[SSAValue, SSAValue], k: int, width: SSAValue
+) -> None:
+    """packed[base + kk·width + c] = op(W)[kk, c] for kk < k, c < width, with
+    op(W)[kk, c] at `source` (its `row` stride along kk, `col` along c) and
+    (packed, base) = `target`: one panel, each of its rows written in order."""
+    packed, base = target
+
+    def row(kk: SSAValue) -> None:
+        row_at = e.add(base, e.mul(kk, width))
+        from_at = e.add(source.base, e.mul(kk, e.i64(source.row)))
+
+        def element(c: SSAValue) -> None:
+            item.copy(e, source.ptr, e.add(from_at, e.mul(c, e.i64(source.col))), packed, e.add(row_at, c))
+
+        for_range(e, region, e.i64(0), width, element)
+
+    for_range(e, region, e.i64(0), e.i64(k), row)
+
+
+def emit_packing(
+    e: Emitter, region: Region, item: Codec, packing: Packing, pointers: tuple[SSAValue, SSAValue], u: SSAValue
+) -> None:
+    """Pack unit `u` of `packing` from the weight into the packed buffer."""
+    weight, packed = pointers
+    n, k = packing.n, packing.k
+    panel, full, tail = packing.panels()
+    count = full + (tail > 0)
+    matrix, jt = e.udiv(u, e.i64(count)), e.urem(u, e.i64(count))
+    c0 = e.mul(jt, e.i64(panel))
+    w = e.smin(e.i64(panel), e.sub(e.i64(n), c0))
+    at = e.mul(matrix, e.i64(n * k))
+    along_k, along_c = (1, k) if packing.transposed else (n, 1)  # strides of op(W)[kk, c] in the weight
+    source = e.add(e.add(at, e.i64(packing.source)), e.mul(c0, e.i64(along_c)))
+    target = e.add(e.add(at, e.i64(packing.target)), e.mul(c0, e.i64(k)))
+    emit_panel(e, region, item, Matrix(weight, source, along_k, along_c), (packed, target), k, w)
+
+
+def packing_kernel(name: str, item: Codec, packing: Packing, weight: SSAValue, packed: Scratch) -> Kernel:
+    """Packs `weight` into `packed`, one unit (matrix, panel) per step of the range."""
+
+    def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
+        weight, packed = pointers
+        for_range(e, region, begin, end, lambda u: emit_packing(e, region, item, packing, (weight, packed), u))
+
+    work = packing.count * packing.n * packing.k
+    return Kernel(kernel_function(name, 2, build), [weight, packed], packing.units(), work)

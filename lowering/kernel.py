@@ -16,8 +16,8 @@ runtime raises IndexError after the call.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, UnitAttr, i64
@@ -68,12 +68,16 @@ class Kernel:
 
 @dataclass(frozen=True)
 class KernelContext:
-    """What an emitter needs besides the op: a unique name, its error code and
-    the thread count the entry is lowered with (`compile(..., threads=)`)."""
+    """What an emitter needs besides the op: a unique name, its error code,
+    the thread count the entry is lowered with (`compile(..., threads=)`) and
+    the weights a loop packed before its steps."""
 
     name: str
     code: int = 0
     threads: int = 1
+    packed: Mapping[tuple[SSAValue, bool], Scratch] = field(default_factory=dict)
+    """(value, read transposed) -> the buffer holding its `gemm.Packing` panels
+    (`dialects.scan.PackedWeight`): a GEMM with that rhs reads the panels."""
 
 
 Build = Callable[[Emitter, Region, list[SSAValue], SSAValue, SSAValue], None]

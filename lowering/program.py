@@ -34,6 +34,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from rlx_mlir.dialects import elementwise as ew
 from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects import rlx
+from rlx_mlir.dialects.common import element_type, shape_of
 from rlx_mlir.dialects.scan import LoopOp, ScanBackwardOp, ScanOp
 from rlx_mlir.lowering import (
     contraction,
@@ -45,8 +46,10 @@ from rlx_mlir.lowering import (
     rnn,
     state_space,
 )
+from rlx_mlir.lowering.element_types import codec
 from rlx_mlir.lowering.elementwise import region_kernels
 from rlx_mlir.lowering.emitter import Emitter
+from rlx_mlir.lowering.gemm import packing_kernel, weight_packing
 from rlx_mlir.lowering.kernel import (
     PTR,
     STATUS,
@@ -100,6 +103,8 @@ class _EntryBuilder:
         self.pointers: dict[tuple[str, int, int], SSAValue] = {}
         self.bound: dict[SSAValue, SSAValue] = {}
         """Pointers computed at run time, in a scan body: its arguments and its next carry."""
+        self.packed: dict[tuple[SSAValue, bool], Scratch] = {}
+        """The loop bodies' weights packed before their loops (`KernelContext.packed`)."""
         self.program = LoweredProgram()
         self.emitted: dict[Hashable, list[tuple[Operation, list[Kernel]]]] = {}
         """The ops kernels were emitted for, with them, by `structure` and error code."""
@@ -152,11 +157,12 @@ class _EntryBuilder:
 
     def kernels(self, op: Operation, emit: Emit, ctx: KernelContext) -> list[Kernel]:
         """`op`'s kernels: those of an op of the same structure already lowered,
-        rebound to `op`'s buffers when these alias each other the same way,
-        else newly emitted."""
+        rebound to `op`'s buffers when these alias each other the same way (and
+        a loop packed the same operands for both), else newly emitted."""
         key = structure(op)
         if key is not None:
-            key = (key, ctx.code)
+            packed = tuple((v, t) in ctx.packed for v in op.operands for t in (False, True))
+            key = (key, ctx.code, packed)
             for first, kernels in self.emitted.get(key, []):
                 rebound = [_rebind(kernel, first, op) for kernel in kernels]
                 if all(k is not None and self.sharing(k) == self.shared[k.function] for k in rebound):
@@ -258,7 +264,7 @@ class _EntryBuilder:
             name = f"{prefix}_k{index}"
             emit = KERNELS.get(type(op))
             if emit is not None:
-                for kernel in self.kernels(op, emit, KernelContext(name, codes.get(op, 0), self.threads)):
+                for kernel in self.kernels(op, emit, KernelContext(name, codes.get(op, 0), self.threads, self.packed)):
                     self.launch(kernel)
             elif isinstance(op, ScanOp):
                 with self.looping():
@@ -283,6 +289,7 @@ class _EntryBuilder:
         e, length = self.e, op.steps
         carry = nbytes(op.init)
         rows = op.rows or 1
+        self.pack_weights(op, prefix)
         init, result = self.pointer(op.init), self.pointer(op.result)
         spares = self._spares(op, result)
         broadcast = [self.pointer(v) for v in op.broadcast]
@@ -303,6 +310,18 @@ class _EntryBuilder:
             self.run_body(block, [carry_in, *broadcast, *self._rows(op, xs, t)], [written(t)], codes, prefix)
 
         for_range(e, self.region, e.i64(0), e.i64(length), step)
+
+    def pack_weights(self, op: LoopOp, prefix: str) -> None:
+        """Pack each weight the bodies' GEMMs read as their rhs (`PackedWeight`) into
+        its scratch buffer, once, before the loop; the GEMMs then read the panels."""
+        for weight, index in op.packed_scratch():
+            value = op.broadcast[weight.broadcast]
+            buffer = Scratch(op, index)
+            item = codec(element_type(value.type))
+            packing = weight_packing(shape_of(value.type), weight.transposed, item)
+            self.launch(packing_kernel(f"{prefix}_pack{index}", item, packing, value, buffer))
+            for block in op.bodies():
+                self.packed[(block.args[1 + weight.broadcast], weight.transposed)] = buffer
 
     def run_body(
         self, block: Block, arguments: list[SSAValue], targets: list[SSAValue], codes: dict[Operation, int], prefix: str
@@ -338,6 +357,7 @@ class _EntryBuilder:
         step from the last, into their results."""
         e, length, rows = self.e, op.steps, op.rows
         carry, checkpoints = op.carry_bytes, op.checkpoints
+        self.pack_weights(op, prefix)
         scratch = [self.byte_offset(self.arena, off) for off in _scratch_offsets(op)]
         cotangents = (scratch[0], self.byte_offset(scratch[0], carry))
         per_step = scratch[1 : 1 + len(op.broadcast)]

@@ -51,7 +51,16 @@ from rlx_mlir.lowering import math_approx as m
 from rlx_mlir.lowering.activations import FLOAT
 from rlx_mlir.lowering.element_types import Codec, codec
 from rlx_mlir.lowering.emitter import Emitter
-from rlx_mlir.lowering.gemm import MACS_PER_ELEMENT, TILE_BYTES, TILE_ROWS, VECTOR_BYTES, Matrix, register_tile
+from rlx_mlir.lowering.gemm import (
+    MACS_PER_ELEMENT,
+    TILE_BYTES,
+    TILE_ROWS,
+    VECTOR_BYTES,
+    Matrix,
+    Packing,
+    emit_packing,
+    register_tile,
+)
 from rlx_mlir.lowering.kernel import Kernel, KernelContext, kernel_function
 from rlx_mlir.lowering.loops import for_range, if_then
 from rlx_mlir.memory_plan import Scratch
@@ -167,30 +176,6 @@ def batch_parts(layout: RnnLayout, threads: int) -> int:
     return max(1, min(layout.batch, threads // layout.dirs))
 
 
-@dataclass(frozen=True)
-class Packing:
-    """`count` row-major [n, k] matrices of a weight, from element `source` on
-    (stride n·k), packed transposed into column panels at `target` on: panel
-    c0 .. c0 + w of matrix m holds element (kk, c) at target + m·n·k + c0·k + kk·w + c,
-    so a register tile streams it in order."""
-
-    count: int
-    n: int
-    k: int
-    source: int
-    target: int
-    panel: int
-    """Columns per panel (the last one may be narrower)."""
-
-    def panels(self) -> tuple[int, int, int]:
-        """(panel width, full panels, tail width) of one matrix."""
-        return self.panel, self.n // self.panel, self.n % self.panel
-
-    def units(self) -> int:
-        """One per (matrix, panel)."""
-        return self.count * -(-self.n // self.panel)
-
-
 def _row_counts(layout: RnnLayout, parts: int) -> list[int]:
     """The batch rows of each part (part p: rows B·p/P .. B·(p+1)/P)."""
     return [layout.batch * (p + 1) // parts - layout.batch * p // parts for p in range(parts)]
@@ -214,30 +199,6 @@ def _ih_packing(layout: RnnLayout, layer: int, item: Codec) -> Packing:
                    TILE_BYTES // item.dtype.nbytes)
 
 
-def _emit_packing(e: Emitter, region: Region, item: Codec, packing: Packing, pointers: tuple[SSAValue, SSAValue],
-                  u: SSAValue) -> None:
-    """Pack unit `u` of `packing` from the weight into the packed buffer, each panel row written in order."""
-    source, packed = pointers
-    n, k = packing.n, packing.k
-    panel, full, tail = packing.panels()
-    count = full + (tail > 0)
-    matrix, jt = e.udiv(u, e.i64(count)), e.urem(u, e.i64(count))
-    c0 = e.mul(jt, e.i64(panel))
-    w = e.smin(e.i64(panel), e.sub(e.i64(n), c0))
-    at = e.add(e.mul(matrix, e.i64(n * k)), e.mul(c0, e.i64(k)))
-    source_at, target_at = e.add(at, e.i64(packing.source)), e.add(at, e.i64(packing.target))
-
-    def row(kk: SSAValue) -> None:
-        row_at = e.add(target_at, e.mul(kk, w))
-
-        def element(c: SSAValue) -> None:
-            item.copy(e, source, e.add(source_at, e.add(e.mul(c, e.i64(k)), kk)), packed, e.add(row_at, c))
-
-        for_range(e, region, e.i64(0), w, element)
-
-    for_range(e, region, e.i64(0), e.i64(k), row)
-
-
 def _layer_kernel(op: rc.RnnFamilyOp, layout: RnnLayout, layer: int, source: Buffer, hh: Packing,
                   name: str) -> Kernel:
     """What the time loops of `layer` need, one unit per W_ih panel: the unit packs
@@ -254,7 +215,7 @@ def _layer_kernel(op: rc.RnnFamilyOp, layout: RnnLayout, layer: int, source: Buf
         x, w_ih, w_hh, packed, out = pointers
 
         def project(jt: SSAValue) -> None:
-            _emit_packing(e, region, item, ih, (w_ih, packed), jt)
+            emit_packing(e, region, item, ih, (w_ih, packed), jt)
             c0 = e.mul(jt, e.i64(panel))
 
             def columns(w: int) -> None:
@@ -276,7 +237,7 @@ def _layer_kernel(op: rc.RnnFamilyOp, layout: RnnLayout, layer: int, source: Buf
                 if_then(e, region, e.icmp("eq", jt, e.i64(full)), lambda: columns(tail))
 
         def pack_hh(v: SSAValue) -> None:
-            _emit_packing(e, region, item, hh, (w_hh, packed), v)
+            emit_packing(e, region, item, hh, (w_hh, packed), v)
 
         def one(u: SSAValue) -> None:
             project(u)

@@ -15,8 +15,9 @@ half the smallest subnormal, covers that rounding in the subnormal range). A pro
 accumulated in f16 or bf16 instead of f32 would miss it by orders of
 magnitude.
 
-Shapes cover both kernels of each real type (the emitted tile kernel below
-M·N·K = 2^18, BLAS above), batch broadcasting (one folded GEMM, a loop with
+Shapes cover the three kernels of each real type (the emitted tile kernel
+below M·N·K = 2^18, the packed-panel kernel above it for K <= 256, BLAS for
+longer K), batch broadcasting (one folded GEMM, a loop with
 stride-0 operands), 1-D operands, 1xN / Nx1 / K = 1, zero-size dimensions,
 stored transposes (flags, and rlx.transpose folded by canonicalize-broadcast),
 and 1 vs 2 threads.
@@ -121,10 +122,11 @@ def run(cases: Sequence[Case], t: str, threads: int = 0) -> None:
 EVERY_TYPE_CASES: list[Case] = [
     ((3, 5), (5, 4), False, False),  # tiny: a tail tile of 3 rows x 4 columns
     ((2, 1, 9, 17), (3, 17, 33), False, False),  # broadcast batch; tail rows and columns
-    ((4, 9, 5), (4, 7, 5), False, True),  # small with a transposed rhs (BLAS per batch entry)
-    ((70, 90), (90, 50), False, False),  # M·N·K = 315000 > 2^18: one BLAS call
-    ((2, 90, 70), (50, 90), True, True),  # BLAS-sized, both transposed, lhs batch not foldable
-    ((3, 40, 64), (64, 120), False, False),  # BLAS-sized, lhs batch folded into M = 120
+    ((4, 9, 5), (4, 7, 5), False, True),  # small with a transposed rhs (real: packed panels; complex: BLAS)
+    ((70, 90), (90, 50), False, False),  # M·N·K = 315000 > 2^18: packed panels (complex: one BLAS call)
+    ((2, 90, 70), (50, 90), True, True),  # both transposed, lhs batch not foldable
+    ((3, 40, 64), (64, 120), False, False),  # lhs batch folded into M = 120
+    ((12, 2100), (2100, 20), False, False),  # K·128 bytes > PANEL_MAX_BYTES: one BLAS call for every type
 ]
 
 
@@ -272,7 +274,7 @@ def test_rlx_transpose_folds_into_the_flag(t: str) -> None:
 # ---------------------------------------------------------------------------
 
 THREAD_CASES: list[Case] = [
-    ((256, 200), (200, 300), False, False),  # one BLAS call, threaded by OpenBLAS
+    ((64, 2100), (2100, 48), False, False),  # one BLAS call (K beyond the panels), threaded by OpenBLAS
     ((512, 16, 32), (512, 32, 16), False, False),  # real: tile kernel; complex: a cgemm per entry
     ((64, 32, 32), (64, 32, 32), False, True),  # a small BLAS call per batch entry
 ]
@@ -308,6 +310,31 @@ def test_split_kernels_use_the_thread_launcher(t: str) -> None:
         assert f"mm_k{k}_parallel" in exe.llvm_ir
     assert "mm_k0_parallel" not in exe.llvm_ir
     assert 'call ccc void @"scipy_openblas_set_num_threads"(i32 2)' in exe.llvm_ir
+
+
+PANEL_CASES: list[Case] = [
+    ((200, 64), (300, 64), False, True),  # ten column panels (the last 12 wide in f32), split by panel
+    ((4000, 64), (64, 20), False, False),  # one panel: the rows are cut into blocks, one per unit
+    ((3, 64, 120), (64, 40), True, False),  # a transposed lhs batch, not foldable
+]
+
+
+@pytest.mark.parametrize("t", ["f32", "f64"])
+def test_packed_panel_kernel_splits_without_splitting_sums(t: str) -> None:
+    """GEMMs above the in-place tiles run the packed-panel kernel: the entry splits
+    its (entry, row block, panel) units across threads, each of which computes
+    whole dot products, so 1 and 2 threads agree bit for bit, with no BLAS call."""
+    arrays = [sample(shape, t, seed) for seed, case in enumerate(PANEL_CASES) for shape in case[:2]]
+    results = []
+    for threads in (1, 2):
+        exe = rlx.compile(build(PANEL_CASES, t).module(), threads=threads)
+        assert "gemm" not in exe.llvm_ir
+        results.append(exe(*arrays))
+    assert all(f"mm_k{k}_parallel" in exe.llvm_ir for k in range(2))
+    for k, (one, two) in enumerate(zip(*results)):
+        np.testing.assert_array_equal(one, two)
+        tl, tr = PANEL_CASES[k][2:]
+        assert_close(one, arrays[2 * k], arrays[2 * k + 1], tl, tr, t)
 
 
 def _blas_threads() -> int:

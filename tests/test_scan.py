@@ -110,3 +110,55 @@ def test_scan_in_a_scan() -> None:
     (got,) = exe(c, x)
     want = c + np.cumsum(x.astype(np.float64).sum(axis=1), axis=0)
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("transpose", [False, True], ids=["plain", "transposed"])
+@pytest.mark.parametrize("dtype, numpy_type, tolerance", [("f32", np.float32, 1e-5), ("f64", np.float64, 1e-12)])
+def test_packed_weights_match_a_python_loop(transpose: bool, dtype: str, numpy_type: type, tolerance: float) -> None:
+    """Body GEMMs whose rhs is a broadcast weight read its panels, packed once
+    before the loop: 11 carry rows (an 8-row tile and a 3-row tail) by 40
+    columns (full panels and a narrower one, in f32 and f64), the weight read
+    both ways (two packings), one GEMM with its bias + tanh epilogue fused in."""
+    rows, width, length = 11, 40, 5
+
+    def body(b: rlx.Builder, h, w, bias, x):
+        first = b.tanh(b.add(b.matmul(h, w, transpose_rhs=transpose), bias))
+        return b.add(b.mul(b.matmul(first, w, transpose_rhs=not transpose), b.constant(0.25, dtype)), x)
+
+    b = rlx.Builder("packed")
+    h0, w, bias = b.input((rows, width), dtype), b.input((width, width), dtype), b.input((width,), dtype)
+    xs = b.input((length, rows, width), dtype)
+    b.output(b.scan(h0, body, [xs], [w, bias], save_trajectory=True))
+    exe = rlx.compile(b.module(), threads=2)
+    assert "rlx.contraction_region" in exe.planned_ir and "_pack" in exe.llvm_ir
+    assert "gemm" not in exe.llvm_ir  # no BLAS call: the tiles read the panels
+    shapes = [(rows, width), (width, width), (width,), (length, rows, width)]
+    h, wv, bv, xv = ((RNG.standard_normal(s) * 0.3).astype(numpy_type) for s in shapes)
+    w64 = wv.astype(np.float64)
+    first_w, second_w = (w64.T, w64) if transpose else (w64, w64.T)
+    carry, want = h.astype(np.float64), []
+    for x in xv:
+        carry = np.tanh(carry @ first_w + bv) @ second_w * 0.25 + x
+        want.append(carry)
+    (got,) = exe(h, wv, bv, xv)
+    np.testing.assert_allclose(got, np.stack(want), rtol=tolerance, atol=tolerance)
+
+
+def test_a_large_body_gemm_uses_both_threads() -> None:
+    """An 8-row carry against a 512 x 512 weight is one row tile but sixteen
+    column panels: the body's GEMM is split across the threads by panel, and
+    every thread computes whole dot products, so 1 and 2 threads agree exactly."""
+    rows, width, length = 8, 512, 3
+    b = rlx.Builder("wide")
+    h0, w, xs = b.input((rows, width)), b.input((width, width)), b.input((length, rows, width))
+    b.output(b.scan(h0, lambda b, h, w, x: b.tanh(b.add(b.matmul(h, w, transpose_rhs=True), x)), [xs], [w]))
+    module = b.module()
+    one, two = rlx.compile(module, threads=1), rlx.compile(module, threads=2)
+    assert "_parallel" in two.llvm_ir and "_parallel" not in one.llvm_ir
+    h, wv, xv = ((RNG.standard_normal(s) * 0.05).astype(np.float32) for s in ((rows, width), (width, width),
+                                                                              (length, rows, width)))
+    np.testing.assert_array_equal(one(h, wv, xv)[0], two(h, wv, xv)[0])
+    carry = h.astype(np.float64)
+    for x in xv:
+        carry = np.tanh(carry @ wv.T.astype(np.float64) + x)
+    np.testing.assert_allclose(two(h, wv, xv)[0], carry, rtol=1e-5, atol=1e-5)

@@ -5,11 +5,12 @@
 // scipy-openblas32, whose symbols carry the prefix scipy_; the module
 // declares the functions it calls and the JIT resolves them in the library.
 
-// A GEMM large enough for OpenBLAS to thread (M·N·K = 64·64·128 > 2^18):
-// the kernel sets the BLAS thread count to the entry's (2) and calls sgemm
-// row-major (101) with the rhs flag CblasTrans (112) and the lhs CblasNoTrans
-// (111), M = N = 64, K = 128, lda = ldb = 128, ldc = 64, alpha 1, beta 0. The
-// entry calls its thunk directly: BLAS threads itself, so no pthread launcher.
+// A GEMM whose K is beyond the packed panels (2100 · 128 bytes > 32 KiB) and
+// large enough for OpenBLAS to thread (M·N·K = 64·64·2100 > 2^18): the kernel
+// sets the BLAS thread count to the entry's (2) and calls sgemm row-major (101)
+// with the rhs flag CblasTrans (112) and the lhs CblasNoTrans (111), M = N = 64,
+// K = 2100, lda = ldb = 2100, ldc = 64, alpha 1, beta 0. The entry calls its
+// thunk directly: BLAS threads itself, so no pthread launcher.
 
 // CHECK-LABEL: llvm.func @scipy_cblas_sgemm(i32, i32, i32, i32, i32, i32, f32, !llvm.ptr, i32, !llvm.ptr, i32, f32, !llvm.ptr, i32)
 // CHECK-NEXT: llvm.func @scipy_openblas_set_num_threads(i32)
@@ -24,9 +25,9 @@
 // CHECK-NEXT: [[TB:%[0-9]+]] = llvm.mlir.constant(112 : i32) : i32
 // CHECK-NEXT: [[M:%[0-9]+]] = llvm.mlir.constant(64 : i32) : i32
 // CHECK-NEXT: [[N:%[0-9]+]] = llvm.mlir.constant(64 : i32) : i32
-// CHECK-NEXT: [[K:%[0-9]+]] = llvm.mlir.constant(128 : i32) : i32
-// CHECK-NEXT: [[LDA:%[0-9]+]] = llvm.mlir.constant(128 : i32) : i32
-// CHECK-NEXT: [[LDB:%[0-9]+]] = llvm.mlir.constant(128 : i32) : i32
+// CHECK-NEXT: [[K:%[0-9]+]] = llvm.mlir.constant(2100 : i32) : i32
+// CHECK-NEXT: [[LDA:%[0-9]+]] = llvm.mlir.constant(2100 : i32) : i32
+// CHECK-NEXT: [[LDB:%[0-9]+]] = llvm.mlir.constant(2100 : i32) : i32
 // CHECK-NEXT: [[LDC:%[0-9]+]] = llvm.mlir.constant(64 : i32) : i32
 // CHECK: [[PA:%[0-9]+]] = llvm.getelementptr inbounds [[A]][{{%[0-9]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, i8
 // CHECK: [[PB:%[0-9]+]] = llvm.getelementptr inbounds [[B]][{{%[0-9]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, i8
@@ -36,7 +37,25 @@
 // CHECK-NOT: _parallel
 // CHECK: llvm.call @blas_k0_thunk(
 // CHECK-NEXT: llvm.return
-func.func @blas(%x: tensor<64x128xf32>, %w: tensor<64x128xf32>) -> tensor<64x64xf32> {
+func.func @blas(%x: tensor<64x2100xf32>, %w: tensor<64x2100xf32>) -> tensor<64x64xf32> {
+  %y = rlx.matmul %x, %w {transpose_rhs = true} : (tensor<64x2100xf32>, tensor<64x2100xf32>) -> tensor<64x64xf32>
+  func.return %y : tensor<64x64xf32>
+}
+
+// -----
+
+// The same GEMM with K = 128 runs the packed-panel kernel: each unit packs its
+// 32-column panel of op(B) (K x 32 floats) into a 64-byte aligned stack
+// buffer, then runs 8-row register tiles (16-lane FMAs) over it; no BLAS call.
+
+// CHECK-LABEL: llvm.func internal @panels_k0(
+// CHECK: [[SIZE:%[0-9]+]] = llvm.mlir.constant(4096) : i64
+// CHECK-NEXT: llvm.alloca [[SIZE]] x f32 {alignment = 64 : i64}
+// CHECK: llvm.intr.fma({{.*}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
+// CHECK-NOT: sgemm
+// CHECK-LABEL: llvm.func @panels(
+// CHECK: llvm.call @panels_k0_thunk(
+func.func @panels(%x: tensor<64x128xf32>, %w: tensor<64x128xf32>) -> tensor<64x64xf32> {
   %y = rlx.matmul %x, %w {transpose_rhs = true} : (tensor<64x128xf32>, tensor<64x128xf32>) -> tensor<64x64xf32>
   func.return %y : tensor<64x64xf32>
 }
@@ -44,15 +63,15 @@ func.func @blas(%x: tensor<64x128xf32>, %w: tensor<64x128xf32>) -> tensor<64x64x
 // -----
 
 // The rhs has no batch and the lhs is not transposed: the lhs batch folds
-// into M (3 · 64 = 192) and the whole matmul is one dgemm.
+// into M (3 · 64 = 192) and the whole matmul is one dgemm (K beyond the panels).
 
 // CHECK-LABEL: llvm.func internal @folded_k0(
 // CHECK: [[M:%[0-9]+]] = llvm.mlir.constant(192 : i32) : i32
 // CHECK: llvm.call @scipy_cblas_dgemm({{%[0-9]+}}, {{%[0-9]+}}, {{%[0-9]+}}, [[M]],
 // CHECK-NOT: llvm.call @scipy_cblas_dgemm
 // CHECK: llvm.return
-func.func @folded(%x: tensor<3x64x64xf64>, %w: tensor<64x128xf64>) -> tensor<3x64x128xf64> {
-  %y = rlx.matmul %x, %w : (tensor<3x64x64xf64>, tensor<64x128xf64>) -> tensor<3x64x128xf64>
+func.func @folded(%x: tensor<3x64x2100xf64>, %w: tensor<2100x128xf64>) -> tensor<3x64x128xf64> {
+  %y = rlx.matmul %x, %w : (tensor<3x64x2100xf64>, tensor<2100x128xf64>) -> tensor<3x64x128xf64>
   func.return %y : tensor<3x64x128xf64>
 }
 
@@ -122,7 +141,8 @@ func.func @tiled(%x: tensor<6x8x16xf32>, %w: tensor<6x16x32xf32>) -> tensor<6x8x
 // PLAN-NEXT: func.return
 
 // The kernels: widen each operand into its scratch (one fpext per element),
-// sgemm on the scratch buffers, then round the f32 product into the f16
+// the f32 GEMM on the scratch buffers (here the packed-panel kernel's f32
+// register tiles, no sgemm call), then round the f32 product into the f16
 // result once (fptrunc). The entry passes arena + scratch offset pointers.
 
 // CHECK-LABEL: llvm.func internal @half_k1_lhs(
@@ -130,7 +150,8 @@ func.func @tiled(%x: tensor<6x8x16xf32>, %w: tensor<6x16x32xf32>) -> tensor<6x8x
 // CHECK-NEXT: llvm.fpext {{%[0-9]+}} : f16 to f32
 // CHECK-LABEL: llvm.func internal @half_k1_rhs(
 // CHECK-LABEL: llvm.func internal @half_k1_gemm(
-// CHECK: llvm.call @scipy_cblas_sgemm(
+// CHECK: llvm.intr.fma({{.*}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
+// CHECK-NOT: sgemm
 // CHECK-LABEL: llvm.func internal @half_k1_round(
 // CHECK: llvm.load {{%[0-9]+}} {alignment = 4 : i64} : !llvm.ptr -> f32
 // CHECK-NEXT: llvm.fptrunc {{%[0-9]+}} : f32 to f16

@@ -1,4 +1,4 @@
-// RUN: rlx-opt %s -p 'plan-memory,lower-to-llvm{threads=1}' | filecheck %s
+// RUN: rlx-opt %s --split-input-file -p 'plan-memory,lower-to-llvm{threads=1}' | filecheck %s
 
 // The time loop runs in the entry: one loop over t in [0, length) whose body
 // picks the step's carry pointers with selects (no copy of the carry) and
@@ -31,4 +31,40 @@ func.func @scan_loop(%c0: tensor<32xf32>, %xs: tensor<10x32xf32>) -> tensor<32xf
     rlx.yield %s : tensor<32xf32>
   }
   func.return %r : tensor<32xf32>
+}
+
+// -----
+
+// A weight the body's matmuls read as their rhs is packed before the time loop,
+// once per way it is read (plain, then transposed: one packing kernel per
+// scratch buffer); the body's GEMMs are register tiles over the panels, with
+// no BLAS call (which would repack the weight at every step). The kernels'
+// argument slots are allocated in the entry block, never in the loop (where
+// each step would grow the stack).
+
+// CHECK-LABEL: llvm.func internal @packed_weight_k0_k0(
+// CHECK: vector<16xf32>
+// CHECK-NOT: sgemm
+// CHECK-LABEL: llvm.func @packed_weight(
+// CHECK: llvm.call @packed_weight_k0_pack1_thunk(
+// CHECK: llvm.call @packed_weight_k0_pack2_thunk(
+// CHECK: llvm.br ^[[HEADER:bb[0-9]+]](
+// CHECK: ^[[HEADER]]({{.*}}: i64):
+// CHECK-NOT: {{_pack|llvm.alloca}}
+// CHECK: llvm.call @packed_weight_k0_k0_thunk(
+// CHECK-NOT: llvm.alloca
+// CHECK: llvm.call @packed_weight_k0_k1_thunk(
+// CHECK-NOT: llvm.alloca
+// CHECK: llvm.call @packed_weight_k0_k2_thunk(
+// CHECK-NOT: llvm.alloca
+// CHECK: llvm.br ^[[HEADER]](
+func.func @packed_weight(%h0: tensor<8x16xf32>, %w: tensor<16x16xf32>, %xs: tensor<10x8x16xf32>) -> tensor<8x16xf32> {
+  %r = rlx.scan %h0, %w, %xs {length = 10 : i64, num_broadcast = 1 : i64} : (tensor<8x16xf32>, tensor<16x16xf32>, tensor<10x8x16xf32>) -> tensor<8x16xf32> {
+  ^bb0(%h: tensor<8x16xf32>, %wb: tensor<16x16xf32>, %x: tensor<8x16xf32>):
+    %p = rlx.matmul %h, %wb {transpose_rhs = true} : (tensor<8x16xf32>, tensor<16x16xf32>) -> tensor<8x16xf32>
+    %q = rlx.matmul %p, %wb : (tensor<8x16xf32>, tensor<16x16xf32>) -> tensor<8x16xf32>
+    %s = rlx.add %q, %x : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
+    rlx.yield %s : tensor<8x16xf32>
+  }
+  func.return %r : tensor<8x16xf32>
 }

@@ -67,3 +67,41 @@ func.func @backward_plan(%c0: tensor<16xf32>, %saved: tensor<2x16xf32>, %d: tens
   }
   func.return %di, %dx : tensor<16xf32>, tensor<8x16xf32>
 }
+
+// -----
+
+// A broadcast weight that body matmuls read as their rhs is packed once, before
+// the loop, into scratch with the scan's lifetime: one buffer of the weight's
+// size (1024 B) per way it is read, here plain [0, 1024) and transposed
+// [1024, 2048), between the spare carry [3072, 3584) and the body's plan
+// [2048, 3072).
+// CHECK-LABEL: func.func @packed_weight(
+// CHECK-SAME: rlx.arena_size = 3584 : i64
+// CHECK: rlx.scan {{.*}}rlx.body_arena_sizes = array<i64: 1024>, rlx.offsets = array<i64: -1>, rlx.scratch_offsets = array<i64: 3072, 0, 1024, 2048>
+func.func @packed_weight(%h0: tensor<8x16xf32>, %w: tensor<16x16xf32>, %xs: tensor<10x8x16xf32>) -> tensor<8x16xf32> {
+  %r = rlx.scan %h0, %w, %xs {length = 10 : i64, num_broadcast = 1 : i64} : (tensor<8x16xf32>, tensor<16x16xf32>, tensor<10x8x16xf32>) -> tensor<8x16xf32> {
+  ^bb0(%h: tensor<8x16xf32>, %wb: tensor<16x16xf32>, %x: tensor<8x16xf32>):
+    %p = rlx.matmul %h, %wb {transpose_rhs = true} : (tensor<8x16xf32>, tensor<16x16xf32>) -> tensor<8x16xf32>
+    %q = rlx.matmul %p, %wb : (tensor<8x16xf32>, tensor<16x16xf32>) -> tensor<8x16xf32>
+    %s = rlx.add %q, %x : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
+    rlx.yield %s : tensor<8x16xf32>
+  }
+  func.return %r : tensor<8x16xf32>
+}
+
+// -----
+
+// Only 2-D f32/f64 rhs weights are packed: an f16 one (widened per call) and a
+// carry-dependent rhs are not, so the scratch is the spare carry and the plan.
+// CHECK-LABEL: func.func @not_packed(
+// CHECK: rlx.scan {{.*}}rlx.scratch_offsets = array<i64: {{[0-9]+}}, {{[0-9]+}}>
+func.func @not_packed(%h0: tensor<4x4xf16>, %w: tensor<4x4xf16>, %xs: tensor<3x4x4xf16>) -> tensor<4x4xf16> {
+  %r = rlx.scan %h0, %w, %xs {length = 3 : i64, num_broadcast = 1 : i64} : (tensor<4x4xf16>, tensor<4x4xf16>, tensor<3x4x4xf16>) -> tensor<4x4xf16> {
+  ^bb0(%h: tensor<4x4xf16>, %wb: tensor<4x4xf16>, %x: tensor<4x4xf16>):
+    %p = rlx.matmul %h, %wb : (tensor<4x4xf16>, tensor<4x4xf16>) -> tensor<4x4xf16>
+    %q = rlx.matmul %p, %h : (tensor<4x4xf16>, tensor<4x4xf16>) -> tensor<4x4xf16>
+    %s = rlx.add %q, %x : (tensor<4x4xf16>, tensor<4x4xf16>) -> tensor<4x4xf16>
+    rlx.yield %s : tensor<4x4xf16>
+  }
+  func.return %r : tensor<4x4xf16>
+}
