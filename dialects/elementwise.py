@@ -582,7 +582,8 @@ class CastOp(ElementwiseOp):
     i1 -> number is 0/1. `saturate` (default true, as ONNX's Cast) matters
     only for a float8 result: out-of-range values and +-inf become the largest
     finite value of their sign; with `{saturate = false}` they become NaN, or
-    +-inf for f8E5M2 (as ml_dtypes' astype).
+    +-inf for f8E5M2 (as ml_dtypes' astype). A cast to the operand's own type
+    is the identity (canonicalization removes it), saturating or not.
     """
 
     name = "rlx.cast"

@@ -200,10 +200,9 @@ class Float8Format:
             infinite = e.icmp("eq", field, e.const(i32, self.infinity_field))
             value = e.select(special, e.or_(sign, e.select(infinite, e.const(i32, 0x7F800000),
                                                              e.const(i32, 0x7FC00000))), value)
-        elif self.flavor == "fn":
-            value = e.select(e.icmp("eq", field, e.const(i32, 0x7F)), e.or_(sign, e.const(i32, 0x7FC00000)), value)
-        else:
-            value = e.select(e.icmp("eq", b, e.const(i32, 0x80)), e.const(i32, 0x7FC00000), value)
+        else:  # "fn": S.1111.111; "fnuz": 0x80, which decodes with its sign bit set (as ml_dtypes)
+            nan = e.icmp("eq", field if self.flavor == "fn" else b, e.const(i32, 0x7F if self.flavor == "fn" else 0x80))
+            value = e.select(nan, e.or_(sign, e.const(i32, 0x7FC00000)), value)
         return e.bitcast(value, f32)
 
 

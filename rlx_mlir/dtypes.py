@@ -68,6 +68,12 @@ class DType:
             return self.ir_type.width.data
         return 8 * self.nbytes
 
+    @property
+    def int_range(self) -> tuple[int, int]:
+        """(min, max) of an integer type (i4/ui4 included, which np.iinfo does not know)."""
+        info = ml_dtypes.iinfo(self.numpy)
+        return int(info.min), int(info.max)
+
 
 i4 = IntegerType(4)
 ui4 = IntegerType(4, Signedness.UNSIGNED)
