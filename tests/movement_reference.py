@@ -77,7 +77,8 @@ def sample(shape: Sequence[int], name: str, seed: int = 0, specials: bool = True
         return (rng.random(n) < 0.5).reshape(shape)
     if name in SIGNED or name in UNSIGNED:
         lo, hi = (-3, 3) if small and name in SIGNED else (0, 3) if small else int_range(name)
-        return rng.integers(lo, hi, n, endpoint=True).astype(dtype).reshape(shape)
+        wide = np.uint64 if name == "ui64" else np.int64  # ui64's top does not fit int64
+        return rng.integers(lo, hi, n, endpoint=True, dtype=wide).astype(dtype).reshape(shape)
 
     def reals(count: int) -> np.ndarray:
         v = rng.uniform(0.5, 2.0, count) * rng.choice([-1, 1], count) if small else rng.standard_normal(count) * 10
