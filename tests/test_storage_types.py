@@ -234,3 +234,53 @@ def test_float_to_int4_saturates_and_truncates() -> None:
     x = np.array([-100.0, -9.5, -8.9, -0.7, 0.7, 6.9, 7.9, 15.5, 100.0, np.nan, np.inf, -np.inf], np.float32)
     np.testing.assert_array_equal(cast(x, "f32", "i4").astype(np.int32), [-8, -8, -8, 0, 0, 6, 7, 7, 7, 0, 7, -8])
     np.testing.assert_array_equal(cast(x, "f32", "ui4").astype(np.int32), [0, 0, 0, 0, 0, 6, 7, 15, 15, 0, 15, 0])
+
+
+# ---------------------------------------------------------------------------
+# beyond elementwise: reductions compute in the wide type and round once
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("name", [*FLOAT8, "i4", "ui4"])
+def test_reduce_sum_and_max_round_once(name: str) -> None:
+    """Sums of float8 values are exact in f32 here (16 of them, within 2^-9..448),
+    so one rounding of the exact sum is the answer; i4/ui4 sums wrap."""
+    rng = np.random.default_rng(7)
+    dtype = STORAGE[name]
+    if name in FLOAT8:
+        x = (rng.standard_normal((8, 16)) * 8).astype(np.float32).astype(dtype)
+        exact = x.astype(np.float64).sum(axis=1)
+        with np.errstate(all="ignore"):
+            want_sum = exact.astype(np.float32).astype(dtype)
+    else:
+        lo, hi = int(ml_dtypes.iinfo(dtype).min), int(ml_dtypes.iinfo(dtype).max)
+        x = rng.integers(lo, hi, (8, 16), endpoint=True).astype(dtype)
+        want_sum = x.astype(np.int64).sum(axis=1).astype(dtype)  # ml_dtypes wraps int -> int4
+    t_in, t_out = f"tensor<8x16x{name}>", f"tensor<8x{name}>"
+    exe = rlx.compile(
+        f"func.func @f(%a: {t_in}) -> ({t_out}, {t_out}) {{\n"
+        f"  %s = rlx.reduce_sum %a {{axes = array<i64: 1>, keepdims = false}} : ({t_in}) -> {t_out}\n"
+        f"  %m = rlx.reduce_max %a {{axes = array<i64: 1>, keepdims = false}} : ({t_in}) -> {t_out}\n"
+        f"  func.return %s, %m : {t_out}, {t_out}\n}}"
+    )
+    got_sum, got_max = exe(x)
+    np.testing.assert_array_equal(got_sum.astype(np.float64), want_sum.astype(np.float64))
+    np.testing.assert_array_equal(got_max.astype(np.float64), x.astype(np.float64).max(axis=1))
+
+
+@pytest.mark.parametrize("name", ["i4", "ui4"])
+def test_fused_int4_chain_wraps_after_every_op(name: str) -> None:
+    """(a + b) / 2 in one fused region: the sum wraps to four bits before the
+    division (7 + 7 = -2 in i4, so -1; 15 + 3 = 2 in ui4, so 1), as it would
+    through memory."""
+    dtype = STORAGE[name]
+    a = np.array([7, 7, -8, 3, 0, 5] if name == "i4" else [15, 8, 7, 3, 0, 9]).astype(dtype)
+    b = np.array([7, 1, -8, -4, 0, 5] if name == "i4" else [3, 8, 9, 4, 0, 9]).astype(dtype)
+    t = f"tensor<6x{name}>"
+    exe = rlx.compile(
+        f"func.func @f(%a: {t}, %b: {t}, %two: {t}) -> {t} {{\n"
+        f"  %s = rlx.add %a, %b : ({t}, {t}) -> {t}\n  %q = rlx.div %s, %two : ({t}, {t}) -> {t}\n"
+        f"  func.return %q : {t}\n}}"
+    )
+    assert exe.planned_ir.count("rlx.elementwise_region") == 1
+    (got,) = exe(a, b, np.full(6, 2).astype(dtype))
+    wrapped = (a.astype(np.int64) + b.astype(np.int64)).astype(dtype).astype(np.int64)
+    np.testing.assert_array_equal(got.astype(np.int64), np.trunc(wrapped / 2).astype(np.int64))
