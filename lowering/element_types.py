@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import IntegerType, f16, f32, f64, i1, i8, i16, i32, i64
@@ -118,7 +118,7 @@ class Float8Format:
     exponent: int
     mantissa: int
     bias: int
-    flavor: str
+    flavor: Literal["ieee", "fn", "fnuz"]
 
     @property
     def max_field(self) -> int:

@@ -10,8 +10,8 @@ The storage types - f16, bf16, the four float8 formats (computed in f32) and
 i4/ui4 (computed in i8) - are full members of their kind: an op on them
 computes in the wider type and rounds its result once to the storage type.
 i4 and ui4 take one byte per element, as ml_dtypes' `int4`/`uint4` arrays
-do (the value in the low four bits, the high four zero); rlx does not pack
-two to a byte.
+do (the value in the low four bits; the high four are written zero and
+ignored when read); rlx does not pack two to a byte.
 """
 
 from __future__ import annotations
