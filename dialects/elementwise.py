@@ -23,7 +23,7 @@ from __future__ import annotations
 from abc import ABC
 from typing import ClassVar
 
-from xdsl.dialects.builtin import StringAttr
+from xdsl.dialects.builtin import BoolAttr, StringAttr
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -581,15 +581,23 @@ class CastOp(ElementwiseOp):
     """`rlx.cast %x : (tensor<4xf32>) -> tensor<4xi32>`; the result type gives the target.
 
     float -> int saturates (NaN -> 0), int -> int wraps, -> i1 is `!= 0`,
-    i1 -> number is 0/1.
+    i1 -> number is 0/1. `saturate` (default true, as ONNX's Cast) matters
+    only for a float8 result: out-of-range values and +-inf become the largest
+    finite value of their sign; with `{saturate = false}` they become NaN, or
+    +-inf for f8E5M2 (as ml_dtypes' astype). A cast to the operand's own type
+    is the identity (canonicalization removes it), saturating or not.
     """
 
     name = "rlx.cast"
     input = operand_def()
     result = result_def()
+    saturate = prop_def(BoolAttr, default_value=BoolAttr.from_bool(True))
+    irdl_options = (ParsePropInAttrDict(),)
 
-    def __init__(self, input: SSAValue, result_type: Attribute) -> None:
-        super().__init__(operands=[input], result_types=[result_type])
+    def __init__(self, input: SSAValue, result_type: Attribute, saturate: bool = True) -> None:
+        super().__init__(
+            operands=[input], result_types=[result_type], properties={"saturate": BoolAttr.from_bool(saturate)}
+        )
 
     def verify_(self) -> None:
         is_tensor = check_same_level(self)

@@ -21,7 +21,6 @@ from __future__ import annotations
 import math
 
 import ml_dtypes
-import numpy as np
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType
 from xdsl.ir import Attribute, Dialect, Operation, SSAValue
 from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, prop_def, result_def, traits_def
@@ -202,7 +201,7 @@ def _literal_value(parser: Parser, literal: float, dtype: dtypes.DType, span: tu
         return float(literal)
     if isinstance(literal, float):
         parser.raise_error(f"{literal} is not an integer, as {dtype.name} needs", *span)
-    low, high = (0, 1) if dtype.kind is Kind.BOOL else (np.iinfo(dtype.numpy).min, np.iinfo(dtype.numpy).max)
+    low, high = (0, 1) if dtype.kind is Kind.BOOL else dtype.int_range
     if not low <= literal <= high:
         parser.raise_error(f"{literal} is out of range for {dtype.name} ({low}..{high})", *span)
     return literal

@@ -177,7 +177,7 @@ def emit_scalar_op(e: Emitter, op: Operation, operands: list[Value]) -> Value:
     kind = dtypes.from_ir(operand_type).kind
     op_class = type(op)
     if isinstance(op, ew.CastOp):
-        return convert(e, operands[0], operand_type, result.dtype.ir_type)
+        return convert(e, operands[0], operand_type, result.dtype.ir_type, op.saturate.value.data)
     if isinstance(op, ew.WhereOp):
         return select_value(e, *operands)  # type: ignore[arg-type]
     if isinstance(op, ew.BinaryOp) and not isinstance(op, ew.CompareOp):

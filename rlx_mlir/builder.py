@@ -155,8 +155,9 @@ class Builder:
     def fma(self, a: SSAValue, b: SSAValue, c: SSAValue) -> SSAValue:
         return self._add(ew.FmaOp(a, b, c, self._broadcast_type(a, b, c)))
 
-    def cast(self, x: SSAValue, dtype: str) -> SSAValue:
-        return self._add(ew.CastOp(x, tensor_type(shape_of(x.type), dtype)))
+    def cast(self, x: SSAValue, dtype: str, saturate: bool = True) -> SSAValue:
+        """`saturate` matters for a float8 `dtype` only (see `rlx.cast`)."""
+        return self._add(ew.CastOp(x, tensor_type(shape_of(x.type), dtype), saturate))
 
     def expand(self, x: SSAValue, shape: Sequence[int]) -> SSAValue:
         return self._add(rlx.ExpandOp(x, tensor_type(shape, element_type(x.type))))

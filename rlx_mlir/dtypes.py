@@ -1,10 +1,17 @@
 """Element types: one table row per type, looked up everywhere else.
 
 A row ties together the xDSL type used in IR, the NumPy dtype at the
-boundary (`bfloat16` from ml_dtypes), the storage size the memory planner
-needs and the *kind* the verifiers and emitters dispatch on. Adding a type is
-adding a row here (plus its codec in `lowering/element_types.py` and tests);
-nothing else lists types.
+boundary (`bfloat16`, the float8 formats and `int4`/`uint4` from ml_dtypes),
+the storage size the memory planner needs and the *kind* the verifiers and
+emitters dispatch on. Adding a type is adding a row here (plus its codec in
+`lowering/element_types.py` and tests); nothing else lists types.
+
+The storage types - f16, bf16, the four float8 formats (computed in f32) and
+i4/ui4 (computed in i8) - are full members of their kind: an op on them
+computes in the wider type and rounds its result once to the storage type.
+i4 and ui4 take one byte per element, as ml_dtypes' `int4`/`uint4` arrays
+do (the value in the low four bits; the high four are written zero and
+ignored when read); rlx does not pack two to a byte.
 """
 
 from __future__ import annotations
@@ -17,6 +24,10 @@ import numpy as np
 from xdsl.dialects.builtin import (
     BFloat16Type,
     ComplexType,
+    Float8E4M3FNType,
+    Float8E4M3FNUZType,
+    Float8E5M2FNUZType,
+    Float8E5M2Type,
     IntegerType,
     Signedness,
     f16,
@@ -52,11 +63,24 @@ class DType:
 
     @property
     def bits(self) -> int:
-        return 8 * self.nbytes if self.kind is not Kind.BOOL else 1
+        """Bits of the value (i1: 1, i4: 4), which may be fewer than it is stored in."""
+        if isinstance(self.ir_type, IntegerType):
+            return self.ir_type.width.data
+        return 8 * self.nbytes
+
+    @property
+    def int_range(self) -> tuple[int, int]:
+        """(min, max) of an integer type (i4/ui4 included, which np.iinfo does not know)."""
+        info = ml_dtypes.iinfo(self.numpy)
+        return int(info.min), int(info.max)
 
 
+i4 = IntegerType(4)
+ui4 = IntegerType(4, Signedness.UNSIGNED)
 ui8 = IntegerType(8, Signedness.UNSIGNED)
+ui16 = IntegerType(16, Signedness.UNSIGNED)
 ui32 = IntegerType(32, Signedness.UNSIGNED)
+ui64 = IntegerType(64, Signedness.UNSIGNED)
 bf16 = BFloat16Type()
 c64 = ComplexType(f32)
 c128 = ComplexType(f64)
@@ -66,13 +90,21 @@ DTYPES: tuple[DType, ...] = (
     DType("bf16", bf16, np.dtype(ml_dtypes.bfloat16), Kind.FLOAT),
     DType("f32", f32, np.dtype(np.float32), Kind.FLOAT),
     DType("f64", f64, np.dtype(np.float64), Kind.FLOAT),
+    DType("f8E4M3FN", Float8E4M3FNType(), np.dtype(ml_dtypes.float8_e4m3fn), Kind.FLOAT),
+    DType("f8E4M3FNUZ", Float8E4M3FNUZType(), np.dtype(ml_dtypes.float8_e4m3fnuz), Kind.FLOAT),
+    DType("f8E5M2", Float8E5M2Type(), np.dtype(ml_dtypes.float8_e5m2), Kind.FLOAT),
+    DType("f8E5M2FNUZ", Float8E5M2FNUZType(), np.dtype(ml_dtypes.float8_e5m2fnuz), Kind.FLOAT),
     DType("i1", i1, np.dtype(np.bool_), Kind.BOOL),
+    DType("i4", i4, np.dtype(ml_dtypes.int4), Kind.INT),
     DType("i8", i8, np.dtype(np.int8), Kind.INT),
     DType("i16", i16, np.dtype(np.int16), Kind.INT),
     DType("i32", i32, np.dtype(np.int32), Kind.INT),
     DType("i64", i64, np.dtype(np.int64), Kind.INT),
+    DType("ui4", ui4, np.dtype(ml_dtypes.uint4), Kind.UINT),
     DType("ui8", ui8, np.dtype(np.uint8), Kind.UINT),
+    DType("ui16", ui16, np.dtype(np.uint16), Kind.UINT),
     DType("ui32", ui32, np.dtype(np.uint32), Kind.UINT),
+    DType("ui64", ui64, np.dtype(np.uint64), Kind.UINT),
     DType("complex<f32>", c64, np.dtype(np.complex64), Kind.COMPLEX),
     DType("complex<f64>", c128, np.dtype(np.complex128), Kind.COMPLEX),
 )

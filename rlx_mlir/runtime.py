@@ -203,8 +203,8 @@ def _scalar_input(name: str, k: int, value: object, spec: TensorSpec) -> np.ndar
     if not isinstance(value, _NUMBERS[kind]):
         raise ArgumentError(f"{what} must be a {spec.dtype.name} number, got {type(value).__name__}")
     if kind in (Kind.INT, Kind.UINT):
-        info = np.iinfo(spec.dtype.numpy)
-        if not info.min <= value <= info.max:  # type: ignore[operator]
+        low, high = spec.dtype.int_range
+        if not low <= value <= high:  # type: ignore[operator]
             raise ArgumentError(f"{what}: {value} is out of range for {spec.dtype.name}")
     return np.asarray(value, dtype=spec.dtype.numpy)
 

@@ -27,13 +27,23 @@ BF16 = np.dtype(ml_dtypes.bfloat16)
 TYPES: dict[str, np.dtype] = {
     "f16": np.dtype(np.float16), "bf16": BF16, "f32": np.dtype(np.float32), "f64": np.dtype(np.float64),
     "i1": np.dtype(np.bool_), "i8": np.dtype(np.int8), "i16": np.dtype(np.int16), "i32": np.dtype(np.int32),
-    "i64": np.dtype(np.int64), "ui8": np.dtype(np.uint8), "ui32": np.dtype(np.uint32),
-    "complex<f32>": np.dtype(np.complex64), "complex<f64>": np.dtype(np.complex128),
+    "i64": np.dtype(np.int64), "ui8": np.dtype(np.uint8), "ui16": np.dtype(np.uint16), "ui32": np.dtype(np.uint32),
+    "ui64": np.dtype(np.uint64), "complex<f32>": np.dtype(np.complex64), "complex<f64>": np.dtype(np.complex128),
 }
-NAME_OF = {v: k for k, v in TYPES.items()}
+STORAGE: dict[str, np.dtype] = {
+    "f8E4M3FN": np.dtype(ml_dtypes.float8_e4m3fn), "f8E4M3FNUZ": np.dtype(ml_dtypes.float8_e4m3fnuz),
+    "f8E5M2": np.dtype(ml_dtypes.float8_e5m2), "f8E5M2FNUZ": np.dtype(ml_dtypes.float8_e5m2fnuz),
+    "i4": np.dtype(ml_dtypes.int4), "ui4": np.dtype(ml_dtypes.uint4),
+}
+"""The float8 and 4-bit types: rlx types like the others, kept out of TYPES (and so out of
+the movement and reduction matrices, whose NumPy references do not all run on them);
+test_dtypes.py and test_storage_types.py cover them."""
+NAME_OF = {v: k for k, v in {**TYPES, **STORAGE}.items()}
 FLOATS = ("f16", "bf16", "f32", "f64")
+FLOAT8 = ("f8E4M3FN", "f8E4M3FNUZ", "f8E5M2", "f8E5M2FNUZ")
+INT4 = ("i4", "ui4")
 SIGNED = ("i8", "i16", "i32", "i64")
-UNSIGNED = ("ui8", "ui32")
+UNSIGNED = ("ui8", "ui16", "ui32", "ui64")
 COMPLEX = ("complex<f32>", "complex<f64>")
 REALS = (*FLOATS, *SIGNED, *UNSIGNED)
 NUMERIC = (*REALS, *COMPLEX)
@@ -46,8 +56,13 @@ REDUCTION_TYPES = {"none": tuple(TYPES), "add": NUMERIC, "mul": NUMERIC, "max": 
 # data
 # ---------------------------------------------------------------------------
 def int_range(name: str) -> tuple[int, int]:
-    info = np.iinfo(TYPES[name])
+    info = ml_dtypes.iinfo({**TYPES, **STORAGE}[name])
     return int(info.min), int(info.max)
+
+
+def is_float(dtype: np.dtype) -> bool:
+    """NumPy floats and complex, and ml_dtypes' bfloat16 and float8 (NumPy kind 'V')."""
+    return dtype.kind in "fc" or dtype == BF16 or dtype in [STORAGE[n] for n in FLOAT8]
 
 
 def sample(shape: Sequence[int], name: str, seed: int = 0, specials: bool = True, small: bool = False) -> np.ndarray:
@@ -62,7 +77,8 @@ def sample(shape: Sequence[int], name: str, seed: int = 0, specials: bool = True
         return (rng.random(n) < 0.5).reshape(shape)
     if name in SIGNED or name in UNSIGNED:
         lo, hi = (-3, 3) if small and name in SIGNED else (0, 3) if small else int_range(name)
-        return rng.integers(lo, hi, n, endpoint=True).astype(dtype).reshape(shape)
+        wide = np.uint64 if name == "ui64" else np.int64  # ui64's top does not fit int64
+        return rng.integers(lo, hi, n, endpoint=True, dtype=wide).astype(dtype).reshape(shape)
 
     def reals(count: int) -> np.ndarray:
         v = rng.uniform(0.5, 2.0, count) * rng.choice([-1, 1], count) if small else rng.standard_normal(count) * 10
@@ -104,7 +120,7 @@ def values_equal(got: np.ndarray, want: np.ndarray) -> bool:
     """Equal values, NaN where NaN (any payload), signed zeros apart; complex per part."""
     if got.dtype != want.dtype or got.shape != want.shape:
         return False
-    if got.dtype.kind not in "fc" and got.dtype != BF16:
+    if not is_float(got.dtype):
         return bool(np.array_equal(got, want))
     parts = [(got.real, want.real), (got.imag, want.imag)] if got.dtype.kind == "c" else [(got, want)]
     for g, w in parts:

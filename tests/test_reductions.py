@@ -84,10 +84,12 @@ def half_ulp(ref: np.ndarray, name: str) -> np.ndarray:
 
 
 def wide(x: np.ndarray) -> np.ndarray:
-    """float64 / complex128 / int64 copy of x (exact)."""
+    """float64 / complex128 / int64 (uint64 for unsigned, so ui64 stays exact) copy of x."""
     if x.dtype.kind == "c":
         return x.astype(np.complex128)
-    if x.dtype.kind in "iub":
+    if x.dtype.kind == "u":
+        return x.astype(np.uint64)
+    if x.dtype.kind in "ib":
         return x.astype(np.int64)
     return x.astype(np.float32 if x.dtype == BF16 else x.dtype).astype(np.float64)
 

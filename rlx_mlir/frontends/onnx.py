@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 import onnx
 from google.protobuf.message import DecodeError
@@ -45,23 +46,28 @@ ELEMENT_TYPES = {
     onnx.TensorProto.DOUBLE: "f64",
     onnx.TensorProto.FLOAT16: "f16",
     onnx.TensorProto.BFLOAT16: "bf16",
+    onnx.TensorProto.FLOAT8E4M3FN: "f8E4M3FN",
+    onnx.TensorProto.FLOAT8E4M3FNUZ: "f8E4M3FNUZ",
+    onnx.TensorProto.FLOAT8E5M2: "f8E5M2",
+    onnx.TensorProto.FLOAT8E5M2FNUZ: "f8E5M2FNUZ",
     onnx.TensorProto.BOOL: "i1",
+    onnx.TensorProto.INT4: "i4",
     onnx.TensorProto.INT8: "i8",
     onnx.TensorProto.INT16: "i16",
     onnx.TensorProto.INT32: "i32",
     onnx.TensorProto.INT64: "i64",
+    onnx.TensorProto.UINT4: "ui4",
     onnx.TensorProto.UINT8: "ui8",
+    onnx.TensorProto.UINT16: "ui16",
     onnx.TensorProto.UINT32: "ui32",
+    onnx.TensorProto.UINT64: "ui64",
     onnx.TensorProto.COMPLEX64: "complex<f32>",
     onnx.TensorProto.COMPLEX128: "complex<f64>",
 }
-"""ONNX element types rlx computes on (ui16, ui64, float8 and int4 are not yet among them)."""
+"""ONNX element types rlx computes on (not: strings, FLOAT8E8M0, FLOAT4E2M1, INT2/UINT2)."""
 
-NUMPY_NAMES = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64", np.dtype(np.float16): "f16",
-               np.dtype(np.bool_): "i1", np.dtype(np.int8): "i8", np.dtype(np.int16): "i16",
-               np.dtype(np.int32): "i32", np.dtype(np.int64): "i64", np.dtype(np.uint8): "ui8",
-               np.dtype(np.uint32): "ui32", np.dtype(np.complex64): "complex<f32>",
-               np.dtype(np.complex128): "complex<f64>"}
+NUMPY_NAMES = {d.numpy: d.name for d in dtypes.DTYPES}
+"""The rlx name of each NumPy dtype a known array may have (ml_dtypes' included)."""
 
 Value = SSAValue | np.ndarray
 """A graph value: computed at run time, or known at import (folded with NumPy)."""
@@ -184,7 +190,28 @@ def _cast(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list
     target = ELEMENT_TYPES.get(to)  # type: ignore[arg-type]
     if target is None:
         raise Unsupported(f"Cast to {onnx.TensorProto.DataType.Name(to)} is not supported")  # type: ignore[arg-type]
-    return [ctx.builder.cast(ctx.tensor(inputs[0]), target)]  # type: ignore[arg-type]
+    return [_cast_to(ctx, node, ctx.tensor(inputs[0]), target)]  # type: ignore[arg-type]
+
+
+def _cast_like(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    like = inputs[1]
+    target = NUMPY_NAMES.get(like.dtype) if isinstance(like, np.ndarray) else element_name(like)  # type: ignore[union-attr]
+    if target is None:
+        raise Unsupported(f"CastLike to {like.dtype} is not supported")  # type: ignore[union-attr]
+    return [_cast_to(ctx, node, ctx.tensor(inputs[0]), target)]  # type: ignore[arg-type]
+
+
+def _cast_to(ctx: Import, node: onnx.NodeProto, x: SSAValue, target: str) -> SSAValue:
+    """ONNX's Cast: `saturate` (default 1) is rlx.cast's flag. ONNX leaves a float
+    out of an integer type's range undefined; its reference (ml_dtypes) converts
+    to a wide integer and wraps, which its int4 tests rely on (-9 -> 7): so a
+    float goes to i4/ui4 through i32 (truncating, then wrapping), while rlx's own
+    float -> int4 cast saturates."""
+    saturate = bool(_attribute(node, "saturate", 1))
+    source = dtypes.from_ir(element_type(x.type))
+    if source.kind is dtypes.Kind.FLOAT and target in ("i4", "ui4"):
+        x = ctx.builder.cast(x, "i32")
+    return ctx.builder.cast(x, target, saturate=saturate)
 
 
 def _where(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
@@ -1024,6 +1051,7 @@ IMPORTERS: dict[str, Importer] = {
     "Shape": _shape,
     "ConstantOfShape": _constant_of_shape,
     "Cast": _cast,
+    "CastLike": _cast_like,
     "Where": _where,
     "MatMul": _matmul,
     "Gemm": _gemm,
@@ -1090,8 +1118,18 @@ def _fold(node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value] | Non
         return [np.asarray(_FOLD_ELEMENTWISE[node.op_type](*inputs))]
     if node.op_type == "Cast" and isinstance(inputs[0], np.ndarray):
         to = ELEMENT_TYPES.get(_attribute(node, "to"))  # type: ignore[arg-type]
-        return [inputs[0].astype(dtypes.from_name(to).numpy)] if to else None
+        return [_fold_cast(inputs[0], to, bool(_attribute(node, "saturate", 1)))] if to else None
     return None
+
+
+def _fold_cast(array: np.ndarray, to: str, saturate: bool) -> np.ndarray:
+    """A known array cast as ONNX's reference does: astype, float8 saturating by a clip first."""
+    target = dtypes.from_name(to)
+    if saturate and to.startswith("f8"):
+        largest = float(ml_dtypes.finfo(target.numpy).max)
+        array = np.clip(array.astype(np.float64), -largest, largest)
+    with np.errstate(all="ignore"):
+        return array.astype(target.numpy)
 
 
 # ---------------------------------------------------------------------------

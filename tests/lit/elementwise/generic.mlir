@@ -22,7 +22,7 @@
 // GENERIC: "rlx.le"(%{{.*}}, %{{.*}}) : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xi1>
 // GENERIC: "rlx.where"(%{{.*}}, %{{.*}}, %{{.*}}) : (tensor<4x3xi1>, tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
 // GENERIC: "rlx.fma"(%{{.*}}, %{{.*}}, %{{.*}}) : (tensor<4x3xf32>, tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
-// GENERIC: "rlx.cast"(%{{.*}}) : (tensor<3xi32>) -> tensor<3xf32>
+// GENERIC: "rlx.cast"(%{{.*}}) <{saturate = true}> : (tensor<3xi32>) -> tensor<3xf32>
 // GENERIC: "rlx.bit_xor"(%{{.*}}, %{{.*}}) : (tensor<3xi32>, tensor<3xi32>) -> tensor<3xi32>
 func.func @elementwise(%a: tensor<4x3xf32>, %b: tensor<3xf32>, %i: tensor<3xi32>) -> (tensor<4x3xf32>, tensor<3xf32>, tensor<3xi32>) {
   %s = "rlx.add"(%a, %b) : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>

@@ -206,7 +206,7 @@ func.func @dynamic_shape(%a: tensor<?xf32>) {
 
 // f80 is not an rlx element type.
 // CHECK-LABEL: sym_name = "unsupported_f80"
-// CHECK: Operation does not verify: 'rlx.add' operand #0 has unsupported element type f80 (supported: f16, bf16, f32, f64, i1, i8, i16, i32, i64, ui8, ui32, complex<f32>, complex<f64>)
+// CHECK: Operation does not verify: 'rlx.add' operand #0 has unsupported element type f80 (supported: f16, bf16, f32, f64, f8E4M3FN, f8E4M3FNUZ, f8E5M2, f8E5M2FNUZ, i1, i4, i8, i16, i32, i64, ui4, ui8, ui16, ui32, ui64, complex<f32>, complex<f64>)
 func.func @unsupported_f80(%a: tensor<4xf80>) {
   %r = rlx.add %a, %a : (tensor<4xf80>, tensor<4xf80>) -> tensor<4xf80>
   func.return
@@ -214,11 +214,41 @@ func.func @unsupported_f80(%a: tensor<4xf80>) {
 
 // -----
 
-// ui16 is not an rlx element type.
-// CHECK-LABEL: sym_name = "unsupported_ui16"
-// CHECK: Operation does not verify: 'rlx.cast' operand has unsupported element type ui16
-func.func @unsupported_ui16(%a: tensor<4xui16>) {
-  %r = rlx.cast %a : (tensor<4xui16>) -> tensor<4xi32>
+// Of the float8 formats, rlx has the four ONNX uses (f8E4M3FN, f8E4M3FNUZ, f8E5M2, f8E5M2FNUZ).
+// CHECK-LABEL: sym_name = "unsupported_f8E4M3B11FNUZ"
+// CHECK: Operation does not verify: 'rlx.cast' operand has unsupported element type f8E4M3B11FNUZ
+func.func @unsupported_f8E4M3B11FNUZ(%a: tensor<4xf8E4M3B11FNUZ>) {
+  %r = rlx.cast %a : (tensor<4xf8E4M3B11FNUZ>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+// float8 is a float type (computed in f32): integer-only ops reject it.
+// CHECK-LABEL: sym_name = "shl_float8"
+// CHECK: Operation does not verify: 'rlx.shl' operands must be int or uint, got f8E5M2
+func.func @shl_float8(%a: tensor<4xf8E5M2>) {
+  %r = rlx.shl %a, %a : (tensor<4xf8E5M2>, tensor<4xf8E5M2>) -> tensor<4xf8E5M2>
+  func.return
+}
+
+// -----
+
+// ui4 is unsigned: neg takes floats, signed integers and complex only.
+// CHECK-LABEL: sym_name = "neg_ui4"
+// CHECK: Operation does not verify: 'rlx.neg' operand must be complex or float or int, got ui4
+func.func @neg_ui4(%a: tensor<4xui4>) {
+  %r = rlx.neg %a : (tensor<4xui4>) -> tensor<4xui4>
+  func.return
+}
+
+// -----
+
+// A cast's saturate flag is a bool (i1).
+// CHECK-LABEL: sym_name = "cast_saturate_not_bool"
+// CHECK: Operation does not verify: Expected attribute i1 but got i64
+func.func @cast_saturate_not_bool(%a: tensor<4xf32>) {
+  %r = "rlx.cast"(%a) <{saturate = 1 : i64}> : (tensor<4xf32>) -> tensor<4xf8E4M3FN>
   func.return
 }
 
@@ -226,7 +256,7 @@ func.func @unsupported_ui16(%a: tensor<4xui16>) {
 
 // index is not an rlx element type.
 // CHECK-LABEL: sym_name = "unsupported_index"
-// CHECK: Operation does not verify: 'rlx.add' operand #0 has unsupported element type index (supported: f16, bf16, f32, f64, i1, i8, i16, i32, i64, ui8, ui32, complex<f32>, complex<f64>)
+// CHECK: Operation does not verify: 'rlx.add' operand #0 has unsupported element type index (supported: f16, bf16, f32, f64, f8E4M3FN, f8E4M3FNUZ, f8E5M2, f8E5M2FNUZ, i1, i4, i8, i16, i32, i64, ui4, ui8, ui16, ui32, ui64, complex<f32>, complex<f64>)
 func.func @unsupported_index(%a: tensor<4xindex>) {
   %r = rlx.add %a, %a : (tensor<4xindex>, tensor<4xindex>) -> tensor<4xindex>
   func.return
@@ -236,7 +266,7 @@ func.func @unsupported_index(%a: tensor<4xindex>) {
 
 // Integers stop at 64 bits.
 // CHECK-LABEL: sym_name = "unsupported_i128"
-// CHECK: Operation does not verify: 'rlx.add' operand #0 has unsupported element type i128 (supported: f16, bf16, f32, f64, i1, i8, i16, i32, i64, ui8, ui32, complex<f32>, complex<f64>)
+// CHECK: Operation does not verify: 'rlx.add' operand #0 has unsupported element type i128 (supported: f16, bf16, f32, f64, f8E4M3FN, f8E4M3FNUZ, f8E5M2, f8E5M2FNUZ, i1, i4, i8, i16, i32, i64, ui4, ui8, ui16, ui32, ui64, complex<f32>, complex<f64>)
 func.func @unsupported_i128(%a: tensor<4xi128>) {
   %r = rlx.add %a, %a : (tensor<4xi128>, tensor<4xi128>) -> tensor<4xi128>
   func.return
@@ -346,9 +376,9 @@ func.func @constant_type_mismatch() {
 
 // Constants obey the element type table too.
 // CHECK-LABEL: sym_name = "constant_unsupported_type"
-// CHECK: Operation does not verify: 'rlx.constant' result has unsupported element type ui64
+// CHECK: Operation does not verify: 'rlx.constant' result has unsupported element type ui2
 func.func @constant_unsupported_type() {
-  %r = rlx.constant dense<1> : tensor<2xui64>
+  %r = rlx.constant dense<1> : tensor<2xui2>
   func.return
 }
 
@@ -356,7 +386,7 @@ func.func @constant_unsupported_type() {
 
 // Explicitly signed integers are not rlx element types (i8 is).
 // CHECK-LABEL: sym_name = "constant_signed_si8"
-// CHECK: Operation does not verify: 'rlx.constant' result has unsupported element type si8 (supported: f16, bf16, f32, f64, i1, i8, i16, i32, i64, ui8, ui32, complex<f32>, complex<f64>)
+// CHECK: Operation does not verify: 'rlx.constant' result has unsupported element type si8 (supported: f16, bf16, f32, f64, f8E4M3FN, f8E4M3FNUZ, f8E5M2, f8E5M2FNUZ, i1, i4, i8, i16, i32, i64, ui4, ui8, ui16, ui32, ui64, complex<f32>, complex<f64>)
 func.func @constant_signed_si8() {
   %r = rlx.constant dense<1> : tensor<2xsi8>
   func.return
@@ -578,11 +608,11 @@ func.func @region_nested_region(%a: tensor<4xf32>, %b: tensor<3xf32>) {
 
 // Region inputs obey the element type table.
 // CHECK-LABEL: sym_name = "region_input_unsupported_type"
-// CHECK: Operation does not verify: 'rlx.elementwise_region' input #0 has unsupported element type i4
-func.func @region_input_unsupported_type(%a: tensor<4xi4>) {
-  %r = rlx.elementwise_region ins(%a : tensor<4xi4>) {indexing_maps = [affine_map<(d0) -> (d0)>]} -> tensor<4xf32> {
-  ^bb0(%x: i4):
-    rlx.yield %x : i4
+// CHECK: Operation does not verify: 'rlx.elementwise_region' input #0 has unsupported element type i2
+func.func @region_input_unsupported_type(%a: tensor<4xi2>) {
+  %r = rlx.elementwise_region ins(%a : tensor<4xi2>) {indexing_maps = [affine_map<(d0) -> (d0)>]} -> tensor<4xf32> {
+  ^bb0(%x: i2):
+    rlx.yield %x : i2
   }
   func.return
 }
