@@ -601,7 +601,8 @@ def _rebind(kernel: Kernel, first: Operation, op: Operation) -> Kernel | None:
     """`kernel` (emitted for `first`) on `op`'s buffers, which sit at the same
     positions among its operands, results and scratch; None if a buffer is
     none of those (another op's scratch, say: then the kernel is not only a
-    function of `first`)."""
+    function of `first`), or if `first` reads it at positions where `op`
+    reads different values."""
     buffers: list[SSAValue | str | Scratch] = []
     for buffer in kernel.buffers:
         if isinstance(buffer, Scratch):
@@ -613,7 +614,12 @@ def _rebind(kernel: Kernel, first: Operation, op: Operation) -> Kernel | None:
         elif buffer in first.results:
             buffers.append(op.results[list(first.results).index(buffer)])
         elif buffer in first.operands:
-            buffers.append(op.operands[list(first.operands).index(buffer)])
+            # A value `first` reads at several positions (matmul(x, x)) names
+            # one buffer only if `op` reads one value at all of them too.
+            candidates = {op.operands[k] for k, v in enumerate(first.operands) if v == buffer}
+            if len(candidates) != 1:
+                return None
+            buffers.append(candidates.pop())
         else:
             return None
     return Kernel(kernel.function, buffers, kernel.extent, kernel.work, kernel.parallel, kernel.externals)

@@ -61,6 +61,25 @@ def test_shared_kernels_compute_each_op_on_its_own_buffers() -> None:
     assert len(re.findall(r"^define internal void @\"f_k\d+\"\(", exe.llvm_ir, re.M)) < 4
 
 
+def test_a_kernel_reading_one_value_twice_is_shared_only_with_ops_that_do() -> None:
+    """`x @ xᵀ` reads x at both operands; `dy @ xᵀ` has its structure but two
+    values, so it must not take the first kernel rebound to (dy, dy) (found by
+    autodiff's random graphs: the VJP of (x @ xᵀ) @ x was wrong)."""
+    t, s = "tensor<2x3xf64>", "tensor<2x2xf64>"
+    text = f"""func.func @f(%x: {t}, %dy: {t}) -> ({s}, {s}, {s}) {{
+      %a = rlx.matmul %x, %x {{transpose_rhs = true}} : ({t}, {t}) -> {s}
+      %b = rlx.matmul %dy, %x {{transpose_rhs = true}} : ({t}, {t}) -> {s}
+      %c = rlx.matmul %dy, %dy {{transpose_rhs = true}} : ({t}, {t}) -> {s}
+      func.return %a, %b, %c : {s}, {s}, {s}
+    }}"""
+    rng = np.random.default_rng(0)
+    x, dy = rng.standard_normal((2, 3)), rng.standard_normal((2, 3))
+    a, b, c = rlx.compile(text)(x, dy)
+    np.testing.assert_allclose(a, x @ x.T, rtol=1e-12)
+    np.testing.assert_allclose(b, dy @ x.T, rtol=1e-12)
+    np.testing.assert_allclose(c, dy @ dy.T, rtol=1e-12)
+
+
 def test_the_entry_calls_its_kernels_out_of_line() -> None:
     """Every thunk the entry calls survives O3 as a function of its own (not
     inlined into one giant entry function)."""
