@@ -33,7 +33,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from rlx_mlir import index_maps
 from rlx_mlir.broadcast import numel, row_major_strides
 from rlx_mlir.dialects import region as rg
-from rlx_mlir.dialects.common import shape_of
+from rlx_mlir.dialects.common import element_type, shape_of
 from rlx_mlir.lowering import math_approx as m
 from rlx_mlir.lowering import vectors
 from rlx_mlir.lowering.element_types import Codec, Value, codec
@@ -69,7 +69,7 @@ def region_kernels(region_op: rg.ElementwiseRegionOp, ctx: KernelContext) -> lis
     reductions, register blocks for a transposed copy)."""
     nest = loop_nest(region_op)
     buffers: list[SSAValue | str] = [*region_op.inputs, *region_op.outputs]
-    items = [codec(v.type.element_type) for v in region_op.outputs]
+    items = [codec(element_type(v.type)) for v in region_op.outputs]
     streaming = vectors.streams_past_cache(sum(item.dtype.nbytes for item in items) * numel(nest.sizes))
     lanes = transpose_lanes(region_op, nest)
     flat = len(nest.sizes) == 1 and len(items) == 1
