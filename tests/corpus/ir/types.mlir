@@ -119,8 +119,17 @@ func.func @f(%x: tensor<4xsi32>) -> tensor<4xsi32> {
 
 // -----
 
-// Ui16, not an rlx type.
-// expect: VerificationError: 'rlx.neg' operand #0 has unsupported element type ui16 (supported: f16, bf16, f32, f64,
+// Ui2, not an rlx type (ui4 is the narrowest unsigned one).
+// expect: VerificationError: 'rlx.neg' operand #0 has unsupported element type ui2 (supported: f16, bf16, f32, f64,
+func.func @f(%x: tensor<4xui2>) -> tensor<4xui2> {
+  %r = rlx.neg %x : (tensor<4xui2>) -> tensor<4xui2>
+  func.return %r : tensor<4xui2>
+}
+
+// -----
+
+// Ui16 is an rlx type, but neg takes no unsigned integers.
+// expect: VerificationError: 'rlx.neg' operand must be complex or float or int, got ui16
 func.func @f(%x: tensor<4xui16>) -> tensor<4xui16> {
   %r = rlx.neg %x : (tensor<4xui16>) -> tensor<4xui16>
   func.return %r : tensor<4xui16>
@@ -128,11 +137,11 @@ func.func @f(%x: tensor<4xui16>) -> tensor<4xui16> {
 
 // -----
 
-// An fp8 type.
-// expect: VerificationError: 'rlx.neg' operand #0 has unsupported element type f8E4M3FN (supported: f16, bf16, f32,
-func.func @f(%x: tensor<4xf8E4M3FN>) -> tensor<4xf8E4M3FN> {
-  %r = rlx.neg %x : (tensor<4xf8E4M3FN>) -> tensor<4xf8E4M3FN>
-  func.return %r : tensor<4xf8E4M3FN>
+// An fp8 type rlx lacks (E8M0, a scale-only format).
+// expect: VerificationError: 'rlx.neg' operand #0 has unsupported element type f8E8M0FNU (supported: f16, bf16, f32,
+func.func @f(%x: tensor<4xf8E8M0FNU>) -> tensor<4xf8E8M0FNU> {
+  %r = rlx.neg %x : (tensor<4xf8E8M0FNU>) -> tensor<4xf8E8M0FNU>
+  func.return %r : tensor<4xf8E8M0FNU>
 }
 
 // -----
