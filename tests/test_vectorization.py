@@ -88,7 +88,9 @@ def test_in_place_kernels_vectorize_without_overlap_checks() -> None:
     pointer, so LLVM keeps no scalar loop for overlapping pointers (which
     in-place buffers always took). 4096 elements leave no remainder loop:
     every loop left is a vector body."""
-    exe = rlx.compile(CHAIN.replace("DT", "f32"), pipeline="")
+    # sin's kernel runs in 4 KiB chunks with an exact-reduction loop beside the
+    # fast one (test_math_approx.py); sigmoid keeps every kernel one flat loop.
+    exe = rlx.compile(CHAIN.replace("DT", "f32").replace("rlx.sin", "rlx.sigmoid"), pipeline="")
     assert any(len(set(offsets)) < len(offsets) for offsets in _in_place_offsets(exe.planned_ir))
     labels = re.findall(r"^([\w.]+):", exe.optimized_llvm_ir, re.M)
     assert labels.count("vector.body") == 6  # one per kernel
