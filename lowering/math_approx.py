@@ -169,7 +169,7 @@ class Constants:
 def _make_constants(is_f32: bool) -> Constants:
     mant = 23 if is_f32 else 52
     n_exp, n_em, n_log, n_sin, n_cos, n_atan, n_erf = (
-        (9, 8, 5, 5, 6, 10, 11) if is_f32 else (15, 14, 11, 9, 9, 22, 18)
+        (8, 7, 5, 5, 6, 10, 11) if is_f32 else (15, 14, 11, 9, 9, 22, 18)
     )
     return Constants(
         is_f32=is_f32,
