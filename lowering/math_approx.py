@@ -168,8 +168,11 @@ class Constants:
 
 def _make_constants(is_f32: bool) -> Constants:
     mant = 23 if is_f32 else 52
+    # Term counts are the fewest that keep the bounds of tests/accuracy.py: for f32, one exp or
+    # expm1 term fewer fails the exp/sigmoid or expm1 sweep; each term is an FMA in every
+    # tanh/sigmoid/exp of a fused kernel.
     n_exp, n_em, n_log, n_sin, n_cos, n_atan, n_erf = (
-        (9, 8, 5, 5, 6, 10, 11) if is_f32 else (15, 14, 11, 9, 9, 22, 18)
+        (8, 7, 5, 5, 6, 10, 11) if is_f32 else (15, 14, 11, 9, 9, 22, 18)
     )
     return Constants(
         is_f32=is_f32,
