@@ -432,3 +432,32 @@ def test_a_shape_computed_from_input_data_is_an_error_naming_the_node() -> None:
     assert "cannot import 1 node(s)" in str(info.value)
     assert ("Reshape 'reshape_by_data': its target shape depends on the inputs at run time; "
             "rlx needs it at import") in str(info.value)
+
+
+def test_size_and_range_of_known_values_fold_and_a_range_of_input_data_is_an_error() -> None:
+    """Size reads only the static shape; Range over it (as the expanded RMS and layer
+    normalizations write their axes) is known at import and feeds ReduceMean's axes.
+    A Range whose limit is an input's data cannot have a static length."""
+    nodes = [
+        helper.make_node("Size", ["x"], ["count"]),
+        helper.make_node("Div", ["count", "twelve"], ["rank_minus_one"]),  # 24 // 12 = 2
+        helper.make_node("Range", ["one", "rank_minus_one", "one"], ["axes"]),  # [1]
+        helper.make_node("ReduceMean", ["x", "axes"], ["y"], keepdims=0),
+    ]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, 3, 4])],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(np.array(v, np.int64), k) for k, v in {"one": 1, "twelve": 12}.items()],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    (got,) = rlx.compile(load(model))(x)
+    np.testing.assert_allclose(got, x.mean(axis=1), rtol=1e-6)
+    graph = helper.make_graph(
+        [helper.make_node("Range", ["zero", "n", "one"], ["y"], name="iota")], "g",
+        [helper.make_tensor_value_info("n", onnx.TensorProto.INT64, [])],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.INT64, None)],
+        [numpy_helper.from_array(np.array(v, np.int64), k) for k, v in {"zero": 0, "one": 1}.items()],
+    )
+    with pytest.raises(rlx.CompileError, match="Range 'iota': its limit depends on the inputs at run time"):
+        load(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]))

@@ -185,6 +185,19 @@ def _shape(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> lis
     return [shape[start:end]]
 
 
+def _size(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    """Size reads only its input's (static) shape, so it is known at import."""
+    return [np.array(int(np.prod(ctx.shape(inputs[0]))), np.int64)]  # type: ignore[arg-type]
+
+
+def _range(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    """Range's length depends on its operands' values, so they must be known at import;
+    ONNX's reference: `arange(start, limit, delta)` in the operands' element type."""
+    start, limit, delta = (known(v, name) for v, name in zip(inputs, ("start", "limit", "delta")))
+    scalar = int if start.dtype.kind in "iu" else float  # bf16 and float8 arrays have kind 'V'
+    return [np.arange(scalar(start), scalar(limit), scalar(delta)).astype(start.dtype)]
+
+
 def _cast(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
     to = _attribute(node, "to")
     target = ELEMENT_TYPES.get(to)  # type: ignore[arg-type]
@@ -1049,6 +1062,8 @@ IMPORTERS: dict[str, Importer] = {
     "Identity": _identity,
     "Constant": _constant,
     "Shape": _shape,
+    "Size": _size,
+    "Range": _range,
     "ConstantOfShape": _constant_of_shape,
     "Cast": _cast,
     "CastLike": _cast_like,
