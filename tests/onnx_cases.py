@@ -19,7 +19,7 @@ SHAPE_OPERANDS = {
     "Reshape": {1}, "Expand": {1}, "Slice": {1, 2, 3, 4}, "Squeeze": {1}, "Unsqueeze": {1},
     "ReduceSum": {1}, "ReduceMean": {1}, "ReduceMax": {1}, "ReduceMin": {1}, "ReduceProd": {1}, "ReduceL1": {1},
     "ReduceL2": {1}, "ReduceSumSquare": {1}, "ReduceLogSum": {1}, "ReduceLogSumExp": {1},
-    "Split": {1}, "Pad": {1, 2, 3}, "ConstantOfShape": {0},
+    "Split": {1}, "Pad": {1, 2, 3}, "ConstantOfShape": {0}, "Range": {0, 1, 2},
     "LSTM": {1, 2, 3, 4, 7}, "GRU": {1, 2, 3, 4}, "RNN": {1, 2, 3, 4},
 }
 """Operand positions that must be known at import (shapes, axes; the recurrent

@@ -359,3 +359,105 @@ def test_a_malformed_node_is_a_compile_error_naming_it(node: onnx.NodeProto, mes
 def test_an_unreadable_model_is_an_argument_error() -> None:
     with pytest.raises(rlx.ArgumentError, match="cannot read the ONNX model"):
         load(b"not a model")
+
+
+def test_shape_arithmetic_of_expanded_functions_folds_at_import() -> None:
+    """The head-count, scale and padding arithmetic ONNX's expanded functions write
+    (Shape, Div truncating toward zero, Mod, Equal/Not/Where, Sqrt, CastLike onto a
+    run-time tensor, Abs, ReduceProd, Expand of a constant) folds to constants, so the
+    Reshape, Expand and Pad operands are known; the results match onnxruntime."""
+    i64 = lambda *v: np.array(v, np.int64)  # noqa: E731
+    nodes = [
+        helper.make_node("Shape", ["x"], ["batch"], start=0, end=1),
+        helper.make_node("Shape", ["x"], ["n"], start=1, end=2),
+        helper.make_node("Shape", ["x"], ["last"], start=-1),
+        helper.make_node("Neg", ["seven"], ["minus_seven"]),
+        helper.make_node("Div", ["minus_seven", "two"], ["minus_three"]),  # -3.5 truncates to -3 (floor: -4)
+        helper.make_node("Abs", ["minus_three"], ["heads"]),
+        helper.make_node("Div", ["n", "heads"], ["per_head"]),
+        helper.make_node("Mod", ["n", "heads"], ["rest"]),
+        helper.make_node("Equal", ["rest", "zero"], ["even"]),
+        helper.make_node("Not", ["even"], ["uneven"]),
+        helper.make_node("Where", ["uneven", "one", "per_head"], ["width"]),
+        helper.make_node("Concat", ["batch", "heads", "width", "last"], ["split_shape"], axis=0),
+        helper.make_node("Reshape", ["x", "split_shape"], ["split"]),
+        helper.make_node("Cast", ["last"], ["last_f"], to=onnx.TensorProto.FLOAT),
+        helper.make_node("Sqrt", ["last_f"], ["root"]),
+        helper.make_node("Div", ["one_f", "root"], ["scale64"]),
+        helper.make_node("CastLike", ["scale64", "x"], ["scale"]),
+        helper.make_node("Mul", ["split", "scale"], ["y"]),
+        helper.make_node("Shape", ["x"], ["x_shape"]),
+        helper.make_node("ReduceProd", ["x_shape"], ["count"], keepdims=1),
+        helper.make_node("Expand", ["one", "count"], ["ones"]),
+        helper.make_node("ReduceSum", ["ones"], ["total"], keepdims=1),
+        helper.make_node("Sub", ["total", "forty_six"], ["pad_after"]),
+        helper.make_node("Concat", ["zero", "pad_after"], ["pads"], axis=0),
+        helper.make_node("CastLike", ["minus_two", "x"], ["fill"]),
+        helper.make_node("Pad", ["x", "pads", "fill", "last_axis"], ["z"], mode="constant"),
+    ]
+    constants = {"seven": i64(7), "two": i64(2), "zero": i64(0), "one": i64(1), "forty_six": i64(46),
+                 "last_axis": i64(-1), "one_f": np.array([1.0], np.float32), "minus_two": np.array(-2.0)}
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, 6, 4])],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None),
+         helper.make_tensor_value_info("z", onnx.TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(np.asarray(v), k) for k, v in constants.items()],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    module = load(model)
+    assert "rlx.sqrt" not in str(module) and "rlx.mod" not in str(module)
+    x = np.arange(48, dtype=np.float32).reshape(2, 6, 4) - 20
+    want = onnxruntime.InferenceSession(model.SerializeToString()).run(None, {"x": x})
+    got = rlx.compile(module)(x)
+    assert [g.shape for g in got] == [(2, 3, 2, 4), (2, 6, 6)] == [w.shape for w in want]
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_a_shape_computed_from_input_data_is_an_error_naming_the_node() -> None:
+    """A shape that depends on a graph input's data (not its static shape) cannot fold."""
+    nodes = [
+        helper.make_node("Add", ["dims", "one"], ["target"], name="grow"),
+        helper.make_node("Reshape", ["x", "target"], ["y"], name="reshape_by_data"),
+    ]
+    graph = helper.make_graph(
+        nodes, "g",
+        [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, 6]),
+         helper.make_tensor_value_info("dims", onnx.TensorProto.INT64, [2])],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(np.array(1, np.int64), "one")],
+    )
+    with pytest.raises(rlx.CompileError) as info:
+        load(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]))
+    assert "cannot import 1 node(s)" in str(info.value)
+    assert ("Reshape 'reshape_by_data': its target shape depends on the inputs at run time; "
+            "rlx needs it at import") in str(info.value)
+
+
+def test_size_and_range_of_known_values_fold_and_a_range_of_input_data_is_an_error() -> None:
+    """Size reads only the static shape; Range over it (as the expanded RMS and layer
+    normalizations write their axes) is known at import and feeds ReduceMean's axes.
+    A Range whose limit is an input's data cannot have a static length."""
+    nodes = [
+        helper.make_node("Size", ["x"], ["count"]),
+        helper.make_node("Div", ["count", "twelve"], ["rank_minus_one"]),  # 24 // 12 = 2
+        helper.make_node("Range", ["one", "rank_minus_one", "one"], ["axes"]),  # [1]
+        helper.make_node("ReduceMean", ["x", "axes"], ["y"], keepdims=0),
+    ]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, 3, 4])],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(np.array(v, np.int64), k) for k, v in {"one": 1, "twelve": 12}.items()],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    (got,) = rlx.compile(load(model))(x)
+    np.testing.assert_allclose(got, x.mean(axis=1), rtol=1e-6)
+    graph = helper.make_graph(
+        [helper.make_node("Range", ["zero", "n", "one"], ["y"], name="iota")], "g",
+        [helper.make_tensor_value_info("n", onnx.TensorProto.INT64, [])],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.INT64, None)],
+        [numpy_helper.from_array(np.array(v, np.int64), k) for k, v in {"zero": 0, "one": 1}.items()],
+    )
+    with pytest.raises(rlx.CompileError, match="Range 'iota': its limit depends on the inputs at run time"):
+        load(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]))
