@@ -2,12 +2,7 @@
 running tests/test_onnx.py; a case that starts passing, or a new failure, fails the test)."""
 
 EXPECTED_FAILURES: dict[str, str] = {
-    "test_attention_3d_causal_bf16_expanded": "values differ beyond the case's tolerance: rlx's bf16 attention rounds differently by 1 ulp, and the case's rtol 1e-3 is below bf16's 2^-8",
-    "test_attention_4d_attn_mask_causal_bf16_expanded": "values differ beyond the case's tolerance: rlx's bf16 attention rounds differently by 1 ulp, and the case's rtol 1e-3 is below bf16's 2^-8",
-    "test_attention_4d_causal_bf16_expanded": "values differ beyond the case's tolerance: rlx's bf16 attention rounds differently by 1 ulp, and the case's rtol 1e-3 is below bf16's 2^-8",
     "test_attention_4d_causal_fp16_expanded": "values differ beyond the case's tolerance: 2 of 192 f16 outputs by 1-2 ulps from rlx's f16 attention rounding (rtol 1e-3)",
-    "test_attention_4d_causal_padded_kv_bf16_expanded": "values differ beyond the case's tolerance: rlx's bf16 attention rounds differently by 1 ulp, and the case's rtol 1e-3 is below bf16's 2^-8",
-    "test_attention_4d_padded_kv_bf16_expanded": "values differ beyond the case's tolerance: rlx's bf16 attention rounds differently by 1 ulp, and the case's rtol 1e-3 is below bf16's 2^-8",
     "test_cast_FLOAT16_to_FLOAT4E2M1": "Cast '#0': Cast to FLOAT4E2M1 is not supported",
     "test_cast_FLOAT16_to_INT2": "Cast '#0': Cast to INT2 is not supported",
     "test_cast_FLOAT16_to_UINT2": "Cast '#0': Cast to UINT2 is not supported",
