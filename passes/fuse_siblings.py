@@ -90,23 +90,23 @@ siblings all along it), and siblings further apart would keep the first one's
 results alive longer for little gain."""
 
 
-def _siblings(op: Operation) -> set[Operation]:
-    """The other candidates in `op`'s block that read one of its operands over its shape."""
-    space = _space(op)
-    users = {use.operation for value in op.operands for use in value.uses}
-    return {other for other in users
-            if other is not op and other.parent is op.parent and is_sibling_candidate(other) and _space(other) == space}
+def _is_sibling(other: Operation, reads: set[SSAValue], space: tuple[int, ...]) -> bool:
+    """`other` reads one of the values in `reads` over the iteration shape `space`."""
+    return is_sibling_candidate(other) and not reads.isdisjoint(other.operands) and _space(other) == space
 
 
 def later_independent_siblings(op: Operation) -> Iterator[tuple[Operation, list[Operation]]]:
     """Each sibling within `WINDOW` ops after `op` that does not depend on it,
     nearest first, with the ops between them that do (they must follow the
-    merged op). One walk in block order tracks what `op` reaches. (Tensor-level
-    ops with regions, scans and fused regions, are isolated from above: their
-    operands are all they read.)"""
-    siblings = _siblings(op)
-    if not siblings:  # the common case (a chain): no walk
+    merged op). One walk in block order tracks what `op` reaches; siblings are
+    recognized on the walk, never looked up among an operand's uses (a value
+    every region of a long chain reads has a use per region: looking there made
+    the pass quadratic). (Tensor-level ops with regions, scans and fused
+    regions, are isolated from above: their operands are all they read.)"""
+    reads = set(op.operands)
+    if not any(v.has_more_than_one_use() for v in reads):  # the common case (a chain): no walk
         return
+    space = _space(op)
     reached_values: set[SSAValue] = set(op.results)
     reached: list[Operation] = []
     current = op.next_op
@@ -116,7 +116,7 @@ def later_independent_siblings(op: Operation) -> Iterator[tuple[Operation, list[
         if any(v in reached_values for v in current.operands):
             reached.append(current)
             reached_values.update(current.results)
-        elif current in siblings:
+        elif _is_sibling(current, reads, space):
             yield current, list(reached)
         current = current.next_op
 
