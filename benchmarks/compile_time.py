@@ -32,33 +32,27 @@ from rlx_mlir.lowering.translate import to_llvmlite
 from rlx_mlir.passes.default_pipeline import BACKEND_PASSES, TENSOR_PASSES
 
 
-def elementwise_chain(n: int) -> str:
+def _unary_chain(ops: list[str]) -> str:
+    """`a + b`, then each op of `ops` on the previous value (`mul` by `a`)."""
     t = "tensor<1024xf32>"
     lines = [f"func.func @f(%a: {t}, %b: {t}) -> {t} {{", f"  %v0 = rlx.add %a, %b : ({t}, {t}) -> {t}"]
-    unary = ["tanh", "neg", "exp", "sin"]
-    for k in range(1, n):
-        if k % 3 == 0:
-            lines.append(f"  %v{k} = rlx.mul %v{k - 1}, %a : ({t}, {t}) -> {t}")
-        else:
-            lines.append(f"  %v{k} = rlx.{unary[k % 4]} %v{k - 1} : ({t}) -> {t}")
-    lines.append(f"  func.return %v{n - 1} : {t}\n}}")
+    for k, op in enumerate(ops, start=1):
+        operands, types = (f"%v{k - 1}, %a", f"({t}, {t})") if op == "mul" else (f"%v{k - 1}", f"({t})")
+        lines.append(f"  %v{k} = rlx.{op} {operands} : {types} -> {t}")
+    lines.append(f"  func.return %v{len(ops)} : {t}\n}}")
     return "\n".join(lines)
+
+
+def elementwise_chain(n: int) -> str:
+    unary = ["tanh", "neg", "exp", "sin"]
+    return _unary_chain(["mul" if k % 3 == 0 else unary[k % 4] for k in range(1, n)])
 
 
 def random_chain(n: int) -> str:
     """The ops of `elementwise_chain` in a seeded random order: no stretch of it
     repeats, so no two fused regions share a kernel (the worst case)."""
     rng = random.Random(n)
-    t = "tensor<1024xf32>"
-    lines = [f"func.func @f(%a: {t}, %b: {t}) -> {t} {{", f"  %v0 = rlx.add %a, %b : ({t}, {t}) -> {t}"]
-    for k in range(1, n):
-        op = rng.choice(["mul", "tanh", "neg", "exp", "sin"])
-        if op == "mul":
-            lines.append(f"  %v{k} = rlx.mul %v{k - 1}, %a : ({t}, {t}) -> {t}")
-        else:
-            lines.append(f"  %v{k} = rlx.{op} %v{k - 1} : ({t}) -> {t}")
-    lines.append(f"  func.return %v{n - 1} : {t}\n}}")
-    return "\n".join(lines)
+    return _unary_chain([rng.choice(["mul", "tanh", "neg", "exp", "sin"]) for _ in range(1, n)])
 
 
 def movement_chain(n: int) -> str:
