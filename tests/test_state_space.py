@@ -166,21 +166,32 @@ def test_mamba2_state_groups(with_state: bool, return_state: bool, form: str) ->
         assert_close(g, r, "f64")
 
 
-@pytest.mark.parametrize("dtype", ["f32", "f64"])
-def test_mamba2_carried_state(dtype: str, form: str) -> None:
-    """One call over S steps == a call over S1 steps then one over S2 taking its state."""
-    x, dt, a, b, c, s0 = (v.astype(NUMPY[dtype]) for v in mamba2_inputs(1, 90, 2, 8, 16, seed=2))
-    whole = compile_scan("mamba2", [x.shape, dt.shape, a.shape, b.shape, c.shape, s0.shape], dtype, False, True)
-    y, s = whole(x, dt, a, b, c)
-    first = compile_scan("mamba2", [(1, 65, 2, 8), (1, 65, 2), a.shape, (1, 65, 2, 16), (1, 65, 2, 16)],
-                         dtype, False, True)
-    second = compile_scan("mamba2", [(1, 25, 2, 8), (1, 25, 2), a.shape, (1, 25, 2, 16), (1, 25, 2, 16), s0.shape],
-                          dtype, True, True)
-    y1, s1 = first(x[:, :65], dt[:, :65], a, b[:, :65], c[:, :65])
-    y2, s2 = second(x[:, 65:], dt[:, 65:], a, b[:, 65:], c[:, 65:], s1)
+def assert_state_carries(kind: str, inputs: Sequence[np.ndarray], split: int, dtype: str) -> None:
+    """One call over all steps equals a call over the first `split` steps, then
+    one over the rest taking its final state (streaming decode). `inputs` are
+    the op's five operands and a state; the third (`a`) has no time axis."""
+    operands = [v.astype(NUMPY[dtype]) for v in inputs[:5]]
+
+    def steps(lo: int, hi: int | None) -> list[np.ndarray]:
+        return [v if k == 2 else v[:, lo:hi] for k, v in enumerate(operands)]
+
+    def call(args: list[np.ndarray], state: np.ndarray | None = None) -> list[np.ndarray]:
+        shapes = [v.shape for v in args] + ([state.shape] if state is not None else [])
+        exe = compile_scan(kind, shapes, dtype, state is not None, True)
+        return exe(*args, *([state] if state is not None else []))
+
+    y, s = call(operands)
+    y1, s1 = call(steps(0, split))
+    y2, s2 = call(steps(split, None), s1)
     tol = {"f32": 1e-5, "f64": 1e-12}[dtype]
     np.testing.assert_allclose(np.concatenate([y1, y2], axis=1), y, rtol=tol, atol=tol * np.abs(y).max())
     np.testing.assert_allclose(s2, s, rtol=tol, atol=tol * np.abs(s).max())
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64"])
+def test_mamba2_carried_state(dtype: str, form: str) -> None:
+    """One call over S steps == a call over S1 steps then one over S2 taking its state."""
+    assert_state_carries("mamba2", mamba2_inputs(1, 90, 2, 8, 16, seed=2), 65, dtype)
 
 
 @pytest.mark.parametrize("shape", [(1, 1, 1, 1, 1), (1, 1, 4, 16, 32), (3, 5, 1, 3, 5), (1, 17, 2, 40, 24)])
@@ -289,18 +300,8 @@ def test_selective_scan_state_groups(with_state: bool, return_state: bool) -> No
 
 @pytest.mark.parametrize("dtype", ["f32", "f64"])
 def test_selective_scan_carried_state(dtype: str) -> None:
-    x, delta, a, b, c, h0 = (v.astype(NUMPY[dtype]) for v in scan_inputs(2, 30, 70, 16, seed=2))
-    whole = compile_scan("selective_scan", [x.shape, delta.shape, a.shape, b.shape, c.shape], dtype, False, True)
-    y, h = whole(x, delta, a, b, c)
-    first = compile_scan("selective_scan", [(2, 11, 70), (2, 11, 70), a.shape, (2, 11, 16), (2, 11, 16)],
-                         dtype, False, True)
-    second = compile_scan("selective_scan", [(2, 19, 70), (2, 19, 70), a.shape, (2, 19, 16), (2, 19, 16), h0.shape],
-                          dtype, True, True)
-    y1, h1 = first(x[:, :11], delta[:, :11], a, b[:, :11], c[:, :11])
-    y2, h2 = second(x[:, 11:], delta[:, 11:], a, b[:, 11:], c[:, 11:], h1)
-    tol = {"f32": 1e-5, "f64": 1e-12}[dtype]
-    np.testing.assert_allclose(np.concatenate([y1, y2], axis=1), y, rtol=tol, atol=tol * np.abs(y).max())
-    np.testing.assert_allclose(h2, h, rtol=tol, atol=tol * np.abs(h).max())
+    """One call over S steps == a call over S1 steps then one over S2 taking its state."""
+    assert_state_carries("selective_scan", scan_inputs(2, 30, 70, 16, seed=2), 11, dtype)
 
 
 @pytest.mark.parametrize("shape", [(1, 1, 1, 1), (1, 1, 130, 16), (3, 4, 5, 3), (1, 40, 256, 16)])

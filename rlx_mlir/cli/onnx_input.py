@@ -26,11 +26,11 @@ def parse_shapes(specs: Iterable[str]) -> dict[str, tuple[int, ...]]:
     for spec in specs:
         name, _, dims = spec.rpartition("=")
         try:
+            if not name:
+                raise ValueError(spec)
             shapes[name] = tuple(int(d) for d in dims.split("x")) if dims else ()
         except ValueError:
             raise ArgumentError(f"input shape '{spec}': expected NAME=DxDx... (e.g. x=1x128)") from None
-        if not name:
-            raise ArgumentError(f"input shape '{spec}': expected NAME=DxDx... (e.g. x=1x128)")
     return shapes
 
 
