@@ -37,7 +37,7 @@ STATUS_FIELDS = 4  # code, index, axis, size (i64 each)
 
 @dataclass(frozen=True)
 class External:
-    """A function the JIT resolves outside the module (pthreads from libc, the
+    """A function the JIT resolves outside the module (the thread pool, the
     BLAS of `rlx_mlir.blas`); the lowered module declares each one it calls once."""
 
     name: str

@@ -62,7 +62,7 @@ from rlx_mlir.lowering.kernel import (
 from rlx_mlir.lowering.loops import for_range, if_then, while_loop
 from rlx_mlir.lowering.parallel import (
     PARALLEL_MIN_ELEMENTS,
-    PTHREAD,
+    POOL,
     emit_parallel_launcher,
 )
 from rlx_mlir.memory_plan import (
@@ -234,10 +234,10 @@ class _EntryBuilder:
         """The name of the parallel launcher of `thunk`, made at its first use."""
         if thunk not in self.launchers:
             name = thunk.sym_name.data.removesuffix("_thunk")
-            functions = emit_parallel_launcher(thunk, f"{name}_parallel", self.threads)
-            self.program.functions += functions
-            self.program.externals |= set(PTHREAD)
-            self.launchers[thunk] = functions[-1]
+            launcher = emit_parallel_launcher(thunk, f"{name}_parallel", self.threads)
+            self.program.functions.append(launcher)
+            self.program.externals.add(POOL)
+            self.launchers[thunk] = launcher
         return self.launchers[thunk].sym_name.data
 
     def return_on_index_error(self) -> None:

@@ -23,7 +23,7 @@ from xdsl.passes import ModulePass, PassPipeline
 from xdsl.utils.exceptions import ArgSpecParseError, PassFailedException, VerifyException
 from xdsl.utils.exceptions import ParseError as XdslParseError
 
-from rlx_mlir import blas, disk_cache, dtypes
+from rlx_mlir import blas, disk_cache, dtypes, thread_pool
 from rlx_mlir.context import make_context
 from rlx_mlir.dialects import rlx
 from rlx_mlir.dialects.common import element_type, shape_of
@@ -109,8 +109,8 @@ def _constants(function: func.FuncOp) -> list[ConstantData]:
 
 
 SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-RESERVED = ("llvm", "pthread_", blas.PREFIX)
-"""Prefixes of the symbols a lowered module declares: intrinsics, libc threads, the BLAS."""
+RESERVED = ("llvm", "pthread_", blas.PREFIX, thread_pool.PREFIX)
+"""Prefixes of the symbols a lowered module declares: intrinsics, libc threads, the BLAS, the thread pool."""
 
 
 def _entry_function(module: ModuleOp, entry: str | None) -> func.FuncOp:
@@ -124,7 +124,7 @@ def _entry_function(module: ModuleOp, entry: str | None) -> func.FuncOp:
     function = functions[0]
     name = function.sym_name.data
     if not SYMBOL.fullmatch(name) or name.startswith(RESERVED):
-        raise CompileError(f"function name '{name}' cannot be a JIT symbol (use letters, digits, _; not llvm.*/pthread_*/scipy_*)")
+        raise CompileError(f"function name '{name}' cannot be a JIT symbol (use letters, digits, _; not llvm.*/pthread_*/scipy_*/rlx_pool_*)")
     try:
         block = function_block(function)
     except VerifyException as error:
@@ -205,6 +205,8 @@ def compile(  # noqa: A001
         derived = None
     if blas.PREFIX in artifacts.jit_text:  # kernels call the BLAS: MCJIT resolves them in the process
         blas.load()
+    if thread_pool.SYMBOL in artifacts.jit_text:  # and the thread pool
+        thread_pool.load()
     compiled = compile_text(artifacts.jit_text)
     a = artifacts
     try:

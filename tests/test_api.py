@@ -149,7 +149,7 @@ def test_large_kernel_runs_on_both_threads_and_matches() -> None:
     import os
 
     if len(os.sched_getaffinity(0)) > 1:
-        assert "pthread_create" in exe.llvm_ir
+        assert "rlx_pool_parallel_for" in exe.llvm_ir
 
 
 def test_builder_data_movement_matches_numpy() -> None:

@@ -153,6 +153,8 @@ FUNCTION_NAMES = {
     "non-ASCII name": ('"\u00e4"', "\u00e4", 3),
     # DuplicatedNameError: clashed with the pthread_create the threaded launcher declares
     "pthread_create with a threaded kernel": ("pthread_create", "pthread_create", 300_000),
+    # the thread pool's entry point, which a threaded kernel's launcher declares
+    "the pool's entry with a threaded kernel": ("rlx_pool_parallel_for", "rlx_pool_parallel_for", 300_000),
 }
 
 
@@ -161,7 +163,7 @@ def test_function_name_that_is_no_jit_symbol_is_a_compile_error(name: str) -> No
     symbol, parsed, n = FUNCTION_NAMES[name]
     with pytest.raises(rlx.CompileError) as info:
         run_with_ones(neg_reverse(symbol, n))
-    assert str(info.value) == f"function name '{parsed}' cannot be a JIT symbol (use letters, digits, _; not llvm.*/pthread_*/scipy_*)"
+    assert str(info.value) == f"function name '{parsed}' cannot be a JIT symbol (use letters, digits, _; not llvm.*/pthread_*/scipy_*/rlx_pool_*)"
 
 
 @pytest.mark.parametrize("symbol", ["f_1", "_", "F2", "pthread"])

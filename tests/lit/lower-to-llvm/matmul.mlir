@@ -10,7 +10,7 @@
 // sets the BLAS thread count to the entry's (2) and calls sgemm row-major (101)
 // with the rhs flag CblasTrans (112) and the lhs CblasNoTrans (111), M = N = 64,
 // K = 2100, lda = ldb = 2100, ldc = 64, alpha 1, beta 0. The entry calls its
-// thunk directly: BLAS threads itself, so no pthread launcher.
+// thunk directly: BLAS threads itself, so no parallel launcher.
 
 // CHECK-LABEL: llvm.func @scipy_cblas_sgemm(i32, i32, i32, i32, i32, i32, f32, !llvm.ptr, i32, !llvm.ptr, i32, f32, !llvm.ptr, i32)
 // CHECK-NEXT: llvm.func @scipy_openblas_set_num_threads(i32)

@@ -53,7 +53,7 @@ func.func @gru(%x: tensor<2x3x4xf64>, %wi: tensor<288xf64>, %wh: tensor<192xf64>
 // -----
 
 // A relu RNN large enough to split: its time loops run as units (batch
-// halves, one per thread) through the pthread launcher.
+// halves, one per thread) through the thread pool's launcher.
 
 // CHECK-LABEL: llvm.func @rnn(
 // CHECK: llvm.call @rnn_k0_l0_prepare_parallel(

@@ -1,0 +1,344 @@
+"""The process-wide pool of worker threads that parallel kernels are split over.
+
+Why a pool: a launch that starts and joins a pthread per chunk pays ~20 us of
+thread start-up every time, as much as 2^17 simple elements take to compute,
+so mid-sized kernels (a decode step, one step of a recurrence at batch 32)
+could not use a second core at all. Pool workers start once and then wait for
+work, so a launch costs a few stores and, for a worker that has gone to sleep,
+one condition-variable signal.
+
+The pool is a small LLVM module of its own, built here with llvmlite and
+JIT-compiled once per process by `load()`, which registers its entry point
+`SYMBOL` in MCJIT's symbol table. Lowered modules declare it and call it from
+their parallel launchers (`lowering/parallel.py`), so their machine code (also
+the disk cache's) refers to it by name, never by address:
+
+    void rlx_pool_parallel_for(void (*thunk)(ptr args, i64 lo, i64 hi), ptr args, i64 n, i64 threads)
+
+splits [0, n) into `threads` chunks (fewer when n is smaller or the pool
+cannot grow), hands chunks 1.. to workers, runs chunk 0 on the calling thread
+and returns when every chunk is done.
+
+Protocol, per worker slot (one cache-line-aligned struct per worker): the
+caller writes the chunk into the slot, then bumps the slot's generation
+(seq_cst). The worker remembers the last generation it ran; after a chunk it
+spins on the generation for `SPIN_CYCLES`, then sleeps on the slot's
+condition variable behind a `sleeping` flag, which the caller reads after its
+bump and signals on. The flag store and the generation load on the worker's
+side are seq_cst as well, so one side always sees the other's store. A
+finished chunk decrements the shared `pending` count (release), which the
+caller spins on (acquire) before it returns.
+
+One caller owns the pool at a time (`busy`). Any other caller, such as a second
+Python thread running another executable or a launch from inside a chunk,
+runs its whole range on its own thread instead of waiting. Workers that `fork`
+did not copy into a child process are forgotten there (`os.register_at_fork`:
+glibc's `pthread_atfork` is not an exported symbol MCJIT could resolve); the
+child starts its own when it first needs them.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+
+import llvmlite.binding as llvm
+import llvmlite.ir as ir
+
+PREFIX = "rlx_pool_"
+"""Every symbol of the pool starts with this; JIT entry names must not."""
+
+SYMBOL = f"{PREFIX}parallel_for"
+"""The pool's entry point, which lowered modules declare."""
+
+MAX_WORKERS = 255
+"""Worker slots; a launch uses at most this many workers plus the calling thread."""
+
+SPIN_CYCLES = 1 << 18
+"""Cycle-counter ticks (~0.1 ms) a worker keeps spinning after its last chunk before
+it sleeps: back-to-back launches (the steps of a recurrence) then never pay a wake-up."""
+
+CALLER_SPIN_CYCLES = 1 << 16
+"""Cycle-counter ticks (~25 us) the caller spins on unfinished chunks before it yields
+its core between checks: on a loaded machine a worker may have been descheduled."""
+
+OPAQUE_BYTES = 128
+"""Room for a pthread_mutex_t or a pthread_cond_t on every supported libc (glibc: 40 and 48 bytes)."""
+
+_I8, _I32, _I64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
+_PTR = _I8.as_pointer()
+_VOID = ir.VoidType()
+_NULL = ir.Constant(_PTR, None)
+_THUNK = ir.FunctionType(_VOID, [_PTR, _I64, _I64]).as_pointer()
+_OPAQUE = ir.ArrayType(_I8, OPAQUE_BYTES)
+_SLOT = ir.LiteralStructType([_I32, _I32, _THUNK, _PTR, _I64, _I64, _OPAQUE, _OPAQUE])
+"""One worker's slot: generation, sleeping flag, the chunk (thunk, args, lo, hi), mutex, condition."""
+_GEN, _SLEEPING, _FN, _ARGS, _LO, _HI, _MUTEX, _COND = range(8)
+
+_LIBC = {
+    "pthread_create": ir.FunctionType(_I32, [_I64.as_pointer(), _PTR, ir.FunctionType(_PTR, [_PTR]).as_pointer(), _PTR]),
+    "pthread_detach": ir.FunctionType(_I32, [_I64]),
+    "pthread_mutex_init": ir.FunctionType(_I32, [_PTR, _PTR]),
+    "pthread_mutex_lock": ir.FunctionType(_I32, [_PTR]),
+    "pthread_mutex_unlock": ir.FunctionType(_I32, [_PTR]),
+    "pthread_cond_init": ir.FunctionType(_I32, [_PTR, _PTR]),
+    "pthread_cond_wait": ir.FunctionType(_I32, [_PTR, _PTR]),
+    "pthread_cond_signal": ir.FunctionType(_I32, [_PTR]),
+    "sched_yield": ir.FunctionType(_I32, []),
+}
+"""The libc functions the pool calls (pthread_t is held as an i64: an unsigned long or a pointer)."""
+
+
+class _Pool:
+    """The pool's module under construction: its globals, the libc declarations and
+    the few IR idioms every function of it uses."""
+
+    def __init__(self) -> None:
+        self.module = ir.Module(name="rlx_thread_pool")
+        self.slots = self._global("slots", ir.ArrayType(_SLOT, MAX_WORKERS), align=64)
+        self.started = self._global("started", _I64)
+        self.busy = self._global("busy", _I32)
+        self.pending = self._global("pending", _I32)
+        self.libc = {name: ir.Function(self.module, kind, name) for name, kind in _LIBC.items()}
+        self.cycles = ir.Function(self.module, ir.FunctionType(_I64, []), "llvm.readcyclecounter")
+        x86 = llvm.get_default_triple().startswith(("x86_64", "i386", "i686"))
+        self.pause = ir.Function(self.module, ir.FunctionType(_VOID, []), "llvm.x86.sse2.pause") if x86 else None
+
+    def _global(self, name: str, kind: ir.Type, align: int = 8) -> ir.GlobalVariable:
+        g = ir.GlobalVariable(self.module, kind, f"{PREFIX}{name}")
+        g.linkage = "internal"
+        g.initializer = ir.Constant(kind, None)
+        g.align = align
+        return g
+
+    def function(self, name: str, kind: ir.FunctionType, blocks: tuple[str, ...]) -> tuple[ir.Function, ...]:
+        """A function (internal but for the entry point) and its named blocks, entry first."""
+        f = ir.Function(self.module, kind, name)
+        if name != SYMBOL:
+            f.linkage = "internal"
+        return f, *(f.append_basic_block(b) for b in ("entry", *blocks))
+
+    @staticmethod
+    def field(b: ir.IRBuilder, slot: ir.Value, index: int) -> ir.Value:
+        return b.gep(slot, [_I32(0), _I32(index)], inbounds=True)
+
+    def opaque(self, b: ir.IRBuilder, slot: ir.Value, index: int) -> ir.Value:
+        """The slot's mutex or condition as the `void *` libc takes."""
+        return b.bitcast(self.field(b, slot, index), _PTR)
+
+    def slot(self, b: ir.IRBuilder, index: ir.Value) -> ir.Value:
+        return b.gep(self.slots, [_I64(0), index], inbounds=True)
+
+    def relax(self, b: ir.IRBuilder) -> None:
+        """One spin-wait hint (x86 `pause`; nothing elsewhere)."""
+        if self.pause is not None:
+            b.call(self.pause, [])
+
+
+def _load(b: ir.IRBuilder, ptr: ir.Value, order: str) -> ir.Value:
+    return b.load_atomic(ptr, order, ptr.type.pointee.width // 8)
+
+
+def _store(b: ir.IRBuilder, value: ir.Value, ptr: ir.Value, order: str) -> None:
+    b.store_atomic(value, ptr, order, value.type.width // 8)
+
+
+def _min(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
+    return b.select(b.icmp_signed("<", x, y), x, y)
+
+
+def _emit_worker(p: _Pool) -> ir.Function:
+    """`ptr worker(ptr slot)`: forever wait for the slot's generation to move past
+    the last one run (spinning, then sleeping), run the chunk, count it done."""
+    worker, entry, wait, spin, idle, sleep, check, nap, woke, run = p.function(
+        f"{PREFIX}worker", ir.FunctionType(_PTR, [_PTR]),
+        ("wait", "spin", "idle", "sleep", "check", "nap", "woke", "run"),
+    )
+    b = ir.IRBuilder(entry)
+    slot = b.bitcast(worker.args[0], _SLOT.as_pointer())
+    gen, sleeping = p.field(b, slot, _GEN), p.field(b, slot, _SLEEPING)
+    mutex, cond = p.opaque(b, slot, _MUTEX), p.opaque(b, slot, _COND)
+    b.branch(wait)
+
+    b.position_at_end(wait)
+    seen = b.phi(_I32, "seen")
+    seen.add_incoming(_I32(0), entry)
+    deadline = b.add(b.call(p.cycles, []), _I64(SPIN_CYCLES))
+    b.branch(spin)
+
+    b.position_at_end(spin)
+    now = _load(b, gen, "acquire")
+    b.cbranch(b.icmp_unsigned("!=", now, seen), run, idle)
+
+    b.position_at_end(idle)
+    p.relax(b)
+    b.cbranch(b.icmp_unsigned("<", b.call(p.cycles, []), deadline), spin, sleep)
+
+    b.position_at_end(sleep)
+    b.call(p.libc["pthread_mutex_lock"], [mutex])
+    _store(b, _I32(1), sleeping, "seq_cst")
+    b.branch(check)
+
+    b.position_at_end(check)
+    latest = _load(b, gen, "seq_cst")
+    b.cbranch(b.icmp_unsigned("==", latest, seen), nap, woke)
+
+    b.position_at_end(nap)
+    b.call(p.libc["pthread_cond_wait"], [cond, mutex])
+    b.branch(check)
+
+    b.position_at_end(woke)
+    _store(b, _I32(0), sleeping, "seq_cst")
+    b.call(p.libc["pthread_mutex_unlock"], [mutex])
+    b.branch(run)
+
+    b.position_at_end(run)
+    current = b.phi(_I32, "current")
+    current.add_incoming(now, spin)
+    current.add_incoming(latest, woke)
+    chunk = [b.load(p.field(b, slot, f)) for f in (_ARGS, _LO, _HI)]
+    b.call(b.load(p.field(b, slot, _FN)), chunk)
+    b.atomic_rmw("sub", p.pending, _I32(1), "release")
+    seen.add_incoming(current, run)
+    b.branch(wait)
+    return worker
+
+
+def _emit_grow(p: _Pool, worker: ir.Function) -> ir.Function:
+    """`i64 grow(i64 want)`: start workers until there are `want` (or pthread_create
+    fails); returns how many there are. Called by the pool's owner only."""
+    grow, entry, head, start, started, done = p.function(
+        f"{PREFIX}grow", ir.FunctionType(_I64, [_I64]), ("head", "start", "started", "done")
+    )
+    b = ir.IRBuilder(entry)
+    tid = b.alloca(_I64)
+    b.branch(head)
+
+    b.position_at_end(head)
+    have = b.load(p.started)
+    b.cbranch(b.icmp_signed("<", have, grow.args[0]), start, done)
+
+    b.position_at_end(start)
+    slot = p.slot(b, have)
+    b.store(ir.Constant(_SLOT, None), slot)
+    b.call(p.libc["pthread_mutex_init"], [p.opaque(b, slot, _MUTEX), _NULL])
+    b.call(p.libc["pthread_cond_init"], [p.opaque(b, slot, _COND), _NULL])
+    code = b.call(p.libc["pthread_create"], [tid, _NULL, worker, b.bitcast(slot, _PTR)])
+    b.cbranch(b.icmp_signed("==", code, _I32(0)), started, done)
+
+    b.position_at_end(started)
+    b.call(p.libc["pthread_detach"], [b.load(tid)])
+    b.store(b.add(have, _I64(1)), p.started)
+    b.branch(head)
+
+    b.position_at_end(done)
+    b.ret(b.load(p.started))
+    return grow
+
+
+def _emit_parallel_for(p: _Pool, grow: ir.Function) -> None:
+    """The entry point (module docstring): chunk k of `parts` is [n·k/parts, n·(k+1)/parts)."""
+    kind = ir.FunctionType(_VOID, [_THUNK, _PTR, _I64, _I64])
+    run, entry, claim, serial, pooled, share, mine, wait, idle, finish = p.function(
+        SYMBOL, kind, ("claim", "serial", "pooled", "share", "mine", "wait", "idle", "finish")
+    )
+    fn, args, n, threads = run.args
+    b = ir.IRBuilder(entry)
+    chunks = _min(b, _min(b, n, threads), _I64(MAX_WORKERS + 1))
+    b.cbranch(b.icmp_signed(">", chunks, _I64(1)), claim, serial)
+
+    b.position_at_end(claim)
+    owned = b.extract_value(b.cmpxchg(p.busy, _I32(0), _I32(1), "acquire", "monotonic"), 1)
+    b.cbranch(owned, pooled, serial)
+
+    b.position_at_end(serial)
+    b.call(fn, [args, _I64(0), n])
+    b.ret_void()
+
+    b.position_at_end(pooled)
+    workers = _min(b, b.call(grow, [b.sub(chunks, _I64(1))]), b.sub(chunks, _I64(1)))
+    parts = b.add(workers, _I64(1))
+    _store(b, b.trunc(workers, _I32), p.pending, "seq_cst")
+    b.cbranch(b.icmp_signed(">", workers, _I64(0)), share, mine)
+
+    def bound(k: ir.Value) -> ir.Value:
+        return b.sdiv(b.mul(n, k), parts)
+
+    b.position_at_end(share)
+    k = b.phi(_I64, "k")
+    k.add_incoming(_I64(1), pooled)
+    slot = p.slot(b, b.sub(k, _I64(1)))
+    for f, value in ((_FN, fn), (_ARGS, args), (_LO, bound(k)), (_HI, bound(b.add(k, _I64(1))))):
+        b.store(value, p.field(b, slot, f))
+    b.atomic_rmw("add", p.field(b, slot, _GEN), _I32(1), "seq_cst")
+    with b.if_then(b.icmp_unsigned("!=", _load(b, p.field(b, slot, _SLEEPING), "seq_cst"), _I32(0))):
+        mutex = p.opaque(b, slot, _MUTEX)
+        b.call(p.libc["pthread_mutex_lock"], [mutex])
+        b.call(p.libc["pthread_cond_signal"], [p.opaque(b, slot, _COND)])
+        b.call(p.libc["pthread_mutex_unlock"], [mutex])
+    following = b.add(k, _I64(1))
+    k.add_incoming(following, b.block)
+    b.cbranch(b.icmp_signed("<", following, parts), share, mine)
+
+    b.position_at_end(mine)
+    b.call(fn, [args, _I64(0), bound(_I64(1))])
+    deadline = b.add(b.call(p.cycles, []), _I64(CALLER_SPIN_CYCLES))
+    b.branch(wait)
+
+    b.position_at_end(wait)
+    b.cbranch(b.icmp_unsigned("==", _load(b, p.pending, "acquire"), _I32(0)), finish, idle)
+
+    b.position_at_end(idle)
+    with b.if_else(b.icmp_unsigned("<", b.call(p.cycles, []), deadline)) as (then, otherwise):
+        with then:
+            p.relax(b)
+        with otherwise:
+            b.call(p.libc["sched_yield"], [])
+    b.branch(wait)
+
+    b.position_at_end(finish)
+    _store(b, _I32(0), p.busy, "release")
+    b.ret_void()
+
+
+def _emit_forget(p: _Pool) -> None:
+    """`void forget()`: after a fork, the child has none of the parent's workers."""
+    forget, entry = p.function(f"{PREFIX}forget", ir.FunctionType(_VOID, []), ())
+    forget.linkage = "external"
+    b = ir.IRBuilder(entry)
+    for g in (p.started, p.busy, p.pending):
+        b.store(ir.Constant(g.value_type, 0), g)
+    b.ret_void()
+
+
+def module_text() -> str:
+    """The pool's LLVM IR."""
+    p = _Pool()
+    _emit_parallel_for(p, _emit_grow(p, _emit_worker(p)))
+    _emit_forget(p)
+    p.module.triple = llvm.get_default_triple()
+    return str(p.module)
+
+
+_engine: llvm.ExecutionEngine | None = None
+_lock = threading.Lock()
+
+
+def load() -> None:
+    """JIT the pool (once per process) and register `SYMBOL` for the modules that call it."""
+    global _engine
+    with _lock:
+        if _engine is not None:
+            return
+        llvm.initialize_native_target()
+        llvm.initialize_native_asmprinter()
+        parsed = llvm.parse_assembly(module_text())
+        parsed.verify()
+        target = llvm.Target.from_default_triple()
+        machine = target.create_target_machine(cpu=llvm.get_host_cpu_name(), opt=2, codemodel="jitdefault")
+        engine = llvm.create_mcjit_compiler(parsed, machine)
+        engine.finalize_object()
+        os.register_at_fork(after_in_child=ctypes.CFUNCTYPE(None)(engine.get_function_address(f"{PREFIX}forget")))
+        llvm.add_symbol(SYMBOL, engine.get_function_address(SYMBOL))
+        _engine = engine

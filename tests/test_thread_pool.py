@@ -1,0 +1,124 @@
+"""The process-wide thread pool (rlx_mlir/thread_pool.py), driven directly with a
+Python thunk through ctypes, and through compiled executables: every chunk runs
+once, the split covers [0, n) exactly, concurrent callers and forked children
+still get right results."""
+
+from __future__ import annotations
+
+import ctypes
+import multiprocessing
+import os
+import threading
+from collections import Counter
+
+import llvmlite.binding as llvm
+import numpy as np
+import pytest
+
+import rlx_mlir as rlx
+from rlx_mlir import thread_pool
+
+THUNK = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
+PARALLEL_FOR = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
+
+
+def parallel_for() -> PARALLEL_FOR:
+    thread_pool.load()
+    return PARALLEL_FOR(llvm.address_of_symbol(thread_pool.SYMBOL))
+
+
+def run_counting(n: int, threads: int) -> tuple[np.ndarray, list[tuple[int, int]], set[int]]:
+    """Run a thunk over [0, n) on `threads` threads: per index how often it ran,
+    the chunks and the threads that ran them."""
+    hits = np.zeros(n, np.int64)
+    chunks: list[tuple[int, int]] = []
+    idents: set[int] = set()
+
+    def thunk(_args: int | None, lo: int, hi: int) -> None:
+        hits[lo:hi] += 1
+        chunks.append((lo, hi))
+        idents.add(threading.get_ident())
+
+    callback = THUNK(thunk)
+    parallel_for()(ctypes.cast(callback, ctypes.c_void_p), None, n, threads)
+    return hits, sorted(chunks), idents
+
+
+@pytest.mark.parametrize(("n", "threads"), [(1000, 2), (1000, 3), (7, 4), (3, 8), (1, 2), (0, 2), (10, 1), (600, 1000)])
+def test_every_index_runs_once_in_at_most_threads_chunks(n: int, threads: int) -> None:
+    hits, chunks, _ = run_counting(n, threads)
+    assert np.array_equal(hits, np.ones(n, np.int64))
+    parts = min(n, threads, thread_pool.MAX_WORKERS + 1)
+    assert 1 <= len(chunks) <= max(parts, 1)
+    assert [lo for lo, _ in chunks[1:]] == [hi for _, hi in chunks[:-1]]  # contiguous, in order
+
+
+def test_chunks_run_on_pool_workers_that_are_reused() -> None:
+    seen: Counter[int] = Counter()
+    for _ in range(50):
+        hits, chunks, idents = run_counting(64, 2)
+        assert np.array_equal(hits, np.ones(64, np.int64)) and len(chunks) == 2
+        seen.update(idents)
+    assert threading.get_ident() in seen
+    assert len(seen) == 2  # the caller and one worker, the same one every time
+
+
+def test_concurrent_callers_each_get_their_whole_range() -> None:
+    """A second caller while the pool is busy runs its range on its own thread."""
+    results: list[bool] = []
+
+    def caller() -> None:
+        for _ in range(20):
+            hits, _, _ = run_counting(257, 2)
+            results.append(bool(np.array_equal(hits, np.ones(257, np.int64))))
+
+    threads = [threading.Thread(target=caller) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [True] * 80
+
+
+def big_sum(n: int, threads: int = 2) -> rlx.Executable:
+    """exp(a + b) over n f32: split across threads from 2^17 elements."""
+    t = f"tensor<{n}xf32>"
+    return rlx.compile(
+        f"func.func @big(%a: {t}, %b: {t}) -> {t} {{\n"
+        f"  %s = rlx.add %a, %b : ({t}, {t}) -> {t}\n"
+        f"  %e = rlx.exp %s : ({t}) -> {t}\n"
+        f"  func.return %e : {t}\n}}",
+        threads=threads,
+    )
+
+
+def _run_in_child(queue: multiprocessing.Queue) -> None:  # type: ignore[type-arg]
+    exe = big_sum(1 << 20)
+    a = np.full(1 << 20, 0.5, np.float32)
+    queue.put(float(exe(a, a)[0].sum()))
+
+
+def test_a_forked_child_starts_its_own_workers() -> None:
+    """The parent's workers do not exist in a forked child: the pool forgets them there."""
+    n = 1 << 20
+    exe = big_sum(n)
+    a = np.full(n, 0.5, np.float32)
+    expected = float(exe(a, a)[0].sum())  # the parent's pool has a worker now
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=_run_in_child, args=(queue,))
+    child.start()
+    got = queue.get(timeout=120)
+    child.join(timeout=120)
+    assert child.exitcode == 0
+    assert got == pytest.approx(expected, rel=1e-6)
+
+
+def test_threaded_executable_matches_one_thread() -> None:
+    n = (1 << 20) + 3  # an uneven split
+    rng = np.random.default_rng(0)
+    a, b = (rng.standard_normal(n).astype(np.float32) for _ in range(2))
+    two, one = big_sum(n), big_sum(n, threads=1)
+    assert ("rlx_pool_parallel_for" in two.llvm_ir) == (len(os.sched_getaffinity(0)) > 1)
+    for _ in range(20):
+        np.testing.assert_array_equal(two(a, b)[0], one(a, b)[0])
