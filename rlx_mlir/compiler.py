@@ -124,7 +124,10 @@ def _entry_function(module: ModuleOp, entry: str | None) -> func.FuncOp:
     function = functions[0]
     name = function.sym_name.data
     if not SYMBOL.fullmatch(name) or name.startswith(RESERVED):
-        raise CompileError(f"function name '{name}' cannot be a JIT symbol (use letters, digits, _; not llvm.*/pthread_*/scipy_*/rlx_pool_*)")
+        raise CompileError(
+            f"function name '{name}' cannot be a JIT symbol "
+            "(use letters, digits, _; not llvm.*/pthread_*/scipy_*/rlx_pool_*)"
+        )
     try:
         block = function_block(function)
     except VerifyException as error:

@@ -77,7 +77,9 @@ _SLOT = ir.LiteralStructType([_I32, _I32, _THUNK, _PTR, _I64, _I64, _OPAQUE, _OP
 _GEN, _SLEEPING, _FN, _ARGS, _LO, _HI, _MUTEX, _COND = range(8)
 
 _LIBC = {
-    "pthread_create": ir.FunctionType(_I32, [_I64.as_pointer(), _PTR, ir.FunctionType(_PTR, [_PTR]).as_pointer(), _PTR]),
+    "pthread_create": ir.FunctionType(
+        _I32, [_I64.as_pointer(), _PTR, ir.FunctionType(_PTR, [_PTR]).as_pointer(), _PTR]
+    ),
     "pthread_detach": ir.FunctionType(_I32, [_I64]),
     "pthread_mutex_init": ir.FunctionType(_I32, [_PTR, _PTR]),
     "pthread_mutex_lock": ir.FunctionType(_I32, [_PTR]),
