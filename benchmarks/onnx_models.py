@@ -44,14 +44,17 @@ def session(blob: bytes, threads: int) -> onnxruntime.InferenceSession:
 
 
 def bench(spec: Model, blob: bytes, batch: int, threads: int, repeat: int) -> tuple[float, float]:
-    """(rlx ms, onnxruntime ms) at `batch`, after checking both give the same outputs."""
+    """(rlx ms, onnxruntime ms) at `batch`, after checking both give the same outputs.
+    rlx is timed before the onnxruntime session exists: onnxruntime's worker threads
+    spin for a while after a session is created or run (`allow_spinning`), and on
+    2 cores that takes one away from whatever runs next in the process."""
     x = spec.example(np.random.default_rng(batch), batch)
     exe = rlx.compile(load(blob, input_shapes={"x": x.shape}), threads=threads)
-    ort = session(blob, threads)
-    for got, want in zip(exe(x), ort.run(None, {"x": x})):
-        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
     outputs = exe(x)
     rlx_ms = median_ms(lambda: exe(x, out=outputs), repeat)
+    ort = session(blob, threads)
+    for got, want in zip(outputs, ort.run(None, {"x": x})):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
     ort_ms = median_ms(lambda: ort.run(None, {"x": x}), repeat)
     return rlx_ms, ort_ms
 
