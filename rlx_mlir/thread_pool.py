@@ -8,7 +8,8 @@ work, so a launch costs a few stores and, for a worker that has gone to sleep,
 one condition-variable signal.
 
 The pool is a small LLVM module of its own, built here with llvmlite and
-JIT-compiled once per process by `load()`, which registers its entry point
+JIT-compiled once per process by `load()` (through `rlx_mlir.jit`, so its
+machine code is in the disk cache too), which registers its entry point
 `SYMBOL` in MCJIT's symbol table. Lowered modules declare it and call it from
 their parallel launchers (`lowering/parallel.py`), so their machine code (also
 the disk cache's) refers to it by name, never by address:
@@ -45,6 +46,9 @@ import threading
 
 import llvmlite.binding as llvm
 import llvmlite.ir as ir
+
+from rlx_mlir import disk_cache
+from rlx_mlir.jit import CompiledModule, compile_text, host_target
 
 PREFIX = "rlx_pool_"
 """Every symbol of the pool starts with this; JIT entry names must not."""
@@ -319,28 +323,36 @@ def module_text() -> str:
     p = _Pool()
     _emit_parallel_for(p, _emit_grow(p, _emit_worker(p)))
     _emit_forget(p)
-    p.module.triple = llvm.get_default_triple()
+    p.module.triple = host_target().triple
     return str(p.module)
 
 
-_engine: llvm.ExecutionEngine | None = None
+def _cached_module_text() -> str:
+    """`module_text()`, from the disk cache when it is there: building it with
+    llvmlite takes ~2 ms, as long as loading a whole cached module."""
+    knobs = f"{MAX_WORKERS} {SPIN_CYCLES} {CALLER_SPIN_CYCLES} {OPAQUE_BYTES}"
+    entry = disk_cache.key("pool", host_target().key, knobs)
+    stored = disk_cache.load("pool", entry)
+    if stored is not None:
+        return stored.decode()
+    text = module_text()
+    disk_cache.store("pool", entry, text.encode())
+    return text
+
+
+_compiled: CompiledModule | None = None
 _lock = threading.Lock()
 
 
 def load() -> None:
-    """JIT the pool (once per process) and register `SYMBOL` for the modules that call it."""
-    global _engine
+    """JIT the pool (once per process; its machine code comes from the disk cache
+    like any module's) and register `SYMBOL` for the modules that call it."""
+    global _compiled
     with _lock:
-        if _engine is not None:
+        if _compiled is not None:
             return
-        llvm.initialize_native_target()
-        llvm.initialize_native_asmprinter()
-        parsed = llvm.parse_assembly(module_text())
-        parsed.verify()
-        target = llvm.Target.from_default_triple()
-        machine = target.create_target_machine(cpu=llvm.get_host_cpu_name(), opt=2, codemodel="jitdefault")
-        engine = llvm.create_mcjit_compiler(parsed, machine)
-        engine.finalize_object()
-        os.register_at_fork(after_in_child=ctypes.CFUNCTYPE(None)(engine.get_function_address(f"{PREFIX}forget")))
-        llvm.add_symbol(SYMBOL, engine.get_function_address(SYMBOL))
-        _engine = engine
+        compiled = compile_text(_cached_module_text())
+        forget = ctypes.CFUNCTYPE(None)(compiled.address(f"{PREFIX}forget"))
+        os.register_at_fork(after_in_child=forget)
+        llvm.add_symbol(SYMBOL, compiled.address(SYMBOL))
+        _compiled = compiled

@@ -54,7 +54,7 @@ def test_a_second_process_loads_everything_from_the_cache(tmp_path: Path) -> Non
     assert first["cached"] == {"module": False, "machine code": False}
     assert second["cached"] == {"module": True, "machine code": True}
     assert second["out"] == first["out"]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["module", "object"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["module", "object", "pool"]
 
 
 RUNS = 3
