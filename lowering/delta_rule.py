@@ -202,10 +202,11 @@ as wide as the registers allow (STRIP_VECTORS vectors, 24 accumulators), so the 
 moves in and out along whole rows (measured, B1 H8 N128 decode reading the state in
 place: 12 us in rows of 8 vectors, 16 / 20 / 22 us in strips of 4 / 2 / 1)."""
 
-PARALLEL_CELLS = 1 << 20
-"""State cells (B·H·S·N²) from which the sequential form is split across threads:
-a decode step of B1 H8 N128 (2^17 cells) measured 28 us on one thread, 52 us on
-two (thread start-up)."""
+PARALLEL_CELLS = 1 << 15
+"""State cells (B·H·S·N²) from which the sequential form is split across threads
+(the thread pool's, `rlx_mlir/thread_pool.py`): a decode step of B1 H8 N128
+(2^17 cells, the state read and written in place) takes 10 us per call on two
+threads against 17 us on one."""
 
 
 def _sequential_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
@@ -229,8 +230,7 @@ def _sequential_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
     # update, instead of copying it decayed into the strip buffer and reading that back:
     # B1 H8 N128 12 us, 16 us through the buffer (f16/bf16 still decode into the buffer).
     # Also tried: head h+1's Sᵀk in the sweep that updates head h (11.9 -> 11.3 us, not
-    # worth its code); on two threads the step takes 42 us per call instead of 18, all
-    # of it pthread start-up (`PARALLEL_CELLS`).
+    # worth its code).
     in_place = s.seq == 1 and op.carries_in and not s.item.narrow
     if n * cols * wc.dtype.nbytes > STACK_LIMIT:
         raise ValueError(
