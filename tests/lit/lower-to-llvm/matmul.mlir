@@ -47,6 +47,7 @@ func.func @blas(%x: tensor<64x2100xf32>, %w: tensor<64x2100xf32>) -> tensor<64x6
 // The same GEMM with K = 128 runs the packed-panel kernel: each unit packs its
 // 32-column panel of op(B) (K x 32 floats) into a 64-byte aligned stack
 // buffer, then runs 8-row register tiles (16-lane FMAs) over it; no BLAS call.
+// Its two panels are worth two threads: the entry calls the pool's launcher.
 
 // CHECK-LABEL: llvm.func internal @panels_k0(
 // CHECK: [[SIZE:%[0-9]+]] = llvm.mlir.constant(4096) : i64
@@ -54,7 +55,7 @@ func.func @blas(%x: tensor<64x2100xf32>, %w: tensor<64x2100xf32>) -> tensor<64x6
 // CHECK: llvm.intr.fma({{.*}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
 // CHECK-NOT: sgemm
 // CHECK-LABEL: llvm.func @panels(
-// CHECK: llvm.call @panels_k0_thunk(
+// CHECK: llvm.call @panels_k0_parallel(
 func.func @panels(%x: tensor<64x128xf32>, %w: tensor<64x128xf32>) -> tensor<64x64xf32> {
   %y = rlx.matmul %x, %w {transpose_rhs = true} : (tensor<64x128xf32>, tensor<64x128xf32>) -> tensor<64x64xf32>
   func.return %y : tensor<64x64xf32>
