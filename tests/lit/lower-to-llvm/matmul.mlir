@@ -144,7 +144,8 @@ func.func @tiled(%x: tensor<6x8x16xf32>, %w: tensor<6x16x32xf32>) -> tensor<6x8x
 // The kernels: widen each operand into its scratch (one fpext per element),
 // the f32 GEMM on the scratch buffers (here the packed-panel kernel's f32
 // register tiles, no sgemm call), then round the f32 product into the f16
-// result once (fptrunc). The entry passes arena + scratch offset pointers.
+// result once (fptrunc). The entry passes arena + scratch offset pointers;
+// the GEMM (2^19 multiply-adds) goes to the thread pool.
 
 // CHECK-LABEL: llvm.func internal @half_k1_lhs(
 // CHECK: llvm.load {{%[0-9]+}} {alignment = 2 : i64} : !llvm.ptr -> f16
@@ -166,7 +167,7 @@ func.func @tiled(%x: tensor<6x8x16xf32>, %w: tensor<6x16x32xf32>) -> tensor<6x8x
 // CHECK: llvm.call @half_k1_rhs_thunk(
 // CHECK: [[S2:%[0-9]+]] = llvm.mlir.constant(40960) : i64
 // CHECK-NEXT: {{%[0-9]+}} = llvm.getelementptr inbounds [[ARENA]][[[S2]]] : (!llvm.ptr, i64) -> !llvm.ptr, i8
-// CHECK: llvm.call @half_k1_gemm_thunk(
+// CHECK: llvm.call @half_k1_gemm_parallel(
 // CHECK: llvm.call @half_k1_round_thunk(
 func.func @half(%x: tensor<64x64xf16>, %w: tensor<64x128xf16>) -> tensor<64x128xf16> {
   %e = rlx.exp %x : (tensor<64x64xf16>) -> tensor<64x64xf16>
