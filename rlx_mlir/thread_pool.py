@@ -76,8 +76,10 @@ _VOID = ir.VoidType()
 _NULL = ir.Constant(_PTR, None)
 _THUNK = ir.FunctionType(_VOID, [_PTR, _I64, _I64]).as_pointer()
 _OPAQUE = ir.ArrayType(_I8, OPAQUE_BYTES)
-_SLOT = ir.LiteralStructType([_I32, _I32, _THUNK, _PTR, _I64, _I64, _OPAQUE, _OPAQUE])
-"""One worker's slot: generation, sleeping flag, the chunk (thunk, args, lo, hi), mutex, condition."""
+_SLOT = ir.LiteralStructType([_I32, _I32, _THUNK, _PTR, _I64, _I64, _OPAQUE, _OPAQUE, ir.ArrayType(_I8, 24)])
+"""One worker's slot: generation, sleeping flag, the chunk (thunk, args, lo, hi), mutex,
+condition, and padding to 320 bytes, so that the slots of the 64-byte aligned array
+never share a cache line (with 64-bit pointers)."""
 _GEN, _SLEEPING, _FN, _ARGS, _LO, _HI, _MUTEX, _COND = range(8)
 
 _LIBC = {
