@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
@@ -34,6 +35,11 @@ class RlxOptMain(xDSLOptMain):
         super().register_all_frontends()
         self.available_frontends[OnnxFrontend.name] = lambda: OnnxFrontend
 
+    def register_all_targets(self) -> None:
+        # before xDSL's own `llvm` target, which drops the `!nontemporal` metadata of streaming stores
+        self.available_targets["llvm"] = _print_llvm_ir
+        super().register_all_targets()
+
     @staticmethod
     def known_targets() -> set[str]:
         from xdsl.universe import Universe
@@ -48,6 +54,13 @@ class RlxOptMain(xDSLOptMain):
         super().register_all_passes()
         for name, factory in get_all_passes().items():
             self.register_pass(name, factory)
+
+
+def _print_llvm_ir(module: ModuleOp, output: IO[str]) -> None:
+    """`-t llvm`: the LLVM IR that `rlx.compile` JIT-compiles (`lowering/translate.py`)."""
+    from rlx_mlir.lowering.translate import to_llvmlite
+
+    output.write(str(to_llvmlite(module)))
 
 
 def _check_target(args: Sequence[str]) -> None:

@@ -1,0 +1,13 @@
+// RUN: rlx-opt %s -p 'plan-memory,lower-to-llvm{threads=1}' -t llvm | filecheck %s
+
+// An output larger than the last-level cache is stored non-temporally, in
+// whole 64-byte lines from a stack buffer; `-t llvm` prints the IR the JIT
+// compiles, `!nontemporal` metadata included (lowering/translate.py).
+
+// CHECK: define void @"big_k0"(
+// CHECK: store <64 x i8> {{%"[.0-9]+"}}, ptr {{%"[.0-9]+"}}, align 64, !nontemporal [[NT:![0-9]+]]
+// CHECK: [[NT]] = !{ i32 1 }
+func.func @big(%a: tensor<16777216xf32>, %b: tensor<16777216xf32>) -> tensor<16777216xf32> {
+  %s = rlx.add %a, %b : (tensor<16777216xf32>, tensor<16777216xf32>) -> tensor<16777216xf32>
+  func.return %s : tensor<16777216xf32>
+}
