@@ -9,7 +9,7 @@ from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ShapedType, Tenso
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import IRDLOperation, traits_def
 from xdsl.irdl.operations import ParsePropInAttrDict
-from xdsl.traits import Pure
+from xdsl.traits import OpTrait, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from rlx_mlir import dtypes
@@ -179,6 +179,17 @@ class TensorOp(IRDLOperation, ABC):
     def verify_rules(self) -> None: ...
 
 
+class ArenaConstant(OpTrait):
+    """The op's result is data written into the arena once, when the executable is
+    made, and never by a kernel: what a kernel derives from it on one call (a
+    packed copy, kept in scratch) still holds on every later call."""
+
+
+def holds_constant(value: SSAValue) -> bool:
+    """Whether `value` is the result of an `ArenaConstant` op."""
+    return isinstance(value.owner, Operation) and value.owner.has_trait(ArenaConstant)
+
+
 class NeedsScratch:
     """An op whose kernel needs temporary arena buffers for the op's lifetime
     (BLAS operands widened to f32, per-row partial sums, ...). `plan-memory`
@@ -188,3 +199,9 @@ class NeedsScratch:
     def scratch_bytes(self) -> tuple[int, ...]:
         """The byte size of each scratch buffer (0-byte buffers are allowed)."""
         return ()
+
+    def kept_scratch(self) -> frozenset[int]:
+        """The scratch buffers whose contents are kept from one call to the next
+        (`plan-memory` gives them the whole call's lifetime, so no other buffer
+        shares their bytes): what the kernels derive once from constants."""
+        return frozenset()

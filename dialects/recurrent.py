@@ -43,6 +43,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
+from xdsl.dialects import func
 from xdsl.dialects.builtin import I64, BoolAttr, IntegerAttr, StringAttr, TensorType
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def, var_operand_def, var_result_def
@@ -50,7 +51,15 @@ from xdsl.utils.exceptions import VerifyException
 
 from rlx_mlir import dtypes
 from rlx_mlir.broadcast import numel
-from rlx_mlir.dialects.common import NeedsScratch, TensorOp, check_same_element_type, element_type, i64_attr, shape_of
+from rlx_mlir.dialects.common import (
+    NeedsScratch,
+    TensorOp,
+    check_same_element_type,
+    element_type,
+    holds_constant,
+    i64_attr,
+    shape_of,
+)
 from rlx_mlir.dialects.contraction import bool_attr
 
 FLOAT_TYPES = ("f32", "f64")
@@ -207,6 +216,8 @@ class RnnFamilyOp(StatefulOp, ABC):
     STATES: ClassVar[tuple[str, ...]] = ("h0",)
     FINAL_STATES: ClassVar[tuple[str, ...]] = ("hn",)
     GATES: ClassVar[int]
+    PACKED_SCRATCH: ClassVar[int] = 2
+    """The position of the packed weights among `scratch_bytes`."""
 
     hidden_size = prop_def(IntegerAttr[I64])
     num_layers = prop_def(IntegerAttr[I64], default_value=i64_attr(1))
@@ -249,28 +260,48 @@ class RnnFamilyOp(StatefulOp, ABC):
         lens = self.lens()
         return {"w_ih": lens.w_ih, "w_hh": lens.w_hh, **{name: lens.bias for name in self.input_names()[3:]}}
 
+    @property
+    def packs_once(self) -> bool:
+        """Whether the kernels pack W_ih and W_hh on the first call only, into a kept
+        scratch: both are constants of the function (a scan body's plan is
+        reused at every step, so an op there packs on every call)."""
+        weights = (self.input("w_ih"), self.input("w_hh"))
+        return all(holds_constant(w) for w in weights) and isinstance(self.parent_op(), func.FuncOp)
+
+    def packed_elements(self, layer: int) -> int:
+        """The elements of `layer`'s W_hh and W_ih packed into column panels: D·G·H·(H + I_l)."""
+        batch, seq, input_size = self.dims
+        hidden, dirs = self.hidden_size.value.data, self.directions
+        return dirs * self.GATES * hidden * (hidden + (input_size if layer == 0 else dirs * hidden))
+
     def scratch_bytes(self) -> tuple[int, ...]:
         """The buffers of `lowering/rnn.py`, in this order: one layer's input
-        projections [B·S, D·G·H]; the per-step products h·W_hhᵀ [D, B, G·H]; one
-        layer's W_hh and W_ih packed into column panels (D·G·H·(H + I_l) elements,
-        I_l the widest layer input); two ping-pong outputs [B, S, D·H] of the
+        projections [B·S, D·G·H]; the per-step products h·W_hhᵀ [D, B, G·H]; the
+        packed weights: the widest layer's (`packed_elements`), or, when the
+        op `packs_once`, every layer's one after the other and a flag element,
+        set once they are packed; two ping-pong outputs [B, S, D·H] of the
         layers below the last (each empty when fewer layers need it); then per
         state tensor (h, LSTM's c) the running state [D, B, H], empty when the
         state results are present (the state then runs in place in them)."""
-        batch, seq, input_size = self.dims
+        batch, seq, _ = self.dims
         hidden, layers, dirs = self.hidden_size.value.data, self.num_layers.value.data, self.directions
         gates = self.GATES * hidden
         item = self.element.nbytes
         layer_out = batch * seq * dirs * hidden
         running = 0 if self.carries_out else dirs * batch * hidden
+        per_layer = [self.packed_elements(layer) for layer in range(layers)]
+        packed = sum(per_layer) + 1 if self.packs_once else max(per_layer)
         return (
             item * batch * seq * dirs * gates,
             item * dirs * batch * gates,
-            item * dirs * gates * (hidden + max(input_size, dirs * hidden if layers > 1 else 0)),
+            item * packed,
             item * layer_out * (layers > 1),
             item * layer_out * (layers > 2),
             *(item * running for _ in self.STATES),
         )
+
+    def kept_scratch(self) -> frozenset[int]:
+        return frozenset({self.PACKED_SCRATCH}) if self.packs_once else frozenset()
 
     def verify_shapes(self) -> None:
         self.positive("hidden_size")

@@ -32,7 +32,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from rlx_mlir import dtypes, index_maps
 from rlx_mlir.broadcast import broadcasts_to, numel
-from rlx_mlir.dialects.common import FUNCTIONAL_FORMAT, check_value_type, element_type, shape_of
+from rlx_mlir.dialects.common import FUNCTIONAL_FORMAT, ArenaConstant, check_value_type, element_type, shape_of
 from rlx_mlir.dialects.contraction import CONTRACTION_OPS
 from rlx_mlir.dialects.elementwise import ELEMENTWISE_OPS
 from rlx_mlir.dialects.movement import INDEX_MAP_OPS, MOVEMENT_OPS
@@ -111,7 +111,7 @@ class ConstantOp(IRDLOperation):
     name = "rlx.constant"
     value = prop_def(DenseIntOrFPElementsAttr)
     result = result_def(TensorType)
-    traits = traits_def(Pure(), _SplatCanonicalization())
+    traits = traits_def(Pure(), ArenaConstant(), _SplatCanonicalization())
 
     def __init__(self, value: DenseIntOrFPElementsAttr, result_type: Attribute | None = None) -> None:
         super().__init__(properties={"value": value}, result_types=[result_type or value.type])

@@ -71,6 +71,7 @@ from rlx_mlir.memory_plan import (
     Scratch,
     block_bindings,
     index_checks,
+    kept_scratch,
     nbytes,
     output_bindings,
     planned_offset,
@@ -568,8 +569,9 @@ PLAN_ATTRIBUTES = (OFFSETS, SCRATCH_OFFSETS)
 
 def structure(op: Operation) -> Hashable | None:
     """What `op`'s kernels are a function of, as a key: its name, attributes
-    (but the plan's) and properties, operand and result types, and the ops of
-    its regions with their values numbered by position. None when the op
+    (but the plan's) and properties, operand and result types, the ops of
+    its regions with their values numbered by position, and which scratch
+    it keeps from call to call. None when the op
     cannot be keyed (an attribute that does not hash, a region reading a value
     from outside it, successors)."""
     numbering: dict[SSAValue, int] = {}
@@ -594,7 +596,8 @@ def _structure(op: Operation, numbering: dict[SSAValue, int], top: bool) -> tupl
             regions.append((tuple(arg.type for arg in block.args), inner))
     numbering.update((r, len(numbering)) for r in op.results)
     properties = tuple(sorted(op.properties.items()))
-    return (op.name, attributes, properties, reads, tuple(r.type for r in op.results), tuple(regions))
+    kept = tuple(sorted(kept_scratch(op)))  # kernels that fill a kept scratch once differ
+    return (op.name, attributes, properties, reads, tuple(r.type for r in op.results), tuple(regions), kept)
 
 
 def _rebind(kernel: Kernel, first: Operation, op: Operation) -> Kernel | None:

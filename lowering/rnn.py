@@ -65,7 +65,7 @@ from rlx_mlir.lowering.kernel import Kernel, KernelContext, kernel_function
 from rlx_mlir.lowering.loops import for_range, if_then
 from rlx_mlir.memory_plan import Scratch
 
-PROJECTIONS, PRODUCTS, PACKED, LAYER_OUTPUTS, RUNNING = 0, 1, 2, 3, 5
+PROJECTIONS, PRODUCTS, PACKED, LAYER_OUTPUTS, RUNNING = 0, 1, rc.RnnFamilyOp.PACKED_SCRATCH, 3, 5
 """Indices of the scratch buffers of `RnnFamilyOp.scratch_bytes` (two layer
 outputs from LAYER_OUTPUTS, one running state per state tensor from RUNNING)."""
 
@@ -181,22 +181,36 @@ def _row_counts(layout: RnnLayout, parts: int) -> list[int]:
     return [layout.batch * (p + 1) // parts - layout.batch * p // parts for p in range(parts)]
 
 
-def _hh_packing(layout: RnnLayout, layer: int, item: Codec, parts: int) -> Packing:
-    """W_hh[layer, d] for each direction d, at d·G·H·H, in panels as wide as the
-    step tiles' rows allow: rows x vectors <= 16 accumulators (the 4-row tiles of
-    two B8 halves ran 13% faster on 256-byte panels than on 128-byte ones)."""
+def _packed_base(op: rc.RnnFamilyOp, layer: int) -> int:
+    """Where `layer`'s packed weights start in the packed scratch: at 0, or after
+    the layers below when the op packs every layer once (`packs_once`)."""
+    return sum(op.packed_elements(k) for k in range(layer)) if op.packs_once else 0
+
+
+def _packed_flag(op: rc.RnnFamilyOp) -> int:
+    """The element of the packed scratch that is non-zero once every layer is packed
+    (`packs_once`): after the last layer's weights."""
+    return _packed_base(op, op.num_layers.value.data)
+
+
+def _hh_packing(op: rc.RnnFamilyOp, layout: RnnLayout, layer: int, item: Codec, parts: int) -> Packing:
+    """W_hh[layer, d] for each direction d, at d·G·H·H from the layer's base, in
+    panels as wide as the step tiles' rows allow: rows x vectors <= 16
+    accumulators (the 4-row tiles of two B8 halves ran 13% faster on 256-byte
+    panels than on 128-byte ones)."""
     rows = min(TILE_ROWS, max(_row_counts(layout, parts)))
     vectors = max(TILE_BYTES // VECTOR_BYTES, min(8, 16 // rows))
     width = layout.gate_width
     source = layer * layout.dirs * width * layout.hidden
-    return Packing(layout.dirs, width, layout.hidden, source, 0, vectors * VECTOR_BYTES // item.dtype.nbytes)
+    return Packing(layout.dirs, width, layout.hidden, source, _packed_base(op, layer),
+                   vectors * VECTOR_BYTES // item.dtype.nbytes)
 
 
-def _ih_packing(layout: RnnLayout, layer: int, item: Codec) -> Packing:
+def _ih_packing(op: rc.RnnFamilyOp, layout: RnnLayout, layer: int, item: Codec) -> Packing:
     """W_ih[layer] of both directions as one [D·G·H, I_l] matrix, after the W_hh panels."""
     width = layout.dirs * layout.gate_width
-    return Packing(1, width, layout.width(layer), layout.w_ih_offset(layer), width * layout.hidden,
-                   TILE_BYTES // item.dtype.nbytes)
+    return Packing(1, width, layout.width(layer), layout.w_ih_offset(layer),
+                   _packed_base(op, layer) + width * layout.hidden, TILE_BYTES // item.dtype.nbytes)
 
 
 def _layer_kernel(op: rc.RnnFamilyOp, layout: RnnLayout, layer: int, source: Buffer, hh: Packing,
@@ -204,9 +218,10 @@ def _layer_kernel(op: rc.RnnFamilyOp, layout: RnnLayout, layer: int, source: Buf
     """What the time loops of `layer` need, one unit per W_ih panel: the unit packs
     it and runs its projection tiles, projections [B·S, D·G·H] = source [B·S, I_l]
     · W_ih[layer]ᵀ (the panel stays in cache while every row tile streams past),
-    then packs W_hh panels u, u + units, ... (so threads get equal shares)."""
+    then packs W_hh panels u, u + units, ... (so threads get equal shares).
+    When the op `packs_once`, the packing is skipped once the flag is set."""
     item = codec(element_type(op.output.type))
-    ih = _ih_packing(layout, layer, item)
+    ih = _ih_packing(op, layout, layer, item)
     n, k, rows = ih.n, ih.k, layout.batch * layout.seq
     panel, full, tail = ih.panels()
     ih_units = ih.units()
@@ -214,8 +229,15 @@ def _layer_kernel(op: rc.RnnFamilyOp, layout: RnnLayout, layer: int, source: Buf
     def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
         x, w_ih, w_hh, packed, out = pointers
 
+        def unless_packed(pack: Callable[[], None]) -> None:
+            if not op.packs_once:
+                pack()
+                return
+            flag = item.load(e, packed, e.i64(_packed_flag(op)))
+            if_then(e, region, e.fcmp("oeq", flag, item.constant(e, 0.0)), pack)
+
         def project(jt: SSAValue) -> None:
-            emit_packing(e, region, item, ih, (w_ih, packed), jt)
+            unless_packed(lambda: emit_packing(e, region, item, ih, (w_ih, packed), jt))
             c0 = e.mul(jt, e.i64(panel))
 
             def columns(w: int) -> None:
@@ -241,7 +263,7 @@ def _layer_kernel(op: rc.RnnFamilyOp, layout: RnnLayout, layer: int, source: Buf
 
         def one(u: SSAValue) -> None:
             project(u)
-            for_range(e, region, u, e.i64(hh.units()), pack_hh, ih_units)
+            unless_packed(lambda: for_range(e, region, u, e.i64(hh.units()), pack_hh, ih_units))
 
         for_range(e, region, begin, end, one)
 
@@ -327,7 +349,7 @@ def _recurrence_kernel(op: rc.RnnFamilyOp, layout: RnnLayout, out: Buffer, hh: P
 
                 for_range(e, region, lo, hi, start)
             product_base = e.mul(e.add(e.mul(d, const(batch)), first), const(width))
-            bases = (lo, e.mul(d, const(width * hidden)), product_base)
+            bases = (lo, e.add(const(hh.target), e.mul(d, const(width * hidden))), product_base)
             bias_at = e.mul(state_index, const(width))
             forward = e.icmp("eq", d, const(0))
 
@@ -377,7 +399,7 @@ def rnn_kernels(op: rc.RnnFamilyOp, ctx: KernelContext) -> list[Kernel]:
     kernels: list[Kernel] = []
     source: Buffer = op.input("x")
     for layer in range(layout.layers):
-        hh = _hh_packing(layout, layer, item, parts)
+        hh = _hh_packing(op, layout, layer, item, parts)
         last = layer == layout.layers - 1
         out: Buffer = op.output if last else Scratch(op, LAYER_OUTPUTS + (layout.layers - 2 - layer) % 2)
         name = f"{ctx.name}_l{layer}"
@@ -385,7 +407,20 @@ def rnn_kernels(op: rc.RnnFamilyOp, ctx: KernelContext) -> list[Kernel]:
             kernels.append(_layer_kernel(op, layout, layer, source, hh, f"{name}_prepare"))
         kernels.append(_recurrence_kernel(op, layout, out, hh, parts, f"{name}_steps", layer))
         source = out
+    if op.packs_once and layout.seq:
+        kernels.append(_mark_packed_kernel(op, item, f"{ctx.name}_packed"))
     return kernels
+
+
+def _mark_packed_kernel(op: rc.RnnFamilyOp, item: Codec, name: str) -> Kernel:
+    """Set the flag that every layer's weights are packed (`packs_once`), after the
+    last layer's steps: later calls skip the packing."""
+
+    def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
+        item.store(e, item.constant(e, 1.0), pointers[0], e.i64(_packed_flag(op)))
+
+    buffers: list[Buffer] = [Scratch(op, PACKED)]
+    return Kernel(kernel_function(name, len(buffers), build), buffers, 1, 1, parallel=False)
 
 
 KERNELS: dict[type[Operation], Callable[[Operation, KernelContext], list[Kernel]]] = {

@@ -52,6 +52,7 @@ from rlx_mlir.memory_plan import (
     block_bindings,
     element_size,
     nbytes,
+    kept_scratch,
     scratch_buffers,
     scratch_label,
     view_offset,
@@ -94,7 +95,9 @@ def collect_buffers(block: Block, constants: Sequence[ConstantOp]) -> list[Buffe
     Op `k` reads its inputs at time 2k and writes its results from 2k+1, so a
     buffer that dies at `k` and one born at `k` may share memory only when the
     first one's end is moved to 2k (the in-place case). An op's scratch
-    buffers live over [2k, 2k+1], beside all its operands and results.
+    buffers live over [2k, 2k+1], beside all its operands and results, but
+    those it keeps from call to call (`NeedsScratch.kept_scratch`), which
+    live as long as the constants.
     `constants` live for the whole call: the function's plan holds every
     constant, those of its scan bodies too, whose plans hold none.
     """
@@ -115,7 +118,11 @@ def collect_buffers(block: Block, constants: Sequence[ConstantOp]) -> list[Buffe
             if source is not None:
                 source.end = max(source.end, 2 * k + 1)
     _pair_in_place(ops, buffers)
-    scratch = [Buffer(s, align(size), 2 * k, 2 * k + 1) for k, op in enumerate(ops) for s, size in scratch_buffers(op)]
+    scratch = [
+        Buffer(s, align(size), *((0, horizon) if s.index in kept_scratch(op) else (2 * k, 2 * k + 1)))
+        for k, op in enumerate(ops)
+        for s, size in scratch_buffers(op)
+    ]
     return [*buffers.values(), *scratch]
 
 

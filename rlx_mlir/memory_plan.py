@@ -172,6 +172,11 @@ def scratch_buffers(op: Operation) -> list[tuple[Scratch, int]]:
     return [(Scratch(op, k), size) for k, size in enumerate(sizes)]
 
 
+def kept_scratch(op: Operation) -> frozenset[int]:
+    """The scratch buffers `op` keeps from one call to the next."""
+    return op.kept_scratch() if isinstance(op, NeedsScratch) else frozenset()
+
+
 def scratch_label(op: Operation, position: int, k: int) -> str:
     """How the printed plan names scratch buffer `k` of the op at `position` in the schedule."""
     return f"{op.name}#{position}.scratch{k}"

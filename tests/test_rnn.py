@@ -81,10 +81,12 @@ def packed_weights(module: torch.nn.Module, case: Case) -> list[np.ndarray]:
     return [w_ih, w_hh, b_ih, b_hh] if case.kind == "gru" else [w_ih, w_hh, b_ih + b_hh]
 
 
-def compile_case(case: Case, dtype: str, weights: list[np.ndarray], threads: int = 2) -> Executable:
+def compile_case(case: Case, dtype: str, weights: list[np.ndarray], threads: int = 2,
+                 constant: bool = False) -> Executable:
+    """The op over inputs x, the weights (or, `constant`, the weights as constants), [state]."""
     b = Builder(case.kind)
     x = b.input((case.batch, case.seq, case.input_size), dtype)
-    operands = [b.input(w.shape, dtype) for w in weights]
+    operands = [b.constant(w, dtype) if constant else b.input(w.shape, dtype) for w in weights]
     state = [b.input(case.state_shape(), dtype) for _ in range(STATES[case.kind])] if case.state_in else None
     extra = {"nonlinearity": case.nonlinearity} if case.kind == "rnn" else {}
     results = getattr(b, case.kind)(x, *operands, hidden_size=case.hidden, num_layers=case.layers,
@@ -216,3 +218,47 @@ def test_zero_steps_pass_the_state_through(kind: str) -> None:
     assert y.shape == (2, 0, 4)
     for got, given in zip(final, state, strict=True):
         np.testing.assert_array_equal(got, given)
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64"])
+@pytest.mark.parametrize("case", [CASES[1], CASES[5], CASES[9], CASES[3]], ids=case_id)
+def test_constant_weights_are_packed_on_the_first_call_only(case: Case, dtype: str) -> None:
+    """Weights that are constants are packed into a scratch the plan keeps for the
+    executable's life, on the first call; later calls, on other inputs, skip the
+    packing and must still match torch."""
+    module = torch_module(case, dtype)
+    weights = packed_weights(module, case)
+    exe = compile_case(case, dtype, weights, constant=True)
+    assert "_packed" in exe.llvm_ir  # the kernel that marks the weights packed
+    rng = np.random.default_rng(seed(case))
+    for call in range(3):
+        x, state = inputs(case, dtype)
+        x = (x + rng.standard_normal(x.shape)).astype(x.dtype)
+        got = exe(x, *state)
+        for k, (g, w) in enumerate(zip(got, reference(module, case, x, state))):
+            assert_close(g, w, dtype, f"{case_id(case)} call {call} result {k}")
+
+
+def test_kept_packing_is_not_shared_by_other_buffers_or_kernels() -> None:
+    """Two LSTMs of one shape, one on constant weights (packed once, in a kept
+    scratch) and one on input weights (packed every call), with intermediates
+    around them that the plan would love to place over any scratch: both stay
+    right over several calls, so neither the buffers nor the kernels are shared."""
+    case = Case("lstm", 3, 4, 5, 6, layers=2, bidirectional=True)
+    module = torch_module(case, "f32")
+    weights = packed_weights(module, case)
+    b = Builder("two")
+    x = b.input((case.batch, case.seq, case.input_size), "f32")
+    given = [b.input(w.shape, "f32") for w in weights]
+    options = {"hidden_size": case.hidden, "num_layers": case.layers, "bidirectional": True}
+    first = b.lstm(b.mul(x, b.constant(np.float32(2.0))), *[b.constant(w) for w in weights], **options)
+    second = b.lstm(b.exp(b.mul(x, b.constant(np.float32(0.1)))), *given, **options)
+    b.output(b.add(b.tanh(first), b.sigmoid(second)))
+    exe = rlx.compile(b.module(), threads=2)
+    rng = np.random.default_rng(1)
+    for _ in range(3):
+        xv = rng.standard_normal((case.batch, case.seq, case.input_size)).astype(np.float32)
+        (got,) = exe(xv, *weights)
+        y1 = reference(module, case, 2 * xv, [])[0]
+        y2 = reference(module, case, np.exp(0.1 * xv).astype(np.float32), [])[0]
+        np.testing.assert_allclose(got, np.tanh(y1) + 1 / (1 + np.exp(-y2)), rtol=1e-4, atol=1e-4)
