@@ -462,7 +462,6 @@ def _paired_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
             return total
 
         def strip(bh: SSAValue, j0: SSAValue, pieces: list[tuple[int, int]]) -> None:
-            width = sum(w for _, w in pieces)
             base = e.add(e.mul(bh, e.i64(s.cells)), j0)  # S[0, j0] of this head
 
             def splat(x: SSAValue, w: int) -> SSAValue:
