@@ -433,6 +433,7 @@ def _paired_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
     def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
         p = _pointers(op, pointers)
         strip_buf = StackArray.allocate(e, wc, n * cols)
+        held = StackArray.allocate(e, wc, 1)  # D
         slot = StackArray.allocate(e, wc, widest)  # a horizontal sum's lane 0
         zero, one = e.const(scalar, 0.0), e.const(scalar, 1.0)
         scale = e.const(scalar, 1.0 / math.sqrt(n))
@@ -491,19 +492,14 @@ def _paired_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
                 return [e.fmul(a, splat(f, w)) for f, part in zip(factors, (accs[: len(pieces)], accs[len(pieces) :]))
                         for a, (_, w) in zip(part, pieces)]
 
-            def scalars(row0: SSAValue, row1: SSAValue, held: SSAValue, a0: SSAValue, a1: SSAValue) -> list[SSAValue]:
-                """What a pair needs besides the projections, computed a sweep ahead (off the path
-                from one sweep to the next): D, both decays, a_{t+1}·(k_t·k_{t+1}) and k_t·q_t."""
-                return [held, a0, a1, e.fmul(a1, dot(row0, p.k, row1, p.k)), dot(row0, p.k, row0, p.q)]
-
             def first_pass() -> list[SSAValue]:
                 """The initial state (or zeros) into the buffer, D = 1, and the projections of steps 0, 1."""
+                held.set(e, 0, one)
                 (row0, _, a0), (row1, _, a1) = step_of(bh, e.i64(0)), step_of(bh, e.i64(1))
-                ahead = scalars(row0, row1, one, a0, a1)
                 if p.initial is None:
                     _loop(e, region, n * cols, lambda x: strip_buf.set(e, x, zero))
-                    return [splat(zero, w) for _ in range(2) for _, w in pieces] + ahead
-                return project((row0, row1), (a0, e.fmul(a0, a1)), copy=True) + ahead
+                    return [splat(zero, w) for _ in range(2) for _, w in pieces] + [a0, a1]
+                return project((row0, row1), (a0, e.fmul(a0, a1)), copy=True) + [a0, a1]
 
             def store_output(row: SSAValue, outs: list[SSAValue], factor: SSAValue) -> None:
                 """factor·outs·scale into the output row at `row`."""
@@ -517,23 +513,23 @@ def _paired_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
                 t = e.mul(index, e.i64(2))
                 t1 = e.add(t, e.i64(1))
                 (row0, beta0, _), (row1, beta1, _) = step_of(bh, t, decay=False), step_of(bh, t1, decay=False)
-                held, a0, a1, kk, kq = projections[2 * len(pieces) :]
-                d0 = e.fmul(held, a0)
+                a0, a1 = projections[-2:]
+                d0 = e.fmul(held.get(e, 0), a0)
                 d1 = e.fmul(d0, a1)
                 inside = e.and_(e.and_(e.fcmp("oge", d0, low), e.fcmp("ole", d0, high)),
                                 e.and_(e.fcmp("oge", d1, low), e.fcmp("ole", d1, high)))
-                held_next = e.select(inside, d1, one) if not last else one
                 p1, p2 = projections[: len(pieces)], projections[len(pieces) : 2 * len(pieces)]
 
                 def v_of(row: SSAValue, off: int, w: int) -> SSAValue:
                     return vectors.load(e, scalar, p.v, e.add(e.add(row, j0), e.i64(off)), w)
 
-                if not last:
-                    (row2, _, a2), (row3, _, a3) = step_of(bh, e.add(t, e.i64(2))), step_of(bh, e.add(t, e.i64(3)))
-                    ahead = scalars(row2, row3, held_next, a2, a3)
                 u1 = [e.fmul(splat(beta0, w), e.fsub(v_of(row0, off, w), sk)) for (off, w), sk in zip(pieces, p1)]
+                kk = e.fmul(a1, dot(row0, p.k, row1, p.k))
+                kq = dot(row0, p.k, row0, p.q)
                 u2 = [e.fmul(splat(beta1, w), e.fsub(e.fsub(v_of(row1, off, w), sk), e.fmul(u, splat(kk, w))))
                       for (off, w), sk, u in zip(pieces, p2, u1)]
+                if not last:
+                    (row2, _, a2), (row3, _, a3) = step_of(bh, e.add(t, e.i64(2))), step_of(bh, e.add(t, e.i64(3)))
                 outs = StackArray.allocate(e, wc, 4 * cols)  # o1, o2, next p1, p2 out of either sweep
 
                 def sweep(direct: bool) -> None:
@@ -575,6 +571,7 @@ def _paired_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
                     accs = vectors.carry(e, region, n, zeros * kinds, row)
                     for x, acc in enumerate(accs):
                         vectors.store(e, acc, outs.ptr, e.i64((x // count) * cols + pieces[x % count][0]))
+                    held.set(e, 0, d1 if not direct else one)
 
                 if last:
                     sweep(direct=True)
@@ -591,10 +588,11 @@ def _paired_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
                     store_output(row1, acc_at[1], factor1)
                 if last:
                     return []
-                f2 = e.fmul(held_next, a2)
+                d = held.get(e, 0)
+                f2 = e.fmul(d, a2)
                 f3 = e.fmul(f2, a3)
                 return [e.fmul(x, splat(f2, w)) for x, (_, w) in zip(acc_at[2], pieces)] + [
-                    e.fmul(x, splat(f3, w)) for x, (_, w) in zip(acc_at[3], pieces)] + ahead
+                    e.fmul(x, splat(f3, w)) for x, (_, w) in zip(acc_at[3], pieces)] + [a2, a3]
 
             projections = vectors.carry(e, region, pairs - 1, first_pass(), pair)
             pair(e.i64(pairs - 1), projections, last=True)

@@ -55,14 +55,14 @@ func.func @prefill(%q: tensor<1x512x2x32xf32>, %k: tensor<1x512x2x32xf32>, %v: t
 
 // Prefill with one gate per head: the paired form, two steps per sweep over
 // the strip held divided by its decay. The pair loop carries both next
-// projections (2 × 2 vectors), D, the pair's two decays and its two dot
-// products. Then the sweep branches on whether D stays in the held range:
+// projections (2 × 2 vectors) and the pair's two decays (D is on the stack).
+// Then the sweep branches on whether D stays in the held range:
 // the held sweep carries 8 accumulators (o of both steps, Sᵀk of the next
 // two, per piece) and updates each cell with two FMAs and no multiply; the
 // direct sweep multiplies the cell by the decays (fmul) around the updates.
 
 // CHECK-LABEL: llvm.func internal @paired_k0(
-// CHECK: ^bb{{[0-9]+}}(%{{[0-9]+}}: i64, %{{[0-9]+}}: vector<16xf32>, %{{[0-9]+}}: vector<16xf32>, %{{[0-9]+}}: vector<16xf32>, %{{[0-9]+}}: vector<16xf32>, %{{[0-9]+}}: f32, %{{[0-9]+}}: f32, %{{[0-9]+}}: f32, %{{[0-9]+}}: f32, %{{[0-9]+}}: f32):
+// CHECK: ^bb{{[0-9]+}}(%{{[0-9]+}}: i64, %{{[0-9]+}}: vector<16xf32>, %{{[0-9]+}}: vector<16xf32>, %{{[0-9]+}}: vector<16xf32>, %{{[0-9]+}}: vector<16xf32>, %{{[0-9]+}}: f32, %{{[0-9]+}}: f32):
 // CHECK: llvm.cond_br
 // CHECK: ^bb{{[0-9]+}}(%{{[0-9]+}}: i64, [[O1:%[0-9]+]]: vector<16xf32>, %{{[0-9]+}}: vector<16xf32>, %{{[0-9]+}}: vector<16xf32>, %{{[0-9]+}}: vector<16xf32>, %{{[0-9]+}}: vector<16xf32>, %{{[0-9]+}}: vector<16xf32>, %{{[0-9]+}}: vector<16xf32>, %{{[0-9]+}}: vector<16xf32>):
 // CHECK: [[CELL:%[0-9]+]] = llvm.load %{{[0-9]+}} {alignment = 4 : i64} : !llvm.ptr -> vector<16xf32>
