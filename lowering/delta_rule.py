@@ -391,7 +391,19 @@ def uses_paired_form(op: rc.GatedDeltaNetOp) -> bool:
     """Prefill with one gate per head in f32/f64: the paired form; decode steps, per-channel
     gates and f16/bf16 keep the one-step sweep."""
     s = _Shape.of(op)
-    return s.seq >= SHORT_SEQ and not s.per_channel and not s.item.narrow
+    return (s.seq >= SHORT_SEQ and not s.per_channel and not s.item.narrow
+            and _paired_stack_bytes(s) <= STACK_LIMIT)
+
+
+def _paired_strip_columns(s: _Shape) -> int:
+    """Columns of the paired form's strip: as many as STRIP_BYTES holds, at least one vector."""
+    widest = VECTOR_BYTES // s.work.dtype.nbytes
+    return min(s.n, max(widest, STRIP_BYTES // (s.n * s.work.dtype.nbytes) // widest * widest))
+
+
+def _paired_stack_bytes(s: _Shape) -> int:
+    """The paired form's strip and its two dot products per pair of steps."""
+    return (s.n * _paired_strip_columns(s) + 2 * ((s.seq + 1) // 2)) * s.work.dtype.nbytes
 
 
 def _horizontal_sum(e: Emitter, scalar: Attribute, v: SSAValue, width: int, slot: StackArray) -> SSAValue:
@@ -426,13 +438,14 @@ def _paired_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
     n, wc = s.n, s.work
     scalar = wc.compute
     widest = VECTOR_BYTES // wc.dtype.nbytes
-    cols = min(n, max(widest, STRIP_BYTES // (n * wc.dtype.nbytes) // widest * widest))
+    cols = _paired_strip_columns(s)
     full, tail = n // cols, n % cols
     pairs = (s.seq + 1) // 2
 
     def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
         p = _pointers(op, pointers)
         strip_buf = StackArray.allocate(e, wc, n * cols)
+        dots = StackArray.allocate(e, wc, 2 * pairs)  # per pair: k_t·k_{t+1}, k_t·q_t
         held = StackArray.allocate(e, wc, 1)  # D
         slot = StackArray.allocate(e, wc, widest)  # a horizontal sum's lane 0
         zero, one = e.const(scalar, 0.0), e.const(scalar, 1.0)
@@ -524,8 +537,8 @@ def _paired_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
                     return vectors.load(e, scalar, p.v, e.add(e.add(row, j0), e.i64(off)), w)
 
                 u1 = [e.fmul(splat(beta0, w), e.fsub(v_of(row0, off, w), sk)) for (off, w), sk in zip(pieces, p1)]
-                kk = e.fmul(a1, dot(row0, p.k, row1, p.k))
-                kq = dot(row0, p.k, row0, p.q)
+                kk = e.fmul(a1, dots.get(e, e.mul(index, e.i64(2))))
+                kq = dots.get(e, e.add(e.mul(index, e.i64(2)), e.i64(1)))
                 u2 = [e.fmul(splat(beta1, w), e.fsub(e.fsub(v_of(row1, off, w), sk), e.fmul(u, splat(kk, w))))
                       for (off, w), sk, u in zip(pieces, p2, u1)]
                 if not last:
@@ -597,7 +610,15 @@ def _paired_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
             projections = vectors.carry(e, region, pairs - 1, first_pass(), pair)
             pair(e.i64(pairs - 1), projections, last=True)
 
+        def pair_dots(bh: SSAValue, index: SSAValue) -> None:
+            """k_t·k_{t+1} and k_t·q_t of pair `index` into `dots` (a padding step reads the last row)."""
+            t = e.mul(index, e.i64(2))
+            row0, row1 = s.row(e, bh, t, n), s.row(e, bh, e.smin(e.add(t, e.i64(1)), last_step), n)
+            dots.set(e, e.mul(index, e.i64(2)), dot(row0, p.k, row1, p.k))
+            dots.set(e, e.add(e.mul(index, e.i64(2)), e.i64(1)), dot(row0, p.k, row0, p.q))
+
         def head(bh: SSAValue) -> None:
+            _loop(e, region, pairs, lambda index: pair_dots(bh, index))  # shared by the head's strips
             if full:
                 wide = vectors.pieces(cols, widest)
                 for_range(e, region, e.i64(0), e.i64(full * cols), lambda j0: strip(bh, j0, wide), cols)
