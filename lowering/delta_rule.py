@@ -208,6 +208,12 @@ a decode step of B1 H8 N128 (2^17 cells) measured 28 us on one thread, 52 us on
 two (thread start-up)."""
 
 
+def _strip_columns(s: _Shape) -> int:
+    """Columns of a strip of the state: as many as STRIP_BYTES holds, at least one vector."""
+    widest = VECTOR_BYTES // s.work.dtype.nbytes
+    return min(s.n, max(widest, STRIP_BYTES // (s.n * s.work.dtype.nbytes) // widest * widest))
+
+
 def _sequential_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
     """One (batch, head) per outer step, in column strips. Column j of S only ever
     meets column j of v, u and the output (sk[j] = Σ_i S[i, j] k_i), so a strip of
@@ -221,7 +227,7 @@ def _sequential_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
     n, wc = s.n, s.work
     scalar = wc.compute
     widest = VECTOR_BYTES // wc.dtype.nbytes
-    cols = min(n, max(widest, STRIP_BYTES // (n * wc.dtype.nbytes) // widest * widest))
+    cols = _strip_columns(s)
     if s.seq < SHORT_SEQ:
         cols = min(n, STRIP_VECTORS * widest, max(widest, STACK_LIMIT // (n * wc.dtype.nbytes) // widest * widest))
     full, tail = n // cols, n % cols
@@ -395,15 +401,9 @@ def uses_paired_form(op: rc.GatedDeltaNetOp) -> bool:
             and _paired_stack_bytes(s) <= STACK_LIMIT)
 
 
-def _paired_strip_columns(s: _Shape) -> int:
-    """Columns of the paired form's strip: as many as STRIP_BYTES holds, at least one vector."""
-    widest = VECTOR_BYTES // s.work.dtype.nbytes
-    return min(s.n, max(widest, STRIP_BYTES // (s.n * s.work.dtype.nbytes) // widest * widest))
-
-
 def _paired_stack_bytes(s: _Shape) -> int:
     """The paired form's strip and its two dot products per pair of steps."""
-    return (s.n * _paired_strip_columns(s) + 2 * ((s.seq + 1) // 2)) * s.work.dtype.nbytes
+    return (s.n * _strip_columns(s) + 2 * ((s.seq + 1) // 2)) * s.work.dtype.nbytes
 
 
 def _horizontal_sum(e: Emitter, scalar: Attribute, v: SSAValue, width: int, slot: StackArray) -> SSAValue:
@@ -438,7 +438,7 @@ def _paired_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
     n, wc = s.n, s.work
     scalar = wc.compute
     widest = VECTOR_BYTES // wc.dtype.nbytes
-    cols = _paired_strip_columns(s)
+    cols = _strip_columns(s)
     full, tail = n // cols, n % cols
     pairs = (s.seq + 1) // 2
 
