@@ -6,24 +6,40 @@ u = β·(v − Sᵀk); S += k ⊗ u; out = Sᵀq / √N. f16 and bf16 are comput
 f32: the state stays in f32 for the whole call and is rounded once into the
 state result, the output once per element.
 
-Both forms run one (batch, head) per outer step (extent B·H, split across the
+All forms run one (batch, head) per outer step (extent B·H, split across the
 entry's threads), its state in cache on the kernel's stack for the whole
 sequence, and round it into the state result once at the end.
 
-- **Sequential** (`_sequential_kernel`, the default): per step, two fused
-  passes over S in explicit vectors along j: (1) decay row i and sk[j] +=
-  S[i, j]·k[i]; then u = β(v − sk); (2) S[i, :] += k[i]·u and o[j] +=
-  S[i, j]·q[i]. Pass 2 of a step and pass 1 of the next run in the same sweep,
-  and since column j of S only meets column j of v, u and out, the state is
-  processed in column strips that each run the whole sequence in L1.
-  A step costs 3 vector FMAs per state cell (update, out, next Sᵀk), the least
-  the recurrence allows, and the sweep runs at that FMA rate: B1 S2048 H8 N128
-  f32 takes ~10 ms of one core's time, 2^28 cell-steps × 3 FMAs / 16 lanes at
-  2 FMAs per cycle at 2.6 GHz. Measured without gain (same process, CPU time):
-  holding the strip divided by its running decay, which drops the decay
-  multiply (10.5 vs 10.4 ms), two steps per sweep from projections on two
-  steps' keys and queries, which halves the loads and stores (10.1 vs 10.1),
-  two accumulator chains per row (10.5 vs 9.5), 32 KiB strips (9.9 vs 10.1).
+- **Sequential** (`_sequential_kernel`: decode steps, per-channel gates,
+  f16/bf16): per step, two fused passes over S in explicit vectors along j:
+  (1) decay row i and sk[j] += S[i, j]·k[i]; then u = β(v − sk); (2)
+  S[i, :] += k[i]·u and o[j] += S[i, j]·q[i]. Pass 2 of a step and pass 1 of
+  the next run in the same sweep, and since column j of S only meets column j
+  of v, u and out, the state is processed in column strips that each run the
+  whole sequence in L1. A step costs 3 vector FMAs and a multiply per state
+  cell (update, out, decay, next Sᵀk), and one load and store.
+- **Paired** (`_paired_kernel`: prefill with one gate per head in f32/f64,
+  `uses_paired_form`): the same strips, two steps per sweep, the strip held
+  divided by its running decay, so a pair costs 6 FMAs per cell and no
+  multiply, and one load and store (equations in `_paired_kernel`; pairs whose
+  decays leave `HELD_RANGE`, e.g. g = -inf or g = -30, are swept with the
+  decays multiplied in, so nothing is ever divided by an underflowed decay).
+  Measured (B1 S2048 H8 N128 f32, one thread, CPU time, same process, load
+  average 2-4 from other jobs): 7.1 ms vs 9.7 ms for the one-step sweep.
+  Why this and not less: a one-step sweep runs ~4.4 cycles per row of two
+  16-lane pieces, bound at once by the FMA ports (8 vector ops) and by the
+  accumulator latency (4 cycles per row); dropping the decay multiply alone
+  (holding the strip divided by its decay) hit the latency bound (1.02 vs
+  1.07 ms per head), and more accumulator chains, either as wider strips (32
+  KiB: 1.18-1.35) or two chains per piece (1.17-1.20), ran slower still: the
+  sweep then stalls on the strip's round trip through memory from one step to
+  the next, which costs nothing when the stores go to a buffer never read
+  back (0.80). Two steps per sweep halve that round trip and give 8
+  accumulator chains. 32 KiB strips (1.28 ms per head) and 8 KiB strips
+  (1.47) measured slower than 16 KiB (0.92) in the paired form too.
+  Computing a pair's dot products (k_t·k_{t+1}, k_t·q_t) in the pair, on the
+  path from one sweep to the next, cost 25%: they are computed once per head
+  before its strips.
 - **Chunked** (`_chunked_kernel`, sequences of at least `CHUNKED_MIN_SEQ`
   steps; off by default, see there): the WY / UT-transform form of fla-org/flash-linear-attention's
   `chunk_gated_delta_rule`, CHUNK steps at a time, most of the work single-
