@@ -157,11 +157,12 @@ def test_carried_state(form: str, per_channel: bool, request: pytest.FixtureRequ
         assert_close(got, want, 1e-4)
 
 
-@pytest.mark.parametrize("shape", [(1, 1, 1, 8), (1, 1, 4, 32), (1, 3, 1, 5), (3, 2, 1, 1), (2, 0, 3, 8)],
-                         ids=["decode_step", "decode_heads", "odd_n", "n1", "no_steps"])
+@pytest.mark.parametrize("shape", [(1, 1, 1, 8), (1, 1, 4, 32), (1, 3, 1, 5), (1, 11, 2, 5), (3, 2, 1, 1),
+                                   (3, 9, 1, 1), (2, 0, 3, 8)],
+                         ids=["decode_step", "decode_heads", "odd_n", "paired_odd_n", "n1", "paired_n1", "no_steps"])
 def test_edge_sizes(shape: tuple[int, ...]) -> None:
-    """B = 1, S = 1 (a decode step with state), N not a multiple of a vector, N = 1,
-    and S = 0 (the state passes through)."""
+    """B = 1, S = 1 (a decode step with state), N not a multiple of a vector (in both
+    sweeps), N = 1, and S = 0 (the state passes through)."""
     args = inputs(shape, per_channel=False, seed=4)
     state = initial_state(shape)
     for got, want in zip(run(args, "f64", state), reference(*args, state)):
