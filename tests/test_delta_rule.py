@@ -244,10 +244,12 @@ def gdn_op(shape: Sequence[int], per_channel: bool, dtype: str = "f32") -> rc.Ga
 @pytest.mark.parametrize(("seq", "per_channel", "dtype", "paired"), [
     (delta_rule.SHORT_SEQ, False, "f32", True), (delta_rule.SHORT_SEQ, False, "f64", True),
     (delta_rule.SHORT_SEQ - 1, False, "f32", False), (delta_rule.SHORT_SEQ, True, "f32", False),
-    (delta_rule.SHORT_SEQ, False, "bf16", False), (delta_rule.SHORT_SEQ, False, "f16", False)])
+    (delta_rule.SHORT_SEQ, False, "bf16", False), (delta_rule.SHORT_SEQ, False, "f16", False),
+    (300_000, False, "f32", False)])
 def test_paired_form_choice(seq: int, per_channel: bool, dtype: str, paired: bool) -> None:
     """Prefill with head gates in f32/f64 takes the paired form; decode steps, per-channel
-    gates and f16/bf16 the one-step sweep."""
+    gates, f16/bf16 and sequences whose per-pair dot products would not fit the stack
+    (`STACK_LIMIT`) the one-step sweep."""
     assert delta_rule.uses_paired_form(gdn_op((1, seq, 2, 8), per_channel, dtype)) == paired
 
 
