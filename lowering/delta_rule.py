@@ -463,6 +463,7 @@ def _paired_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
         strip_buf = StackArray.allocate(e, wc, n * cols)
         dots = StackArray.allocate(e, wc, 2 * pairs)  # per pair: k_t·k_{t+1}, k_t·q_t
         held = StackArray.allocate(e, wc, 1)  # D
+        outs = StackArray.allocate(e, wc, 4 * cols)  # a sweep's o of both steps and next projections
         slot = StackArray.allocate(e, wc, widest)  # a horizontal sum's lane 0
         zero, one = e.const(scalar, 0.0), e.const(scalar, 1.0)
         scale = e.const(scalar, 1.0 / math.sqrt(n))
@@ -559,7 +560,6 @@ def _paired_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
                       for (off, w), sk, u in zip(pieces, p2, u1)]
                 if not last:
                     (row2, _, a2), (row3, _, a3) = step_of(bh, e.add(t, e.i64(2))), step_of(bh, e.add(t, e.i64(3)))
-                outs = StackArray.allocate(e, wc, 4 * cols)  # o1, o2, next p1, p2 out of either sweep
 
                 def sweep(direct: bool) -> None:
                     """Rows: (direct: T *= D₀) o1 += T·q_t; T += k_t·u₁'; (direct: T *= a_{t+1})
