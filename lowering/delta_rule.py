@@ -24,9 +24,12 @@ sequence, and round it into the state result once at the end.
   multiply, and one load and store (equations in `_paired_kernel`; pairs whose
   decays leave `HELD_RANGE`, e.g. g = -inf or g = -30, are swept with the
   decays multiplied in, so nothing is ever divided by an underflowed decay).
-  Measured (B1 S2048 H8 N128 f32, one thread, CPU time, same process, load
-  average 2-4 from other jobs): 7.1 ms vs 9.7 ms for the one-step sweep.
-  Why this and not less: a one-step sweep runs ~4.4 cycles per row of two
+  Measured (B1 S2048 H8 N128 f32, both forms in one process, load average
+  0.7): 7.4 vs 9.7 ms on one thread, 3.97 vs 5.05 ms (median) on two; also
+  faster at N = 32, 64 and 256 (1.26-1.6x on one thread). Per-head figures
+  below are one thread's CPU time under load 2-4 from other jobs, compared
+  within one process. Why this and not less: a one-step sweep runs ~4.4
+  cycles per row of two
   16-lane pieces, bound at once by the FMA ports (8 vector ops) and by the
   accumulator latency (4 cycles per row); dropping the decay multiply alone
   (holding the strip divided by its decay) hit the latency bound (1.02 vs
