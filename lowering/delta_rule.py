@@ -6,24 +6,43 @@ u = β·(v − Sᵀk); S += k ⊗ u; out = Sᵀq / √N. f16 and bf16 are comput
 f32: the state stays in f32 for the whole call and is rounded once into the
 state result, the output once per element.
 
-Both forms run one (batch, head) per outer step (extent B·H, split across the
+All forms run one (batch, head) per outer step (extent B·H, split across the
 entry's threads), its state in cache on the kernel's stack for the whole
 sequence, and round it into the state result once at the end.
 
-- **Sequential** (`_sequential_kernel`, the default): per step, two fused
-  passes over S in explicit vectors along j: (1) decay row i and sk[j] +=
-  S[i, j]·k[i]; then u = β(v − sk); (2) S[i, :] += k[i]·u and o[j] +=
-  S[i, j]·q[i]. Pass 2 of a step and pass 1 of the next run in the same sweep,
-  and since column j of S only meets column j of v, u and out, the state is
-  processed in column strips that each run the whole sequence in L1.
-  A step costs 3 vector FMAs per state cell (update, out, next Sᵀk), the least
-  the recurrence allows, and the sweep runs at that FMA rate: B1 S2048 H8 N128
-  f32 takes ~10 ms of one core's time, 2^28 cell-steps × 3 FMAs / 16 lanes at
-  2 FMAs per cycle at 2.6 GHz. Measured without gain (same process, CPU time):
-  holding the strip divided by its running decay, which drops the decay
-  multiply (10.5 vs 10.4 ms), two steps per sweep from projections on two
-  steps' keys and queries, which halves the loads and stores (10.1 vs 10.1),
-  two accumulator chains per row (10.5 vs 9.5), 32 KiB strips (9.9 vs 10.1).
+- **Sequential** (`_sequential_kernel`: decode steps, per-channel gates,
+  f16/bf16): per step, two fused passes over S in explicit vectors along j:
+  (1) decay row i and sk[j] += S[i, j]·k[i]; then u = β(v − sk); (2)
+  S[i, :] += k[i]·u and o[j] += S[i, j]·q[i]. Pass 2 of a step and pass 1 of
+  the next run in the same sweep, and since column j of S only meets column j
+  of v, u and out, the state is processed in column strips that each run the
+  whole sequence in L1. A step costs 3 vector FMAs and a multiply per state
+  cell (update, out, decay, next Sᵀk), and one load and store.
+- **Paired** (`_paired_kernel`: prefill with one gate per head in f32/f64,
+  `uses_paired_form`): the same strips, two steps per sweep, the strip held
+  divided by its running decay, so a pair costs 6 FMAs per cell and no
+  multiply, and one load and store (equations in `_paired_kernel`; pairs whose
+  decays leave `HELD_RANGE`, e.g. g = -inf or g = -30, are swept with the
+  decays multiplied in, so nothing is ever divided by an underflowed decay).
+  Measured (B1 S2048 H8 N128 f32, both forms in one process, load average
+  0.7): 7.4 vs 9.7 ms on one thread, 3.97 vs 5.05 ms (median) on two; also
+  faster at N = 32, 64 and 256 (1.26-1.6x on one thread). Per-head figures
+  below are one thread's CPU time under load 2-4 from other jobs, compared
+  within one process. Why this and not less: a one-step sweep runs ~4.4
+  cycles per row of two
+  16-lane pieces, bound at once by the FMA ports (8 vector ops) and by the
+  accumulator latency (4 cycles per row); dropping the decay multiply alone
+  (holding the strip divided by its decay) hit the latency bound (1.02 vs
+  1.07 ms per head), and more accumulator chains, either as wider strips (32
+  KiB: 1.18-1.35) or two chains per piece (1.17-1.20), ran slower still: the
+  sweep then stalls on the strip's round trip through memory from one step to
+  the next, which costs nothing when the stores go to a buffer never read
+  back (0.80). Two steps per sweep halve that round trip and give 8
+  accumulator chains. 32 KiB strips (1.28 ms per head) and 8 KiB strips
+  (1.47) measured slower than 16 KiB (0.92) in the paired form too.
+  Computing a pair's dot products (k_t·k_{t+1}, k_t·q_t) in the pair, on the
+  path from one sweep to the next, cost 25%: they are computed once per head
+  before its strips.
 - **Chunked** (`_chunked_kernel`, sequences of at least `CHUNKED_MIN_SEQ`
   steps; off by default, see there): the WY / UT-transform form of fla-org/flash-linear-attention's
   `chunk_gated_delta_rule`, CHUNK steps at a time, most of the work single-
@@ -50,7 +69,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.dialects import llvm
-from xdsl.ir import Operation, Region, SSAValue
+from xdsl.ir import Attribute, Operation, Region, SSAValue
 
 from rlx_mlir import blas
 from rlx_mlir.dialects import recurrent as rc
@@ -60,7 +79,7 @@ from rlx_mlir.lowering.element_types import Codec, codec
 from rlx_mlir.lowering.emitter import Emitter
 from rlx_mlir.lowering.gemm import gemm_call, gemm_external, single_threaded_blas
 from rlx_mlir.lowering.kernel import Kernel, KernelContext, StackArray, kernel_function
-from rlx_mlir.lowering.loops import for_range
+from rlx_mlir.lowering.loops import for_range, if_else
 from rlx_mlir.memory_plan import Scratch
 
 CHUNK = 64
@@ -209,6 +228,12 @@ PARALLEL_CELLS = 1 << 15
 threads against 17 us on one."""
 
 
+def _strip_columns(s: _Shape) -> int:
+    """Columns of a strip of the state: as many as STRIP_BYTES holds, at least one vector."""
+    widest = VECTOR_BYTES // s.work.dtype.nbytes
+    return min(s.n, max(widest, STRIP_BYTES // (s.n * s.work.dtype.nbytes) // widest * widest))
+
+
 def _sequential_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
     """One (batch, head) per outer step, in column strips. Column j of S only ever
     meets column j of v, u and the output (sk[j] = Σ_i S[i, j] k_i), so a strip of
@@ -222,7 +247,7 @@ def _sequential_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
     n, wc = s.n, s.work
     scalar = wc.compute
     widest = VECTOR_BYTES // wc.dtype.nbytes
-    cols = min(n, max(widest, STRIP_BYTES // (n * wc.dtype.nbytes) // widest * widest))
+    cols = _strip_columns(s)
     if s.seq < SHORT_SEQ:
         cols = min(n, STRIP_VECTORS * widest, max(widest, STACK_LIMIT // (n * wc.dtype.nbytes) // widest * widest))
     full, tail = n // cols, n % cols
@@ -373,6 +398,256 @@ def _sequential_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
 
     buffers = _buffers(op)
     work = s.batch * s.heads * max(1, s.seq) * s.cells
+    function = kernel_function(name, len(buffers), build)
+    return Kernel(function, buffers, s.batch * s.heads, work, parallel=work >= PARALLEL_CELLS)
+
+
+# ---------------------------------------------------------------------------
+# sequential form in pairs of steps
+# ---------------------------------------------------------------------------
+
+
+HELD_RANGE = 2.0**20
+"""The paired form holds its strip divided by D, the product of the head's decays since it
+last multiplied them in, while 1/HELD_RANGE <= D <= HELD_RANGE (see `_paired_kernel`)."""
+
+
+def uses_paired_form(op: rc.GatedDeltaNetOp) -> bool:
+    """Prefill with one gate per head in f32/f64: the paired form; decode steps, per-channel
+    gates and f16/bf16 keep the one-step sweep."""
+    s = _Shape.of(op)
+    return (s.seq >= SHORT_SEQ and not s.per_channel and not s.item.narrow
+            and _paired_stack_bytes(s) <= STACK_LIMIT)
+
+
+def _paired_stack_bytes(s: _Shape) -> int:
+    """The paired form's strip and its two dot products per pair of steps."""
+    return (s.n * _strip_columns(s) + 2 * ((s.seq + 1) // 2)) * s.work.dtype.nbytes
+
+
+def _horizontal_sum(e: Emitter, scalar: Attribute, v: SSAValue, width: int, slot: StackArray) -> SSAValue:
+    """The sum of the lanes of `v` (a tree of shuffles and adds; lane 0 read back through `slot`)."""
+    lanes, half = width, width // 2
+    while half:
+        v = e.fadd(v, vectors.shuffle(e, v, v, [half + j if j < half else j for j in range(lanes)]))
+        half //= 2
+    vectors.store(e, v, slot.ptr, e.i64(0))
+    return slot.get(e, 0)  # type: ignore[return-value]
+
+
+def _paired_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
+    """The sequential form two steps per sweep, in the same column strips as `_sequential_kernel`.
+
+    The strip T holds the state divided by a scalar D (S = D·T), so a step's decay only changes
+    D and the update is T += (k / D)·u: per state cell and pair of steps the sweep does 6 FMAs
+    (Sᵀq of both steps, both updates, Sᵀk of the next two steps) and one load and one store.
+    With S₋ the state before step t and decays a_t, a_{t+1} (D₀ = D·a_t, D₁ = D₀·a_{t+1}):
+
+        u₁ = β_t (v_t − (a_t S₋)ᵀk_t)                         (the previous sweep's projection)
+        u₂ = β_{t+1} (v_{t+1} − (a_{t+1} a_t S₋)ᵀk_{t+1} − u₁ · a_{t+1} (k_t·k_{t+1}))
+        o_t = D₀ Tᵀq_t + u₁ (k_t·q_t)       T += k_t (u₁ / D₀) + k_{t+1} (u₂ / D₁)       o_{t+1} = D₁ Tᵀq_{t+1}
+
+    and the next pair's projections D₁a_{t+2} Tᵀk_{t+2}, D₁a_{t+2}a_{t+3} Tᵀk_{t+3}. D is never
+    divided into anything unless D₀ and D₁ lie in the held range; a pair where either leaves it
+    (a strong or zero decay, or D run down over many steps, or NaN) is swept *directly*: T *= D₀
+    before the first update and T *= a_{t+1} between the two, as the one-step sweep does, and D
+    restarts at 1. So a decay is only ever multiplied in, never divided out of a value it has
+    underflowed. The last pair is swept directly too, so the strip is the state it stores. An odd
+    last step is paired with a padding step (β = 0, g = 0: u = 0, no output)."""
+    n, wc = s.n, s.work
+    scalar = wc.compute
+    widest = VECTOR_BYTES // wc.dtype.nbytes
+    cols = _strip_columns(s)
+    full, tail = n // cols, n % cols
+    pairs = (s.seq + 1) // 2
+
+    def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
+        p = _pointers(op, pointers)
+        strip_buf = StackArray.allocate(e, wc, n * cols)
+        dots = StackArray.allocate(e, wc, 2 * pairs)  # per pair: k_t·k_{t+1}, k_t·q_t
+        held = StackArray.allocate(e, wc, 1)  # D
+        outs = StackArray.allocate(e, wc, 4 * cols)  # a sweep's o of both steps and next projections
+        slot = StackArray.allocate(e, wc, widest)  # a horizontal sum's lane 0
+        zero, one = e.const(scalar, 0.0), e.const(scalar, 1.0)
+        scale = e.const(scalar, 1.0 / math.sqrt(n))
+        low, high = e.const(scalar, 1.0 / HELD_RANGE), e.const(scalar, HELD_RANGE)
+        last_step = e.i64(s.seq - 1)
+
+        def step_of(bh: SSAValue, t: SSAValue, decay: bool = True) -> tuple[SSAValue, SSAValue, SSAValue | None]:
+            """(row of step t in q/k/v, β_t, exp(g_t) if `decay`); a padding step t >= S reads
+            the last row with β = 0 and exp(g) = 1."""
+            inside = e.icmp("sle", t, last_step)
+            at = e.smin(t, last_step)
+            beta = e.select(inside, s.item.load(e, p.beta, s.row(e, bh, at, 1)), zero)
+            a = e.select(inside, m.exp(e, s.item.load(e, p.g, s.row(e, bh, at, 1))), one) if decay else None
+            return s.row(e, bh, at, n), beta, a
+
+        def dot(a_row: SSAValue, a: SSAValue, b_row: SSAValue, b: SSAValue) -> SSAValue:
+            """Σ_i a[a_row + i]·b[b_row + i] over the N key channels: products summed per width
+            of vector, then one horizontal sum per width."""
+            sums: dict[int, SSAValue] = {}
+            for off, w in vectors.pieces(n, widest):
+                x = vectors.load(e, scalar, a, e.add(a_row, e.i64(off)), w)
+                y = vectors.load(e, scalar, b, e.add(b_row, e.i64(off)), w)
+                sums[w] = e.fma(x, y, sums[w]) if w in sums else e.fmul(x, y)
+            total = zero
+            for w, v in sums.items():
+                total = e.fadd(total, _horizontal_sum(e, scalar, v, w, slot))
+            return total
+
+        def strip(bh: SSAValue, j0: SSAValue, pieces: list[tuple[int, int]]) -> None:
+            base = e.add(e.mul(bh, e.i64(s.cells)), j0)  # S[0, j0] of this head
+
+            def splat(x: SSAValue, w: int) -> SSAValue:
+                return vectors.splat(e, x, w)
+
+            def project(keys: tuple[SSAValue, SSAValue], factors: tuple[SSAValue, SSAValue],
+                        copy: bool) -> list[SSAValue]:
+                """The initial state's strip into the buffer (if `copy`) and its projections
+                Σ_i S[i, :]·k_i of steps 0 and 1, scaled by their decays."""
+                source, stride = (p.initial, n) if p.initial is not None else (strip_buf.ptr, cols)
+                start = base if p.initial is not None else e.i64(0)
+
+                def row(i: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
+                    k1, k2 = (s.item.load(e, p.k, e.add(r, i)) for r in keys)
+                    from_row, at_row = e.add(start, e.mul(i, e.i64(stride))), e.mul(i, e.i64(cols))
+                    out1, out2 = [], []
+                    for k, (off, w) in enumerate(pieces):
+                        cell = vectors.load(e, scalar, source, e.add(from_row, e.i64(off)), w)
+                        if copy:
+                            vectors.store(e, cell, strip_buf.ptr, e.add(at_row, e.i64(off)))
+                        out1.append(e.fma(cell, splat(k1, w), accs[k]))
+                        out2.append(e.fma(cell, splat(k2, w), accs[len(pieces) + k]))
+                    return out1 + out2
+
+                zeros = [splat(zero, w) for _, w in pieces]
+                accs = vectors.carry(e, region, n, zeros * 2, row)
+                return [e.fmul(a, splat(f, w)) for f, part in zip(factors, (accs[: len(pieces)], accs[len(pieces) :]))
+                        for a, (_, w) in zip(part, pieces)]
+
+            def first_pass() -> list[SSAValue]:
+                """The initial state (or zeros) into the buffer, D = 1, and the projections of steps 0, 1."""
+                held.set(e, 0, one)
+                (row0, _, a0), (row1, _, a1) = step_of(bh, e.i64(0)), step_of(bh, e.i64(1))
+                if p.initial is None:
+                    _loop(e, region, n * cols, lambda x: strip_buf.set(e, x, zero))
+                    return [splat(zero, w) for _ in range(2) for _, w in pieces] + [a0, a1]
+                return project((row0, row1), (a0, e.fmul(a0, a1)), copy=True) + [a0, a1]
+
+            def store_output(row: SSAValue, outs: list[SSAValue], factor: SSAValue) -> None:
+                """factor·outs·scale into the output row at `row`."""
+                for (off, w), o in zip(pieces, outs):
+                    at = e.add(e.add(row, j0), e.i64(off))
+                    vectors.store(e, e.fmul(o, splat(e.fmul(factor, scale), w)), p.out, at)
+
+            def pair(index: SSAValue, projections: list[SSAValue], last: bool = False) -> list[SSAValue]:
+                """Steps t = 2·index and t+1 (module docstring and `_paired_kernel`); the next pair's
+                projections."""
+                t = e.mul(index, e.i64(2))
+                t1 = e.add(t, e.i64(1))
+                (row0, beta0, _), (row1, beta1, _) = step_of(bh, t, decay=False), step_of(bh, t1, decay=False)
+                a0, a1 = projections[-2:]
+                d0 = e.fmul(held.get(e, 0), a0)
+                d1 = e.fmul(d0, a1)
+                inside = e.and_(e.and_(e.fcmp("oge", d0, low), e.fcmp("ole", d0, high)),
+                                e.and_(e.fcmp("oge", d1, low), e.fcmp("ole", d1, high)))
+                p1, p2 = projections[: len(pieces)], projections[len(pieces) : 2 * len(pieces)]
+
+                def v_of(row: SSAValue, off: int, w: int) -> SSAValue:
+                    return vectors.load(e, scalar, p.v, e.add(e.add(row, j0), e.i64(off)), w)
+
+                u1 = [e.fmul(splat(beta0, w), e.fsub(v_of(row0, off, w), sk)) for (off, w), sk in zip(pieces, p1)]
+                kk = e.fmul(a1, dots.get(e, e.mul(index, e.i64(2))))
+                kq = dots.get(e, e.add(e.mul(index, e.i64(2)), e.i64(1)))
+                u2 = [e.fmul(splat(beta1, w), e.fsub(e.fsub(v_of(row1, off, w), sk), e.fmul(u, splat(kk, w))))
+                      for (off, w), sk, u in zip(pieces, p2, u1)]
+                if not last:
+                    (row2, _, a2), (row3, _, a3) = step_of(bh, e.add(t, e.i64(2))), step_of(bh, e.add(t, e.i64(3)))
+
+                def sweep(direct: bool) -> None:
+                    """Rows: (direct: T *= D₀) o1 += T·q_t; T += k_t·u₁'; (direct: T *= a_{t+1})
+                    T += k_{t+1}·u₂'; o2 += T·q_{t+1}; projections with k_{t+2}, k_{t+3}; store."""
+                    w1 = u1 if direct else [e.fmul(u, splat(e.fdiv(one, d0), w)) for u, (_, w) in zip(u1, pieces)]
+                    w2 = u2 if direct else [e.fmul(u, splat(e.fdiv(one, d1), w)) for u, (_, w) in zip(u2, pieces)]
+                    target, stride, start = strip_buf.ptr, cols, e.i64(0)
+                    if last and p.final is not None and not s.item.narrow:
+                        target, stride, start = p.final, n, base
+                    kinds = 2 if last else 4
+                    count = len(pieces)
+
+                    def row(i: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
+                        k0, q0 = s.item.load(e, p.k, e.add(row0, i)), s.item.load(e, p.q, e.add(row0, i))
+                        k1, q1 = s.item.load(e, p.k, e.add(row1, i)), s.item.load(e, p.q, e.add(row1, i))
+                        if not last:
+                            k2, k3 = s.item.load(e, p.k, e.add(row2, i)), s.item.load(e, p.k, e.add(row3, i))
+                        at_row, to_row = e.mul(i, e.i64(cols)), e.add(start, e.mul(i, e.i64(stride)))
+                        out = list(accs)
+                        for k, ((off, w), x1, x2) in enumerate(zip(pieces, w1, w2)):
+                            cell = vectors.load(e, scalar, strip_buf.ptr, e.add(at_row, e.i64(off)), w)
+                            if direct:
+                                cell = e.fmul(cell, splat(d0, w))
+                            out[k] = e.fma(cell, splat(q0, w), accs[k])
+                            cell = e.fma(splat(k0, w), x1, cell)
+                            if direct:
+                                cell = e.fmul(cell, splat(a1, w))
+                            cell = e.fma(splat(k1, w), x2, cell)
+                            out[count + k] = e.fma(cell, splat(q1, w), accs[count + k])
+                            if not last:
+                                out[2 * count + k] = e.fma(cell, splat(k2, w), accs[2 * count + k])
+                                out[3 * count + k] = e.fma(cell, splat(k3, w), accs[3 * count + k])
+                            if not last or p.final is not None:
+                                vectors.store(e, cell, target, e.add(to_row, e.i64(off)))
+                        return out
+
+                    zeros = [splat(zero, w) for _, w in pieces]
+                    accs = vectors.carry(e, region, n, zeros * kinds, row)
+                    for x, acc in enumerate(accs):
+                        vectors.store(e, acc, outs.ptr, e.i64((x // count) * cols + pieces[x % count][0]))
+                    held.set(e, 0, d1 if not direct else one)
+
+                if last:
+                    sweep(direct=True)
+                else:
+                    if_else(e, region, inside, lambda: sweep(direct=False), lambda: sweep(direct=True))
+                factor0 = e.select(inside, d0, one) if not last else one
+                factor1 = e.select(inside, d1, one) if not last else one
+                acc_at = [[vectors.load(e, scalar, outs.ptr, e.i64(x * cols + off), w) for off, w in pieces]
+                          for x in range(2 if last else 4)]
+                o1 = [e.fadd(e.fmul(o, splat(factor0, w)), e.fmul(u, splat(kq, w)))
+                      for o, u, (_, w) in zip(acc_at[0], u1, pieces)]
+                store_output(row0, o1, one)
+                if not (last and s.seq % 2):  # an odd sequence's last pair ends on a padding step
+                    store_output(row1, acc_at[1], factor1)
+                if last:
+                    return []
+                d = held.get(e, 0)
+                f2 = e.fmul(d, a2)
+                f3 = e.fmul(f2, a3)
+                return [e.fmul(x, splat(f2, w)) for x, (_, w) in zip(acc_at[2], pieces)] + [
+                    e.fmul(x, splat(f3, w)) for x, (_, w) in zip(acc_at[3], pieces)] + [a2, a3]
+
+            projections = vectors.carry(e, region, pairs - 1, first_pass(), pair)
+            pair(e.i64(pairs - 1), projections, last=True)
+
+        def pair_dots(bh: SSAValue, index: SSAValue) -> None:
+            """k_t·k_{t+1} and k_t·q_t of pair `index` into `dots` (a padding step reads the last row)."""
+            t = e.mul(index, e.i64(2))
+            row0, row1 = s.row(e, bh, t, n), s.row(e, bh, e.smin(e.add(t, e.i64(1)), last_step), n)
+            dots.set(e, e.mul(index, e.i64(2)), dot(row0, p.k, row1, p.k))
+            dots.set(e, e.add(e.mul(index, e.i64(2)), e.i64(1)), dot(row0, p.k, row0, p.q))
+
+        def head(bh: SSAValue) -> None:
+            _loop(e, region, pairs, lambda index: pair_dots(bh, index))  # shared by the head's strips
+            if full:
+                wide = vectors.pieces(cols, widest)
+                for_range(e, region, e.i64(0), e.i64(full * cols), lambda j0: strip(bh, j0, wide), cols)
+            if tail:
+                strip(bh, e.i64(full * cols), vectors.pieces(tail, widest))
+
+        for_range(e, region, begin, end, head)
+
+    buffers = _buffers(op)
+    work = s.batch * s.heads * s.seq * s.cells
     function = kernel_function(name, len(buffers), build)
     return Kernel(function, buffers, s.batch * s.heads, work, parallel=work >= PARALLEL_CELLS)
 
@@ -611,6 +886,8 @@ def gated_delta_net_kernels(op: rc.GatedDeltaNetOp, ctx: KernelContext) -> list[
         return []
     if uses_chunked_form(op):
         return [single_threaded_blas(f"{ctx.name}_blas1"), _chunked_kernel(op, s, ctx.name)]
+    if uses_paired_form(op):
+        return [_paired_kernel(op, s, ctx.name)]
     return [_sequential_kernel(op, s, ctx.name)]
 
 

@@ -157,11 +157,12 @@ def test_carried_state(form: str, per_channel: bool, request: pytest.FixtureRequ
         assert_close(got, want, 1e-4)
 
 
-@pytest.mark.parametrize("shape", [(1, 1, 1, 8), (1, 1, 4, 32), (1, 3, 1, 5), (3, 2, 1, 1), (2, 0, 3, 8)],
-                         ids=["decode_step", "decode_heads", "odd_n", "n1", "no_steps"])
+@pytest.mark.parametrize("shape", [(1, 1, 1, 8), (1, 1, 4, 32), (1, 3, 1, 5), (1, 11, 2, 5), (3, 2, 1, 1),
+                                   (3, 9, 1, 1), (2, 0, 3, 8)],
+                         ids=["decode_step", "decode_heads", "odd_n", "paired_odd_n", "n1", "paired_n1", "no_steps"])
 def test_edge_sizes(shape: tuple[int, ...]) -> None:
-    """B = 1, S = 1 (a decode step with state), N not a multiple of a vector, N = 1,
-    and S = 0 (the state passes through)."""
+    """B = 1, S = 1 (a decode step with state), N not a multiple of a vector (in both
+    sweeps), N = 1, and S = 0 (the state passes through)."""
     args = inputs(shape, per_channel=False, seed=4)
     state = initial_state(shape)
     for got, want in zip(run(args, "f64", state), reference(*args, state)):
@@ -182,6 +183,74 @@ def test_column_strips(seq: int, dtype: str, per_channel: bool, monkeypatch: pyt
     state = initial_state(shape)
     for got, want in zip(run(args, dtype, state), reference(*args, state)):
         assert_close(got, want, TOLERANCE[dtype])
+
+
+def gates_with(pattern: str, shape: Sequence[int], seed: int) -> np.ndarray:
+    """Head gates g [B, S, H] that drive the paired form's held decay D (`_paired_kernel`) down
+    each of its paths: "open" g = 0 throughout (D stays 1); "slow" mild decays for long enough
+    that D leaves the held range many times; "strong" g = -30 (exp(g) ~ 1e-13, below the range:
+    every pair swept directly); "closed" g = -inf at scattered steps (the state is zeroed there,
+    exactly); "mixed" all of these interleaved, so held and direct pairs alternate."""
+    rng = np.random.default_rng(seed)
+    batch, seq, heads, _ = shape
+    mild = -np.logaddexp(0.0, rng.standard_normal((batch, seq, heads))) * 0.5
+    g = {"open": np.zeros((batch, seq, heads)), "slow": mild, "strong": np.full((batch, seq, heads), -30.0)}.get(
+        pattern, mild.copy())
+    if pattern in ("closed", "mixed"):
+        g[rng.random(g.shape) < 0.05] = -np.inf
+    if pattern == "mixed":
+        g[rng.random(g.shape) < 0.05] = -30.0
+        g[rng.random(g.shape) < 0.2] = 0.0
+    return g
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64"])
+@pytest.mark.parametrize("seq", [301, 300], ids=["odd", "even"])
+@pytest.mark.parametrize("pattern", ["open", "slow", "strong", "closed", "mixed"])
+def test_held_decay_paths(pattern: str, seq: int, dtype: str) -> None:
+    """The paired form (prefill, head gates) against the float64 reference on long sequences
+    whose gates take every path of its held decay: finite, and within the dtype's tolerance,
+    for outputs and the final state, from an initial state."""
+    shape = (2, seq, 2, 16)
+    q, k, v, _, beta = inputs(shape, per_channel=False, seed=11)
+    args = (q, k, v, gates_with(pattern, shape, seed=12), beta)
+    state = initial_state(shape)
+    assert delta_rule.uses_paired_form(gdn_op(shape, per_channel=False, dtype=dtype))
+    for got, want in zip(run(args, dtype, state), reference(*rounded(args, dtype), *rounded([state], dtype))):
+        assert_close(got, want, TOLERANCE[dtype])
+
+
+def test_closed_gate_zeroes_the_state() -> None:
+    """g = -inf on the last step: the state result is exactly k ⊗ u of that step, with
+    u = β·v (the decayed state is 0, not NaN from 0·inf)."""
+    shape = (1, 12, 1, 8)
+    q, k, v, g, beta = inputs(shape, per_channel=False, seed=13)
+    g = g.copy()
+    g[:, -1] = -np.inf
+    _, final = run((q, k, v, g, beta), "f32", initial_state(shape))
+    u = beta[0, -1, 0] * v[0, -1, 0]
+    np.testing.assert_allclose(final[0, 0], np.outer(k[0, -1, 0], u), rtol=1e-6, atol=1e-7)
+
+
+def gdn_op(shape: Sequence[int], per_channel: bool, dtype: str = "f32") -> rc.GatedDeltaNetOp:
+    b = Builder("gdn")
+    q, k, v = (b.input(shape, dtype) for _ in range(3))
+    g = b.input(shape if per_channel else shape[:3], dtype)
+    b.output(b.gated_delta_net(q, k, v, g, b.input(shape[:3], dtype)))
+    (op,) = [op for op in b.module().walk() if isinstance(op, rc.GatedDeltaNetOp)]
+    return op
+
+
+@pytest.mark.parametrize(("seq", "per_channel", "dtype", "paired"), [
+    (delta_rule.SHORT_SEQ, False, "f32", True), (delta_rule.SHORT_SEQ, False, "f64", True),
+    (delta_rule.SHORT_SEQ - 1, False, "f32", False), (delta_rule.SHORT_SEQ, True, "f32", False),
+    (delta_rule.SHORT_SEQ, False, "bf16", False), (delta_rule.SHORT_SEQ, False, "f16", False),
+    (300_000, False, "f32", False)])
+def test_paired_form_choice(seq: int, per_channel: bool, dtype: str, paired: bool) -> None:
+    """Prefill with head gates in f32/f64 takes the paired form; decode steps, per-channel
+    gates, f16/bf16 and sequences whose per-pair dot products would not fit the stack
+    (`STACK_LIMIT`) the one-step sweep."""
+    assert delta_rule.uses_paired_form(gdn_op((1, seq, 2, 8), per_channel, dtype)) == paired
 
 
 @GATES

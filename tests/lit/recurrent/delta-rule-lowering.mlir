@@ -7,11 +7,12 @@
 // sweep over the rows per step in explicit vectors along the columns. The op
 // needs no arena scratch.
 
-// Prefill, f32, one gate per head, no state operand or result: six pointers
+// Prefill, f32, one gate per key channel (the one-step sweep; head gates take
+// the paired form, next case), no state operand or result: six pointers
 // (q, k, v, g, beta, out). N = 32 fits one strip of 2 × 16 lanes, a
 // [32 x 32] f32 buffer. The step loop carries the strip's Sᵀk; the row loop
 // carries o and the next Sᵀk. Per row i it reads k_i, q_i and the next k_i
-// from the inputs and the decay from the stack; per cell: the rank-1 update
+// from the inputs and its decay from the stack; per cell: the rank-1 update
 // S += k_i·u, o += S·q_i, the next step's decay, then the next Sᵀk, and the
 // decayed cell is stored back. 2·512·32² = 2^20 state cells: the entry splits
 // the pairs across its two threads. No BLAS call.
@@ -45,7 +46,37 @@
 // CHECK-NOT: @scipy_cblas
 // CHECK-LABEL: llvm.func @prefill(
 // CHECK: llvm.call @prefill_k0_parallel(
-func.func @prefill(%q: tensor<1x512x2x32xf32>, %k: tensor<1x512x2x32xf32>, %v: tensor<1x512x2x32xf32>, %g: tensor<1x512x2xf32>, %beta: tensor<1x512x2xf32>) -> tensor<1x512x2x32xf32> {
+func.func @prefill(%q: tensor<1x512x2x32xf32>, %k: tensor<1x512x2x32xf32>, %v: tensor<1x512x2x32xf32>, %g: tensor<1x512x2x32xf32>, %beta: tensor<1x512x2xf32>) -> tensor<1x512x2x32xf32> {
+  %o = rlx.gated_delta_net %q, %k, %v, %g, %beta {state_size = 32 : i64, gate_per_channel = true} : (tensor<1x512x2x32xf32>, tensor<1x512x2x32xf32>, tensor<1x512x2x32xf32>, tensor<1x512x2x32xf32>, tensor<1x512x2xf32>) -> tensor<1x512x2x32xf32>
+  func.return %o : tensor<1x512x2x32xf32>
+}
+
+// -----
+
+// Prefill with one gate per head: the paired form, two steps per sweep over
+// the strip held divided by its decay. The pair loop carries both next
+// projections (2 × 2 vectors) and the pair's two decays (D is on the stack).
+// Then the sweep branches on whether D stays in the held range:
+// the held sweep carries 8 accumulators (o of both steps, Sᵀk of the next
+// two, per piece) and updates each cell with two FMAs and no multiply; the
+// direct sweep multiplies the cell by the decays (fmul) around the updates.
+
+// CHECK-LABEL: llvm.func internal @paired_k0(
+// CHECK: ^bb{{[0-9]+}}(%{{[0-9]+}}: i64, %{{[0-9]+}}: vector<16xf32>, %{{[0-9]+}}: vector<16xf32>, %{{[0-9]+}}: vector<16xf32>, %{{[0-9]+}}: vector<16xf32>, %{{[0-9]+}}: f32, %{{[0-9]+}}: f32):
+// CHECK: llvm.cond_br
+// CHECK: ^bb{{[0-9]+}}(%{{[0-9]+}}: i64, [[O1:%[0-9]+]]: vector<16xf32>, %{{[0-9]+}}: vector<16xf32>, %{{[0-9]+}}: vector<16xf32>, %{{[0-9]+}}: vector<16xf32>, %{{[0-9]+}}: vector<16xf32>, %{{[0-9]+}}: vector<16xf32>, %{{[0-9]+}}: vector<16xf32>, %{{[0-9]+}}: vector<16xf32>):
+// CHECK: [[CELL:%[0-9]+]] = llvm.load %{{[0-9]+}} {alignment = 4 : i64} : !llvm.ptr -> vector<16xf32>
+// CHECK-NOT: llvm.fmul
+// CHECK: llvm.intr.fma([[CELL]], %{{[0-9]+}}, [[O1]])
+// CHECK: [[ONE:%[0-9]+]] = llvm.intr.fma(%{{[0-9]+}}, %{{[0-9]+}}, [[CELL]])
+// CHECK-NOT: llvm.fmul
+// CHECK: {{%[0-9]+}} = llvm.intr.fma(%{{[0-9]+}}, %{{[0-9]+}}, [[ONE]])
+// CHECK: ^bb{{[0-9]+}}(%{{[0-9]+}}: i64, %{{[0-9]+}}: vector<16xf32>, %{{[0-9]+}}: vector<16xf32>, %{{[0-9]+}}: vector<16xf32>, %{{[0-9]+}}: vector<16xf32>, %{{[0-9]+}}: vector<16xf32>, %{{[0-9]+}}: vector<16xf32>, %{{[0-9]+}}: vector<16xf32>, %{{[0-9]+}}: vector<16xf32>):
+// CHECK: [[RAW:%[0-9]+]] = llvm.load %{{[0-9]+}} {alignment = 4 : i64} : !llvm.ptr -> vector<16xf32>
+// CHECK: llvm.fmul [[RAW]], %{{[0-9]+}} : vector<16xf32>
+// CHECK-LABEL: llvm.func @paired(
+// CHECK: llvm.call @paired_k0_parallel(
+func.func @paired(%q: tensor<1x512x2x32xf32>, %k: tensor<1x512x2x32xf32>, %v: tensor<1x512x2x32xf32>, %g: tensor<1x512x2xf32>, %beta: tensor<1x512x2xf32>) -> tensor<1x512x2x32xf32> {
   %o = rlx.gated_delta_net %q, %k, %v, %g, %beta {state_size = 32 : i64} : (tensor<1x512x2x32xf32>, tensor<1x512x2x32xf32>, tensor<1x512x2x32xf32>, tensor<1x512x2xf32>, tensor<1x512x2xf32>) -> tensor<1x512x2x32xf32>
   func.return %o : tensor<1x512x2x32xf32>
 }
