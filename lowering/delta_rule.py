@@ -228,6 +228,30 @@ PARALLEL_CELLS = 1 << 15
 threads against 17 us on one."""
 
 
+Strip = Callable[[SSAValue, list[tuple[int, int]]], None]
+"""A sweep over the column strip from j0 of one head: strip(j0, pieces) (vector offsets and widths)."""
+
+
+def _for_strips(e: Emitter, region: Region, s: _Shape, cols: int, strip: Strip) -> None:
+    """`strip` over the state's columns in strips of `cols` (the last one narrower)."""
+    widest = VECTOR_BYTES // s.work.dtype.nbytes
+    full, tail = s.n // cols, s.n % cols
+    if full:
+        wide = vectors.pieces(cols, widest)
+        for_range(e, region, e.i64(0), e.i64(full * cols), lambda j0: strip(j0, wide), cols)
+    if tail:
+        strip(e.i64(full * cols), vectors.pieces(tail, widest))
+
+
+def _head_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str, build: Callable[..., None]) -> Kernel:
+    """A kernel of one (batch, head) per outer step over the op's buffers, split
+    across threads from PARALLEL_CELLS state cells."""
+    buffers = _buffers(op)
+    work = s.batch * s.heads * max(1, s.seq) * s.cells
+    function = kernel_function(name, len(buffers), build)
+    return Kernel(function, buffers, s.batch * s.heads, work, parallel=work >= PARALLEL_CELLS)
+
+
 def _strip_columns(s: _Shape) -> int:
     """Columns of a strip of the state: as many as STRIP_BYTES holds, at least one vector."""
     widest = VECTOR_BYTES // s.work.dtype.nbytes
@@ -250,7 +274,6 @@ def _sequential_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
     cols = _strip_columns(s)
     if s.seq < SHORT_SEQ:
         cols = min(n, STRIP_VECTORS * widest, max(widest, STACK_LIMIT // (n * wc.dtype.nbytes) // widest * widest))
-    full, tail = n // cols, n % cols
     # A single step (decode) reads the initial state twice where it is, for Sᵀk and for the
     # update, instead of copying it decayed into the strip buffer and reading that back:
     # B1 H8 N128 12 us, 16 us through the buffer (f16/bf16 still decode into the buffer).
@@ -388,18 +411,11 @@ def _sequential_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
             if s.seq == 0:  # no step to read: the state passes through
                 _pass_state(e, region, s, p, e.mul(bh, e.i64(s.cells)))
                 return
-            if full:
-                wide = vectors.pieces(cols, widest)
-                for_range(e, region, e.i64(0), e.i64(full * cols), lambda j0: strip(bh, j0, wide), cols)
-            if tail:
-                strip(bh, e.i64(full * cols), vectors.pieces(tail, widest))
+            _for_strips(e, region, s, cols, lambda j0, pieces: strip(bh, j0, pieces))
 
         for_range(e, region, begin, end, head)
 
-    buffers = _buffers(op)
-    work = s.batch * s.heads * max(1, s.seq) * s.cells
-    function = kernel_function(name, len(buffers), build)
-    return Kernel(function, buffers, s.batch * s.heads, work, parallel=work >= PARALLEL_CELLS)
+    return _head_kernel(op, s, name, build)
 
 
 # ---------------------------------------------------------------------------
@@ -458,7 +474,6 @@ def _paired_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
     scalar = wc.compute
     widest = VECTOR_BYTES // wc.dtype.nbytes
     cols = _strip_columns(s)
-    full, tail = n // cols, n % cols
     pairs = (s.seq + 1) // 2
 
     def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
@@ -638,18 +653,11 @@ def _paired_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
 
         def head(bh: SSAValue) -> None:
             _loop(e, region, pairs, lambda index: pair_dots(bh, index))  # shared by the head's strips
-            if full:
-                wide = vectors.pieces(cols, widest)
-                for_range(e, region, e.i64(0), e.i64(full * cols), lambda j0: strip(bh, j0, wide), cols)
-            if tail:
-                strip(bh, e.i64(full * cols), vectors.pieces(tail, widest))
+            _for_strips(e, region, s, cols, lambda j0, pieces: strip(bh, j0, pieces))
 
         for_range(e, region, begin, end, head)
 
-    buffers = _buffers(op)
-    work = s.batch * s.heads * s.seq * s.cells
-    function = kernel_function(name, len(buffers), build)
-    return Kernel(function, buffers, s.batch * s.heads, work, parallel=work >= PARALLEL_CELLS)
+    return _head_kernel(op, s, name, build)
 
 
 # ---------------------------------------------------------------------------
