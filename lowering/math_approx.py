@@ -139,6 +139,36 @@ def _taylor(n_terms: int, coef) -> list[float]:
     return [float(coef(n)) for n in range(n_terms)]
 
 
+def expm1_minimax_q(n_terms: int) -> list[float]:
+    """q with e^r - 1 ~ r + r^2 q(r) on the reduced range |r| <= ln2/2, of `n_terms` coefficients,
+    minimax in relative error and rounded to f32 (tanh and sigmoid, whose 2-ULP bounds leave room
+    for one term fewer than the 1-ULP expm1 needs: each term is an FMA per element of every fused
+    kernel with either).
+
+    Lawson's iteration (least squares reweighted by the error, which converges to the equioscillating
+    fit) on Chebyshev nodes, in float64: its own error, ~2^-40 relative, is far below f32's; for f64
+    a float64 fit could not reach the precision it needs, so f64 keeps the Taylor `expm1_q`. The
+    range has a little room for the rounding of the reduced argument."""
+    half = math.log(2) / 2 * 1.001
+    nodes = 1000
+    s = np.cos(np.pi * (np.arange(nodes) + 0.5) / nodes)  # r / half, never 0
+    r = half * s
+    em1 = np.expm1(r)
+    basis = (s * s)[:, None] * s[:, None] ** np.arange(n_terms)  # in s for conditioning
+    target = (em1 - r) / half**2
+    weight = np.full(nodes, 1.0 / nodes)
+    best_err, best = math.inf, np.zeros(n_terms)
+    for _ in range(60):
+        scale = np.sqrt(weight) / np.abs(em1)
+        coeffs = np.linalg.lstsq(basis * scale[:, None], target * scale, rcond=None)[0]
+        err = (basis @ coeffs - target) * half**2 / em1
+        if np.max(np.abs(err)) < best_err:
+            best_err, best = float(np.max(np.abs(err))), coeffs
+        weight = weight * np.abs(err)
+        weight /= weight.sum()
+    return [_round_to(v / half**j, True) for j, v in enumerate(best)]
+
+
 @dataclass(frozen=True)
 class Constants:
     """Everything width-specific: format parameters, split constants, polynomial tables."""
@@ -156,6 +186,7 @@ class Constants:
     expm1_lo: float
     exp_poly: list[float]  # p(r) ~ e^r on |r| <= ln2/2
     expm1_q: list[float]  # q(r) with e^r - 1 = r + r^2 q(r)
+    tanh_sigmoid_q: list[float]  # the same q as tanh and sigmoid need it (f32: one term fewer, minimax)
     log_r: list[float]  # R(z) / z, z = s^2 (2 atanh(s) = 2s + s R)
     sin_poly: list[float]  # sin r = r + r^3 S(r^2)
     cos_poly: list[float]  # cos r = 1 + r^2 C(r^2)
@@ -169,11 +200,12 @@ class Constants:
 def _make_constants(is_f32: bool) -> Constants:
     mant = 23 if is_f32 else 52
     # Term counts are the fewest that keep the bounds of tests/accuracy.py: for f32, one exp or
-    # expm1 term fewer fails the exp/sigmoid or expm1 sweep; each term is an FMA in every
-    # tanh/sigmoid/exp of a fused kernel.
+    # expm1 term fewer fails the exp or expm1 sweep, one tanh/sigmoid term fewer (4, minimax) their
+    # sweeps; each term is an FMA in every tanh/sigmoid/exp of a fused kernel.
     n_exp, n_em, n_log, n_sin, n_cos, n_atan, n_erf = (
         (8, 7, 5, 5, 6, 10, 11) if is_f32 else (15, 14, 11, 9, 9, 22, 18)
     )
+    expm1_taylor = _taylor(n_em, lambda n: Fraction(1, math.factorial(n + 2)))
     return Constants(
         is_f32=is_f32,
         mant=mant,
@@ -187,7 +219,8 @@ def _make_constants(is_f32: bool) -> Constants:
         exp_clamp=(-110.0, 90.0) if is_f32 else (-750.0, 712.0),
         expm1_lo=-30.0 if is_f32 else -60.0,
         exp_poly=_taylor(n_exp, lambda n: Fraction(1, math.factorial(n))),
-        expm1_q=_taylor(n_em, lambda n: Fraction(1, math.factorial(n + 2))),
+        expm1_q=expm1_taylor,
+        tanh_sigmoid_q=expm1_minimax_q(5) if is_f32 else expm1_taylor,
         log_r=_taylor(n_log, lambda n: Fraction(2, 2 * n + 3)),
         sin_poly=_taylor(n_sin, lambda n: Fraction((-1) ** (n + 1), math.factorial(2 * n + 3))),
         cos_poly=_taylor(n_cos, lambda n: Fraction((-1) ** (n + 1), math.factorial(2 * n + 2))),
@@ -351,30 +384,65 @@ def expm1(e: Emitter, x: SSAValue) -> SSAValue:
     return e.copysign(res, x)  # expm1 has the sign of x (keeps -0)
 
 
+SIGMOID_SCALE = 64
+"""sigmoid scales e^-x by 2^-SIGMOID_SCALE, which keeps it normal wherever the result is not 0 or 1."""
+SIGMOID_HI = 40.0
+"""sigmoid's upper clamp: the result rounds to 1 from ~17.3 (f32) / ~37.5 (f64) on, and 2^(k - 64)
+(k = round(-x log2e)) stays normal up to 43 in f32."""
+
+
+def _exp_negated_reduce(
+    e: Emitter, v: SSAValue, c: Constants, ln2_parts: int, k_offset: int
+) -> tuple[SSAValue, SSAValue]:
+    """e^-v = 2^k e^-r with k = round(-v log2e) and r = v + k ln2 (|r| <= ln2/2, ln2 in
+    `ln2_parts` parts). k is rounded by one FMA with the magic constant, whose sum then holds
+    k + k_offset in its low bits: shifted by the mantissa width, they are the exponent field of
+    2^(k + k_offset) (the magic's own bits shift out). Returns (r, that shifted field)."""
+    magic = _k(e, v, c.magic + k_offset)
+    tm = e.fma(v, _k(e, v, -c.log2e), magic)
+    kf = e.fsub(tm, magic)
+    r = v
+    for part in c.ln2[:ln2_parts]:
+        r = e.fma(kf, _k(e, v, part), r)
+    return r, e.shl(e.as_bits(tm), _ik(e, v, c.mant))
+
+
+def _expm1_negated(e: Emitter, r: SSAValue, c: Constants) -> SSAValue:
+    """e^-r - 1 = -r + r^2 q(-r) for |r| <= ln2/2, with `tanh_sigmoid_q`."""
+    q = [v if j % 2 == 0 else -v for j, v in enumerate(c.tanh_sigmoid_q)]
+    return e.fma(e.fmul(r, r), e.poly(r, q), e.fneg(r))
+
+
 def sigmoid(e: Emitter, x: SSAValue) -> SSAValue:
-    """1/(1+e^-x) evaluated as (x>=0 ? 1 : t)/(1+t), t = e^-|x|: never overflows, no cancellation."""
-    t = exp(e, e.fneg(e.fabs(x)))
-    num = e.select(e.fcmp("oge", x, _k(e, x, 0.0)), _k(e, x, 1.0), t)
-    return e.fdiv(num, e.fadd(_k(e, x, 1.0), t))
-
-
-def _expm1_nonpositive(e: Emitter, x: SSAValue) -> SSAValue:
-    """e^x - 1 for x <= 0 or NaN, which the caller guarantees (-0 gives +0): `expm1`'s reduction and
-    polynomial, but 2^k (k <= 0, above the clamp's -44 / -87) is one normal factor, so the
-    scaling is one FMA, 2^k em + (2^k - 1), without the two halves or the final copysign."""
+    """1/(1 + e^-x) as 2^-64 / (E + 2^-64) with E = e^-x 2^-64 = 2^(k-64) (1 + em), em = e^-r - 1:
+    the denominator is one FMA, 2^(k-64) em + (2^(k-64) + 2^-64), and the division rounds the
+    quotient once, also where it is subnormal. With x clamped to [exp_clamp[0], SIGMOID_HI],
+    2^(k-64) stays normal and nothing overflows; neither tail cancels, and x = -inf gives 0,
+    +inf 1, NaN NaN."""
     c = constants_for(x)
-    lo = _k(e, x, c.expm1_lo)
-    r, k = _exp_reduce(e, e.select(e.fcmp("olt", x, lo), lo, x), c)
-    em = e.fma(e.fmul(r, r), e.poly(r, c.expm1_q), r)  # e^r - 1
-    s = _pow2_factor(e, k, c, x.type)
-    return e.fma(s, em, e.fsub(s, _k(e, x, 1.0)))
+    xc = e.clamp(x, c.exp_clamp[0], SIGMOID_HI)
+    r, k_bits = _exp_negated_reduce(e, xc, c, 2, -SIGMOID_SCALE)
+    em = _expm1_negated(e, r, c)
+    scale = e.from_bits(e.add(k_bits, _ik(e, x, c.bias << c.mant)), x.type)  # 2^(k-64)
+    tiny = _k(e, x, 2.0**-SIGMOID_SCALE)
+    return e.fdiv(tiny, e.fma(scale, em, e.fadd(scale, tiny)))
 
 
 def tanh(e: Emitter, x: SSAValue) -> SSAValue:
-    """tanh|x| = -em/(2+em) with em = expm1(-2|x|) in [-1, 0]: saturates to 1, exact near 0."""
-    em = _expm1_nonpositive(e, e.fmul(e.fabs(x), _k(e, x, -2.0)))
-    t = e.fdiv(e.fneg(em), e.fadd(_k(e, x, 2.0), em))
-    return e.copysign(t, x)
+    """tanh|x| = -em/(2 + em) with em = e^-2|x| - 1 = 2^k e^-r - 1 = 2^k (e^-r - 1) + (2^k - 1)
+    in [-1, 0] (one FMA, no cancellation), then x's sign (which keeps -0). 2|x| is clamped where
+    tanh has long rounded to 1 (30 / 60) so 2^k stays normal. ln2 is one part: k ln2's rounding
+    error moves em by at most 2^k k 2^-24 relative, which tanh's slope 2 e^-2|x| / (1+e^-2|x|)^2
+    shrinks below 0.03 ULP. The magic is sigmoid's (one constant in a kernel with both)."""
+    c = constants_for(x)
+    ax = e.fabs(x)
+    hi = _k(e, x, -c.expm1_lo)
+    v = e.fadd(ax, ax)
+    v = e.select(e.fcmp("ogt", v, hi), hi, v)
+    r, k_bits = _exp_negated_reduce(e, v, c, 1, -SIGMOID_SCALE)
+    s = e.from_bits(e.add(k_bits, _ik(e, x, (c.bias + SIGMOID_SCALE) << c.mant)), x.type)  # 2^k
+    em = e.fma(s, _expm1_negated(e, r, c), e.fsub(s, _k(e, x, 1.0)))
+    return e.copysign(e.fdiv(em, e.fadd(em, _k(e, x, 2.0))), x)
 
 
 # ---------------------------------------------------------------------------
