@@ -195,6 +195,27 @@ def test_unary_ulp(name: str, dtype: type) -> None:
     _check(name, dtype, got, ref, (x,))
 
 
+F32_WINDOWS = {
+    # |x| windows: around the largest errors of the exhaustive run (tests/exhaustive_f32.py: tanh
+    # 2 ULP at 0.0155, sigmoid 2 ULP at -1.099), where the reduction's k first changes (ln2/4 for
+    # tanh's 2|x|, ln2/2 for sigmoid), where tanh rounds to 1 and sigmoid to 1 or to subnormals and
+    # 0, and across the clamps (tanh's 2|x| at 30, sigmoid's x at 40)
+    "tanh": [(0.015, 0.016), (0.16, 0.19), (8.9, 9.2), (14.9, 15.1)],
+    "sigmoid": [(1.09, 1.11), (0.33, 0.36), (86.0, 88.0), (102.0, 105.0), (16.5, 18.0), (39.5, 40.5)],
+}
+
+
+@pytest.mark.parametrize("name", sorted(F32_WINDOWS))
+def test_f32_every_value_in_windows(name: str) -> None:
+    """Every f32 of both signs in `F32_WINDOWS` (a few million inputs): the dense stand-in, run with
+    the suite, for the exhaustive check of tests/exhaustive_f32.py."""
+    edges = np.array(F32_WINDOWS[name], np.float32).view(np.uint32)
+    mags = np.concatenate([np.arange(lo, hi, dtype=np.uint32) for lo, hi in edges]).view(np.float32)
+    x = np.concatenate([mags, -mags])
+    got = _compiled(np.float32)[name](x)
+    _check(name, np.float32, got, REF[name](x.astype(np.float64)), (x,))
+
+
 def _pow_inputs(dtype: type, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     n = N // 2
     lim = 88.0 if dtype == np.float32 else 709.0
