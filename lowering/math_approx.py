@@ -195,7 +195,6 @@ class Constants:
     expm1_lo: float
     exp_poly: list[float]  # p(r) ~ e^r on |r| <= ln2/2
     expm1_q: list[float]  # q(r) with e^r - 1 = r + r^2 q(r)
-    tanh_sigmoid_q: list[float]  # the same q as tanh and sigmoid need it (f32: one term fewer, minimax)
     log_r: list[float]  # R(z) / z, z = s^2 (2 atanh(s) = 2s + s R)
     sin_poly: list[float]  # sin r = r + r^3 S(r^2)
     cos_poly: list[float]  # cos r = 1 + r^2 C(r^2)
@@ -209,12 +208,11 @@ class Constants:
 def _make_constants(is_f32: bool) -> Constants:
     mant = 23 if is_f32 else 52
     # Term counts are the fewest that keep the bounds of tests/accuracy.py: for f32, one exp or
-    # expm1 term fewer fails the exp or expm1 sweep, one tanh/sigmoid term fewer (4, minimax) their
-    # sweeps; each term is an FMA in every tanh/sigmoid/exp of a fused kernel.
+    # expm1 term fewer fails the exp or expm1 sweep (tanh and sigmoid: `tanh_sigmoid_q`); each
+    # term is an FMA in every exp of a fused kernel.
     n_exp, n_em, n_log, n_sin, n_cos, n_atan, n_erf = (
         (8, 7, 5, 5, 6, 10, 11) if is_f32 else (15, 14, 11, 9, 9, 22, 18)
     )
-    expm1_taylor = _taylor(n_em, lambda n: Fraction(1, math.factorial(n + 2)))
     return Constants(
         is_f32=is_f32,
         mant=mant,
@@ -228,8 +226,7 @@ def _make_constants(is_f32: bool) -> Constants:
         exp_clamp=(-110.0, 90.0) if is_f32 else (-750.0, 712.0),
         expm1_lo=-30.0 if is_f32 else -60.0,
         exp_poly=_taylor(n_exp, lambda n: Fraction(1, math.factorial(n))),
-        expm1_q=expm1_taylor,
-        tanh_sigmoid_q=expm1_minimax_q(5) if is_f32 else expm1_taylor,
+        expm1_q=_taylor(n_em, lambda n: Fraction(1, math.factorial(n + 2))),
         log_r=_taylor(n_log, lambda n: Fraction(2, 2 * n + 3)),
         sin_poly=_taylor(n_sin, lambda n: Fraction((-1) ** (n + 1), math.factorial(2 * n + 3))),
         cos_poly=_taylor(n_cos, lambda n: Fraction((-1) ** (n + 1), math.factorial(2 * n + 2))),
@@ -276,6 +273,14 @@ def erf_tail_chebyshev(is_f32: bool) -> tuple[float, ...]:
     y = np.array([math.erfc(v) * math.exp(v * v) for v in t])
     coeffs = np.polynomial.chebyshev.chebfit(s, y, c.erf_cheb_deg, w=1 / y)
     return tuple(float(v) for v in coeffs)
+
+
+@cache
+def tanh_sigmoid_q(is_f32: bool) -> tuple[float, ...]:
+    """q of e^-r - 1 = -r + r^2 q(-r) in tanh and sigmoid. f32: the 5-term minimax fit, one term
+    fewer than `expm1_q` (4 fail their sweeps; each term is an FMA per element of every fused kernel
+    with either); f64: `expm1_q`. Fitted on first use, not at import (~10 ms)."""
+    return tuple(expm1_minimax_q(5)) if is_f32 else tuple(_F64.expm1_q)
 
 
 # ---------------------------------------------------------------------------
@@ -417,8 +422,8 @@ def _exp_negated_reduce(
 
 
 def _expm1_negated(e: Emitter, r: SSAValue, c: Constants) -> SSAValue:
-    """e^-r - 1 = -r + r^2 q(-r) for |r| <= ln2/2, with `tanh_sigmoid_q`."""
-    q = [v if j % 2 == 0 else -v for j, v in enumerate(c.tanh_sigmoid_q)]
+    """e^-r - 1 = -r + r^2 q(-r) for |r| <= ln2/2, with q = `tanh_sigmoid_q`."""
+    q = [v if j % 2 == 0 else -v for j, v in enumerate(tanh_sigmoid_q(c.is_f32))]
     return e.fma(e.fmul(r, r), e.poly(r, q), e.fneg(r))
 
 
