@@ -12,8 +12,8 @@ Each algorithm is written once; the per-width numbers live in a `Constants`
 table selected from ``x.type``.  Polynomial coefficients are Taylor
 coefficients computed exactly at import time (so they cannot be mistyped),
 except `erf`'s tail, whose Chebyshev coefficients are fitted at import time,
-and the f32 e^-r - 1 of tanh and sigmoid, a minimax fit made at import time
-(`expm1_minimax_q`) with one term fewer than expm1's Taylor table.
+and the f32 e^-r - 1 of tanh and sigmoid, a minimax fit made on first use
+(`tanh_sigmoid_q`) with one term fewer than expm1's Taylor table.
 
 Accuracy: the sweep range and the max error (in ULPs of each width, vs
 NumPy float64) of every function are one table, ``MATH_APPROX_ACCURACY`` in
