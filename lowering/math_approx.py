@@ -11,7 +11,9 @@ functions is vectorized by LLVM into packed AVX-512/AVX2 code.
 Each algorithm is written once; the per-width numbers live in a `Constants`
 table selected from ``x.type``.  Polynomial coefficients are Taylor
 coefficients computed exactly at import time (so they cannot be mistyped),
-except `erf`'s tail, whose Chebyshev coefficients are fitted at import time.
+except `erf`'s tail, whose Chebyshev coefficients are fitted at import time,
+and the f32 e^-r - 1 of tanh and sigmoid, a minimax fit made on first use
+(`tanh_sigmoid_q`) with one term fewer than expm1's Taylor table.
 
 Accuracy: the sweep range and the max error (in ULPs of each width, vs
 NumPy float64) of every function are one table, ``MATH_APPROX_ACCURACY`` in
@@ -20,7 +22,10 @@ NumPy float64) of every function are one table, ``MATH_APPROX_ACCURACY`` in
 per function and width, plus ±0, ±inf, NaN, subnormals, ±max and the
 overflow/underflow thresholds). NaN/inf positions and signed zeros match
 NumPy exactly; values outside a range saturate and are covered by the
-special values.
+special values. Every f32 input of tanh and sigmoid is within its bound
+(``tests/exhaustive_f32.py``, offline: 2 ULP each, on 0.15% / 0.0006% of
+the inputs; the test suite checks every f32 in the windows around those
+maxima, the clamps and the saturation points).
 
 =========  ================================================
 function   method
@@ -34,8 +39,12 @@ expm1      same reduction, expm1(r)=r+r^2 q(r),
 log        x=2^k m, m in [sqrt.5,sqrt2), 2atanh(f/(2+f))
            series (fdlibm layout), subnormals pre-scaled
 log1p      log core on u=1+x plus (x-(u-1))/u correction
-tanh       sign(x) * -em/(2+em), em=expm1(-2|x|)
-sigmoid    (x>=0 ? 1 : e)/(1+e), e=exp(-|x|)
+tanh       x's sign on em/(em+2), em = e^-2|x| - 1
+           = 2^k (e^-r - 1) + (2^k - 1), one FMA
+sigmoid    2^-64 / (E + 2^-64), E = e^-x 2^-64
+           = 2^(k-64) (e^-r - 1) + 2^(k-64), one FMA
+           (both: k by one FMA with the magic, 2^k
+           from the sum's bits, one e^-r - 1 table)
 erf        |x|<1: Taylor x P(x^2); else 1-exp(-x^2) R(|x|),
            R=erfc*exp(x^2) as fitted Chebyshev (Clenshaw)
 sin/cos    q=rint(2x/pi), 3-part Cody-Waite pi/2 by FMA
@@ -139,6 +148,36 @@ def _taylor(n_terms: int, coef) -> list[float]:
     return [float(coef(n)) for n in range(n_terms)]
 
 
+def expm1_minimax_q(n_terms: int) -> list[float]:
+    """q with e^r - 1 ~ r + r^2 q(r) on the reduced range |r| <= ln2/2, of `n_terms` coefficients,
+    minimax in relative error and rounded to f32 (tanh and sigmoid, whose 2-ULP bounds leave room
+    for one term fewer than the 1-ULP expm1 needs: each term is an FMA per element of every fused
+    kernel with either).
+
+    Lawson's iteration (least squares reweighted by the error, which converges to the equioscillating
+    fit) on Chebyshev nodes, in float64: its own error, ~2^-40 relative, is far below f32's; for f64
+    a float64 fit could not reach the precision it needs, so f64 keeps the Taylor `expm1_q`. The
+    range has a little room for the rounding of the reduced argument."""
+    half = math.log(2) / 2 * 1.001
+    nodes = 1000
+    s = np.cos(np.pi * (np.arange(nodes) + 0.5) / nodes)  # r / half, never 0
+    r = half * s
+    em1 = np.expm1(r)
+    basis = (s * s)[:, None] * s[:, None] ** np.arange(n_terms)  # in s for conditioning
+    target = (em1 - r) / half**2
+    weight = np.full(nodes, 1.0 / nodes)
+    best_err, best = math.inf, np.zeros(n_terms)
+    for _ in range(60):
+        scale = np.sqrt(weight) / np.abs(em1)
+        coeffs = np.linalg.lstsq(basis * scale[:, None], target * scale, rcond=None)[0]
+        err = (basis @ coeffs - target) * half**2 / em1
+        if np.max(np.abs(err)) < best_err:
+            best_err, best = float(np.max(np.abs(err))), coeffs
+        weight = weight * np.abs(err)
+        weight /= weight.sum()
+    return [_round_to(v / half**j, True) for j, v in enumerate(best)]
+
+
 @dataclass(frozen=True)
 class Constants:
     """Everything width-specific: format parameters, split constants, polynomial tables."""
@@ -169,8 +208,8 @@ class Constants:
 def _make_constants(is_f32: bool) -> Constants:
     mant = 23 if is_f32 else 52
     # Term counts are the fewest that keep the bounds of tests/accuracy.py: for f32, one exp or
-    # expm1 term fewer fails the exp/sigmoid or expm1 sweep; each term is an FMA in every
-    # tanh/sigmoid/exp of a fused kernel.
+    # expm1 term fewer fails the exp or expm1 sweep (tanh and sigmoid: `tanh_sigmoid_q`); each
+    # term is an FMA in every exp of a fused kernel.
     n_exp, n_em, n_log, n_sin, n_cos, n_atan, n_erf = (
         (8, 7, 5, 5, 6, 10, 11) if is_f32 else (15, 14, 11, 9, 9, 22, 18)
     )
@@ -234,6 +273,14 @@ def erf_tail_chebyshev(is_f32: bool) -> tuple[float, ...]:
     y = np.array([math.erfc(v) * math.exp(v * v) for v in t])
     coeffs = np.polynomial.chebyshev.chebfit(s, y, c.erf_cheb_deg, w=1 / y)
     return tuple(float(v) for v in coeffs)
+
+
+@cache
+def tanh_sigmoid_q(is_f32: bool) -> tuple[float, ...]:
+    """q of e^-r - 1 = -r + r^2 q(-r) in tanh and sigmoid. f32: the 5-term minimax fit, one term
+    fewer than `expm1_q` (4 fail their sweeps; each term is an FMA per element of every fused kernel
+    with either); f64: `expm1_q`. Fitted on first use, not at import (~10 ms)."""
+    return tuple(expm1_minimax_q(5)) if is_f32 else tuple(_F64.expm1_q)
 
 
 # ---------------------------------------------------------------------------
@@ -351,30 +398,67 @@ def expm1(e: Emitter, x: SSAValue) -> SSAValue:
     return e.copysign(res, x)  # expm1 has the sign of x (keeps -0)
 
 
+SIGMOID_SCALE = 64
+"""sigmoid scales e^-x by 2^-SIGMOID_SCALE, which keeps it normal wherever the result is not 0 or 1."""
+SIGMOID_HI = 40.0
+"""sigmoid's upper clamp: the result rounds to 1 from ~17.3 (f32) / ~37.5 (f64) on, and 2^(k - 64)
+(k = round(-x log2e)) stays normal up to 43 in f32."""
+
+
+def _exp_negated_reduce(
+    e: Emitter, v: SSAValue, c: Constants, ln2_parts: int, k_offset: int
+) -> tuple[SSAValue, SSAValue]:
+    """e^-v = 2^k e^-r with k = round(-v log2e) and r = v + k ln2 (|r| <= ln2/2, ln2 in
+    `ln2_parts` parts). k is rounded by one FMA with the magic constant, whose sum then holds
+    k + k_offset in its low bits: shifted by the mantissa width, they are the exponent field of
+    2^(k + k_offset) (the magic's own bits shift out). Returns (r, that shifted field)."""
+    magic = _k(e, v, c.magic + k_offset)
+    tm = e.fma(v, _k(e, v, -c.log2e), magic)
+    kf = e.fsub(tm, magic)
+    r = v
+    for part in c.ln2[:ln2_parts]:
+        r = e.fma(kf, _k(e, v, part), r)
+    return r, e.shl(e.as_bits(tm), _ik(e, v, c.mant))
+
+
+def _expm1_negated(e: Emitter, r: SSAValue, c: Constants) -> SSAValue:
+    """e^-r - 1 = -r + r^2 q(-r) for |r| <= ln2/2, with q = `tanh_sigmoid_q`."""
+    q = [v if j % 2 == 0 else -v for j, v in enumerate(tanh_sigmoid_q(c.is_f32))]
+    return e.fma(e.fmul(r, r), e.poly(r, q), e.fneg(r))
+
+
 def sigmoid(e: Emitter, x: SSAValue) -> SSAValue:
-    """1/(1+e^-x) evaluated as (x>=0 ? 1 : t)/(1+t), t = e^-|x|: never overflows, no cancellation."""
-    t = exp(e, e.fneg(e.fabs(x)))
-    num = e.select(e.fcmp("oge", x, _k(e, x, 0.0)), _k(e, x, 1.0), t)
-    return e.fdiv(num, e.fadd(_k(e, x, 1.0), t))
-
-
-def _expm1_nonpositive(e: Emitter, x: SSAValue) -> SSAValue:
-    """e^x - 1 for x <= 0 or NaN, which the caller guarantees (-0 gives +0): `expm1`'s reduction and
-    polynomial, but 2^k (k <= 0, above the clamp's -44 / -87) is one normal factor, so the
-    scaling is one FMA, 2^k em + (2^k - 1), without the two halves or the final copysign."""
+    """1/(1 + e^-x) as 2^-64 / (E + 2^-64) with E = e^-x 2^-64 = 2^(k-64) (1 + em), em = e^-r - 1:
+    the denominator is one FMA, 2^(k-64) em + (2^(k-64) + 2^-64), and the division rounds the
+    quotient once, also where it is subnormal. With x clamped to [exp_clamp[0], SIGMOID_HI],
+    2^(k-64) stays normal and nothing overflows; neither tail cancels, and x = -inf gives 0,
+    +inf 1, NaN NaN."""
     c = constants_for(x)
-    lo = _k(e, x, c.expm1_lo)
-    r, k = _exp_reduce(e, e.select(e.fcmp("olt", x, lo), lo, x), c)
-    em = e.fma(e.fmul(r, r), e.poly(r, c.expm1_q), r)  # e^r - 1
-    s = _pow2_factor(e, k, c, x.type)
-    return e.fma(s, em, e.fsub(s, _k(e, x, 1.0)))
+    xc = e.clamp(x, c.exp_clamp[0], SIGMOID_HI)
+    r, k_bits = _exp_negated_reduce(e, xc, c, 2, -SIGMOID_SCALE)
+    em = _expm1_negated(e, r, c)
+    scale = e.from_bits(e.add(k_bits, _ik(e, x, c.bias << c.mant)), x.type)  # 2^(k-64)
+    tiny = _k(e, x, 2.0**-SIGMOID_SCALE)
+    return e.fdiv(tiny, e.fma(scale, em, e.fadd(scale, tiny)))
 
 
 def tanh(e: Emitter, x: SSAValue) -> SSAValue:
-    """tanh|x| = -em/(2+em) with em = expm1(-2|x|) in [-1, 0]: saturates to 1, exact near 0."""
-    em = _expm1_nonpositive(e, e.fmul(e.fabs(x), _k(e, x, -2.0)))
-    t = e.fdiv(e.fneg(em), e.fadd(_k(e, x, 2.0), em))
-    return e.copysign(t, x)
+    """tanh|x| = -em/(2 + em) with em = e^-2|x| - 1 = 2^k e^-r - 1 = 2^k (e^-r - 1) + (2^k - 1)
+    in [-1, 0] (one FMA, no cancellation), computed as em/(em + 2) with x's sign copied on (which
+    also keeps -0). 2|x| is clamped where
+    tanh has long rounded to 1 (30 / 60) so 2^k stays normal. ln2 is one part: the error of
+    k ln2 (k times ln2's rounding) moves e^-2|x| by that much relative, which tanh's slope in it,
+    2 e^-2|x| / (1 + e^-2|x|)^2, keeps below 0.03 ULP in f32 (0.2 in f64). The magic is sigmoid's
+    (one constant in a kernel with both)."""
+    c = constants_for(x)
+    ax = e.fabs(x)
+    hi = _k(e, x, -c.expm1_lo)
+    v = e.fadd(ax, ax)
+    v = e.select(e.fcmp("ogt", v, hi), hi, v)
+    r, k_bits = _exp_negated_reduce(e, v, c, 1, -SIGMOID_SCALE)
+    s = e.from_bits(e.add(k_bits, _ik(e, x, (c.bias + SIGMOID_SCALE) << c.mant)), x.type)  # 2^k
+    em = e.fma(s, _expm1_negated(e, r, c), e.fsub(s, _k(e, x, 1.0)))
+    return e.copysign(e.fdiv(em, e.fadd(em, _k(e, x, 2.0))), x)
 
 
 # ---------------------------------------------------------------------------

@@ -159,9 +159,12 @@ _erfc = np.vectorize(math.erfc, otypes=[np.float64])
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
-    """1/(1+exp(-x)) without overflow: exp(x)/(1+exp(x)) for x < 0."""
-    e = np.exp(-np.abs(x))
-    return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+    """1/(1+exp(-x)) without overflow: exp(x)/(1+exp(x)) for x < 0. Evaluated in long double (a
+    64-bit mantissa on x86-64, where the suites run): in float64, the roundings of exp, 1 + e and
+    the division put the reference itself up to 2 ULP off an f64 result."""
+    xl = np.asarray(x, dtype=np.longdouble)
+    e = np.exp(-np.abs(xl))
+    return np.where(xl >= 0, 1 / (1 + e), e / (1 + e)).astype(np.float64)
 
 
 def _gelu(x: np.ndarray) -> np.ndarray:

@@ -19,7 +19,7 @@ from functools import cache
 import numpy as np
 import pytest
 from accuracy import MATH_APPROX_ACCURACY, accuracy, sweep_range
-from reference import ulp_error
+from reference import REF_UNARY, ulp_error
 from xdsl.backend.llvm.convert import convert_module
 from xdsl.dialects import llvm as xllvm
 from xdsl.dialects.builtin import (
@@ -115,14 +115,6 @@ def _wrap(cfunc, dtype: type) -> Callable[..., np.ndarray]:
 # ---------------------------------------------------------------------------
 # references and ULP measurement
 # ---------------------------------------------------------------------------
-def _sigmoid_ref(x: np.ndarray) -> np.ndarray:
-    """1/(1+exp(-x)), written as exp(x)/(1+exp(x)) for x < 0 so float64 does not flush
-    sigmoid(-709.x) to 0 through exp overflow (the approximation is right there)."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        ex = np.exp(np.minimum(x, 0.0))
-        return np.where(x >= 0, 1.0 / (1.0 + np.exp(-np.abs(x))), ex / (1.0 + ex))
-
-
 def _erf_ref(x: np.ndarray) -> np.ndarray:
     import math
 
@@ -135,7 +127,7 @@ REF: dict[str, Callable[..., np.ndarray]] = {
     "log": np.log,
     "log1p": np.log1p,
     "tanh": np.tanh,
-    "sigmoid": _sigmoid_ref,
+    "sigmoid": REF_UNARY["sigmoid"],  # long double: no float64 rounding of its own
     "erf": _erf_ref,
     "sin": np.sin,
     "cos": np.cos,
@@ -201,6 +193,27 @@ def test_unary_ulp(name: str, dtype: type) -> None:
     with np.errstate(all="ignore"):
         ref = REF[name](x.astype(np.float64))
     _check(name, dtype, got, ref, (x,))
+
+
+F32_WINDOWS = {
+    # |x| windows: around the largest errors of the exhaustive run (tests/exhaustive_f32.py: tanh
+    # 2 ULP at 0.0155, sigmoid 2 ULP at -1.099), where the reduction's k first changes (ln2/4 for
+    # tanh's 2|x|, ln2/2 for sigmoid), where tanh rounds to 1 and sigmoid to 1 or to subnormals and
+    # 0, and across the clamps (tanh's 2|x| at 30, sigmoid's x at 40)
+    "tanh": [(0.015, 0.016), (0.16, 0.19), (8.9, 9.2), (14.9, 15.1)],
+    "sigmoid": [(1.09, 1.11), (0.33, 0.36), (86.0, 88.0), (102.0, 105.0), (16.5, 18.0), (39.5, 40.5)],
+}
+
+
+@pytest.mark.parametrize("name", sorted(F32_WINDOWS))
+def test_f32_every_value_in_windows(name: str) -> None:
+    """Every f32 of both signs in `F32_WINDOWS` (a few million inputs): the dense stand-in, run with
+    the suite, for the exhaustive check of tests/exhaustive_f32.py."""
+    edges = np.array(F32_WINDOWS[name], np.float32).view(np.uint32)
+    mags = np.concatenate([np.arange(lo, hi, dtype=np.uint32) for lo, hi in edges]).view(np.float32)
+    x = np.concatenate([mags, -mags])
+    got = _compiled(np.float32)[name](x)
+    _check(name, np.float32, got, REF[name](x.astype(np.float64)), (x,))
 
 
 def _pow_inputs(dtype: type, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:

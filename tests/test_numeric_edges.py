@@ -295,7 +295,8 @@ def _edge_inputs(ty: str) -> np.ndarray:
     fi = _finfo(ty)
     big, tiny, sub = float(fi.max), float(fi.tiny), float(fi.smallest_subnormal)
     points = [0.0, big, big / 2, big / 6, big / 7, math.sqrt(big), big ** (1 / 3), tiny, sub, 3 * sub, tiny / 3,
-              1e-30, 30.0, 100.0, 1e4, 1e10, 1e20, 3.0, 6.0]
+              1e-30, 30.0, 100.0, 1e4, 1e10, 1e20, 3.0, 6.0,
+              9.01, 15.0, 40.0]  # tanh rounds to 1 (f32), its clamp of 2|x| (f32), sigmoid's clamp
     bands = []
     # e^x overflows / underflows to subnormal / to 0; x e^x (silu, mish, gelu) underflows a little further out
     for t in (math.log(big), -math.log(big), math.log(tiny), math.log(sub), math.log(sub) - 10, math.log(tiny) / 2):
