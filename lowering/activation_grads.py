@@ -123,7 +123,9 @@ def _nan_through(e: Emitter, x: SSAValue, value: SSAValue) -> SSAValue:
 
 
 def _sigmoid_pair(e: Emitter, x: SSAValue) -> tuple[SSAValue, SSAValue, SSAValue]:
-    """(sigmoid(x), sigmoid(-x), t = e^-|x|) from one exp, as `m.sigmoid` evaluates them."""
+    """(sigmoid(x), sigmoid(-x), t = e^-|x|) from one exp: (x >= 0 ? 1 : t) / (1 + t) and
+    its mirror, which never overflow (`m.sigmoid` itself scales by 2^-64 instead, to
+    need no select; here the pair shares t and the denominator)."""
     t = m.exp(e, e.fneg(e.fabs(x)))
     one = _c(e, x, 1.0)
     pos = e.fcmp("oge", x, _c(e, x, 0.0))
