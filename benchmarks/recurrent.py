@@ -3,7 +3,8 @@ same inputs, one process, 2 threads for everyone.
 
     python benchmarks/recurrent.py [--repeat 7] [--only gdn,mamba2]
 
-Prints median times, GFLOP/s, the ratio peer / rlx (> 1 means rlx is faster)
+Prints median times (each taken after SETTLE_SECONDS of idle time, for every
+runtime alike), GFLOP/s, the ratio peer / rlx (> 1 means rlx is faster)
 and, for the scans, rlx's GFLOP/s as a fraction of the sgemm GFLOP/s measured
 at the start of the same run (rlx's own f32 matmul, 2048^3).
 
@@ -21,6 +22,7 @@ Sections (one function each; `SECTIONS` names them for `--only` and runs them in
 from __future__ import annotations
 
 import argparse
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
@@ -36,6 +38,18 @@ from rlx_mlir.builder import Builder
 
 THREADS = 2
 
+SETTLE_SECONDS = 0.3
+"""Idle time before each measurement: the worker threads a runtime leaves spinning
+after use (torch's OpenMP, OpenBLAS, ~0.1-0.2 s) would otherwise share the 2 cores
+with whatever is timed next; measured, rlx's selective scan took 4-8 ms instead of
+2.3 ms right after a torch call."""
+
+
+def settled_median_ms(fn: Callable[[], object], repeat: int) -> float:
+    """`median_ms` once the other runtimes' threads have gone to sleep."""
+    time.sleep(SETTLE_SECONDS)
+    return median_ms(fn, repeat)
+
 
 @dataclass(frozen=True)
 class Bench:
@@ -48,7 +62,7 @@ class Bench:
     sgemm_gflops: float
 
     def time(self, fn: Callable[[], object]) -> float:
-        return median_ms(fn, self.repeat)
+        return settled_median_ms(fn, self.repeat)
 
 
 def sgemm_gflops(repeat: int) -> float:
@@ -246,14 +260,14 @@ def gdn_section(bench: Bench) -> None:
     step = gdn_inputs(bench.rng, step_shape)
     state = (bench.rng.standard_normal((batch, heads, n, n)) * 0.1).astype(np.float32)
     decode = gdn_executable(step_shape, carry=True)
-    rlx_ms = median_ms(lambda: decode(*step, state), 20 * bench.repeat)  # ~0.1 ms: more samples
+    rlx_ms = settled_median_ms(lambda: decode(*step, state), 20 * bench.repeat)  # ~0.1 ms: more samples
     peers = {}
     if bench.torch is not None:
         torch = bench.torch
         q, k, v, g, beta = (torch.from_numpy(a[:, 0]) for a in step)
         s0 = torch.from_numpy(state)
         with torch.no_grad():
-            step_ms = median_ms(lambda: gdn_torch_step(torch, q, k, v, g, beta, s0), 20 * bench.repeat)
+            step_ms = settled_median_ms(lambda: gdn_torch_step(torch, q, k, v, g, beta, s0), 20 * bench.repeat)
         peers["torch eager step"] = step_ms
     report(bench, f"GDN decode step B{batch} H{heads} N{n} f32 (state in and out)", 7 * n * n * heads / 1e9, rlx_ms,
            peers)
