@@ -8,6 +8,8 @@ from __future__ import annotations
 import ctypes
 import multiprocessing
 import os
+import subprocess
+import sys
 import threading
 from collections import Counter
 
@@ -45,19 +47,21 @@ def run_counting(n: int, threads: int) -> tuple[np.ndarray, list[tuple[int, int]
 
 
 @pytest.mark.parametrize(("n", "threads"), [(1000, 2), (1000, 3), (7, 4), (3, 8), (1, 2), (0, 2), (10, 1), (600, 1000)])
-def test_every_index_runs_once_in_at_most_threads_chunks(n: int, threads: int) -> None:
+def test_every_index_runs_once_in_grains(n: int, threads: int) -> None:
+    """[0, n) is cut into GRAINS_PER_THREAD grains per thread (at most n), or run
+    whole on the calling thread when there is nothing to split."""
     hits, chunks, _ = run_counting(n, threads)
     assert np.array_equal(hits, np.ones(n, np.int64))
     parts = min(n, threads, thread_pool.MAX_WORKERS + 1)
-    assert 1 <= len(chunks) <= max(parts, 1)
+    assert len(chunks) == (min(n, parts * thread_pool.GRAINS_PER_THREAD) if parts > 1 else 1)
     assert [lo for lo, _ in chunks[1:]] == [hi for _, hi in chunks[:-1]]  # contiguous, in order
 
 
-def test_chunks_run_on_pool_workers_that_are_reused() -> None:
+def test_grains_run_on_pool_workers_that_are_reused() -> None:
     seen: Counter[int] = Counter()
     for _ in range(50):
         hits, chunks, idents = run_counting(64, 2)
-        assert np.array_equal(hits, np.ones(64, np.int64)) and len(chunks) == 2
+        assert np.array_equal(hits, np.ones(64, np.int64)) and len(chunks) == 2 * thread_pool.GRAINS_PER_THREAD
         seen.update(idents)
     assert threading.get_ident() in seen
     assert len(seen) == 2  # the caller and one worker, the same one every time
@@ -122,3 +126,19 @@ def test_threaded_executable_matches_one_thread() -> None:
     assert ("rlx_pool_parallel_for" in two.llvm_ir) == (len(os.sched_getaffinity(0)) > 1)
     for _ in range(20):
         np.testing.assert_array_equal(two(a, b)[0], one(a, b)[0])
+
+
+def test_a_process_can_exit_right_after_a_launch() -> None:
+    """The pool's code outlives the interpreter's teardown: a worker still spinning
+    in it when the process exits must not run into freed memory (it did)."""
+    code = (
+        "import numpy as np, rlx_mlir as rlx\n"
+        "t = 'tensor<1048576xf32>'\n"
+        "exe = rlx.compile(f'func.func @f(%a: {t}) -> {t} {{\\n %e = rlx.exp %a : ({t}) -> {t}\\n"
+        " func.return %e : {t}\\n}}', threads=2)\n"
+        "exe(np.ones(1 << 20, np.float32))\n"
+    )
+    for _ in range(5):
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              env={**os.environ, "RLX_MLIR_CACHE": "0"})
+        assert done.returncode == 0, done.stderr
