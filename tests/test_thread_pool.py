@@ -130,9 +130,12 @@ def test_threaded_executable_matches_one_thread() -> None:
 
 def test_a_process_can_exit_right_after_a_launch() -> None:
     """The pool's code outlives the interpreter's teardown: a worker still spinning
-    in it when the process exits must not run into freed memory (it did)."""
+    in it when the process exits must not run into freed memory (it did). The
+    worker here spins for seconds, so that it surely is when the process exits."""
     code = (
         "import numpy as np, rlx_mlir as rlx\n"
+        "from rlx_mlir import thread_pool\n"
+        "thread_pool.SPIN_CYCLES = 1 << 34\n"
         "t = 'tensor<1048576xf32>'\n"
         "exe = rlx.compile(f'func.func @f(%a: {t}) -> {t} {{\\n %e = rlx.exp %a : ({t}) -> {t}\\n"
         " func.return %e : {t}\\n}}', threads=2)\n"
