@@ -178,6 +178,33 @@ def expm1_minimax_q(n_terms: int) -> list[float]:
     return [_round_to(v / half**j, True) for j, v in enumerate(best)]
 
 
+@cache
+def exp_minimax_poly(n_terms: int) -> tuple[float, ...]:
+    """p with e^r ~ p(r) on |r| <= ln2/2, `n_terms` coefficients, minimax in relative error and
+    rounded to f32: Lawson's iteration as in `expm1_minimax_q`, for `exp_in_range_fast`."""
+    half = math.log(2) / 2 * 1.001
+    nodes = 1000
+    s = np.cos(np.pi * (np.arange(nodes) + 0.5) / nodes)
+    target = np.exp(half * s)
+    basis = s[:, None] ** np.arange(n_terms)  # in s = r / half for conditioning
+    weight = np.full(nodes, 1.0 / nodes)
+    best_err, best = math.inf, np.zeros(n_terms)
+    for _ in range(60):
+        scale = np.sqrt(weight) / target
+        coeffs = np.linalg.lstsq(basis * scale[:, None], target * scale, rcond=None)[0]
+        err = (basis @ coeffs - target) / target
+        if np.max(np.abs(err)) < best_err:
+            best_err, best = float(np.max(np.abs(err))), coeffs
+        weight = weight * np.abs(err)
+        weight /= weight.sum()
+    return tuple(_round_to(v / half**j, True) for j, v in enumerate(best))
+
+
+EXP_FAST_TERMS = 7
+"""Coefficients of `exp_in_range_fast`'s minimax polynomial (f32), one fewer than `exp`'s
+Taylor table (6 measured 3 ULP)."""
+
+
 @dataclass(frozen=True)
 class Constants:
     """Everything width-specific: format parameters, split constants, polynomial tables."""
@@ -381,6 +408,20 @@ def exp_in_range(e: Emitter, x: SSAValue) -> SSAValue:
     r, ki = _exp_reduce(e, x, c)
     scaled = e.add(e.as_bits(e.poly(r, c.exp_poly)), e.shl(ki, e.const(ki.type, c.mant)))
     return e.from_bits(scaled, x.type)
+
+
+def exp_in_range_fast(e: Emitter, x: SSAValue) -> SSAValue:
+    """`exp_in_range` in 11 instructions instead of 14 (f32; f64 is `exp_in_range`): k
+    rounded by one FMA with the magic constant, whose sum shifted by the mantissa width
+    is 2^k's exponent field (`_exp_negated_reduce`), and a 7-term minimax polynomial
+    for e^r. Within 1 ULP like `exp` (tests/test_math_approx.py), but not bit-identical
+    to it. For the selective scan's decays, one per state and step."""
+    c = constants_for(x)
+    if not c.is_f32:
+        return exp_in_range(e, x)
+    r, k_field = _exp_negated_reduce(e, e.fneg(x), c, 2, 0)  # e^x = 2^k e^-r
+    p = [v if j % 2 == 0 else -v for j, v in enumerate(exp_minimax_poly(EXP_FAST_TERMS))]
+    return e.from_bits(e.add(e.as_bits(e.poly(r, p)), k_field), x.type)
 
 
 def expm1(e: Emitter, x: SSAValue) -> SSAValue:

@@ -49,7 +49,10 @@ The selective scan has a decay per (channel, state), so it has no GEMM form:
 units are (batch, block of CHANNEL_BLOCK channels), the block's states are
 stored [N, channels] with A transposed beside them, and each step is one
 fused pass, groups of SCAN_GROUP states unrolled inside a loop over the
-channels that LLVM vectorizes (the decays with math_approx.exp).
+channels that LLVM vectorizes (the decays with math_approx.exp_in_range_fast
+when every exponent of the step is in its range, else math_approx.exp: the
+fast one took the benchmark, B1 S2048 D1024 N16 on 2 threads, from a median of
+16x to 24x the NumPy loop over five runs each).
 """
 
 from __future__ import annotations
@@ -754,7 +757,7 @@ def selective_scan_kernels(op: rc.SelectiveScanOp, ctx: KernelContext) -> list[K
                 def update(exp: Callable[[Emitter, SSAValue], SSAValue]) -> Callable[[], None]:
                     return lambda: _groups(e, region, n_, SCAN_GROUP, lambda n0, size: group(n0, size, exp))
 
-                if_else(e, region, in_range, update(m.exp_in_range), update(m.exp))
+                if_else(e, region, in_range, update(m.exp_in_range_fast), update(m.exp))
                 _loop(e, region, count, lambda j: item.store(e, acc.get(e, j), ptr["y"], _at(e, first, j)))
 
             _loop(e, region, seq, step)

@@ -290,6 +290,26 @@ def test_f32_exp_vectorizes() -> None:
 
 
 @pytest.mark.parametrize("dtype", list(DTYPES))
+def test_exp_in_range_fast(dtype: type) -> None:
+    """exp_in_range_fast: within 1 ULP of e^x on |x| up to the bound (f32: a dense sweep,
+    the reduced range's edges); f64 is exp_in_range itself."""
+    ftype = DTYPES[dtype]
+    compiled = _build([("exp_in_range_fast", ftype, 1), ("exp_in_range", ftype, 1)])
+    proto = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
+    fast, exact = (_wrap(proto(compiled.address(name)), dtype) for name in ("exp_in_range_fast", "exp_in_range"))
+    bound = 87.0 if dtype is np.float32 else 708.0
+    rng = np.random.default_rng(8)
+    halves = (np.arange(-125, 126) + 0.5) * np.log(2)  # where k changes
+    x = np.concatenate([rng.uniform(-bound, bound, 1 << 21), np.linspace(-1, 1, 1 << 20), halves,
+                        np.nextafter(halves, 0), [-bound, bound, 0.0, -0.0]]).astype(dtype)
+    x = x[np.abs(x) <= bound]
+    if dtype is np.float64:
+        np.testing.assert_array_equal(fast(x), exact(x))
+        return
+    assert float(np.max(ulp_error(fast(x), np.exp(x.astype(np.float64))))) <= 1
+
+
+@pytest.mark.parametrize("dtype", list(DTYPES))
 def test_exp_in_range_is_exp(dtype: type) -> None:
     """exp_in_range is bit-identical to exp wherever it is defined (|x| up to the bound)."""
     ftype = DTYPES[dtype]
