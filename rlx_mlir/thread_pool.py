@@ -59,12 +59,13 @@ SYMBOL = f"{PREFIX}parallel_for"
 MAX_WORKERS = 255
 """Worker slots; a launch uses at most this many workers plus the calling thread."""
 
-GRAINS_PER_THREAD = 8
+GRAINS_PER_THREAD = 1
 """A launch's range is cut into this many grains per thread (at most one per index),
-which the threads claim one at a time: a thread slowed by something else on its
-core (another runtime's threads, the VM's host) then takes fewer grains instead of
-holding up the launch. Measured on the selective scan (16 units, 2 threads):
-static halves took 2.3-3.3 ms from run to run."""
+which the threads claim one at a time, so that a thread slowed by something else on
+its core could take fewer. One, measured on 2 threads: 8 made the 4096^2 f32
+transpose 2.0x a copy instead of 1.3x (its threads' interleaved bands of rows), and
+did not steady the selective scan, whose run-to-run spread (2.3-3.7 ms) is the
+host's."""
 
 SPIN_CYCLES = 1 << 18
 """Cycle-counter ticks (~0.1 ms) a worker keeps spinning after its last launch before
