@@ -289,15 +289,23 @@ def test_f32_exp_vectorizes() -> None:
     assert "expf" not in asm and not re.search(r"\bcall", asm), "libm/function call in the loop"
 
 
+def _unary_pair(names: tuple[str, str], dtype: type) -> tuple[Callable[..., np.ndarray], ...]:
+    """Two one-argument math_approx functions of `dtype`, JIT-compiled in one module."""
+    ftype = DTYPES[dtype]
+    compiled = _build([(name, ftype, 1) for name in names])
+    proto = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
+    return tuple(_wrap(proto(compiled.address(name)), dtype) for name in names)
+
+
+EXP_IN_RANGE_BOUND = {np.float32: 87.0, np.float64: 708.0}
+
+
 @pytest.mark.parametrize("dtype", list(DTYPES))
 def test_exp_in_range_fast(dtype: type) -> None:
     """exp_in_range_fast: within 1 ULP of e^x on |x| up to the bound (f32: a dense sweep,
     the reduced range's edges); f64 is exp_in_range itself."""
-    ftype = DTYPES[dtype]
-    compiled = _build([("exp_in_range_fast", ftype, 1), ("exp_in_range", ftype, 1)])
-    proto = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
-    fast, exact = (_wrap(proto(compiled.address(name)), dtype) for name in ("exp_in_range_fast", "exp_in_range"))
-    bound = 87.0 if dtype is np.float32 else 708.0
+    fast, exact = _unary_pair(("exp_in_range_fast", "exp_in_range"), dtype)
+    bound = EXP_IN_RANGE_BOUND[dtype]
     rng = np.random.default_rng(8)
     halves = (np.arange(-125, 126) + 0.5) * np.log(2)  # where k changes
     x = np.concatenate([rng.uniform(-bound, bound, 1 << 21), np.linspace(-1, 1, 1 << 20), halves,
@@ -312,11 +320,8 @@ def test_exp_in_range_fast(dtype: type) -> None:
 @pytest.mark.parametrize("dtype", list(DTYPES))
 def test_exp_in_range_is_exp(dtype: type) -> None:
     """exp_in_range is bit-identical to exp wherever it is defined (|x| up to the bound)."""
-    ftype = DTYPES[dtype]
-    compiled = _build([("exp", ftype, 1), ("exp_in_range", ftype, 1)])
-    proto = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
-    fast, exact = (_wrap(proto(compiled.address(name)), dtype) for name in ("exp_in_range", "exp"))
-    bound = 87.0 if dtype is np.float32 else 708.0
+    fast, exact = _unary_pair(("exp_in_range", "exp"), dtype)
+    bound = EXP_IN_RANGE_BOUND[dtype]
     rng = np.random.default_rng(7)
     x = np.concatenate([rng.uniform(-bound, bound, 1 << 20), rng.uniform(-2, 2, 1 << 18), [-bound, bound, 0.0, -0.0]])
     x = x.astype(dtype)
