@@ -270,7 +270,7 @@ class RnnFamilyOp(StatefulOp, ABC):
 
     def packed_elements(self, layer: int) -> int:
         """The elements of `layer`'s W_hh and W_ih packed into column panels: D·G·H·(H + I_l)."""
-        batch, seq, input_size = self.dims
+        input_size = self.dims[2]
         hidden, dirs = self.hidden_size.value.data, self.directions
         return dirs * self.GATES * hidden * (hidden + (input_size if layer == 0 else dirs * hidden))
 

@@ -1,9 +1,9 @@
 """Running one kernel on several threads, from JIT code.
 
 A kernel's parallel launcher hands its thunk and outer range [0, n) to the
-process's thread pool (`rlx_mlir.thread_pool`), which splits the range into
-one chunk per thread, runs chunk 0 on the calling thread and the rest on
-workers it started once, and returns when all are done. The pool is resolved
+process's thread pool (`rlx_mlir.thread_pool`), which cuts the range into
+grains that the calling thread and workers started once claim, and returns
+when all are done. The pool is resolved
 by name, like the BLAS: a module that launches in parallel declares it.
 """
 
