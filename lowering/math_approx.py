@@ -32,8 +32,10 @@ function   method
 =========  ================================================
 exp        k=rint(x/ln2) by magic add, 2-part ln2,
            Taylor p(r), 2^k as two exponent-bit factors
-           (exp_in_range: k added to p's exponent bits,
-           for |x| where the result is normal)
+exp2       2^(a·b) (exp2_product): k=rint(a·b), f32
+           minimax p(a·b-k); in range: k and a·b-k by
+           two FMAs with the magic, k added to p's
+           exponent bits
 expm1      same reduction, expm1(r)=r+r^2 q(r),
            s1*fma(s2, em, s2-2^-k1) (no overflow in 2^k)
 log        x=2^k m, m in [sqrt.5,sqrt2), 2atanh(f/(2+f))
@@ -179,13 +181,13 @@ def expm1_minimax_q(n_terms: int) -> list[float]:
 
 
 @cache
-def exp_minimax_poly(n_terms: int) -> tuple[float, ...]:
-    """p with e^r ~ p(r) on |r| <= ln2/2, `n_terms` coefficients, minimax in relative error and
-    rounded to f32: Lawson's iteration as in `expm1_minimax_q`, for `exp_in_range_fast`."""
-    half = math.log(2) / 2 * 1.001
+def exp2_minimax_poly(n_terms: int) -> tuple[float, ...]:
+    """p with 2^r ~ p(r) on |r| <= 1/2, `n_terms` coefficients, minimax in relative error and
+    rounded to f32: Lawson's iteration as in `expm1_minimax_q`, for `exp2_product`."""
+    half = 0.5 * 1.001
     nodes = 1000
     s = np.cos(np.pi * (np.arange(nodes) + 0.5) / nodes)
-    target = np.exp(half * s)
+    target = np.exp2(half * s)
     basis = s[:, None] ** np.arange(n_terms)  # in s = r / half for conditioning
     weight = np.full(nodes, 1.0 / nodes)
     best_err, best = math.inf, np.zeros(n_terms)
@@ -200,8 +202,8 @@ def exp_minimax_poly(n_terms: int) -> tuple[float, ...]:
     return tuple(_round_to(v / half**j, True) for j, v in enumerate(best))
 
 
-EXP_FAST_TERMS = 7
-"""Coefficients of `exp_in_range_fast`'s minimax polynomial (f32), one fewer than `exp`'s
+EXP2_TERMS = 7
+"""Coefficients of `exp2_product`'s minimax polynomial (f32), one fewer than `exp`'s
 Taylor table (6 measured 3 ULP)."""
 
 
@@ -392,36 +394,45 @@ def exp_scaled(e: Emitter, x: SSAValue, log2_scale: int, lo: SSAValue | None = N
     return e.select(e.fcmp("olt", x, _k(e, x, floor)), _k(e, x, 0.0), res)
 
 
-def exp_in_range_bound(x: SSAValue) -> float:
-    """The |x| up to which `exp_in_range` holds: e^x and e^-x stay normal (87 for f32, 708 for f64)."""
-    return float(math.floor(-math.log(constants_for(x).min_normal)))
+@cache
+def exp2_poly(is_f32: bool) -> tuple[float, ...]:
+    """p(r) ~ 2^r on |r| <= 1/2: for f32 the `EXP2_TERMS`-term minimax, for f64 `exp`'s
+    Taylor table of e^r with each coefficient scaled by its power of ln2."""
+    if is_f32:
+        return exp2_minimax_poly(EXP2_TERMS)
+    return tuple(v * math.log(2) ** j for j, v in enumerate(_F64.exp_poly))
 
 
-def exp_in_range(e: Emitter, x: SSAValue) -> SSAValue:
-    """e^x for |x| <= exp_in_range_bound(x), which the caller guarantees (no
-    clamp, no special values): `exp`'s reduction and polynomial, scaled by
-    adding k to the exponent bits, which is exact for a normal result, instead
-    of two factors. Bit-identical to `exp` on that range in about 3/4 of its
-    instructions (tests/test_math_approx.py); for hot loops such as the
-    selective scan's decays, which check the range once per step."""
-    c = constants_for(x)
-    r, ki = _exp_reduce(e, x, c)
-    scaled = e.add(e.as_bits(e.poly(r, c.exp_poly)), e.shl(ki, e.const(ki.type, c.mant)))
-    return e.from_bits(scaled, x.type)
+def exp2_product(e: Emitter, a: SSAValue, b: SSAValue) -> SSAValue:
+    """2^(a·b) for any a and b: the product rounded, clamped as `exp` clamps (so ±inf and
+    the subnormal range come out of the two-factor scaling), k = rint, and p(a·b - k),
+    where the difference is exact. NaN passes through."""
+    c = constants_for(a)
+    x = e.clamp(e.fmul(a, b), *(bound / math.log(2) for bound in c.exp_clamp))
+    kf, ki = _rint_magic(e, x, c)
+    return _ldexp(e, e.poly(e.fsub(x, kf), exp2_poly(c.is_f32)), ki, c)
 
 
-def exp_in_range_fast(e: Emitter, x: SSAValue) -> SSAValue:
-    """`exp_in_range` in 11 instructions instead of 14 (f32; f64 is `exp_in_range`): k
-    rounded by one FMA with the magic constant, whose sum shifted by the mantissa width
-    is 2^k's exponent field (`_exp_negated_reduce`), and a 7-term minimax polynomial
-    for e^r. Within 1 ULP like `exp` (tests/test_math_approx.py), but not bit-identical
-    to it. For the selective scan's decays, one per state and step."""
-    c = constants_for(x)
-    if not c.is_f32:
-        return exp_in_range(e, x)
-    r, k_field = _exp_negated_reduce(e, e.fneg(x), c, 2, 0)  # e^x = 2^k e^-r
-    p = [v if j % 2 == 0 else -v for j, v in enumerate(exp_minimax_poly(EXP_FAST_TERMS))]
-    return e.from_bits(e.add(e.as_bits(e.poly(r, p)), k_field), x.type)
+def exp2_product_in_range_bound(x: SSAValue) -> float:
+    """The |a·b| up to which `exp2_product_in_range` holds (125 for f32, 1021 for f64):
+    2^k p with p in [1/sqrt2, sqrt2] stays normal."""
+    return -math.log2(constants_for(x).min_normal) - 1
+
+
+def exp2_product_in_range(e: Emitter, a: SSAValue, b: SSAValue) -> SSAValue:
+    """`exp2_product` for |a·b| <= exp2_product_in_range_bound, which the caller guarantees
+    (no clamp, no special values). The product is never rounded by itself: one FMA with
+    the magic constant rounds it to the integer k, whose bits in the sum's low end, shifted
+    by the mantissa width, are 2^k's exponent field, and a second FMA gives r = a·b - k for
+    the polynomial. For the selective scan's decays, e^(Δ·A) = 2^(Δ·(A log2e)) with A log2e
+    computed once: 8 FMA-unit operations (f32) where the product and a reduction by a
+    2-part ln2 took 10."""
+    c = constants_for(a)
+    magic = _k(e, a, c.magic)
+    tm = e.fma(a, b, magic)
+    r = e.fma(a, b, e.fneg(e.fsub(tm, magic)))
+    scaled = e.add(e.as_bits(e.poly(r, exp2_poly(c.is_f32))), e.shl(e.as_bits(tm), _ik(e, a, c.mant)))
+    return e.from_bits(scaled, a.type)
 
 
 def expm1(e: Emitter, x: SSAValue) -> SSAValue:

@@ -32,6 +32,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Block, Region
+from xdsl.utils.test_value import create_ssa_value
 
 from rlx_mlir.jit import CompiledModule, compile_llvm
 from rlx_mlir.lowering import math_approx as ma
@@ -289,41 +290,57 @@ def test_f32_exp_vectorizes() -> None:
     assert "expf" not in asm and not re.search(r"\bcall", asm), "libm/function call in the loop"
 
 
-def _unary_pair(names: tuple[str, str], dtype: type) -> tuple[Callable[..., np.ndarray], ...]:
-    """Two one-argument math_approx functions of `dtype`, JIT-compiled in one module."""
-    ftype = DTYPES[dtype]
-    compiled = _build([(name, ftype, 1) for name in names])
-    proto = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
-    return tuple(_wrap(proto(compiled.address(name)), dtype) for name in names)
+def _binary(name: str, dtype: type) -> Callable[..., np.ndarray]:
+    """A two-argument math_approx function of `dtype`, JIT-compiled alone."""
+    compiled = _build([(name, DTYPES[dtype], 2)])
+    proto = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
+    return _wrap(proto(compiled.address(name)), dtype)
 
 
-EXP_IN_RANGE_BOUND = {np.float32: 87.0, np.float64: 708.0}
+def _exp2_reference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """2^(a·b) of the exact product: f32 products are exact in float64; f64 ones are given
+    exact in float64 by the callers and raised in long double."""
+    if a.dtype == np.float32:
+        return np.exp2(a.astype(np.float64) * b.astype(np.float64))
+    with np.errstate(over="ignore"):
+        return np.exp2(a.astype(np.longdouble) * b.astype(np.longdouble))
 
 
-@pytest.mark.parametrize("dtype", list(DTYPES))
-def test_exp_in_range_fast(dtype: type) -> None:
-    """exp_in_range_fast: within 1 ULP of e^x on |x| up to the bound (f32: a dense sweep,
-    the reduced range's edges); f64 is exp_in_range itself."""
-    fast, exact = _unary_pair(("exp_in_range_fast", "exp_in_range"), dtype)
-    bound = EXP_IN_RANGE_BOUND[dtype]
-    rng = np.random.default_rng(8)
-    halves = (np.arange(-125, 126) + 0.5) * np.log(2)  # where k changes
-    x = np.concatenate([rng.uniform(-bound, bound, 1 << 21), np.linspace(-1, 1, 1 << 20), halves,
-                        np.nextafter(halves, 0), [-bound, bound, 0.0, -0.0]]).astype(dtype)
-    x = x[np.abs(x) <= bound]
+def _exact_product_operands(dtype: type, bound: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """a, b with |a·b| <= bound, a·b exact in float64 (f64: a on a 2^-16 grid and b on a
+    2^-25 one, so the product has at most 52 bits), plus the points where k = rint(a·b)
+    changes (b = 1, a = m + 1/2 and the float just below) and the bound itself."""
+    a = rng.uniform(-bound, bound, 1 << 21)
+    b = rng.uniform(-1, 1, 1 << 21)
     if dtype is np.float64:
-        np.testing.assert_array_equal(fast(x), exact(x))
-        return
-    assert float(np.max(ulp_error(fast(x), np.exp(x.astype(np.float64))))) <= 1
+        a, b = np.round(a * 2**16) / 2**16, np.round(b * 2**25) / 2**25
+    halves = (np.arange(-int(bound), int(bound)) + 0.5).astype(dtype)
+    edges = np.concatenate([halves, np.nextafter(halves, dtype(0)), [-bound, bound, 0.0, -0.0], np.linspace(-1, 1, 1 << 16)])
+    a = np.concatenate([a, edges]).astype(dtype)
+    return a, np.concatenate([b, np.ones(edges.size)]).astype(dtype)
 
 
 @pytest.mark.parametrize("dtype", list(DTYPES))
-def test_exp_in_range_is_exp(dtype: type) -> None:
-    """exp_in_range is bit-identical to exp wherever it is defined (|x| up to the bound)."""
-    fast, exact = _unary_pair(("exp_in_range", "exp"), dtype)
-    bound = EXP_IN_RANGE_BOUND[dtype]
-    rng = np.random.default_rng(7)
-    x = np.concatenate([rng.uniform(-bound, bound, 1 << 20), rng.uniform(-2, 2, 1 << 18), [-bound, bound, 0.0, -0.0]])
-    x = x.astype(dtype)
-    np.testing.assert_array_equal(fast(x).view(np.uint32 if dtype is np.float32 else np.uint64),
-                                  exact(x).view(np.uint32 if dtype is np.float32 else np.uint64))
+def test_exp2_product_in_range(dtype: type) -> None:
+    """exp2_product_in_range: within 1 ULP of 2^(a·b) on |a·b| up to its bound."""
+    bound = {np.float32: 125.0, np.float64: 1021.0}[dtype]
+    assert ma.exp2_product_in_range_bound(create_ssa_value(DTYPES[dtype])) == bound
+    a, b = _exact_product_operands(dtype, bound, np.random.default_rng(8))
+    assert float(np.max(ulp_error(_binary("exp2_product_in_range", dtype)(a, b), _exp2_reference(a, b)))) <= 1
+
+
+@pytest.mark.parametrize("dtype", list(DTYPES))
+def test_exp2_product(dtype: type) -> None:
+    """exp2_product: within 1 ULP of 2^x for x the rounded a·b, everywhere: the subnormal
+    results, overflow to inf, underflow to 0, and NaN for a NaN or 0·inf product."""
+    rng = np.random.default_rng(9)
+    top = {np.float32: 200.0, np.float64: 1200.0}[dtype]
+    inf, nan = np.inf, np.nan
+    a = np.concatenate([rng.uniform(-top, top, 1 << 20), [inf, -inf, nan, 0.0, 1e30, -1e30, 0.0]]).astype(dtype)
+    b = np.concatenate([rng.uniform(-1, 1, 1 << 20), [1.0, 1.0, 1.0, inf, 1e30, 1e30, 0.0]]).astype(dtype)
+    with np.errstate(over="ignore", invalid="ignore"):
+        x = a * b
+        want = _exp2_reference(x, np.ones_like(x))
+    got = _binary("exp2_product", dtype)(a, b)
+    assert float(np.max(ulp_error(got, want))) <= 1
+    np.testing.assert_array_equal(got[-7:], np.array([inf, 0.0, nan, nan, inf, 0.0, 1.0], dtype))

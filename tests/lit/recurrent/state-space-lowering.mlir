@@ -81,11 +81,12 @@ func.func @prefill(%x: tensor<1x64x2x64xf32>, %dt: tensor<1x64x2xf32>, %a: tenso
 
 // Selective scan, f16, D = 128 channels, N = 16: units are (batch, block of
 // 64 channels), 2 here, split over 2 threads. The workspace is f32 (f16 is
-// computed in f32): the block's states and A transposed ([N, 64] each),
-// then Δ, Δ·x, y and the largest |A| per channel. Staging a step's Δ and x
-// (widened with fpext) also ANDs |Δ|·max|A| <= 87 over the channels: the
-// update then runs with the fast exp (exp_in_range) if that holds, with exp
-// if not. y is rounded once to f16 by its store.
+// computed in f32): the block's states and A·log2e transposed ([N, 64]
+// each), then Δ, Δ·x, y and the largest |A·log2e| per channel. Staging a
+// step's Δ and x (widened with fpext) also ANDs |Δ|·max|A·log2e| <= 125 over
+// the channels: the update then computes its decays 2^(Δ·A·log2e) with the
+// fast exp2_product_in_range if that holds, with exp2_product if not. y is
+// rounded once to f16 by its store.
 
 // CHECK-LABEL: llvm.func internal @scan_k0(
 // CHECK-NEXT: [[BLOCK1:%[0-9]+]] = llvm.mlir.constant(1024) : i64
@@ -94,7 +95,10 @@ func.func @prefill(%x: tensor<1x64x2x64xf32>, %dt: tensor<1x64x2xf32>, %a: tenso
 // CHECK-NEXT: {{%[0-9]+}} = llvm.alloca [[BLOCK2]] x f32 {alignment = 64 : i64}
 // CHECK-COUNT-4: llvm.alloca {{%[0-9]+}} x f32 {alignment = 64 : i64}
 // CHECK-NOT: llvm.alloca
-// CHECK:      [[BOUND:%[0-9]+]] = llvm.mlir.constant(8.700000e+01 : f32) : f32
+// CHECK:      [[A:%[0-9]+]] = llvm.fpext {{%[0-9]+}} : f16 to f32
+// CHECK-NEXT: [[LOG2E:%[0-9]+]] = llvm.mlir.constant(1.44269502 : f32) : f32
+// CHECK-NEXT: {{%[0-9]+}} = llvm.fmul [[A]], [[LOG2E]] : f32
+// CHECK:      [[BOUND:%[0-9]+]] = llvm.mlir.constant(1.250000e+02 : f32) : f32
 // CHECK-NEXT: [[OK:%[0-9]+]] = llvm.fcmp "ole" {{%[0-9]+}}, [[BOUND]] : f32
 // CHECK-NEXT: {{%[0-9]+}} = llvm.and [[ALL:%[0-9]+]], [[OK]] : i1
 // CHECK:      llvm.cond_br [[ALL]], ^{{bb[0-9]+}}, ^{{bb[0-9]+}}
