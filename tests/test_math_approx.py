@@ -315,7 +315,8 @@ def _exact_product_operands(dtype: type, bound: float, rng: np.random.Generator)
     if dtype is np.float64:
         a, b = np.round(a * 2**16) / 2**16, np.round(b * 2**25) / 2**25
     halves = (np.arange(-int(bound), int(bound)) + 0.5).astype(dtype)
-    edges = np.concatenate([halves, np.nextafter(halves, dtype(0)), [-bound, bound, 0.0, -0.0], np.linspace(-1, 1, 1 << 16)])
+    edges = np.concatenate([halves, np.nextafter(halves, dtype(0)), [-bound, bound, 0.0, -0.0],
+                            np.linspace(-1, 1, 1 << 16)])
     a = np.concatenate([a, edges]).astype(dtype)
     return a, np.concatenate([b, np.ones(edges.size)]).astype(dtype)
 
