@@ -6,6 +6,7 @@ still get right results."""
 from __future__ import annotations
 
 import ctypes
+import json
 import multiprocessing
 import os
 import subprocess
@@ -145,3 +146,39 @@ def test_a_process_can_exit_right_after_a_launch() -> None:
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                               env={**os.environ, "RLX_MLIR_CACHE": "0"})
         assert done.returncode == 0, done.stderr
+
+
+PINS_CODE = (
+    "import ctypes, json, os, threading, llvmlite.binding as llvm\n"
+    "from rlx_mlir import thread_pool\n"
+    "thread_pool.load()\n"
+    "THUNK = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)\n"
+    "seen = {}\n"
+    "def thunk(_args, lo, hi):\n"
+    "    seen[threading.get_ident()] = sorted(os.sched_getaffinity(0))\n"
+    "callback = THUNK(thunk)\n"
+    "run = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)(\n"
+    "    llvm.address_of_symbol(thread_pool.SYMBOL))\n"
+    "for _ in range(200):\n"
+    "    run(ctypes.cast(callback, ctypes.c_void_p), None, 4, 4)\n"
+    "main = seen.pop(threading.get_ident(), None)\n"
+    "print(json.dumps({'main': main, 'workers': sorted(seen.values())}))\n"
+)
+
+
+@pytest.mark.skipif(not thread_pool.PINS, reason="pthread_setaffinity_np is Linux's")
+@pytest.mark.parametrize("pin", ["1", "0"])
+def test_workers_are_pinned_to_the_other_cpus(pin: str) -> None:
+    """Worker i runs on CPU i + 1 of the allowed ones (wrapping to the first), the
+    caller stays unpinned; RLX_MLIR_PIN_THREADS=0 leaves the workers unpinned."""
+    env = {**os.environ, thread_pool.PIN_VARIABLE: pin}
+    done = subprocess.run([sys.executable, "-c", PINS_CODE], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    allowed = sorted(os.sched_getaffinity(0))
+    if seen["main"] is not None:
+        assert seen["main"] == allowed
+    rotated = allowed[1:] + allowed[:1]
+    expected = Counter(tuple([rotated[i % len(rotated)]] if pin == "1" else allowed) for i in range(3))
+    workers = Counter(tuple(cpus) for cpus in seen["workers"])
+    assert workers and workers <= expected, (workers, expected)  # the workers that ran a grain
