@@ -30,8 +30,9 @@ side are seq_cst as well, so one side always sees the other's store. A worker
 that finds no grain left decrements the shared `pending` count (release),
 which the caller spins on (acquire) before it returns.
 
-On Linux, workers are pinned to one CPU each as they start (`worker_cpus`): the
-scheduler otherwise sometimes wakes a worker on the CPU its caller is busy on.
+On Linux, a worker that finds itself on its caller's CPU when a launch starts
+moves off it for good (`_emit_avoid`): the scheduler otherwise sometimes wakes
+workers on the CPU their caller is busy on, and keeps them there.
 
 One caller owns the pool at a time (`busy`). Any other caller, such as a second
 Python thread running another executable or a launch from inside a grain,
@@ -82,14 +83,14 @@ its core between checks: on a loaded machine a worker may have been descheduled.
 OPAQUE_BYTES = 128
 """Room for a pthread_mutex_t or a pthread_cond_t on every supported libc (glibc: 40 and 48 bytes)."""
 
-PIN_VARIABLE = "RLX_MLIR_PIN_THREADS"
-"""Set to 0 to leave the workers unpinned (see `worker_cpus`)."""
+AFFINITY_VARIABLE = "RLX_MLIR_WORKER_AFFINITY"
+"""Set to 0 to leave where workers run to the kernel alone (see `_emit_avoid`)."""
 
 CPU_SET_BYTES = 128
 """sizeof(cpu_set_t) in glibc and musl: CPUs 0 .. 1023."""
 
-PINS = sys.platform.startswith("linux")
-"""Whether the pool can pin its workers (pthread_setaffinity_np is Linux's)."""
+AFFINITY = sys.platform.startswith("linux")
+"""Whether the pool can move its workers (sched_getcpu and sched_setaffinity are Linux's)."""
 
 _I8, _I32, _I64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
 _PTR = _I8.as_pointer()
@@ -97,11 +98,12 @@ _VOID = ir.VoidType()
 _NULL = ir.Constant(_PTR, None)
 _THUNK = ir.FunctionType(_VOID, [_PTR, _I64, _I64]).as_pointer()
 _OPAQUE = ir.ArrayType(_I8, OPAQUE_BYTES)
-_SLOT = ir.LiteralStructType([_I32, _I32, _THUNK, _PTR, _I64, _I64, _OPAQUE, _OPAQUE, ir.ArrayType(_I8, 24)])
+_SLOT = ir.LiteralStructType([_I32, _I32, _THUNK, _PTR, _I64, _I64, _OPAQUE, _OPAQUE, _I32, ir.ArrayType(_I8, 20)])
 """One worker's slot: generation, sleeping flag, the launch (thunk, args, n, grains), mutex,
-condition, and padding to 320 bytes, so that the slots of the 64-byte aligned array
-never share a cache line (with 64-bit pointers)."""
-_GEN, _SLEEPING, _FN, _ARGS, _N, _GRAINS, _MUTEX, _COND = range(8)
+condition, the caller's CPU, and padding to 320 bytes, so that the slots of the 64-byte
+aligned array never share a cache line (with 64-bit pointers)."""
+_GEN, _SLEEPING, _FN, _ARGS, _N, _GRAINS, _MUTEX, _COND, _CALLER_CPU = range(9)
+_CPU_SET = ir.ArrayType(_I64, CPU_SET_BYTES // 8)
 
 _LIBC = {
     "pthread_create": ir.FunctionType(
@@ -115,7 +117,8 @@ _LIBC = {
     "pthread_cond_wait": ir.FunctionType(_I32, [_PTR, _PTR]),
     "pthread_cond_signal": ir.FunctionType(_I32, [_PTR]),
     "sched_yield": ir.FunctionType(_I32, []),
-    **({"pthread_setaffinity_np": ir.FunctionType(_I32, [_I64, _I64, _PTR])} if PINS else {}),
+    **({"sched_getcpu": ir.FunctionType(_I32, []), "sched_setaffinity": ir.FunctionType(_I32, [_I32, _I64, _PTR])}
+       if AFFINITY else {}),
 }
 """The libc functions the pool calls (pthread_t is held as an i64: an unsigned long or a pointer)."""
 
@@ -131,8 +134,8 @@ class _Pool:
         self.busy = self._global("busy", _I32)
         self.pending = self._global("pending", _I32)
         self.next = self._global("next", _I64)
-        self.pin_cpus = self._global("pin_cpus", _I32.as_pointer())
-        self.pin_count = self._global("pin_count", _I64)
+        self.allowed = self._global("allowed", _CPU_SET)
+        self.moving = self._global("moving", _I32)
         self.libc = {name: ir.Function(self.module, kind, name) for name, kind in _LIBC.items()}
         self.cycles = ir.Function(self.module, ir.FunctionType(_I64, []), "llvm.readcyclecounter")
         x86 = llvm.get_default_triple().startswith(("x86_64", "i386", "i686"))
@@ -204,10 +207,10 @@ def _emit_grains(p: _Pool) -> ir.Function:
     return run
 
 
-def _emit_worker(p: _Pool, grains: ir.Function) -> ir.Function:
+def _emit_worker(p: _Pool, grains: ir.Function, avoid: ir.Function | None) -> ir.Function:
     """`ptr worker(ptr slot)`: forever wait for the slot's generation to move past
-    the last one run (spinning, then sleeping), claim grains of the launch until
-    none is left, count itself done."""
+    the last one run (spinning, then sleeping), move off the caller's CPU if it is
+    on it (`avoid`), claim grains of the launch until none is left, count itself done."""
     worker, entry, wait, spin, idle, sleep, check, nap, woke, run = p.function(
         f"{PREFIX}worker", ir.FunctionType(_PTR, [_PTR]),
         ("wait", "spin", "idle", "sleep", "check", "nap", "woke", "run"),
@@ -254,6 +257,8 @@ def _emit_worker(p: _Pool, grains: ir.Function) -> ir.Function:
     current = b.phi(_I32, "current")
     current.add_incoming(now, spin)
     current.add_incoming(latest, woke)
+    if avoid is not None:
+        b.call(avoid, [b.load(p.field(b, slot, _CALLER_CPU))])
     launch = [b.load(p.field(b, slot, f)) for f in (_FN, _ARGS, _N, _GRAINS)]
     b.call(grains, launch)
     b.atomic_rmw("sub", p.pending, _I32(1), "release")
@@ -262,16 +267,40 @@ def _emit_worker(p: _Pool, grains: ir.Function) -> ir.Function:
     return worker
 
 
-def _emit_pin(p: _Pool, b: ir.IRBuilder, thread: ir.Value, index: ir.Value, mask: ir.Value) -> None:
-    """Pin worker `index` to CPU pin_cpus[index % pin_count], if there is a list
-    (`worker_cpus`); a failure leaves it unpinned."""
-    count = b.load(p.pin_count)
-    with b.if_then(b.icmp_signed(">", count, _I64(0))):
-        cpu = b.zext(b.load(b.gep(b.load(p.pin_cpus), [b.srem(index, count)], inbounds=True)), _I64)
-        b.store(ir.Constant(mask.type.pointee, None), mask)
-        word = b.gep(mask, [_I64(0), b.lshr(cpu, _I64(6))], inbounds=True)
-        b.store(b.shl(_I64(1), b.and_(cpu, _I64(63))), word)
-        b.call(p.libc["pthread_setaffinity_np"], [thread, _I64(CPU_SET_BYTES), b.bitcast(mask, _PTR)])
+def _emit_avoid(p: _Pool) -> ir.Function:
+    """`void avoid(i32 caller)`: a worker running on its caller's CPU restricts
+    itself to the other allowed CPUs, which moves it at once and keeps the kernel
+    from waking it there again (until the caller itself moves there: then it moves
+    again). Measured on a 2-vCPU KVM guest: the kernel woke the unpinned worker on
+    the CPU its caller was computing on (the idle vCPU, halted at the host, did not
+    count as idle) about one launch in three and left both threads sharing that CPU
+    for many launches: a 1.5 ms Mamba2 prefill took 3.3-4 ms. Pinning workers to
+    fixed CPUs instead was worse when the caller sat on a worker's CPU. Off unless
+    `set_cpus` enabled it (two or more allowed CPUs, `AFFINITY_VARIABLE` not 0)."""
+    avoid, entry, check, move, done = p.function(
+        f"{PREFIX}avoid", ir.FunctionType(_VOID, [_I32]), ("check", "move", "done")
+    )
+    caller = avoid.args[0]
+    b = ir.IRBuilder(entry)
+    mask = b.alloca(_CPU_SET)
+    b.cbranch(b.icmp_unsigned("!=", b.load(p.moving), _I32(0)), check, done)
+
+    b.position_at_end(check)
+    here = b.call(p.libc["sched_getcpu"], [])
+    in_set = b.icmp_unsigned("<", caller, _I32(CPU_SET_BYTES * 8))  # also false for -1 (unknown)
+    b.cbranch(b.and_(in_set, b.icmp_signed("==", here, caller)), move, done)
+
+    b.position_at_end(move)
+    b.store(b.load(p.allowed), mask)
+    word = b.gep(mask, [_I64(0), b.zext(b.lshr(caller, _I32(6)), _I64)], inbounds=True)
+    bit = b.shl(_I64(1), b.zext(b.and_(caller, _I32(63)), _I64))
+    b.store(b.and_(b.load(word), b.xor(bit, _I64(-1))), word)
+    b.call(p.libc["sched_setaffinity"], [_I32(0), _I64(CPU_SET_BYTES), b.bitcast(mask, _PTR)])
+    b.branch(done)
+
+    b.position_at_end(done)
+    b.ret_void()
+    return avoid
 
 
 def _emit_grow(p: _Pool, worker: ir.Function) -> ir.Function:
@@ -282,7 +311,6 @@ def _emit_grow(p: _Pool, worker: ir.Function) -> ir.Function:
     )
     b = ir.IRBuilder(entry)
     tid = b.alloca(_I64)
-    mask = b.alloca(ir.ArrayType(_I64, CPU_SET_BYTES // 8))
     b.branch(head)
 
     b.position_at_end(head)
@@ -298,8 +326,6 @@ def _emit_grow(p: _Pool, worker: ir.Function) -> ir.Function:
     b.cbranch(b.icmp_signed("==", code, _I32(0)), started, done)
 
     b.position_at_end(started)
-    if PINS:
-        _emit_pin(p, b, b.load(tid), have, mask)
     b.call(p.libc["pthread_detach"], [b.load(tid)])
     b.store(b.add(have, _I64(1)), p.started)
     b.branch(head)
@@ -334,13 +360,14 @@ def _emit_parallel_for(p: _Pool, grow: ir.Function, grains: ir.Function) -> None
     count = _min(b, n, b.mul(b.add(workers, _I64(1)), _I64(GRAINS_PER_THREAD)))
     _store(b, b.trunc(workers, _I32), p.pending, "seq_cst")
     _store(b, _I64(0), p.next, "seq_cst")
+    caller_cpu = b.call(p.libc["sched_getcpu"], []) if AFFINITY else _I32(-1)
     b.cbranch(b.icmp_signed(">", workers, _I64(0)), share, mine)
 
     b.position_at_end(share)
     k = b.phi(_I64, "k")
     k.add_incoming(_I64(1), pooled)
     slot = p.slot(b, b.sub(k, _I64(1)))
-    for f, value in ((_FN, fn), (_ARGS, args), (_N, n), (_GRAINS, count)):
+    for f, value in ((_FN, fn), (_ARGS, args), (_N, n), (_GRAINS, count), (_CALLER_CPU, caller_cpu)):
         b.store(value, p.field(b, slot, f))
     b.atomic_rmw("add", p.field(b, slot, _GEN), _I32(1), "seq_cst")
     with b.if_then(b.icmp_unsigned("!=", _load(b, p.field(b, slot, _SLEEPING), "seq_cst"), _I32(0))):
@@ -373,14 +400,14 @@ def _emit_parallel_for(p: _Pool, grow: ir.Function, grains: ir.Function) -> None
     b.ret_void()
 
 
-def _emit_set_pins(p: _Pool) -> None:
-    """`void set_pins(i32 *cpus, i64 count)`: the CPUs workers started from now on
-    are pinned to (`worker_cpus`; count 0: none). Called by `load`, before any launch."""
-    set_pins, entry = p.function(f"{PREFIX}set_pins", ir.FunctionType(_VOID, [_I32.as_pointer(), _I64]), ())
-    set_pins.linkage = "external"
+def _emit_set_cpus(p: _Pool) -> None:
+    """`void set_cpus(i64 *allowed)`: the process's allowed CPUs (a cpu_set_t), which
+    turns `avoid` on; called by `load` before any launch, where workers can move."""
+    set_cpus, entry = p.function(f"{PREFIX}set_cpus", ir.FunctionType(_VOID, [_CPU_SET.as_pointer()]), ())
+    set_cpus.linkage = "external"
     b = ir.IRBuilder(entry)
-    b.store(set_pins.args[0], p.pin_cpus)
-    b.store(set_pins.args[1], p.pin_count)
+    b.store(b.load(set_cpus.args[0]), p.allowed)
+    b.store(_I32(1), p.moving)
     b.ret_void()
 
 
@@ -398,8 +425,9 @@ def module_text() -> str:
     """The pool's LLVM IR."""
     p = _Pool()
     grains = _emit_grains(p)
-    _emit_parallel_for(p, _emit_grow(p, _emit_worker(p, grains)), grains)
-    _emit_set_pins(p)
+    worker = _emit_worker(p, grains, _emit_avoid(p) if AFFINITY else None)
+    _emit_parallel_for(p, _emit_grow(p, worker), grains)
+    _emit_set_cpus(p)
     _emit_forget(p)
     p.module.triple = host_target().triple
     return str(p.module)
@@ -408,7 +436,7 @@ def module_text() -> str:
 def _cached_module_text() -> str:
     """`module_text()`, from the disk cache when it is there: building it with
     llvmlite takes ~2 ms, as long as loading a whole cached module."""
-    knobs = f"{MAX_WORKERS} {GRAINS_PER_THREAD} {SPIN_CYCLES} {CALLER_SPIN_CYCLES} {OPAQUE_BYTES} {PINS}"
+    knobs = f"{MAX_WORKERS} {GRAINS_PER_THREAD} {SPIN_CYCLES} {CALLER_SPIN_CYCLES} {OPAQUE_BYTES} {AFFINITY}"
     entry = disk_cache.key("pool", host_target().key, knobs)
     stored = disk_cache.load("pool", entry)
     if stored is not None:
@@ -418,26 +446,7 @@ def _cached_module_text() -> str:
     return text
 
 
-def worker_cpus() -> list[int]:
-    """The CPUs the workers are pinned to, worker i to entry i modulo the length: the
-    CPUs this process may run on, the first one last (so that up to one worker per
-    other CPU leaves it to the caller, which is never pinned); none where the pool
-    cannot pin or `PIN_VARIABLE` is 0.
-
-    Why pin: measured on a 2-vCPU KVM guest, the kernel woke an unpinned worker on
-    the CPU its caller was computing on (the idle vCPU, halted at the host, did not
-    count as idle) about one call in three, and both threads then shared that CPU
-    for the call or for many: a 1.5 ms Mamba2 prefill took 3.3-4 ms. A pinned worker
-    wakes on its own CPU, and the caller, if it was there, is moved off once."""
-    if not PINS or os.environ.get(PIN_VARIABLE, "1") == "0":
-        return []
-    allowed = sorted(cpu for cpu in os.sched_getaffinity(0) if cpu < CPU_SET_BYTES * 8)
-    return allowed[1:] + allowed[:1]
-
-
 _compiled: CompiledModule | None = None
-_pins: ctypes.Array[ctypes.c_int32] | None = None
-"""The CPU list the pool's code points to (kept alive here)."""
 _lock = threading.Lock()
 
 
@@ -449,7 +458,7 @@ def load() -> None:
         if _compiled is not None:
             return
         compiled = compile_text(_cached_module_text())
-        _set_pins(compiled, worker_cpus())
+        _set_cpus(compiled)
         forget = ctypes.CFUNCTYPE(None)(compiled.address(f"{PREFIX}forget"))
         os.register_at_fork(after_in_child=forget)
         llvm.add_symbol(SYMBOL, compiled.address(SYMBOL))
@@ -459,8 +468,14 @@ def load() -> None:
         _compiled = compiled
 
 
-def _set_pins(compiled: CompiledModule, cpus: list[int]) -> None:
-    global _pins
-    _pins = (ctypes.c_int32 * max(1, len(cpus)))(*cpus)
-    set_pins = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64)(compiled.address(f"{PREFIX}set_pins"))
-    set_pins(ctypes.addressof(_pins), len(cpus))
+def _set_cpus(compiled: CompiledModule) -> None:
+    """Let workers move off their caller's CPU (`_emit_avoid`) where they can."""
+    if not AFFINITY or os.environ.get(AFFINITY_VARIABLE, "1") == "0":
+        return
+    allowed = [cpu for cpu in os.sched_getaffinity(0) if cpu < CPU_SET_BYTES * 8]
+    if len(allowed) < 2:
+        return
+    words = (ctypes.c_uint64 * (CPU_SET_BYTES // 8))()
+    for cpu in allowed:
+        words[cpu // 64] |= 1 << (cpu % 64)
+    ctypes.CFUNCTYPE(None, ctypes.c_void_p)(compiled.address(f"{PREFIX}set_cpus"))(ctypes.addressof(words))
