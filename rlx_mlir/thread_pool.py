@@ -69,8 +69,8 @@ GRAINS_PER_THREAD = 1
 which the threads claim one at a time, so that a thread slowed by something else on
 its core could take fewer. One, measured on 2 threads: 8 made the 4096^2 f32
 transpose 2.0x a copy instead of 1.3x (its threads' interleaved bands of rows), and
-did not steady the selective scan, whose run-to-run spread (2.3-3.7 ms) is the
-host's."""
+did not steady the selective scan, whose run-to-run spread (2.3-3.7 ms) came from
+workers woken on their caller's CPU (`_emit_avoid`)."""
 
 SPIN_CYCLES = 1 << 18
 """Cycle-counter ticks (~0.1 ms) a worker keeps spinning after its last launch before
