@@ -313,9 +313,9 @@ def test_selective_scan_edge_sizes(shape: tuple[int, ...]) -> None:
 
 
 def test_selective_scan_decays_out_of_range() -> None:
-    """Steps whose |Δ·A| leaves the range of the fast exp (every other step
-    here, and a channel with A = -inf) take math_approx.exp2_product: decays underflow
-    to 0 and nothing becomes NaN."""
+    """Steps whose |Δ·A·log2e| leaves the range of exp2_product_in_range (every
+    other step here, and a channel with A = -inf) take math_approx.exp2_product:
+    decays underflow to 0 and nothing becomes NaN."""
     x, delta, a, b, c, h0 = scan_inputs(1, 8, 70, 16, seed=5)
     delta[:, ::2] *= 200.0
     a[3, 5] = -np.inf
