@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from elementwise import median_ms  # noqa: E402
 
 import rlx_mlir as rlx  # noqa: E402
+from machine import add_target_argument, use_target  # this script's folder is on sys.path
 
 
 def chain_ir(rows: int, cols: int) -> str:
@@ -48,7 +49,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--log2n", type=int, default=24)
     parser.add_argument("--repeat", type=int, default=15)
+    add_target_argument(parser)
     options = parser.parse_args()
+    print(use_target(options.target))
     cols = 1024
     rows = (1 << options.log2n) // cols
     rng = np.random.default_rng(0)

@@ -30,6 +30,7 @@ from rlx_mlir.compiler import cycle_collection_paused, parse
 from rlx_mlir.context import make_context
 from rlx_mlir.lowering.translate import to_llvmlite
 from rlx_mlir.passes.default_pipeline import BACKEND_PASSES, TENSOR_PASSES
+from machine import add_target_argument, use_target  # this script's folder is on sys.path
 
 
 def _unary_chain(ops: list[str]) -> str:
@@ -120,7 +121,9 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 300, 1000, 3000])
     parser.add_argument("--kind", choices=sorted(CHAINS), default="elementwise")
     parser.add_argument("--repeat", type=int, default=1)
+    add_target_argument(parser)
     options = parser.parse_args()
+    print(use_target(options.target))
     os.environ["RLX_MLIR_CACHE"] = "0"
     make = CHAINS[options.kind]
     rows: dict[str, dict[int, dict[str, float]]] = {clock: {} for clock in CLOCKS}

@@ -5,7 +5,7 @@ process, 2 threads for everyone.
 
 Prints median times and the ratio peer / rlx (> 1 means rlx is faster):
 - matmul f32 [1024 x 1024] @ [1024 x 1024] vs numpy.matmul, plus rlx with
-  its emitted kernels turned off (`blas_only`), one OpenBLAS call: the
+  its emitted kernels turned off (`BLAS_ONLY`), one OpenBLAS call: the
   measurement behind the packed-panel kernel;
 - batched small matmul 512 x [32 x 64] @ [64 x 32] vs numpy.matmul and
   torch.matmul, plus rlx with its emitted kernels turned off, which times one
@@ -26,8 +26,7 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Mapping
 
 import numpy as np
 from elementwise import (  # the one timing loop of benchmarks/ (this script's folder is on sys.path)
@@ -37,15 +36,20 @@ from elementwise import (  # the one timing loop of benchmarks/ (this script's f
 
 import rlx_mlir as rlx
 from rlx_mlir.builder import Builder
-from rlx_mlir.lowering import contraction
+from machine import add_target_argument, use_target  # this script's folder is on sys.path
 
 THREADS = 2
 
+BLAS_ONLY = {"gemm_tiled_max_mnk": 0, "gemm_panel_max_mnk": 0}
+"""Tuning under which matmuls call OpenBLAS: the emitted tile and packed-panel kernels are off."""
 
-def matmul_exe(lhs: tuple[int, ...], rhs: tuple[int, ...]) -> rlx.runtime.Executable:
+
+def matmul_exe(
+    lhs: tuple[int, ...], rhs: tuple[int, ...], tuning: Mapping[str, int] | None = None
+) -> rlx.runtime.Executable:
     b = Builder("matmul")
     b.output(b.matmul(b.input(lhs), b.input(rhs)))
-    return rlx.compile(b.module(), threads=THREADS)
+    return rlx.compile(b.module(), threads=THREADS, tuning=tuning)
 
 
 def mlp_exe(n: int, k: int, m: int) -> rlx.runtime.Executable:
@@ -66,21 +70,13 @@ def report(title: str, gflop: float, rlx_ms: float, peers: dict[str, float]) -> 
         print(f"  {name:<22}{ms:9.3f} ms   {gflop / ms:6.1f} GFLOP/s   peer/rlx = {ms / rlx_ms:5.2f}x")
 
 
-@contextmanager
-def blas_only() -> Iterator[None]:
-    """Matmuls compiled inside call OpenBLAS: the emitted tile and packed-panel kernels are off."""
-    limits = contraction.TILED_MAX_MNK, contraction.PANEL_MAX_MNK
-    contraction.TILED_MAX_MNK = contraction.PANEL_MAX_MNK = 0
-    try:
-        yield
-    finally:
-        contraction.TILED_MAX_MNK, contraction.PANEL_MAX_MNK = limits
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=15)
-    repeat = parser.parse_args().repeat
+    add_target_argument(parser)
+    options = parser.parse_args()
+    print(use_target(options.target))
+    repeat = options.repeat
     rng = np.random.default_rng(0)
     torch = torch_or_none(THREADS)
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
@@ -93,8 +89,7 @@ def main() -> None:
     n = 1024
     a, b = (rng.standard_normal((n, n), dtype=np.float32) for _ in range(2))
     exe = matmul_exe((n, n), (n, n))
-    with blas_only():
-        blas_exe = matmul_exe((n, n), (n, n))
+    blas_exe = matmul_exe((n, n), (n, n), BLAS_ONLY)
     peers = {
         "rlx, one BLAS call": median_ms(lambda: blas_exe(a, b), repeat),
         "numpy.matmul": median_ms(lambda: np.matmul(a, b), repeat),
@@ -108,8 +103,7 @@ def main() -> None:
     batch, m, k, p = 512, 32, 64, 32
     x, y = rng.standard_normal((batch, m, k), dtype=np.float32), rng.standard_normal((batch, k, p), dtype=np.float32)
     exe = matmul_exe(x.shape, y.shape)
-    with blas_only():
-        blas_exe = matmul_exe(x.shape, y.shape)
+    blas_exe = matmul_exe(x.shape, y.shape, BLAS_ONLY)
     peers = {
         "rlx, BLAS per matrix": median_ms(lambda: blas_exe(x, y), repeat),
         "numpy.matmul": median_ms(lambda: np.matmul(x, y), repeat),

@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from elementwise import interleaved_ms, median_ms  # noqa: E402
 
 import rlx_mlir as rlx  # noqa: E402
+from machine import add_target_argument, use_target  # this script's folder is on sys.path
 
 
 def single_op(inputs: list[str], op: str, result: str) -> str:
@@ -95,7 +96,9 @@ def with_copy_bound(shape: tuple[int, ...], repeat: int, kernel: Callable[[], ob
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=7)
+    add_target_argument(parser)
     options = parser.parse_args()
+    print(use_target(options.target))
     rng = np.random.default_rng(0)
     for title, text, arrays, numpy_fn in cases(rng):
         exe = rlx.compile(text)

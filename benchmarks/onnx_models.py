@@ -34,6 +34,7 @@ from rlx_mlir.frontends.onnx import load
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from onnx_models import MODELS, Model, export  # noqa: E402 - the models the tests check, defined once
+from machine import add_target_argument, use_target  # this script's folder is on sys.path
 
 
 def session(blob: bytes, threads: int) -> onnxruntime.InferenceSession:
@@ -64,7 +65,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=30)
     parser.add_argument("--batch", type=int, nargs="+", default=[1, 32])
     parser.add_argument("--threads", type=int, default=2, help="for rlx and onnxruntime alike")
+    add_target_argument(parser)
     args = parser.parse_args()
+    print(use_target(args.target))
     torch.manual_seed(0)
     torch.set_num_threads(1)
     blobs = [export(spec.build().eval(), spec.example(np.random.default_rng(0), 2)) for spec in MODELS]

@@ -36,6 +36,9 @@ from elementwise import (  # the one timing loop of benchmarks/ (this script's f
 
 import rlx_mlir as rlx
 from rlx_mlir.builder import Builder
+from rlx_mlir.runtime import Executable
+from rlx_mlir.tuning import NEVER
+from machine import add_target_argument, use_target  # this script's folder is on sys.path
 
 THREADS = 2
 
@@ -231,7 +234,7 @@ def gdn_torch_step(torch: ModuleType, q, k, v, g, beta, state):
     return (q.unsqueeze(-2) @ state).squeeze(-2) * q.shape[-1] ** -0.5, state
 
 
-def gdn_executable(shape: tuple[int, ...], carry: bool) -> Callable[..., object]:
+def gdn_executable(shape: tuple[int, ...], carry: bool, tuning: dict[str, int] | None = None) -> Executable:
     batch, _, heads, n = shape
     b = Builder("gdn")
     q, k, v = (b.input(shape) for _ in range(3))
@@ -239,26 +242,20 @@ def gdn_executable(shape: tuple[int, ...], carry: bool) -> Callable[..., object]
     state = b.input((batch, heads, n, n)) if carry else None
     result = b.gated_delta_net(q, k, v, g, beta, state=state, return_state=carry)
     b.output(*(result if carry else (result,)))
-    return rlx.compile(b.module(), threads=THREADS)
+    return rlx.compile(b.module(), threads=THREADS, tuning=tuning)
 
 
 def gdn_section(bench: Bench) -> None:
-    from rlx_mlir.lowering import delta_rule
-
     batch, seq, heads, n = GDN_SIZE
     args = gdn_inputs(bench.rng, GDN_SIZE)
     gflop = 7 * n * n * batch * seq * heads / 1e9
     exe = gdn_executable(GDN_SIZE, carry=False)
     rlx_ms = bench.time(lambda: exe(*args))
-    threshold = delta_rule.CHUNKED_MIN_SEQ
-    form = "chunked" if threshold is not None and seq >= threshold else "sequential"
+    form = "chunked" if seq >= exe.tuning.gdn_chunked_min_seq else "sequential"
     peers = {"NumPy loop": bench.time(lambda: gdn_numpy(*args, np.zeros((batch, heads, n, n), np.float32)))}
-    delta_rule.CHUNKED_MIN_SEQ = 1
-    try:
-        forced = gdn_executable(GDN_SIZE, carry=False)
-    finally:
-        delta_rule.CHUNKED_MIN_SEQ = threshold
-    peers["rlx_mlir chunked form"] = bench.time(lambda: forced(*args))
+    other_form = "sequential" if form == "chunked" else "chunked"
+    other = gdn_executable(GDN_SIZE, carry=False, tuning={"gdn_chunked_min_seq": 1 if form == "sequential" else NEVER})
+    peers[f"rlx_mlir {other_form} form"] = bench.time(lambda: other(*args))
     if bench.torch is not None:
         torch = bench.torch
         heads_first = [torch.from_numpy(np.ascontiguousarray(np.moveaxis(a, 2, 1))) for a in args]
@@ -309,13 +306,14 @@ def _mamba2_inputs(rng: np.random.Generator, batch: int, seq: int, heads: int, p
     ]
 
 
-def _scan_executable(kind: str, shapes: list[tuple[int, ...]], state: bool = False, return_state: bool = False):
+def _scan_executable(kind: str, shapes: list[tuple[int, ...]], state: bool = False, return_state: bool = False,
+                     tuning: dict[str, int] | None = None) -> Executable:
     b = Builder(kind)
     values = [b.input(shape) for shape in shapes]
     method = b.mamba2 if kind == "mamba2" else b.selective_scan
     out = method(*values[:5], state=values[5] if state else None, return_state=return_state)
     b.output(*(out if isinstance(out, tuple) else (out,)))
-    return rlx.compile(b.module(), threads=THREADS)
+    return rlx.compile(b.module(), threads=THREADS, tuning=tuning)
 
 
 def numpy_mamba2(x, dt, a, b, c):
@@ -383,20 +381,14 @@ def _agreement(reference: np.ndarray, **others: np.ndarray) -> str:
 
 def mamba2_section(bench: Bench) -> None:
     """Mamba2 prefill (both forms) and a decode step (f32)."""
-    from rlx_mlir.lowering import state_space
-
     torch = bench.torch
     batch, seq, heads, p, n = MAMBA2
     inputs = _mamba2_inputs(bench.rng, batch, seq, heads, p, n)
     shapes = [v.shape for v in inputs]
     default = _scan_executable("mamba2", shapes)
-    form = "chunked (SSD)" if seq >= state_space.CHUNKED_MIN_SEQ else "blocked"
-    saved = state_space.CHUNKED_MIN_SEQ
-    state_space.CHUNKED_MIN_SEQ = 1 << 62 if form == "chunked (SSD)" else 1
-    try:
-        other = _scan_executable("mamba2", shapes)
-    finally:
-        state_space.CHUNKED_MIN_SEQ = saved
+    form = "chunked (SSD)" if seq >= default.tuning.mamba2_chunked_min_seq else "blocked"
+    other_threshold = NEVER if form == "chunked (SSD)" else 1
+    other = _scan_executable("mamba2", shapes, tuning={"mamba2_chunked_min_seq": other_threshold})
     other_form = "blocked" if form == "chunked (SSD)" else "chunked (SSD)"
     rlx_ms = bench.time(lambda: default(*inputs))  # first: torch's and OpenBLAS's threads spin a while after use
     peers = {f"rlx_mlir {other_form} form": bench.time(lambda: other(*inputs)),
@@ -452,7 +444,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--only", type=_section_names, default=list(SECTIONS),
                         help=f"comma-separated sections to run, of {','.join(SECTIONS)} (default: all)")
+    add_target_argument(parser)
     options = parser.parse_args()
+    print(use_target(options.target))
     torch = torch_or_none(THREADS)
     bench = Bench(options.repeat, np.random.default_rng(0), torch, sgemm_gflops(options.repeat))
     print(f"threads = {THREADS}; sgemm f32 2048^3: {bench.sgemm_gflops:.1f} GFLOP/s")

@@ -38,6 +38,7 @@ from elementwise import median_ms  # the one timing loop of benchmarks/ (this sc
 from xdsl.dialects.builtin import ModuleOp
 
 import rlx_mlir as rlx
+from machine import add_target_argument, use_target  # this script's folder is on sys.path
 
 EPS = 1e-5
 UNFUSED = "canonicalize,canonicalize-broadcast,fuse-elementwise,canonicalize-broadcast"
@@ -99,7 +100,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=3)
+    add_target_argument(parser)
     options = parser.parse_args()
+    print(use_target(options.target))
     rows, cols, repeat, threads = options.rows, options.cols, options.repeat, options.threads
     rng = np.random.default_rng(0)
     x = rng.standard_normal((rows, cols), dtype=np.float32)

@@ -28,6 +28,7 @@ from elementwise import median_ms  # the one timing loop of benchmarks/ (this sc
 
 import rlx_mlir as rlx
 from rlx_mlir.builder import Builder
+from machine import add_target_argument, use_target  # this script's folder is on sys.path
 
 THREADS = 2
 """For everyone; `--threads 1` compares single-core work, which a machine
@@ -116,7 +117,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=9)
     parser.add_argument("--threads", type=int, default=THREADS)
+    add_target_argument(parser)
     args = parser.parse_args()
+    print(use_target(args.target))
     repeat = args.repeat
     THREADS = args.threads
     rng = np.random.default_rng(0)

@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from elementwise import median_ms  # noqa: E402
 
 import rlx_mlir as rlx  # noqa: E402
+from machine import add_target_argument, use_target  # this script's folder is on sys.path
 
 CASES = [  # (source, target, saturate)
     ("f32", "f8E4M3FN", False), ("f32", "f8E4M3FN", True), ("f8E4M3FN", "f32", True),
@@ -54,7 +55,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--log2n", type=int, default=24)
     parser.add_argument("--repeat", type=int, default=15)
+    add_target_argument(parser)
     options = parser.parse_args()
+    print(use_target(options.target))
     n = 1 << options.log2n
     for source, target, saturate in CASES:
         x = sample(n, source)

@@ -18,6 +18,7 @@ from collections.abc import Callable
 import numpy as np
 
 import rlx_mlir as rlx
+from machine import add_target_argument, use_target  # this script's folder is on sys.path
 
 NUMPY = {"sin": np.sin, "cos": np.cos, "tan": np.tan, "tanh": np.tanh, "exp": np.exp}
 DEFAULT_OPS = "sin,cos,tan,tanh,gelu,gelu_approx,silu,mish,hard_swish"
@@ -40,7 +41,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=300)
     parser.add_argument("--ops", default=DEFAULT_OPS)
     parser.add_argument("--range", type=float, default=10.0)
+    add_target_argument(parser)
     options = parser.parse_args()
+    print(use_target(options.target))
     n = 1 << options.log2n
     rng = np.random.default_rng(0)
     span = options.range

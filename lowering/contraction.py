@@ -16,9 +16,11 @@ By element type:
   thread count to the entry's `threads` before its first GEMM; a batch of
   GEMMs small enough for OpenBLAS to run on the calling thread
   (`blas.CALLER_THREAD_MNK`) is split across the entry's threads instead.
-- Small real GEMMs (M·N·K <= 2^18, rhs not transposed) skip the call: a
-  register-tiled kernel in explicit vector IR (`_tiled_gemm_kernels`) runs
-  them about twice as fast as OpenBLAS does (benchmarks/contractions.py).
+- Small real GEMMs (M·N·K <= `Tuning.gemm_tiled_max_mnk`, rhs not
+  transposed) skip the call: a register-tiled kernel in explicit vector IR
+  (`_tiled_gemm_kernels`) runs them about twice as fast as OpenBLAS does
+  (benchmarks/contractions.py); larger ones with K short enough run the
+  packed-panel kernel (`_panel_gemm_kernel`).
 - f16, bf16: the operands are widened into f32 scratch buffers
   (`MatmulOp.scratch_bytes`), the f32 GEMM writes an f32 scratch and one
   store per element rounds it into the result: computed in f32, rounded once.
@@ -49,8 +51,6 @@ from rlx_mlir.lowering.gemm import (
     COMPONENT,
     MACS_PER_ELEMENT,
     SET_THREADS,
-    TILE_BYTES,
-    TILE_ROWS,
     Matrix,
     Packing,
     byte_pointer,
@@ -65,6 +65,7 @@ from rlx_mlir.lowering.kernel import Kernel, KernelContext, emit_nest_kernel, ke
 from rlx_mlir.lowering.loops import advance, coalesce, for_range, if_then, read_strides
 from rlx_mlir.lowering.scalar_ops import body_value
 from rlx_mlir.memory_plan import Scratch
+from rlx_mlir.tuning import Tuning
 
 
 @dataclass(frozen=True)
@@ -203,7 +204,7 @@ def _widened_kernels(op: ct.MatmulOp, layout: GemmLayout, ctx: KernelContext) ->
     return [
         _convert_kernel(f"{ctx.name}_lhs", numel(shape_of(op.lhs.type)), narrow, wide, [op.lhs, lhs]),
         _convert_kernel(f"{ctx.name}_rhs", numel(shape_of(op.rhs.type)), narrow, wide, [op.rhs, rhs]),
-        *_gemm_kernels(f"{ctx.name}_gemm", layout, "f32", [lhs, rhs, product], ctx.threads),
+        *_gemm_kernels(f"{ctx.name}_gemm", layout, "f32", [lhs, rhs, product], ctx.threads, ctx.tuning),
         _convert_kernel(f"{ctx.name}_round", numel(shape_of(op.result.type)), wide, narrow, [product, op.result]),
     ]
 
@@ -222,22 +223,25 @@ def _tiled_gemm_kernels(
     layout: GemmLayout,
     dtype: str,
     buffers: list[SSAValue | str | Scratch],
+    tuning: Tuning,
     packing: Packing | None = None,
     finish: Epilogue | None = None,
 ) -> list[Kernel]:
-    """Register-tiled GEMMs in explicit vector IR: for each tile of TILE_ROWS rows
-    x TILE_BYTES of C, acc += splat(A[i, kk]) * B[kk, j0:j1] over kk with vector
-    FMAs, then one store, then `finish` (an epilogue) over the tile while it is
-    in L1. B is read in place (rhs not transposed), or from the column panels of
-    `packing` (any transpose) when the rhs buffer holds them. One kernel runs
-    the full row tiles and one the last M % TILE_ROWS rows, each over (batch, row
-    tile, column panel) units, which the entry splits across threads (so a large
-    GEMM of a few rows, a scan body's, still uses every core). Buffers: lhs,
-    rhs, the epilogue's inputs, C."""
+    """Register-tiled GEMMs in explicit vector IR: for each tile of
+    `tuning.gemm_tile_rows` rows x `tuning.tile_bytes()` of C, acc +=
+    splat(A[i, kk]) * B[kk, j0:j1] over kk with vector FMAs, then one store,
+    then `finish` (an epilogue) over the tile while it is in L1. B is read in
+    place (rhs not transposed), or from the column panels of `packing` (any
+    transpose; packed with the same `tuning`) when the rhs buffer holds them.
+    One kernel runs the full row tiles and one the M % gemm_tile_rows rows
+    left, each over (batch, row tile, column panel) units, which the entry splits across
+    threads (so a large GEMM of a few rows, a scan body's, still uses every
+    core). Buffers: lhs, rhs, the epilogue's inputs, C."""
     item = codec(COMPONENT[dtype])
     m, n, k = layout.m, layout.n, layout.k
     a_row, a_col = (1, m) if layout.transposes[0] else (k, 1)  # element strides of A[i, kk] along i and kk
-    width = TILE_BYTES // item.dtype.nbytes
+    tile_rows, vector_bytes = tuning.gemm_tile_rows, tuning.vector_bytes
+    width = tuning.tile_bytes() // item.dtype.nbytes
     assert packing is None or packing.panel == width, "the panels are as wide as the tiles"
     full, tail = n // width, n % width
     panels = full + (tail > 0)
@@ -251,7 +255,7 @@ def _tiled_gemm_kernels(
                 a = Matrix(lhs, a_base, a_row, a_col)
                 b = Matrix(rhs, e.add(b_base, j0), n) if packing is None else packing.panel_matrix(e, rhs, j0, cols)
                 c = Matrix(out, e.add(c_base, j0), n)
-                register_tile(e, region, item, (rows, cols, k), a, b, c)
+                register_tile(e, region, item, (rows, cols, k), a, b, c, vector_bytes)
                 if finish is not None:
                     finish(e, region, pointers, (i0, e.add(i0, e.i64(rows))), (j0, e.add(j0, e.i64(cols))))
 
@@ -273,10 +277,10 @@ def _tiled_gemm_kernels(
         return Kernel(kernel_function(f"{name}{suffix}", len(buffers), build), buffers, extent, work)
 
     kernels = []
-    if m // TILE_ROWS:
-        kernels.append(kernel("", 0, TILE_ROWS, m // TILE_ROWS))
-    if m % TILE_ROWS:
-        kernels.append(kernel("_tail", m // TILE_ROWS * TILE_ROWS, m % TILE_ROWS, 1))
+    if m // tile_rows:
+        kernels.append(kernel("", 0, tile_rows, m // tile_rows))
+    if m % tile_rows:
+        kernels.append(kernel("_tail", m // tile_rows * tile_rows, m % tile_rows, 1))
     return kernels
 
 
@@ -286,31 +290,34 @@ def _panel_gemm_kernel(
     dtype: str,
     buffers: list[SSAValue | str | Scratch],
     threads: int,
+    tuning: Tuning,
     finish: Epilogue | None = None,
 ) -> Kernel:
     """Real GEMMs beyond the in-place tile kernel (larger, or a transposed rhs):
     one unit per (batch entry, block of rows, column panel of C) packs its panel
-    of op(B) [K x TILE_BYTES] into a stack buffer, where it stays in cache while
-    the block's row tiles of A stream past it (register tiles of TILE_ROWS rows,
-    then the last M % TILE_ROWS rows), each finished by `finish`. The units split
-    across the entry's threads; rows are cut into blocks only when there are too
-    few panels to keep every thread busy (a block repacks its panel).
-    `rlx.rnn`'s projection is built the same way. Measured on one thread, about
-    2x OpenBLAS's sgemm/dgemm here (`OPENBLAS_CORETYPE=Haswell` kernels) for
-    K <= 256 (`PANEL_MAX_BYTES`): 1024x256x256ᵀ 0.57 vs 1.14 ms, 1500x300x400
-    1.5 vs 3.1 ms, 300³ f64 0.45 vs 0.89 ms."""
+    of op(B) [K x `tuning.tile_bytes()`] into a stack buffer, where it stays in
+    cache while the block's row tiles of A stream past it (register tiles of
+    `tuning.gemm_tile_rows` rows, then the M % gemm_tile_rows rows left), each
+    finished by `finish`. The units split across the entry's threads; rows are
+    cut into blocks only when there are too few panels to keep every thread
+    busy (a block repacks its panel). `rlx.rnn`'s projection is built the same
+    way. Measured on one thread (AVX-512 tiles), about 2x OpenBLAS's
+    sgemm/dgemm here (`OPENBLAS_CORETYPE=Haswell` kernels) for K <= 256 (see
+    `_panels`): 1024x256x256ᵀ 0.57 vs 1.14 ms, 1500x300x400 1.5 vs 3.1 ms,
+    300³ f64 0.45 vs 0.89 ms."""
     item = codec(COMPONENT[dtype])
     m, n, k = layout.m, layout.n, layout.k
     a_row, a_col = (1, m) if layout.transposes[0] else (k, 1)  # element strides of A[i, kk] along i and kk
     b_row, b_col = (1, k) if layout.transposes[1] else (n, 1)  # ... of op(B)[kk, j] along kk and j
-    width = TILE_BYTES // item.dtype.nbytes
+    tile_rows, vector_bytes = tuning.gemm_tile_rows, tuning.vector_bytes
+    width = tuning.tile_bytes() // item.dtype.nbytes
     full, tail = n // width, n % width
     panels = full + (tail > 0)
-    tiles = -(-m // TILE_ROWS)
+    tiles = -(-m // tile_rows)
     blocks = max(1, min(tiles, -(-2 * threads // (layout.count * panels))))
-    block_rows = -(-tiles // blocks) * TILE_ROWS
+    block_rows = -(-tiles // blocks) * tile_rows
     blocks = -(-m // block_rows)
-    whole = m // TILE_ROWS * TILE_ROWS
+    whole = m // tile_rows * tile_rows
 
     def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
         lhs, rhs, out = pointers[0], pointers[1], pointers[-1]
@@ -329,15 +336,15 @@ def _panel_gemm_kernel(
                 def tile(i0: SSAValue, rows: int) -> None:
                     a = Matrix(lhs, e.add(a_base, e.mul(i0, e.i64(a_row))), a_row, a_col)
                     c = Matrix(out, e.add(e.add(c_base, e.mul(i0, e.i64(n))), c0), n)
-                    register_tile(e, region, item, (rows, cols, k), a, Matrix(panel, e.i64(0), cols), c)
+                    register_tile(e, region, item, (rows, cols, k), a, Matrix(panel, e.i64(0), cols), c, vector_bytes)
                     if finish is not None:
                         finish(e, region, pointers, (i0, e.add(i0, e.i64(rows))), (c0, e.add(c0, e.i64(cols))))
 
                 if whole:
                     stop = e.smin(last, e.i64(whole))
-                    for_range(e, region, first, stop, lambda i0: tile(i0, TILE_ROWS), TILE_ROWS)
-                if m % TILE_ROWS:
-                    if_then(e, region, e.icmp("eq", last, e.i64(m)), lambda: tile(e.i64(whole), m % TILE_ROWS))
+                    for_range(e, region, first, stop, lambda i0: tile(i0, tile_rows), tile_rows)
+                if m % tile_rows:
+                    if_then(e, region, e.icmp("eq", last, e.i64(m)), lambda: tile(e.i64(whole), m % tile_rows))
 
             if full:
                 if_then(e, region, e.icmp("slt", c0, e.i64(full * width)), lambda: columns(width))
@@ -350,46 +357,39 @@ def _panel_gemm_kernel(
     return Kernel(kernel_function(name, len(buffers), build), buffers, extent, layout.work)
 
 
-TILED_MAX_MNK = blas.CALLER_THREAD_MNK[False]
-"""Real GEMMs up to this M·N·K use the tile kernel (benchmarks/contractions.py sets
-it to 0 to time the BLAS call instead)."""
-
-
 def _gemm_kernels(
-    name: str, layout: GemmLayout, dtype: str, buffers: list[SSAValue | str | Scratch], threads: int
+    name: str, layout: GemmLayout, dtype: str, buffers: list[SSAValue | str | Scratch], threads: int,
+    tuning: Tuning,
 ) -> list[Kernel]:
-    """The tiled kernel for real GEMMs OpenBLAS would run on the calling thread
-    anyway (M·N·K <= TILED_MAX_MNK) with an untransposed rhs: there it runs
-    ~2x faster than the call and its batch splits across the entry's threads
-    (benchmarks/contractions.py); the BLAS call for everything else."""
-    if _tiles(layout, dtype):
-        return _tiled_gemm_kernels(name, layout, dtype, buffers)
-    if _panels(layout, dtype):
-        return [_panel_gemm_kernel(name, layout, dtype, buffers, threads)]
+    """The tiled kernel for small real GEMMs with an untransposed rhs (`_tiles`),
+    the packed-panel kernel for larger ones with a short K (`_panels`), the
+    BLAS call for everything else."""
+    if _tiles(layout, dtype, tuning):
+        return _tiled_gemm_kernels(name, layout, dtype, buffers, tuning)
+    if _panels(layout, dtype, tuning):
+        return [_panel_gemm_kernel(name, layout, dtype, buffers, threads, tuning)]
     return [_blas_kernel(name, layout, dtype, buffers, threads)]
 
 
-def _tiles(layout: GemmLayout, dtype: str) -> bool:
-    """Whether the tile kernel runs this GEMM with B read in place (see `_gemm_kernels`)."""
-    small = layout.m * layout.n * layout.k <= TILED_MAX_MNK
+def _tiles(layout: GemmLayout, dtype: str, tuning: Tuning) -> bool:
+    """Whether the tile kernel runs this GEMM with B read in place: M·N·K up to
+    `tuning.gemm_tiled_max_mnk`, the size OpenBLAS would run on the calling
+    thread anyway, where the tiles run ~2x faster than the call and their batch
+    splits across the entry's threads (benchmarks/contractions.py sets the knob
+    to 0 to time the BLAS call instead)."""
+    small = layout.m * layout.n * layout.k <= tuning.gemm_tiled_max_mnk
     return dtype in ("f32", "f64") and small and not layout.transposes[1]
 
 
-PANEL_MAX_MNK = 1 << 62
-"""Real GEMMs up to this M·N·K that the in-place tiles do not take run
-`_panel_gemm_kernel` (benchmarks set it to 0 to time the BLAS call instead)."""
-
-PANEL_MAX_BYTES = 1 << 15
-"""The largest panel of op(B) (K x TILE_BYTES, so K <= 256): it stays in the
-48 KiB L1 while the row tiles stream past. GEMMs with a longer K stay with
-OpenBLAS, which blocks K; the panel kernel was only measured against it up to
-here (2x at K = 200..300, one thread; a 1024³ comparison needs a quiet machine)."""
-
-
-def _panels(layout: GemmLayout, dtype: str) -> bool:
-    """Whether `_panel_gemm_kernel` runs this GEMM."""
-    small = layout.m * layout.n * layout.k <= PANEL_MAX_MNK
-    return dtype in ("f32", "f64") and small and layout.k * TILE_BYTES <= PANEL_MAX_BYTES
+def _panels(layout: GemmLayout, dtype: str, tuning: Tuning) -> bool:
+    """Whether `_panel_gemm_kernel` runs this GEMM: M·N·K up to
+    `tuning.gemm_panel_max_mnk` (benchmarks set it to 0 to time the BLAS call
+    instead) and a panel of op(B), K x `tuning.tile_bytes()`, of at most
+    `tuning.gemm_panel_max_bytes`, so it stays in L1 while the row tiles stream
+    past. GEMMs with a longer K stay with OpenBLAS, which blocks K; the panel
+    kernel was only measured against it up to there."""
+    small = layout.m * layout.n * layout.k <= tuning.gemm_panel_max_mnk
+    return dtype in ("f32", "f64") and small and layout.k * tuning.tile_bytes() <= tuning.gemm_panel_max_bytes
 
 
 def _packed_rhs(op: ct.MatmulOp | rg.ContractionRegionOp, ctx: KernelContext) -> tuple[Packing, Scratch] | None:
@@ -401,7 +401,7 @@ def _packed_rhs(op: ct.MatmulOp | rg.ContractionRegionOp, ctx: KernelContext) ->
     if buffer is None:
         return None
     item = codec(element_type(op.rhs.type))
-    return weight_packing(shape_of(op.rhs.type), transposed, item), buffer
+    return weight_packing(shape_of(op.rhs.type), transposed, item, ctx.tuning), buffer
 
 
 # ---------------------------------------------------------------------------
@@ -460,20 +460,13 @@ def matmul_kernels(op: ct.MatmulOp, ctx: KernelContext) -> list[Kernel]:
     packed = _packed_rhs(op, ctx)
     if packed is not None:
         packing, panels = packed
-        return _tiled_gemm_kernels(ctx.name, layout, dtype, [op.lhs, panels, op.result], packing)
-    return _gemm_kernels(ctx.name, layout, dtype, [op.lhs, op.rhs, op.result], ctx.threads)
+        return _tiled_gemm_kernels(ctx.name, layout, dtype, [op.lhs, panels, op.result], ctx.tuning, packing)
+    return _gemm_kernels(ctx.name, layout, dtype, [op.lhs, op.rhs, op.result], ctx.threads, ctx.tuning)
 
 
 # ---------------------------------------------------------------------------
 # epilogues: rlx.contraction_region
 # ---------------------------------------------------------------------------
-
-EPILOGUE_BLOCK_BYTES = 1 << 22
-"""Rows of the product computed (one GEMM call) and finished by the epilogue
-together: 4 MiB, so the block is still in L3 when the epilogue reads it. Every
-call packs the rhs again, so much smaller blocks cost more than they save
-(measured with benchmarks/contractions.py: 256 KiB blocks were 2x slower)."""
-
 
 def _epilogue_rows(
     e: Emitter,
@@ -512,15 +505,20 @@ def _epilogue_rows(
     for_range(e, region, rows[0], rows[1], row)
 
 
-def _blocked_blas_kernel(op: rg.ContractionRegionOp, layout: GemmLayout, dtype: str, name: str) -> Kernel:
+def _blocked_blas_kernel(
+    op: rg.ContractionRegionOp, layout: GemmLayout, dtype: str, name: str, block_bytes: int
+) -> Kernel:
     """Row blocks split across the entry's threads: each runs one single-threaded
     GEMM for its rows of the product, straight into the result, then the epilogue
-    over them."""
+    over them. A block is about `block_bytes` of the product
+    (`Tuning.gemm_epilogue_block_bytes`), so it is still in the last-level cache
+    when the epilogue reads it; every call packs the rhs again, so much smaller
+    blocks cost more than they save."""
     blas.load()
     gemm = gemm_external(dtype)
     item_bytes = dtypes.from_name(dtype).nbytes
     m, n = layout.m, layout.n
-    block = max(1, min(m, EPILOGUE_BLOCK_BYTES // max(1, n * item_bytes)))
+    block = max(1, min(m, block_bytes // max(1, n * item_bytes)))
     blocks = -(-m // block)
     a_row = 1 if layout.transposes[0] else layout.leading[0]  # elements between rows of op(A)
 
@@ -563,12 +561,14 @@ def contraction_region_kernels(op: rg.ContractionRegionOp, ctx: KernelContext) -
     packed = _packed_rhs(op, ctx)
     if packed is not None:
         packing, panels = packed
-        return _tiled_gemm_kernels(ctx.name, layout, dtype, [op.lhs, panels, *buffers[2:]], packing, finish)
-    if _tiles(layout, dtype):
-        return _tiled_gemm_kernels(ctx.name, layout, dtype, buffers, finish=finish)
-    if _panels(layout, dtype):
-        return [_panel_gemm_kernel(ctx.name, layout, dtype, buffers, ctx.threads, finish)]
-    return [single_threaded_blas(f"{ctx.name}_blas1"), _blocked_blas_kernel(op, layout, dtype, ctx.name)]
+        return _tiled_gemm_kernels(ctx.name, layout, dtype, [op.lhs, panels, *buffers[2:]], ctx.tuning, packing,
+                                   finish)
+    if _tiles(layout, dtype, ctx.tuning):
+        return _tiled_gemm_kernels(ctx.name, layout, dtype, buffers, ctx.tuning, finish=finish)
+    if _panels(layout, dtype, ctx.tuning):
+        return [_panel_gemm_kernel(ctx.name, layout, dtype, buffers, ctx.threads, ctx.tuning, finish)]
+    block_bytes = ctx.tuning.gemm_epilogue_block_bytes
+    return [single_threaded_blas(f"{ctx.name}_blas1"), _blocked_blas_kernel(op, layout, dtype, ctx.name, block_bytes)]
 
 
 KERNELS: dict[type[Operation], Callable[[Operation, KernelContext], list[Kernel]]] = {

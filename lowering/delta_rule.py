@@ -43,14 +43,15 @@ sequence, and round it into the state result once at the end.
   Computing a pair's dot products (k_t·k_{t+1}, k_t·q_t) in the pair, on the
   path from one sweep to the next, cost 25%: they are computed once per head
   before its strips.
-- **Chunked** (`_chunked_kernel`, sequences of at least `CHUNKED_MIN_SEQ`
-  steps; off by default, see there): the WY / UT-transform form of fla-org/flash-linear-attention's
-  `chunk_gated_delta_rule`, CHUNK steps at a time, most of the work single-
-  threaded GEMMs on stack buffers. Within a chunk, γ_r is the cumulative gate
-  up to row r, and every decay is one exp of a segment sum clamped to ≤ 0,
-  exp(min(γ_r − γ_s, 0)), never a product exp(γ_r)·exp(−γ_s) (which is 0·inf
-  for long chunks or strong gates). The chunk equations (S₀ its initial state,
-  D_rs = exp(γ_r − γ_s), per key channel i with `gate_per_channel`):
+- **Chunked** (`_chunked_kernel`, sequences of at least `Tuning.gdn_chunked_min_seq`
+  steps; off by default, see `uses_chunked_form`): the WY / UT-transform form of
+  fla-org/flash-linear-attention's `chunk_gated_delta_rule`, CHUNK steps at a
+  time, most of the work single-threaded GEMMs on stack buffers. Within a
+  chunk, γ_r is the cumulative gate up to row r, and every decay is one exp
+  of a segment sum clamped to ≤ 0, exp(min(γ_r − γ_s, 0)), never a product
+  exp(γ_r)·exp(−γ_s) (which is 0·inf for long chunks or strong gates). The
+  chunk equations (S₀ its initial state, D_rs = exp(γ_r − γ_s), per key
+  channel i with `gate_per_channel`):
 
       A[r, s] = β_r Σ_i k_ri k_si D_rs,i   (s < r)     P[r, s] = Σ_i q_ri k_si D_rs,i   (s ≤ r)
       (I + A) [Ũ | −W] = [β V | −β e^γ K]                  (forward substitution)
@@ -67,6 +68,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Final
 
 from xdsl.dialects import llvm
 from xdsl.ir import Attribute, Operation, Region, SSAValue
@@ -81,24 +83,16 @@ from rlx_mlir.lowering.gemm import gemm_call, gemm_external, single_threaded_bla
 from rlx_mlir.lowering.kernel import Kernel, KernelContext, StackArray, kernel_function
 from rlx_mlir.lowering.loops import for_range, if_else
 from rlx_mlir.memory_plan import Scratch
+from rlx_mlir.tuning import Tuning
 
-CHUNK = 64
+CHUNK: Final = 64
 """Steps per chunk of the chunked form (fla's default)."""
 
-CHUNKED_MIN_SEQ: int | None = None
-"""Sequences of at least this many steps use the chunked form; None: never
-(tests set it to run both forms). Off because the sequential form is faster at
-every size measured on 2 Zen 5 cores (f32, B1, both forms in one process):
-S2048 H8 N64 1.3 vs 10 ms, N128 ~5-11 vs 22-38 ms (benchmarks/recurrent.py),
-S1024 H4 N256 17 vs 31 ms. The chunked form does ~1.4x the arithmetic (the C×C
-products and the solve) in single-threaded OpenBLAS GEMMs of 64×128×128, which
-the AVX2 (Haswell) kernels of this environment run far below the sequential
-sweep's AVX-512 FMAs on an L1-resident strip of the state."""
-
-STACK_LIMIT = 1 << 20
+STACK_LIMIT: Final = 1 << 20
 """Both forms keep their buffers on the kernel's stack, up to this many bytes. Past
 it, the chunked form (N above ~300 in f32) gives way to the sequential form, whose
-strip of N rows × one vector passes it only beyond N = 16384 in f32 (an error then)."""
+strip of N rows × one vector passes it only beyond N = 16384 in f32 (32768 with AVX2's
+32-byte vectors; an error then)."""
 
 
 @dataclass(frozen=True)
@@ -114,12 +108,14 @@ class _Shape:
     """The stored element type."""
     work: Codec
     """The compute type (f32 for f16/bf16), in which the working state and buffers are held."""
+    tuning: Tuning
+    """The compile's kernel choices (the `gdn_*` knobs and the vector width)."""
 
     @classmethod
-    def of(cls, op: rc.GatedDeltaNetOp) -> _Shape:
+    def of(cls, op: rc.GatedDeltaNetOp, tuning: Tuning) -> _Shape:
         batch, seq, heads, n = op.output_shape()
         item = codec(op.element.ir_type)
-        return cls(batch, seq, heads, n, op.per_channel, item, codec(item.compute))
+        return cls(batch, seq, heads, n, op.per_channel, item, codec(item.compute), tuning)
 
     @property
     def gates(self) -> int:
@@ -129,6 +125,11 @@ class _Shape:
     @property
     def cells(self) -> int:
         return self.n * self.n
+
+    @property
+    def widest(self) -> int:
+        """Lanes of the widest vector (`Tuning.vector_bytes`) in the compute type; narrower tails halve it."""
+        return self.tuning.vector_bytes // self.work.dtype.nbytes
 
     def row(self, e: Emitter, bh: SSAValue, t: SSAValue, width: int) -> SSAValue:
         """Element offset of step t of (batch, head) bh in a [B, S, H, width] tensor."""
@@ -207,34 +208,13 @@ def _pass_state(e: Emitter, region: Region, s: _Shape, p: _Pointers, base: SSAVa
 # ---------------------------------------------------------------------------
 
 
-VECTOR_BYTES = 64
-"""The widest vector of the sequential form (<16 x float>, <8 x double>); narrower tails halve it."""
-
-STRIP_BYTES = 16 << 10
-"""The sequential form's column strip of the state (N rows × as many columns as fit,
-at least one vector): in L1 for the whole sequence."""
-
-SHORT_SEQ = 8
-STRIP_VECTORS = 8
-"""Sequences shorter than SHORT_SEQ (decode steps) gain nothing from L1 and use strips
-as wide as the registers allow (STRIP_VECTORS vectors, 24 accumulators), so the state
-moves in and out along whole rows (measured, B1 H8 N128 decode reading the state in
-place: 12 us in rows of 8 vectors, 16 / 20 / 22 us in strips of 4 / 2 / 1)."""
-
-PARALLEL_CELLS = 1 << 15
-"""State cells (B·H·S·N²) from which the sequential form is split across threads
-(the thread pool's, `rlx_mlir/thread_pool.py`): a decode step of B1 H8 N128
-(2^17 cells, the state read and written in place) takes 10 us per call on two
-threads against 17 us on one."""
-
-
 Strip = Callable[[SSAValue, list[tuple[int, int]]], None]
 """A sweep over the column strip from j0 of one head: strip(j0, pieces) (vector offsets and widths)."""
 
 
 def _for_strips(e: Emitter, region: Region, s: _Shape, cols: int, strip: Strip) -> None:
     """`strip` over the state's columns in strips of `cols` (the last one narrower)."""
-    widest = VECTOR_BYTES // s.work.dtype.nbytes
+    widest = s.widest
     full, tail = s.n // cols, s.n % cols
     if full:
         wide = vectors.pieces(cols, widest)
@@ -245,35 +225,42 @@ def _for_strips(e: Emitter, region: Region, s: _Shape, cols: int, strip: Strip) 
 
 def _head_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str, build: Callable[..., None]) -> Kernel:
     """A kernel of one (batch, head) per outer step over the op's buffers, split
-    across threads from PARALLEL_CELLS state cells."""
+    across threads (the thread pool's) from `gdn_parallel_cells` state cells
+    (B·H·S·N²): even a decode step of B1 H8 N128 gains from two threads."""
     buffers = _buffers(op)
     work = s.batch * s.heads * max(1, s.seq) * s.cells
     function = kernel_function(name, len(buffers), build)
-    return Kernel(function, buffers, s.batch * s.heads, work, parallel=work >= PARALLEL_CELLS)
+    return Kernel(function, buffers, s.batch * s.heads, work, parallel=work >= s.tuning.gdn_parallel_cells)
 
 
 def _strip_columns(s: _Shape) -> int:
-    """Columns of a strip of the state: as many as STRIP_BYTES holds, at least one vector."""
-    widest = VECTOR_BYTES // s.work.dtype.nbytes
-    return min(s.n, max(widest, STRIP_BYTES // (s.n * s.work.dtype.nbytes) // widest * widest))
+    """Columns of a strip of the state: as many as `gdn_strip_bytes` holds (N rows, in L1
+    for the whole sequence), at least one vector."""
+    widest = s.widest
+    return min(s.n, max(widest, s.tuning.gdn_strip_bytes // (s.n * s.work.dtype.nbytes) // widest * widest))
 
 
 def _sequential_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
     """One (batch, head) per outer step, in column strips. Column j of S only ever
     meets column j of v, u and the output (sk[j] = Σ_i S[i, j] k_i), so a strip of
     columns runs the whole sequence on its own, in a contiguous stack buffer
-    (`STRIP_BYTES`) that stays in L1. The first pass (step 0's decay and Sᵀk)
+    (`_strip_columns`) that stays in L1. The first pass (step 0's decay and Sᵀk)
     reads the strip of the initial state into the buffer; then one sweep per
     step does, row by row, pass 2 of step t (S += k_i·u, o += S·q_i) and pass 1
     of step t+1 (decay, Sᵀk' += S·k'_i), the strip's accumulators in registers.
     The last step's sweep has no next step and stores the strip straight into
-    the state result (f16/bf16: into the buffer, then rounded once)."""
+    the state result (f16/bf16: into the buffer, then rounded once).
+
+    Sequences shorter than `gdn_short_seq` (decode steps) gain nothing from L1 and
+    use strips as wide as the registers allow (`gdn_strip_vectors` vectors, three
+    accumulators each), so the state moves in and out along whole rows."""
     n, wc = s.n, s.work
     scalar = wc.compute
-    widest = VECTOR_BYTES // wc.dtype.nbytes
+    widest = s.widest
     cols = _strip_columns(s)
-    if s.seq < SHORT_SEQ:
-        cols = min(n, STRIP_VECTORS * widest, max(widest, STACK_LIMIT // (n * wc.dtype.nbytes) // widest * widest))
+    if s.seq < s.tuning.gdn_short_seq:
+        cols = min(n, s.tuning.gdn_strip_vectors * widest,
+                   max(widest, STACK_LIMIT // (n * wc.dtype.nbytes) // widest * widest))
     # A single step (decode) reads the initial state twice where it is, for Sᵀk and for the
     # update, instead of copying it decayed into the strip buffer and reading that back:
     # B1 H8 N128 12 us, 16 us through the buffer (f16/bf16 still decode into the buffer).
@@ -423,16 +410,16 @@ def _sequential_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
 # ---------------------------------------------------------------------------
 
 
-HELD_RANGE = 2.0**20
+HELD_RANGE: Final = 2.0**20
 """The paired form holds its strip divided by D, the product of the head's decays since it
 last multiplied them in, while 1/HELD_RANGE <= D <= HELD_RANGE (see `_paired_kernel`)."""
 
 
-def uses_paired_form(op: rc.GatedDeltaNetOp) -> bool:
-    """Prefill with one gate per head in f32/f64: the paired form; decode steps, per-channel
-    gates and f16/bf16 keep the one-step sweep."""
-    s = _Shape.of(op)
-    return (s.seq >= SHORT_SEQ and not s.per_channel and not s.item.narrow
+def uses_paired_form(op: rc.GatedDeltaNetOp, tuning: Tuning) -> bool:
+    """Prefill with one gate per head in f32/f64: the paired form; decode steps (`gdn_short_seq`),
+    per-channel gates and f16/bf16 keep the one-step sweep."""
+    s = _Shape.of(op, tuning)
+    return (s.seq >= tuning.gdn_short_seq and not s.per_channel and not s.item.narrow
             and _paired_stack_bytes(s) <= STACK_LIMIT)
 
 
@@ -472,7 +459,7 @@ def _paired_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
     last step is paired with a padding step (β = 0, g = 0: u = 0, no output)."""
     n, wc = s.n, s.work
     scalar = wc.compute
-    widest = VECTOR_BYTES // wc.dtype.nbytes
+    widest = s.widest
     cols = _strip_columns(s)
     pairs = (s.seq + 1) // 2
 
@@ -878,23 +865,25 @@ def _chunked_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
     return Kernel(function, buffers, s.batch * s.heads, work, externals=(gemm_external(dtype),))
 
 
-def uses_chunked_form(op: rc.GatedDeltaNetOp) -> bool:
-    """Long sequences (CHUNKED_MIN_SEQ), when the chunk buffers fit the stack."""
-    s = _Shape.of(op)
-    return CHUNKED_MIN_SEQ is not None and s.seq >= CHUNKED_MIN_SEQ and _chunk_stack_bytes(s) <= STACK_LIMIT
+def uses_chunked_form(op: rc.GatedDeltaNetOp, tuning: Tuning) -> bool:
+    """Sequences of at least `gdn_chunked_min_seq` steps, when the chunk buffers fit the stack.
+    Never by default: it does ~1.4x the sequential form's arithmetic, in single-threaded
+    GEMMs slower than the sequential sweep's vector FMAs on an L1-resident strip."""
+    s = _Shape.of(op, tuning)
+    return s.seq >= tuning.gdn_chunked_min_seq and _chunk_stack_bytes(s) <= STACK_LIMIT
 
 
 def gated_delta_net_kernels(op: rc.GatedDeltaNetOp, ctx: KernelContext) -> list[Kernel]:
-    """The sequential kernel, or (long sequences, see CHUNKED_MIN_SEQ) the chunked one after
+    """The sequential kernel, or (long sequences, `uses_chunked_form`) the chunked one after
     setting OpenBLAS to one thread; nothing when there is nothing to write."""
-    s = _Shape.of(op)
+    s = _Shape.of(op, ctx.tuning)
     if s.batch * s.heads == 0 or s.n == 0:
         return []
     if s.seq == 0 and not op.carries_out:
         return []
-    if uses_chunked_form(op):
+    if uses_chunked_form(op, ctx.tuning):
         return [single_threaded_blas(f"{ctx.name}_blas1"), _chunked_kernel(op, s, ctx.name)]
-    if uses_paired_form(op):
+    if uses_paired_form(op, ctx.tuning):
         return [_paired_kernel(op, s, ctx.name)]
     return [_sequential_kernel(op, s, ctx.name)]
 

@@ -12,11 +12,13 @@ output is contiguous along the innermost one (a transpose) is moved in square
 blocks of one 64-byte vector per row: `lanes` rows loaded, transposed in
 registers by shuffles (`vectors.transpose_square`), stored as `lanes` rows, so
 every cache line read or written is used whole. Blocks are swept
-`BLOCK_ROWS` rows at a time, so the input is read in runs of several lines
-(which the prefetcher follows) while the output rows stay few.
+`Tuning.transpose_block_rows` rows at a time, so the input is read in runs of
+several lines (which the prefetcher follows) while the output rows stay few.
 
-A flat loop with one output is staged through `STAGE_BYTES` on the stack when
-the output is larger than the last-level cache (it then leaves by non-temporal
+A flat loop with one output is staged through `Tuning.stage_bytes` on the stack
+when the output is larger than `Tuning.nontemporal_min_bytes` (the last-level
+cache: caching it would only evict the inputs, and a non-temporal store of a
+whole line skips the read-for-ownership, a third less traffic for a copy; it then leaves by non-temporal
 stores of whole lines, which a loop LLVM vectorizes cannot emit) or when its
 body calls sin/cos/tan (a chunk is computed with the fast argument reduction,
 and again with the exact one only if an argument needs it).
@@ -41,10 +43,8 @@ from rlx_mlir.lowering.emitter import Emitter
 from rlx_mlir.lowering.kernel import PTR, Kernel, KernelContext, emit_nest_kernel, kernel_function
 from rlx_mlir.lowering.loops import LoopNest, advance, coalesce, for_range, if_else, if_then, read_strides
 from rlx_mlir.lowering.scalar_ops import emit_body, emit_scalar_op
+from rlx_mlir.tuning import Tuning
 
-BLOCK_ROWS = 64  # rows of the output one sweep of a transposed copy covers
-BLOCK_COLS = 256  # and its columns per panel
-STAGE_BYTES = 4096  # output a staged kernel computes on the stack before storing it (stays in L1)
 
 
 def _input_strides(region_op: rg.ElementwiseRegionOp) -> list[tuple[tuple[int, ...], int]]:
@@ -70,13 +70,13 @@ def region_kernels(region_op: rg.ElementwiseRegionOp, ctx: KernelContext) -> lis
     nest = loop_nest(region_op)
     buffers: list[SSAValue | str] = [*region_op.inputs, *region_op.outputs]
     items = [codec(element_type(v.type)) for v in region_op.outputs]
-    streaming = vectors.streams_past_cache(sum(item.dtype.nbytes for item in items) * numel(nest.sizes))
+    streaming = sum(item.dtype.nbytes for item in items) * numel(nest.sizes) > ctx.tuning.nontemporal_min_bytes
     lanes = transpose_lanes(region_op, nest)
     flat = len(nest.sizes) == 1 and len(items) == 1
     if lanes:
-        function = _transposed_copy_kernel(ctx.name, nest, items[0], lanes, streaming)
+        function = _transposed_copy_kernel(ctx.name, nest, items[0], lanes, streaming, ctx.tuning)
     elif flat and (streaming or _has_trig_reductions(region_op)):
-        function = _staged_kernel(ctx.name, nest, region_op, items[0], streaming)
+        function = _staged_kernel(ctx.name, nest, region_op, items[0], streaming, ctx.tuning.stage_bytes)
     else:
 
         def body(e: Emitter, pointers: list[SSAValue], offsets: list[SSAValue]) -> None:
@@ -109,9 +109,10 @@ def _reduces_trig(op: Operation) -> bool:
     return _REDUCES_TRIG[key]
 
 
-def _staged_kernel(name: str, nest: LoopNest, region_op: rg.ElementwiseRegionOp, item: Codec, streaming: bool
-                   ) -> llvm.FuncOp:
-    """A flat loop that computes `STAGE_BYTES` of its one output at a time into a buffer on the
+def _staged_kernel(
+    name: str, nest: LoopNest, region_op: rg.ElementwiseRegionOp, item: Codec, streaming: bool, stage_bytes: int
+) -> llvm.FuncOp:
+    """A flat loop that computes `stage_bytes` of its one output at a time into a buffer on the
     stack (the same scalar body as everywhere, which LLVM vectorizes), then moves the buffer to
     the output in 64-byte vectors.
 
@@ -124,10 +125,10 @@ def _staged_kernel(name: str, nest: LoopNest, region_op: rg.ElementwiseRegionOp,
     """
     n_in = len(region_op.inputs)
     size = item.dtype.nbytes
-    chunk = STAGE_BYTES // size
+    chunk = stage_bytes // size
 
     def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
-        stage = e.op(llvm.AllocaOp(e.i64(STAGE_BYTES), i8, alignment=vectors.LINE_BYTES))
+        stage = e.op(llvm.AllocaOp(e.i64(stage_bytes), i8, alignment=vectors.LINE_BYTES))
         out = pointers[n_in]
 
         def at(i: SSAValue) -> list[SSAValue]:
@@ -157,7 +158,7 @@ def _staged_kernel(name: str, nest: LoopNest, region_op: rg.ElementwiseRegionOp,
                 bits = vectors.load(e, i8, stage, offset, vectors.LINE_BYTES)
                 vectors.store(e, bits, out, e.add(first_byte, offset), nontemporal=streaming)
 
-            for_range(e, region, e.i64(0), e.i64(STAGE_BYTES // vectors.LINE_BYTES), line)
+            for_range(e, region, e.i64(0), e.i64(stage_bytes // vectors.LINE_BYTES), line)
 
         first = begin
         if streaming:
@@ -212,6 +213,7 @@ class _Transpose:
     nest: LoopNest
     item: Codec
     lanes: int
+    tuning: Tuning
     src: SSAValue
     dst: SSAValue
 
@@ -230,7 +232,9 @@ class _Transpose:
         return self.nest.strides[1][-2] * self.size % vectors.LINE_BYTES == 0
 
 
-def _transposed_copy_kernel(name: str, nest: LoopNest, item: Codec, lanes: int, nontemporal: bool) -> llvm.FuncOp:
+def _transposed_copy_kernel(
+    name: str, nest: LoopNest, item: Codec, lanes: int, nontemporal: bool, tuning: Tuning
+) -> llvm.FuncOp:
     """A copy whose input runs along axis -2 and output along axis -1: the outer axes as
     loops, the last two in lanes x lanes register blocks, the ragged edges element by element.
     With `nontemporal` (and rows that keep the alignment) the blocks' stores are non-temporal
@@ -238,7 +242,7 @@ def _transposed_copy_kernel(name: str, nest: LoopNest, item: Codec, lanes: int, 
     rank = len(nest.sizes)
 
     def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
-        t = _Transpose(nest, item, lanes, *pointers)
+        t = _Transpose(nest, item, lanes, tuning, *pointers)
         streaming = nontemporal and t.lines_per_row
 
         def level(depth: int, offsets: list[SSAValue], lo: SSAValue, hi: SSAValue) -> None:
@@ -293,18 +297,20 @@ def _transpose_rows(
         for k, row in enumerate(vectors.transpose_square(e, loaded)):
             vectors.store(e, row, t.dst, e.add(base_out, e.i64(k * s_out[-2])), nontemporal)
 
+    block_rows, block_cols = t.tuning.transpose_block_rows, t.tuning.transpose_block_cols
+
     def sweep(i0: SSAValue) -> None:
-        i1 = e.smin(e.add(i0, e.i64(BLOCK_ROWS)), row_last)
+        i1 = e.smin(e.add(i0, e.i64(block_rows)), row_last)
 
         def panel(j0: SSAValue) -> None:
-            j1 = e.smin(e.add(j0, e.i64(BLOCK_COLS)), col_last)
+            j1 = e.smin(e.add(j0, e.i64(block_cols)), col_last)
             for_range(e, region, j0, j1, lambda j: for_range(
                 e, region, i0, i1, lambda i: block(i, j), step=lanes), step=lanes)
 
-        for_range(e, region, col_first, col_last, panel, step=BLOCK_COLS)
+        for_range(e, region, col_first, col_last, panel, step=block_cols)
         elements((i0, i1), (e.i64(0), col_first))
         elements((i0, i1), (col_last, e.i64(cols)))
 
     elements((lo, row_first), (e.i64(0), e.i64(cols)))
-    for_range(e, region, row_first, row_last, sweep, step=BLOCK_ROWS)
+    for_range(e, region, row_first, row_last, sweep, step=block_rows)
     elements((row_last, hi), (e.i64(0), e.i64(cols)))

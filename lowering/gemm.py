@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Final
 
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import f32, f64, i8, i32
@@ -25,6 +26,7 @@ from rlx_mlir.lowering.emitter import Emitter
 from rlx_mlir.lowering.kernel import PTR, External, Kernel, kernel_function
 from rlx_mlir.lowering.loops import for_range
 from rlx_mlir.memory_plan import Scratch
+from rlx_mlir.tuning import Tuning
 
 COMPONENT = {"f32": f32, "f64": f64, "complex<f32>": f32, "complex<f64>": f64}
 """The real type of each BLAS element type's parts."""
@@ -104,14 +106,6 @@ def single_threaded_blas(name: str) -> Kernel:
 # emitted register tiles (small GEMMs: matmul's tile kernel, the RNN steps)
 # ---------------------------------------------------------------------------
 
-TILE_ROWS = 8
-TILE_BYTES = 128
-"""A tile of C is TILE_ROWS rows x TILE_BYTES of columns (8 x 32 f32: sixteen
-512-bit accumulators), held in registers over the whole K loop."""
-
-VECTOR_BYTES = 64
-"""The widest vector the tiles use (<16 x float>); narrower tails halve it."""
-
 
 @dataclass(frozen=True)
 class Matrix:
@@ -124,14 +118,24 @@ class Matrix:
 
 
 def register_tile(
-    e: Emitter, region: Region, item: Codec, shape: tuple[int, int, int], a: Matrix, b: Matrix, c: Matrix
+    e: Emitter,
+    region: Region,
+    item: Codec,
+    shape: tuple[int, int, int],
+    a: Matrix,
+    b: Matrix,
+    c: Matrix,
+    vector_bytes: int,
 ) -> None:
     """C = A · B for a (rows, cols, k) = `shape` tile in explicit vector IR (B and
     C with unit column stride): rows x cols accumulators (vectors of up to
-    VECTOR_BYTES, then halves) held in registers over the whole k loop, acc +=
-    splat(A[r, kk]) * B[kk, j0:j1] with vector FMAs, then one store each."""
+    `vector_bytes`, the target's widest, then halves) held in registers over
+    the whole k loop, acc += splat(A[r, kk]) * B[kk, j0:j1] with vector FMAs,
+    then one store each. The callers keep the accumulators within
+    `Tuning.accumulators`, about half the vector registers (the rest hold the
+    operands): `Tuning.gemm_tile_rows` rows x `Tuning.tile_bytes()` (two vectors)."""
     rows, cols, k = shape
-    pieces = vectors.pieces(cols, VECTOR_BYTES // item.dtype.nbytes)
+    pieces = vectors.pieces(cols, vector_bytes // item.dtype.nbytes)
 
     def step(kk: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
         b_at = e.add(b.base, e.mul(kk, e.i64(b.row)))
@@ -190,17 +194,19 @@ class Packing:
         return Matrix(packed, base, width)
 
 
-def weight_packing(shape: tuple[int, ...], transposed: bool, item: Codec) -> Packing:
-    """One 2-D weight W (`shape` as stored) packed for the tiles of TILE_BYTES
-    columns of op(W): what a loop packs before its steps and its body's GEMM reads."""
+def weight_packing(shape: tuple[int, ...], transposed: bool, item: Codec, tuning: Tuning) -> Packing:
+    """One 2-D weight W (`shape` as stored) packed for the tiles of
+    `tuning.tile_bytes()` columns of op(W): what a loop packs before its steps
+    and its body's GEMM reads (the packer and the reader must be built from
+    the same `tuning`, so the panels are as wide as the tiles)."""
     rows, cols = shape
     n, k = (rows, cols) if transposed else (cols, rows)
-    return Packing(1, n, k, 0, 0, TILE_BYTES // item.dtype.nbytes, transposed)
+    return Packing(1, n, k, 0, 0, tuning.tile_bytes() // item.dtype.nbytes, transposed)
 
 
-PACK_BLOCK = 16
-"""Rows of a transposed weight's panel packed together: one 64-byte line of
-each source row (f32)."""
+PACK_BLOCK: Final = 16
+"""Rows of a transposed weight's panel packed together: one 64-byte cache line
+of each source row (f32), whatever the vector width."""
 
 
 def emit_panel(

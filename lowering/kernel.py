@@ -27,6 +27,7 @@ from rlx_mlir.lowering.element_types import Codec, Value
 from rlx_mlir.lowering.emitter import Emitter
 from rlx_mlir.lowering.loops import Body, LoopNest, emit_nest, if_then
 from rlx_mlir.memory_plan import Scratch
+from rlx_mlir.tuning import Tuning
 
 PTR = llvm.LLVMPointerType()
 STATUS = "status"
@@ -68,11 +69,13 @@ class Kernel:
 
 @dataclass(frozen=True)
 class KernelContext:
-    """What an emitter needs besides the op: a unique name, its error code,
-    the thread count the entry is lowered with (`compile(..., threads=)`) and
-    the weights a loop packed before its steps."""
+    """What an emitter needs besides the op: a unique name, the kernel
+    choices for the target (`rlx_mlir.tuning`), its error code, the thread
+    count the entry is lowered with (`compile(..., threads=)`) and the weights
+    a loop packed before its steps."""
 
     name: str
+    tuning: Tuning
     code: int = 0
     threads: int = 1
     packed: Mapping[tuple[SSAValue, bool], Scratch] = field(default_factory=dict)

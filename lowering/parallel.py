@@ -3,7 +3,9 @@
 A kernel's parallel launcher hands its thunk and outer range [0, n) to the
 process's thread pool (`rlx_mlir.thread_pool`), which cuts the range into
 grains that the calling thread and workers started once claim, and returns
-when all are done. The pool is resolved
+when all are done. Kernels smaller than `Tuning.parallel_min_elements` stay
+on the calling thread (a + b broke even at ~2^15 f32 elements on 2 Zen 5
+cores, tanh(a + b) at ~2^13). The pool is resolved
 by name, like the BLAS: a module that launches in parallel declares it.
 """
 
@@ -16,12 +18,6 @@ from xdsl.ir import Block, Region
 from rlx_mlir import thread_pool
 from rlx_mlir.lowering.emitter import Emitter
 from rlx_mlir.lowering.kernel import PTR, External
-
-PARALLEL_MIN_ELEMENTS = 1 << 15
-"""Below this many elements a kernel runs on the calling thread. A launch on the
-pool costs ~0.7 us more than a direct call; measured on 2 Zen 5 cores (f32, one
-thread vs two, best of 400): a + b breaks even at ~2^15 elements (2^16: 6.6 vs
-5.8 us), tanh(a + b) at ~2^13 (2^14: 6.9 vs 6.0 us)."""
 
 POOL = External(thread_pool.SYMBOL, (PTR, PTR, i64, i64))
 """The pool's entry point: (thunk, args, n, threads)."""

@@ -60,11 +60,7 @@ from rlx_mlir.lowering.kernel import (
     share_aliased_pointers,
 )
 from rlx_mlir.lowering.loops import for_range, if_then, while_loop
-from rlx_mlir.lowering.parallel import (
-    PARALLEL_MIN_ELEMENTS,
-    POOL,
-    emit_parallel_launcher,
-)
+from rlx_mlir.lowering.parallel import POOL, emit_parallel_launcher
 from rlx_mlir.memory_plan import (
     OFFSETS,
     SCRATCH_OFFSETS,
@@ -79,6 +75,7 @@ from rlx_mlir.memory_plan import (
     view_offset,
     view_source,
 )
+from rlx_mlir.tuning import Tuning
 from rlx_mlir.verification import function_block
 
 
@@ -91,9 +88,10 @@ class LoweredProgram:
 class _EntryBuilder:
     """Builds the entry function while the kernels are emitted alongside."""
 
-    def __init__(self, function: func.FuncOp, threads: int) -> None:
+    def __init__(self, function: func.FuncOp, threads: int, tuning: Tuning) -> None:
         self.function = function
         self.threads = threads
+        self.tuning = tuning
         self.name = function.sym_name.data
         self.block = Block(arg_types=[PTR, PTR, PTR])
         self.region = Region([self.block])
@@ -187,7 +185,7 @@ class _EntryBuilder:
         for k, ptr in enumerate(pointers):
             e.op(llvm.StoreOp(ptr, e.op(llvm.GEPOp(args, [k], PTR, inbounds=True))))
         extent = e.i64(kernel.extent)
-        big = kernel.work >= PARALLEL_MIN_ELEMENTS and kernel.extent >= self.threads
+        big = kernel.work >= self.tuning.parallel_min_elements and kernel.extent >= self.threads
         if kernel.parallel and self.threads > 1 and big:
             e.op(llvm.CallOp(self.launcher(thunk), args, extent))
         else:
@@ -265,7 +263,7 @@ class _EntryBuilder:
             name = f"{prefix}_k{index}"
             emit = KERNELS.get(type(op))
             if emit is not None:
-                for kernel in self.kernels(op, emit, KernelContext(name, codes.get(op, 0), self.threads, self.packed)):
+                for kernel in self.kernels(op, emit, KernelContext(name, self.tuning, codes.get(op, 0), self.threads, self.packed)):
                     self.launch(kernel)
             elif isinstance(op, ScanOp):
                 with self.looping():
@@ -319,7 +317,7 @@ class _EntryBuilder:
             value = op.broadcast[weight.broadcast]
             buffer = Scratch(op, index)
             item = codec(element_type(value.type))
-            packing = weight_packing(shape_of(value.type), weight.transposed, item)
+            packing = weight_packing(shape_of(value.type), weight.transposed, item, self.tuning)
             self.launch(packing_kernel(f"{prefix}_pack{index}", item, packing, value, buffer))
             for block in op.bodies():
                 self.packed[(block.args[1 + weight.broadcast], weight.transposed)] = buffer
@@ -510,7 +508,7 @@ class _EntryBuilder:
         operands = Block(arg_types=[tensor, tensor]).args
         region, _ = rg.ElementwiseRegionOp.outline([ew.AddOp(operands[0], operands[1], tensor)])
         self.bound.update({operands[0]: total, operands[1]: term, region.outputs[0]: total})
-        for kernel in region_kernels(region, KernelContext(name, 0, self.threads)):
+        for kernel in region_kernels(region, KernelContext(name, self.tuning, 0, self.threads)):
             self.launch(kernel)
 
     def _spares(self, op: ScanOp, result: SSAValue) -> tuple[SSAValue, SSAValue]:
@@ -632,10 +630,11 @@ def _scratch_offsets(op: Operation) -> list[int]:
     return [scratch_offset(Scratch(op, k)) for k in range(len(op.scratch_bytes()))]  # type: ignore[attr-defined]
 
 
-def lower_function(function: func.FuncOp, threads: int) -> LoweredProgram:
+def lower_function(function: func.FuncOp, threads: int, tuning: Tuning) -> LoweredProgram:
     """Lower a planned function (every compute op a region or an op with a
-    kernel emitter; elementwise leftovers already wrapped in regions)."""
-    builder = _EntryBuilder(function, threads)
+    kernel emitter; elementwise leftovers already wrapped in regions) with the
+    kernel choices of `tuning`."""
+    builder = _EntryBuilder(function, threads, tuning)
     codes = {op: k + 1 for k, op in enumerate(index_checks(function))}
     returned = builder.lower_block(function_block(function), codes, builder.name)
     builder.copy_unbound_outputs(returned)

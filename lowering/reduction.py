@@ -4,17 +4,20 @@ not, run on the reduction engine of `reduction_region.py`).
 Every kernel reads a contiguous source as [outer, length, inner] around its
 single reduced axis and reduces along `length`. A slab
 [length, inner] is walked in *rows of lanes* (`Layout`), W lanes = one
-64-byte vector of accumulators (16 f32, 8 f64, 64 i8):
+vector of accumulators (`Tuning.vector_bytes`: 16 f32, 8 f64, 64 i8 on AVX-512):
 
-- inner >= W: columns in chunks of up to COLUMN_BYTES (256 f32 lanes), one
-  row of lanes per reduced index (stride `inner`);
+- inner >= W: columns in chunks of up to `Tuning.reduce_column_bytes` (256 f32
+  lanes; 1 KiB chunks read runs of 16 cache lines instead of one per row: a
+  sum over axis 0 of [4096, 4096] f32 took 5.2 ms with 64-byte chunks, 1.85 ms
+  with 1 KiB ones), one row of lanes per reduced index (stride `inner`);
 - inner < W: k = the largest power of two <= W / inner consecutive rows form
   one contiguous row of k*inner lanes (lane l holds column l mod inner), and
   a pairwise tree folds the k groups at the end. inner = 1 is a long row
   split over W lanes.
 
-Rows of lanes go BLOCK at a time (`_walk`): inside a loop over the lanes,
-each lane combines its BLOCK values (unrolled in the IR, in registers) and
+Rows of lanes go `Tuning.reduce_block` at a time (`_walk`; softmax's exp pass,
+whose exps are independent anyway, `softmax_block`): inside a loop over the lanes,
+each lane combines its block of values (unrolled in the IR, in registers) and
 touches its stack-slot accumulator once per block. A lane loop is
 elementwise, so LLVM's loop vectorizer makes packed code of it without any
 reassociation (the emitter sets no fast-math flags; every tree below is
@@ -62,25 +65,7 @@ from rlx_mlir.lowering.kernel import Kernel, KernelContext, StackArray, kernel_f
 from rlx_mlir.lowering.loops import for_range, if_then
 from rlx_mlir.lowering.scalar_ops import body_value, pairwise
 from rlx_mlir.memory_plan import Scratch
-
-LANE_BYTES = 64
-"""A row of lanes holds one 64-byte vector of accumulators."""
-COLUMN_BYTES = 1024
-"""A column chunk spans this much of each row it walks (stride `inner`): runs
-of 16 cache lines instead of one per row. Sum over axis 0 of [4096, 4096]
-f32 on 2 threads: 5.2 ms with 64-byte chunks, 1.85 ms with 1 KB chunks (1.5
-ms with 2 KB, but LLVM then fully unrolls short static loops over 32 vectors
-of accumulators: 2.4x the compile time of a small reduction)."""
-BLOCK = 16
-"""Rows of lanes combined in registers before a lane's accumulator is touched."""
-SOFTMAX_BLOCK = 8
-"""softmax's exp pass needs no long trees (its exps are independent anyway):
-half the exps to build and compile."""
-SHORT = 16
-"""Reductions this short are unrolled per output (no lanes)."""
-SHORT_COLUMNS = 1024
-"""Outputs per work item of a short reduction."""
-
+from rlx_mlir.tuning import Tuning
 
 def _ceil_div(a: int, b: int) -> int:
     return -(-a // b)
@@ -158,10 +143,10 @@ class Layout:
         return first, e.sub(own, first)
 
 
-def layout(inner: int, item_bytes: int, lane_bytes: int = LANE_BYTES) -> Layout:
-    lanes = max(1, lane_bytes // item_bytes)
+def layout(inner: int, item_bytes: int, tuning: Tuning) -> Layout:
+    lanes = max(1, tuning.vector_bytes // item_bytes)
     if inner >= lanes:
-        width = min(inner, max(lanes, COLUMN_BYTES // item_bytes))
+        width = min(inner, max(lanes, tuning.reduce_column_bytes // item_bytes))
         return Layout(inner, width, 1, _ceil_div(inner, width), lanes)
     fold = 1 << ((lanes // inner).bit_length() - 1)
     return Layout(inner, fold * inner, fold, 1, lanes)
@@ -174,15 +159,17 @@ class Slab:
     outer: int
     length: int
     inner: int
+    tuning: Tuning
 
     @property
     def short(self) -> bool:
-        return self.length <= SHORT
+        """Short enough to unroll per output, without lanes."""
+        return self.length <= self.tuning.reduce_short
 
     def extent(self, lay: Layout) -> int:
         """Work items: (outer, column block) when short, else (outer, column chunk)."""
         if self.short:
-            return self.outer * _ceil_div(self.inner, SHORT_COLUMNS)
+            return self.outer * _ceil_div(self.inner, self.tuning.reduce_short_columns)
         return self.outer * lay.chunks
 
 
@@ -226,9 +213,9 @@ def _walk(
     rows: SSAValue,
     tail: SSAValue | int,
     lane_step: Callable[[SSAValue, list[SSAValue]], None],
+    block: int,
     after_block: Callable[[SSAValue], None] | None = None,
     row_major: bool = False,
-    block: int = BLOCK,
 ) -> SSAValue:
     """lane_step(lane, [q, ...]) for every lane of the rows of lanes q < rows, `block`
     rows per call (then after_block(b)); the rows after the last full block, and
@@ -286,23 +273,24 @@ def _short_items(
 ) -> None:
     """output(o, j) per output of a short reduction; with a single column block the
     loop over o is innermost for inner = 1, so the vectorizer takes it."""
-    blocks = _ceil_div(slab.inner, SHORT_COLUMNS)
+    columns = slab.tuning.reduce_short_columns
+    blocks = _ceil_div(slab.inner, columns)
 
     def item(t: SSAValue) -> None:
         if blocks == 1:
             _each(e, region, slab.inner, lambda j: output(t, j))
             return
         o, b = _split_index(e, t, (slab.outer, blocks))
-        first = _mul(e, b, e.i64(SHORT_COLUMNS))
-        last = e.smin(_add(e, first, e.i64(SHORT_COLUMNS)), e.i64(slab.inner))
+        first = _mul(e, b, e.i64(columns))
+        last = e.smin(_add(e, first, e.i64(columns)), e.i64(slab.inner))
         for_range(e, region, first, last, lambda j: output(o, j))
 
     for_range(e, region, begin, end, item)
 
 
-def _slab(shape: Sequence[int], axis: int) -> Slab:
+def _slab(shape: Sequence[int], axis: int, tuning: Tuning) -> Slab:
     """[outer, length, inner] around the single reduced axis of argmax/softmax."""
-    return Slab(numel(shape[:axis]), shape[axis], numel(shape[axis + 1 :]))
+    return Slab(numel(shape[:axis]), shape[axis], numel(shape[axis + 1 :]), tuning)
 
 
 # ---------------------------------------------------------------------------
@@ -346,11 +334,11 @@ def _arg_step(e: Emitter, op: rd.ArgReduceOp, item: Codec, value: SSAValue, best
 
 
 def arg_reduce_kernels(op: rd.ArgReduceOp, ctx: KernelContext) -> list[Kernel]:
-    slab = _slab(shape_of(op.input.type), op.reduced_axes()[0])
+    slab = _slab(shape_of(op.input.type), op.reduced_axes()[0], ctx.tuning)
     n, inner = slab.length, slab.inner
     item, index = codec(element_type(op.input.type)), codec(i64)
     value = codec(item.compute)
-    lay = layout(inner, value.dtype.nbytes)
+    lay = layout(inner, value.dtype.nbytes, ctx.tuning)
     if n * slab.outer * inner == 0:
         return []
 
@@ -403,7 +391,7 @@ def arg_reduce_kernels(op: rd.ArgReduceOp, ctx: KernelContext) -> list[Kernel]:
                 where.set(e, lane, e.i64(-1))
 
             _each(e, region, lay.width, empty)
-            _walk(e, region, lay, e.i64(full), tail, lane_step)
+            _walk(e, region, lay, e.i64(full), tail, lane_step, ctx.tuning.reduce_block)
             _fold(e, region, lay, merge)
             def store(lane: SSAValue) -> None:
                 index.store(e, where.get(e, lane), dst, _add(e, out, lane))
@@ -440,12 +428,12 @@ def normalize_kernels(op: rg.NormalizeRegionOp, ctx: KernelContext) -> list[Kern
     it in cache), and there is one exp per element. f16/bf16 would round the
     intermediate: their pass 3 recomputes from the inputs instead."""
     shape = shape_of(op.outputs[0].type)
-    slab = _slab(shape, op.axis.value.data % len(shape))
+    slab = _slab(shape, op.axis.value.data % len(shape), ctx.tuning)
     n, inner = slab.length, slab.inner
     item = codec(element_type(op.outputs[0].type))
     ft = item.compute
     lanes_item = codec(ft)
-    lay = layout(inner, lanes_item.dtype.nbytes)
+    lay = layout(inner, lanes_item.dtype.nbytes, ctx.tuning)
     log = op.kind is rd.LogSoftmaxOp
     if n * slab.outer * inner == 0:
         return []
@@ -520,7 +508,7 @@ def normalize_kernels(op: rg.NormalizeRegionOp, ctx: KernelContext) -> list[Kern
                 top.set(e, lane, pairwise(e, [top.get(e, lane), *xs], _fmax))
 
             _each(e, region, lay.width, lambda lane: top.set(e, lane, e.const(ft, float("-inf"))))
-            _walk(e, region, lay, e.i64(full), tail, max_step)
+            _walk(e, region, lay, e.i64(full), tail, max_step, ctx.tuning.reduce_block)
             _fold(e, region, lay, lambda a, b: top.set(e, a, _fmax(e, top.get(e, a), top.get(e, b))))  # type: ignore[arg-type]
             spread(top)
 
@@ -548,7 +536,7 @@ def normalize_kernels(op: rg.NormalizeRegionOp, ctx: KernelContext) -> list[Kern
                     if_then(e, region, e.icmp("sge", lane, first), write)
 
             _each(e, region, lay.width, lambda lane: total.set(e, lane, e.const(ft, 0.0)))
-            _walk(e, region, lay, e.i64(full), tail, sum_step, block=SOFTMAX_BLOCK)
+            _walk(e, region, lay, e.i64(full), tail, sum_step, ctx.tuning.softmax_block)
             _fold(e, region, lay, lambda a, b: total.set(e, a, e.fadd(total.get(e, a), total.get(e, b))))  # type: ignore[arg-type]
 
             # pass 3: rescale in place (or, f16/bf16, recompute from the input)

@@ -10,12 +10,14 @@ not depend on the thread count. Two loop orders, chosen by the strides:
 
 * **rows** (the inputs walk the innermost reduced axis contiguously, e.g. a
   sum over the last axis): at each output point the innermost reduced axis
-  is walked in groups of `lanes` elements (one 64-byte register), element
+  is walked in groups of `lanes` elements (one vector register of the target,
+  `Tuning.vector_bytes`), element
   `i` going to lane accumulator `i mod lanes`: independent chains that LLVM's
   SLP vectorizer packs into vector adds.
 * **columns** (the inputs walk the innermost *parallel* axis contiguously,
-  e.g. a sum over the first axis): the output points are taken `COLUMNS` at
-  a time, each with the same lanes as in row order in stack arrays laid out
+  e.g. a sum over the first axis): the output points are taken
+  `Tuning.region_columns` at a time (their lanes stay in L2; each row step
+  reads 8 KiB of f32 contiguously on AVX-512), each with the same lanes as in row order in stack arrays laid out
   point-fastest, and the reduced axes are walked outside loops over those
   points, which the loop vectorizer turns into contiguous vector loads and
   adds. The arithmetic is the row order's, so the result does not depend on
@@ -25,7 +27,8 @@ not depend on the thread count. Two loop orders, chosen by the strides:
 The reduced axes are never merged, so the order of combination is a function
 of their extents alone (not of the inputs' strides).
 
-Either way, every `BLOCK` steps the accumulators are flushed (lanes combined
+Either way, every `Tuning.region_block` lane steps (1024 f32 elements on
+AVX-512) the accumulators are flushed (lanes combined
 pairwise) into a total, float sums with Kahan compensation, so the error
 stays near that of one block however long the reduction (NumPy's pairwise
 summation has the same shape: blocks, then a tree). The outermost parallel
@@ -52,13 +55,7 @@ from rlx_mlir.lowering.emitter import Emitter
 from rlx_mlir.lowering.kernel import Kernel, KernelContext, StackArray, kernel_function
 from rlx_mlir.lowering.loops import LoopNest, advance, coalesce, emit_nest, for_range, read_strides
 from rlx_mlir.lowering.scalar_ops import body_value, pairwise, unrounded_binary_value
-
-REGISTER_BYTES = 64
-BLOCK = 64
-"""Lane steps between flushes into the total: blocks of 1024 f32 elements, 64 per lane."""
-COLUMNS = 2048
-"""Output points reduced together in column order: each row step reads 8 KiB of
-f32 contiguously, and the points' 16 lanes (128 KiB) stay in L2."""
+from rlx_mlir.tuning import Tuning
 
 Slot = int | SSAValue
 
@@ -128,9 +125,10 @@ class Combiner:
         return e.fdiv(value, n)
 
 
-def register_lanes(accumulator: Codec) -> int:
-    """How many accumulators fill one 64-byte register (at least 4)."""
-    return max(4, REGISTER_BYTES // accumulator.dtype.nbytes)
+def register_lanes(accumulator: Codec, tuning: Tuning) -> int:
+    """How many accumulators fill one vector register (at least 4): the lanes,
+    and so the order of combination, of both loop orders."""
+    return max(4, tuning.vector_bytes // accumulator.dtype.nbytes)
 
 
 def _nests(op: rg.ReductionRegionOp) -> tuple[LoopNest, LoopNest]:
@@ -167,8 +165,8 @@ def _is_column(outer: LoopNest, inner: LoopNest) -> bool:
 def reduction_region_kernels(op: rg.ReductionRegionOp, ctx: KernelContext) -> list[Kernel]:
     outer, inner = _nests(op)
     if _is_column(outer, inner):
-        return [_column_kernel(op, ctx.name, outer, inner)]
-    return [_row_kernel(op, ctx.name, outer, inner)]
+        return [_column_kernel(op, ctx.name, outer, inner, ctx.tuning)]
+    return [_row_kernel(op, ctx.name, outer, inner, ctx.tuning)]
 
 
 def _value_at(e: Emitter, op: rg.ReductionRegionOp, pointers: list[SSAValue], offsets: list[SSAValue]) -> Value:
@@ -205,28 +203,34 @@ def _walk(
 
 
 def _blocked(
-    e: Emitter, region: Region, n: int, step: int, body: Callable[[SSAValue], None], flush: Callable[[], None]
+    e: Emitter,
+    region: Region,
+    n: int,
+    step: int,
+    size: int,
+    body: Callable[[SSAValue], None],
+    flush: Callable[[], None],
 ) -> None:
-    """`body(i)` for i in range(0, n - n % step, step), calling `flush` every BLOCK
+    """`body(i)` for i in range(0, n - n % step, step), calling `flush` every `size`
     calls and after the last; returns with the `n % step` leftovers undone."""
     groups = n // step
-    blocks = groups // BLOCK
+    blocks = groups // size
 
     def block(b: SSAValue) -> None:
-        first = e.mul(b, e.i64(BLOCK))
-        for_range(e, region, first, e.add(first, e.i64(BLOCK)), lambda g: body(e.mul(g, e.i64(step))))
+        first = e.mul(b, e.i64(size))
+        for_range(e, region, first, e.add(first, e.i64(size)), lambda g: body(e.mul(g, e.i64(step))))
         flush()
 
     for_range(e, region, e.i64(0), e.i64(blocks), block)
-    for_range(e, region, e.i64(blocks * BLOCK), e.i64(groups), lambda g: body(e.mul(g, e.i64(step))))
+    for_range(e, region, e.i64(blocks * size), e.i64(groups), lambda g: body(e.mul(g, e.i64(step))))
     flush()
 
 
-def _row_kernel(op: rg.ReductionRegionOp, name: str, outer: LoopNest, inner: LoopNest) -> Kernel:
+def _row_kernel(op: rg.ReductionRegionOp, name: str, outer: LoopNest, inner: LoopNest, tuning: Tuning) -> Kernel:
     """At each output point: lane accumulators along the innermost reduced axis."""
     n_in = len(op.inputs)
     math = Combiner(op)
-    lanes = register_lanes(math.accumulator)
+    lanes = register_lanes(math.accumulator, tuning)
     total, compensation = lanes, lanes + 1
     n, strides = inner.sizes[-1], [s[-1] for s in inner.strides]
 
@@ -244,7 +248,7 @@ def _row_kernel(op: rg.ReductionRegionOp, name: str, outer: LoopNest, inner: Loo
                     at = _advance(e, offsets, e.add(first, e.i64(lane)), strides)
                     store.set(e, lane, math.apply(e, store.get(e, lane), _value_at(e, op, pointers, at)))
 
-            _blocked(e, region, n, lanes, group, flush)
+            _blocked(e, region, n, lanes, tuning.region_block, group, flush)
 
             def single(i: SSAValue) -> None:
                 value = _value_at(e, op, pointers, _advance(e, offsets, i, strides))
@@ -266,32 +270,34 @@ def _row_kernel(op: rg.ReductionRegionOp, name: str, outer: LoopNest, inner: Loo
     return Kernel(function, buffers, outer.outer_extent, max(1, numel(outer.sizes) * math.count))
 
 
-def _column_kernel(op: rg.ReductionRegionOp, name: str, outer: LoopNest, inner: LoopNest) -> Kernel:
-    """Chunks of COLUMNS adjacent output points, each with the lanes, total and
-    compensation of the row order in L1 arrays laid out point-fastest, so the
-    same arithmetic runs as loops over the chunk's points that vectorize."""
+def _column_kernel(op: rg.ReductionRegionOp, name: str, outer: LoopNest, inner: LoopNest, tuning: Tuning) -> Kernel:
+    """Chunks of `columns` (`Tuning.region_columns`) adjacent output points, each with
+    the lanes, total and compensation of the row order in L1 arrays laid out
+    point-fastest, so the same arithmetic runs as loops over the chunk's points
+    that vectorize."""
     n_in = len(op.inputs)
     math = Combiner(op)
-    lanes = register_lanes(math.accumulator)
+    lanes = register_lanes(math.accumulator, tuning)
+    columns = tuning.region_columns
     width = outer.sizes[-1]
     along = [s[-1] for s in outer.strides]
     counter = (*(0 for _ in outer.sizes[:-1]), 1)  # an extra "operand" whose offset is the chunk index
     grouped = LoopNest(
-        (*outer.sizes[:-1], -(-width // COLUMNS)),
-        (*((*s[:-1], s[-1] * COLUMNS) for s in outer.strides), counter),
+        (*outer.sizes[:-1], -(-width // columns)),
+        (*((*s[:-1], s[-1] * columns) for s in outer.strides), counter),
         (*outer.bases, 0),
     )
     n, strides = inner.sizes[-1], [s[-1] for s in inner.strides]
 
     def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
-        store = StackArray.allocate(e, math.accumulator, (lanes + 2) * COLUMNS)  # slot of (lane k, point p): k * COLUMNS + p
+        store = StackArray.allocate(e, math.accumulator, (lanes + 2) * columns)  # slot of (lane k, point p): k * columns + p
         total, compensation = lanes, lanes + 1
 
         def slot(k: int, p: SSAValue) -> SSAValue:
-            return e.add(p, e.i64(k * COLUMNS))
+            return e.add(p, e.i64(k * columns))
 
         def at_chunk(e: Emitter, ptrs: list[SSAValue], offsets: list[SSAValue]) -> None:
-            count = e.smin(e.i64(COLUMNS), e.sub(e.i64(width), e.mul(offsets[-1], e.i64(COLUMNS))))
+            count = e.smin(e.i64(columns), e.sub(e.i64(width), e.mul(offsets[-1], e.i64(columns))))
 
             def points(body: Callable[[SSAValue], None]) -> None:
                 for_range(e, region, e.i64(0), count, body)
@@ -320,7 +326,7 @@ def _column_kernel(op: rg.ReductionRegionOp, name: str, outer: LoopNest, inner: 
                     points(one)
 
             def column(here: list[SSAValue]) -> None:
-                _blocked(e, region, n, lanes, lambda first: group(here, first), lambda: points(flush_point))
+                _blocked(e, region, n, lanes, tuning.region_block, lambda first: group(here, first), lambda: points(flush_point))
 
                 def single(i: SSAValue) -> None:
                     at = _advance(e, here, i, strides)

@@ -8,9 +8,10 @@ Per layer, two kernels:
   both directions at once, one GEMM X_l [B·S, I_l] · W_ih[l]ᵀ -> [B·S, D·G·H]
   (the directions' W_ih blocks are adjacent in the packing). W_ih is packed
   transposed into column panels (`Packing`) and `gemm.register_tile` runs
-  8-row x 128-byte tiles in vector IR (AVX-512 here), one unit per panel of
-  up to IH_PANEL_TILES tiles side by side, split across the entry's threads;
-  the units also pack W_hh for the steps.
+  register tiles in vector IR (`Tuning.gemm_tile_rows` rows x two vectors:
+  8 x 128 bytes on AVX-512, 6 x 64 on AVX2), one unit per panel of up to
+  `Tuning.rnn_ih_panel_tiles` tiles side by side, split across the entry's
+  threads; the units also pack W_hh for the steps.
 - **steps** (`_recurrence_kernel`): per unit (a direction, or a part of its
   batch rows: `batch_parts`) its own time loop; per step one GEMM h · W_hhᵀ
   ([rows, H] · [H, G·H], register tiles over the packed W_hh panels) into a
@@ -52,19 +53,11 @@ from rlx_mlir.lowering import math_approx as m
 from rlx_mlir.lowering.activations import FLOAT
 from rlx_mlir.lowering.element_types import Codec, codec
 from rlx_mlir.lowering.emitter import Emitter
-from rlx_mlir.lowering.gemm import (
-    MACS_PER_ELEMENT,
-    TILE_BYTES,
-    TILE_ROWS,
-    VECTOR_BYTES,
-    Matrix,
-    Packing,
-    emit_packing,
-    register_tile,
-)
+from rlx_mlir.lowering.gemm import MACS_PER_ELEMENT, Matrix, Packing, emit_packing, register_tile
 from rlx_mlir.lowering.kernel import Kernel, KernelContext, kernel_function
 from rlx_mlir.lowering.loops import for_range, if_then
 from rlx_mlir.memory_plan import Scratch
+from rlx_mlir.tuning import Tuning
 
 PROJECTIONS, PRODUCTS, PACKED, LAYER_OUTPUTS, RUNNING = 0, 1, rc.RnnFamilyOp.PACKED_SCRATCH, 3, 5
 """Indices of the scratch buffers of `RnnFamilyOp.scratch_bytes` (two layer
@@ -72,16 +65,12 @@ outputs from LAYER_OUTPUTS, one running state per state tensor from RUNNING)."""
 
 Buffer = SSAValue | str | Scratch
 
-IH_PANEL_TILES = 4
-"""Register tiles side by side in a W_ih panel at most: the projection reads each
-8-row tile of its input once per panel, so wider panels read the input fewer
-times (B8 S128 I256 H256 LSTM on 2 threads: 3.0 -> 2.84 ms from one tile to two
-or four, which keeps the panel, 128 KiB at H256, in L2)."""
-
 
 @dataclass(frozen=True)
 class RnnLayout:
-    """The sizes of one RNN-family op and its packed offsets, in elements."""
+    """The sizes of one RNN-family op and its packed offsets, in elements, and the
+    kernel choices its kernels are built with (the packing kernel and the tiles
+    that read its panels must agree on them)."""
 
     batch: int
     seq: int
@@ -90,12 +79,13 @@ class RnnLayout:
     layers: int
     dirs: int
     gates: int
+    tuning: Tuning
 
     @classmethod
-    def of(cls, op: rc.RnnFamilyOp) -> RnnLayout:
+    def of(cls, op: rc.RnnFamilyOp, tuning: Tuning) -> RnnLayout:
         batch, seq, input_size = op.dims
         return cls(batch, seq, input_size, op.hidden_size.value.data, op.num_layers.value.data, op.directions,
-                   op.GATES)
+                   op.GATES, tuning)
 
     @property
     def gate_width(self) -> int:
@@ -202,23 +192,27 @@ def _packed_flag(op: rc.RnnFamilyOp) -> int:
 
 def _hh_packing(op: rc.RnnFamilyOp, layout: RnnLayout, layer: int, item: Codec, parts: int) -> Packing:
     """W_hh[layer, d] for each direction d, at d·G·H·H from the layer's base, in
-    panels as wide as the step tiles' rows allow: rows x vectors <= 16
-    accumulators (the 4-row tiles of two B8 halves ran 13% faster on 256-byte
-    panels than on 128-byte ones)."""
-    rows = min(TILE_ROWS, max(_row_counts(layout, parts)))
-    vectors = max(TILE_BYTES // VECTOR_BYTES, min(8, 16 // rows))
+    panels as wide as the step tiles' rows allow: rows x vectors within
+    `Tuning.accumulators`, at least a tile wide (on AVX-512, the 4-row tiles of
+    two B8 halves ran 13% faster on 256-byte panels than on 128-byte ones)."""
+    tuning = layout.tuning
+    rows = min(tuning.gemm_tile_rows, max(_row_counts(layout, parts)))
+    vector_bytes = tuning.vector_bytes
+    vectors = max(tuning.tile_bytes() // vector_bytes, min(8, tuning.accumulators // rows))
     width = layout.gate_width
     source = layer * layout.dirs * width * layout.hidden
     return Packing(layout.dirs, width, layout.hidden, source, _packed_base(op, layer),
-                   vectors * VECTOR_BYTES // item.dtype.nbytes)
+                   vectors * vector_bytes // item.dtype.nbytes)
 
 
 def _ih_packing(op: rc.RnnFamilyOp, layout: RnnLayout, layer: int, item: Codec, threads: int) -> Packing:
     """W_ih[layer] of both directions as one [D·G·H, I_l] matrix, after the W_hh panels,
-    in panels of up to IH_PANEL_TILES tiles while every thread still gets a panel."""
+    in panels of up to `Tuning.rnn_ih_panel_tiles` tiles while every thread still
+    gets a panel: the projection reads each row tile of its input once per panel,
+    so wider panels read the input fewer times (while the panel stays in L2)."""
     width = layout.dirs * layout.gate_width
-    tile = TILE_BYTES // item.dtype.nbytes
-    tiles = max(1, min(IH_PANEL_TILES, width // (tile * threads)))
+    tile = layout.tuning.tile_bytes() // item.dtype.nbytes
+    tiles = max(1, min(layout.tuning.rnn_ih_panel_tiles, width // (tile * threads)))
     return Packing(1, width, layout.width(layer), layout.w_ih_offset(layer),
                    _packed_base(op, layer) + width * layout.hidden, tiles * tile)
 
@@ -236,7 +230,8 @@ def _layer_kernel(op: rc.RnnFamilyOp, layout: RnnLayout, layer: int, source: Buf
     n, k, rows = ih.n, ih.k, layout.batch * layout.seq
     panel, full, tail = ih.panels()
     ih_units = ih.units()
-    tile_cols = TILE_BYTES // item.dtype.nbytes
+    tile_rows, vector_bytes = layout.tuning.gemm_tile_rows, layout.tuning.vector_bytes
+    tile_cols = layout.tuning.tile_bytes() // item.dtype.nbytes
 
     def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
         x, w_ih, w_hh, packed, out = pointers
@@ -259,13 +254,13 @@ def _layer_kernel(op: rc.RnnFamilyOp, layout: RnnLayout, layer: int, source: Buf
                         cols = min(tile_cols, w - sub)
                         b = Matrix(packed, e.add(e.i64(ih.target + sub), e.mul(c0, e.i64(k))), w)
                         c = Matrix(out, e.add(e.mul(r0, e.i64(n)), e.add(c0, e.i64(sub))), n)
-                        register_tile(e, region, item, (count, cols, k), a, b, c)
+                        register_tile(e, region, item, (count, cols, k), a, b, c, vector_bytes)
 
-                whole = rows // TILE_ROWS * TILE_ROWS
+                whole = rows // tile_rows * tile_rows
                 if whole:
-                    for_range(e, region, e.i64(0), e.i64(whole), lambda r0: tile(r0, TILE_ROWS), TILE_ROWS)
-                if rows % TILE_ROWS:
-                    tile(e.i64(whole), rows % TILE_ROWS)
+                    for_range(e, region, e.i64(0), e.i64(whole), lambda r0: tile(r0, tile_rows), tile_rows)
+                if rows % tile_rows:
+                    tile(e.i64(whole), rows % tile_rows)
 
             if full:
                 if_then(e, region, e.icmp("slt", jt, e.i64(full)), lambda: columns(panel))
@@ -291,15 +286,17 @@ def _emit_products(e: Emitter, region: Region, item: Codec, layout: RnnLayout, p
                    rows: SSAValue) -> None:
     """products[r, :] = h[r, :] · W_hhᵀ for the `rows` rows at `bases` (elements of
     h, the packed panels, products): per column panel (which stays in cache), its
-    register tiles of TILE_ROWS rows, then the remainder a part can have; k = H."""
+    register tiles of `Tuning.gemm_tile_rows` rows, then the remainder a part
+    can have; k = H."""
     h, packed, products = pointers
     h_base, w_base, p_base = bases
     hidden, width = layout.hidden, layout.gate_width
     panel, full, tail = hh.panels()
+    tile_rows, vector_bytes = layout.tuning.gemm_tile_rows, layout.tuning.vector_bytes
 
     counts = _row_counts(layout, parts)
-    whole = e.udiv(rows, e.i64(TILE_ROWS))
-    done = e.mul(whole, e.i64(TILE_ROWS))
+    whole = e.udiv(rows, e.i64(tile_rows))
+    done = e.mul(whole, e.i64(tile_rows))
     left = e.sub(rows, done)
 
     def columns(c0: SSAValue, w: int) -> None:
@@ -307,11 +304,11 @@ def _emit_products(e: Emitter, region: Region, item: Codec, layout: RnnLayout, p
             a = Matrix(h, e.add(h_base, e.mul(r0, e.i64(hidden))), hidden)
             b = Matrix(packed, e.add(w_base, e.mul(c0, e.i64(hidden))), w)
             c = Matrix(products, e.add(e.add(p_base, e.mul(r0, e.i64(width))), c0), width)
-            register_tile(e, region, item, (count, w, hidden), a, b, c)
+            register_tile(e, region, item, (count, w, hidden), a, b, c, vector_bytes)
 
-        if max(counts) >= TILE_ROWS:
-            for_range(e, region, e.i64(0), whole, lambda t: tile(e.mul(t, e.i64(TILE_ROWS)), TILE_ROWS))
-        for rest in sorted({n % TILE_ROWS for n in counts} - {0}):
+        if max(counts) >= tile_rows:
+            for_range(e, region, e.i64(0), whole, lambda t: tile(e.mul(t, e.i64(tile_rows)), tile_rows))
+        for rest in sorted({n % tile_rows for n in counts} - {0}):
             if_then(e, region, e.icmp("eq", left, e.i64(rest)), lambda rest=rest: tile(done, rest))
 
     if full:
@@ -405,7 +402,7 @@ def _recurrence_kernel(op: rc.RnnFamilyOp, layout: RnnLayout, out: Buffer, hh: P
 def rnn_kernels(op: rc.RnnFamilyOp, ctx: KernelContext) -> list[Kernel]:
     """Per layer: pack the weights and project every row, then run the time loops
     (S = 0: no steps, the state results are the initial state)."""
-    layout = RnnLayout.of(op)
+    layout = RnnLayout.of(op, ctx.tuning)
     if layout.batch == 0:
         return []
     item = codec(element_type(op.output.type))

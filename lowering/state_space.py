@@ -13,25 +13,26 @@ kept in the compute type (f32 for f16 and bf16) for the whole call and
 rounded once, when stored as the state result; each output element is
 rounded once.
 
-Mamba2 has three forms, picked by the sequence length:
-- **direct** (S <= DIRECT_MAX_SEQ: decode), units (batch, head): the state
-  in the tensor's own [P, N] layout, so nothing is transposed; step 0 reads
+Mamba2 has three forms, picked by the sequence length (`mamba2_kernels`; the
+thresholds and block sizes named below are `rlx_mlir.tuning.Tuning` fields):
+- **direct** (S <= mamba2_direct_max_seq: decode), units (batch, head): the
+  state in the tensor's own [P, N] layout, so nothing is transposed; step 0 reads
   the state operand and, when the state result is in the compute type, the
   steps write it directly (one pass from state to state). Per p, the lane
   loop over n updates s = dA·s + (dt·x[p])·b[n] and sums y[p] += s·c[n],
   a reduction that `reassoc` on that one add lets LLVM vectorize.
 - **blocked** (the default otherwise), units (batch, head, block of rows):
   the rows of the state are independent (row p only meets x[p] and y[p]),
-  so a unit runs a block of rows that fits in L1 (STATE_BLOCK_BYTES) through
-  every step. The block is stored transposed, [N, rows], and each pass over it
-  runs MAMBA2_STEPS steps: for a group of states (unrolled), a loop over the
-  rows loads each state once, runs it through the steps in registers while
-  accumulating each step's y in a row array, and stores it once; no
-  reduction, so the loop vectorizes without fast-math flags. (B1 S2048 H8 P64
+  so a unit runs a block of rows that fits in L1 (mamba2_state_block_bytes)
+  through every step. The block is stored transposed, [N, rows], and each
+  pass over it runs mamba2_steps steps: for a group of states (unrolled), a
+  loop over the rows loads each state once, runs it through the steps in
+  registers while accumulating each step's y in a row array, and stores it
+  once; no reduction, so the loop vectorizes without fast-math flags. (B1 S2048 H8 P64
   N128 f32, one thread: 5.55 ms one step per pass, 4.58 ms two, 5.15 ms four.)
   The block is held divided by its running decay (HELD_DECAY_RANGE): one FMA
   per state and step for the update (4.49 -> 4.07 ms).
-- **chunked** (S >= CHUNKED_MIN_SEQ), units (batch, head): the SSD
+- **chunked** (S >= mamba2_chunked_min_seq), units (batch, head): the SSD
   algorithm (mamba's `ssd_minimal`) per chunk of CHUNK steps (the last one
   shorter), with cum[i] the running sum of dt·a within the chunk:
       G = C · Bᵀ                                             (GEMM, q x q)
@@ -46,9 +47,9 @@ Mamba2 has three forms, picked by the sequence length:
   (tests/test_state_space.py).
 
 The selective scan has a decay per (channel, state), so it has no GEMM form:
-units are (batch, block of CHANNEL_BLOCK channels), the block's states are
-stored [N, channels] with A transposed beside them, and each step is one
-fused pass, groups of SCAN_GROUP states unrolled inside a loop over the
+units are (batch, block of scan_channel_block channels), the block's states
+are stored [N, channels] with A transposed beside them, and each step is one
+fused pass, groups of scan_group states unrolled inside a loop over the
 channels that LLVM vectorizes. A is kept as A·log2e, so each decay is
 2^(Δ·A log2e), math_approx.exp2_product_in_range when every exponent of the
 step is in its range (else exp2_product): 8 FMA-unit operations per decay
@@ -61,6 +62,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Final
 
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import i1, i64
@@ -75,27 +77,12 @@ from rlx_mlir.lowering.emitter import Emitter
 from rlx_mlir.lowering.gemm import gemm_call, gemm_external, single_threaded_blas
 from rlx_mlir.lowering.kernel import Kernel, KernelContext, StackArray, kernel_function
 from rlx_mlir.lowering.loops import for_range, if_else
+from rlx_mlir.tuning import Tuning
 
-CHUNK = 64
+CHUNK: Final = 64
 """Steps per chunk of Mamba2's chunked (SSD) form."""
 
-CHUNKED_MIN_SEQ = 1 << 62
-"""Mamba2 runs the chunked form from this sequence length on: by default from
-none. On the machine this was tuned on (2 Zen 5 cores, AVX-512; OpenBLAS with
-OPENBLAS_CORETYPE=Haswell) the blocked form was 2-3x faster than the chunked
-one at every size tried (benchmarks/recurrent.py prints both): it runs the
-5·P·N FLOPs of a step as L1-resident vector FMAs, above the sgemm rate, while
-the SSD form does 4·P·N + 2·CHUNK·(P + N) per step in small GEMMs at most at
-that rate. Lower it where GEMMs are much faster than vector FMAs. Tests and
-benchmarks set it (a module constant) to force either form."""
-
-MAMBA2_STEPS = 2
-"""Steps the blocked Mamba2 form runs per pass over its state block: each state is
-loaded and stored once per MAMBA2_STEPS steps (its rows run the steps in registers;
-a state's y terms only feed y, never the state, so steps need no reduction between
-them)."""
-
-HELD_DECAY_RANGE = 2.0**40
+HELD_DECAY_RANGE: Final = 2.0**40
 """The blocked Mamba2 form holds the state divided by the product of the decays since
 it last multiplied them in, so a step costs one FMA per state (s += (dt·x / scale)·b)
 instead of a multiply and an FMA, and y is scaled once per row; the decays are
@@ -104,29 +91,11 @@ multiplied back in (a block in the explicit form) whenever the product would lea
 2^40 of the state's (typical decays: every few hundred steps), and a zero, inf or NaN
 decay goes through the recurrence as written."""
 
-MAMBA2_GROUP = 8
-SCAN_GROUP = 8
-"""State-steps (states × steps of a block) updated per pass of the lane loop
-(unrolled): more per pass means fewer loads and stores of the output lanes."""
-
-STATE_BLOCK_BYTES = 32 << 10
-"""The state rows a unit of Mamba2's blocked form keeps in L1 (see `_row_block`)."""
-
-VECTOR_BYTES = 64
-"""An AVX-512 register: row blocks are whole vectors of lanes."""
-
-CHANNEL_BLOCK = 64
-"""Channels per unit of the selective scan: the lanes of its vector loop."""
-
-DIRECT_MAX_SEQ = 4
-"""Mamba2 sequences up to this length (decode steps) run the direct form,
-which needs no transpose of the state."""
-
-REDUCE = llvm.FastMathAttr([llvm.FastMathFlag.REASSOC, llvm.FastMathFlag.ALLOW_CONTRACT])
-CONTRACT = llvm.FastMathAttr([llvm.FastMathFlag.ALLOW_CONTRACT])
+REDUCE: Final = llvm.FastMathAttr([llvm.FastMathFlag.REASSOC, llvm.FastMathFlag.ALLOW_CONTRACT])
+CONTRACT: Final = llvm.FastMathAttr([llvm.FastMathFlag.ALLOW_CONTRACT])
 """Flags of the direct form's y[p] sum only: reassociating it is what lets it vectorize."""
 
-WORKSPACE_MAX_BYTES = 2 << 20
+WORKSPACE_MAX_BYTES: Final = 2 << 20
 """The largest stack workspace a kernel takes (threads have 8 MiB stacks)."""
 
 
@@ -266,24 +235,31 @@ class Mamba2Unit:
         return _at(self.e, self.base, (t, self.dims.heads))
 
 
-def _row_block(dims: Mamba2Dims, item_bytes: int) -> int:
+def _row_block(dims: Mamba2Dims, item_bytes: int, tuning: Tuning) -> int:
     """Rows of P per unit of the blocked form: all of them if their state fits
-    in STATE_BLOCK_BYTES, else as many whole vectors (VECTOR_BYTES) as fit. Rows are
-    independent (row p of the state only meets x[p] and y[p]), so a unit runs a
-    block of rows through every step with that block in L1."""
-    lanes = VECTOR_BYTES // item_bytes
-    fit = STATE_BLOCK_BYTES // (dims.n * item_bytes)
+    in `mamba2_state_block_bytes`, else as many whole vectors of lanes
+    (`vector_bytes`) as fit. Rows are independent (row p of the state only meets
+    x[p] and y[p]), so a unit runs a block of rows through every step with that
+    block in L1."""
+    lanes = tuning.vector_bytes // item_bytes
+    fit = tuning.mamba2_state_block_bytes // (dims.n * item_bytes)
     return dims.p if fit >= dims.p else max(lanes, fit // lanes * lanes)
 
 
 def _mamba2_blocked(op: rc.Mamba2Op, ctx: KernelContext) -> Kernel:
+    """The blocked form (module docstring). Each pass over the state block runs
+    `mamba2_steps` steps, so each state is loaded and stored once per that many
+    steps (a state's y terms only feed y, never the state: the steps need no
+    reduction between them); `mamba2_group` state-steps are updated per pass of
+    the lane loop (unrolled: fewer loads and stores of the output lanes)."""
+    tuning = ctx.tuning
     dims = Mamba2Dims.of(op)
     p_, n_ = dims.p, dims.n
     item = codec(op.x.type.element_type)
     wide = codec(item.compute)
-    rows = _row_block(dims, wide.dtype.nbytes)
+    rows = _row_block(dims, wide.dtype.nbytes, tuning)
     blocks = -(-p_ // rows)
-    steps = MAMBA2_STEPS
+    steps = tuning.mamba2_steps
 
     def build(e: Emitter, region: Region, ptr: Pointers, begin: SSAValue, end: SSAValue) -> None:
         state, held = _arrays(e, wide, n_ * rows, 1)  # [N, rows], and the decay it is divided by
@@ -364,7 +340,7 @@ def _mamba2_blocked(op: rc.Mamba2Op, ctx: KernelContext) -> Kernel:
 
                         _loop(e, region, count, lane)
 
-                    _groups(e, region, n_, max(1, MAMBA2_GROUP // size), group)
+                    _groups(e, region, n_, max(1, tuning.mamba2_group // size), group)
 
                     def store(p: SSAValue) -> None:
                         for t in range(size):
@@ -651,12 +627,12 @@ def _direct_in_result(op: rc.Mamba2Op) -> bool:
     return op.carries_out and not codec(op.x.type.element_type).narrow
 
 
-def _workspace_bytes(op: rc.Mamba2Op) -> dict[str, int]:
+def _workspace_bytes(op: rc.Mamba2Op, tuning: Tuning) -> dict[str, int]:
     """The stack workspace of each Mamba2 form, in bytes."""
     dims = Mamba2Dims.of(op)
     p_, n_, q_ = dims.p, dims.n, min(CHUNK, dims.seq)
     item_bytes = codec(codec(op.x.type.element_type).compute).dtype.nbytes
-    rows = _row_block(dims, item_bytes)
+    rows = _row_block(dims, item_bytes, tuning)
     elements = {
         "direct": (0 if _direct_in_result(op) else p_ * n_) + 2 * n_,
         "blocked": rows * n_ + 2 * rows,
@@ -666,16 +642,20 @@ def _workspace_bytes(op: rc.Mamba2Op) -> dict[str, int]:
 
 
 def mamba2_kernels(op: rc.Mamba2Op, ctx: KernelContext) -> list[Kernel]:
-    """The chunked form from CHUNKED_MIN_SEQ steps on, the direct one up to
-    DIRECT_MAX_SEQ steps, the blocked one in between (the module docstring),
-    and the blocked one whenever another's workspace would not fit."""
+    """The chunked form from `mamba2_chunked_min_seq` steps on, the direct one up to
+    `mamba2_direct_max_seq` steps (decode: no transpose of the state), the blocked one
+    in between (the module docstring), and the blocked one whenever another's workspace
+    would not fit. The chunked form is off by default: the blocked one runs a step's
+    5·P·N FLOPs as L1-resident vector FMAs, above the sgemm rate, where SSD does
+    4·P·N + 2·CHUNK·(P + N) in small GEMMs at most at that rate."""
+    tuning = ctx.tuning
     dims = Mamba2Dims.of(op)
     if dims.units == 0:
         return []
-    sizes = _workspace_bytes(op)
-    if dims.seq >= CHUNKED_MIN_SEQ and sizes["chunked"] <= WORKSPACE_MAX_BYTES:
+    sizes = _workspace_bytes(op, tuning)
+    if dims.seq >= tuning.mamba2_chunked_min_seq and sizes["chunked"] <= WORKSPACE_MAX_BYTES:
         return [single_threaded_blas(f"{ctx.name}_blas1"), _mamba2_chunked(op, ctx)]
-    if dims.seq <= DIRECT_MAX_SEQ and sizes["direct"] <= WORKSPACE_MAX_BYTES:
+    if dims.seq <= tuning.mamba2_direct_max_seq and sizes["direct"] <= WORKSPACE_MAX_BYTES:
         return [_mamba2_direct(op, ctx)]
     _check_workspace(op, sizes["blocked"])
     return [_mamba2_blocked(op, ctx)]
@@ -691,14 +671,17 @@ Exp2Product = Callable[[Emitter, SSAValue, SSAValue], SSAValue]
 
 
 def selective_scan_kernels(op: rc.SelectiveScanOp, ctx: KernelContext) -> list[Kernel]:
+    """Units of (batch, `scan_channel_block` channels: the lanes of the vector loop);
+    `scan_group` states unrolled per pass of that loop (module docstring)."""
     batch, seq, channels = shape_of(op.x.type)
     n_ = op.state_size.value.data
-    blocks = -(-channels // CHANNEL_BLOCK)
+    channel_block, group_size = ctx.tuning.scan_channel_block, ctx.tuning.scan_group
+    blocks = -(-channels // channel_block)
     if batch * blocks == 0:
         return []
     item = codec(op.x.type.element_type)
     wide = codec(item.compute)
-    lanes = min(CHANNEL_BLOCK, channels)
+    lanes = min(channel_block, channels)
     _check_workspace(op, (2 * n_ * lanes + 4 * lanes) * wide.dtype.nbytes)
 
     def build(e: Emitter, region: Region, ptr: Pointers, begin: SSAValue, end: SSAValue) -> None:
@@ -707,8 +690,8 @@ def selective_scan_kernels(op: rc.SelectiveScanOp, ctx: KernelContext) -> list[K
 
         def unit(index: SSAValue) -> None:
             b = e.udiv(index, e.i64(blocks))
-            d0 = e.mul(e.urem(index, e.i64(blocks)), e.i64(CHANNEL_BLOCK))
-            count = e.smin(e.i64(CHANNEL_BLOCK), e.sub(e.i64(channels), d0))
+            d0 = e.mul(e.urem(index, e.i64(blocks)), e.i64(channel_block))
+            count = e.smin(e.i64(channel_block), e.sub(e.i64(channels), d0))
             state_base = _at(e, (b, channels * n_), (d0, n_))
 
             def per_state(body: Callable[[SSAValue, SSAValue], None]) -> None:
@@ -762,7 +745,7 @@ def selective_scan_kernels(op: rc.SelectiveScanOp, ctx: KernelContext) -> list[K
                     _loop(e, region, count, lane)
 
                 def update(exp2: Exp2Product) -> Callable[[], None]:
-                    return lambda: _groups(e, region, n_, SCAN_GROUP, lambda n0, size: group(n0, size, exp2))
+                    return lambda: _groups(e, region, n_, group_size, lambda n0, size: group(n0, size, exp2))
 
                 if_else(e, region, in_range, update(m.exp2_product_in_range), update(m.exp2_product))
                 _loop(e, region, count, lambda j: item.store(e, acc.get(e, j), ptr["y"], _at(e, first, j)))

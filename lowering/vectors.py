@@ -9,14 +9,12 @@ the transposed copies and the streaming stores of `lowering/elementwise.py`:
 a non-temporal store must be a whole aligned line, which a vectorized scalar
 store never is (LLVM refuses to vectorize a loop whose scalar store carries
 `!nontemporal`), so outputs larger than the last-level cache
-(`streams_past_cache`) leave through explicit 64-byte vectors.
+(`Tuning.nontemporal_min_bytes`) leave through explicit 64-byte vectors.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import cache
-from pathlib import Path
 
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import DenseArrayBase, VectorType, i32, i64
@@ -78,24 +76,6 @@ def element_aligned(e: Emitter, base: SSAValue, size: int) -> SSAValue:
     """Whether `base` is a multiple of `size` bytes (NumPy's arrays are; odd views may not be)."""
     misaligned = e.and_(e.op(llvm.PtrToIntOp(base, i64)), e.i64(size - 1))
     return e.icmp("eq", misaligned, e.i64(0))
-
-
-@cache
-def last_level_cache_bytes() -> int:
-    """The largest cache of CPU 0 (sysfs), or 32 MiB where the system does not say."""
-    sizes = []
-    for entry in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*/size"):
-        text = entry.read_text().strip()
-        if text[:-1].isdigit() and text[-1] in "KM":
-            sizes.append(int(text[:-1]) << (10 if text[-1] == "K" else 20))
-    return max(sizes, default=32 << 20)
-
-
-def streams_past_cache(nbytes: int) -> bool:
-    """Whether an output of `nbytes` is stored non-temporally: it does not fit in the last-level
-    cache, so caching it would only evict the inputs, and a non-temporal store of a whole line
-    skips reading the line first (a read-for-ownership): a third less traffic for a copy."""
-    return nbytes > last_level_cache_bytes()
 
 
 def splat(e: Emitter, scalar: SSAValue, width: int) -> SSAValue:

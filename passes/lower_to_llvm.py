@@ -9,7 +9,6 @@ turns the result into LLVM IR.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -29,14 +28,9 @@ from rlx_mlir.dialects.scan import graph_blocks
 from rlx_mlir.lowering.kernel import External, external_declarations
 from rlx_mlir.lowering.program import lower_function
 from rlx_mlir.memory_plan import OFFSETS, view_offset
+from rlx_mlir.target import TargetError, available_cpus, target
+from rlx_mlir.tuning import Tuning, TuningError, parse_overrides
 from rlx_mlir.verification import function_block
-
-
-def available_cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
 
 
 def regions_for_leftovers(function: func.FuncOp) -> None:
@@ -81,18 +75,37 @@ class LowerToLLVMPass(ModulePass):
     threads: int = 0
     """Threads a large kernel is split over; 0 means one per available CPU."""
 
+    target: str = ""
+    """The machine to compile for (`rlx_mlir.target`): native, x86-64-v3,
+    x86-64-v4 or an LLVM CPU name; "" means $RLX_MLIR_TARGET, else native."""
+
+    tuning: str = ""
+    """Overrides of the target's kernel choices, `name=value,...` (`rlx_mlir.tuning`)."""
+
+    def kernel_tuning(self) -> Tuning:
+        """The kernel choices this pass lowers with; a bad target or override is a ValueError."""
+        try:
+            return Tuning.for_target(target(self.target or None)).replace(parse_overrides(self.tuning))
+        except (TargetError, TuningError) as error:
+            raise ValueError(f"lower-to-llvm: {error}") from None
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        threads = self.threads or available_cpus()
-        functions = [f for f in op.ops if isinstance(f, func.FuncOp)]
-        lowered = []
-        externals: set[External] = set()
-        for function in functions:
-            regions_for_leftovers(function)
-            program = lower_function(function, threads)
-            lowered += program.functions
-            externals |= program.externals
-        for function in functions:
-            function.detach()
-            function.erase()
-        for new in [*external_declarations(externals), *lowered]:
-            op.body.block.add_op(new)
+        lower_module(op, self.threads or available_cpus(), self.kernel_tuning())
+
+
+def lower_module(op: ModuleOp, threads: int, tuning: Tuning) -> None:
+    """Replace every planned function of `op` by its kernels and entry, lowered
+    for `threads` threads with the kernel choices of `tuning`."""
+    functions = [f for f in op.ops if isinstance(f, func.FuncOp)]
+    lowered = []
+    externals: set[External] = set()
+    for function in functions:
+        regions_for_leftovers(function)
+        program = lower_function(function, threads, tuning)
+        lowered += program.functions
+        externals |= program.externals
+    for function in functions:
+        function.detach()
+        function.erase()
+    for new in [*external_declarations(externals), *lowered]:
+        op.body.block.add_op(new)

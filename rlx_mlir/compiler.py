@@ -12,7 +12,7 @@ import gc
 import pickle
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,14 +28,17 @@ from rlx_mlir.context import make_context
 from rlx_mlir.dialects import rlx
 from rlx_mlir.dialects.common import element_type, shape_of
 from rlx_mlir.errors import AllocationError, CompileError, ParseError, VerificationError
-from rlx_mlir.jit import compile_text, host_target, module_text
+from rlx_mlir.jit import compile_text, module_text
 from rlx_mlir.lowering.translate import to_llvmlite
 from rlx_mlir.memory_plan import OFFSETS, MemoryPlan, index_checks, read_plan
 from rlx_mlir.passes.default_pipeline import TENSOR_PIPELINE
-from rlx_mlir.passes.lower_to_llvm import LowerToLLVMPass, available_cpus
+from rlx_mlir.passes.lower_to_llvm import lower_module
 from rlx_mlir.passes.plan_memory import PlanMemoryPass
 from rlx_mlir.passes.registry import available_passes
 from rlx_mlir.runtime import ConstantData, Executable, IndexCheck, TensorSpec
+from rlx_mlir.target import Target, available_cpus
+from rlx_mlir.target import target as resolve_target
+from rlx_mlir.tuning import Tuning
 from rlx_mlir.verification import function_block, verify_module
 
 
@@ -149,12 +152,14 @@ def _tensor_passes(pipeline: str) -> tuple[ModulePass, ...]:
     return passes
 
 
-def _check_options(pipeline: object, entry: object, threads: object) -> None:
+def _check_options(pipeline: object, entry: object, threads: object, tuning: object) -> None:
     for name, value in (("pipeline", pipeline), ("entry", entry)):
         if value is not None and not isinstance(value, str):
             raise CompileError(f"compile() {name}= takes a string, got {type(value).__name__}")
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 0:
         raise CompileError(f"compile() threads= takes a count >= 0 (0: every CPU), got {threads!r}")
+    if tuning is not None and not isinstance(tuning, Mapping):
+        raise CompileError(f"compile() tuning= takes a mapping of knob names to integers, got {type(tuning).__name__}")
 
 
 @dataclass(frozen=True)
@@ -178,18 +183,23 @@ def compile(  # noqa: A001
     pipeline: str | None = None,
     entry: str | None = None,
     threads: int = 0,
+    target: str | None = None,
+    tuning: Mapping[str, int] | None = None,
 ) -> Executable:
     """Compile an rlx module (or its text) to a callable executable.
 
     `pipeline` lists the tensor-level passes to run before memory planning and
     lowering (default: `TENSOR_PIPELINE`; "" runs none). `threads` caps how many
     threads a large kernel is split over (0, or more than there are: every
-    available CPU). Results are kept in the persistent cache of
+    available CPU). `target` names the machine to compile for (`rlx_mlir.target`:
+    native, x86-64-v3, x86-64-v4 or an LLVM CPU name; None: $RLX_MLIR_TARGET,
+    else native) and `tuning` overrides some of the kernel choices derived from
+    it (`rlx_mlir.tuning.Tuning`'s fields). Results are kept in the persistent cache of
     `rlx_mlir.disk_cache`: compiling the same text again, in any process,
     skips straight to loading machine code. An Executable pickles as its IR
     text and these options, and recompiles (through the cache) when unpickled.
     """
-    _check_options(pipeline, entry, threads)
+    _check_options(pipeline, entry, threads, tuning)
     if isinstance(module_or_text, ModuleOp):
         text = str(module_or_text)
     elif isinstance(module_or_text, str):
@@ -197,12 +207,14 @@ def compile(  # noqa: A001
     else:
         raise CompileError(f"compile() takes IR text or a builtin.module, got {type(module_or_text).__name__}")
     effective = min(threads, available_cpus()) if threads else available_cpus()
-    options = (repr(pipeline), repr(entry), str(effective), disk_cache.settings())
-    disk_key = disk_cache.key("module", host_target().key, text, *options)
+    machine = resolve_target(target)
+    kernel_tuning = Tuning.for_target(machine).replace(tuning or {})
+    options = (repr(pipeline), repr(entry), str(effective), kernel_tuning.key)
+    disk_key = disk_cache.key("module", machine.key, text, *options)
     artifacts = derived = _load_artifacts(disk_key)
     if artifacts is None:
         with cycle_collection_paused():
-            artifacts = derived = _derive(module_or_text, pipeline, entry, effective)
+            artifacts = derived = _derive(module_or_text, pipeline, entry, effective, machine, kernel_tuning)
         disk_cache.store("module", disk_key, pickle.dumps(artifacts))
     else:
         derived = None
@@ -210,13 +222,15 @@ def compile(  # noqa: A001
         blas.load()
     if thread_pool.SYMBOL in artifacts.jit_text:  # and the thread pool
         thread_pool.load()
-    compiled = compile_text(artifacts.jit_text)
+    compiled = compile_text(artifacts.jit_text, machine)
     a = artifacts
     try:
-        exe = Executable(a.name, compiled, a.inputs, a.outputs, a.plan, a.constants, a.llvm_ir, a.planned_ir, a.checks)
+        exe = Executable(
+            a.name, compiled, a.inputs, a.outputs, a.plan, a.constants, a.llvm_ir, a.planned_ir, kernel_tuning, a.checks
+        )
     except MemoryError:
         raise AllocationError(f"the arena of {a.plan.arena_size} bytes cannot be allocated") from None
-    exe.recompile = (compile, (text, pipeline, entry, threads))
+    exe.recompile = (compile, (text, pipeline, entry, threads, target, None if tuning is None else dict(tuning)))
     exe.cached = {"module": artifacts is not derived, "machine code": compiled.from_disk}
     return exe
 
@@ -230,7 +244,9 @@ def _load_artifacts(disk_key: str) -> Artifacts | None:
     return artifacts if isinstance(artifacts, Artifacts) else None
 
 
-def _derive(module_or_text: ModuleOp | str, pipeline: str | None, entry: str | None, threads: int) -> Artifacts:
+def _derive(
+    module_or_text: ModuleOp | str, pipeline: str | None, entry: str | None, threads: int, machine: Target, tuning: Tuning
+) -> Artifacts:
     """Parse, run the passes, plan and lower: everything but the JIT."""
     if isinstance(module_or_text, str):
         module = parse(module_or_text)
@@ -258,10 +274,10 @@ def _derive(module_or_text: ModuleOp | str, pipeline: str | None, entry: str | N
     planned_ir = str(function)
     checks = [IndexCheck(op.name) for op in index_checks(function)]
     try:
-        LowerToLLVMPass(threads=threads).apply(ctx, module)
+        lower_module(module, threads, tuning)
     except ValueError as error:  # an emitter's limit (a BLAS dimension, an op with no kernel)
         raise CompileError(f"@{name}: {error}") from None
     llvm_module = to_llvmlite(module)
     llvm_ir = str(llvm_module)
-    jit_text = module_text(llvm_module, {name})
+    jit_text = module_text(llvm_module, {name}, machine)
     return Artifacts(name, inputs, outputs, plan, constants, llvm_ir, jit_text, planned_ir, checks)

@@ -1,11 +1,11 @@
 """The persistent compile cache: compiled work kept on disk across processes.
 
-Two levels, both keyed by the host target and a fingerprint of this package
+Two levels, both keyed by the target (`rlx_mlir.target`) and a fingerprint of this package
 (each of its modules' size and modification time, so an edited compiler
 never reads what an older one wrote) and of llvmlite's version:
 
-- `module/`: an IR text with its pipeline, entry and thread count (and the
-  tuning constants of `settings()`) -> what the compiler derived from it
+- `module/`: an IR text with its pipeline, entry, thread count and kernel
+  choices (`rlx_mlir.tuning.Tuning.key`) -> what the compiler derived from it
   (signature, memory plan, constants, LLVM IR), so parsing, the passes and
   the lowering are skipped (`rlx_mlir/compiler.py`);
 - `object/`: an LLVM IR text -> its optimized IR and machine code, which
@@ -29,11 +29,9 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import sys
 import tempfile
 from functools import cache
 from pathlib import Path
-from types import ModuleType
 from typing import Iterator
 
 import llvmlite
@@ -70,32 +68,6 @@ def _sources(folder: Path, prefix: str = "") -> Iterator[str]:
             yield f"{prefix}{entry.name}:{stat.st_size}:{stat.st_mtime_ns}"
         elif entry.name != "__pycache__" and entry.is_dir():
             yield from _sources(Path(entry.path), f"{prefix}{entry.name}/")
-
-
-def settings() -> str:
-    """The module-level constants (UPPER_CASE numbers, strings, flags) of every
-    loaded rlx_mlir module: the tuning knobs a benchmark or test may change
-    (`contraction.TILED_MAX_MNK = 0`), which change the code compiled from the
-    same text, so they are part of a module entry's key. Which names are knobs
-    is found once per module; their values are read on every call."""
-    knobs = []
-    for name, module in sorted(sys.modules.items()):
-        if name.startswith("rlx_mlir.") and module is not None:
-            namespace = vars(module)
-            knobs.extend(f"{name}.{attr}={namespace.get(attr)!r}" for attr in _knob_names(name, module))
-    return "\n".join(knobs)
-
-
-_KNOBS: dict[str, tuple[str, ...]] = {}
-
-
-def _knob_names(name: str, module: ModuleType) -> tuple[str, ...]:
-    """The UPPER_CASE scalar globals of one module (a knob keeps its type when a
-    caller changes it, so the names found at first sight stay the knobs)."""
-    if name not in _KNOBS:
-        _KNOBS[name] = tuple(attr for attr, value in vars(module).items()
-                             if attr.isupper() and isinstance(value, (bool, int, float, str, type(None))))
-    return _KNOBS[name]
 
 
 def key(*parts: str) -> str:

@@ -1,4 +1,4 @@
-"""llvmlite: optimize an LLVM module at O3 for the host CPU and MCJIT it.
+"""llvmlite: optimize an LLVM module at O3 for a target CPU and MCJIT it.
 
 Compiled engines are shared by (IR text, target) while an executable holds
 them (and kept across processes by `rlx_mlir.disk_cache`): compiling a
@@ -22,37 +22,15 @@ import llvmlite.binding as llvm
 import llvmlite.ir as ir
 
 from rlx_mlir import disk_cache
-
-
-@dataclass(frozen=True)
-class Target:
-    triple: str
-    cpu: str
-    features: str
-
-    @property
-    def key(self) -> str:
-        return f"{self.triple}|{self.cpu}|{self.features}"
+from rlx_mlir.target import Target
+from rlx_mlir.target import target as resolve_target
 
 
 @cache
-def host_target() -> Target:
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
-    return Target(llvm.get_default_triple(), llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten())
-
-
-def _new_target_machine() -> llvm.TargetMachine:
-    t = host_target()
-    target = llvm.Target.from_triple(t.triple)
-    return target.create_target_machine(cpu=t.cpu, features=t.features, opt=3, codemodel="jitdefault")
-
-
-@cache
-def _target_machine() -> llvm.TargetMachine:
-    """The shared machine for optimizing and printing assembly; never given to an
-    engine, which takes ownership of its machine and disposes it with itself."""
-    return _new_target_machine()
+def _target_machine(target: Target) -> llvm.TargetMachine:
+    """The shared machine of `target` for optimizing and printing assembly; never
+    given to an engine, which takes ownership of its machine and disposes it with itself."""
+    return target.machine()
 
 
 @dataclass
@@ -66,6 +44,7 @@ class CompiledModule:
     engine: llvm.ExecutionEngine
     optimized_ir: str
     context: llvm.ContextRef
+    target: Target
     from_disk: bool = False
     """Whether the machine code came from the disk cache (O3 and codegen skipped)."""
 
@@ -76,7 +55,7 @@ class CompiledModule:
         return self.engine.get_function_address(name)
 
     def assembly(self) -> str:
-        return _target_machine().emit_assembly(llvm.parse_assembly(self.optimized_ir))
+        return _target_machine(self.target).emit_assembly(llvm.parse_assembly(self.optimized_ir))
 
 
 RECENT = 8
@@ -112,40 +91,40 @@ def _callees(fn: ir.Function) -> set[ir.Function]:
     }
 
 
-def module_text(module: ir.Module, entries: set[str]) -> str:
-    """The module's LLVM IR as it is compiled: kernels internal, host triple."""
+def module_text(module: ir.Module, entries: set[str], target: Target) -> str:
+    """The module's LLVM IR as it is compiled: kernels internal, the target's triple."""
     internalize(module, entries)
-    module.triple = host_target().triple
+    module.triple = target.triple
     return str(module)
 
 
-def compile_llvm(module: ir.Module, entries: set[str]) -> CompiledModule:
-    return compile_text(module_text(module, entries))
+def compile_llvm(module: ir.Module, entries: set[str], target: Target | None = None) -> CompiledModule:
+    target = target or resolve_target()
+    return compile_text(module_text(module, entries, target), target)
 
 
-def compile_text(text: str) -> CompiledModule:
-    """JIT `text` (from `module_text`): shared with a live executable of the same
-    IR, else from the disk cache's optimized IR and machine code, else O3 and
-    codegen (whose results go to the disk cache)."""
-    target = host_target()
+def compile_text(text: str, target: Target) -> CompiledModule:
+    """JIT `text` (from `module_text`) for `target`: shared with a live executable
+    of the same IR and target, else from the disk cache's optimized IR and
+    machine code, else O3 and codegen (whose results go to the disk cache)."""
     key = hashlib.sha256(f"{target.key}\n{text}".encode()).hexdigest()
     with _lock:
         cached = _cache.get(key)
         if cached is None:
-            cached = _compile(text, disk_cache.key("object", target.key, text))
+            cached = _compile(text, target, disk_cache.key("object", target.key, text))
             _cache[key] = cached
         _recent.append(cached)
         return cached
 
 
-def _compile(text: str, disk_key: str) -> CompiledModule:
+def _compile(text: str, target: Target, disk_key: str) -> CompiledModule:
     stored = _load_object(disk_key)
     context = llvm.create_context()
-    tm = _target_machine()
+    tm = _target_machine(target)
     # On a hit MCJIT loads the stored object instead of generating code, so it
     # needs no IR: an empty module skips parsing the optimized text.
     parsed = llvm.parse_assembly("" if stored else text, context=context)
-    parsed.triple = host_target().triple
+    parsed.triple = target.triple
     parsed.data_layout = str(tm.target_data)
     if stored is None:
         parsed.verify()
@@ -155,7 +134,7 @@ def _compile(text: str, disk_key: str) -> CompiledModule:
         builder = llvm.create_pass_builder(tm, options)
         builder.getModulePassManager().run(parsed, builder)
     optimized = stored[0] if stored else str(parsed)
-    engine = llvm.create_mcjit_compiler(parsed, _new_target_machine())
+    engine = llvm.create_mcjit_compiler(parsed, target.machine())
     objects: list[bytes] = []
     engine.set_object_cache(
         notify_func=lambda _module, data: objects.append(data),
@@ -164,7 +143,7 @@ def _compile(text: str, disk_key: str) -> CompiledModule:
     engine.finalize_object()
     if stored is None and objects:
         disk_cache.store("object", disk_key, pickle.dumps((optimized, objects[0])))
-    return CompiledModule(engine, optimized, context, from_disk=stored is not None)
+    return CompiledModule(engine, optimized, context, target, from_disk=stored is not None)
 
 
 def _load_object(disk_key: str) -> tuple[str, bytes] | None:

@@ -19,6 +19,8 @@ from rlx_mlir.dtypes import Kind
 from rlx_mlir.errors import AllocationError, ArgumentError
 from rlx_mlir.jit import CompiledModule
 from rlx_mlir.memory_plan import ALIGNMENT, MemoryPlan
+from rlx_mlir.target import TargetError
+from rlx_mlir.tuning import Tuning
 
 _ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
 
@@ -65,9 +67,14 @@ class Executable:
         constants: Sequence[ConstantData],
         llvm_ir: str,
         planned_ir: str,
+        tuning: Tuning,
         index_checks: Sequence[IndexCheck] = (),
     ) -> None:
         self.name = name
+        self.target = compiled.target
+        """The machine the code was compiled for (`rlx_mlir.target`)."""
+        self.tuning = tuning
+        """The kernel choices it was lowered with (`rlx_mlir.tuning`)."""
         self.inputs = tuple(inputs)
         self._layouts = tuple((spec.shape, spec.dtype.numpy) for spec in self.inputs)
         self.outputs = tuple(outputs)
@@ -75,7 +82,7 @@ class Executable:
         self.llvm_ir = llvm_ir
         self.planned_ir = planned_ir
         self._compiled = compiled
-        self._entry = _ENTRY(compiled.address(name))
+        self._entry = self._refuse if self.target.missing_on_host() else _ENTRY(compiled.address(name))
         self._arena = aligned_buffer(max(memory_plan.arena_size, ALIGNMENT))
         for constant in constants:
             raw = constant.data.view(np.uint8).reshape(-1)
@@ -106,7 +113,7 @@ class Executable:
         return self._compiled.optimized_ir
 
     def assembly(self) -> str:
-        """The host assembly of the optimized module (to check vectorization)."""
+        """The assembly of the optimized module for its target (to check vectorization)."""
         return self._compiled.assembly()
 
     def __call__(
@@ -125,6 +132,15 @@ class Executable:
             if self._status[0]:
                 raise self._index_error()
         return tuple(outputs)
+
+    def _refuse(self, *_addresses: int) -> None:
+        """The entry of code this host cannot run (compiled for a level it lacks)."""
+        missing = ", ".join(sorted(self.target.missing_on_host()))
+        level = "" if self.target.level == self.target.name else f" ({self.target.level})"
+        raise TargetError(
+            f"{self.name} was compiled for {self.target.name}{level}, which this host cannot run "
+            f"(it lacks {missing}); its assembly() can still be inspected"
+        )
 
     def _index_error(self) -> IndexError:
         code, index, axis, size = (int(v) for v in self._status)

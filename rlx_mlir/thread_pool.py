@@ -53,7 +53,8 @@ import llvmlite.binding as llvm
 import llvmlite.ir as ir
 
 from rlx_mlir import disk_cache
-from rlx_mlir.jit import CompiledModule, compile_text, host_target
+from rlx_mlir.jit import CompiledModule, compile_text
+from rlx_mlir.target import target
 
 PREFIX = "rlx_pool_"
 """Every symbol of the pool starts with this; JIT entry names must not."""
@@ -429,7 +430,7 @@ def module_text() -> str:
     _emit_parallel_for(p, _emit_grow(p, worker), grains)
     _emit_set_cpus(p)
     _emit_forget(p)
-    p.module.triple = host_target().triple
+    p.module.triple = target("native").triple
     return str(p.module)
 
 
@@ -437,7 +438,7 @@ def _cached_module_text() -> str:
     """`module_text()`, from the disk cache when it is there: building it with
     llvmlite takes ~2 ms, as long as loading a whole cached module."""
     knobs = f"{MAX_WORKERS} {GRAINS_PER_THREAD} {SPIN_CYCLES} {CALLER_SPIN_CYCLES} {OPAQUE_BYTES} {AFFINITY}"
-    entry = disk_cache.key("pool", host_target().key, knobs)
+    entry = disk_cache.key("pool", target("native").key, knobs)
     stored = disk_cache.load("pool", entry)
     if stored is not None:
         return stored.decode()
@@ -457,7 +458,7 @@ def load() -> None:
     with _lock:
         if _compiled is not None:
             return
-        compiled = compile_text(_cached_module_text())
+        compiled = compile_text(_cached_module_text(), target("native"))
         _set_cpus(compiled)
         forget = ctypes.CFUNCTYPE(None)(compiled.address(f"{PREFIX}forget"))
         os.register_at_fork(after_in_child=forget)

@@ -307,14 +307,12 @@ STREAMED = [  # (element type, NumPy dtype): 4-, 8-, 2- and 1-byte outputs, the 
 
 
 @pytest.mark.parametrize(("t", "dtype"), STREAMED, ids=[t for t, _ in STREAMED])
-def test_streamed_output_at_every_alignment(t: str, dtype: type, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_streamed_output_at_every_alignment(t: str, dtype: type) -> None:
     """An output larger than the last-level cache (forced here by a 1 KiB one) is computed 4 KiB at a
     time on the stack and stored by whole lines, non-temporally, from its first cache line on; the
     elements before it and after the last whole chunk are stored directly. At every byte offset of
     the output (also where it is not element-aligned, which stores everything directly) and with
     a scalar broadcast, the results are the bytes of the ordinary kernel."""
-    from rlx_mlir.lowering import vectors
-
     n = 3 * 4096 + 29
     ty = f"tensor<{n}x{t}>"
     text = (f"func.func @f(%a: {ty}, %b: {ty}, %s: tensor<{t}>) -> {ty} {{\n"
@@ -323,10 +321,8 @@ def test_streamed_output_at_every_alignment(t: str, dtype: type, monkeypatch: py
     rng = np.random.default_rng(5)
     a, b = (rng.integers(-9, 9, n).astype(dtype) for _ in range(2))
     s = np.array(3, dtype)
-    monkeypatch.setenv("RLX_MLIR_CACHE", "0")  # the module cache would hand back the other variant
     (want,) = rlx.compile(text)(a, b, s)
-    monkeypatch.setattr(vectors, "last_level_cache_bytes", lambda: 1024)
-    streamed = rlx.compile(text)
+    streamed = rlx.compile(text, tuning={"nontemporal_min_bytes": 1024})
     assert "!nontemporal" in streamed.llvm_ir
     assert want.tobytes() == (a * b - s).astype(dtype).tobytes()
     for offset in range(0, 64, 3):

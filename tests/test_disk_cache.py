@@ -91,8 +91,6 @@ def test_clear_removes_every_entry(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
 def test_a_tuning_constant_is_part_of_the_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A benchmark that turns the emitted GEMM kernels off must not get their code back from the cache."""
-    from rlx_mlir.lowering import contraction
-
     monkeypatch.setenv("RLX_MLIR_CACHE_DIR", str(tmp_path))
     text = (
         "func.func @f(%a: tensor<8x8xf32>, %b: tensor<8x8xf32>) -> tensor<8x8xf32> {\n"
@@ -101,9 +99,7 @@ def test_a_tuning_constant_is_part_of_the_key(tmp_path: Path, monkeypatch: pytes
     )
     tiled = rlx.compile(text)
     assert rlx.compile(text).cached["module"]
-    monkeypatch.setattr(contraction, "TILED_MAX_MNK", 0)
-    monkeypatch.setattr(contraction, "PANEL_MAX_MNK", 0)
-    called = rlx.compile(text)
+    called = rlx.compile(text, tuning={"gemm_tiled_max_mnk": 0, "gemm_panel_max_mnk": 0})
     assert not called.cached["module"]
     assert "cblas_sgemm" in called.llvm_ir and "cblas_sgemm" not in tiled.llvm_ir
 

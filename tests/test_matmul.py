@@ -16,11 +16,12 @@ accumulated in f16 or bf16 instead of f32 would miss it by orders of
 magnitude.
 
 Shapes cover the three kernels of each real type (the emitted tile kernel
-below M·N·K = 2^18, the packed-panel kernel above it for K <= 256, BLAS for
-longer K), batch broadcasting (one folded GEMM, a loop with
-stride-0 operands), 1-D operands, 1xN / Nx1 / K = 1, zero-size dimensions,
-stored transposes (flags, and rlx.transpose folded by canonicalize-broadcast),
-and 1 vs 2 threads.
+below M·N·K = 2^18, the packed-panel kernel above it for a K x tile panel
+within `Tuning.gemm_panel_max_bytes`, BLAS for longer K), batch broadcasting
+(one folded GEMM, a loop with stride-0 operands), 1-D operands, 1xN / Nx1 /
+K = 1, zero-size dimensions, stored transposes (flags, and rlx.transpose
+folded by canonicalize-broadcast), 1 vs 2 threads, and the AVX2 target's
+narrower tiles (x86-64-v3: 6 rows x two 256-bit vectors).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import ctypes
 import math
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import ml_dtypes
 import numpy as np
@@ -81,8 +82,13 @@ def reference(a: np.ndarray, b: np.ndarray, tl: bool, tr: bool, t: str) -> np.nd
     return np.matmul(stored(a, tl).astype(wide), stored(b, tr).astype(wide))
 
 
-def assert_close(got: np.ndarray, a: np.ndarray, b: np.ndarray, tl: bool, tr: bool, t: str) -> None:
-    want = reference(a, b, tl, tr, t)
+def assert_close(
+    got: np.ndarray, a: np.ndarray, b: np.ndarray, tl: bool, tr: bool, t: str,
+    then: Callable[[np.ndarray], np.ndarray] = lambda x: x,
+) -> None:
+    """`got` within the bound of op(a) · op(b), or of `then` of it: an exact
+    epilogue that moves no two values further apart (relu), so the bound holds."""
+    want = then(reference(a, b, tl, tr, t))
     assert got.dtype == TYPES[t] and got.shape == want.shape
     if t in INTS:
         np.testing.assert_array_equal(got, want)
@@ -106,13 +112,14 @@ def build(cases: Sequence[Case], t: str) -> Builder:
     return b
 
 
-def run(cases: Sequence[Case], t: str, threads: int = 0) -> None:
+def run(cases: Sequence[Case], t: str, threads: int = 0, target: str | None = None) -> rlx.runtime.Executable:
     """Compile all cases as one function (compiling is the slow part) and check each result."""
-    exe = rlx.compile(build(cases, t).module(), threads=threads)
+    exe = rlx.compile(build(cases, t).module(), threads=threads, target=target)
     arrays = [sample(shape, t, seed) for seed, case in enumerate(cases) for shape in case[:2]]
     results = exe(*arrays)
     for k, (case, got) in enumerate(zip(cases, results)):
         assert_close(got, arrays[2 * k], arrays[2 * k + 1], case[2], case[3], t)
+    return exe
 
 
 # ---------------------------------------------------------------------------
@@ -126,7 +133,7 @@ EVERY_TYPE_CASES: list[Case] = [
     ((70, 90), (90, 50), False, False),  # M·N·K = 315000 > 2^18: packed panels (complex: one BLAS call)
     ((2, 90, 70), (50, 90), True, True),  # both transposed, lhs batch not foldable
     ((3, 40, 64), (64, 120), False, False),  # lhs batch folded into M = 120
-    ((12, 2100), (2100, 20), False, False),  # K·128 bytes > PANEL_MAX_BYTES: one BLAS call for every type
+    ((12, 2100), (2100, 20), False, False),  # K x tile panel > gemm_panel_max_bytes: one BLAS call for every type
 ]
 
 
@@ -337,15 +344,84 @@ def test_packed_panel_kernel_splits_without_splitting_sums(t: str) -> None:
         assert_close(one, arrays[2 * k], arrays[2 * k + 1], tl, tr, t)
 
 
+AVX2_CASES: list[Case] = [
+    ((13, 40), (40, 29), False, False),  # tile kernel: two 6-row tiles and a 1-row tail, a full and a tail panel
+    ((70, 90), (90, 50), False, False),  # packed panels: eleven 6-row tiles and a 4-row tail
+    ((2, 30, 20), (35, 20), False, True),  # transposed rhs: packed panels over the folded batch (M = 60)
+    ((12, 2100), (2100, 20), False, False),  # K beyond the panels: one BLAS call
+]
+WIDEST = {"f32": ("<8 x float>", "<16 x float>"), "f64": ("<4 x double>", "<8 x double>")}
+"""The widest vector of an AVX2 build's tiles, and the AVX-512 one it must not use."""
+
+
+@pytest.mark.parametrize("t", ["f32", "f64"])
+def test_avx2_target_tiles_and_panels(t: str) -> None:
+    """Compiled for x86-64-v3 (AVX2; it runs on an AVX-512 host too): register
+    tiles of 6 rows x two 256-bit vectors, panels packed as wide as those
+    tiles, and the same results within the same bound."""
+    exe = run(AVX2_CASES, t, threads=2, target="x86-64-v3")
+    assert (exe.tuning.gemm_tile_rows, exe.tuning.tile_bytes()) == (6, 64)
+    widest, wider = WIDEST[t]
+    assert widest in exe.llvm_ir and wider not in exe.llvm_ir
+    assert exe.llvm_ir.count('call ccc void @"scipy_cblas_') == 1  # only the long-K case calls BLAS
+
+
+def test_avx2_target_epilogues() -> None:
+    """relu(x @ w) as `rlx.contraction_region`s at x86-64-v3, in f32 and f64: the
+    tile kernel, the packed panels and the BLAS row blocks, each finished by the
+    epilogue."""
+    cases: list[tuple[Case, str]] = [
+        (((37, 19), (19, 23), False, False), "f32"),  # tiles: six 6-row tiles and a 1-row tail
+        (((130, 64), (64, 70), False, False), "f64"),  # packed panels of 8 doubles
+        (((130, 64), (64, 70), False, False), "f32"),  # packed panels of 16 floats
+        (((60, 1500), (1500, 40), False, False), "f32"),  # K beyond the panels: BLAS row blocks
+    ]
+    b = Builder("epilogue")
+    b.output(*(b.relu(b.matmul(b.input(lhs, t), b.input(rhs, t))) for (lhs, rhs, _, _), t in cases))
+    exe = rlx.compile(b.module(), threads=2, target="x86-64-v3")
+    assert exe.planned_ir.count("= rlx.contraction_region") == len(cases)
+    assert "<16 x float>" not in exe.llvm_ir and "<8 x double>" not in exe.llvm_ir
+    assert exe.llvm_ir.count('call ccc void @"scipy_cblas_') == 1  # only the long-K case calls BLAS
+    arrays = [sample(shape, t, seed) for seed, (case, t) in enumerate(cases) for shape in case[:2]]
+    for k, (got, (case, t)) in enumerate(zip(exe(*arrays), cases)):
+        assert_close(got, arrays[2 * k], arrays[2 * k + 1], False, False, t, then=lambda x: np.maximum(x, 0))
+
+
+@pytest.mark.parametrize("tr", [False, True], ids=["plain", "transposed"])
+@pytest.mark.parametrize("t", ["f32", "f64"])
+def test_avx2_target_loop_weights(t: str, tr: bool) -> None:
+    """A loop packs a weight its body's matmul reads (before the loop, in one
+    kernel) and the body's tiles read the panels (in another): at x86-64-v3
+    both use the AVX2 tile's width. Each step is h @ op(W) on the carry, 13
+    rows (two 6-row tiles and a tail) by 40 columns (full panels, in f32 a
+    narrower one), checked against the step's own input."""
+    length, rows, n = 3, 13, 40
+    b = Builder("loop")
+    h0, w, xs = b.input((rows, n), t), b.input((n, n), t), b.input((length, 1), t)
+    b.output(b.scan(h0, lambda b, h, w, x: b.matmul(h, w, transpose_rhs=tr), [xs], [w], save_trajectory=True))
+    exe = rlx.compile(b.module(), threads=2, target="x86-64-v3")
+    assert "_pack" in exe.llvm_ir and "gemm" not in exe.llvm_ir  # the tiles read the packed panels
+    hv, wv, xv = sample((rows, n), t, 0), sample((n, n), t, 1), sample((length, 1), t, 2)
+    (got,) = exe(hv, wv, xv)
+    for step in range(length):
+        assert_close(got[step], got[step - 1] if step else hv, wv, False, tr, t)
+
+
+BLAS_ONLY = {"gemm_tiled_max_mnk": 0, "gemm_panel_max_mnk": 0}
+"""Tuning under which every real GEMM is a BLAS call."""
+
+
 def _blas_threads() -> int:
     library = ctypes.CDLL(blas.load())
     return library[blas.symbol("openblas_get_num_threads")]()
 
 
 def test_blas_thread_count_follows_compile_threads() -> None:
-    """Each executable sets OpenBLAS's thread count to its own `threads` before its GEMMs."""
+    """Each executable sets OpenBLAS's thread count to its own `threads` before its GEMMs
+    (the emitted kernels are turned off: on AVX2 the panels would take this GEMM)."""
     a, c = sample((300, 300), "f64", 0), sample((300, 300), "f64", 1)
-    exes = {n: rlx.compile(build([((300, 300), (300, 300), False, False)], "f64").module(), threads=n) for n in (1, 2)}
+    module = build([((300, 300), (300, 300), False, False)], "f64").module()
+    exes = {n: rlx.compile(module, threads=n, tuning=BLAS_ONLY) for n in (1, 2)}
     for n in (2, 1, 2):
         (got,) = exes[n](a, c)
         assert _blas_threads() == n

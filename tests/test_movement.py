@@ -751,19 +751,15 @@ BLOCKED_TRANSPOSES = [  # (shape, type, perm): 16x16, 8x8 and 16x16-byte registe
 
 
 @pytest.mark.parametrize("streaming", [False, True], ids=["cached", "streaming"])
-def test_blocked_transpose_at_every_output_alignment(streaming: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_blocked_transpose_at_every_output_alignment(streaming: bool) -> None:
     """Transposed copies move square register blocks aligned to the input's and output's cache lines,
     with element-wise edges; streaming outputs (non-temporal stores, forced here by a 1 KiB
     "last-level cache") take the blocks only where the output is element-aligned. Every byte offset
     of the output within a cache line, element-aligned or not, gives NumPy's bytes."""
-    from rlx_mlir.lowering import vectors
-
-    monkeypatch.setenv("RLX_MLIR_CACHE", "0")  # the module cache would hand back the other variant
-    monkeypatch.setattr(vectors, "last_level_cache_bytes", lambda: 1024 if streaming else 1 << 40)
     cases = [Case(f"{shape} {t} perm {perm}", "transpose", [sample(shape, t, seed=k)], f"perm = {arr(perm)}",
                   np.transpose(sample(shape, t, seed=k), perm).copy())
              for k, (shape, t, perm) in enumerate(BLOCKED_TRANSPOSES)]
-    exe = compile_text(module_text(cases))
+    exe = rlx.compile(module_text(cases), tuning={"nontemporal_min_bytes": 1024 if streaming else 1 << 40})
     for offset in range(0, 64, 3):
         outs = []
         for case in cases:

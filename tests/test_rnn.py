@@ -10,9 +10,10 @@ with an absolute floor of the same size for values near zero.
 Cases cover 1-3 layers, one and two directions, initial state present or
 absent, state results present or absent (hn without h0), B = 1, S = 1,
 I != H, the relu RNN, sizes that leave partial register tiles (rows past a
-multiple of 8, gate columns past a multiple of the panel width), 1 and 2
-threads (the batch split into units), and carried state: one call over S
-steps equals two calls over S1 + S2 with the state passed on.
+multiple of the tile's rows, gate columns past a multiple of the panel
+width), 1 and 2 threads (the batch split into units), carried state: one
+call over S steps equals two calls over S1 + S2 with the state passed on,
+and the AVX2 target's narrower tiles and panels (x86-64-v3).
 """
 
 from __future__ import annotations
@@ -82,8 +83,9 @@ def packed_weights(module: torch.nn.Module, case: Case) -> list[np.ndarray]:
 
 
 def compile_case(case: Case, dtype: str, weights: list[np.ndarray], threads: int = 2,
-                 constant: bool = False) -> Executable:
-    """The op over inputs x, the weights (or, `constant`, the weights as constants), [state]."""
+                 constant: bool = False, target: str | None = None) -> Executable:
+    """The op over inputs x, the weights (or, `constant`, the weights as constants), [state],
+    for `target` (None: the default)."""
     b = Builder(case.kind)
     x = b.input((case.batch, case.seq, case.input_size), dtype)
     operands = [b.constant(w, dtype) if constant else b.input(w.shape, dtype) for w in weights]
@@ -93,7 +95,7 @@ def compile_case(case: Case, dtype: str, weights: list[np.ndarray], threads: int
                                     bidirectional=case.bidirectional, state=state, return_state=case.state_out,
                                     **extra)
     b.output(*(results if case.state_out else (results,)))
-    return rlx.compile(b.module(), threads=threads)
+    return rlx.compile(b.module(), threads=threads, target=target)
 
 
 def reference(module: torch.nn.Module, case: Case, x: np.ndarray, state: list[np.ndarray]) -> list[np.ndarray]:
@@ -262,3 +264,34 @@ def test_kept_packing_is_not_shared_by_other_buffers_or_kernels() -> None:
         y1 = reference(module, case, 2 * xv, [])[0]
         y2 = reference(module, case, np.exp(0.1 * xv).astype(np.float32), [])[0]
         np.testing.assert_allclose(got, np.tanh(y1) + 1 / (1 + np.exp(-y2)), rtol=1e-4, atol=1e-4)
+
+
+AVX2_CASES = [
+    Case("lstm", 9, 3, 5, 37, bidirectional=True, state_in=True),  # 6-row tiles and a 3-row tail, two-vector panels
+    Case("gru", 9, 3, 5, 37, state_in=True),  # batch parts of 4 and 5 rows: one tile each, two-vector panels
+    Case("gru", 2, 4, 6, 37, layers=2),  # parts of one row: eight-vector W_hh panels
+]
+
+
+@pytest.mark.parametrize("constant", [False, True], ids=["inputs", "constants"])
+@pytest.mark.parametrize("dtype", ["f32", "f64"])
+@pytest.mark.parametrize("case", AVX2_CASES, ids=case_id)
+def test_avx2_target_matches_torch(case: Case, dtype: str, constant: bool) -> None:
+    """Compiled for x86-64-v3 (AVX2; it runs on an AVX-512 host too): the
+    projection and step tiles have 6 rows of 256-bit vectors and W_hh panels
+    fit 12 accumulators; the weights are packed as the tiles read them, on
+    every call or (constants) once, and the results match torch."""
+    module = torch_module(case, dtype)
+    weights = packed_weights(module, case)
+    exe = compile_case(case, dtype, weights, constant=constant, target="x86-64-v3")
+    assert exe.tuning.accumulators == 12 and exe.tuning.gemm_tile_rows == 6
+    widest, wider = {"f32": ("<8 x float>", "<16 x float>"), "f64": ("<4 x double>", "<8 x double>")}[dtype]
+    assert widest in exe.llvm_ir and wider not in exe.llvm_ir
+    for call in range(2 if constant else 1):
+        x, state = inputs(case, dtype)
+        x = (x + call).astype(x.dtype)
+        got = exe(x, *state) if constant else exe(x, *weights, *state)
+        want = reference(module, case, x, state)
+        assert len(got) == len(want)
+        for k, (g, w) in enumerate(zip(got, want)):
+            assert_close(g, w, dtype, f"{case_id(case)} call {call} result {k}")

@@ -11,15 +11,16 @@ the one final rounding of f16/bf16 outputs and states:
 
 Mamba2 has three forms (lowering/state_space.py): direct (decode), blocked
 (the sequential scan in row blocks) and chunked (SSD), picked by thresholds
-on S; every Mamba2 case runs all three (the `form` fixture sets the
-thresholds), and the chunked form is compared with the sequential one
+on S; every Mamba2 case runs all three (the `form_tuning` fixture overrides
+the thresholds), and the chunked form is compared with the sequential one
 directly (1e-4 relative), on a length that is not a multiple of the chunk.
+Both ops also run for the AVX2 target (x86-64-v3: 32-byte vectors).
 Inputs keep the decays in (0, 1) as in Mamba (dt = softplus(.) > 0, a < 0).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import ml_dtypes
 import numpy as np
@@ -27,13 +28,15 @@ import pytest
 
 import rlx_mlir as rlx
 from rlx_mlir.builder import Builder
-from rlx_mlir.lowering import state_space
+from rlx_mlir.tuning import NEVER
 
 NUMPY = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32, "f64": np.float64}
 UNIT_ROUNDOFF = {"f16": 2.0**-11, "bf16": 2.0**-8, "f32": 2.0**-24, "f64": 2.0**-53}
 TOL = {"f16": 1e-5, "bf16": 1e-5, "f32": 1e-5, "f64": 1e-12}
 """Error of the computation relative to the largest |ref| (f16/bf16 compute in f32)."""
 DTYPES = tuple(NUMPY)
+Overrides = Mapping[str, int]
+"""Tuning knobs a compile sets explicitly (`rlx.compile(..., tuning=)`)."""
 
 
 # ---------------------------------------------------------------------------
@@ -100,25 +103,27 @@ def scan_inputs(batch: int, seq: int, channels: int, n: int, seed: int = 0) -> l
 
 
 def compile_scan(kind: str, shapes: Sequence[tuple[int, ...]], dtype: str, with_state: bool, return_state: bool,
-                 threads: int = 2):
+                 threads: int = 2, tuning: Overrides | None = None, target: str | None = None):
     b = Builder(kind)
     values = [b.input(shape, dtype) for shape in shapes[:5]]
     state = b.input(shapes[5], dtype) if with_state else None
     method = b.mamba2 if kind == "mamba2" else b.selective_scan
     out = method(*values, state=state, return_state=return_state)
     b.output(*(out if isinstance(out, tuple) else (out,)))
-    return rlx.compile(b.module(), threads=threads)
+    return rlx.compile(b.module(), threads=threads, target=target, tuning=tuning)
 
 
 REFERENCE = {"mamba2": mamba2_reference, "selective_scan": selective_scan_reference}
 
 
 def run(kind: str, inputs: list[np.ndarray], dtype: str, with_state: bool = True, return_state: bool = True,
-        threads: int = 2) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """(kernel results as float64, references on the rounded inputs)."""
+        threads: int = 2, tuning: Overrides | None = None, target: str | None = None,
+        ) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """(kernel results as float64, references on the rounded inputs); `tuning` and
+    `target` as `rlx.compile` takes them."""
     rounded = [v.astype(NUMPY[dtype]) for v in inputs]
     args = rounded if with_state else rounded[:5]
-    exe = compile_scan(kind, [v.shape for v in inputs], dtype, with_state, return_state, threads)
+    exe = compile_scan(kind, [v.shape for v in inputs], dtype, with_state, return_state, threads, tuning, target)
     got = [np.asarray(r, dtype=np.float64) for r in exe(*args)]
     wide = [v.astype(np.float64) for v in args]
     ref = list(REFERENCE[kind](*wide))
@@ -131,17 +136,17 @@ def assert_close(got: np.ndarray, ref: np.ndarray, dtype: str) -> None:
     np.testing.assert_allclose(got, ref, rtol=2 * UNIT_ROUNDOFF[dtype], atol=TOL[dtype] * scale)
 
 
-FORMS = {"direct": (1 << 40, 1 << 40), "blocked": (1 << 40, 0), "chunked": (1, 0)}
-"""Mamba2's forms by (CHUNKED_MIN_SEQ, DIRECT_MAX_SEQ) that force each at every length."""
+FORMS: dict[str, Overrides] = {
+    form: {"mamba2_chunked_min_seq": chunked, "mamba2_direct_max_seq": direct}
+    for form, chunked, direct in (("direct", NEVER, NEVER), ("blocked", NEVER, 0), ("chunked", 1, 0))
+}
+"""The tuning overrides that force each of Mamba2's forms at every length."""
 
 
 @pytest.fixture(params=list(FORMS))
-def form(request, monkeypatch) -> str:
-    """Runs the test with each of Mamba2's forms."""
-    chunked, direct = FORMS[request.param]
-    monkeypatch.setattr(state_space, "CHUNKED_MIN_SEQ", chunked)
-    monkeypatch.setattr(state_space, "DIRECT_MAX_SEQ", direct)
-    return request.param
+def form_tuning(request) -> Overrides:
+    """Runs the test with each of Mamba2's forms: the overrides to compile with."""
+    return FORMS[request.param]
 
 
 # ---------------------------------------------------------------------------
@@ -150,23 +155,25 @@ def form(request, monkeypatch) -> str:
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_mamba2_every_dtype(dtype: str, form: str) -> None:
+def test_mamba2_every_dtype(dtype: str, form_tuning: Overrides) -> None:
     """State in and out; 70 steps = one full chunk and a tail of 6."""
-    got, ref = run("mamba2", mamba2_inputs(2, 70, 3, 8, 16), dtype)
+    got, ref = run("mamba2", mamba2_inputs(2, 70, 3, 8, 16), dtype, tuning=form_tuning)
     for g, r in zip(got, ref):
         assert_close(g, r, dtype)
 
 
 @pytest.mark.parametrize(("with_state", "return_state"), [(False, False), (False, True), (True, False)])
-def test_mamba2_state_groups(with_state: bool, return_state: bool, form: str) -> None:
+def test_mamba2_state_groups(with_state: bool, return_state: bool, form_tuning: Overrides) -> None:
     """Absent state starts at zero; an absent state result is not computed."""
-    got, ref = run("mamba2", mamba2_inputs(2, 20, 2, 8, 16, seed=1), "f64", with_state, return_state)
+    got, ref = run("mamba2", mamba2_inputs(2, 20, 2, 8, 16, seed=1), "f64", with_state, return_state,
+                   tuning=form_tuning)
     assert len(got) == 1 + return_state
     for g, r in zip(got, ref):
         assert_close(g, r, "f64")
 
 
-def assert_state_carries(kind: str, inputs: Sequence[np.ndarray], split: int, dtype: str) -> None:
+def assert_state_carries(kind: str, inputs: Sequence[np.ndarray], split: int, dtype: str,
+                         tuning: Overrides | None = None) -> None:
     """One call over all steps equals a call over the first `split` steps, then
     one over the rest taking its final state (streaming decode). `inputs` are
     the op's five operands and a state; the third (`a`) has no time axis."""
@@ -177,7 +184,7 @@ def assert_state_carries(kind: str, inputs: Sequence[np.ndarray], split: int, dt
 
     def call(args: list[np.ndarray], state: np.ndarray | None = None) -> list[np.ndarray]:
         shapes = [v.shape for v in args] + ([state.shape] if state is not None else [])
-        exe = compile_scan(kind, shapes, dtype, state is not None, True)
+        exe = compile_scan(kind, shapes, dtype, state is not None, True, tuning=tuning)
         return exe(*args, *([state] if state is not None else []))
 
     y, s = call(operands)
@@ -189,81 +196,73 @@ def assert_state_carries(kind: str, inputs: Sequence[np.ndarray], split: int, dt
 
 
 @pytest.mark.parametrize("dtype", ["f32", "f64"])
-def test_mamba2_carried_state(dtype: str, form: str) -> None:
+def test_mamba2_carried_state(dtype: str, form_tuning: Overrides) -> None:
     """One call over S steps == a call over S1 steps then one over S2 taking its state."""
-    assert_state_carries("mamba2", mamba2_inputs(1, 90, 2, 8, 16, seed=2), 65, dtype)
+    assert_state_carries("mamba2", mamba2_inputs(1, 90, 2, 8, 16, seed=2), 65, dtype, form_tuning)
 
 
 @pytest.mark.parametrize("shape", [(1, 1, 1, 1, 1), (1, 1, 4, 16, 32), (3, 5, 1, 3, 5), (1, 17, 2, 40, 24)])
-def test_mamba2_edge_sizes(shape: tuple[int, ...], form: str) -> None:
+def test_mamba2_edge_sizes(shape: tuple[int, ...], form_tuning: Overrides) -> None:
     """B = 1, S = 1 (one decode step with a state), odd P and N."""
-    got, ref = run("mamba2", mamba2_inputs(*shape, seed=3), "f64")
+    got, ref = run("mamba2", mamba2_inputs(*shape, seed=3), "f64", tuning=form_tuning)
     for g, r in zip(got, ref):
         assert_close(g, r, "f64")
 
 
-def test_mamba2_row_blocks(monkeypatch) -> None:
-    """A state larger than STATE_BLOCK_BYTES: the blocked form splits P into
+def test_mamba2_row_blocks() -> None:
+    """A state larger than mamba2_state_block_bytes: the blocked form splits P into
     row blocks (here 40 rows = 16 + 16 + a partial block of 8 for f32)."""
-    monkeypatch.setattr(state_space, "STATE_BLOCK_BYTES", 16 * 24 * 4)
-    monkeypatch.setattr(state_space, "CHUNKED_MIN_SEQ", 1 << 40)
-    monkeypatch.setattr(state_space, "DIRECT_MAX_SEQ", 0)
-    got, ref = run("mamba2", mamba2_inputs(2, 9, 2, 40, 24, seed=4), "f32")
+    tuning = {**FORMS["blocked"], "mamba2_state_block_bytes": 16 * 24 * 4}
+    got, ref = run("mamba2", mamba2_inputs(2, 9, 2, 40, 24, seed=4), "f32", tuning=tuning)
     for g, r in zip(got, ref):
         assert_close(g, r, "f32")
 
 
 @pytest.mark.parametrize("dtype", ["f32", "f64"])
-def test_mamba2_held_decay_rescaled(dtype: str, monkeypatch) -> None:
+def test_mamba2_held_decay_rescaled(dtype: str) -> None:
     """The blocked form holds the state divided by its running decay and multiplies
     the decay back in when it leaves [2^-40, 2^40]: head 0 decays by e^-40 a step
     (out of range at every block), head 1 by e^-1 (every ~28 steps), head 2 grows
     by e^0.75 a step (every ~37 steps), head 3 has a zero decay (a = -inf)."""
-    monkeypatch.setattr(state_space, "CHUNKED_MIN_SEQ", 1 << 40)
-    monkeypatch.setattr(state_space, "DIRECT_MAX_SEQ", 0)
     x, dt, a, b, c, s0 = mamba2_inputs(1, 61, 4, 8, 16, seed=6)
     dt[:] = 1.0
     a[:] = [-40.0, -1.0, 0.75, -np.inf]
-    got, ref = run("mamba2", [x, dt, a, b, c, s0], dtype)
+    got, ref = run("mamba2", [x, dt, a, b, c, s0], dtype, tuning=FORMS["blocked"])
     for g, r, head_axis in zip(got, ref, (2, 1)):  # y [B,S,H,P], state [B,H,P,N]
         for head in range(4):  # each against its own scale (head 2 grows to ~e^45)
             assert_close(np.take(g, head, axis=head_axis), np.take(r, head, axis=head_axis), dtype)
 
 
 @pytest.mark.parametrize("dtype", ["f32", "f64"])
-def test_mamba2_chunked_matches_sequential(dtype: str, monkeypatch) -> None:
+def test_mamba2_chunked_matches_sequential(dtype: str) -> None:
     """The two forms within 1e-4 relative on 2 chunks + 22 steps, with 2 threads
     (large enough for the entry to split the units)."""
     inputs = [v.astype(NUMPY[dtype]) for v in mamba2_inputs(2, 150, 3, 16, 32, seed=5)]
     results = {}
     for name in ("blocked", "chunked"):
-        monkeypatch.setattr(state_space, "CHUNKED_MIN_SEQ", FORMS[name][0])
-        monkeypatch.setattr(state_space, "DIRECT_MAX_SEQ", FORMS[name][1])
-        exe = compile_scan("mamba2", [v.shape for v in inputs], dtype, True, True)
+        exe = compile_scan("mamba2", [v.shape for v in inputs], dtype, True, True, tuning=FORMS[name])
         results[name] = exe(*inputs)
     for chunked, sequential in zip(results["chunked"], results["blocked"]):
         np.testing.assert_allclose(chunked, sequential, rtol=1e-4, atol=1e-4 * np.abs(sequential).max())
 
 
-def test_mamba2_chunked_long_decay(monkeypatch) -> None:
+def test_mamba2_chunked_long_decay() -> None:
     """Decays that underflow within a chunk (segment sums down to about -1e4)
     stay finite: the clamped segment sums never form exp(a)·exp(-b)."""
-    monkeypatch.setattr(state_space, "CHUNKED_MIN_SEQ", 1)
     x, dt, a, b, c, s0 = mamba2_inputs(1, 80, 2, 4, 8, seed=6)
-    got, ref = run("mamba2", [x, dt * 200.0, a, b, c, s0], "f32")
+    got, ref = run("mamba2", [x, dt * 200.0, a, b, c, s0], "f32", tuning=FORMS["chunked"])
     for g, r in zip(got, ref):
         assert np.isfinite(g).all()
         assert_close(g, r, "f32")
 
 
 @pytest.mark.parametrize("form", list(FORMS))
-def test_mamba2_large_state_falls_back(form: str, monkeypatch) -> None:
+def test_mamba2_large_state_falls_back(form: str) -> None:
     """A state too large for the chunked or direct form's stack workspace (4 MiB
     here: P = 64, N = 16384, f16 computed in f32) runs the blocked form, whose
-    row blocks fit (16 rows: 1 MiB)."""
-    monkeypatch.setattr(state_space, "CHUNKED_MIN_SEQ", FORMS[form][0])
-    monkeypatch.setattr(state_space, "DIRECT_MAX_SEQ", FORMS[form][1])
-    got, ref = run("mamba2", mamba2_inputs(1, 2, 1, 64, 1 << 14, seed=7), "f16", with_state=False)
+    row blocks fit (one vector of rows: 16 with AVX-512, 1 MiB; 8 with AVX2)."""
+    got, ref = run("mamba2", mamba2_inputs(1, 2, 1, 64, 1 << 14, seed=7), "f16", with_state=False,
+                   tuning=FORMS[form])
     for g, r in zip(got, ref):
         assert_close(g, r, "f16")
 
@@ -323,3 +322,28 @@ def test_selective_scan_decays_out_of_range() -> None:
     for g, r in zip(got, ref):
         assert np.isfinite(g).all()
         assert_close(g, r, "f32")
+
+
+AVX2 = "x86-64-v3"
+"""The AVX2 target: 32-byte vectors, so Mamba2's row blocks are whole 8-lane f32
+vectors and the selective scan's units 32 channels (`scan_channel_block`)."""
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64"])
+@pytest.mark.parametrize(("kind", "shape", "tuning"), [
+    ("mamba2", (2, 70, 3, 8, 16), FORMS["direct"]),
+    ("mamba2", (2, 70, 3, 42, 24), {**FORMS["blocked"], "mamba2_state_block_bytes": 12 * 24 * 4}),
+    ("mamba2", (2, 70, 3, 8, 16), FORMS["chunked"]),
+    ("selective_scan", (2, 12, 70, 20), None),
+], ids=["mamba2_direct", "mamba2_row_blocks", "mamba2_chunked", "selective_scan"])
+def test_avx2_target(kind: str, shape: tuple[int, ...], tuning: Overrides | None, dtype: str) -> None:
+    """Both ops compiled for x86-64-v3 match the reference as the host target's build
+    does: Mamba2 in each form (P = 42 in row blocks of one vector, 8 rows in f32 and 4
+    in f64 where AVX-512 takes 16 and 8, the last one partial), the selective scan over
+    70 channels (two units of 32, then 6)."""
+    inputs = [v.astype(NUMPY[dtype]) for v in (mamba2_inputs if kind == "mamba2" else scan_inputs)(*shape, seed=9)]
+    exe = compile_scan(kind, [v.shape for v in inputs], dtype, True, True, tuning=tuning, target=AVX2)
+    assert exe.tuning.vector_bytes == 32
+    ref = REFERENCE[kind](*(v.astype(np.float64) for v in inputs))
+    for g, r in zip(exe(*inputs), ref):
+        assert_close(np.asarray(g, np.float64), r, dtype)

@@ -41,6 +41,10 @@ def main(args: Sequence[str] | None = None) -> None:
     parser.add_argument("-p", "--pipeline", help="tensor-level passes before planning (default pipeline if omitted)")
     parser.add_argument("--print-ir", action="store_true", help="print the IR after the tensor-level passes")
     parser.add_argument(
+        "--target", help="the machine to compile for: native, x86-64-v3, x86-64-v4 or an LLVM CPU name "
+        "(default: $RLX_MLIR_TARGET, else native)",
+    )
+    parser.add_argument(
         "--input-shape", action="append", default=[], metavar="NAME=1x128",
         help="an ONNX input's static shape (for models exported with dynamic dimensions)",
     )
@@ -50,8 +54,9 @@ def main(args: Sequence[str] | None = None) -> None:
             source = read_model(options.file, parse_shapes(options.input_shape))
         else:
             source = Path(options.file).read_text()
-        exe = compile_module(source, pipeline=options.pipeline, entry=options.entry)
+        exe = compile_module(source, pipeline=options.pipeline, entry=options.entry, target=options.target)
         if options.print_ir:
+            print(f"// target: {exe.target}")
             print(exe.planned_ir)
         results = exe(*[_load(spec) for spec in options.input])
         if options.output:

@@ -1,0 +1,215 @@
+"""The kernel choices of one compile: register tiles, block sizes, thresholds,
+forms, each derived from the `Target` or taken from a per-level table.
+
+One frozen `Tuning` is made per compile (`Tuning.for_target`) and carried by
+`KernelContext` through the lowering, so no emitter reads a module global that
+a test or benchmark could patch: a knob you change is an explicit override
+(`compile(..., tuning={"gdn_chunked_min_seq": 1})`, `rlx-opt -p
+'lower-to-llvm{tuning="gdn_chunked_min_seq=1"}'`), and the whole record is
+part of the disk-cache key (`key`). `exe.tuning` prints what a build used.
+
+Derivations (the figures behind each choice are in the commit that made it):
+- register tiles keep 16 accumulators in AVX-512's 32 vector registers and
+  12 in AVX2's 16, leaving the rest for the B pieces and the splat of A;
+- blocks that must stay in L1 take the largest power of two that fits in
+  it (32 KiB of Zen 3/4's 32 KiB and Zen 5's 48 KiB); a product block the
+  epilogue re-reads takes an eighth of the last-level cache;
+- an output larger than the last-level cache is stored non-temporally.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from rlx_mlir.errors import CompileError
+from rlx_mlir.target import Target
+
+NEVER = 1 << 62
+"""A sequence length no input reaches: the form it gates is never chosen."""
+
+
+@dataclass(frozen=True)
+class Tuning:
+    # the vector unit
+    vector_bytes: int
+    """The widest vector explicit-vector kernels use: 64 (AVX-512), 32 (AVX2)."""
+    accumulators: int
+    """Vector accumulators a register-tiled kernel keeps live."""
+
+    # threads and memory
+    parallel_min_elements: int
+    """Below this many elements a kernel runs on the calling thread (a pool launch costs ~0.7 us)."""
+    nontemporal_min_bytes: int
+    """Outputs larger than this (the last-level cache) are stored non-temporally."""
+
+    # GEMMs (lowering/gemm.py, contraction.py, rnn.py)
+    gemm_tile_rows: int
+    """Rows of a register tile of C: accumulators / 2, as a tile row is two vectors wide."""
+    gemm_tiled_max_mnk: int
+    """Real GEMMs up to this M·N·K run the in-place tile kernel (0: never)."""
+    gemm_panel_max_mnk: int
+    """Larger real GEMMs up to this M·N·K run the packed-panel kernel (0: never)."""
+    gemm_panel_max_bytes: int
+    """The largest K x tile panel of op(B) the panel kernel keeps in L1."""
+    gemm_epilogue_block_bytes: int
+    """Product rows computed and finished by a contraction's epilogue together."""
+    rnn_ih_panel_tiles: int
+    """Register tiles side by side in a W_ih panel of the recurrent projection."""
+
+    # gated delta net (lowering/delta_rule.py)
+    gdn_chunked_min_seq: int
+    """Sequences of at least this many steps run the chunked (WY) form."""
+    gdn_strip_bytes: int
+    """The sequential form's column strip of the state, kept in L1 for the sequence."""
+    gdn_strip_vectors: int
+    """Vectors per row of a decode step's strip (three accumulators each)."""
+    gdn_short_seq: int
+    """Sequences shorter than this are decode steps (register-wide strips)."""
+    gdn_parallel_cells: int
+    """State cells (B·H·S·N²) from which the sequential form is split across threads."""
+
+    # Mamba2 and the selective scan (lowering/state_space.py)
+    mamba2_chunked_min_seq: int
+    """Sequences of at least this many steps run Mamba2's chunked (SSD) form."""
+    mamba2_direct_max_seq: int
+    """Sequences up to this length (decode steps) run the direct form."""
+    mamba2_state_block_bytes: int
+    """The state rows one unit of the blocked form keeps in L1."""
+    mamba2_steps: int
+    """Steps run per pass over a state block."""
+    mamba2_group: int
+    """State-steps updated per pass of the blocked form's lane loop."""
+    scan_group: int
+    """State-steps updated per pass of the selective scan's lane loop."""
+    scan_channel_block: int
+    """Channels per unit of the selective scan (f32 lanes of four vectors)."""
+
+    # reductions (lowering/reduction.py, reduction_region.py)
+    reduce_column_bytes: int
+    """Bytes of each row a column chunk of an outer-axis reduction walks."""
+    reduce_block: int
+    """Rows of lanes combined in registers before a lane accumulator is touched."""
+    softmax_block: int
+    """The same for softmax's exp pass."""
+    reduce_short: int
+    """Reductions this short are unrolled per output."""
+    reduce_short_columns: int
+    """Outputs per work item of a short reduction."""
+    region_block: int
+    """Lane steps of a reduction region between flushes into the total."""
+    region_columns: int
+    """Output points a reduction region reduces together in column order (their lanes stay in L2)."""
+
+    # elementwise copies (lowering/elementwise.py)
+    transpose_block_rows: int
+    transpose_block_cols: int
+    """Rows of the output one sweep of a transposed copy covers, and its columns per panel."""
+    stage_bytes: int
+    """Output a staged kernel computes on the stack before storing it (in L1)."""
+
+    @classmethod
+    def for_target(cls, target: Target) -> Tuning:
+        """The model's choices for `target` (the per-level forms in `FORMS`)."""
+        accumulators = min(16, target.vector_registers - 4)
+        l1_block = _floor_power_of_two(target.l1_bytes)
+        return cls(
+            vector_bytes=target.vector_bytes,
+            accumulators=accumulators,
+            parallel_min_elements=1 << 15,
+            nontemporal_min_bytes=target.llc_bytes,
+            gemm_tile_rows=accumulators // 2,
+            gemm_tiled_max_mnk=65536 * 4,  # OpenBLAS's own caller-thread bound (rlx_mlir.blas)
+            gemm_panel_max_mnk=NEVER,
+            gemm_panel_max_bytes=l1_block,
+            gemm_epilogue_block_bytes=min(4 << 20, target.llc_bytes // 8),
+            rnn_ih_panel_tiles=4,
+            gdn_chunked_min_seq=FORMS[target.level]["gdn_chunked_min_seq"],
+            gdn_strip_bytes=l1_block // 2,
+            gdn_strip_vectors=max(1, (target.vector_registers - 8) // 3),
+            gdn_short_seq=8,
+            gdn_parallel_cells=1 << 15,
+            mamba2_chunked_min_seq=FORMS[target.level]["mamba2_chunked_min_seq"],
+            mamba2_direct_max_seq=4,
+            mamba2_state_block_bytes=l1_block,
+            mamba2_steps=2,
+            mamba2_group=8,
+            scan_group=8,
+            scan_channel_block=target.vector_bytes,
+            reduce_column_bytes=1024,
+            reduce_block=16,
+            softmax_block=8,
+            reduce_short=16,
+            reduce_short_columns=1024,
+            region_block=64,
+            region_columns=max(256, target.l2_bytes // (8 * target.vector_bytes)),
+            transpose_block_rows=64,
+            transpose_block_cols=256,
+            stage_bytes=min(4096, target.l1_bytes // 8),
+        )
+
+    def replace(self, overrides: Mapping[str, int]) -> Tuning:
+        """This tuning with some knobs set explicitly; an unknown knob or a value it
+        cannot take is a `TuningError` naming it."""
+        known = {f.name for f in dataclasses.fields(self)}
+        for name, value in overrides.items():
+            if name not in known:
+                raise TuningError(f"unknown tuning knob '{name}' (known: {', '.join(sorted(known))})")
+            least = 0 if name in THRESHOLDS else 1
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise TuningError(f"tuning knob '{name}' takes an integer >= {least}, got {value!r}")
+            if name in MULTIPLES and value % MULTIPLES[name]:
+                raise TuningError(f"tuning knob '{name}' takes a multiple of {MULTIPLES[name]}, got {value}")
+        if "vector_bytes" in overrides and overrides["vector_bytes"] not in (16, 32, 64):
+            raise TuningError(f"tuning knob 'vector_bytes' takes 16, 32 or 64, got {overrides['vector_bytes']}")
+        return dataclasses.replace(self, **overrides)
+
+    @property
+    def key(self) -> str:
+        """Every knob, for cache keys."""
+        return ",".join(f"{f.name}={getattr(self, f.name)}" for f in dataclasses.fields(self))
+
+    def tile_bytes(self) -> int:
+        """Bytes of columns of a register tile of C: two vectors."""
+        return 2 * self.vector_bytes
+
+
+THRESHOLDS = frozenset({
+    "parallel_min_elements", "nontemporal_min_bytes", "gemm_tiled_max_mnk", "gemm_panel_max_mnk",
+    "gemm_panel_max_bytes", "gdn_chunked_min_seq", "gdn_short_seq", "gdn_parallel_cells",
+    "mamba2_chunked_min_seq", "mamba2_direct_max_seq", "reduce_short",
+})
+"""The knobs that are bounds a size is compared with, so 0 is meaningful (always or
+never); every other knob is a count or a size and takes at least 1."""
+
+MULTIPLES = {"stage_bytes": 64, "reduce_column_bytes": 64}
+"""Knobs that must be whole cache lines."""
+
+
+FORMS: dict[str, dict[str, int]] = {
+    "x86-64-v4": {"gdn_chunked_min_seq": NEVER, "mamba2_chunked_min_seq": NEVER},
+    "x86-64-v3": {"gdn_chunked_min_seq": NEVER, "mamba2_chunked_min_seq": NEVER},
+    "x86-64-v2": {"gdn_chunked_min_seq": NEVER, "mamba2_chunked_min_seq": NEVER},
+    "x86-64": {"gdn_chunked_min_seq": NEVER, "mamba2_chunked_min_seq": NEVER},
+}
+"""Which form of a recurrence each ISA level runs, as measured there."""
+
+
+class TuningError(CompileError):
+    """An override of a knob that does not exist or a value it cannot take."""
+
+
+def parse_overrides(text: str) -> dict[str, int]:
+    """`name=value,name=value` (the `lower-to-llvm{tuning=...}` option) as a mapping."""
+    overrides: dict[str, int] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, sep, value = item.partition("=")
+        if not sep or not value.strip().lstrip("-").isdigit():
+            raise TuningError(f"bad tuning override '{item}': expected name=integer")
+        overrides[name.strip()] = int(value)
+    return overrides
+
+
+def _floor_power_of_two(n: int) -> int:
+    return 1 << max(0, n.bit_length() - 1)
