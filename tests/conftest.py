@@ -19,6 +19,12 @@ Markers:
 * ``x86_64_avx`` — the test reads x86 register names (``%ymm``/``%zmm``) in the
   assembly compiled for the host, so it only means something on an x86-64 host
   with AVX; elsewhere it is skipped with the reason, never failed.
+* ``x86_64`` — the test reads the assembly of code compiled for forced x86-64
+  targets (`x86-64-v3`, `x86-64-v4`), which any x86-64 host can emit without
+  running it; elsewhere it is skipped with the reason.
+* ``isa_subset`` — given by `ISA_SUBSET` below to whole modules: the numeric
+  tests `.ci/run` runs a second time with ``RLX_MLIR_TARGET=x86-64-v3`` (AVX2
+  code, which an AVX-512 host runs too), selected with ``-m isa_subset``.
 """
 
 from __future__ import annotations
@@ -44,11 +50,34 @@ from rlx_mlir.runtime import Executable
 X86_64_MACHINES = ("x86_64", "AMD64")
 
 
-def _host_x86_64_avx() -> str | None:
-    """Why the host cannot run the x86-64 AVX assembly checks, or None if it can."""
+ISA_SUBSET = (
+    "test_unary.py",
+    "test_binary.py",
+    "test_compare_where_fma_cast.py",
+    "test_reductions.py",
+    "test_normalize_fusion.py",
+    "test_math_approx.py",
+    "test_matmul.py",
+    "test_rnn.py",
+    "test_delta_rule.py",
+    "test_state_space.py",
+)
+"""The modules whose kernels depend on the target's vectors (activations, casts,
+reductions, GEMM tiles, recurrences): `.ci/run` runs them at x86-64-v3 too."""
+
+
+def _host_x86_64() -> str | None:
+    """Why the host cannot check x86-64 assembly, or None if it can."""
     machine = platform.machine()
     if machine not in X86_64_MACHINES:
         return f"checks x86-64 register names in the assembly; this host is {machine or 'unknown'}"
+    return None
+
+
+def _host_x86_64_avx() -> str | None:
+    """Why the host cannot run the x86-64 AVX assembly checks, or None if it can."""
+    if (reason := _host_x86_64()) is not None:
+        return reason
     if not llvm.get_host_cpu_features().get("avx", False):
         return "checks packed %ymm/%zmm code; this x86-64 host has no AVX"
     return None
@@ -56,11 +85,20 @@ def _host_x86_64_avx() -> str | None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "x86_64_avx: reads x86 AVX register names in host assembly (skipped elsewhere)")
+    config.addinivalue_line("markers", "x86_64: reads the assembly of forced x86-64 targets (skipped elsewhere)")
+    config.addinivalue_line("markers", "isa_subset: also run at RLX_MLIR_TARGET=x86-64-v3 by .ci/run")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.name in ISA_SUBSET:
+            item.add_marker(pytest.mark.isa_subset)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    if item.get_closest_marker("x86_64_avx") is not None and (reason := _host_x86_64_avx()) is not None:
-        pytest.skip(reason)
+    for marker, why_not in (("x86_64_avx", _host_x86_64_avx), ("x86_64", _host_x86_64)):
+        if item.get_closest_marker(marker) is not None and (reason := why_not()) is not None:
+            pytest.skip(reason)
 
 
 @pytest.fixture(scope="session")
