@@ -234,6 +234,18 @@ def gdn_torch_step(torch: ModuleType, q, k, v, g, beta, state):
     return (q.unsqueeze(-2) @ state).squeeze(-2) * q.shape[-1] ** -0.5, state
 
 
+TUNE_SECONDS = 10.0
+"""The measuring budget of the default builds: enough to measure every form, as the
+second compile of a model finds them once the first has built the candidates."""
+
+
+def chosen_form(exe: Executable, chunked: bool) -> str:
+    """The form the default build runs: measured (`exe.tuned`), else the model's."""
+    if exe.tuned:
+        return exe.tuned[0].choice
+    return "chunked" if chunked else "sequential"
+
+
 def gdn_executable(shape: tuple[int, ...], carry: bool, tuning: dict[str, int] | None = None) -> Executable:
     batch, _, heads, n = shape
     b = Builder("gdn")
@@ -242,7 +254,7 @@ def gdn_executable(shape: tuple[int, ...], carry: bool, tuning: dict[str, int] |
     state = b.input((batch, heads, n, n)) if carry else None
     result = b.gated_delta_net(q, k, v, g, beta, state=state, return_state=carry)
     b.output(*(result if carry else (result,)))
-    return rlx.compile(b.module(), threads=THREADS, tuning=tuning)
+    return rlx.compile(b.module(), threads=THREADS, tuning=tuning, tune=TUNE_SECONDS if tuning is None else False)
 
 
 def gdn_section(bench: Bench) -> None:
@@ -251,7 +263,7 @@ def gdn_section(bench: Bench) -> None:
     gflop = 7 * n * n * batch * seq * heads / 1e9
     exe = gdn_executable(GDN_SIZE, carry=False)
     rlx_ms = bench.time(lambda: exe(*args))
-    form = "chunked" if seq >= exe.tuning.gdn_chunked_min_seq else "sequential"
+    form = chosen_form(exe, seq >= exe.tuning.gdn_chunked_min_seq)
     peers = {"NumPy loop": bench.time(lambda: gdn_numpy(*args, np.zeros((batch, heads, n, n), np.float32)))}
     other_form = "sequential" if form == "chunked" else "chunked"
     other = gdn_executable(GDN_SIZE, carry=False, tuning={"gdn_chunked_min_seq": 1 if form == "sequential" else NEVER})
@@ -313,7 +325,7 @@ def _scan_executable(kind: str, shapes: list[tuple[int, ...]], state: bool = Fal
     method = b.mamba2 if kind == "mamba2" else b.selective_scan
     out = method(*values[:5], state=values[5] if state else None, return_state=return_state)
     b.output(*(out if isinstance(out, tuple) else (out,)))
-    return rlx.compile(b.module(), threads=THREADS, tuning=tuning)
+    return rlx.compile(b.module(), threads=THREADS, tuning=tuning, tune=TUNE_SECONDS if tuning is None else False)
 
 
 def numpy_mamba2(x, dt, a, b, c):
@@ -386,7 +398,8 @@ def mamba2_section(bench: Bench) -> None:
     inputs = _mamba2_inputs(bench.rng, batch, seq, heads, p, n)
     shapes = [v.shape for v in inputs]
     default = _scan_executable("mamba2", shapes)
-    form = "chunked (SSD)" if seq >= default.tuning.mamba2_chunked_min_seq else "blocked"
+    form = {"chunked": "chunked (SSD)", "sequential": "blocked"}.get(
+        chosen_form(default, seq >= default.tuning.mamba2_chunked_min_seq), "blocked")
     other_threshold = NEVER if form == "chunked (SSD)" else 1
     other = _scan_executable("mamba2", shapes, tuning={"mamba2_chunked_min_seq": other_threshold})
     other_form = "blocked" if form == "chunked (SSD)" else "chunked (SSD)"

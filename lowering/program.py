@@ -263,7 +263,8 @@ class _EntryBuilder:
             name = f"{prefix}_k{index}"
             emit = KERNELS.get(type(op))
             if emit is not None:
-                for kernel in self.kernels(op, emit, KernelContext(name, self.tuning, codes.get(op, 0), self.threads, self.packed)):
+                tuning = self.tuning.for_op(op)
+                for kernel in self.kernels(op, emit, KernelContext(name, tuning, codes.get(op, 0), self.threads, self.packed)):
                     self.launch(kernel)
             elif isinstance(op, ScanOp):
                 with self.looping():

@@ -23,7 +23,7 @@ from xdsl.passes import ModulePass, PassPipeline
 from xdsl.utils.exceptions import ArgSpecParseError, PassFailedException, VerifyException
 from xdsl.utils.exceptions import ParseError as XdslParseError
 
-from rlx_mlir import blas, disk_cache, dtypes, thread_pool
+from rlx_mlir import autotune, blas, disk_cache, dtypes, thread_pool
 from rlx_mlir.context import make_context
 from rlx_mlir.dialects import rlx
 from rlx_mlir.dialects.common import element_type, shape_of
@@ -176,6 +176,7 @@ class Artifacts:
     jit_text: str
     planned_ir: str
     checks: list[IndexCheck]
+    tuned: list[autotune.Tuned]
 
 
 def compile(  # noqa: A001
@@ -185,6 +186,7 @@ def compile(  # noqa: A001
     threads: int = 0,
     target: str | None = None,
     tuning: Mapping[str, int] | None = None,
+    tune: bool | float | None = None,
 ) -> Executable:
     """Compile an rlx module (or its text) to a callable executable.
 
@@ -194,7 +196,10 @@ def compile(  # noqa: A001
     available CPU). `target` names the machine to compile for (`rlx_mlir.target`:
     native, x86-64-v3, x86-64-v4 or an LLVM CPU name; None: $RLX_MLIR_TARGET,
     else native) and `tuning` overrides some of the kernel choices derived from
-    it (`rlx_mlir.tuning.Tuning`'s fields). Results are kept in the persistent cache of
+    it (`rlx_mlir.tuning.Tuning`'s fields). `tune` measures the choices a model
+    cannot make (`rlx_mlir.autotune`: which form of a long recurrence runs) at the
+    first compile, for up to 0.5 s (or `tune` seconds), and keeps the winners
+    (None: unless $RLX_MLIR_TUNE is 0; False: the model's choices, deterministically). Results are kept in the persistent cache of
     `rlx_mlir.disk_cache`: compiling the same text again, in any process,
     skips straight to loading machine code. An Executable pickles as its IR
     text and these options, and recompiles (through the cache) when unpickled.
@@ -209,12 +214,21 @@ def compile(  # noqa: A001
     effective = min(threads, available_cpus()) if threads else available_cpus()
     machine = resolve_target(target)
     kernel_tuning = Tuning.for_target(machine).replace(tuning or {})
-    options = (repr(pipeline), repr(entry), str(effective), kernel_tuning.key)
+    if isinstance(tune, str) or not isinstance(tune, (bool, int, float, type(None))):
+        raise CompileError(f"compile() tune= takes True, False or seconds, got {tune!r}")
+    measure = autotune.budget(tune)
+    options = (repr(pipeline), repr(entry), str(effective), kernel_tuning.key, f"tune={measure > 0}")
     disk_key = disk_cache.key("module", machine.key, text, *options)
     artifacts = derived = _load_artifacts(disk_key)
     if artifacts is None:
+
+        def build(alone: str, knobs: Mapping[str, int]) -> Executable:
+            return compile(alone, "", None, threads, machine.name, {**(tuning or {}), **knobs}, tune=False)
+
         with cycle_collection_paused():
-            artifacts = derived = _derive(module_or_text, pipeline, entry, effective, machine, kernel_tuning)
+            artifacts = derived = _derive(
+                module_or_text, pipeline, entry, effective, machine, kernel_tuning, (build, measure) if measure else None
+            )
         disk_cache.store("module", disk_key, pickle.dumps(artifacts))
     else:
         derived = None
@@ -230,7 +244,8 @@ def compile(  # noqa: A001
         )
     except MemoryError:
         raise AllocationError(f"the arena of {a.plan.arena_size} bytes cannot be allocated") from None
-    exe.recompile = (compile, (text, pipeline, entry, threads, target, None if tuning is None else dict(tuning)))
+    exe.tuned = artifacts.tuned
+    exe.recompile = (compile, (text, pipeline, entry, threads, target, None if tuning is None else dict(tuning), tune))
     exe.cached = {"module": artifacts is not derived, "machine code": compiled.from_disk}
     return exe
 
@@ -245,7 +260,13 @@ def _load_artifacts(disk_key: str) -> Artifacts | None:
 
 
 def _derive(
-    module_or_text: ModuleOp | str, pipeline: str | None, entry: str | None, threads: int, machine: Target, tuning: Tuning
+    module_or_text: ModuleOp | str,
+    pipeline: str | None,
+    entry: str | None,
+    threads: int,
+    machine: Target,
+    tuning: Tuning,
+    measuring: tuple[autotune.Build, float] | None,
 ) -> Artifacts:
     """Parse, run the passes, plan and lower: everything but the JIT."""
     if isinstance(module_or_text, str):
@@ -258,9 +279,13 @@ def _derive(
     for other in [op for op in module.ops if op is not function]:
         other.detach()
     ctx = make_context()
+    tuned: list[autotune.Tuned] = []
     try:
-        for p in (*passes, PlanMemoryPass()):
+        for p in passes:
             p.apply(ctx, module)
+        if measuring is not None:
+            tuned = autotune.tune_module(module, measuring[0], machine, threads, measuring[1])
+        PlanMemoryPass().apply(ctx, module)
         verify_module(module)
     except VerifyException as error:
         raise VerificationError(str(error)) from None
@@ -280,4 +305,4 @@ def _derive(
     llvm_module = to_llvmlite(module)
     llvm_ir = str(llvm_module)
     jit_text = module_text(llvm_module, {name}, machine)
-    return Artifacts(name, inputs, outputs, plan, constants, llvm_ir, jit_text, planned_ir, checks)
+    return Artifacts(name, inputs, outputs, plan, constants, llvm_ir, jit_text, planned_ir, checks, tuned)

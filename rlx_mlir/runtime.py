@@ -95,6 +95,8 @@ class Executable:
         self._lock = threading.Lock()  # the arena is shared state: one call at a time
         self.recompile: tuple[Callable[..., Executable], tuple[object, ...]] | None = None
         """How to build this executable again (the compiler and its arguments): what it pickles as."""
+        self.tuned: list = []
+        """The choices measured for this build (`rlx_mlir.autotune.Tuned`), or read from the cache."""
         self.cached: dict[str, bool] = {}
         """Which work the persistent cache saved: "module" (parsing, passes,
         lowering came from disk), "machine code" (the machine code was loaded

@@ -119,7 +119,7 @@ class Target:
         return self.describe()
 
 
-class TargetError(CompileError):
+class TargetError(CompileError, ValueError):
     """A target name LLVM does not know, or code for a target the host cannot run."""
 
 

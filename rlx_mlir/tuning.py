@@ -23,6 +23,9 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, i64
+from xdsl.ir import Operation
+
 from rlx_mlir.errors import CompileError
 from rlx_mlir.target import Target
 
@@ -165,6 +168,14 @@ class Tuning:
             raise TuningError(f"tuning knob 'vector_bytes' takes 16, 32 or 64, got {overrides['vector_bytes']}")
         return dataclasses.replace(self, **overrides)
 
+    def for_op(self, op: Operation) -> Tuning:
+        """This tuning with `op`'s own overrides (its TUNING_ATTRIBUTE); a bad one is a
+        `TuningError` naming the op."""
+        try:
+            return self.replace(overrides_of(op))
+        except TuningError as error:
+            raise TuningError(f"{op.name}: {error}") from None
+
     @property
     def key(self) -> str:
         """Every knob, for cache keys."""
@@ -196,7 +207,7 @@ FORMS: dict[str, dict[str, int]] = {
 """Which form of a recurrence each ISA level runs, as measured there."""
 
 
-class TuningError(CompileError):
+class TuningError(CompileError, ValueError):
     """An override of a knob that does not exist or a value it cannot take."""
 
 
@@ -209,6 +220,25 @@ def parse_overrides(text: str) -> dict[str, int]:
             raise TuningError(f"bad tuning override '{item}': expected name=integer")
         overrides[name.strip()] = int(value)
     return overrides
+
+
+TUNING_ATTRIBUTE = "rlx.tuning"
+"""An op's own overrides of the compile's tuning (`rlx_mlir.autotune` sets them): a
+dictionary of knob names to integers, applied by the lowering to that op only."""
+
+
+def set_overrides(op: Operation, overrides: Mapping[str, int]) -> None:
+    op.attributes[TUNING_ATTRIBUTE] = DictionaryAttr({k: IntegerAttr(v, i64) for k, v in overrides.items()})
+
+
+def overrides_of(op: Operation) -> dict[str, int]:
+    """The knobs `op` sets for itself (none without the attribute)."""
+    found = op.attributes.get(TUNING_ATTRIBUTE)
+    if found is None:
+        return {}
+    if not isinstance(found, DictionaryAttr) or not all(isinstance(v, IntegerAttr) for v in found.data.values()):
+        raise TuningError(f"{TUNING_ATTRIBUTE} must be a dictionary of knob names to integers, got {found}")
+    return {k: v.value.data for k, v in found.data.items()}  # type: ignore[attr-defined]
 
 
 def _floor_power_of_two(n: int) -> int:

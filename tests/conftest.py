@@ -44,6 +44,10 @@ if "RLX_MLIR_CACHE_DIR" not in os.environ:
     os.environ["RLX_MLIR_CACHE_DIR"] = tempfile.mkdtemp(prefix="rlx-test-cache-")
     atexit.register(shutil.rmtree, os.environ["RLX_MLIR_CACHE_DIR"], ignore_errors=True)
 
+# The model's kernel choices, deterministically: measuring forms at compile time
+# (rlx_mlir/autotune.py) is tested on its own, in tests/test_autotune.py.
+os.environ.setdefault("RLX_MLIR_TUNE", "0")
+
 import rlx_mlir as rlx
 from rlx_mlir.runtime import Executable
 

@@ -13,7 +13,7 @@ import lit.formats
 config.name = "rlx"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir"]
-config.excludes = ["lit.cfg.py", "Output"]
+config.excludes = ["lit.cfg.py", "Output", "Inputs"]
 config.test_source_root = os.path.dirname(__file__)
 
 # The venv's bin directory first, so `rlx-opt` and `filecheck` resolve to the

@@ -1,0 +1,171 @@
+"""Choices a model of the machine cannot make, measured once (FFTW's wisdom).
+
+Which form of a recurrence is faster (GDN's and Mamba2's chunked GEMM forms
+against their sequential in-cache forms) depends on the machine's GEMM and
+vector FMA rates, which no cache-size formula predicts: the chunked GDN
+form won on a Zen 3 (AVX2) host and lost 2-3x on Zen 4/5 (AVX-512). So at
+the first compile, each such op is compiled alone once per candidate, on its
+own shapes, and timed on synthetic inputs; the winner becomes the op's
+`rlx.tuning` attribute (`rlx_mlir.tuning.TUNING_ATTRIBUTE`), which the
+lowering applies to that op only, and is kept in the disk cache under the
+target, the thread count and the op's text, so later compiles, in any
+process, read it instead of timing again.
+
+Measuring stops after `BUDGET_SECONDS` per compile (candidate compiles
+included; `compile(..., tune=seconds)` gives another budget). An op not
+decided by then keeps the model's choice (`Tuning`) and is measured again at
+a later compile, whose candidate builds then come from the disk cache. With
+`compile(..., tune=False)` or `RLX_MLIR_TUNE=0` every op keeps the model's
+choice, deterministically. The forms agree within the documented bound of
+the chunked forms (tests/test_autotune.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Final
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Operation, Region
+
+from rlx_mlir import disk_cache, dtypes
+from rlx_mlir.dialects import recurrent as rc
+from rlx_mlir.dialects.common import element_type, shape_of
+from rlx_mlir.runtime import Executable
+from rlx_mlir.target import Target
+from rlx_mlir.tuning import NEVER, set_overrides
+from rlx_mlir.verification import function_block
+
+ENVIRONMENT = "RLX_MLIR_TUNE"
+"""`0` turns measuring off when `compile` is not told (`tune=None`)."""
+
+BUDGET_SECONDS: Final = 0.5
+"""At most this much of a compile goes to measuring candidates."""
+
+MIN_SEQ: Final = 128
+"""Sequences shorter than this (two chunks) keep the model's form: the chunked
+forms only pay off over several chunks, and a decode step has one form."""
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The candidates for one decision: a label and the knobs it sets, the model's first."""
+
+    candidates: tuple[tuple[str, Mapping[str, int]], ...]
+
+
+CHOICES: dict[type[Operation], Choice] = {
+    rc.GatedDeltaNetOp: Choice((("sequential", {"gdn_chunked_min_seq": NEVER}), ("chunked", {"gdn_chunked_min_seq": 0}))),
+    rc.Mamba2Op: Choice((("blocked", {"mamba2_chunked_min_seq": NEVER}), ("chunked", {"mamba2_chunked_min_seq": 0}))),
+}
+"""The decisions measured, by op class."""
+
+
+@dataclass(frozen=True)
+class Tuned:
+    """One decision of a compile: the op, the form chosen, and whether it was
+    measured now (with each candidate's best time in seconds) or read from the cache."""
+
+    op: str
+    choice: str
+    source: str
+    seconds: Mapping[str, float]
+
+
+Build = Callable[[str, Mapping[str, int]], Executable]
+"""Compiles a module text with some knobs set (and no measuring of its own)."""
+
+
+def budget(tune: bool | float | None) -> float:
+    """Seconds a compile may spend measuring: `tune` as given (True: the default
+    budget), or by $RLX_MLIR_TUNE when None; 0 means the model's choices."""
+    if tune is None:
+        tune = os.environ.get(ENVIRONMENT, "1") != "0"
+    if tune is True:
+        return BUDGET_SECONDS
+    return max(0.0, float(tune))
+
+
+def tune_module(module: ModuleOp, build: Build, target: Target, threads: int, seconds: float) -> list[Tuned]:
+    """Measure the choices of `module`'s ops (before memory planning) for at most
+    `seconds` and annotate them."""
+    deadline = time.perf_counter() + seconds
+    decisions = []
+    for function in [op for op in module.ops if isinstance(op, func.FuncOp)]:
+        for op in list(function_block(function).walk()):
+            choice = CHOICES.get(type(op))
+            if choice is None or op.output_shape()[1] < MIN_SEQ:  # type: ignore[attr-defined]
+                continue
+            decision = _decide(op, choice, build, f"{target.key}|threads={threads}", deadline)
+            if decision is not None:
+                set_overrides(op, dict(choice.candidates)[decision.choice])
+                decisions.append(decision)
+    return decisions
+
+
+def _decide(op: Operation, choice: Choice, build: Build, machine: str, deadline: float) -> Tuned | None:
+    """The fastest candidate for `op`: from the cache, else measured while the budget lasts."""
+    text = _alone(op)
+    entry = disk_cache.key("wisdom", machine, text)
+    stored = disk_cache.load("wisdom", entry)
+    labels = [label for label, _ in choice.candidates]
+    if stored is not None:
+        try:
+            winner = json.loads(stored)
+        except ValueError:
+            winner = None
+        if winner in labels:
+            return Tuned(op.name, winner, "cached", {})
+    arrays = _inputs(op)
+    seconds: dict[str, float] = {}
+    for label, knobs in choice.candidates:
+        if time.perf_counter() > deadline:
+            return None
+        exe = build(text, knobs)
+        seconds[label] = _best_time(exe, arrays, deadline)
+    winner = min(seconds, key=seconds.__getitem__)
+    disk_cache.store("wisdom", entry, json.dumps(winner).encode())
+    return Tuned(op.name, winner, "measured", seconds)
+
+
+def _alone(op: Operation) -> str:
+    """`op` as the only op of a function of its operands (its text is the cache key)."""
+    inputs = [v.type for v in op.operands]
+    block = Block(arg_types=inputs)
+    copy = op.clone()
+    for k, arg in enumerate(block.args):
+        copy.operands[k] = arg
+    block.add_op(copy)
+    block.add_op(func.ReturnOp(*copy.results))
+    function = func.FuncOp("tuned", (inputs, [r.type for r in op.results]), Region([block]))
+    return str(ModuleOp([function]))
+
+
+def _inputs(op: Operation) -> list[np.ndarray]:
+    """Small negative values for every operand: decays below one, no overflow over
+    any length, no subnormals (what the forms cost does not depend on the values)."""
+    rng = np.random.default_rng(0)
+    arrays = []
+    for value in op.operands:
+        dtype = dtypes.from_ir(element_type(value.type)).numpy
+        arrays.append(rng.uniform(-0.1, -0.01, shape_of(value.type)).astype(dtype))
+    return arrays
+
+
+def _best_time(exe: Executable, arrays: list[np.ndarray], deadline: float) -> float:
+    """The best of up to five calls after a warm-up, stopping at the deadline."""
+    exe(*arrays)
+    best = float("inf")
+    for _ in range(5):
+        start = time.perf_counter()
+        exe(*arrays)
+        best = min(best, time.perf_counter() - start)
+        if time.perf_counter() > deadline:
+            break
+    return best

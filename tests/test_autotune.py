@@ -1,0 +1,127 @@
+"""Measured choices (`rlx_mlir/autotune.py`): a long GDN or Mamba2 recurrence
+runs the form that was faster on this machine, measured at its first compile
+and kept in the disk cache; tuned results equal untuned ones within the
+chunked forms' bound; without measuring, builds are the model's, bit for bit."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import rlx_mlir as rlx
+from rlx_mlir import autotune, disk_cache
+from rlx_mlir.target import target
+from rlx_mlir.tuning import NEVER, TUNING_ATTRIBUTE
+
+GENEROUS = 30.0
+"""A budget no test case exhausts, so every candidate is measured."""
+
+CHUNKED_RTOL = 1e-4
+"""The bound the chunked forms are tested to against the sequential ones."""
+
+
+def gdn(seq: int, then_neg: bool = False) -> str:
+    t, g = f"tensor<1x{seq}x2x16xf32>", f"tensor<1x{seq}x2xf32>"
+    tail = f"  %n = rlx.neg %o : ({t}) -> {t}\n  func.return %n : {t}" if then_neg else f"  func.return %o : {t}"
+    return f"""func.func @f(%q: {t}, %k: {t}, %v: {t}, %g: {g}, %beta: {g}) -> {t} {{
+  %o = rlx.gated_delta_net %q, %k, %v, %g, %beta {{state_size = 16 : i64}} : ({t}, {t}, {t}, {g}, {g}) -> {t}
+{tail}
+}}"""
+
+
+def mamba2(seq: int) -> str:
+    x, dt, n = f"tensor<1x{seq}x2x8xf32>", f"tensor<1x{seq}x2xf32>", f"tensor<1x{seq}x2x16xf32>"
+    return f"""func.func @f(%x: {x}, %dt: {dt}, %a: tensor<2xf32>, %b: {n}, %c: {n}) -> {x} {{
+  %y = rlx.mamba2 %x, %dt, %a, %b, %c {{head_dim = 8 : i64, state_size = 16 : i64}} : ({x}, {dt}, tensor<2xf32>, {n}, {n}) -> {x}
+  func.return %y : {x}
+}}"""
+
+
+def gdn_inputs(seq: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(0)
+    q, k, v = (rng.standard_normal((1, seq, 2, 16)).astype(np.float32) * 0.3 for _ in range(3))
+    k /= np.linalg.norm(k, axis=-1, keepdims=True)
+    g = -rng.uniform(0.01, 0.5, (1, seq, 2)).astype(np.float32)
+    beta = rng.uniform(0.1, 0.9, (1, seq, 2)).astype(np.float32)
+    return [q, k, v, g, beta]
+
+
+def mamba2_inputs(seq: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((1, seq, 2, 8)).astype(np.float32)
+    dt = rng.uniform(0.01, 0.2, (1, seq, 2)).astype(np.float32)
+    a = -rng.uniform(0.5, 2.0, 2).astype(np.float32)
+    b, c = (rng.standard_normal((1, seq, 2, 16)).astype(np.float32) for _ in range(2))
+    return [x, dt, a, b, c]
+
+
+@pytest.mark.parametrize(("text", "inputs", "labels"), [
+    (gdn(256), gdn_inputs(256), {"sequential", "chunked"}),
+    (mamba2(192), mamba2_inputs(192), {"blocked", "chunked"}),
+], ids=["gdn", "mamba2"])
+def test_a_long_recurrence_is_measured_and_equals_the_model(text: str, inputs: list[np.ndarray], labels: set) -> None:
+    tuned = rlx.compile(text, tune=GENEROUS)
+    (decision,) = tuned.tuned
+    assert decision.source == "measured" and set(decision.seconds) == labels
+    assert decision.choice == min(decision.seconds, key=decision.seconds.__getitem__)
+    model = rlx.compile(text, tune=False)
+    assert model.tuned == [] and TUNING_ATTRIBUTE not in model.planned_ir
+    np.testing.assert_allclose(tuned(*inputs)[0], model(*inputs)[0], rtol=CHUNKED_RTOL, atol=CHUNKED_RTOL)
+
+
+def test_the_winner_is_kept_per_op_not_per_module() -> None:
+    """Another module with the same op reads the decision instead of measuring."""
+    first = rlx.compile(gdn(320), tune=GENEROUS)
+    again = rlx.compile(gdn(320, then_neg=True), tune=GENEROUS)
+    assert [d.source for d in again.tuned] == ["cached"]
+    assert again.tuned[0].choice == first.tuned[0].choice
+
+
+def wisdom_entry(text: str) -> str:
+    """The disk-cache entry of the one recurrence of `text`, at this compile's target and threads."""
+    from rlx_mlir.compiler import parse
+    from rlx_mlir.target import available_cpus
+
+    op = next(o for o in parse(text).walk() if type(o) in autotune.CHOICES)
+    return disk_cache.key("wisdom", f"{target().key}|threads={available_cpus()}", autotune._alone(op))
+
+
+@pytest.mark.parametrize(("choice", "knob", "blas"), [("chunked", 0, True), ("sequential", NEVER, False)])
+def test_the_stored_choice_is_the_form_that_runs(choice: str, knob: int, blas: bool) -> None:
+    """A decision in the cache reaches that op's kernels: the chunked GDN form runs
+    its chunk products as CBLAS GEMMs, the sequential form calls none."""
+    text = gdn(384 if blas else 448)
+    disk_cache.store("wisdom", wisdom_entry(text), json.dumps(choice).encode())
+    exe = rlx.compile(text, tune=GENEROUS)
+    assert [(d.choice, d.source) for d in exe.tuned] == [(choice, "cached")]
+    assert f"gdn_chunked_min_seq = {knob} : i64" in exe.planned_ir
+    assert ("cblas_sgemm" in exe.llvm_ir) is blas
+    inputs = gdn_inputs(int(text.split("x")[1]))
+    np.testing.assert_allclose(exe(*inputs)[0], rlx.compile(text, tune=False)(*inputs)[0], rtol=CHUNKED_RTOL,
+                               atol=CHUNKED_RTOL)
+
+
+def test_an_unreadable_decision_is_measured_again() -> None:
+    text = gdn(512)
+    disk_cache.store("wisdom", wisdom_entry(text), b"\xff not json")
+    (decision,) = rlx.compile(text, tune=GENEROUS).tuned
+    assert decision.source == "measured"
+
+
+def test_short_sequences_and_a_spent_budget_keep_the_model() -> None:
+    assert rlx.compile(gdn(64), tune=GENEROUS).tuned == []  # below autotune.MIN_SEQ
+    assert rlx.compile(gdn(576), tune=1e-9).tuned == []  # nothing measured in a nanosecond
+
+
+def test_without_measuring_builds_are_deterministic(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RLX_MLIR_CACHE", "0")  # both builds made from scratch
+    first = rlx.compile(gdn(640), tune=False)
+    assert rlx.compile(gdn(640), tune=False).llvm_ir == first.llvm_ir
+
+
+@pytest.mark.parametrize("tune", ["yes", [1]])
+def test_a_bad_tune_is_a_compile_error(tune: object) -> None:
+    with pytest.raises(rlx.CompileError, match="tune= takes True, False or seconds"):
+        rlx.compile(gdn(128), tune=tune)  # type: ignore[arg-type]
