@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Final
 
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import i64
@@ -25,7 +26,7 @@ from rlx_mlir import index_maps
 from rlx_mlir.broadcast import numel, row_major_strides
 from rlx_mlir.lowering.emitter import Emitter
 
-TILE = 32  # 32 x 32 f32 = 4 KiB per operand: tiles of a transpose stay in L1
+TILE: Final = 32  # 32 x 32 f32 = 4 KiB per operand: tiles of a transpose stay in any x86-64 L1
 
 
 def for_range(

@@ -1,9 +1,11 @@
 """Choices a model of the machine cannot make, measured once (FFTW's wisdom).
 
 Which form of a recurrence is faster (GDN's and Mamba2's chunked GEMM forms
-against their sequential in-cache forms) depends on the machine's GEMM and
-vector FMA rates, which no cache-size formula predicts: the chunked GDN
-form won on a Zen 3 (AVX2) host and lost 2-3x on Zen 4/5 (AVX-512). So at
+against their sequential in-cache forms), and whether the emitted GEMM tiles
+beat the BLAS, depends on the machine's GEMM and vector FMA rates, which no
+cache-size formula predicts: the chunked GDN form won on a Zen 3 (AVX2) host
+and with x86-64-v3 code on a Zen 4, and lost 1.4-3x to the sequential form
+with AVX-512 code on Zen 4/5. So at
 the first compile, each such op is compiled alone once per candidate, on its
 own shapes, and timed on synthetic inputs; the winner becomes the op's
 `rlx.tuning` attribute (`rlx_mlir.tuning.TUNING_ATTRIBUTE`), which the
@@ -31,12 +33,14 @@ from typing import Final
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, f32, f64
 from xdsl.ir import Block, Operation, Region
 
 from rlx_mlir import disk_cache, dtypes
+from rlx_mlir.dialects import contraction as ct
 from rlx_mlir.dialects import recurrent as rc
 from rlx_mlir.dialects.common import element_type, shape_of
+from rlx_mlir.lowering.contraction import gemm_layout
 from rlx_mlir.runtime import Executable
 from rlx_mlir.target import Target
 from rlx_mlir.tuning import NEVER, set_overrides
@@ -52,17 +56,44 @@ MIN_SEQ: Final = 128
 """Sequences shorter than this (two chunks) keep the model's form: the chunked
 forms only pay off over several chunks, and a decode step has one form."""
 
+MIN_MACS: Final = 1 << 22
+"""GEMMs smaller than this keep the model's kernel: a few microseconds either way."""
+
 
 @dataclass(frozen=True)
 class Choice:
-    """The candidates for one decision: a label and the knobs it sets, the model's first."""
+    """The candidates for one decision (a label and the knobs it sets, the model's
+    first) and which ops of the class it is worth measuring for."""
 
     candidates: tuple[tuple[str, Mapping[str, int]], ...]
+    worth: Callable[[Operation], bool]
+
+
+def _long(op: Operation) -> bool:
+    """Sequences of at least MIN_SEQ steps (the recurrences' [B, S, ...] outputs)."""
+    return op.output_shape()[1] >= MIN_SEQ  # type: ignore[attr-defined]
+
+
+def _emitted_gemm(op: Operation) -> bool:
+    """A real f32/f64 GEMM the emitted tile or panel kernels may run, of at least
+    MIN_MACS multiply-adds: whether they beat the BLAS depends on the vector unit
+    (on a Zen 4 they ran a batch of [32x64] @ [64x32] at 2.2x the BLAS's speed with
+    AVX-512 and at 0.47x with AVX2)."""
+    layout = gemm_layout(op)  # type: ignore[arg-type]
+    real = element_type(op.results[0].type) in (f32, f64)
+    return real and layout.count * layout.m * layout.n * layout.k >= MIN_MACS
 
 
 CHOICES: dict[type[Operation], Choice] = {
-    rc.GatedDeltaNetOp: Choice((("sequential", {"gdn_chunked_min_seq": NEVER}), ("chunked", {"gdn_chunked_min_seq": 0}))),
-    rc.Mamba2Op: Choice((("blocked", {"mamba2_chunked_min_seq": NEVER}), ("chunked", {"mamba2_chunked_min_seq": 0}))),
+    rc.GatedDeltaNetOp: Choice(
+        (("sequential", {"gdn_chunked_min_seq": NEVER}), ("chunked", {"gdn_chunked_min_seq": 0})), _long
+    ),
+    rc.Mamba2Op: Choice(
+        (("blocked", {"mamba2_chunked_min_seq": NEVER}), ("chunked", {"mamba2_chunked_min_seq": 0})), _long
+    ),
+    ct.MatmulOp: Choice(
+        (("emitted", {}), ("blas", {"gemm_tiled_max_mnk": 0, "gemm_panel_max_mnk": 0})), _emitted_gemm
+    ),
 }
 """The decisions measured, by op class."""
 
@@ -100,7 +131,7 @@ def tune_module(module: ModuleOp, build: Build, target: Target, threads: int, se
     for function in [op for op in module.ops if isinstance(op, func.FuncOp)]:
         for op in list(function_block(function).walk()):
             choice = CHOICES.get(type(op))
-            if choice is None or op.output_shape()[1] < MIN_SEQ:  # type: ignore[attr-defined]
+            if choice is None or not choice.worth(op):
                 continue
             decision = _decide(op, choice, build, f"{target.key}|threads={threads}", deadline)
             if decision is not None:

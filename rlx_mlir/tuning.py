@@ -114,7 +114,10 @@ class Tuning:
 
     @classmethod
     def for_target(cls, target: Target) -> Tuning:
-        """The model's choices for `target` (the per-level forms in `FORMS`)."""
+        """The model's choices for `target`. The recurrences' forms are the sequential,
+        in-cache ones at every level: they won on Zen 4/5 with AVX-512 and with
+        x86-64-v3 code; where a chunked form is faster (GDN's on a Zen 3), it is
+        found by measuring (`rlx_mlir.autotune`), not by the ISA level."""
         accumulators = min(16, target.vector_registers - 4)
         l1_block = _floor_power_of_two(target.l1_bytes)
         return cls(
@@ -128,12 +131,12 @@ class Tuning:
             gemm_panel_max_bytes=l1_block,
             gemm_epilogue_block_bytes=min(4 << 20, target.llc_bytes // 8),
             rnn_ih_panel_tiles=4,
-            gdn_chunked_min_seq=FORMS[target.level]["gdn_chunked_min_seq"],
+            gdn_chunked_min_seq=NEVER,
             gdn_strip_bytes=l1_block // 2,
             gdn_strip_vectors=max(1, (target.vector_registers - 8) // 3),
             gdn_short_seq=8,
             gdn_parallel_cells=1 << 15,
-            mamba2_chunked_min_seq=FORMS[target.level]["mamba2_chunked_min_seq"],
+            mamba2_chunked_min_seq=NEVER,
             mamba2_direct_max_seq=4,
             mamba2_state_block_bytes=l1_block,
             mamba2_steps=2,
@@ -196,15 +199,6 @@ never); every other knob is a count or a size and takes at least 1."""
 
 MULTIPLES = {"stage_bytes": 64, "reduce_column_bytes": 64}
 """Knobs that must be whole cache lines."""
-
-
-FORMS: dict[str, dict[str, int]] = {
-    "x86-64-v4": {"gdn_chunked_min_seq": NEVER, "mamba2_chunked_min_seq": NEVER},
-    "x86-64-v3": {"gdn_chunked_min_seq": NEVER, "mamba2_chunked_min_seq": NEVER},
-    "x86-64-v2": {"gdn_chunked_min_seq": NEVER, "mamba2_chunked_min_seq": NEVER},
-    "x86-64": {"gdn_chunked_min_seq": NEVER, "mamba2_chunked_min_seq": NEVER},
-}
-"""Which form of a recurrence each ISA level runs, as measured there."""
 
 
 class TuningError(CompileError, ValueError):

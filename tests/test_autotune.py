@@ -1,7 +1,8 @@
 """Measured choices (`rlx_mlir/autotune.py`): a long GDN or Mamba2 recurrence
-runs the form that was faster on this machine, measured at its first compile
-and kept in the disk cache; tuned results equal untuned ones within the
-chunked forms' bound; without measuring, builds are the model's, bit for bit."""
+runs the form, and a GEMM the kernel (emitted tiles or BLAS), that was faster
+on this machine, measured at the first compile and kept in the disk cache;
+tuned results equal untuned ones within the chunked forms' bound; without
+measuring, builds are the model's, bit for bit."""
 
 from __future__ import annotations
 
@@ -39,6 +40,17 @@ def mamba2(seq: int) -> str:
 }}"""
 
 
+BATCHED_MATMUL = """func.func @f(%a: tensor<512x32x64xf32>, %b: tensor<512x64x32xf32>) -> tensor<512x32x32xf32> {
+  %c = rlx.matmul %a, %b : (tensor<512x32x64xf32>, tensor<512x64x32xf32>) -> tensor<512x32x32xf32>
+  func.return %c : tensor<512x32x32xf32>
+}"""
+
+
+def matmul_inputs() -> list[np.ndarray]:
+    rng = np.random.default_rng(2)
+    return [rng.standard_normal((512, 32, 64)).astype(np.float32), rng.standard_normal((512, 64, 32)).astype(np.float32)]
+
+
 def gdn_inputs(seq: int) -> list[np.ndarray]:
     rng = np.random.default_rng(0)
     q, k, v = (rng.standard_normal((1, seq, 2, 16)).astype(np.float32) * 0.3 for _ in range(3))
@@ -60,8 +72,9 @@ def mamba2_inputs(seq: int) -> list[np.ndarray]:
 @pytest.mark.parametrize(("text", "inputs", "labels"), [
     (gdn(256), gdn_inputs(256), {"sequential", "chunked"}),
     (mamba2(192), mamba2_inputs(192), {"blocked", "chunked"}),
-], ids=["gdn", "mamba2"])
-def test_a_long_recurrence_is_measured_and_equals_the_model(text: str, inputs: list[np.ndarray], labels: set) -> None:
+    (BATCHED_MATMUL, matmul_inputs(), {"emitted", "blas"}),
+], ids=["gdn", "mamba2", "matmul"])
+def test_a_choice_is_measured_and_equals_the_model(text: str, inputs: list[np.ndarray], labels: set) -> None:
     tuned = rlx.compile(text, tune=GENEROUS)
     (decision,) = tuned.tuned
     assert decision.source == "measured" and set(decision.seconds) == labels
