@@ -17,19 +17,38 @@ once per process), two entry reads and MCJIT loading the stored object into
 an empty module (`rlx_mlir/jit.py`: no IR is parsed); `tests/test_disk_cache.py`
 checks it is >= 20x cheaper than a miss.
 
+Two more kinds hold small things: `pool/` the thread pool's LLVM IR
+(`rlx_mlir/thread_pool.py`) and `wisdom/` the measured choices of
+`rlx_mlir/autotune.py`.
+
 Location: `$RLX_MLIR_CACHE_DIR`, else `$XDG_CACHE_HOME/rlx_mlir`, else
-`~/.cache/rlx_mlir`. `RLX_MLIR_CACHE=0` turns the cache off. Clear it with
-`rlx_mlir.disk_cache.clear()` (or by deleting the directory). Entries are
-written atomically, so concurrent processes never read half an entry; an
-unreadable entry is a miss.
+`~/.cache/rlx_mlir`. `RLX_MLIR_CACHE=0` turns the cache off.
+`rlx_mlir.disk_cache.clear()` deletes the entries it wrote and nothing else.
+
+Trust: the cache verifies before it uses anything. Every entry carries a
+header (format, kind, its full key, the payload's length and a blake2b
+digest of all three with the payload); it is written atomically (temporary
+file, fsync, rename) into folders created 0700, and read only as a regular
+file (no symlink, FIFO or device) of bounded size owned by this user, from
+folders no other user can write. Anything else (a flipped byte, a cut, an
+entry copied from another key, a file planted by another user) is a miss:
+the entry is deleted with one warning and compiled again, never run. The
+digest has no secret: it guards against damage and mix-ups, not against
+this user's own processes, which can rewrite the package itself; the module
+and object levels hold pickles, so a cache folder must be as trusted as the
+code (`tests/test_disk_cache.py` corrupts every kind of entry).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
-import shutil
+import re
+import stat
+import struct
 import tempfile
+import warnings
 from functools import cache
 from pathlib import Path
 from typing import Iterator
@@ -78,33 +97,155 @@ def key(*parts: str) -> str:
     return digest.hexdigest()
 
 
-def load(kind: str, entry: str) -> bytes | None:
-    where = directory()
-    if where is None:
+MAGIC = b"rlx-cache 1\n"
+"""The first bytes of every entry: the format and its version."""
+
+KINDS = ("module", "object", "pool", "wisdom")
+"""The subfolders entries live in; `clear()` touches nothing else."""
+
+MAX_ENTRY_BYTES = 1 << 34
+"""An entry larger than this (16 GiB) is not read: a hostile or damaged file
+(a sparse terabyte) must not stall a compile."""
+
+_HEADER = struct.Struct("<64s32sQ")
+"""After MAGIC and the kind's name padded to 8 bytes: the entry's key (hex),
+the blake2b digest of kind, key and payload, and the payload's length."""
+
+_KIND_BYTES = 8
+
+_warned: set[str] = set()
+
+
+def _digest(kind: str, entry: str, payload: bytes) -> bytes:
+    return hashlib.blake2b(b"\0".join([kind.encode(), entry.encode(), payload]), digest_size=32).digest()
+
+
+def _pack(kind: str, entry: str, payload: bytes) -> bytes:
+    header = _HEADER.pack(entry.encode(), _digest(kind, entry, payload), len(payload))
+    return MAGIC + kind.encode().ljust(_KIND_BYTES, b"\0") + header + payload
+
+
+def _unpack(kind: str, entry: str, data: bytes) -> bytes | None:
+    """The payload of an entry read from disk, or None if any part of it is not
+    what `_pack(kind, entry, ...)` wrote (a flipped byte, a cut, another entry)."""
+    start = len(MAGIC) + _KIND_BYTES + _HEADER.size
+    if len(data) < start or not data.startswith(MAGIC):
         return None
+    if data[len(MAGIC) : len(MAGIC) + _KIND_BYTES] != kind.encode().ljust(_KIND_BYTES, b"\0"):
+        return None
+    stored_key, digest, length = _HEADER.unpack_from(data, len(MAGIC) + _KIND_BYTES)
+    payload = data[start:]
+    if stored_key != entry.encode() or length != len(payload) or digest != _digest(kind, entry, payload):
+        return None
+    return payload
+
+
+def _trusted_folder(folder: Path) -> bool:
+    """A folder the cache reads from: ours and writable by nobody else (as ccache and pip require)."""
     try:
-        return (where / kind / entry).read_bytes()
+        info = os.lstat(folder)
+    except OSError:
+        return False
+    owned = not hasattr(os, "getuid") or info.st_uid == os.getuid()
+    return stat.S_ISDIR(info.st_mode) and owned and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
+def _warn_once(what: str, why: str) -> None:
+    if what not in _warned:
+        _warned.add(what)
+        warnings.warn(f"rlx_mlir cache: {why}; {what} is ignored and compiled again", RuntimeWarning, stacklevel=3)
+
+
+def _read_entry(path: Path) -> bytes | None:
+    """The bytes of a regular file we own, of bounded size; None for anything else
+    (missing, a symlink, a FIFO or device, another user's, too large)."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        handle = os.open(path, flags)
     except OSError:
         return None
+    try:
+        info = os.fstat(handle)
+        owned = not hasattr(os, "getuid") or info.st_uid == os.getuid()
+        if not stat.S_ISREG(info.st_mode) or not owned or info.st_size > MAX_ENTRY_BYTES:
+            _warn_once(str(path), "an entry is not a regular file of this user of bounded size")
+            return None
+        with os.fdopen(handle, "rb", closefd=False) as stream:
+            return stream.read(info.st_size + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(handle)
+
+
+def load(kind: str, entry: str) -> bytes | None:
+    """The payload stored under (kind, entry), verified; None on a miss. An entry that
+    fails verification is deleted (with one warning), so it is compiled and written again."""
+    where = directory()
+    if where is None or not _trusted_folder(where) or not _trusted_folder(where / kind):
+        return None
+    path = where / kind / entry
+    data = _read_entry(path)
+    if data is None:
+        return None
+    payload = _unpack(kind, entry, data)
+    if payload is None:
+        _warn_once(str(path), "an entry does not match its header (damaged or not written for this key)")
+        with contextlib.suppress(OSError):
+            path.unlink()
+    return payload
 
 
 def store(kind: str, entry: str, data: bytes) -> None:
-    """Write one entry (best effort: a read-only or full disk only costs the cache)."""
+    """Write one entry atomically (temporary file, fsync, rename) in folders only this
+    user can write (best effort: a read-only or full disk only costs the cache)."""
     where = directory()
     if where is None:
         return
     try:
         folder = where / kind
-        folder.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=folder, delete=False) as handle:
-            handle.write(data)
+        for level in (where, folder):
+            level.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if not _trusted_folder(where) or not _trusted_folder(folder):
+            _warn_once(str(folder), "the cache folder is not this user's alone")
+            return
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".tmp-", delete=False) as handle:
+            handle.write(_pack(kind, entry, data))
+            handle.flush()
+            os.fsync(handle.fileno())
         os.replace(handle.name, folder / entry)
     except OSError:
         return
 
 
+_ENTRY_NAME = re.compile(r"[0-9a-f]{64}|\.tmp-\w+")
+
+
 def clear() -> None:
-    """Delete every entry."""
+    """Delete the entries this cache wrote (by name and header), and the kind
+    folders they leave empty; nothing else in the configured folder."""
     where = directory()
-    if where is not None:
-        shutil.rmtree(where, ignore_errors=True)
+    if where is None:
+        return
+    for kind in KINDS:
+        folder = where / kind
+        if not _trusted_folder(folder):
+            continue
+        for path in folder.iterdir():
+            if _ENTRY_NAME.fullmatch(path.name) and path.is_file() and not path.is_symlink() and _written_here(path):
+                with contextlib.suppress(OSError):
+                    path.unlink()
+        with contextlib.suppress(OSError):
+            folder.rmdir()  # only if empty
+    with contextlib.suppress(OSError):
+        where.rmdir()
+
+
+def _written_here(path: Path) -> bool:
+    if path.name.startswith(".tmp-"):
+        return True
+    try:
+        with open(path, "rb") as stream:
+            return stream.read(len(MAGIC)) == MAGIC
+    except OSError:
+        return False

@@ -41,9 +41,10 @@ print(json.dumps({"cached": exe.cached, "seconds": seconds, "cpu_seconds": cpu_s
 """
 
 
-def compile_in_a_new_process(cache: Path, **env: str) -> dict:
+def compile_in_a_new_process(cache: Path, example: Path = EXAMPLE, **env: str) -> dict:
     environment = {**os.environ, "RLX_MLIR_CACHE_DIR": str(cache), **env}
-    done = subprocess.run([sys.executable, "-c", CHILD, str(EXAMPLE)], capture_output=True, text=True, env=environment)
+    done = subprocess.run([sys.executable, "-c", CHILD, str(example)], capture_output=True, text=True, env=environment,
+                          timeout=300)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -139,3 +140,89 @@ def test_a_pickled_executable_runs_in_a_process_pool() -> None:
         results = pool.map(_run_pickled, chunks)
     for (_, a, b), got in zip(chunks, results):
         np.testing.assert_allclose(got, np.tanh(a + b), rtol=1e-6)
+
+
+# ---------------------------------------------------------------------------
+# a cache that verifies before it trusts
+# ---------------------------------------------------------------------------
+
+
+def _entries(cache: Path) -> list[Path]:
+    return sorted(p for kind in disk_cache.KINDS if (cache / kind).is_dir() for p in (cache / kind).iterdir())
+
+
+def _flip(path: Path, at: int) -> None:
+    data = bytearray(path.read_bytes())
+    data[at % len(data)] ^= 0x10
+    path.write_bytes(bytes(data))
+
+
+def _corrupt(kind: str, entries: list[Path]) -> None:
+    """Damage every entry of the cache one way (`swap` needs two of a kind: it
+    leaves the pool's one IR entry alone)."""
+    for path in entries:
+        if kind == "payload":
+            _flip(path, -100)
+        elif kind == "header":
+            _flip(path, len(disk_cache.MAGIC) + 20)
+        elif kind == "truncate":
+            path.write_bytes(path.read_bytes()[: len(path.read_bytes()) // 2])
+        elif kind == "plant":
+            path.write_bytes(pickle.dumps({"planted": True}))
+        elif kind == "symlink":
+            path.unlink()
+            path.symlink_to("/dev/zero")
+        elif kind == "fifo":
+            path.unlink()
+            os.mkfifo(path)
+        elif kind == "foreign":
+            os.chown(path, 65534, 65534)
+    if kind == "swap":  # every entry gets another key's entry of its kind, intact
+        by_kind: dict[str, list[Path]] = {}
+        for path in entries:
+            by_kind.setdefault(path.parent.name, []).append(path)
+        for paths in by_kind.values():
+            contents = [p.read_bytes() for p in paths]
+            for path, data in zip(paths, contents[1:] + contents[:1]):
+                path.write_bytes(data)
+
+
+CORRUPTIONS = ["payload", "header", "truncate", "swap", "plant", "symlink", "fifo", "foreign"]
+
+
+@pytest.mark.parametrize("kind", CORRUPTIONS)
+def test_a_damaged_or_planted_entry_is_compiled_again(kind: str, tmp_path: Path) -> None:
+    """Every entry of every level (module, object, pool) damaged one way: a fresh
+    process gives the right result from a recompile (with a warning), never a wrong
+    result, a crash, a hang or a traceback; its new entries are then used again."""
+    if kind == "foreign" and os.getuid() != 0:
+        pytest.skip("giving a file to another user needs root")
+    cache, other = tmp_path / "cache", tmp_path / "graph.mlir"
+    other.write_text(GRAPH)
+    want = compile_in_a_new_process(cache)["out"]
+    compile_in_a_new_process(cache, other)  # a second entry of the module and object kinds
+    entries = _entries(cache)
+    assert {p.parent.name for p in entries} == {"module", "object", "pool"}
+    _corrupt(kind, entries)
+    again = compile_in_a_new_process(cache)
+    assert again["cached"] == {"module": False, "machine code": False}
+    assert again["out"] == want
+    assert compile_in_a_new_process(cache)["cached"] == {"module": True, "machine code": True}
+
+
+def test_a_folder_others_can_write_is_not_read(tmp_path: Path) -> None:
+    compile_in_a_new_process(tmp_path)
+    tmp_path.chmod(0o777)
+    assert compile_in_a_new_process(tmp_path)["cached"] == {"module": False, "machine code": False}
+
+
+def test_clear_removes_only_what_the_cache_wrote(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """RLX_MLIR_CACHE_DIR pointed at a folder of other work: clear() leaves it alone."""
+    monkeypatch.setenv("RLX_MLIR_CACHE_DIR", str(tmp_path))
+    (tmp_path / "notes.txt").write_text("mine")
+    (tmp_path / "module").mkdir(mode=0o700)
+    (tmp_path / "module" / ("0" * 64)).write_bytes(b"not written by the cache")
+    rlx.compile(GRAPH)
+    disk_cache.clear()
+    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*")) == ["module", f"module/{'0' * 64}",
+                                                                                 "notes.txt"]
