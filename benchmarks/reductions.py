@@ -45,7 +45,7 @@ UNFUSED = "canonicalize,canonicalize-broadcast,fuse-elementwise,canonicalize-bro
 
 
 def tensor(shape: tuple[int, ...]) -> str:
-    return f"tensor<{'x'.join(map(str, shape))}xf32>"
+    return f"tensor<{''.join(f'{d}x' for d in shape)}f32>"
 
 
 def compile_one(body: str, args: str, result: str, threads: int) -> rlx.runtime.Executable:
@@ -83,6 +83,37 @@ def numpy_layer_norm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray) -> np.n
     return centered / np.sqrt(var + np.float32(EPS)) * gamma + beta
 
 
+def onnxruntime_runs(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, threads: int) -> dict[str, Callable[[], object]]:
+    """onnxruntime sessions of one node each (Softmax, LayerNormalization, ReduceSum to a
+    scalar) on `threads` threads; none if onnx/onnxruntime are not installed."""
+    try:
+        import onnxruntime as ort
+        from onnx import TensorProto, helper
+    except ImportError:
+        print("note: onnxruntime is not installed (pip install -e '.[bench]'): its rows are skipped")
+        return {}
+    shape = list(x.shape)
+
+    def session(node: object, inputs: list[tuple[str, list[int]]], output: list[int]) -> object:
+        graph = helper.make_graph(
+            [node], "g", [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in inputs],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, output)])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+        options = ort.SessionOptions()
+        options.intra_op_num_threads, options.inter_op_num_threads = threads, 1
+        return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+
+    softmax = session(helper.make_node("Softmax", ["x"], ["y"], axis=-1), [("x", shape)], shape)
+    norm = session(helper.make_node("LayerNormalization", ["x", "g", "b"], ["y"], axis=-1, epsilon=EPS),
+                   [("x", shape), ("g", shape[-1:]), ("b", shape[-1:])], shape)
+    total = session(helper.make_node("ReduceSum", ["x"], ["y"], keepdims=0), [("x", shape)], [])
+    return {
+        "onnxruntime Softmax": lambda: softmax.run(None, {"x": x}),
+        "onnxruntime LayerNormalization": lambda: norm.run(None, {"x": x, "g": gamma, "b": beta}),
+        "onnxruntime ReduceSum (all)": lambda: total.run(None, {"x": x}),
+    }
+
+
 def show(title: str, times: dict[str, float], rlx_rows: list[str], peers: list[str]) -> None:
     print(f"\n{title}")
     reference = times[rlx_rows[0]]
@@ -117,6 +148,11 @@ def main() -> None:
         f"  %s = rlx.reduce_sum %x {{axes = array<i64: 1>}} : ({full}) -> {row}\n  func.return %s : {row}",
         f"%x: {full}", row, threads,
     )
+    scalar = tensor(())
+    everything = compile_one(
+        f"  %s = rlx.reduce_sum %x {{axes = array<i64: 0, 1>}} : ({full}) -> {scalar}\n  func.return %s : {scalar}",
+        f"%x: {full}", scalar, threads,
+    )
     copy = compile_one(f"  func.return %x : {full}", f"%x: {full}", full, threads)
     softmax = compile_one(
         f"  %p = rlx.softmax %x : ({full}) -> {full}\n  func.return %p : {full}", f"%x: {full}", full, threads
@@ -139,6 +175,7 @@ def main() -> None:
     eager = max(3, repeat // 3)
     runs: dict[str, tuple[Callable[[], object], int]] = {
         "rlx_mlir reduce_sum": (lambda: total(x, out=(out_row,)), repeat),
+        "rlx_mlir reduce_sum (all)": (lambda: everything(x), repeat),
         "rlx copy (memcpy)": (lambda: copy(x, out=(out_full,)), repeat),
         "rlx_mlir softmax (out=)": (lambda: softmax(x, out=(out_full,)), repeat),
         "rlx_mlir softmax (allocating)": (lambda: softmax(x), repeat),
@@ -161,6 +198,7 @@ def main() -> None:
         aten = torch.ops.aten
         t_out, t_mean, t_rstd = torch.empty_like(tx), torch.empty(rows, 1), torch.empty(rows, 1)
         runs["torch.sum(dim=-1)"] = (lambda: tx.sum(dim=-1), repeat)
+        runs["torch.sum (all)"] = (lambda: tx.sum(), repeat)
         runs["torch.softmax"] = (lambda: torch.softmax(tx, dim=-1), repeat)
         runs["torch softmax (out=)"] = (lambda: aten._softmax.out(tx, -1, False, out=t_out), repeat)
         tmask = torch.from_numpy(mask)
@@ -172,6 +210,7 @@ def main() -> None:
         )
     except ImportError:
         print("note: torch is not installed (pip install torch==2.13.0+cpu): its rows are skipped")
+    runs.update({name: (fn, repeat) for name, fn in onnxruntime_runs(x, gamma, beta, threads).items()})
     times: dict[str, float] = {}
     for _ in range(rounds):  # a shared machine: each row keeps its best round
         for name, (fn, n) in runs.items():
@@ -179,6 +218,8 @@ def main() -> None:
         time.sleep(0.5)  # let torch's OpenMP threads stop spinning before rlx runs again
 
     show("reduce_sum over the last axis", times, ["rlx_mlir reduce_sum"], ["np.sum(axis=-1)", "torch.sum(dim=-1)"])
+    show(f"reduce_sum of all {x.size} elements to one value (target: >= 1.0x torch)", times,
+         ["rlx_mlir reduce_sum (all)"], ["torch.sum (all)", "onnxruntime ReduceSum (all)"])
     for name in ("rlx copy (memcpy)", "np.copyto"):
         print(f"  {name:<28}{times[name]:8.2f} ms   {2 * x.nbytes / times[name] / 1e6:6.1f} GB/s (read + write)")
     sum_bw = x.nbytes / times["rlx_mlir reduce_sum"] / 1e6
@@ -188,7 +229,7 @@ def main() -> None:
     show(
         "softmax over the last axis (targets: >= 3x numpy eager, >= 1.0x torch)",
         times, ["rlx_mlir softmax (out=)", "rlx_mlir softmax (allocating)"],
-        ["numpy eager softmax", "torch.softmax", "torch softmax (out=)"],
+        ["numpy eager softmax", "torch.softmax", "torch softmax (out=)", "onnxruntime Softmax"],
     )
     show(
         "softmax(x * scale) * mask: both chains fused into the softmax kernel (rlx unfused: 3 kernels)",
@@ -197,7 +238,7 @@ def main() -> None:
     show(
         "layer norm from rlx ops (target: >= 1.0x torch; the squares fuse into the variance reduction)",
         times, ["rlx_mlir ops (out=)", "rlx_mlir ops (allocating)"],
-        ["numpy eager layer norm", "torch layer_norm", "torch layer_norm (out=)"],
+        ["numpy eager layer norm", "torch layer_norm", "torch layer_norm (out=)", "onnxruntime LayerNormalization"],
     )
     kernels = len(re.findall(r'define void @"layer_norm_k\d+(?:_\d+)?"\(', norm.llvm_ir))
     print(f"  (the rlx layer norm runs {kernels} kernels, each over the whole [{rows}, {cols}] or its rows)")
