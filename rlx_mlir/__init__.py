@@ -17,5 +17,8 @@ from rlx_mlir.errors import (
     RlxError,
     VerificationError,
 )
+from rlx_mlir.target import TargetError
+from rlx_mlir.tuning import TuningError
 
-__all__ = ["Builder", "compile", "parse", "vjp", "RlxError", "ParseError", "VerificationError", "CompileError", "ArgumentError", "AllocationError"]
+__all__ = ["Builder", "compile", "parse", "vjp", "RlxError", "ParseError", "VerificationError", "CompileError", "ArgumentError", "AllocationError",
+           "TargetError", "TuningError"]

@@ -175,6 +175,9 @@ class Builder:
 
     def transpose(self, x: SSAValue, perm: Sequence[int]) -> SSAValue:
         perm = integers(perm, "Builder.transpose perm")
+        rank = len(shape_of(x.type))
+        if any(not -rank <= p < rank for p in perm):  # the verifier names every other bad perm
+            raise ArgumentError(f"Builder.transpose: perm {perm} names an axis its rank-{rank} input does not have")
         return self._add(mv.TransposeOp(x, perm, self._like(x, mv.transposed_shape(shape_of(x.type), perm))))
 
     def slice(self, x: SSAValue, starts: Sequence[int], steps: Sequence[int], lengths: Sequence[int]) -> SSAValue:
@@ -422,6 +425,9 @@ class Builder:
             values = build(self, *block.args)
         finally:
             self.block = outer
+        for value in values:
+            if not isinstance(value, SSAValue):
+                raise ArgumentError(f"a Builder body must return values it built, got {type(value).__name__}")
         block.add_op(rg.YieldOp(*values))
         return Region([block])
 
@@ -431,11 +437,19 @@ class Builder:
     def activation_backward(self, x: SSAValue, dy: SSAValue, kind: str) -> SSAValue:
         return self._add(ew.ActivationBackwardOp(x, dy, kind, self._broadcast_type(x, dy)))
 
-    def constant(self, value: np.ndarray | complex, dtype: str = "f32") -> SSAValue:
+    def constant(self, value: np.ndarray | complex, dtype: str | None = None) -> SSAValue:
+        """A constant of `value`: of `dtype` if given, else of a NumPy array's or scalar's
+        own dtype, else f32. A conversion that loses the imaginary part is an ArgumentError."""
+        own = dtypes.from_numpy(value.dtype) if isinstance(value, (np.ndarray, np.generic)) else None
+        dtype = dtype or (own.name if own is not None else "f32")
         target = element_dtype(dtype)
         try:
+            complex_value = np.iscomplexobj(value)
+            if complex_value and target.kind is not Kind.COMPLEX and np.any(np.imag(value)):
+                raise ArgumentError(f"Builder.constant: a complex value does not fit {dtype} (its imaginary part is not 0)")
+            source = np.real(value) if complex_value and target.kind is not Kind.COMPLEX else value
             with np.errstate(invalid="raise", over="raise"):
-                array = np.asarray(value, dtype=target.numpy)
+                array = np.asarray(source, dtype=target.numpy)
         except (ValueError, TypeError, OverflowError, FloatingPointError) as error:  # also a ragged list
             raise ArgumentError(f"Builder.constant: {value!r} does not fit {dtype} ({error})") from None
         t = tensor_type(array.shape, dtype)

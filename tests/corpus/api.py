@@ -265,6 +265,25 @@ CASES: dict[str, tuple[Callable[[], object], type[Exception], str]] = {
         "using value defined out of its IsolatedFromAbove parent"),
     "Builder function name with a space": (lambda: rlx.compile(rlx.Builder("a b").module()), rlx.CompileError,
                                            "cannot be a JIT symbol"),
+    "Builder transpose perm out of range": (builder_call(lambda b: b.transpose(b.input((2, 3)), [5, 0])),
+                                            rlx.ArgumentError, "perm [5, 0] names an axis its rank-2 input does not"),
+    "Builder complex array into f32": (
+        builder_call(lambda b: b.constant(np.array([1 + 2j, 3 - 1j], np.complex64), "f32")), rlx.ArgumentError,
+        "its imaginary part is not 0"),
+    "Builder scan body returning a number": (
+        builder_call(lambda b: b.scan(b.input((3,)), lambda bb, carry, x: 1.0, xs=[b.input((4, 3))])),
+        rlx.ArgumentError, "a Builder body must return values it built, got float"),
+    # ---- targets, tuning and measuring
+    "target: an unknown CPU": (lambda: rlx.compile(GRAPH, target="pentium9"), rlx.TargetError,
+                               "unknown target 'pentium9'"),
+    "target: not a name": (lambda: rlx.compile(GRAPH, target=7), rlx.TargetError, "a target is a name"),
+    "tuning: an unknown knob": (lambda: rlx.compile(GRAPH, tuning={"tile_rows": 4}), rlx.TuningError,
+                                "unknown tuning knob 'tile_rows'"),
+    "tuning: a negative value": (lambda: rlx.compile(GRAPH, tuning={"region_block": -1}), rlx.TuningError,
+                                 "'region_block' takes an integer >= 1"),
+    "tuning: not a mapping": (lambda: rlx.compile(GRAPH, tuning="region_block=2"), rlx.CompileError,
+                              "tuning= takes a mapping"),
+    "tune: a string": (lambda: rlx.compile(GRAPH, tune="yes"), rlx.CompileError, "tune= takes True, False or seconds"),
 }
 
 
