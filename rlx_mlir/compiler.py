@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import pickle
+import json
 import re
 import sys
 from collections.abc import Iterator, Mapping
@@ -178,6 +178,49 @@ class Artifacts:
     checks: list[IndexCheck]
     tuned: list[autotune.Tuned]
 
+    def encode(self) -> bytes:
+        """A disk-cache payload: JSON of everything but the constants' bytes, a newline,
+        then those bytes (no pickle: loading an entry never runs code)."""
+        blob, constants = bytearray(), []
+        for constant in self.constants:
+            raw = constant.data.tobytes()
+            constants.append({"offset": constant.offset, "dtype": dtypes.from_numpy(constant.data.dtype).name,
+                              "start": len(blob), "count": int(constant.data.size)})
+            blob += raw
+        document = {
+            "name": self.name,
+            "inputs": [[list(s.shape), s.dtype.name] for s in self.inputs],
+            "outputs": [[list(s.shape), s.dtype.name] for s in self.outputs],
+            "plan": [self.plan.arena_size, self.plan.lower_bound, self.plan.offsets],
+            "constants": constants,
+            "llvm_ir": self.llvm_ir, "jit_text": self.jit_text, "planned_ir": self.planned_ir,
+            "checks": [c.op for c in self.checks],
+            "tuned": [[t.op, t.choice, t.source, dict(t.seconds)] for t in self.tuned],
+        }
+        return json.dumps(document).encode() + b"\n" + bytes(blob)
+
+    @classmethod
+    def decode(cls, payload: bytes) -> Artifacts:
+        """`encode`'s payload back (a malformed one raises ValueError, KeyError or TypeError)."""
+        head, _, blob = payload.partition(b"\n")
+        d = json.loads(head)
+
+        def specs(rows: list) -> list[TensorSpec]:
+            return [TensorSpec(tuple(int(n) for n in shape), dtypes.from_name(name)) for shape, name in rows]
+
+        constants = []
+        for c in d["constants"]:
+            dtype = dtypes.from_name(c["dtype"]).numpy
+            data = np.frombuffer(blob, dtype=dtype, count=int(c["count"]), offset=int(c["start"])).copy()
+            constants.append(ConstantData(int(c["offset"]), data))
+        size, bound, offsets = d["plan"]
+        return cls(
+            str(d["name"]), specs(d["inputs"]), specs(d["outputs"]),
+            MemoryPlan(int(size), int(bound), {str(k): int(v) for k, v in offsets.items()}), constants,
+            str(d["llvm_ir"]), str(d["jit_text"]), str(d["planned_ir"]), [IndexCheck(str(op)) for op in d["checks"]],
+            [autotune.Tuned(str(op), str(c), str(s), dict(t)) for op, c, s, t in d["tuned"]],
+        )
+
 
 def compile(  # noqa: A001
     module_or_text: ModuleOp | str,
@@ -229,7 +272,7 @@ def compile(  # noqa: A001
             artifacts = derived = _derive(
                 module_or_text, pipeline, entry, effective, machine, kernel_tuning, (build, measure) if measure else None
             )
-        disk_cache.store("module", disk_key, pickle.dumps(artifacts))
+        disk_cache.store("module", disk_key, artifacts.encode())
     else:
         derived = None
     if blas.PREFIX in artifacts.jit_text:  # kernels call the BLAS: MCJIT resolves them in the process
@@ -252,11 +295,12 @@ def compile(  # noqa: A001
 
 def _load_artifacts(disk_key: str) -> Artifacts | None:
     data = disk_cache.load("module", disk_key)
-    try:
-        artifacts = pickle.loads(data) if data else None  # noqa: S301 - our own cache directory
-    except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError, TypeError):
+    if data is None:
         return None
-    return artifacts if isinstance(artifacts, Artifacts) else None
+    try:
+        return Artifacts.decode(data)
+    except (ValueError, KeyError, TypeError, AttributeError):  # a verified entry of an older layout
+        return None
 
 
 def _derive(

@@ -34,8 +34,9 @@ folders no other user can write. Anything else (a flipped byte, a cut, an
 entry copied from another key, a file planted by another user) is a miss:
 the entry is deleted with one warning and compiled again, never run. The
 digest has no secret: it guards against damage and mix-ups, not against
-this user's own processes, which can rewrite the package itself; the module
-and object levels hold pickles, so a cache folder must be as trusted as the
+this user's own processes, which can rewrite the package itself. No level
+holds a pickle: a module entry is JSON and the constants' bytes, an object
+entry the optimized IR and the object file, so reading an entry never runs
 code (`tests/test_disk_cache.py` corrupts every kind of entry).
 """
 

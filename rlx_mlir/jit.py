@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import collections
 import hashlib
-import pickle
+import struct
 import threading
 import weakref
 from dataclasses import dataclass
@@ -142,13 +142,29 @@ def _compile(text: str, target: Target, disk_key: str) -> CompiledModule:
     )
     engine.finalize_object()
     if stored is None and objects:
-        disk_cache.store("object", disk_key, pickle.dumps((optimized, objects[0])))
+        disk_cache.store("object", disk_key, _encode_object(optimized, objects[0]))
     return CompiledModule(engine, optimized, context, target, from_disk=stored is not None)
 
 
+_LENGTH = struct.Struct("<Q")
+
+
+def _encode_object(optimized: str, machine_code: bytes) -> bytes:
+    """An object entry's payload: the optimized IR's length, the IR, the object file."""
+    text = optimized.encode()
+    return _LENGTH.pack(len(text)) + text + machine_code
+
+
 def _load_object(disk_key: str) -> tuple[str, bytes] | None:
+    """(optimized IR, object file) from the disk cache, or None."""
     data = disk_cache.load("object", disk_key)
+    if data is None or len(data) < _LENGTH.size:
+        return None
+    (length,) = _LENGTH.unpack_from(data)
+    text = data[_LENGTH.size : _LENGTH.size + length]
+    if len(text) != length:
+        return None
     try:
-        return pickle.loads(data) if data else None  # noqa: S301 - our own cache directory
-    except (pickle.UnpicklingError, EOFError, ValueError, TypeError):
+        return text.decode(), data[_LENGTH.size + length :]
+    except UnicodeDecodeError:
         return None

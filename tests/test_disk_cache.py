@@ -226,3 +226,32 @@ def test_clear_removes_only_what_the_cache_wrote(tmp_path: Path, monkeypatch: py
     disk_cache.clear()
     assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*")) == ["module", f"module/{'0' * 64}",
                                                                                  "notes.txt"]
+
+
+def test_a_module_entry_keeps_every_constant_type(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Module entries are JSON plus the constants' raw bytes (no pickle): constants of
+    the narrow, integer, boolean and complex types come back bit for bit."""
+    import ml_dtypes
+
+    monkeypatch.setenv("RLX_MLIR_CACHE_DIR", str(tmp_path))
+    b = rlx.Builder("constants")
+    x = b.input((4,))
+    values = [
+        np.array([1.5, -2.25, 3.0, 0.5], ml_dtypes.bfloat16),
+        np.array([0.1, 0.2, 0.3, 65504.0], np.float16),
+        np.array([-8, 7, 1, -1], ml_dtypes.int4),
+        np.array([True, False, True, False]),
+        np.array([1 + 2j, -3j, 0.5, 2], np.complex128),
+    ]
+    total = x
+    for value in values:
+        total = b.add(total, b.cast(b.constant(value), "f32"))
+    b.output(total)
+    text = str(b.module())
+    first = rlx.compile(text)
+    again = rlx.compile(text)
+    assert (first.cached["module"], again.cached["module"]) == (False, True)
+    data = np.arange(4, dtype=np.float32)
+    assert again(data)[0].tobytes() == first(data)[0].tobytes()
+    entry = next((tmp_path / "module").iterdir()).read_bytes()
+    assert b'{"name": "constants", "inputs": [[[4], "f32"]]' in entry  # JSON, not a pickle
