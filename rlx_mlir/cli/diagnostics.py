@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 from typing import NoReturn
 
@@ -23,3 +24,10 @@ def one_line(error: BaseException) -> str:
 def fail(tool: str, error: BaseException) -> NoReturn:
     print(f"{tool}: error: {one_line(error)}", file=sys.stderr)
     sys.exit(1)
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse whose usage errors are one line and exit code 1, like every other error."""
+
+    def error(self, message: str) -> NoReturn:
+        fail(self.prog, ValueError(message))

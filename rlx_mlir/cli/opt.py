@@ -8,6 +8,8 @@ code 1, never a traceback.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import sys
 from collections.abc import Sequence
 from typing import IO
@@ -72,10 +74,24 @@ def _check_target(args: Sequence[str]) -> None:
                 raise ValueError(f"unknown target '{value}' (choose from {', '.join(sorted(known))})")
 
 
+def _driver(args: Sequence[str] | None) -> RlxOptMain:
+    """The driver with its arguments parsed; a bad flag is one line too (argparse
+    would print its whole usage and exit 2)."""
+    captured = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(captured):
+            return RlxOptMain(description="rlx modular optimizer driver", args=args)
+    except SystemExit as exit_:
+        if exit_.code == 0:
+            raise
+        complaint = [line for line in captured.getvalue().splitlines() if ": error: " in line]
+        raise ValueError(complaint[-1].split(": error: ", 1)[1] if complaint else "bad command line") from None
+
+
 def main(args: Sequence[str] | None = None) -> None:
     try:
         _check_target(list(sys.argv[1:] if args is None else args))
-        RlxOptMain(description="rlx modular optimizer driver", args=args).run()
+        _driver(args).run()
     except RecursionError:
         fail("rlx-opt", ValueError("the input nests too deeply (modules, regions or dense literals)"))
     except NotImplementedError as error:  # xDSL raises it bare, e.g. for an f80 constant

@@ -9,14 +9,13 @@ result1, ...) or, without --output, are printed.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
-from rlx_mlir.cli.diagnostics import fail
+from rlx_mlir.cli.diagnostics import OneLineParser, fail
 from rlx_mlir.cli.onnx_input import parse_shapes, read_model
 from rlx_mlir.compiler import compile as compile_module
 from rlx_mlir.errors import RlxError
@@ -33,7 +32,7 @@ def _load(spec: str) -> np.ndarray:
 
 
 def main(args: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="rlx-run", description="JIT-compile and run an rlx function")
+    parser = OneLineParser(prog="rlx-run", description="JIT-compile and run an rlx function")
     parser.add_argument("file", help="rlx IR (.mlir) or an ONNX model (.onnx)")
     parser.add_argument("--input", "-i", action="append", default=[], help="an .npy file per argument, in order")
     parser.add_argument("--output", "-o", help="write the results to this .npz")
