@@ -46,9 +46,7 @@ def parse(text: str) -> ModuleOp:
     """Parse and verify rlx IR text; errors carry line:column and the rule broken."""
     if not isinstance(text, str):
         raise CompileError(f"parse() takes IR text, got {type(text).__name__}")
-    if "\0" in text:
-        line = text[: text.index("\0")].count("\n") + 1
-        raise ParseError(f"<input>:{line}: the text contains a NUL byte")
+    _check_text(text)
     try:
         module = Parser(make_context(), text, name="<input>").parse_module()
     except XdslParseError as error:
@@ -68,6 +66,19 @@ def parse(text: str) -> ModuleOp:
         raise ParseError(f"<input>: {error}") from None
     verify(module)
     return module
+
+
+def _check_text(text: str) -> None:
+    """Characters no IR file holds: a NUL byte, a lone surrogate (which also could
+    not be hashed into a cache key), as located parse errors."""
+    if "\0" in text:
+        line = text[: text.index("\0")].count("\n") + 1
+        raise ParseError(f"<input>:{line}: the text contains a NUL byte")
+    try:
+        text.encode()
+    except UnicodeEncodeError as error:
+        line = text[: error.start].count("\n") + 1
+        raise ParseError(f"<input>:{line}: the text contains a lone surrogate (U+{ord(text[error.start]):04X})") from None
 
 
 def verify(module: ModuleOp) -> None:
@@ -252,6 +263,7 @@ def compile(  # noqa: A001
         text = str(module_or_text)
     elif isinstance(module_or_text, str):
         text = module_or_text
+        _check_text(text)
     else:
         raise CompileError(f"compile() takes IR text or a builtin.module, got {type(module_or_text).__name__}")
     effective = min(threads, available_cpus()) if threads else available_cpus()

@@ -273,6 +273,10 @@ CASES: dict[str, tuple[Callable[[], object], type[Exception], str]] = {
     "Builder scan body returning a number": (
         builder_call(lambda b: b.scan(b.input((3,)), lambda bb, carry, x: 1.0, xs=[b.input((4, 3))])),
         rlx.ArgumentError, "a Builder body must return values it built, got float"),
+    "compile(text with a lone surrogate)": (lambda: rlx.compile(GRAPH.replace("%t =", "// \ud800\n  %t =")),
+                                             rlx.ParseError, "<input>:3: the text contains a lone surrogate (U+D800)"),
+    "parse(text with a lone surrogate)": (lambda: rlx.parse(GRAPH.replace("rlx.tanh", "rlx.tanh\udfff")),
+                                          rlx.ParseError, "lone surrogate (U+DFFF)"),
     # ---- targets, tuning and measuring
     "target: an unknown CPU": (lambda: rlx.compile(GRAPH, target="pentium9"), rlx.TargetError,
                                "unknown target 'pentium9'"),
