@@ -20,12 +20,20 @@ Semantics (NumPy's, where it has them):
   complex only.
 - `softmax`/`log_softmax` subtract the maximum first; a row of all -inf gives
   NaN (as PyTorch).
+
+A reduction to one value of at least `SPLIT_MIN_ELEMENTS` elements is cut into
+parts of about `PART_ELEMENTS` (`full_reduction_split`), reduced in parallel
+into a scratch buffer of partials (`partials_bytes`) and then combined in
+order: the parts depend only on the shape, so the result does not depend on
+the thread count. The reduce op and the region that lowers it
+(`dialects.region.ReductionRegionOp`) both declare that scratch.
 """
 
 from __future__ import annotations
 
 from abc import ABC
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import ClassVar
 
 from xdsl.dialects.builtin import I64, BoolAttr, DenseArrayBase, IntegerAttr, TensorType, i64
@@ -34,16 +42,19 @@ from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
 from rlx_mlir import dtypes
+from rlx_mlir.broadcast import numel
 from rlx_mlir.dialects.common import (
     FIELD,
     FLOATS,
     REALS,
+    NeedsScratch,
     TensorOp,
     array_values,
     check_kind,
     check_result_shape,
     check_same_element_type,
     check_value_type,
+    element_type,
     i64_array,
     i64_attr,
     normalize_axis,
@@ -59,6 +70,54 @@ def reduced_shape(shape: Sequence[int], axes: Sequence[int], keepdims: bool) -> 
     if keepdims:
         return tuple(1 if a in axes else n for a, n in enumerate(shape))
     return tuple(n for a, n in enumerate(shape) if a not in axes)
+
+
+PART_ELEMENTS = 1 << 16
+"""Elements per part of a split full reduction (256 KiB of f32). A constant of
+the dialect, not of the `Tuning`: the parts fix the order of combination (so
+the result must not depend on the target or the thread count) and the
+scratch size plan-memory reserves. 2^16 makes the per-part work (flushing
+the lanes, one store) vanish beside the reads, and leaves 256 parts for
+2^24 elements: enough to balance many threads, while combining them in
+order takes about a microsecond."""
+
+SPLIT_MIN_ELEMENTS = 2 * PART_ELEMENTS
+"""The smallest full reduction that is split: two parts, each above
+`Tuning.parallel_min_elements` (2^15), below which a launch on the pool
+costs more than it saves."""
+
+
+@dataclass(frozen=True)
+class Split:
+    """How a full reduction is cut: along its outermost reduced axis of
+    extent > 1, `rows` indices of it per part (all the other reduced axes
+    whole), `parts` parts, the last one possibly shorter."""
+
+    axis: int
+    rows: int
+    parts: int
+
+
+def full_reduction_split(space: Sequence[int], reduced: Sequence[int]) -> Split | None:
+    """The split of a reduction over `reduced` axes of `space` to one value
+    (every axis not reduced has extent 1), or None when it is not a full
+    reduction of at least `SPLIT_MIN_ELEMENTS` elements. A function of the
+    shape alone."""
+    count = numel([space[d] for d in reduced])
+    if count < SPLIT_MIN_ELEMENTS or numel([n for d, n in enumerate(space) if d not in reduced]) != 1:
+        return None
+    kept = [d for d in sorted(reduced) if space[d] != 1]
+    rows = max(1, PART_ELEMENTS // (count // space[kept[0]]))
+    return Split(kept[0], rows, -(-space[kept[0]] // rows))
+
+
+def partials_bytes(split: Split | None, element: Attribute) -> tuple[int, ...]:
+    """The scratch of a split full reduction of `element`s: a (total,
+    compensation) pair per part in the accumulator type, which is never
+    wider than the element or 4 bytes (f16/bf16 accumulate in f32)."""
+    if split is None:
+        return ()
+    return (split.parts * 2 * max(4, dtypes.from_ir(element).nbytes),)
 
 
 class ReductionOp(TensorOp, ABC):
@@ -98,10 +157,11 @@ class ReductionOp(TensorOp, ABC):
 # ---------------------------------------------------------------------------
 
 
-class ReduceOp(ReductionOp, ABC):
+class ReduceOp(ReductionOp, NeedsScratch, ABC):
     """`{axes, keepdims}`: the elements along `axes` combined into one by the
     binary op `COMBINE` (in any order: integer results are exact modulo
-    wrapping, float ones within the documented rounding)."""
+    wrapping, float ones within the documented rounding). A large reduction
+    to one value needs scratch for its partials (`full_reduction_split`)."""
 
     COMBINE: ClassVar[type[BinaryOp]]
 
@@ -118,6 +178,10 @@ class ReduceOp(ReductionOp, ABC):
         if len(set(axes)) != len(axes):
             raise VerifyException(f"'{self.name}' axes {list(self.axes.get_values())} repeat an axis")
         return tuple(sorted(axes))
+
+    def scratch_bytes(self) -> tuple[int, ...]:
+        split = full_reduction_split(shape_of(self.input.type), self.reduced_axes())
+        return partials_bytes(split, element_type(self.input.type))
 
 
 @irdl_op_definition

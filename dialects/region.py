@@ -54,6 +54,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from rlx_mlir import index_maps
 from rlx_mlir.dialects.common import (
+    NeedsScratch,
     array_values,
     check_same_level,
     check_value_type,
@@ -65,7 +66,15 @@ from rlx_mlir.dialects.common import (
 )
 from rlx_mlir.dialects.contraction import MatmulOp, bool_attr, matmul_shape
 from rlx_mlir.dialects.elementwise import ELEMENTWISE_OPS, is_elementwise
-from rlx_mlir.dialects.reduction import NORMALIZE_OPS, REDUCE_OPS, NormalizeOp, ReduceOp
+from rlx_mlir.dialects.reduction import (
+    NORMALIZE_OPS,
+    REDUCE_OPS,
+    NormalizeOp,
+    ReduceOp,
+    Split,
+    full_reduction_split,
+    partials_bytes,
+)
 from rlx_mlir.dtypes import Kind
 
 
@@ -340,7 +349,7 @@ ITERATOR_TYPES = ("parallel", "reduction")
 
 
 @irdl_op_definition
-class ReductionRegionOp(ScalarBodyRegionOp):
+class ReductionRegionOp(ScalarBodyRegionOp, NeedsScratch):
     """A fused reduction, like `linalg.generic` with parallel and reduction iterators.
 
     `iteration_shape` gives the extents of d0, d1, ... and `iterator_types`
@@ -351,7 +360,9 @@ class ReductionRegionOp(ScalarBodyRegionOp):
     the values combined as `reduction` (a reduce op's name: `reduce_sum`,
     `reduce_mean`, `reduce_prod`, `reduce_max`, `reduce_min`) does; its shape
     is the parallel extents, or the iteration shape with the reduced extents
-    replaced by 1 (the same elements in the same order, as `keepdims`).
+    replaced by 1 (the same elements in the same order, as `keepdims`). A
+    large reduction to one value has the scratch of the reduce op's partials
+    (`dialects.reduction.full_reduction_split`).
 
     ```mlir
     %s = rlx.reduction_region ins(%x : tensor<64x128xf32>)
@@ -409,6 +420,14 @@ class ReductionRegionOp(ScalarBodyRegionOp):
     @property
     def reduced_dims(self) -> tuple[int, ...]:
         return tuple(d for d, kind in enumerate(self.iterator_types.data) if kind.data == "reduction")
+
+    @property
+    def split(self) -> Split | None:
+        """How the reduction is cut into parts, if it is a large one to one value."""
+        return full_reduction_split(self.iteration_shape, self.reduced_dims)
+
+    def scratch_bytes(self) -> tuple[int, ...]:
+        return partials_bytes(self.split, element_type(self.outputs[0].type))
 
     @property
     def combine(self) -> type[ReduceOp]:

@@ -34,6 +34,16 @@ stays near that of one block however long the reduction (NumPy's pairwise
 summation has the same shape: blocks, then a tree). The outermost parallel
 loop (or the column chunks) is what a large kernel is split across threads
 over.
+
+A reduction to one value has no parallel loop: from
+`dialects.reduction.SPLIT_MIN_ELEMENTS` elements on it is two kernels
+(`_split_kernels`). `partials` reduces parts of a fixed size (the outermost
+reduced axis cut every `rows` indices, `full_reduction_split`), each by the
+row order above, into (total, compensation) pairs in the op's scratch; the
+entry splits the parts across threads. `combine`, one work item, folds the
+pairs in order (Kahan for float sums), divides a mean and rounds once. The
+parts depend on the shape alone, so the result is the same bit for bit for
+every thread count (tests/test_reductions.py).
 """
 
 from __future__ import annotations
@@ -53,8 +63,9 @@ from rlx_mlir.dtypes import Kind
 from rlx_mlir.lowering.element_types import Codec, ComplexValue, Value, codec
 from rlx_mlir.lowering.emitter import Emitter
 from rlx_mlir.lowering.kernel import Kernel, KernelContext, StackArray, kernel_function
-from rlx_mlir.lowering.loops import LoopNest, advance, coalesce, emit_nest, for_range, read_strides
+from rlx_mlir.lowering.loops import LoopNest, advance, coalesce, emit_nest, for_range, if_else, read_strides
 from rlx_mlir.lowering.scalar_ops import body_value, pairwise, unrounded_binary_value
+from rlx_mlir.memory_plan import Scratch
 from rlx_mlir.tuning import Tuning
 
 Slot = int | SSAValue
@@ -164,6 +175,9 @@ def _is_column(outer: LoopNest, inner: LoopNest) -> bool:
 
 def reduction_region_kernels(op: rg.ReductionRegionOp, ctx: KernelContext) -> list[Kernel]:
     outer, inner = _nests(op)
+    split = op.split
+    if split is not None:
+        return _split_kernels(op, ctx.name, outer, inner, split, ctx.tuning)
     if _is_column(outer, inner):
         return [_column_kernel(op, ctx.name, outer, inner, ctx.tuning)]
     return [_row_kernel(op, ctx.name, outer, inner, ctx.tuning)]
@@ -226,48 +240,134 @@ def _blocked(
     flush()
 
 
-def _row_kernel(op: rg.ReductionRegionOp, name: str, outer: LoopNest, inner: LoopNest, tuning: Tuning) -> Kernel:
-    """At each output point: lane accumulators along the innermost reduced axis."""
-    n_in = len(op.inputs)
-    math = Combiner(op)
+def _reduce_point(
+    e: Emitter,
+    region: Region,
+    op: rg.ReductionRegionOp,
+    math: Combiner,
+    tuning: Tuning,
+    store: StackArray,
+    pointers: list[SSAValue],
+    inner: LoopNest,
+    offsets: list[SSAValue],
+) -> None:
+    """The values of `inner` from `offsets` combined by the row order in
+    `store`: `lanes` lane slots (`register_lanes`), then the total and its
+    compensation."""
     lanes = register_lanes(math.accumulator, tuning)
     total, compensation = lanes, lanes + 1
     n, strides = inner.sizes[-1], [s[-1] for s in inner.strides]
 
+    def flush() -> None:
+        math.add_to_total(e, store, total, compensation, math.tree(e, [store.get(e, k) for k in range(lanes)]))
+        for k in range(lanes):
+            store.set(e, k, math.accumulator.constant(e, math.identity))
+
+    def row(offsets: list[SSAValue]) -> None:
+        def group(first: SSAValue) -> None:
+            for lane in range(lanes):
+                at = _advance(e, offsets, e.add(first, e.i64(lane)), strides)
+                store.set(e, lane, math.apply(e, store.get(e, lane), _value_at(e, op, pointers, at)))
+
+        _blocked(e, region, n, lanes, tuning.region_block, group, flush)
+
+        def single(i: SSAValue) -> None:
+            value = _value_at(e, op, pointers, _advance(e, offsets, i, strides))
+            math.add_to_total(e, store, total, compensation, value)
+
+        for_range(e, region, e.i64(n - n % lanes), e.i64(n), single)
+
+    for k in range(lanes + 1):
+        store.set(e, k, math.accumulator.constant(e, math.identity))
+    store.set(e, compensation, math.accumulator.constant(e, 0))
+    _walk(e, region, inner, offsets, row)
+
+
+def _row_kernel(op: rg.ReductionRegionOp, name: str, outer: LoopNest, inner: LoopNest, tuning: Tuning) -> Kernel:
+    """At each output point: lane accumulators along the innermost reduced axis."""
+    n_in = len(op.inputs)
+    math = Combiner(op)
+    total = register_lanes(math.accumulator, tuning)
+
     def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
-        store = StackArray.allocate(e, math.accumulator, lanes + 2)
-
-        def flush() -> None:
-            math.add_to_total(e, store, total, compensation, math.tree(e, [store.get(e, k) for k in range(lanes)]))
-            for k in range(lanes):
-                store.set(e, k, math.accumulator.constant(e, math.identity))
-
-        def row(offsets: list[SSAValue]) -> None:
-            def group(first: SSAValue) -> None:
-                for lane in range(lanes):
-                    at = _advance(e, offsets, e.add(first, e.i64(lane)), strides)
-                    store.set(e, lane, math.apply(e, store.get(e, lane), _value_at(e, op, pointers, at)))
-
-            _blocked(e, region, n, lanes, tuning.region_block, group, flush)
-
-            def single(i: SSAValue) -> None:
-                value = _value_at(e, op, pointers, _advance(e, offsets, i, strides))
-                math.add_to_total(e, store, total, compensation, value)
-
-            for_range(e, region, e.i64(n - n % lanes), e.i64(n), single)
+        store = StackArray.allocate(e, math.accumulator, total + 2)
 
         def at_point(e: Emitter, ptrs: list[SSAValue], offsets: list[SSAValue]) -> None:
-            for k in range(lanes + 1):
-                store.set(e, k, math.accumulator.constant(e, math.identity))
-            store.set(e, compensation, math.accumulator.constant(e, 0))
-            _walk(e, region, inner, offsets[:n_in], row)
-            codec(math.element).store(e, math.result(e, store, total, compensation), ptrs[n_in], offsets[n_in])
+            _reduce_point(e, region, op, math, tuning, store, pointers, inner, offsets[:n_in])
+            codec(math.element).store(e, math.result(e, store, total, total + 1), ptrs[n_in], offsets[n_in])
 
         emit_nest(e, region, outer, pointers, begin, end, at_point)
 
     function = kernel_function(name, n_in + 1, build)
     buffers: list[SSAValue | str] = [*op.inputs, *op.outputs]
     return Kernel(function, buffers, outer.outer_extent, max(1, numel(outer.sizes) * math.count))
+
+
+def _split_kernels(op: rg.ReductionRegionOp, name: str, outer: LoopNest, inner: LoopNest, split: rd.Split, tuning: Tuning) -> list[Kernel]:
+    """A full reduction in two kernels: `partials` reduces part p (indices
+    [p * rows, (p + 1) * rows) of the outermost reduced axis, the others whole)
+    by the row order into the pair (total, compensation) p of the scratch, and
+    is what the entry splits across threads; `combine`, one work item, combines
+    the pairs in order (Kahan: the running compensation takes each part's) and
+    stores the result, rounded once. The parts are a function of the shape
+    (`dialects.reduction.full_reduction_split`), so the result is one for
+    every thread count."""
+    n_in = len(op.inputs)
+    math = Combiner(op)
+    pair = math.accumulator
+    assert pair.dtype.nbytes * 2 * split.parts <= op.scratch_bytes()[0]
+    lanes = register_lanes(pair, tuning)
+    extent = inner.sizes[0]
+    assert extent == op.iteration_shape[split.axis]  # the split axis leads the reduced nest
+    bases, along = outer.bases[:n_in], [s[0] for s in inner.strides]
+
+    def part(rows: int) -> LoopNest:
+        return LoopNest((rows, *inner.sizes[1:]), inner.strides)
+
+    full, tail = part(split.rows), part(extent - (split.parts - 1) * split.rows)
+
+    def partials(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
+        partial = pointers[n_in]
+        store = StackArray.allocate(e, pair, lanes + 2)
+
+        def at_part(p: SSAValue) -> None:
+            first = e.mul(p, e.i64(split.rows))
+            offsets = [advance(e, e.i64(b), first, s) for b, s in zip(bases, along)]
+
+            def reduce(nest: LoopNest) -> None:
+                _reduce_point(e, region, op, math, tuning, store, pointers, nest, offsets)
+                pair.store(e, store.get(e, lanes), partial, e.mul(p, e.i64(2)))
+                pair.store(e, store.get(e, lanes + 1), partial, e.add(e.mul(p, e.i64(2)), e.i64(1)))
+
+            if tail == full:
+                reduce(full)
+            else:
+                last = e.icmp("eq", p, e.i64(split.parts - 1))
+                if_else(e, region, last, lambda: reduce(tail), lambda: reduce(full))
+
+        for_range(e, region, begin, end, at_part)
+
+    def combine(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
+        partial, out = pointers
+        store = StackArray.allocate(e, pair, 2)
+        store.set(e, 0, pair.constant(e, math.identity))
+        store.set(e, 1, pair.constant(e, 0))
+
+        def one(p: SSAValue) -> None:
+            at = e.mul(p, e.i64(2))
+            if math.kahan:  # sum - comp + (t_p - c_p) = sum - (comp + c_p) + t_p
+                lost = pair.load(e, partial, e.add(at, e.i64(1)))
+                store.set(e, 1, e.fadd(store.get(e, 1), lost))  # type: ignore[arg-type]
+            math.add_to_total(e, store, 0, 1, pair.load(e, partial, at))
+
+        for_range(e, region, e.i64(0), e.i64(split.parts), one)
+        codec(math.element).store(e, math.result(e, store, 0, 1), out, e.i64(outer.bases[n_in]))
+
+    scratch = Scratch(op, 0)
+    return [
+        Kernel(kernel_function(f"{name}_partials", n_in + 1, partials), [*op.inputs, scratch], split.parts, math.count),
+        Kernel(kernel_function(f"{name}_combine", 2, combine), [scratch, *op.outputs], 1, split.parts, parallel=False),
+    ]
 
 
 def _column_kernel(op: rg.ReductionRegionOp, name: str, outer: LoopNest, inner: LoopNest, tuning: Tuning) -> Kernel:

@@ -27,7 +27,7 @@ from rlx_mlir.dialects.common import shape_of
 from rlx_mlir.dialects.scan import graph_blocks
 from rlx_mlir.lowering.kernel import External, external_declarations
 from rlx_mlir.lowering.program import lower_function
-from rlx_mlir.memory_plan import OFFSETS, view_offset
+from rlx_mlir.memory_plan import OFFSETS, SCRATCH_OFFSETS, view_offset
 from rlx_mlir.target import TargetError, available_cpus, target
 from rlx_mlir.tuning import Tuning, TuningError, parse_overrides
 from rlx_mlir.verification import function_block
@@ -49,8 +49,9 @@ def regions_for_leftovers(function: func.FuncOp) -> None:
             op.result.replace_all_uses_with(region_op.outputs[0])
         else:
             continue
-        if OFFSETS in op.attributes:
-            region_op.attributes[OFFSETS] = op.attributes[OFFSETS]
+        for plan in (OFFSETS, SCRATCH_OFFSETS):  # a reduce op's scratch is its region's
+            if plan in op.attributes:
+                region_op.attributes[plan] = op.attributes[plan]
         if op.parent is not None:
             op.detach()
             op.erase(safe_erase=False)

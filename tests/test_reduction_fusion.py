@@ -138,3 +138,28 @@ def test_long_f32_sum_is_as_accurate_as_numpy_pairwise() -> None:
     exact = np.sum(x.astype(np.float64) ** 2)
     numpy_error = abs(float(np.sum(x * x)) - exact)
     assert abs(float(got) - exact) <= 2 * max(numpy_error, np.finfo(np.float32).eps * exact)
+
+
+@pytest.mark.parametrize("reduce", ["reduce_sum", "reduce_mean", "reduce_max"])
+@pytest.mark.parametrize("dtype", ["f32", "f16"])
+def test_fused_full_reduction_does_not_depend_on_the_thread_count(reduce: str, dtype: str) -> None:
+    """reduce(x * b) over every axis of 700x300 (2^17 elements and more: cut into
+    parts across threads, lowering/reduction_region.py): the prologue is fused,
+    the result is the float64 one within the f32 accumulator's error, and the
+    bytes are the same with 1 and 2 threads."""
+    shape = (700, 300)
+    module = _graph(shape, dtype, reduce, [0, 1], False, ["mul"])
+    rng = np.random.default_rng(3)
+    numpy_type = np.float32 if dtype == "f32" else np.float16
+    x = rng.standard_normal(shape).astype(numpy_type)
+    b = x[0].copy()
+    one, two = rlx.compile(module, threads=1), rlx.compile(module, threads=2)
+    assert "rlx.reduce_" not in one.planned_ir and "rlx.scratch_offsets" in one.planned_ir
+    (got,), (again,) = one(x, b), two(x, b)
+    assert got.tobytes() == again.tobytes(), (got, again)
+    # each product rounded to the type, as the unfused mul stores it; then float64
+    products = (x.astype(np.float64) * b.astype(np.float64)).astype(numpy_type).astype(np.float64)
+    want = REDUCE[reduce](products)
+    scale = np.abs(products).sum() / (x.size if reduce == "reduce_mean" else 1)
+    tol = 0 if reduce == "reduce_max" else 30 * 2.0**-24 * scale + float(np.spacing(numpy_type(want)))
+    assert abs(float(got) - float(want)) <= tol, (got, want, tol)

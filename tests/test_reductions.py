@@ -35,6 +35,7 @@ import pytest
 from movement_reference import BF16, COMPLEX, FLOATS, REALS, TYPES, arr, compile_text, sample, ttype
 
 import rlx_mlir as rlx
+from rlx_mlir.dialects import reduction as rd
 
 NUMERIC = (*REALS, *COMPLEX)
 # the types whose codecs and accumulators differ get every shape case; the others a subset
@@ -328,6 +329,48 @@ def test_results_do_not_depend_on_the_thread_count() -> None:
     calls.append(("softmax", x, "axis = -1 : i64", x.shape, "f32"))
     for one, two in zip(apply(calls, threads=1), apply(calls, threads=2)):
         assert one.tobytes() == two.tobytes()
+
+
+PART, SPLIT = rd.PART_ELEMENTS, rd.SPLIT_MIN_ELEMENTS
+FULL = [  # (shape, axes): reductions to one value, split into parts from SPLIT elements on
+    ((SPLIT - 1,), (0,)),  # just below: one work item
+    ((SPLIT,), (0,)),  # just above: two parts
+    ((4 * PART + 12345,), (0,)),  # a shorter last part
+    ((1000, 300), (0, 1)),  # 218 rows a part, the last 128
+    ((3, PART + 7), (1, 0)),  # rows longer than a part: one row each
+    ((1, 70, 4000, 1), (0, 1, 2)),  # unit axes; keepdims below
+]
+
+
+@pytest.mark.parametrize("name", ("f32", "f64", "f16"))
+def test_full_reductions_do_not_depend_on_the_thread_count(name: str) -> None:
+    """Large reductions to one value are cut into parts of a fixed size that the
+    threads share, then combined in order: each op equals the float64 reference
+    within the usual tolerance, and the bytes are the same with 1 and 2 threads."""
+    cases = []
+    for k, (shape, axes) in enumerate(FULL):
+        for op in ("reduce_sum", "reduce_mean", "reduce_prod", "reduce_max", "reduce_min"):
+            if op == "reduce_prod":  # near 1, either sign: the product stays finite
+                rng = np.random.default_rng(k)
+                x = ((1 + rng.uniform(-1e-3, 1e-3, shape)) * rng.choice([-1, 1], shape)).astype(TYPES[name])
+            else:
+                x = sample(shape, name, seed=k, specials=False)
+            cases.append(reduce_case(op, x, axes, keepdims=k == len(FULL) - 1))
+    assert not (failures := run(cases, threads=1)), "\n".join(failures)
+    assert not (failures := run(cases, threads=2)), "\n".join(failures)
+    calls = [(c.op, c.x, c.attrs, c.out_shape, c.out_type) for c in cases]
+    for case, one, two in zip(cases, apply(calls, threads=1), apply(calls, threads=2)):
+        assert one.tobytes() == two.tobytes(), (case.op, case.x.shape, one, two)
+
+
+def test_full_reduction_splits_only_from_the_threshold() -> None:
+    """The split is a function of the shape alone: parts of PART elements along
+    the outermost reduced axis of extent > 1, from SPLIT elements on."""
+    assert rd.full_reduction_split((SPLIT - 1,), (0,)) is None
+    assert rd.full_reduction_split((2, SPLIT), (1,)) is None  # one value per row: not a full reduction
+    assert rd.full_reduction_split((SPLIT,), (0,)) == rd.Split(0, PART, 2)
+    assert rd.full_reduction_split((1, 1000, 300), (0, 1, 2)) == rd.Split(1, PART // 300, 5)
+    assert rd.full_reduction_split((3, PART + 7), (0, 1)) == rd.Split(0, 1, 3)
 
 
 @pytest.mark.slow
