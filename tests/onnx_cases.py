@@ -88,9 +88,10 @@ CASTS = {"Cast", "CastLike"}
 
 def _defined_casts(graph: onnx.GraphProto, source: np.ndarray) -> np.ndarray | None:
     """Where a float -> integer Cast of `source` is defined: ONNX's Cast leaves a float
-    out of the integer type's range undefined (rlx saturates it, as every float -> int
-    cast; onnx's reference and onnxruntime wrap it into int4/uint4), so a node test of
-    such a cast is compared only at the inputs in range. None for any other graph."""
+    out of the integer type's range undefined (the importer wraps it into int4/uint4
+    through i32, as onnxruntime 1.32 does; onnx 1.23.2's node-test data holds other
+    values, e.g. 0 for -9), so a node test of such a cast is compared only at the
+    inputs in range. None for any other graph."""
     targets = [_cast_target(node, graph) for node in graph.node if node.op_type in CASTS]
     integers = (dtypes.Kind.INT, dtypes.Kind.UINT)
     if not targets or source.dtype.kind != "f" or any(t is None or t.kind not in integers for t in targets):
