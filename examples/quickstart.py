@@ -32,6 +32,7 @@ def main() -> None:
     h = x.astype(np.float64) + bias
     erf = np.vectorize(math.erf)
     reference = 0.5 * h * (1 + erf(h / math.sqrt(2))) + 0.5 * x
+    print(f"target: {exe.target}")
     print(f"memory plan: {exe.memory_plan}")
     print(f"result {y.dtype}{list(y.shape)}: {y[0, :4]} ...")
     print(f"max abs error vs float64 NumPy: {np.abs(y - reference).max():.3g}")
