@@ -81,6 +81,11 @@ the lanes, one store) vanish beside the reads, and leaves 256 parts for
 2^24 elements: enough to balance many threads, while combining them in
 order takes about a microsecond."""
 
+MAX_PARTS = 1024
+"""At most this many parts (16 KiB of partials in f64): past 2^26 elements the
+parts grow instead, so a huge reduction (a broadcast splat of 10^12 elements)
+keeps a small scratch."""
+
 SPLIT_MIN_ELEMENTS = 2 * PART_ELEMENTS
 """The smallest full reduction that is split: two parts, each above
 `Tuning.parallel_min_elements` (2^15), below which a launch on the pool
@@ -107,8 +112,9 @@ def full_reduction_split(space: Sequence[int], reduced: Sequence[int]) -> Split 
     if count < SPLIT_MIN_ELEMENTS or numel([n for d, n in enumerate(space) if d not in reduced]) != 1:
         return None
     kept = [d for d in sorted(reduced) if space[d] != 1]
-    rows = max(1, PART_ELEMENTS // (count // space[kept[0]]))
-    return Split(kept[0], rows, -(-space[kept[0]] // rows))
+    outer = space[kept[0]]
+    rows = max(1, PART_ELEMENTS // (count // outer), -(-outer // MAX_PARTS))
+    return Split(kept[0], rows, -(-outer // rows))
 
 
 def partials_bytes(split: Split | None, element: Attribute) -> tuple[int, ...]:

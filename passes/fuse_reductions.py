@@ -38,6 +38,7 @@ from xdsl.pattern_rewriter import (
 
 from rlx_mlir.dialects import reduction as rd
 from rlx_mlir.dialects import region as rg
+from rlx_mlir.dialects import rlx
 from rlx_mlir.dialects.common import shape_of
 
 
@@ -75,6 +76,19 @@ class FuseReductionPrologue(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: rd.ReduceOp, rewriter: PatternRewriter) -> None:
         _fuse_prologue(op, rewriter, lambda region: rg.ReductionRegionOp.of(op, region))
+
+
+class ReductionOfAnIndexMap(RewritePattern):
+    """A reduce_* reading an index-map op (expand, transpose, slice, ...) becomes a
+    reduction region of its input as it is, so canonicalize-broadcast folds that
+    read into the region's map: `reduce_sum(expand(c))` never materializes the
+    broadcast (a splat constant of 10^9 elements stays one value in the arena)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: rd.ReduceOp, rewriter: PatternRewriter) -> None:
+        producer = op.input.owner
+        if isinstance(producer, Operation) and rlx.has_input_map(producer):
+            rewriter.replace(op, rg.ReductionRegionOp.of(op))
 
 
 class FuseNormalizePrologue(RewritePattern):
@@ -132,5 +146,6 @@ class FuseReductionsPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(FuseReductionPrologue(), apply_recursively=False).rewrite_module(op)
+        PatternRewriteWalker(ReductionOfAnIndexMap(), apply_recursively=False).rewrite_module(op)
         normalize = GreedyRewritePatternApplier([FuseNormalizePrologue(), FuseNormalizeEpilogue()])
         PatternRewriteWalker(normalize, apply_recursively=True).rewrite_module(op)

@@ -371,6 +371,26 @@ def test_full_reduction_splits_only_from_the_threshold() -> None:
     assert rd.full_reduction_split((SPLIT,), (0,)) == rd.Split(0, PART, 2)
     assert rd.full_reduction_split((1, 1000, 300), (0, 1, 2)) == rd.Split(1, PART // 300, 5)
     assert rd.full_reduction_split((3, PART + 7), (0, 1)) == rd.Split(0, 1, 3)
+    assert rd.full_reduction_split((10**12,), (0,)) == rd.Split(0, -(-10**12 // rd.MAX_PARTS), rd.MAX_PARTS)
+
+
+@pytest.mark.parametrize("n", [10**9, 10**12])
+def test_a_broadcast_splat_stays_one_value(n: int) -> None:
+    """Issue 22: reduce_sum of a splat constant of 10^9 or 10^12 elements: the splat
+    is one value, the broadcast a read of it in the reduction's map (fuse-reductions
+    makes the reduce a region, canonicalize-broadcast folds the expand), so the arena
+    holds the scalar and at most MAX_PARTS partials, and compiling takes well under
+    a second (nothing of size n is ever made). The 10^9 sum runs: it is exact."""
+    text = f"""func.func @f() -> tensor<f32> {{
+  %c = rlx.constant dense<1.0> : tensor<{n}xf32>
+  %s = rlx.reduce_sum %c {{axes = array<i64: 0>}} : (tensor<{n}xf32>) -> tensor<f32>
+  func.return %s : tensor<f32>
+}}"""
+    exe = rlx.compile(text)
+    assert exe.memory_plan.arena_size <= 64 + rd.MAX_PARTS * 8
+    assert "rlx.expand" not in exe.planned_ir
+    if n == 10**9:
+        assert exe()[0] == np.float32(n)
 
 
 @pytest.mark.slow

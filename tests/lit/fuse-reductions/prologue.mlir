@@ -74,3 +74,20 @@ func.func @shared_producer(%x: tensor<4x3xf32>) -> (tensor<4xf32>, tensor<4x3xf3
   %p = rlx.reduce_prod %x {axes = array<i64: 1>} : (tensor<4x3xf32>) -> tensor<4xf32>
   func.return %s, %e, %p : tensor<4xf32>, tensor<4x3xf32>, tensor<4xf32>
 }
+
+// -----
+
+// A reduction of a broadcast: the reduce becomes a region of its input as it
+// is, and canonicalize-broadcast folds the expand into the region's map, so
+// the broadcast is never materialized (a splat constant stays one value).
+
+// CHECK-LABEL: func.func @sum_of_a_broadcast(
+// CHECK-SAME: [[C:%[a-zA-Z0-9_]+]]: tensor<f32>
+// CHECK-NOT: rlx.expand
+// CHECK-NEXT: [[S:%[a-zA-Z0-9_]+]] = rlx.reduction_region ins([[C]] : tensor<f32>) {indexing_maps = [affine_map<(d0, d1) -> ()>], iteration_shape = array<i64: 1000, 1000>, iterator_types = ["reduction", "reduction"], reduction = "reduce_sum"} -> tensor<f32> {
+// CHECK: func.return [[S]] : tensor<f32>
+func.func @sum_of_a_broadcast(%c: tensor<f32>) -> tensor<f32> {
+  %e = rlx.expand %c : (tensor<f32>) -> tensor<1000x1000xf32>
+  %s = rlx.reduce_sum %e {axes = array<i64: 0, 1>} : (tensor<1000x1000xf32>) -> tensor<f32>
+  func.return %s : tensor<f32>
+}
