@@ -263,8 +263,8 @@ class _EntryBuilder:
             name = f"{prefix}_k{index}"
             emit = KERNELS.get(type(op))
             if emit is not None:
-                tuning = self.tuning.for_op(op)
-                for kernel in self.kernels(op, emit, KernelContext(name, tuning, codes.get(op, 0), self.threads, self.packed)):
+                ctx = KernelContext(name, self.tuning.for_op(op), codes.get(op, 0), self.threads, self.packed)
+                for kernel in self.kernels(op, emit, ctx):
                     self.launch(kernel)
             elif isinstance(op, ScanOp):
                 with self.looping():

@@ -303,7 +303,9 @@ def _row_kernel(op: rg.ReductionRegionOp, name: str, outer: LoopNest, inner: Loo
     return Kernel(function, buffers, outer.outer_extent, max(1, numel(outer.sizes) * math.count))
 
 
-def _split_kernels(op: rg.ReductionRegionOp, name: str, outer: LoopNest, inner: LoopNest, split: rd.Split, tuning: Tuning) -> list[Kernel]:
+def _split_kernels(
+    op: rg.ReductionRegionOp, name: str, outer: LoopNest, inner: LoopNest, split: rd.Split, tuning: Tuning
+) -> list[Kernel]:
     """A full reduction in two kernels: `partials` reduces part p (indices
     [p * rows, (p + 1) * rows) of the outermost reduced axis, the others whole)
     by the row order into the pair (total, compensation) p of the scratch, and

@@ -20,5 +20,7 @@ from rlx_mlir.errors import (
 from rlx_mlir.target import TargetError
 from rlx_mlir.tuning import TuningError
 
-__all__ = ["Builder", "compile", "parse", "vjp", "RlxError", "ParseError", "VerificationError", "CompileError", "ArgumentError", "AllocationError",
-           "TargetError", "TuningError"]
+__all__ = [
+    "Builder", "compile", "parse", "vjp", "RlxError", "ParseError", "VerificationError", "CompileError",
+    "ArgumentError", "AllocationError", "TargetError", "TuningError",
+]

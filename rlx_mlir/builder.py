@@ -446,7 +446,9 @@ class Builder:
         try:
             complex_value = np.iscomplexobj(value)
             if complex_value and target.kind is not Kind.COMPLEX and np.any(np.imag(value)):
-                raise ArgumentError(f"Builder.constant: a complex value does not fit {dtype} (its imaginary part is not 0)")
+                raise ArgumentError(
+                    f"Builder.constant: a complex value does not fit {dtype} (its imaginary part is not 0)"
+                )
             source = np.real(value) if complex_value and target.kind is not Kind.COMPLEX else value
             with np.errstate(invalid="raise", over="raise"):
                 array = np.asarray(source, dtype=target.numpy)

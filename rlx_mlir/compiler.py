@@ -78,7 +78,8 @@ def _check_text(text: str) -> None:
         text.encode()
     except UnicodeEncodeError as error:
         line = text[: error.start].count("\n") + 1
-        raise ParseError(f"<input>:{line}: the text contains a lone surrogate (U+{ord(text[error.start]):04X})") from None
+        code = ord(text[error.start])
+        raise ParseError(f"<input>:{line}: the text contains a lone surrogate (U+{code:04X})") from None
 
 
 def verify(module: ModuleOp) -> None:
@@ -253,7 +254,8 @@ def compile(  # noqa: A001
     it (`rlx_mlir.tuning.Tuning`'s fields). `tune` measures the choices a model
     cannot make (`rlx_mlir.autotune`: which form of a long recurrence runs) at the
     first compile, for up to 0.5 s (or `tune` seconds), and keeps the winners
-    (None: unless $RLX_MLIR_TUNE is 0; False: the model's choices, deterministically). Results are kept in the persistent cache of
+    (None: unless $RLX_MLIR_TUNE is 0; False: the model's choices,
+    deterministically). Results are kept in the persistent cache of
     `rlx_mlir.disk_cache`: compiling the same text again, in any process,
     skips straight to loading machine code. An Executable pickles as its IR
     text and these options, and recompiles (through the cache) when unpickled.
@@ -280,10 +282,9 @@ def compile(  # noqa: A001
         def build(alone: str, knobs: Mapping[str, int]) -> Executable:
             return compile(alone, "", None, threads, machine.name, {**(tuning or {}), **knobs}, tune=False)
 
+        measuring = (build, measure) if measure else None
         with cycle_collection_paused():
-            artifacts = derived = _derive(
-                module_or_text, pipeline, entry, effective, machine, kernel_tuning, (build, measure) if measure else None
-            )
+            artifacts = derived = _derive(module_or_text, pipeline, entry, effective, machine, kernel_tuning, measuring)
         disk_cache.store("module", disk_key, artifacts.encode())
     else:
         derived = None

@@ -168,7 +168,9 @@ def _resolve(name: str, cores: int) -> Target:
 
 
 def _level_of(features: frozenset[str]) -> str:
-    return [level for level, needed in LEVEL_FEATURES.items() if needed <= features][-1] if "sse2" in features else "x86-64"
+    """The highest level whose features `features` all has (plain x86-64 below SSE2's)."""
+    held = [level for level, needed in LEVEL_FEATURES.items() if needed <= features]
+    return held[-1] if held else "x86-64"
 
 
 _PROBE = """
