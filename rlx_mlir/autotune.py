@@ -40,10 +40,11 @@ from rlx_mlir import disk_cache, dtypes
 from rlx_mlir.dialects import contraction as ct
 from rlx_mlir.dialects import recurrent as rc
 from rlx_mlir.dialects.common import element_type, shape_of
+from rlx_mlir.errors import RlxError
 from rlx_mlir.lowering.contraction import gemm_layout
 from rlx_mlir.runtime import Executable
 from rlx_mlir.target import Target
-from rlx_mlir.tuning import NEVER, set_overrides
+from rlx_mlir.tuning import NEVER, TUNING_ATTRIBUTE, set_overrides
 from rlx_mlir.verification import function_block
 
 ENVIRONMENT = "RLX_MLIR_TUNE"
@@ -131,8 +132,8 @@ def tune_module(module: ModuleOp, build: Build, target: Target, threads: int, se
     for function in [op for op in module.ops if isinstance(op, func.FuncOp)]:
         for op in list(function_block(function).walk()):
             choice = CHOICES.get(type(op))
-            if choice is None or not choice.worth(op):
-                continue
+            if choice is None or TUNING_ATTRIBUTE in op.attributes or not choice.worth(op):
+                continue  # an op's own rlx.tuning is the user's choice: kept as it is
             decision = _decide(op, choice, build, f"{target.key}|threads={threads}", deadline)
             if decision is not None:
                 set_overrides(op, dict(choice.candidates)[decision.choice])
@@ -158,8 +159,13 @@ def _decide(op: Operation, choice: Choice, build: Build, machine: str, deadline:
     for label, knobs in choice.candidates:
         if time.perf_counter() > deadline:
             return None
-        exe = build(text, knobs)
+        try:
+            exe = build(text, knobs)
+        except RlxError:  # a candidate that cannot be built here is not a choice
+            continue
         seconds[label] = _best_time(exe, arrays, deadline)
+    if not seconds:
+        return None
     winner = min(seconds, key=seconds.__getitem__)
     disk_cache.store("wisdom", entry, json.dumps(winner).encode())
     return Tuned(op.name, winner, "measured", seconds)

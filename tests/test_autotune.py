@@ -123,6 +123,14 @@ def test_an_unreadable_decision_is_measured_again() -> None:
     assert decision.source == "measured"
 
 
+def test_an_op_with_its_own_choice_is_not_measured() -> None:
+    """An rlx.tuning written on the op is the user's: kept, and nothing is measured."""
+    own = "{state_size = 16 : i64, rlx.tuning = {gdn_chunked_min_seq = 0 : i64}}"
+    text = gdn(704).replace("{state_size = 16 : i64}", own)
+    exe = rlx.compile(text, tune=GENEROUS)
+    assert exe.tuned == [] and "cblas_sgemm" in exe.llvm_ir
+
+
 def test_short_sequences_and_a_spent_budget_keep_the_model() -> None:
     assert rlx.compile(gdn(64), tune=GENEROUS).tuned == []  # below autotune.MIN_SEQ
     assert rlx.compile(gdn(576), tune=1e-9).tuned == []  # nothing measured in a nanosecond
