@@ -175,7 +175,8 @@ class Tuning:
         """This tuning with `op`'s own overrides (its TUNING_ATTRIBUTE); a bad one is a
         `TuningError` naming the op."""
         try:
-            return self.replace(overrides_of(op))
+            overrides = overrides_of(op)
+            return self.replace(overrides) if overrides else self  # most ops: no new record
         except TuningError as error:
             raise TuningError(f"{op.name}: {error}") from None
 
