@@ -44,6 +44,7 @@ from rlx_mlir.lowering import (
     reduction,
     reduction_region,
     rnn,
+    standardize,
     state_space,
 )
 from rlx_mlir.lowering.element_types import codec
@@ -590,6 +591,7 @@ KERNELS: dict[type[Operation], Emit] = {
     **delta_rule.KERNELS,
     **state_space.KERNELS,
     **rnn.KERNELS,
+    **standardize.KERNELS,
 }  # type: ignore[dict-item]
 """The kernel emitter of each op that runs code (one module per family)."""
 

@@ -114,7 +114,7 @@ def _flops(op: Operation) -> int | None:
         return product
     if isinstance(op, rg.ScalarBodyRegionOp):
         points = max(_elements(v) for v in (*op.operands, *op.results) if _is_tensor(v))
-        reduce = 1 if isinstance(op, (rg.ReductionRegionOp, rg.NormalizeRegionOp)) else 0
+        reduce = 1 if isinstance(op, (rg.ReductionRegionOp, rg.RowRegionOp)) else 0
         return (_body_ops(op) + reduce) * points
     if isinstance(op, rd.ReduceOp):
         return _elements(op.operands[0])
