@@ -146,7 +146,7 @@ def op_section(op: type[IRDLOperation]) -> list[str]:
     bases = family_bases(op)
     if bases:
         lines[-1] += " (family: " + " → ".join(f"`{b.__name__}`" for b in bases) + ")"
-    lines += ["", docstring(op), ""]
+    lines += ["", _fence_fragments(docstring(op)), ""]
     allowed = allowed_text(op)
     facts: list[tuple[str, list[str]]] = [
         ("element kinds", [allowed] if allowed else []),
