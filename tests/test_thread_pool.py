@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from collections import Counter
 
 import llvmlite.binding as llvm
@@ -30,14 +31,26 @@ def parallel_for() -> PARALLEL_FOR:
     return PARALLEL_FOR(llvm.address_of_symbol(thread_pool.SYMBOL))
 
 
-def run_counting(n: int, threads: int) -> tuple[np.ndarray, list[tuple[int, int]], set[int]]:
-    """Run a thunk over [0, n) on `threads` threads: per index how often it ran,
-    the chunks and the threads that ran them."""
+@pytest.fixture(autouse=True)
+def no_backoff():
+    """How launches split, without the backoff after a stall (a Python thunk's
+    worker waits for the GIL, which looks like a descheduled one)."""
+    thread_pool.set_backoff(0)
+    yield
+    thread_pool.set_backoff(thread_pool.BACKOFF_LAUNCHES)
+
+
+def run_counting(
+    n: int, threads: int, seconds: float = 0.0
+) -> tuple[np.ndarray, list[tuple[int, int]], set[int]]:
+    """Run a thunk over [0, n) on `threads` threads, each chunk taking at least
+    `seconds`: per index how often it ran, the chunks and the threads that ran them."""
     hits = np.zeros(n, np.int64)
     chunks: list[tuple[int, int]] = []
     idents: set[int] = set()
 
     def thunk(_args: int | None, lo: int, hi: int) -> None:
+        time.sleep(seconds)
         hits[lo:hi] += 1
         chunks.append((lo, hi))
         idents.add(threading.get_ident())
@@ -59,9 +72,11 @@ def test_every_index_runs_once_in_grains(n: int, threads: int) -> None:
 
 
 def test_grains_run_on_pool_workers_that_are_reused() -> None:
+    """Grains long enough (2 ms) for a sleeping worker to wake and take its share;
+    shorter ones the caller may run all of, not waiting for the worker."""
     seen: Counter[int] = Counter()
     for _ in range(50):
-        hits, chunks, idents = run_counting(64, 2)
+        hits, chunks, idents = run_counting(64, 2, seconds=0.002)
         assert np.array_equal(hits, np.ones(64, np.int64)) and len(chunks) == 2 * thread_pool.GRAINS_PER_THREAD
         seen.update(idents)
     assert threading.get_ident() in seen
@@ -152,6 +167,7 @@ MOVE_CODE = (
     "import ctypes, json, os, threading, llvmlite.binding as llvm\n"
     "from rlx_mlir import thread_pool\n"
     "thread_pool.load()\n"
+    "thread_pool.set_backoff(0)  # Python thunks wait on the GIL: not a stall to back off from\n"
     "allowed = sorted(os.sched_getaffinity(0))\n"
     "here = allowed[0]\n"
     "os.sched_setaffinity(0, {here})  # this thread only\n"
@@ -184,3 +200,19 @@ def test_a_worker_on_its_callers_cpu_moves_off_it(moving: str) -> None:
     seen = json.loads(done.stdout)
     allowed = seen["allowed"]
     assert seen["worker"] == (allowed[1:] if moving == "1" else allowed[:1])
+
+
+def test_after_a_stalled_worker_launches_run_alone_a_while() -> None:
+    """A worker whose grain takes far longer than the caller's (a descheduled one)
+    makes the next BACKOFF launches run whole on the caller; then they split again."""
+    thread_pool.set_backoff(3)
+    caller = threading.get_ident()
+
+    def slow_elsewhere(_args: int | None, lo: int, hi: int) -> None:  # the worker's grain 12x the caller's
+        time.sleep(0.005 if threading.get_ident() == caller else 0.06)
+
+    callback = THUNK(slow_elsewhere)
+    parallel_for()(ctypes.cast(callback, ctypes.c_void_p), None, 64, 2)
+    splits = [len(run_counting(64, 2, seconds=0.002)[1]) for _ in range(4)]
+    assert splits[:3] == [1, 1, 1]
+    assert splits[3] == 2 * thread_pool.GRAINS_PER_THREAD
