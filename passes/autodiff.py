@@ -500,7 +500,7 @@ def _scatter_add(b: Backward, op: mv.ScatterAddOp, g: SSAValue) -> Cotangents:
 
 
 def _check_scatter(op: mv.ReducingScatter) -> str:
-    reduction = op.reduction.data  # type: ignore[attr-defined]
+    reduction = op.reduction.data
     if reduction not in ("none", "add"):
         raise NoAdjoint(f"'{op.name}' with reduction \"{reduction}\" has no adjoint (only \"none\" and \"add\" do)")
     return reduction
