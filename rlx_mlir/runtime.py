@@ -128,7 +128,8 @@ class Executable:
         outputs = self._check_outputs(out, inputs)
         addresses = _addresses((*inputs, *outputs))
         with self._lock:
-            self._io[:] = addresses
+            # mypy's ctypes plugin types this slice as list[c_void_p | int | None] (invariant); ints are what it holds
+            self._io[:] = addresses  # type: ignore[assignment]
             self._status[0] = 0  # a kernel that meets a bad index writes all four fields
             self._entry(self._arena_address, self._io_address, self._status_address)
             if self._status[0]:
@@ -220,9 +221,9 @@ def _scalar_input(name: str, k: int, value: object, spec: TensorSpec) -> np.ndar
     kind = spec.dtype.kind
     if not isinstance(value, _NUMBERS[kind]):
         raise ArgumentError(f"{what} must be a {spec.dtype.name} number, got {type(value).__name__}")
-    if kind in (Kind.INT, Kind.UINT):
+    if kind in (Kind.INT, Kind.UINT) and isinstance(value, int):  # always an int here (_NUMBERS)
         low, high = spec.dtype.int_range
-        if not low <= value <= high:  # type: ignore[operator]
+        if not low <= value <= high:
             raise ArgumentError(f"{what}: {value} is out of range for {spec.dtype.name}")
     return np.asarray(value, dtype=spec.dtype.numpy)
 
@@ -238,7 +239,9 @@ def _addresses(arrays: Sequence[np.ndarray]) -> list[int]:
         return [_address(array) for array in arrays]
 
 
-_ADDRESS_OF, _VIEW = ctypes.addressof, ctypes.c_char.from_buffer
+_ADDRESS_OF = ctypes.addressof
+# numpy's stubs give ndarray the buffer protocol (__buffer__) only for Python >= 3.12
+_VIEW: Callable[[np.ndarray], ctypes.c_char] = ctypes.c_char.from_buffer  # type: ignore[assignment]
 
 
 def _address(array: np.ndarray) -> int:
