@@ -4,8 +4,17 @@ from __future__ import annotations
 
 from abc import ABC
 from collections.abc import Sequence
+from typing import TypeGuard
 
-from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ShapedType, TensorType, UnrankedTensorType, i64
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    IntegerAttr,
+    IntegerType,
+    ShapedType,
+    TensorType,
+    UnrankedTensorType,
+    i64,
+)
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import IRDLOperation, traits_def
 from xdsl.irdl.operations import ParsePropInAttrDict
@@ -152,13 +161,18 @@ def i64_array(values: Sequence[int]) -> DenseArrayBase:
     return DenseArrayBase.from_list(i64, list(values))
 
 
+def is_i64_array(attr: DenseArrayBase) -> TypeGuard[DenseArrayBase[IntegerType]]:
+    """Whether `attr` is `array<i64: ...>`; as a TypeGuard, its values type as ints."""
+    return attr.elt_type == i64
+
+
 def array_values(op: Operation, name: str, attr: DenseArrayBase, length: int | None = None) -> tuple[int, ...]:
-    if attr.elt_type != i64:
+    if not is_i64_array(attr):
         raise VerifyException(f"'{op.name}' {name} must be array<i64: ...>, got {attr}")
     values = tuple(attr.get_values())
     if length is not None and len(values) != length:
         raise VerifyException(f"'{op.name}' {name} has {len(values)} entries, expected {length} (one per axis)")
-    return values  # type: ignore[return-value]
+    return values
 
 
 class TensorOp(IRDLOperation, ABC):

@@ -111,7 +111,7 @@ class MatmulOp(TensorOp, NeedsScratch):
     def verify_rules(self) -> None:
         check_same_element_type(self, "rhs", self.rhs, self.lhs)
         check_same_element_type(self, "result", self.result, self.lhs)
-        dtype = dtypes.from_ir(self.lhs.type.get_element_type())  # type: ignore[attr-defined]
+        dtype = dtypes.from_ir(element_type(self.lhs.type))
         if dtype.name not in self.ALLOWED:
             raise VerifyException(f"'{self.name}' element type {dtype.name} is not one of {', '.join(self.ALLOWED)}")
         try:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from abc import ABC
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, TypeAlias, get_args
 
 from xdsl.dialects.builtin import (
     I64,
@@ -159,7 +160,7 @@ class TransposeOp(LayoutOp):
 
     @property
     def permutation(self) -> tuple[int, ...]:
-        return tuple(self.perm.get_values())  # type: ignore[arg-type]
+        return tuple(self.perm.get_values())
 
     def input_map(self) -> tuple[Access, ...]:
         """Where result index d reads the input (see `index_maps`)."""
@@ -189,10 +190,10 @@ class SliceOp(LayoutOp):
 
     def normalized_starts(self) -> tuple[int, ...]:
         shape = shape_of(self.input.type)
-        return tuple(s + n if s < 0 else s for s, n in zip(self.starts.get_values(), shape))  # type: ignore[operator]
+        return tuple(s + n if s < 0 else s for s, n in zip(self.starts.get_values(), shape))
 
     def step_values(self) -> tuple[int, ...]:
-        return tuple(self.steps.get_values())  # type: ignore[arg-type]
+        return tuple(self.steps.get_values())
 
     def input_map(self) -> tuple[Access, ...]:
         return index_maps.strided(self.normalized_starts(), self.step_values())
@@ -258,7 +259,7 @@ class ReverseOp(LayoutOp):
 
     def normalized_axes(self) -> tuple[int, ...]:
         rank = len(shape_of(self.input.type))
-        return tuple(sorted({normalize_axis(self, a, rank) for a in self.axes.get_values()}))  # type: ignore[arg-type]
+        return tuple(sorted({normalize_axis(self, a, rank) for a in self.axes.get_values()}))
 
     def input_map(self) -> tuple[Access, ...]:
         shape, flipped = shape_of(self.input.type), self.normalized_axes()
@@ -267,7 +268,7 @@ class ReverseOp(LayoutOp):
 
     def verify_layout(self) -> None:
         array_values(self, "axes", self.axes)
-        axes = [normalize_axis(self, a, len(shape_of(self.input.type))) for a in self.axes.get_values()]  # type: ignore[arg-type]
+        axes = [normalize_axis(self, a, len(shape_of(self.input.type))) for a in self.axes.get_values()]
         if len(set(axes)) != len(axes):
             raise VerifyException(f"'{self.name}' axes {list(self.axes.get_values())} repeat an axis")
         check_result_shape(self, shape_of(self.input.type))
@@ -296,7 +297,7 @@ class PadOp(LayoutOp):
         super().__init__(operands=[input], result_types=[result_type], properties=props)
 
     def widths(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        return tuple(self.before.get_values()), tuple(self.after.get_values())  # type: ignore[return-value]
+        return tuple(self.before.get_values()), tuple(self.after.get_values())
 
     def verify_layout(self) -> None:
         shape = shape_of(self.input.type)
@@ -371,8 +372,11 @@ class ConcatOp(MovementOp):
 class IndexedOp(MovementOp, ABC):
     """Gathers and scatters: an `indices` operand of i32/i64."""
 
+    if TYPE_CHECKING:  # what every subclass declares, in its own operand order
+        indices: SSAValue
+
     def verify_rules(self) -> None:
-        check_index_type(self, self.indices)  # type: ignore[attr-defined]
+        check_index_type(self, self.indices)
         self.verify_shapes()
 
     def verify_shapes(self) -> None: ...
@@ -384,8 +388,11 @@ class AxisIndexedOp(IndexedOp, ABC):
 
     axis = prop_def(IntegerAttr[I64], default_value=IntegerAttr(0, i64))
 
+    if TYPE_CHECKING:  # declared by each subclass but gather_backward, which overrides axis_rank
+        data: SSAValue
+
     def axis_rank(self) -> int:
-        return len(shape_of(self.data.type))  # type: ignore[attr-defined]
+        return len(shape_of(self.data.type))
 
     def normalized_axis(self) -> int:
         return normalize_axis(self, self.axis.value.data, self.axis_rank())
@@ -502,21 +509,25 @@ class GatherBackwardOp(AxisIndexedOp):
 
 
 class ReducingScatter(IndexedOp, ABC):
+    if TYPE_CHECKING:  # what every subclass declares, in its own order
+        data: SSAValue
+        reduction: StringAttr
+
     def check_reduction(self) -> str:
         """One of REDUCTIONS, and (but for none) defined on the element type as the rlx op of that name."""
-        reduction = self.reduction.data  # type: ignore[attr-defined]
+        reduction = self.reduction.data
         if reduction not in REDUCTIONS:
             raise VerifyException(f"'{self.name}' reduction \"{reduction}\" is not one of {', '.join(REDUCTIONS)}")
         combine = REDUCTIONS[reduction]
         if combine is not None:
-            dtype = check_value_type(self, self.data.type, "data")  # type: ignore[attr-defined]
+            dtype = check_value_type(self, self.data.type, "data")
             check_kind(self, dtype, combine.ALLOWED, f"reduction \"{reduction}\" data")
         return reduction
 
     @property
     def combine(self) -> type[BinaryOp] | None:
         """The rlx op that merges an update into the old value, or None (the update replaces it)."""
-        return REDUCTIONS[self.reduction.data]  # type: ignore[attr-defined]
+        return REDUCTIONS[self.reduction.data]
 
 
 @irdl_op_definition
@@ -606,8 +617,10 @@ class ScatterElementsOp(ReducingScatter, AxisIndexedOp):
 
 
 LAYOUT_OPS = (TransposeOp, SliceOp, NarrowOp, ReverseOp, PadOp, ConcatOp)
-INDEX_MAP_OPS = (TransposeOp, SliceOp, NarrowOp, ReverseOp)
+IndexMapOp: TypeAlias = TransposeOp | SliceOp | NarrowOp | ReverseOp
 """Ops whose every result element is one input element at an affine index (`input_map`)."""
+INDEX_MAP_OPS: tuple[type[IndexMapOp], ...] = get_args(IndexMapOp)
+"""The same ops as a tuple of classes."""
 INDEXED_OPS = (GatherOp, GatherElementsOp, GatherNdOp, GatherBackwardOp, ScatterAddOp, ScatterNdOp, ScatterElementsOp)
 MOVEMENT_OPS = (*LAYOUT_OPS, *INDEXED_OPS)
 

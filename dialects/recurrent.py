@@ -38,7 +38,7 @@ computed in f32 and rounded once on output and on the state.
 
 from __future__ import annotations
 
-from abc import ABC
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
@@ -190,18 +190,18 @@ class StatefulOp(TensorOp, NeedsScratch, ABC):
             raise VerifyException(f"'{self.name}' {name} must be at least 1, got {value}")
         return value
 
+    @abstractmethod
     def verify_shapes(self) -> None:
         """The op's own rules on its properties and operand shapes."""
-        ...
 
+    @abstractmethod
     def output_shape(self) -> tuple[int, ...]:
         """The shape of the output, from the operands and properties (as are the
         two below, so that `Builder` can type the results before the op exists)."""
-        ...
 
+    @abstractmethod
     def state_shape(self) -> tuple[int, ...]:
         """The shape of each state tensor."""
-        ...
 
 
 # ---------------------------------------------------------------------------
@@ -249,7 +249,8 @@ class RnnFamilyOp(StatefulOp, ABC):
     @property
     def dims(self) -> tuple[int, int, int]:
         """(batch, seq, input_size)."""
-        return shape_of(self.input("x").type)  # type: ignore[return-value]
+        batch, seq, input_size = shape_of(self.input("x").type)
+        return batch, seq, input_size
 
     def lens(self) -> RnnLens:
         batch, seq, input_size = self.dims

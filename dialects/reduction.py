@@ -31,7 +31,7 @@ the thread count. The reduce op and the region that lowers it
 
 from __future__ import annotations
 
-from abc import ABC
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
@@ -136,9 +136,9 @@ class ReductionOp(TensorOp, ABC):
     input = operand_def(TensorType)
     result = result_def(TensorType)
 
+    @abstractmethod
     def reduced_axes(self) -> tuple[int, ...]:
         """The normalized, sorted reduced axes (checked to be in range and distinct)."""
-        ...
 
     def verify_rules(self) -> None:
         shape = shape_of(self.input.type)
@@ -149,13 +149,9 @@ class ReductionOp(TensorOp, ABC):
         check_kind(self, check_value_type(self, self.input.type, "operand"), self.ALLOWED, "operand")
         self.verify_result(shape, axes)
 
+    @abstractmethod
     def verify_result(self, shape: tuple[int, ...], axes: tuple[int, ...]) -> None:
-        check_same_element_type(self, "result", self.result, self.input)
-        check_result_shape(self, reduced_shape(shape, axes, self.keeps_dims))
-
-    @property
-    def keeps_dims(self) -> bool:
-        return bool(self.keepdims.value.data)  # type: ignore[attr-defined]
+        """The result's element type and shape, given the input's shape and the reduced axes."""
 
 
 # ---------------------------------------------------------------------------
@@ -178,12 +174,20 @@ class ReduceOp(ReductionOp, NeedsScratch, ABC):
         props = {"axes": i64_array(axes), "keepdims": bool_attr(keepdims)}
         super().__init__(operands=[input], result_types=[result_type], properties=props)
 
+    @property
+    def keeps_dims(self) -> bool:
+        return bool(self.keepdims.value.data)
+
     def reduced_axes(self) -> tuple[int, ...]:
         rank = len(shape_of(self.input.type))
         axes = [normalize_axis(self, a, rank, "axes entry") for a in array_values(self, "axes", self.axes)]
         if len(set(axes)) != len(axes):
             raise VerifyException(f"'{self.name}' axes {list(self.axes.get_values())} repeat an axis")
         return tuple(sorted(axes))
+
+    def verify_result(self, shape: tuple[int, ...], axes: tuple[int, ...]) -> None:
+        check_same_element_type(self, "result", self.result, self.input)
+        check_result_shape(self, reduced_shape(shape, axes, self.keeps_dims))
 
     def scratch_bytes(self) -> tuple[int, ...]:
         split = full_reduction_split(shape_of(self.input.type), self.reduced_axes())
@@ -259,6 +263,10 @@ class ArgReduceOp(ReductionOp, ABC):
         super().__init__(operands=[input], result_types=[result_type], properties=props)
 
     @property
+    def keeps_dims(self) -> bool:
+        return bool(self.keepdims.value.data)
+
+    @property
     def selects_last(self) -> bool:
         return bool(self.select_last_index.value.data)
 
@@ -266,7 +274,7 @@ class ArgReduceOp(ReductionOp, ABC):
         return (normalize_axis(self, self.axis.value.data, len(shape_of(self.input.type))),)
 
     def verify_result(self, shape: tuple[int, ...], axes: tuple[int, ...]) -> None:
-        result = dtypes.from_ir(self.result.type.get_element_type())  # type: ignore[attr-defined]
+        result = dtypes.from_ir(self.result.type.get_element_type())
         if result.name != "i64":
             raise VerifyException(f"'{self.name}' result must have element type i64, got {result.name}")
         check_result_shape(self, reduced_shape(shape, axes, self.keeps_dims))

@@ -22,7 +22,7 @@ elementwise rlx ops (`elementwise.py`), isolated from above and ended by
 
 from __future__ import annotations
 
-from abc import ABC
+from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import ClassVar
@@ -101,9 +101,9 @@ class ScalarBodyRegionOp(BodyOp, ABC):
     traits = traits_def(Pure(), IsolatedFromAbove())
 
     @property
+    @abstractmethod
     def iteration_shape(self) -> tuple[int, ...]:
         """The extents of the iteration dimensions d0, d1, ..."""
-        ...
 
     @property
     def maps(self) -> list[AffineMap]:
@@ -281,7 +281,9 @@ class ElementwiseRegionOp(ScalarBodyRegionOp):
             for operand in op.operands:
                 if operand.owner not in members and operand not in inputs:
                     inputs.append(operand)
-        outputs = [r for op in ops for r in op.results if any(u.operation not in members for u in r.uses)]
+        outputs: list[SSAValue] = [
+            r for op in ops for r in op.results if any(u.operation not in members for u in r.uses)
+        ]
         if not outputs:
             outputs = [ops[-1].results[0]]
 
@@ -302,8 +304,8 @@ class ElementwiseRegionOp(ScalarBodyRegionOp):
 
         maps = [index_maps.to_affine(len(space), index_maps.broadcast(shape_of(v.type), space)) for v in inputs]
         region_op = cls(inputs, maps, [v.type for v in outputs], Region([block]))
-        for old, new in zip(outputs, region_op.outputs):
-            new.name_hint = old.name_hint
+        for value, output in zip(outputs, region_op.outputs):
+            output.name_hint = value.name_hint
         return region_op, outputs
 
     @classmethod

@@ -19,10 +19,11 @@ softmax/log_softmax). This module holds the shape ops every family meets (`expan
 from __future__ import annotations
 
 import math
+from typing import TypeAlias, TypeGuard
 
 import ml_dtypes
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType
-from xdsl.ir import Attribute, Dialect, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Dialect, Operation, SSAValue
 from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, prop_def, result_def, traits_def
 from xdsl.parser import Parser
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
@@ -35,7 +36,7 @@ from rlx_mlir.broadcast import broadcasts_to, numel
 from rlx_mlir.dialects.common import FUNCTIONAL_FORMAT, ArenaConstant, check_value_type, element_type, shape_of
 from rlx_mlir.dialects.contraction import CONTRACTION_OPS
 from rlx_mlir.dialects.elementwise import ELEMENTWISE_OPS
-from rlx_mlir.dialects.movement import INDEX_MAP_OPS, MOVEMENT_OPS
+from rlx_mlir.dialects.movement import INDEX_MAP_OPS, MOVEMENT_OPS, IndexMapOp
 from rlx_mlir.dialects.recurrent import RECURRENT_OPS
 from rlx_mlir.dialects.reduction import REDUCTION_OPS
 from rlx_mlir.dialects.region import REGION_OPS, YieldOp
@@ -163,18 +164,21 @@ def _overflows(value: DenseIntOrFPElementsAttr) -> bool:
     """Whether a float literal list holds an infinity: rlx text has no inf
     literal, so it is a decimal literal beyond the type (1.0e309 in f64)."""
     dtype = dtypes.lookup(element_type(value.type))
-    return dtype is not None and dtype.kind is Kind.FLOAT and any(math.isinf(v) for v in value.iter_values())
+    if dtype is None or dtype.kind is not Kind.FLOAT:
+        return False
+    return any(isinstance(v, float) and math.isinf(v) for v in value.iter_values())
 
 
 def _parse_splat(parser: Parser) -> ConstantOp | None:
     """`dense<LITERAL> : TYPE` as one value (xDSL's parser would expand it to
     every element); None, with the parser where it was, for any other form."""
     start = parser.pos
-    literal = None
+    literal: float | None = None  # an int, a float or a bool
+    span = (start, start)
     if parser.parse_optional_keyword("dense") and parser.parse_optional_punctuation("<"):
-        span = parser.pos
+        begin = parser.pos
         literal = parser.parse_optional_number(allow_boolean=True)
-        span = (span, parser.pos)
+        span = (begin, parser.pos)
     if literal is None or parser.parse_optional_punctuation(">") is None:
         parser._resume_from(start)  # noqa: SLF001 - xDSL's own backtracking
         return None
@@ -218,7 +222,11 @@ class SplatToExpand(RewritePattern):
         rewriter.replace_op(op, [scalar, ExpandOp(scalar.result, op.result.type)])
 
 
-def has_input_map(op: Operation) -> bool:
+InputMapOp: TypeAlias = ExpandOp | IndexMapOp
+"""The ops with an `input_map`: each has one `input` and one `result`."""
+
+
+def has_input_map(op: Operation | Block) -> TypeGuard[InputMapOp]:
     """Each result element is one input element at an affine index: a copy
     kernel on its own, or just an index map when folded into a region."""
     return isinstance(op, (ExpandOp, *INDEX_MAP_OPS))

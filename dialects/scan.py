@@ -29,10 +29,12 @@ from __future__ import annotations
 from abc import ABC
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from xdsl.dialects.builtin import I64, BoolAttr, DenseArrayBase, IntegerAttr, StringAttr, TensorType
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.irdl import (
+    VarOperand,
     irdl_op_definition,
     operand_def,
     opt_region_def,
@@ -98,6 +100,10 @@ class LoopOp(BodyOp, NeedsScratch, ABC):
     length = prop_def(IntegerAttr[I64])
     num_broadcast = prop_def(IntegerAttr[I64], default_value=i64_attr(0))
 
+    if TYPE_CHECKING:  # what each op declares, in its own operand order
+        init: SSAValue
+        inputs: VarOperand
+
     @property
     def steps(self) -> int:
         return self.length.value.data
@@ -127,7 +133,7 @@ class LoopOp(BodyOp, NeedsScratch, ABC):
         (`BODY_ARENA`, recorded by plan-memory; 0 before it has run)."""
         sizes = self.attributes.get(BODY_ARENA)
         if isinstance(sizes, DenseArrayBase):
-            return tuple(sizes.get_values())  # type: ignore[arg-type]
+            return tuple(sizes.get_values())
         return (0,) * len(self.bodies())
 
     def packed_weights(self) -> list[PackedWeight]:
@@ -135,7 +141,7 @@ class LoopOp(BodyOp, NeedsScratch, ABC):
         found: set[PackedWeight] = set()
         count = self.num_broadcast.value.data
         for block in self.bodies():
-            weights = {arg: k for k, arg in enumerate(block.args[1 : 1 + count])}
+            weights: dict[SSAValue, int] = {arg: k for k, arg in enumerate(block.args[1 : 1 + count])}
             for op in block.ops:
                 if not isinstance(op, (MatmulOp, ContractionRegionOp)) or op.rhs not in weights:
                     continue
@@ -285,7 +291,8 @@ class HoistStepwiseOps(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: ScanOp, rewriter: PatternRewriter) -> None:
         block = op.body.block
-        outer = dict(zip(block.args[1:], op.inputs))  # a body argument -> the value it reads (rows of xs)
+        # a body argument -> the value it reads (rows of xs)
+        outer: dict[SSAValue, SSAValue] = dict(zip(block.args[1:], op.inputs))
         stepwise = set(block.args[1 + len(op.broadcast) :])
         for inner in block.ops:
             if isinstance(inner, YieldOp) or not any(v in stepwise for v in inner.operands):
@@ -333,9 +340,11 @@ def _stacked(inner: Operation, outer: dict[SSAValue, SSAValue], length: int) -> 
     operands = [outer[v] for v in inner.operands]
     result = inner.results[0].type
     want = (length, *shape_of(result))
+    got: tuple[int, ...] | None
     if isinstance(inner, MatmulOp):
+        lhs, rhs = (shape_of(v.type) for v in operands)
         try:
-            got = matmul_shape(*(shape_of(v.type) for v in operands), *inner.transposes)
+            got = matmul_shape(lhs, rhs, *inner.transposes)
         except ValueError:
             return None
     else:

@@ -45,11 +45,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from enum import Enum
+from typing import Any, Literal
 
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, TensorType, i1, i64
+from xdsl.dialects.builtin import AnyFloat, DenseIntOrFPElementsAttr, ModuleOp, TensorType, i1, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.transforms.common_subexpression_elimination import cse
@@ -129,6 +131,22 @@ class NoAdjoint(Exception):
     """A gradient must flow through an op that has none (as the pass reports it)."""
 
 
+class ScanCheckpointing(Enum):
+    """How a differentiated scan keeps its carries for the backward: every one,
+    or ceil(sqrt(length)) checkpoints with the `segments` or `griewank`
+    recompute of `rlx.scan_backward` (the same gradients, bit for bit). Its
+    own name, apart from the number of checkpoints a scan saves."""
+
+    ALL = "all"
+    SEGMENTS = "segments"
+    GRIEWANK = "griewank"
+
+    @classmethod
+    def spellings(cls) -> tuple[str, ...]:
+        """The values the `checkpoints` option accepts, in order."""
+        return tuple(mode.value for mode in cls)
+
+
 # ---------------------------------------------------------------------------
 # the backward graph builder: ops appended before the function's return
 # ---------------------------------------------------------------------------
@@ -138,12 +156,18 @@ class Backward:
     """Emits the backward ops of one function (before its return) and holds
     the accumulated cotangent of every active value."""
 
-    def __init__(self, block: Block, before: Operation, active: set[SSAValue], checkpoints: str = "all") -> None:
+    def __init__(
+        self,
+        block: Block,
+        before: Operation,
+        active: set[SSAValue],
+        checkpointing: ScanCheckpointing = ScanCheckpointing.ALL,
+    ) -> None:
         self.block = block
         self.before = before
         self.active = active
-        self.checkpoints = checkpoints
-        """How the scans differentiated here keep their carries (SCAN_CHECKPOINTS)."""
+        self.checkpointing = checkpointing
+        """How the scans differentiated here keep their carries."""
         self.cotangent: dict[SSAValue, SSAValue] = {}
 
     def wants(self, value: SSAValue) -> bool:
@@ -159,8 +183,9 @@ class Backward:
         return op.results[0]
 
     # constants ------------------------------------------------------------
-    def constant(self, value: float, t: TensorType) -> SSAValue:
-        """`value` splat over the float type `t`."""
+    def constant(self, value: float, t: Attribute) -> SSAValue:
+        """`value` splat over the float tensor type `t` (a gradient's type)."""
+        assert isinstance(t, TensorType) and isinstance(t.element_type, AnyFloat), f"not a float tensor: {t}"
         return self.emit(rlx.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, [value])))
 
     def scalar(self, value: float, like: SSAValue) -> SSAValue:
@@ -414,7 +439,11 @@ def _slice(b: Backward, op: mv.SliceOp, g: SSAValue) -> Cotangents:
     yield op.input, b.pad(g, before, after)
 
 
-_NUMPY_PAD_MODES = {"replicate": "edge", "circular": "wrap", "reflect": "reflect"}
+_NUMPY_PAD_MODES: dict[str, Literal["edge", "wrap", "reflect"]] = {
+    "replicate": "edge",
+    "circular": "wrap",
+    "reflect": "reflect",
+}
 
 
 def _pad(b: Backward, op: mv.PadOp, g: SSAValue) -> Cotangents:
@@ -471,7 +500,7 @@ def _scatter_add(b: Backward, op: mv.ScatterAddOp, g: SSAValue) -> Cotangents:
 
 
 def _check_scatter(op: mv.ReducingScatter) -> str:
-    reduction = op.reduction.data  # type: ignore[attr-defined]
+    reduction = op.reduction.data
     if reduction not in ("none", "add"):
         raise NoAdjoint(f"'{op.name}' with reduction \"{reduction}\" has no adjoint (only \"none\" and \"add\" do)")
     return reduction
@@ -578,26 +607,22 @@ def _log_softmax(b: Backward, op: rd.LogSoftmaxOp, g: SSAValue) -> Cotangents:
     yield op.input, b.binary(ew.SubOp, g, b.mul(b.emit(ew.ExpOp(op.result)), total))
 
 
-SCAN_CHECKPOINTS = ("all", "segments", "griewank")
-"""How a differentiated scan keeps its carries for the backward: every one, or
-ceil(sqrt(length)) checkpoints with the segments or griewank recompute."""
-
-
 def _scan(b: Backward, op: sc.ScanOp, g: SSAValue) -> Cotangents:
     """rlx.scan_backward over the carries the forward saves: the scan is
-    replaced by one that saves them (every carry, or checkpoints, per the
-    pass's `checkpoints`), whose last row is the original result when that was
+    replaced by one that saves them (every carry, or checkpoints, per
+    `b.checkpointing`), whose last row is the original result when that was
     the final carry; the vjp body is the body differentiated by this pass."""
     inputs = [op.init, *op.inputs]
     if not all(is_float(v) for v in inputs):
         raise NoAdjoint(f"'{op.name}' with a non-float operand has no adjoint")
-    saved, checkpoints = _saved_carries(b, op)
+    saved, num_checkpoints = _saved_carries(b, op)
     rows = op.rows or 0
-    vjp = _body_vjp(op.body.block, b.checkpoints)
-    forward = op.body.clone() if 0 < checkpoints < op.steps else None
-    mode = "griewank" if b.checkpoints == "griewank" and forward is not None else "segments"
+    vjp = _body_vjp(op.body.block, b.checkpointing)
+    forward = op.body.clone() if 0 < num_checkpoints < op.steps else None
+    griewank = b.checkpointing is ScanCheckpointing.GRIEWANK and forward is not None
+    mode = "griewank" if griewank else "segments"
     backward = sc.ScanBackwardOp(
-        op.init, saved, g, op.broadcast, op.xs, vjp, forward, op.steps, checkpoints, mode, rows
+        op.init, saved, g, op.broadcast, op.xs, vjp, forward, op.steps, num_checkpoints, mode, rows
     )
     b.emit(backward)
     return _each(b, list(zip(inputs, backward.results)))
@@ -609,35 +634,37 @@ def _saved_carries(b: Backward, op: sc.ScanOp) -> tuple[SSAValue, int]:
     if op.rows == op.steps:
         return op.result, 0
     length = op.steps
-    checkpoints = 0 if b.checkpoints == "all" else max(1, math.isqrt(length - 1) + 1)
-    checkpoints = 0 if checkpoints >= length else checkpoints
-    saving = sc.ScanOp(op.init, op.broadcast, op.xs, op.body.clone(), length, True, checkpoints)
+    num_checkpoints = 0 if b.checkpointing is ScanCheckpointing.ALL else max(1, math.isqrt(length - 1) + 1)
+    num_checkpoints = 0 if num_checkpoints >= length else num_checkpoints
+    saving = sc.ScanOp(op.init, op.broadcast, op.xs, op.body.clone(), length, True, num_checkpoints)
     b.block.insert_op_before(saving, op)
     if op.rows is None:  # the final carry is the last saved row: a view of it
-        rows = checkpoints or length
+        rows = num_checkpoints or length
         carry = shape_of(op.init.type)
         last = mv.NarrowOp(saving.result, 0, rows - 1, 1, TensorType(element_type(op.init.type), [1, *carry]))
         final = rlx.ReshapeOp(last.result, op.init.type)
         b.block.insert_op_before(last, op)
         b.block.insert_op_before(final, op)
         op.result.replace_all_uses_with(final.result)  # the original scan is dead now: DCE drops it
-    return saving.result, checkpoints
+    return saving.result, num_checkpoints
 
 
-def _body_vjp(body: Block, checkpoints: str) -> Region:
+def _body_vjp(body: Block, checkpointing: ScanCheckpointing) -> Region:
     """The body's VJP as a scan_backward `vjp` region: (carry, broadcast...,
     x_t..., d_next) -> (d_carry, d_broadcast..., d_x_t...), made by
     differentiating the body as a function of all its arguments."""
-    function = func.FuncOp("body", ([a.type for a in body.args], [body.last_op.operands[0].type]))  # type: ignore[union-attr]
+    terminator = body.last_op
+    assert isinstance(terminator, rg.YieldOp), "a verified scan body ends in rlx.yield"
+    function = func.FuncOp("body", ([a.type for a in body.args], [terminator.values[0].type]))
     block = function.body.block
-    values = dict(zip(body.args, block.args))
+    values: dict[SSAValue, SSAValue] = dict(zip(body.args, block.args))
     for inner in body.ops:
         if isinstance(inner, rg.YieldOp):
             block.add_op(func.ReturnOp(values[inner.values[0]]))
             break
         clone = inner.clone(value_mapper=values)
         block.add_op(clone)
-    differentiate(function, list(range(len(body.args))), checkpoints)
+    differentiate(function, list(range(len(body.args))), checkpointing)
     ret = block.last_op
     assert isinstance(ret, func.ReturnOp)
     gradients = list(ret.arguments[1:])
@@ -650,7 +677,9 @@ def _body_vjp(body: Block, checkpoints: str) -> Region:
     return region
 
 
-Adjoint = Callable[[Backward, Operation, SSAValue], Cotangents]
+Adjoint = Callable[[Backward, Any, SSAValue], Cotangents]
+"""An adjoint takes an op of its key's class; a dict's type cannot tie each
+key to its value's parameter, so the op is typed Any here."""
 
 ADJOINTS: dict[type[Operation], Adjoint] = {
     **{cls: _unary for cls in ew.UNARY_OPS.values()},
@@ -733,7 +762,9 @@ def _cotangent_name(value: SSAValue, index: int) -> str:
     return f"d_{value.name_hint}" if value.name_hint else f"d_out{index}"
 
 
-def differentiate(function: func.FuncOp, wrt: Sequence[int], checkpoints: str = "all") -> None:
+def differentiate(
+    function: func.FuncOp, wrt: Sequence[int], checkpointing: ScanCheckpointing = ScanCheckpointing.ALL
+) -> None:
     """Rewrite `function` in place into its VJP function (see the module docstring)."""
     block = function_block(function)
     ret = block.last_op
@@ -742,7 +773,7 @@ def differentiate(function: func.FuncOp, wrt: Sequence[int], checkpoints: str = 
     seeds = [block.insert_arg(v.type, len(block.args)) for v in outputs]
     for k, (seed, value) in enumerate(zip(seeds, outputs)):
         seed.name_hint = _cotangent_name(value, k)
-    b = Backward(block, ret, _active(block, wrt), checkpoints)
+    b = Backward(block, ret, _active(block, wrt), checkpointing)
     for seed, value in zip(seeds, outputs):
         if b.wants(value) and is_float(value):
             b.accumulate(value, seed)
@@ -776,18 +807,24 @@ class AutodiffPass(ModulePass):
     """Argument positions or names to differentiate with respect to; empty: every float argument."""
 
     checkpoints: str = "all"
-    """How differentiated scans keep their carries: "all", or ceil(sqrt(length))
-    checkpoints recomputed by "segments" or "griewank" (bit-identical results)."""
+    """The option's spelling of a `ScanCheckpointing`: how differentiated scans
+    keep their carries, "all", or ceil(sqrt(length)) checkpoints recomputed by
+    "segments" or "griewank" (bit-identical results)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for function in [f for f in op.ops if _is_function(f)]:
             assert isinstance(function, func.FuncOp)
-            if self.checkpoints not in SCAN_CHECKPOINTS:
-                modes = ", ".join(SCAN_CHECKPOINTS)
-                raise PassFailedException(f"autodiff: checkpoints={self.checkpoints} is not one of {modes}")
+            checkpointing = self._checkpointing()
             try:
                 positions = resolve_wrt(function, self.wrt)
             except ValueError as error:
                 raise PassFailedException(f"autodiff: {error}") from None
-            differentiate(function, positions, self.checkpoints)
+            differentiate(function, positions, checkpointing)
+
+    def _checkpointing(self) -> ScanCheckpointing:
+        try:
+            return ScanCheckpointing(self.checkpoints)
+        except ValueError:
+            modes = ", ".join(ScanCheckpointing.spellings())
+            raise PassFailedException(f"autodiff: checkpoints={self.checkpoints} is not one of {modes}") from None
 

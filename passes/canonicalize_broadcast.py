@@ -97,7 +97,8 @@ class FoldTransposeIntoMatmul(RewritePattern):
                 operands[index] = producer.input
                 flags[index] = not flags[index]
         if operands != [op.lhs, op.rhs]:
-            rewriter.replace(op, ct.MatmulOp(*operands, op.result.type, *flags))
+            (lhs, rhs), (transpose_lhs, transpose_rhs) = operands, flags
+            rewriter.replace(op, ct.MatmulOp(lhs, rhs, op.result.type, transpose_lhs, transpose_rhs))
 
 
 def _swaps_last_two(perm: tuple[int, ...]) -> bool:

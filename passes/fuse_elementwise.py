@@ -126,7 +126,7 @@ def fuse_block(block: Block, max_ops: int = MAX_OPS) -> None:
         space = shape_of(consumer.results[0].type)
         for operand in consumer.operands:
             producer = operand.owner
-            if producer not in groups.parent or shape_of(operand.type) != space:
+            if not isinstance(producer, Operation) or producer not in groups.parent or shape_of(operand.type) != space:
                 continue
             a, b = groups.find(producer), groups.find(consumer)
             if a is b or groups.size(a) + groups.size(b) > max_ops:
@@ -152,8 +152,8 @@ def topological_sort(block: Block) -> None:
     users: dict[Operation, list[Operation]] = {op: [] for op in ops}
     for op in ops:
         for v in set(op.operands):
-            if v.owner in position:
-                users[v.owner].append(op)  # type: ignore[index]
+            if isinstance(v.owner, Operation) and v.owner in position:
+                users[v.owner].append(op)
     ready = [(position[op], id(op), op) for op in ops if pending[op] == 0 and op is not terminator]
     heapq.heapify(ready)
     ordered: list[Operation] = []

@@ -134,8 +134,9 @@ class FuseSiblings(RewritePattern):
     @staticmethod
     def _fused(first: Operation, second: Operation, reached: Sequence[Operation], rewriter: PatternRewriter) -> bool:
         with rg.ElementwiseRegionOp.covering(first) as a, rg.ElementwiseRegionOp.covering(second) as b:
-            fits = a is not None and b is not None and len(a.outputs) + len(b.outputs) <= MAX_RESULTS
-            merged = merge(a, b) if fits and _reads(a) & _reads(b) else None
+            merged = None
+            if a is not None and b is not None and len(a.outputs) + len(b.outputs) <= MAX_RESULTS:
+                merged = merge(a, b) if _reads(a) & _reads(b) else None
         if merged is None:
             return False
         rewriter.insert(merged, InsertPoint.before(second))

@@ -55,7 +55,7 @@ def _constant(value: SSAValue) -> float | None:
     if not isinstance(owner, rlx.ConstantOp):
         return None
     values = set(owner.value.get_values())
-    return float(values.pop()) if len(values) == 1 else None  # type: ignore[arg-type]
+    return float(values.pop()) if len(values) == 1 else None
 
 
 class Chain:
@@ -163,8 +163,8 @@ class FuseStandardization(RewritePattern):
         for dead in found.ops:  # result to source: each is unused once those after it are gone
             rewriter.erase(dead)
         for constant in constants:  # ε and an exponent 2, unless something else reads them
-            if not constant.results[0].uses:  # type: ignore[union-attr]
-                rewriter.erase(constant)  # type: ignore[arg-type]
+            if not constant.results[0].uses:
+                rewriter.erase(constant)
 
 
 @dataclass(frozen=True)

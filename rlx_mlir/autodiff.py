@@ -19,7 +19,7 @@ from xdsl.utils.exceptions import PassFailedException, VerifyException
 from rlx_mlir.compiler import parse, verify
 from rlx_mlir.context import make_context
 from rlx_mlir.errors import ArgumentError, CompileError, VerificationError
-from rlx_mlir.passes.autodiff import SCAN_CHECKPOINTS, AutodiffPass, resolve_wrt
+from rlx_mlir.passes.autodiff import AutodiffPass, ScanCheckpointing, resolve_wrt
 
 
 def _check_wrt(wrt: Sequence[int | str]) -> tuple[int | str, ...]:
@@ -47,8 +47,9 @@ def vjp(module_or_text: ModuleOp | str, wrt: Sequence[int | str] = (), checkpoin
     adjoint a CompileError.
     """
     entries = _check_wrt(wrt)
-    if checkpoints not in SCAN_CHECKPOINTS:
-        raise ArgumentError(f"vjp() checkpoints={checkpoints!r} is not one of {', '.join(SCAN_CHECKPOINTS)}")
+    modes = ScanCheckpointing.spellings()
+    if checkpoints not in modes:
+        raise ArgumentError(f"vjp() checkpoints={checkpoints!r} is not one of {', '.join(modes)}")
     if isinstance(module_or_text, str):
         module = parse(module_or_text)
     elif isinstance(module_or_text, ModuleOp):

@@ -29,7 +29,7 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 from xdsl.dialects import func
@@ -67,20 +67,22 @@ class Choice:
     first) and which ops of the class it is worth measuring for."""
 
     candidates: tuple[tuple[str, Mapping[str, int]], ...]
-    worth: Callable[[Operation], bool]
+    worth: Callable[[Any], bool]
+    """Takes an op of the class the choice is keyed by in CHOICES (a dict's
+    type cannot tie a key to its value's parameter, hence Any)."""
 
 
-def _long(op: Operation) -> bool:
+def _long(op: rc.StatefulOp) -> bool:
     """Sequences of at least MIN_SEQ steps (the recurrences' [B, S, ...] outputs)."""
-    return op.output_shape()[1] >= MIN_SEQ  # type: ignore[attr-defined]
+    return op.output_shape()[1] >= MIN_SEQ
 
 
-def _emitted_gemm(op: Operation) -> bool:
+def _emitted_gemm(op: ct.MatmulOp) -> bool:
     """A real f32/f64 GEMM the emitted tile or panel kernels may run, of at least
     MIN_MACS multiply-adds: whether they beat the BLAS depends on the vector unit
     (on a Zen 4 they ran a batch of [32x64] @ [64x32] at 2.2x the BLAS's speed with
     AVX-512 and at 0.47x with AVX2)."""
-    layout = gemm_layout(op)  # type: ignore[arg-type]
+    layout = gemm_layout(op)
     real = element_type(op.results[0].type) in (f32, f64)
     return real and layout.count * layout.m * layout.n * layout.k >= MIN_MACS
 

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import DenseArrayBase, ModuleOp
+from xdsl.ir import Attribute
 from xdsl.parser import Parser
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.utils.exceptions import ArgSpecParseError, PassFailedException, VerifyException
@@ -108,7 +109,7 @@ def cycle_collection_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _spec(t) -> TensorSpec:  # noqa: ANN001 - a builtin tensor type
+def _spec(t: Attribute) -> TensorSpec:
     return TensorSpec(shape_of(t), dtypes.from_ir(element_type(t)))
 
 
@@ -120,7 +121,9 @@ def _constants(function: func.FuncOp) -> list[ConstantData]:
             spec = _spec(op.result.type)
             values = np.frombuffer(op.value.data.data, dtype=spec.dtype.numpy)
             data = np.ascontiguousarray(np.broadcast_to(values, (int(np.prod(spec.shape)),)))
-            found.append(ConstantData(op.attributes[OFFSETS].get_values()[0], data))  # type: ignore[union-attr]
+            offsets = op.attributes[OFFSETS]
+            assert isinstance(offsets, DenseArrayBase), "plan-memory records the offsets"
+            found.append(ConstantData(offsets.get_values()[0], data))
     return found
 
 
@@ -199,7 +202,9 @@ class Artifacts:
         blob, constants = bytearray(), []
         for constant in self.constants:
             raw = constant.data.tobytes()
-            constants.append({"offset": constant.offset, "dtype": dtypes.from_numpy(constant.data.dtype).name,
+            dtype = dtypes.from_numpy(constant.data.dtype)
+            assert dtype is not None, "a constant's data has its tensor's dtype"
+            constants.append({"offset": constant.offset, "dtype": dtype.name,
                               "start": len(blob), "count": int(constant.data.size)})
             blob += raw
         document = {

@@ -18,8 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DenseArrayBase
-from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr
+from xdsl.ir import Block, Operation, OpResult, SSAValue
 
 from rlx_mlir import dtypes
 from rlx_mlir.broadcast import numel, row_major_strides
@@ -94,7 +94,7 @@ def block_bindings(block: Block) -> dict[SSAValue, int]:
     terminator = block.last_op
     bindings: dict[SSAValue, int] = {}
     for index, value in enumerate(terminator.operands if terminator else ()):
-        if isinstance(value, BlockArgument) or value in bindings:
+        if not isinstance(value, OpResult) or value in bindings:  # a block argument
             continue
         if isinstance(value.owner, ConstantOp) or view_offset(value.owner) is not None:
             continue
@@ -133,22 +133,23 @@ def read_plan(function: func.FuncOp) -> MemoryPlan:
         scratch = op.attributes.get(SCRATCH_OFFSETS)
         if isinstance(scratch, DenseArrayBase):
             for k, off in enumerate(scratch.get_values()):
-                offsets[scratch_label(op, index, k)] = off  # type: ignore[assignment]
+                offsets[scratch_label(op, index, k)] = off
     size = function.attributes[ARENA_SIZE]
     bound = function.attributes[ARENA_LOWER_BOUND]
-    return MemoryPlan(size.value.data, bound.value.data, offsets)  # type: ignore[union-attr]
+    assert isinstance(size, IntegerAttr) and isinstance(bound, IntegerAttr), "plan-memory records integers"
+    return MemoryPlan(size.value.data, bound.value.data, offsets)
 
 
 def planned_offset(value: SSAValue) -> int:
     """The arena offset `plan-memory` gave `value` (which must be in the arena)."""
+    assert isinstance(value, OpResult), "a block argument is not in the arena"
     owner = value.owner
-    assert isinstance(owner, Operation)
     attr = owner.attributes.get(OFFSETS)
     if not isinstance(attr, DenseArrayBase):
         raise ValueError(f"'{owner.name}' has no memory plan: run plan-memory before lower-to-llvm")
-    offset = attr.get_values()[value.index]  # type: ignore[attr-defined]
+    offset = attr.get_values()[value.index]
     if offset == NOT_IN_ARENA:
-        raise ValueError(f"'{owner.name}' result #{value.index} was not given arena memory")  # type: ignore[attr-defined]
+        raise ValueError(f"'{owner.name}' result #{value.index} was not given arena memory")
     return offset
 
 
@@ -187,4 +188,4 @@ def scratch_offset(scratch: Scratch) -> int:
     attr = scratch.op.attributes.get(SCRATCH_OFFSETS)
     if not isinstance(attr, DenseArrayBase):
         raise ValueError(f"'{scratch.op.name}' has no scratch plan: run plan-memory before lower-to-llvm")
-    return attr.get_values()[scratch.index]  # type: ignore[return-value]
+    return attr.get_values()[scratch.index]

@@ -61,9 +61,10 @@ class TimedOp:
         return [self.position, self.name, self.shapes, self.bytes, self.flops]
 
     @classmethod
-    def decode(cls, row: Sequence[object]) -> TimedOp:
+    def decode(cls, row: Sequence[int | str | None]) -> TimedOp:
         position, name, shapes, size, flops = row
-        return cls(int(position), str(name), str(shapes), int(size), None if flops is None else int(flops))
+        assert isinstance(position, int) and isinstance(size, int) and (flops is None or isinstance(flops, int))
+        return cls(position, str(name), str(shapes), size, flops)
 
 
 def describe(function: func.FuncOp) -> dict[int, TimedOp]:

@@ -138,7 +138,8 @@ class Executable:
         inputs = self._check_inputs(arrays)
         with self._lock:
             outputs = self._check_outputs(out, inputs)
-            self._io[:] = _addresses((*inputs, *outputs))
+            # mypy's ctypes plugin types this slice as list[c_void_p | int | None] (invariant); ints are what it holds
+            self._io[:] = _addresses((*inputs, *outputs))  # type: ignore[assignment]
             self._status[0] = 0  # a kernel that meets a bad index writes all four fields
             self._entry(self._arena_address, self._io_address, self._status_address)
             if self._status[0]:
@@ -174,8 +175,9 @@ class Executable:
         caller has dropped (`RECYCLE_MIN_BYTES`); called under the lock."""
         outputs = []
         for j, spec in enumerate(self.outputs):
-            if _dropped(self._kept[j]):
-                outputs.append(self._kept[j])
+            kept = self._kept[j]
+            if kept is not None and sys.getrefcount(kept) <= RECYCLE_REFERENCES:
+                outputs.append(kept)
                 continue
             try:
                 array = np.empty(spec.shape, dtype=spec.dtype.numpy)
@@ -255,10 +257,10 @@ took 35 ms per call instead of 28 ms with its memory reused), as an
 allocator's cache (onnxruntime's arena) would avoid."""
 
 
-def _dropped(kept: np.ndarray | None) -> bool:
-    """Whether only the executable still holds `kept` (its list's reference and
-    this call's argument): no result, view of it or input refers to it."""
-    return kept is not None and sys.getrefcount(kept) <= 3
+RECYCLE_REFERENCES = 3
+"""`sys.getrefcount` of a kept result that only the executable holds: the list
+of kept results, the local name and getrefcount's argument. Any result, view
+of it or input refers to it once more."""
 
 
 _NUMBERS = {
@@ -282,9 +284,9 @@ def _scalar_input(name: str, k: int, value: object, spec: TensorSpec) -> np.ndar
     kind = spec.dtype.kind
     if not isinstance(value, _NUMBERS[kind]):
         raise ArgumentError(f"{what} must be a {spec.dtype.name} number, got {type(value).__name__}")
-    if kind in (Kind.INT, Kind.UINT):
+    if kind in (Kind.INT, Kind.UINT) and isinstance(value, int):  # always an int here (_NUMBERS)
         low, high = spec.dtype.int_range
-        if not low <= value <= high:  # type: ignore[operator]
+        if not low <= value <= high:
             raise ArgumentError(f"{what}: {value} is out of range for {spec.dtype.name}")
     return np.asarray(value, dtype=spec.dtype.numpy)
 
@@ -300,7 +302,9 @@ def _addresses(arrays: Sequence[np.ndarray]) -> list[int]:
         return [_address(array) for array in arrays]
 
 
-_ADDRESS_OF, _VIEW = ctypes.addressof, ctypes.c_char.from_buffer
+_ADDRESS_OF = ctypes.addressof
+# numpy's stubs give ndarray the buffer protocol (__buffer__) only for Python >= 3.12
+_VIEW: Callable[[np.ndarray], ctypes.c_char] = ctypes.c_char.from_buffer  # type: ignore[assignment]
 
 
 def _address(array: np.ndarray) -> int:

@@ -233,7 +233,7 @@ def overrides_of(op: Operation) -> dict[str, int]:
         return {}
     if not isinstance(found, DictionaryAttr) or not all(isinstance(v, IntegerAttr) for v in found.data.values()):
         raise TuningError(f"{TUNING_ATTRIBUTE} must be a dictionary of knob names to integers, got {found}")
-    return {k: v.value.data for k, v in found.data.items()}  # type: ignore[attr-defined]
+    return {k: v.value.data for k, v in found.data.items() if isinstance(v, IntegerAttr)}  # every v is, as checked
 
 
 def _floor_power_of_two(n: int) -> int:

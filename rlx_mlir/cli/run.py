@@ -12,8 +12,10 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+from xdsl.dialects.builtin import ModuleOp
 
 from rlx_mlir.cli.diagnostics import OneLineParser, fail
 from rlx_mlir.cli.onnx_input import parse_shapes, read_model
@@ -53,6 +55,7 @@ def main(args: Sequence[str] | None = None) -> None:
     )
     options = parser.parse_args(args)
     try:
+        source: ModuleOp | str
         if options.file.endswith(".onnx"):
             source = read_model(options.file, parse_shapes(options.input_shape))
         else:
@@ -68,7 +71,9 @@ def main(args: Sequence[str] | None = None) -> None:
         if options.output:
             if Path(options.output).is_dir():
                 raise RlxError(f"--output {options.output} is a directory; give a file name")
-            np.savez(options.output, **{f"result{k}": r for k, r in enumerate(results)})
+            # Any: mypy checks a ** dict against every keyword of savez, allow_pickle: bool too
+            named: dict[str, Any] = {f"result{k}": r for k, r in enumerate(results)}
+            np.savez(options.output, **named)
         else:
             for k, result in enumerate(results):
                 print(f"result{k}: {result.dtype}{list(result.shape)}\n{result}")
