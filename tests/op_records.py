@@ -51,6 +51,10 @@ class PerWidth(NamedTuple, Generic[T]):
         return self.f64 if np.dtype(dtype) == np.float64 else self.f32
 
 
+FOUR_ULP: PerWidth[float] = PerWidth(4, 4)
+NORMAL_TINY: PerWidth[float] = PerWidth(1e-30, 1e-300)
+
+
 @dataclass(frozen=True)
 class Cancellation:
     """Where the result cancels larger terms, its error counted in ULPs of `scale(x)`.
@@ -70,7 +74,7 @@ class Edges:
     (overflow and underflow thresholds, subnormals, ±max), and its bound per width there."""
 
     reference: Callable[[float], float]
-    ulp: PerWidth[float] = PerWidth(4, 4)
+    ulp: PerWidth[float] = FOUR_ULP
 
 
 @dataclass(frozen=True)
@@ -86,7 +90,7 @@ class Derivative:
     """Special values beyond ±0, ±inf, NaN, ±1: kinks, limits, zeros of f'."""
     scale: F64 | None = None
     """Magnitude of the cancelling terms, for an f' with a zero: the error is then in ULPs of it."""
-    tiny: PerWidth[float] = PerWidth(1e-30, 1e-300)
+    tiny: PerWidth[float] = NORMAL_TINY
     """Smallest |x| of the log-uniform part of the sweep."""
     straight_through: bool = False
     """f' is a convention, not the derivative of the reference (round: dx = dy)."""
@@ -253,11 +257,11 @@ def _mish_scale(x: np.ndarray) -> np.ndarray:
     return np.tanh(sp) + np.abs(x) * _sig(x) / np.cosh(sp) ** 2
 
 
-def _kernel(name: str) -> dict[str, PerWidth]:
-    """Sweep and bound of an op that is one kernel of lowering/math_approx.py: tests/accuracy.py's row."""
-    rows = PerWidth(accuracy(name, np.float32), accuracy(name, np.float64))
-    assert rows.f32.sweep is not None and rows.f64.sweep is not None
-    return {"domain": PerWidth(rows.f32.sweep, rows.f64.sweep), "ulp": PerWidth(rows.f32.max_ulp, rows.f64.max_ulp)}
+def _kernel(name: str) -> tuple[PerWidth[Range], PerWidth[float]]:
+    """(domain, ulp) of an op that is one kernel of lowering/math_approx.py: tests/accuracy.py's rows."""
+    f32, f64 = accuracy(name, np.float32), accuracy(name, np.float64)
+    assert f32.sweep is not None and f64.sweep is not None
+    return PerWidth(f32.sweep, f64.sweep), PerWidth(f32.max_ulp, f64.max_ulp)
 
 
 def _same(fn: Callable[[np.ndarray, Callable[[float], np.generic]], np.ndarray]) -> F64:
@@ -310,25 +314,25 @@ RECORDS: dict[type[ew.UnaryOp], OpRecord] = {
         edges=Edges(dr.at_50_digits(lambda x: x * dr.sigmoid(x))),
     ),
     ew.SigmoidOp: OpRecord(
-        sigmoid, **_kernel("sigmoid"),
+        sigmoid, *_kernel("sigmoid"),
         derivative=Derivative(lambda x: _sig(x) * _sig(-x), _EXP_LIKE, PerWidth(5, 5)),
-        onnx="Sigmoid", edges=Edges(dr.at_50_digits(dr.sigmoid), _kernel("sigmoid")["ulp"]),
+        onnx="Sigmoid", edges=Edges(dr.at_50_digits(dr.sigmoid), _kernel("sigmoid")[1]),
         fuzz=(-_INF, _INF),
     ),
     ew.TanhOp: OpRecord(
-        np.tanh, **_kernel("tanh"),
+        np.tanh, *_kernel("tanh"),
         derivative=Derivative(lambda x: 1.0 / np.cosh(x) ** 2, PerWidth((-40.0, 40.0), (-350.0, 350.0)),
                               PerWidth(5, 8)),
-        onnx="Tanh", edges=Edges(dr.at_50_digits(dr.tanh), _kernel("tanh")["ulp"]), fuzz=(-_INF, _INF),
+        onnx="Tanh", edges=Edges(dr.at_50_digits(dr.tanh), _kernel("tanh")[1]), fuzz=(-_INF, _INF),
     ),
     ew.ExpOp: OpRecord(
-        np.exp, **_kernel("exp"),
+        np.exp, *_kernel("exp"),
         derivative=Derivative(np.exp, PerWidth((-80.0, 88.0), (-700.0, 709.0)), PerWidth(2, 3),
                               kinks=(1000.0, -1000.0)),
         onnx="Exp",
     ),
     ew.LogOp: OpRecord(
-        np.log, **_kernel("log"),
+        np.log, *_kernel("log"),
         derivative=Derivative(lambda x: 1.0 / x, PerWidth((1e-30, 1e30), (1e-300, 1e300)), PerWidth(2, 1),
                               kinks=(-1.0, -2.0), fd_range=(0.05, 20.0)),
         onnx="Log", fuzz=(0.5, 30.0),
@@ -361,23 +365,23 @@ RECORDS: dict[type[ew.UnaryOp], OpRecord] = {
         onnx="Round", same_dtype=np.round, special_values=_ROUNDING, fuzz=None,
     ),
     ew.SinOp: OpRecord(
-        np.sin, **_kernel("sin"),
+        np.sin, *_kernel("sin"),
         derivative=Derivative(np.cos, PerWidth((-1e4, 1e4), (-1e6, 1e6)), PerWidth(3, 3)),
         onnx="Sin", fuzz=(-_INF, _INF),
     ),
     ew.CosOp: OpRecord(
-        np.cos, **_kernel("cos"),
+        np.cos, *_kernel("cos"),
         derivative=Derivative(lambda x: -np.sin(x), PerWidth((-1e4, 1e4), (-1e6, 1e6)), PerWidth(3, 3)),
         onnx="Cos", fuzz=(-_INF, _INF),
     ),
     ew.TanOp: OpRecord(
-        np.tan, **_kernel("tan"),
+        np.tan, *_kernel("tan"),
         derivative=Derivative(lambda x: 1.0 / np.cos(x) ** 2, PerWidth((-1e4, 1e4), (-1e6, 1e6)), PerWidth(5, 8),
                               kinks=(math.pi / 2,), fd_range=(-1.4, 1.4)),
         onnx="Tan", fuzz=(-1.2, 1.2),
     ),
     ew.AtanOp: OpRecord(
-        np.arctan, **_kernel("atan"),
+        np.arctan, *_kernel("atan"),
         derivative=Derivative(lambda x: 1.0 / (1.0 + x * x), PerWidth((-1e18, 1e18), (-1e150, 1e150)),
                               PerWidth(3, 4)),
         onnx="Atan", fuzz=(-_INF, _INF),
@@ -413,10 +417,10 @@ RECORDS: dict[type[ew.UnaryOp], OpRecord] = {
         onnx="Elu", edges=Edges(dr.at_50_digits(dr.elu)),
     ),
     ew.ErfOp: OpRecord(
-        _erf, **_kernel("erf"),
+        _erf, *_kernel("erf"),
         derivative=Derivative(lambda x: 2 / math.sqrt(math.pi) * _exp_neg_sq(x, 1.0),
                               PerWidth((-9.0, 9.0), (-26.0, 26.0)), PerWidth(4, 5)),
-        onnx="Erf", edges=Edges(math.erf, _kernel("erf")["ulp"]),
+        onnx="Erf", edges=Edges(math.erf, _kernel("erf")[1]),
     ),
     ew.HardSwishOp: OpRecord(
         # the factor <= 1: no overflow at ±max; f32: x*c rounded, then /6 rounded: 2 roundings
