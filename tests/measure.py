@@ -169,7 +169,8 @@ def derivative_errors(op: type[ew.UnaryOp], x: np.ndarray, dy: np.ndarray, got: 
         return ulp_error(got, want)
     with np.errstate(all="ignore"):
         magnitude = scale(x.astype(np.float64)) * np.abs(dy.astype(np.float64))
-    return scaled_error(got, want, magnitude)
+    # where the scale is not finite (x = ±inf, NaN), plain ULPs: NaN would pass every bound
+    return np.where(np.isfinite(magnitude), scaled_error(got, want, magnitude), ulp_error(got, want))
 
 
 # ---------------------------------------------------------------------------
