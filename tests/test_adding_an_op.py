@@ -24,6 +24,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from types import ModuleType
 
@@ -124,8 +125,8 @@ def test_the_guide_adds_cube(tmp_path: Path) -> None:
     # 2. the scalar formula, 3. the derivative: a function before the table, a row at its end
     for path, table, function, row in ((activations, "FLOAT", formula, formula_row),
                                        (grads, "DERIVATIVES", grad, grad_row)):
-        _edit(path, lambda t, table=table, function=function: _insert_before(t, f"\n{table}: ", "\n" + function + "\n\n", table))
-        _edit(path, lambda t, table=table, row=row: _append_row(t, table, row))
+        _edit(path, partial(_insert_before, anchor=f"\n{table}: ", insertion="\n" + function + "\n\n", what=table))
+        _edit(path, partial(_append_row, table=table, row=row))
     # 4. one record
     _edit(copy / "tests" / "op_records.py", lambda t: _append_row(t, "RECORDS", record))
     # 5. one lit line

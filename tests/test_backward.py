@@ -121,7 +121,7 @@ CONVENTIONS: list[tuple[str, float, float]] = [
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_conventions_at_kinks_and_specials(dtype) -> None:  # noqa: ANN001
+def test_conventions_at_kinks_and_specials(dtype: type) -> None:
     kinds = tuple(dict.fromkeys(k for k, _, _ in CONVENTIONS))
     per = {k: [(x, want) for kk, x, want in CONVENTIONS if kk == k] for k in kinds}
     n = max(len(v) for v in per.values())
