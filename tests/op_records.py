@@ -414,7 +414,8 @@ RECORDS: dict[type[ew.UnaryOp], OpRecord] = {
     ew.EluOp: OpRecord(
         lambda x: np.where(x > 0, x, np.expm1(x)), PerWidth((-40.0, 90.0), (-60.0, 710.0)), PerWidth(4, 4),
         Derivative(lambda x: np.where(x > 0, 1.0, np.exp(x)), _EXP_LIKE, PerWidth(2, 3), kinks=(1e-30, -1e-30)),
-        onnx="Elu", edges=Edges(dr.at_50_digits(dr.elu)),
+        # ONNX Elu (any alpha) imports as alpha (exp(x) - 1) under a where, not as rlx.elu
+        edges=Edges(dr.at_50_digits(dr.elu)),
     ),
     ew.ErfOp: OpRecord(
         _erf, *_kernel("erf"),

@@ -93,3 +93,23 @@ def test_signed_zero_and_exact_points(dtype: type) -> None:
         np.testing.assert_array_equal(got, want, err_msg=name)
         num = ~np.isnan(want)
         np.testing.assert_array_equal(np.signbit(got[num]), np.signbit(want[num]), err_msg=f"{name} sign of zero")
+
+
+ONNX_OPS = [pytest.param(op, id=short_name(op)) for op, rec in RECORDS.items() if rec.onnx is not None]
+
+
+@pytest.mark.parametrize("op", ONNX_OPS)
+def test_onnx_name_imports_to_the_op(op: type[ew.UnaryOp]) -> None:
+    """The record's ONNX operator, with default attributes, imports as this op alone."""
+    from onnx import TensorProto, helper
+
+    from rlx_mlir.frontends.onnx import load
+
+    onnx_name = record(op).onnx
+    assert onnx_name is not None
+    value = helper.make_tensor_value_info
+    graph = helper.make_graph([helper.make_node(onnx_name, ["x"], ["y"])], "g",
+                              [value("x", TensorProto.FLOAT, [2, 3])], [value("y", TensorProto.FLOAT, [2, 3])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
+    kinds = {type(o) for o in load(model.SerializeToString()).walk() if isinstance(o, ew.ElementwiseOp)}
+    assert kinds == {op}, f"ONNX {onnx_name} imports as {sorted(k.name for k in kinds)}, not {op.name}"
