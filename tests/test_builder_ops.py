@@ -44,3 +44,16 @@ def test_an_unknown_method_is_the_builders_error() -> None:
     with pytest.raises(UnknownOpError, match="Builder has no op 'frobnicate'"):
         getattr(rlx.Builder(), "frobnicate")  # noqa: B009 - mypy rightly knows no such attribute
     assert not hasattr(rlx.Builder(), "frobnicate")
+
+
+def test_every_op_a_graph_holds_has_a_method() -> None:
+    """Every op of the dialect is a declared Builder method, except the fused regions and their
+    terminator (dialects/region.py), which only the fusion passes make."""
+    from rlx_mlir.dialects import region
+    from rlx_mlir.dialects.rlx import RLX
+
+    made_by_passes = {op for op in RLX.operations if op.__module__ == region.__name__}
+    missing = [op.name for op in RLX.operations if op not in made_by_passes
+               and not inspect.isfunction(inspect.getattr_static(Builder, op.name.removeprefix("rlx."), None))]
+    assert not missing, f"ops without a Builder method: {missing}"
+    assert made_by_passes, "dialects/region.py holds the fused regions"
