@@ -158,7 +158,49 @@ def rnn_section(bench: Bench) -> None:
         rlx_ms = bench.time(lambda: exe(x, *weights))
         size = f"B{batch} S{seq} I{input_size} H{hidden}"
         peers = {f"torch.nn.{kind.upper()}": torch_ms}
+        session = onnxruntime_rnn(kind, module, layers, bidirectional, THREADS)
+        if session is not None:
+            feed = {"x": np.ascontiguousarray(x.transpose(1, 0, 2))}
+            ort_y = session.run(None, feed)[0]  # [S, dirs, B, H]
+            assert np.allclose(ort_y[:, 0].transpose(1, 0, 2), want, rtol=1e-3, atol=1e-4), f"{title}: ORT disagrees"
+            peers[f"onnxruntime {kind.upper()}"] = bench.time(lambda: session.run(None, feed))
         report(bench, f"{title} {size} f32", rnn_gflop(kind, layers, dirs), rlx_ms, peers)
+
+
+ONNX_GATES = {"lstm": [0, 3, 1, 2], "gru": [1, 0, 2], "rnn": [0]}
+"""ONNX's gate blocks in torch's order: LSTM i,o,f,c of torch's i,f,g,o; GRU z,r,h of r,z,n."""
+
+
+def onnxruntime_rnn(kind: str, module: object, layers: int, bidirectional: bool, threads: int) -> object | None:
+    """An onnxruntime session of one ONNX LSTM/GRU/RNN node with `module`'s weights
+    (x [S, B, I] -> Y), or None without onnxruntime or for stacked layers (one node
+    is one layer)."""
+    if layers != 1 or bidirectional:
+        return None
+    try:
+        import onnxruntime as ort
+        from onnx import TensorProto, helper, numpy_helper
+    except ImportError:
+        return None
+    order = ONNX_GATES[kind]
+
+    def gates(name: str) -> np.ndarray:
+        w = getattr(module, f"{name}_l0").detach().numpy()
+        blocks = np.split(w, len(order))
+        return np.concatenate([blocks[i] for i in order])[None]
+
+    weights = [numpy_helper.from_array(gates("weight_ih"), "W"), numpy_helper.from_array(gates("weight_hh"), "R"),
+               numpy_helper.from_array(np.concatenate([gates("bias_ih"), gates("bias_hh")], axis=1), "B")]
+    hidden = module.hidden_size
+    attributes = {"hidden_size": hidden, **({"linear_before_reset": 1} if kind == "gru" else {})}
+    node = helper.make_node(kind.upper(), ["x", "W", "R", "B"], ["y"], **attributes)
+    x_info = helper.make_tensor_value_info("x", TensorProto.FLOAT, None)
+    y_info = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    graph = helper.make_graph([node], kind, [x_info], [y_info], initializer=weights)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
 
 
 SECTIONS: dict[str, Callable[[Bench], None]] = {"rnn": rnn_section}
@@ -226,6 +268,37 @@ def gdn_torch_chunked(torch: ModuleType, q, k, v, g, beta, chunk: int = GDN_CHUN
     return out.reshape(batch, heads, seq, n)
 
 
+def jax_or_none() -> ModuleType | None:
+    """jax (its rows are skipped without the bench extra); XLA's CPU client uses every core, 2 here."""
+    try:
+        import jax
+    except ImportError:
+        print("(jax is not installed: its rows are skipped; pip install -e '.[bench]')")
+        return None
+    return jax
+
+
+def gdn_jax_scan(jax: ModuleType) -> Callable[..., object]:
+    """The time loop as `jax.jit(lax.scan)` over [S, B, H, ...] slices, state [B,H,N,N]."""
+    jnp = jax.numpy
+
+    def step(state, xs):
+        q, k, v, g, beta = xs
+        state = state * jnp.exp(g)[..., None, None]
+        u = beta[..., None] * (v - jnp.einsum("bhn,bhnm->bhm", k, state))
+        state = state + k[..., :, None] * u[..., None, :]
+        return state, jnp.einsum("bhn,bhnm->bhm", q, state) * q.shape[-1] ** -0.5
+
+    @jax.jit
+    def run(q, k, v, g, beta):
+        batch, _, heads, n = q.shape
+        xs = tuple(jnp.moveaxis(a, 1, 0) for a in (q, k, v, g, beta))
+        _, out = jax.lax.scan(step, jnp.zeros((batch, heads, n, n), q.dtype), xs)
+        return jnp.moveaxis(out, 0, 1)
+
+    return run
+
+
 def gdn_torch_step(torch: ModuleType, q, k, v, g, beta, state):
     """One decode step in PyTorch eager: q, k, v [B,H,N], g, beta [B,H], state [B,H,N,N]."""
     state = state * g.exp()[..., None, None]
@@ -273,6 +346,13 @@ def gdn_section(bench: Bench) -> None:
         heads_first = [torch.from_numpy(np.ascontiguousarray(np.moveaxis(a, 2, 1))) for a in args]
         with torch.no_grad():
             peers["torch eager chunked (fla)"] = bench.time(lambda: gdn_torch_chunked(torch, *heads_first))
+    jax = jax_or_none()
+    if jax is not None:
+        run = gdn_jax_scan(jax)
+        want = exe(*args)[0]
+        got = np.asarray(run(*args))
+        assert np.allclose(got, want, rtol=1e-3, atol=1e-3 * float(np.abs(want).max())), "GDN: jax and rlx disagree"
+        peers["jax.jit(lax.scan)"] = bench.time(lambda: run(*args).block_until_ready())
     report(bench, f"GDN prefill B{batch} S{seq} H{heads} N{n} f32 ({form} form)", gflop, rlx_ms, peers)
 
     step_shape = (batch, 1, heads, n)
@@ -369,6 +449,26 @@ def torch_ssd_minimal(torch, x, dt, a, b, c, chunk: int = 64):
     return (y_diag + y_off).reshape(batch, seq, heads, p)
 
 
+def mamba2_jax_scan(jax: ModuleType) -> Callable[..., object]:
+    """The time loop as `jax.jit(lax.scan)`, state [B,H,P,N]."""
+    jnp = jax.numpy
+
+    @jax.jit
+    def run(x, dt, a, b, c):
+        batch, _, heads, p = x.shape
+
+        def body(s, xs):
+            x_t, dt_t, b_t, c_t = xs
+            s = s * jnp.exp(dt_t * a)[..., None, None] + (dt_t[..., None] * x_t)[..., None] * b_t[:, :, None, :]
+            return s, jnp.einsum("bhpn,bhn->bhp", s, c_t)
+
+        xs = tuple(jnp.moveaxis(v, 1, 0) for v in (x, dt, b, c))
+        _, y = jax.lax.scan(body, jnp.zeros((batch, heads, p, b.shape[-1]), x.dtype), xs)
+        return jnp.moveaxis(y, 0, 1)
+
+    return run
+
+
 def torch_mamba2_step(torch, x, dt, a, b, c, s):
     """One decode step (S = 1) with the carried state: y and the new state."""
     s = s * torch.exp(dt[:, 0] * a)[..., None, None] + (dt[:, 0, :, None] * x[:, 0])[..., None] * b[:, 0, :, None, :]
@@ -413,6 +513,11 @@ def mamba2_section(bench: Bench) -> None:
             tx = [torch.from_numpy(v) for v in inputs]
             peers["PyTorch eager ssd_minimal"] = bench.time(lambda: torch_ssd_minimal(torch, *tx))
             checks["torch"] = torch_ssd_minimal(torch, *tx).numpy()
+    jax = jax_or_none()
+    if jax is not None:
+        run = mamba2_jax_scan(jax)
+        peers["jax.jit(lax.scan)"] = bench.time(lambda: run(*inputs).block_until_ready())
+        checks["jax"] = np.asarray(run(*inputs))
     gflop = 5 * p * n * seq * heads * batch / 1e9
     report(bench, f"Mamba2 prefill B{batch} S{seq} H{heads} P{p} N{n} f32 ({form} form)", gflop, rlx_ms, peers)
     print(f"  max |difference| / max |y| vs rlx: {_agreement(y, **checks)}")

@@ -16,6 +16,8 @@ elementwise rlx ops (`elementwise.py`), isolated from above and ended by
   each element of the product.
 - `rlx.normalize_region`: softmax / log_softmax along one axis, between a
   prologue body and an epilogue body.
+- `rlx.standardize_region`: layer norm / RMS norm along the last axis, between
+  a prologue body and an epilogue body.
 """
 
 from __future__ import annotations
@@ -31,12 +33,15 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     BoolAttr,
     DenseArrayBase,
+    Float64Type,
+    FloatAttr,
     IntegerAttr,
     StringAttr,
     TensorType,
+    f64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
-from xdsl.ir.affine import AffineMap
+from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -543,8 +548,132 @@ class ContractionRegionOp(ScalarBodyRegionOp):
             )
 
 
+class RowRegionOp(ScalarBodyRegionOp, ABC):
+    """What the two regions that normalize along one axis share: a prologue
+    `body` computing the value to normalize at each point from the first
+    inputs, and an `epilogue` that gets the normalized value first, then one
+    element per remaining input, and yields the result element. Each kernel
+    walks a row of the axis several times while it is in cache, so the chains
+    before and after never reach memory."""
+
+    axis = prop_def(IntegerAttr[I64])
+    body = region_def("single_block")  # redeclared so that it precedes `epilogue` (IRDL orders subclass fields first)
+    epilogue = region_def("single_block")
+
+    def rebuilt(
+        self, inputs: Sequence[SSAValue], maps: Sequence[AffineMap], result_type: Attribute, body: Region,
+        epilogue: Region,
+    ) -> RowRegionOp:
+        """This op's kind and properties over other inputs and bodies."""
+        raise NotImplementedError
+
+    def with_epilogue(self, consumer: ElementwiseRegionOp, position: int) -> RowRegionOp:
+        """This region followed by `consumer`, whose input #`position` is this
+        region's result (read at the point itself): the consumer's body becomes
+        the epilogue, after the current one."""
+        others = [v for k, v in enumerate(consumer.inputs) if k != position]
+        other_maps = [m for k, m in enumerate(consumer.maps) if k != position]
+        block = make_region_block([v.type for v in (self.outputs[0], *self.epilogue_inputs, *others)])
+        own = self.epilogue.block
+        values: dict[SSAValue, SSAValue] = dict(zip(own.args, block.args[: len(own.args)]))
+        normalized = _inline_body(own, values, block)
+        theirs = consumer.body.block
+        rest = iter(block.args[len(own.args) :])
+        values = {arg: normalized if k == position else next(rest) for k, arg in enumerate(theirs.args)}
+        block.add_op(YieldOp(_inline_body(theirs, values, block)))
+        return self.rebuilt(
+            [*self.inputs, *others], [*self.maps, *other_maps], consumer.outputs[0].type, self.body.clone(),
+            Region([block]),
+        )
+
+    def with_prologue(self, producer: ElementwiseRegionOp) -> RowRegionOp:
+        """This region (with the identity prologue) computing on `producer`'s single
+        result: the producer's inputs and body become the prologue."""
+        epilogue_maps = self.maps[self.prologue_count :]
+        return self.rebuilt(
+            [*producer.inputs, *self.epilogue_inputs], [*producer.maps, *epilogue_maps], self.outputs[0].type,
+            producer.body.clone(), self.epilogue.clone(),
+        )
+
+    def reads_through(self, amap: AffineMap, value: SSAValue) -> bool:
+        """Only at the point itself or from a rank-0 scalar (see the class doc)."""
+        return _pointwise(amap, value, self.iteration_shape)
+
+    @property
+    def prologue_count(self) -> int:
+        """How many inputs the prologue reads (the epilogue reads the rest)."""
+        return len(self.inputs) - (len(self.epilogue.block.args) - 1)
+
+    @property
+    def prologue_inputs(self) -> Sequence[SSAValue]:
+        return self.inputs[: self.prologue_count]
+
+    @property
+    def epilogue_inputs(self) -> Sequence[SSAValue]:
+        return self.inputs[self.prologue_count :]
+
+    @property
+    def iteration_shape(self) -> tuple[int, ...]:
+        return shape_of(self.outputs[0].type)
+
+    def argument_types(self) -> list[Attribute]:
+        return [element_type(v.type) for v in self.prologue_inputs]
+
+    def verify_results(self) -> None:
+        if len(self.outputs) != 1:
+            raise VerifyException(f"'{self.name}' has one result")
+        dtype = check_value_type(self, self.outputs[0].type, "result")
+        if dtype.kind is not Kind.FLOAT:
+            raise VerifyException(f"'{self.name}' result must be a float tensor, got {dtype.name}")
+        self.verify_kind()
+        space = self.iteration_shape
+        normalize_axis(self, self.axis.value.data, len(space))
+        if not 1 <= len(self.epilogue.block.args) <= len(self.inputs) + 1:
+            raise VerifyException(
+                f"'{self.name}' epilogue takes the normalized value and some of the {len(self.inputs)} inputs"
+            )
+        for i, (value, amap) in enumerate(zip(self.inputs, self.maps)):
+            if not self.reads_through(amap, value):
+                raise VerifyException(f"'{self.name}' input #{i} must be read {self.READS.format(space=list(space))}")
+        self._verify_epilogue()
+
+    def verify_kind(self) -> None:
+        """The rules of this kind of normalization."""
+
+    READS: ClassVar[str] = "at the point itself (identity map over {space}) or be a rank-0 scalar"
+    """How `reads_through` lets an input be read, for its diagnostic."""
+
+    def _verify_epilogue(self) -> None:
+        block = self.epilogue.block
+        result = element_type(self.outputs[0].type)
+        expected = [result, *(element_type(v.type) for v in self.epilogue_inputs)]
+        if [a.type for a in block.args] != expected:
+            raise VerifyException(
+                f"'{self.name}' epilogue arguments must be the result element type, then the epilogue "
+                f"inputs' element types {_types(expected)}"
+            )
+        terminator = block.last_op
+        if not isinstance(terminator, YieldOp) or [v.type for v in terminator.values] != [result]:
+            raise VerifyException(f"'{self.name}' epilogue must end with rlx.yield of one {result}")
+        for op in block.ops:
+            if not isinstance(op, (*ELEMENTWISE_OPS, YieldOp)):
+                raise VerifyException(
+                    f"'{self.name}' epilogue may only hold scalar elementwise rlx ops, found '{op.name}'"
+                )
+
+    @classmethod
+    def parse_regions(cls, parser: Parser) -> list[Region]:
+        body = parser.parse_region()
+        parser.parse_keyword("epilogue")
+        return [body, parser.parse_region()]
+
+    def print_more_regions(self, printer: Printer) -> None:
+        printer.print_string(" epilogue ")
+        printer.print_region(self.epilogue, print_entry_block_args=True)
+
+
 @irdl_op_definition
-class NormalizeRegionOp(ScalarBodyRegionOp):
+class NormalizeRegionOp(RowRegionOp):
     """softmax / log_softmax with an elementwise prologue and epilogue, in one kernel.
 
     `body` (the prologue) computes the value to normalize at each point from
@@ -573,10 +702,7 @@ class NormalizeRegionOp(ScalarBodyRegionOp):
     """
 
     name = "rlx.normalize_region"
-    axis = prop_def(IntegerAttr[I64])
     normalization = prop_def(StringAttr)
-    body = region_def("single_block")  # redeclared so that it precedes `epilogue` (IRDL orders subclass fields first)
-    epilogue = region_def("single_block")
     PROPERTIES: ClassVar[tuple[str, ...]] = ("indexing_maps", "axis", "normalization")
 
     def __init__(
@@ -610,107 +736,119 @@ class NormalizeRegionOp(ScalarBodyRegionOp):
         axis = op.reduced_axes()[0]
         return cls(inputs, maps, axis, type(op), op.result.type, body, _identity_body(op.result.type))
 
-    def with_epilogue(self, consumer: ElementwiseRegionOp, position: int) -> NormalizeRegionOp:
-        """This region followed by `consumer`, whose input #`position` is this
-        region's result (read at the point itself): the consumer's body becomes
-        the epilogue, after the current one."""
-        others = [v for k, v in enumerate(consumer.inputs) if k != position]
-        other_maps = [m for k, m in enumerate(consumer.maps) if k != position]
-        block = make_region_block([v.type for v in (self.outputs[0], *self.epilogue_inputs, *others)])
-        own = self.epilogue.block
-        values: dict[SSAValue, SSAValue] = dict(zip(own.args, block.args[: len(own.args)]))
-        normalized = _inline_body(own, values, block)
-        theirs = consumer.body.block
-        rest = iter(block.args[len(own.args) :])
-        values = {arg: normalized if k == position else next(rest) for k, arg in enumerate(theirs.args)}
-        block.add_op(YieldOp(_inline_body(theirs, values, block)))
-        inputs = [*self.inputs, *others]
-        maps = [*self.maps, *other_maps]
-        kind = NORMALIZATIONS_BY_NAME[self.normalization.data]
-        return NormalizeRegionOp(
-            inputs, maps, self.axis.value.data, kind, consumer.outputs[0].type, self.body.clone(), Region([block])
-        )
-
-    def reads_through(self, amap: AffineMap, value: SSAValue) -> bool:
-        """Only at the point itself or from a rank-0 scalar (see the class doc)."""
-        return _pointwise(amap, value, self.iteration_shape)
-
-    @property
-    def prologue_count(self) -> int:
-        """How many inputs the prologue reads (the epilogue reads the rest)."""
-        return len(self.inputs) - (len(self.epilogue.block.args) - 1)
-
-    @property
-    def prologue_inputs(self) -> Sequence[SSAValue]:
-        return self.inputs[: self.prologue_count]
-
-    @property
-    def epilogue_inputs(self) -> Sequence[SSAValue]:
-        return self.inputs[self.prologue_count :]
+    def rebuilt(
+        self, inputs: Sequence[SSAValue], maps: Sequence[AffineMap], result_type: Attribute, body: Region,
+        epilogue: Region,
+    ) -> NormalizeRegionOp:
+        return NormalizeRegionOp(inputs, maps, self.axis.value.data, self.kind, result_type, body, epilogue)
 
     @property
     def kind(self) -> type[NormalizeOp]:
         return NORMALIZATIONS_BY_NAME[self.normalization.data]
 
-    @property
-    def iteration_shape(self) -> tuple[int, ...]:
-        return shape_of(self.outputs[0].type)
-
-    def argument_types(self) -> list[Attribute]:
-        return [element_type(v.type) for v in self.prologue_inputs]
-
-    def verify_results(self) -> None:
-        if len(self.outputs) != 1:
-            raise VerifyException(f"'{self.name}' has one result")
-        dtype = check_value_type(self, self.outputs[0].type, "result")
-        if dtype.kind is not Kind.FLOAT:
-            raise VerifyException(f"'{self.name}' result must be a float tensor, got {dtype.name}")
+    def verify_kind(self) -> None:
         if self.normalization.data not in NORMALIZATIONS_BY_NAME:
             raise VerifyException(
                 f"'{self.name}' normalization \"{self.normalization.data}\" is not one of "
                 f"{', '.join(NORMALIZATIONS_BY_NAME)}"
             )
-        space = self.iteration_shape
-        normalize_axis(self, self.axis.value.data, len(space))
-        if not 1 <= len(self.epilogue.block.args) <= len(self.inputs) + 1:
-            raise VerifyException(
-                f"'{self.name}' epilogue takes the normalized value and some of the {len(self.inputs)} inputs"
-            )
-        for i, (value, amap) in enumerate(zip(self.inputs, self.maps)):
-            if not _pointwise(amap, value, space):
-                raise VerifyException(
-                    f"'{self.name}' input #{i} must be read at the point itself (identity map over "
-                    f"{list(space)}) or be a rank-0 scalar"
-                )
-        self._verify_epilogue()
 
-    def _verify_epilogue(self) -> None:
-        block = self.epilogue.block
-        result = element_type(self.outputs[0].type)
-        expected = [result, *(element_type(v.type) for v in self.epilogue_inputs)]
-        if [a.type for a in block.args] != expected:
-            raise VerifyException(
-                f"'{self.name}' epilogue arguments must be the result element type, then the epilogue "
-                f"inputs' element types {_types(expected)}"
-            )
-        terminator = block.last_op
-        if not isinstance(terminator, YieldOp) or [v.type for v in terminator.values] != [result]:
-            raise VerifyException(f"'{self.name}' epilogue must end with rlx.yield of one {result}")
-        for op in block.ops:
-            if not isinstance(op, (*ELEMENTWISE_OPS, YieldOp)):
-                raise VerifyException(
-                    f"'{self.name}' epilogue may only hold scalar elementwise rlx ops, found '{op.name}'"
-                )
+
+@irdl_op_definition
+class StandardizeRegionOp(RowRegionOp):
+    """Layer norm and RMS norm along the last axis, between a prologue and an
+    epilogue, in one kernel.
+
+    At each point the prologue `body` computes x from the first inputs; along
+    the last axis (n elements) μ = mean(x) if `centered` (layer norm), else 0
+    (RMS norm), σ² = mean((x − μ)²), and the normalized value
+    (x − μ)·rsqrt(σ² + `epsilon`) goes to the `epilogue` with one element of
+    each remaining input. Inputs are read at the point itself, are rank-0
+    scalars, or are vectors along the last axis (a scale and a bias: the map
+    `(d0, ..., dk) -> (dk)`). The kernel reads a row three times (twice for
+    RMS norm) while it is in cache and writes it once: the statistics, the
+    scale and bias never reach memory.
+
+    ```mlir
+    %y = rlx.standardize_region ins(%x, %g, %b : tensor<64x768xf32>, tensor<768xf32>, tensor<768xf32>)
+           {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>,
+                             affine_map<(d0, d1) -> (d1)>], axis = 1 : i64, epsilon = 1.0e-05 : f64,
+            centered = true} -> tensor<64x768xf32> {
+    ^bb0(%a: f32):
+      rlx.yield %a : f32
+    } epilogue {
+    ^bb0(%v: f32, %gamma: f32, %beta: f32):
+      %s = rlx.mul %v, %gamma : (f32, f32) -> f32
+      %t = rlx.add %s, %beta : (f32, f32) -> f32
+      rlx.yield %t : f32
+    }
+    ```
+    """
+
+    name = "rlx.standardize_region"
+    epsilon = prop_def(FloatAttr[Float64Type])
+    centered = prop_def(BoolAttr)
+    PROPERTIES: ClassVar[tuple[str, ...]] = ("indexing_maps", "axis", "epsilon", "centered")
+    READS: ClassVar[str] = (
+        "at the point itself (identity map over {space}), be a rank-0 scalar or be a vector along the last "
+        "axis (map (d0, ..., dk) -> (dk))"
+    )
+
+    def __init__(
+        self,
+        inputs: Sequence[SSAValue],
+        maps: Sequence[AffineMap],
+        epsilon: float,
+        centered: bool,
+        result_type: Attribute,
+        body: Region,
+        epilogue: Region,
+    ) -> None:
+        rank = len(shape_of(result_type))
+        properties = {
+            "indexing_maps": ArrayAttr([AffineMapAttr(m) for m in maps]),
+            "axis": i64_attr(rank - 1),
+            "epsilon": FloatAttr(epsilon, f64),
+            "centered": bool_attr(centered),
+        }
+        super().__init__(
+            operands=[list(inputs)], result_types=[[result_type]], properties=properties, regions=[body, epilogue]
+        )
 
     @classmethod
-    def parse_regions(cls, parser: Parser) -> list[Region]:
-        body = parser.parse_region()
-        parser.parse_keyword("epilogue")
-        return [body, parser.parse_region()]
+    def of(cls, x: SSAValue, epsilon: float, centered: bool) -> StandardizeRegionOp:
+        """The region normalizing `x` as it is (identity prologue and epilogue)."""
+        rank = len(shape_of(x.type))
+        return cls(
+            [x], [AffineMap.identity(rank)], epsilon, centered, x.type, _identity_body(x.type), _identity_body(x.type)
+        )
 
-    def print_more_regions(self, printer: Printer) -> None:
-        printer.print_string(" epilogue ")
-        printer.print_region(self.epilogue, print_entry_block_args=True)
+    def rebuilt(
+        self, inputs: Sequence[SSAValue], maps: Sequence[AffineMap], result_type: Attribute, body: Region,
+        epilogue: Region,
+    ) -> StandardizeRegionOp:
+        return StandardizeRegionOp(inputs, maps, self.eps, self.is_centered, result_type, body, epilogue)
+
+    @property
+    def eps(self) -> float:
+        return self.epsilon.value.data
+
+    @property
+    def is_centered(self) -> bool:
+        return bool(self.centered.value.data)
+
+    def reads_through(self, amap: AffineMap, value: SSAValue) -> bool:
+        space = self.iteration_shape
+        return _pointwise(amap, value, space) or _along_last_axis(amap, value, space)
+
+    def verify_kind(self) -> None:
+        rank = len(self.iteration_shape)
+        if rank == 0:
+            raise VerifyException(f"'{self.name}' result must have an axis to normalize, got rank 0")
+        if self.axis.value.data not in (rank - 1, -1):
+            raise VerifyException(f"'{self.name}' normalizes the last axis ({rank - 1}), got axis {self.axis.value.data}")
+        if not self.eps >= 0:
+            raise VerifyException(f"'{self.name}' epsilon must be >= 0, got {self.eps}")
 
 
 def _pointwise(amap: AffineMap, value: SSAValue, space: Sequence[int]) -> bool:
@@ -718,6 +856,13 @@ def _pointwise(amap: AffineMap, value: SSAValue, space: Sequence[int]) -> bool:
     if shape_of(value.type) == ():
         return True
     return shape_of(value.type) == tuple(space) and amap == AffineMap.identity(len(space))
+
+
+def _along_last_axis(amap: AffineMap, value: SSAValue, space: Sequence[int]) -> bool:
+    """`value` a vector of the last axis' extent, read at the point's last index."""
+    rank = len(space)
+    last = AffineMap(rank, 0, (AffineExpr.dimension(rank - 1),)) if rank else None
+    return rank > 0 and shape_of(value.type) == (space[-1],) and amap == last
 
 
 def _identity_body(tensor_type: Attribute) -> Region:
@@ -740,7 +885,7 @@ def _inline_body(body: Block, values: dict[SSAValue, SSAValue], into: Block) -> 
 
 REDUCTIONS_BY_NAME: dict[str, type[ReduceOp]] = {op.name.removeprefix("rlx."): op for op in REDUCE_OPS}
 NORMALIZATIONS_BY_NAME: dict[str, type[NormalizeOp]] = {op.name.removeprefix("rlx."): op for op in NORMALIZE_OPS}
-REGION_OPS = (ElementwiseRegionOp, ReductionRegionOp, ContractionRegionOp, NormalizeRegionOp)
+REGION_OPS = (ElementwiseRegionOp, ReductionRegionOp, ContractionRegionOp, NormalizeRegionOp, StandardizeRegionOp)
 
 
 @irdl_op_definition

@@ -1,4 +1,11 @@
-"""End to end on one example: the IR after each pass, then the JIT result vs NumPy."""
+"""End to end on one example: the IR after each pass, then the JIT result vs NumPy.
+
+The passes are the default pipeline's own (`passes/default_pipeline.py`), run
+one at a time on the same module. A pass that leaves the IR as it was says so;
+the `llvm` dialect after `lower-to-llvm` is summarized as its functions (the
+kernel, its thread-pool thunk and launcher, the entry):
+`rlx-opt examples/bias_gelu.mlir -p default` prints it all.
+"""
 
 from __future__ import annotations
 
@@ -6,23 +13,45 @@ import math
 from pathlib import Path
 
 import numpy as np
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import ModuleOp
 
 import rlx_mlir as rlx
 from rlx_mlir.context import make_context
-from rlx_mlir.passes.canonicalize_broadcast import CanonicalizeBroadcastPass
-from rlx_mlir.passes.fuse_elementwise import FuseElementwisePass
-from rlx_mlir.passes.plan_memory import PlanMemoryPass
+from rlx_mlir.passes.default_pipeline import BACKEND_PASSES, TENSOR_PASSES
 
 TEXT = (Path(__file__).parent / "bias_gelu.mlir").read_text()
 
 
-def main() -> None:
+def summarize_llvm(module: ModuleOp) -> str:
+    """The functions of the lowered module by name and size."""
+    funcs = [op for op in module.walk() if isinstance(op, llvm.FuncOp)]
+    lines = [f"{len(str(module).splitlines())} lines of the llvm dialect, {len(funcs)} functions:"]
+    lines += [f"  @{f.sym_name.data}: {len(list(f.walk()))} ops" for f in funcs]
+    return "\n".join(lines)
+
+
+def show_passes() -> None:
     module = rlx.parse(TEXT)
     ctx = make_context()
-    for stage in (CanonicalizeBroadcastPass(), FuseElementwisePass(), PlanMemoryPass()):
+    before = str(module)
+    print(f"// ----- input\n{before}\n")
+    passes = (*TENSOR_PASSES, *BACKEND_PASSES)
+    for k, stage in enumerate(passes, 1):
         stage.apply(ctx, module)
-        print(f"// ----- IR after {stage.name}\n{str(module)}\n")
+        after = str(module)
+        header = f"// ----- {k}/{len(passes)} after {stage.name}"
+        if stage is BACKEND_PASSES[-1]:
+            print(f"{header}\n{summarize_llvm(module)}\n")
+        elif after == before:
+            print(f"{header}: unchanged\n")
+        else:
+            print(f"{header}\n{after}\n")
+        before = after
 
+
+def main() -> None:
+    show_passes()
     exe = rlx.compile(TEXT)
     rng = np.random.default_rng(0)
     x = rng.standard_normal((256, 1024)).astype(np.float32)

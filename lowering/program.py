@@ -44,6 +44,7 @@ from rlx_mlir.lowering import (
     reduction,
     reduction_region,
     rnn,
+    standardize,
     state_space,
 )
 from rlx_mlir.lowering.element_types import codec
@@ -53,6 +54,7 @@ from rlx_mlir.lowering.gemm import packing_kernel, weight_packing
 from rlx_mlir.lowering.kernel import (
     PTR,
     STATUS,
+    STATUS_FIELDS,
     External,
     Kernel,
     KernelContext,
@@ -83,13 +85,23 @@ from rlx_mlir.verification import function_block
 class LoweredProgram:
     functions: list[llvm.FuncOp] = field(default_factory=list)
     externals: set[External] = field(default_factory=set)
+    timed: list[int] = field(default_factory=list)
+    """In a profiling build, the positions (in the function's block) of the ops
+    whose end the entry time-stamps, in order (`_EntryBuilder.mark`)."""
+
+
+CYCLE_COUNTER = External("llvm.readcyclecounter", (), i64)
+"""LLVM's cycle-counter intrinsic (rdtsc on x86-64): a time stamp costs ~20
+cycles and no call out of the module, so a profiling build times kernels of a
+few microseconds without perturbing them much."""
 
 
 class _EntryBuilder:
     """Builds the entry function while the kernels are emitted alongside."""
 
-    def __init__(self, function: func.FuncOp, threads: int, tuning: Tuning) -> None:
+    def __init__(self, function: func.FuncOp, threads: int, tuning: Tuning, profile: bool = False) -> None:
         self.function = function
+        self.profile = profile
         self.threads = threads
         self.tuning = tuning
         self.name = function.sym_name.data
@@ -239,6 +251,20 @@ class _EntryBuilder:
             self.launchers[thunk] = launcher
         return self.launchers[thunk].sym_name.data
 
+    def mark(self, position: int | None) -> None:
+        """In a profiling build, store the cycle counter in the status buffer's
+        next profile slot (after its `STATUS_FIELDS` error fields): the entry's
+        start (`position` None), then the end of the op at `position`."""
+        if not self.profile:
+            return
+        e = self.e
+        slot = STATUS_FIELDS + len(self.program.timed) + (position is not None)
+        ticks = e.op(llvm.CallOp(CYCLE_COUNTER.name, return_type=i64))
+        e.op(llvm.StoreOp(ticks, e.op(llvm.GEPOp(self.status, [slot], i64, inbounds=True)), alignment=8))
+        self.program.externals.add(CYCLE_COUNTER)
+        if position is not None:
+            self.program.timed.append(position)
+
     def return_on_index_error(self) -> None:
         """Stop at the first kernel that met a bad index: later kernels would read its garbage."""
         e = self.e
@@ -257,8 +283,11 @@ class _EntryBuilder:
                 size = self.e.i64(nbytes(value))
                 self._copy(self.io_pointer(self.n_inputs + j), self.pointer(value), size)
 
-    def lower_block(self, block: Block, codes: dict[Operation, int], prefix: str) -> list[SSAValue]:
-        """Launch the kernels of `block`'s ops in order; the values its terminator returns."""
+    def lower_block(
+        self, block: Block, codes: dict[Operation, int], prefix: str, timed: bool = False
+    ) -> list[SSAValue]:
+        """Launch the kernels of `block`'s ops in order (time-stamping the end of
+        each op that ran code, if `timed`); the values its terminator returns."""
         for index, op in enumerate(block.ops):
             name = f"{prefix}_k{index}"
             emit = KERNELS.get(type(op))
@@ -266,12 +295,16 @@ class _EntryBuilder:
                 ctx = KernelContext(name, self.tuning.for_op(op), codes.get(op, 0), self.threads, self.packed)
                 for kernel in self.kernels(op, emit, ctx):
                     self.launch(kernel)
-            elif isinstance(op, ScanOp):
+                if timed:
+                    self.mark(index)
+            elif isinstance(op, (ScanOp, ScanBackwardOp)):
                 with self.looping():
-                    self.scan(op, codes, name)
-            elif isinstance(op, ScanBackwardOp):
-                with self.looping():
-                    self.scan_backward(op, codes, name)
+                    if isinstance(op, ScanOp):
+                        self.scan(op, codes, name)
+                    else:
+                        self.scan_backward(op, codes, name)
+                if timed:
+                    self.mark(index)
             elif isinstance(op, (func.ReturnOp, rg.YieldOp)):
                 return list(op.operands)
             elif not isinstance(op, rlx.ConstantOp) and view_offset(op) is None:
@@ -558,6 +591,7 @@ KERNELS: dict[type[Operation], Emit] = {
     **delta_rule.KERNELS,
     **state_space.KERNELS,
     **rnn.KERNELS,
+    **standardize.KERNELS,
 }  # type: ignore[dict-item]
 """The kernel emitter of each op that runs code (one module per family)."""
 
@@ -631,12 +665,13 @@ def _scratch_offsets(op: Operation) -> list[int]:
     return [scratch_offset(Scratch(op, k)) for k in range(len(op.scratch_bytes()))]  # type: ignore[attr-defined]
 
 
-def lower_function(function: func.FuncOp, threads: int, tuning: Tuning) -> LoweredProgram:
+def lower_function(function: func.FuncOp, threads: int, tuning: Tuning, profile: bool = False) -> LoweredProgram:
     """Lower a planned function (every compute op a region or an op with a
     kernel emitter; elementwise leftovers already wrapped in regions) with the
-    kernel choices of `tuning`."""
-    builder = _EntryBuilder(function, threads, tuning)
+    kernel choices of `tuning`; a `profile` build time-stamps each op's end."""
+    builder = _EntryBuilder(function, threads, tuning, profile)
     codes = {op: k + 1 for k, op in enumerate(index_checks(function))}
-    returned = builder.lower_block(function_block(function), codes, builder.name)
+    builder.mark(None)
+    returned = builder.lower_block(function_block(function), codes, builder.name, timed=profile)
     builder.copy_unbound_outputs(returned)
     return builder.finish()

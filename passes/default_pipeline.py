@@ -18,12 +18,14 @@ from rlx_mlir.passes.fuse_elementwise import FuseElementwisePass
 from rlx_mlir.passes.fuse_epilogues import FuseEpiloguesPass
 from rlx_mlir.passes.fuse_reductions import FuseReductionsPass
 from rlx_mlir.passes.fuse_siblings import FuseSiblingsPass
+from rlx_mlir.passes.fuse_standardization import FuseStandardizationPass
 from rlx_mlir.passes.lower_to_llvm import LowerToLLVMPass
 from rlx_mlir.passes.plan_memory import PlanMemoryPass
 
 TENSOR_PASSES: tuple[ModulePass, ...] = (
     CanonicalizePass(),
     CanonicalizeBroadcastPass(),
+    FuseStandardizationPass(),
     FuseElementwisePass(),
     FuseReductionsPass(),
     FuseEpiloguesPass(),
@@ -31,7 +33,8 @@ TENSOR_PASSES: tuple[ModulePass, ...] = (
     CanonicalizeBroadcastPass(),
 )
 """Graph-level rewrites: op canonicalizations (transpose/reverse chains, identity
-slices and pads), expands folded into implicit broadcasts, chains fused, chains
+slices and pads), expands folded into implicit broadcasts, layer and RMS norms
+written out made one region each, chains fused, chains
 feeding reductions fused in as their prologues and chains after matmuls as
 their epilogues, elementwise siblings that read one input merged, then
 index-map ops (expand,

@@ -45,8 +45,8 @@ from rlx_mlir.dialects.scan import graph_blocks
 from rlx_mlir.verification import function_block
 
 MAX_OPS = 32
-"""Ops per fused region by default. Measured (CPU seconds; README, "Compile
-time by stage"): compiling a non-repeating 300-op chain costs the same with
+"""Ops per fused region by default. Measured (CPU seconds; benchmarks/README.md, "Compile
+time"): compiling a non-repeating 300-op chain costs the same with
 caps of 16 to 128 (LLVM's cost per op is flat there, and grows past it); a
 repeating chain compiles lcm(cap, period) ops (regions of one structure share
 a kernel), so a smaller cap compiles less (a 1,000-op chain of period 12:

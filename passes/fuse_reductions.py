@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.ir.affine import AffineMap
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -106,11 +106,36 @@ class FuseNormalizePrologue(RewritePattern):
         )
 
 
+class FuseRowRegionPrologue(RewritePattern):
+    """standardize(chain(x)), the region made by fuse-standardization with its
+    identity prologue: the chain (a residual add) becomes the prologue."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: rg.StandardizeRegionOp, rewriter: PatternRewriter) -> None:
+        if op.prologue_count != 1 or not _is_identity(op.body.block):
+            return
+        producer = _fusible_producer(op.inputs[0])
+        if producer is None:
+            return
+        with rg.ElementwiseRegionOp.covering(producer) as region:
+            ok = region is not None and len(region.outputs) == 1
+            ok = ok and all(op.reads_through(m, v) for m, v in zip(region.maps, region.inputs))  # type: ignore[union-attr]
+            fused = op.with_prologue(region) if ok else None  # type: ignore[arg-type]
+        if fused is not None:
+            rewriter.replace(op, fused)
+            rewriter.erase(producer)
+
+
+def _is_identity(block: Block) -> bool:
+    """A body that yields its one argument."""
+    return len(block.args) == 1 and isinstance(block.first_op, rg.YieldOp) and block.first_op.values == (block.args[0],)
+
+
 class FuseNormalizeEpilogue(RewritePattern):
-    """chain(softmax(...)): the chain becomes the epilogue of the normalize region."""
+    """chain(softmax(...)), chain(standardize(...)): the chain becomes the epilogue of the region."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if not isinstance(op, (rd.NormalizeOp, rg.NormalizeRegionOp)):
+        if not isinstance(op, (rd.NormalizeOp, rg.RowRegionOp)):
             return
         result = op.results[0]
         uses = list(result.uses)
@@ -125,15 +150,18 @@ class FuseNormalizeEpilogue(RewritePattern):
 
     @staticmethod
     def _fused(
-        op: rd.NormalizeOp | rg.NormalizeRegionOp, region: rg.ElementwiseRegionOp, result: SSAValue
-    ) -> rg.NormalizeRegionOp | None:
-        space = shape_of(result.type)
+        op: rd.NormalizeOp | rg.RowRegionOp, region: rg.ElementwiseRegionOp, result: SSAValue
+    ) -> rg.RowRegionOp | None:
         positions = [k for k, v in enumerate(region.inputs) if v is result]
         if len(region.outputs) != 1 or region.outputs[0].type != result.type or len(positions) != 1:
             return None
-        if not _pointwise(region.inputs, region.maps, space) or shape_of(result.type) == ():
+        if shape_of(result.type) == ():
             return None
-        normalize = op if isinstance(op, rg.NormalizeRegionOp) else rg.NormalizeRegionOp.of(op)
+        normalize = op if isinstance(op, rg.RowRegionOp) else rg.NormalizeRegionOp.of(op)
+        if not all(normalize.reads_through(m, v) for m, v in zip(region.maps, region.inputs)):
+            if normalize is not op:
+                normalize.erase(safe_erase=False)
+            return None
         fused = normalize.with_epilogue(region, positions[0])
         if normalize is not op:
             normalize.erase(safe_erase=False)
@@ -147,5 +175,7 @@ class FuseReductionsPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(FuseReductionPrologue(), apply_recursively=False).rewrite_module(op)
         PatternRewriteWalker(ReductionOfAnIndexMap(), apply_recursively=False).rewrite_module(op)
-        normalize = GreedyRewritePatternApplier([FuseNormalizePrologue(), FuseNormalizeEpilogue()])
+        normalize = GreedyRewritePatternApplier(
+            [FuseNormalizePrologue(), FuseRowRegionPrologue(), FuseNormalizeEpilogue()]
+        )
         PatternRewriteWalker(normalize, apply_recursively=True).rewrite_module(op)

@@ -94,19 +94,24 @@ class LowerToLLVMPass(ModulePass):
         lower_module(op, self.threads or available_cpus(), self.kernel_tuning())
 
 
-def lower_module(op: ModuleOp, threads: int, tuning: Tuning) -> None:
+def lower_module(op: ModuleOp, threads: int, tuning: Tuning, profile: bool = False) -> dict[str, list[int]]:
     """Replace every planned function of `op` by its kernels and entry, lowered
-    for `threads` threads with the kernel choices of `tuning`."""
+    for `threads` threads with the kernel choices of `tuning`. A `profile` build
+    time-stamps the end of each op: returned are, per function, the positions
+    of the ops timed (`LoweredProgram.timed`)."""
     functions = [f for f in op.ops if isinstance(f, func.FuncOp)]
     lowered = []
     externals: set[External] = set()
+    timed = {}
     for function in functions:
         regions_for_leftovers(function)
-        program = lower_function(function, threads, tuning)
+        program = lower_function(function, threads, tuning, profile)
         lowered += program.functions
         externals |= program.externals
+        timed[function.sym_name.data] = program.timed
     for function in functions:
         function.detach()
         function.erase()
     for new in [*external_declarations(externals), *lowered]:
         op.body.block.add_op(new)
+    return timed

@@ -43,6 +43,12 @@ def _fuse_reductions() -> type[ModulePass]:
     return FuseReductionsPass
 
 
+def _fuse_standardization() -> type[ModulePass]:
+    from rlx_mlir.passes.fuse_standardization import FuseStandardizationPass
+
+    return FuseStandardizationPass
+
+
 def _plan_memory() -> type[ModulePass]:
     from rlx_mlir.passes.plan_memory import PlanMemoryPass
 
@@ -66,6 +72,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     return {
         "autodiff": _autodiff,
         "canonicalize-broadcast": _canonicalize_broadcast,
+        "fuse-standardization": _fuse_standardization,
         "fuse-elementwise": _fuse_elementwise,
         "fuse-reductions": _fuse_reductions,
         "fuse-epilogues": _fuse_epilogues,

@@ -35,6 +35,7 @@ from rlx_mlir.passes.default_pipeline import TENSOR_PIPELINE
 from rlx_mlir.passes.lower_to_llvm import lower_module
 from rlx_mlir.passes.plan_memory import PlanMemoryPass
 from rlx_mlir.passes.registry import available_passes
+from rlx_mlir.profiler import TimedOp, describe
 from rlx_mlir.runtime import ConstantData, Executable, IndexCheck, TensorSpec
 from rlx_mlir.target import Target, available_cpus
 from rlx_mlir.target import target as resolve_target
@@ -189,6 +190,8 @@ class Artifacts:
     planned_ir: str
     checks: list[IndexCheck]
     tuned: list[autotune.Tuned]
+    timed: list[TimedOp] | None = None
+    """A profiling build's time-stamped ops, in order (`rlx_mlir.profiler`)."""
 
     def encode(self) -> bytes:
         """A disk-cache payload: JSON of everything but the constants' bytes, a newline,
@@ -208,6 +211,7 @@ class Artifacts:
             "llvm_ir": self.llvm_ir, "jit_text": self.jit_text, "planned_ir": self.planned_ir,
             "checks": [c.op for c in self.checks],
             "tuned": [[t.op, t.choice, t.source, dict(t.seconds)] for t in self.tuned],
+            "timed": None if self.timed is None else [t.encode() for t in self.timed],
         }
         return json.dumps(document).encode() + b"\n" + bytes(blob)
 
@@ -231,6 +235,7 @@ class Artifacts:
             MemoryPlan(int(size), int(bound), {str(k): int(v) for k, v in offsets.items()}), constants,
             str(d["llvm_ir"]), str(d["jit_text"]), str(d["planned_ir"]), [IndexCheck(str(op)) for op in d["checks"]],
             [autotune.Tuned(str(op), str(c), str(s), dict(t)) for op, c, s, t in d["tuned"]],
+            None if d["timed"] is None else [TimedOp.decode(row) for row in d["timed"]],
         )
 
 
@@ -242,6 +247,7 @@ def compile(  # noqa: A001
     target: str | None = None,
     tuning: Mapping[str, int] | None = None,
     tune: bool | float | None = None,
+    profile: bool = False,
 ) -> Executable:
     """Compile an rlx module (or its text) to a callable executable.
 
@@ -255,7 +261,8 @@ def compile(  # noqa: A001
     cannot make (`rlx_mlir.autotune`: which form of a long recurrence runs) at the
     first compile, for up to 0.5 s (or `tune` seconds), and keeps the winners
     (None: unless $RLX_MLIR_TUNE is 0; False: the model's choices,
-    deterministically). Results are kept in the persistent cache of
+    deterministically). A `profile` build time-stamps each op's kernels, for
+    `Executable.profile` (which makes one itself). Results are kept in the persistent cache of
     `rlx_mlir.disk_cache`: compiling the same text again, in any process,
     skips straight to loading machine code. An Executable pickles as its IR
     text and these options, and recompiles (through the cache) when unpickled.
@@ -274,7 +281,7 @@ def compile(  # noqa: A001
     if isinstance(tune, str) or not isinstance(tune, (bool, int, float, type(None))):
         raise CompileError(f"compile() tune= takes True, False or seconds, got {tune!r}")
     measure = autotune.budget(tune)
-    options = (repr(pipeline), repr(entry), str(effective), kernel_tuning.key, f"tune={measure > 0}")
+    options = (repr(pipeline), repr(entry), str(effective), kernel_tuning.key, f"tune={measure > 0}", f"{profile=}")
     disk_key = disk_cache.key("module", machine.key, text, *options)
     artifacts = derived = _load_artifacts(disk_key)
     if artifacts is None:
@@ -284,7 +291,9 @@ def compile(  # noqa: A001
 
         measuring = (build, measure) if measure else None
         with cycle_collection_paused():
-            artifacts = derived = _derive(module_or_text, pipeline, entry, effective, machine, kernel_tuning, measuring)
+            artifacts = derived = _derive(
+                module_or_text, pipeline, entry, effective, machine, kernel_tuning, measuring, profile
+            )
         disk_cache.store("module", disk_key, artifacts.encode())
     else:
         derived = None
@@ -296,12 +305,16 @@ def compile(  # noqa: A001
     a = artifacts
     try:
         exe = Executable(
-            a.name, compiled, a.inputs, a.outputs, a.plan, a.constants, a.llvm_ir, a.planned_ir, kernel_tuning, a.checks
+            a.name, compiled, a.inputs, a.outputs, a.plan, a.constants, a.llvm_ir, a.planned_ir, kernel_tuning, a.checks,
+            a.timed,
         )
     except MemoryError:
         raise AllocationError(f"the arena of {a.plan.arena_size} bytes cannot be allocated") from None
     exe.tuned = artifacts.tuned
-    exe.recompile = (compile, (text, pipeline, entry, threads, target, None if tuning is None else dict(tuning), tune))
+    exe.threads = effective
+    exe.recompile = (
+        compile, (text, pipeline, entry, threads, target, None if tuning is None else dict(tuning), tune, profile)
+    )
     exe.cached = {"module": artifacts is not derived, "machine code": compiled.from_disk}
     return exe
 
@@ -324,6 +337,7 @@ def _derive(
     machine: Target,
     tuning: Tuning,
     measuring: tuple[autotune.Build, float] | None,
+    profile: bool = False,
 ) -> Artifacts:
     """Parse, run the passes, plan and lower: everything but the JIT."""
     if isinstance(module_or_text, str):
@@ -355,11 +369,13 @@ def _derive(
     constants = _constants(function)
     planned_ir = str(function)
     checks = [IndexCheck(op.name) for op in index_checks(function)]
+    ops = describe(function) if profile else {}
     try:
-        lower_module(module, threads, tuning)
+        positions = lower_module(module, threads, tuning, profile)[name]
     except ValueError as error:  # an emitter's limit (a BLAS dimension, an op with no kernel)
         raise CompileError(f"@{name}: {error}") from None
     llvm_module = to_llvmlite(module)
     llvm_ir = str(llvm_module)
     jit_text = module_text(llvm_module, {name}, machine)
-    return Artifacts(name, inputs, outputs, plan, constants, llvm_ir, jit_text, planned_ir, checks, tuned)
+    timed = [ops[k] for k in positions] if profile else None
+    return Artifacts(name, inputs, outputs, plan, constants, llvm_ir, jit_text, planned_ir, checks, tuned, timed)

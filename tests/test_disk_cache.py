@@ -5,7 +5,7 @@ and what lands on disk. The one speed check is the issue's ratio (a second
 process compiles the README example >= 20x faster than the first), taken on
 CPU time (`time.process_time`, not wall-clock, which the shared machine's
 load would skew) with the fastest of a few fresh processes on each side; the
-timings are printed (`pytest -s`) and quoted in the README.
+timings are printed (`pytest -s`); docs/runtime.md states the bound.
 """
 
 from __future__ import annotations

@@ -47,6 +47,10 @@ def main(args: Sequence[str] | None = None) -> None:
         "--input-shape", action="append", default=[], metavar="NAME=1x128",
         help="an ONNX input's static shape (for models exported with dynamic dimensions)",
     )
+    parser.add_argument(
+        "--profile", type=int, nargs="?", const=20, metavar="RUNS",
+        help="print where the time goes: each op's median time over RUNS calls (default 20), bytes and FLOPs",
+    )
     options = parser.parse_args(args)
     try:
         if options.file.endswith(".onnx"):
@@ -57,7 +61,10 @@ def main(args: Sequence[str] | None = None) -> None:
         if options.print_ir:
             print(f"// target: {exe.target}")
             print(exe.planned_ir)
-        results = exe(*[_load(spec) for spec in options.input])
+        inputs = [_load(spec) for spec in options.input]
+        results = exe(*inputs)
+        if options.profile is not None:
+            print(exe.profile(*inputs, repeat=options.profile))
         if options.output:
             if Path(options.output).is_dir():
                 raise RlxError(f"--output {options.output} is a directory; give a file name")

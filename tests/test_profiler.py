@@ -1,0 +1,109 @@
+"""`Executable.profile` and `rlx-run --profile`: one row per op that runs code,
+with the bytes and FLOPs of the planned op, timed in a profiling build whose
+results are those of the plain build."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import rlx_mlir as rlx
+from rlx_mlir.errors import ArgumentError
+
+MLP = """
+func.func @mlp(%x: tensor<64x32xf32>, %w: tensor<32x16xf32>, %b: tensor<16xf32>) -> tensor<64xf32> {
+  %y = rlx.matmul %x, %w : (tensor<64x32xf32>, tensor<32x16xf32>) -> tensor<64x16xf32>
+  %z = rlx.add %y, %b : (tensor<64x16xf32>, tensor<16xf32>) -> tensor<64x16xf32>
+  %s = rlx.reduce_sum %z {axes = array<i64: 1>, keepdims = false} : (tensor<64x16xf32>) -> tensor<64xf32>
+  func.return %s : tensor<64xf32>
+}
+"""
+
+
+def _inputs() -> list[np.ndarray]:
+    rng = np.random.default_rng(0)
+    return [rng.standard_normal(s, dtype=np.float32) for s in ((64, 32), (32, 16), (16,))]
+
+
+@pytest.fixture(scope="module")
+def mlp() -> rlx.Executable:
+    return rlx.compile(MLP, tune=False)
+
+
+def test_rows_name_each_op_with_its_bytes_and_flops(mlp: rlx.Executable) -> None:
+    profile = mlp.profile(*_inputs(), repeat=3)
+    names = [row.op.name for row in profile.rows]
+    assert names == ["rlx.matmul", "rlx.reduction_region(add)"]  # the bias add is the sum's prologue
+    gemm, reduce = profile.rows
+    assert gemm.op.shapes == "64x32xf32, 32x16xf32 -> 64x16xf32"
+    assert gemm.op.bytes == 4 * (64 * 32 + 32 * 16 + 64 * 16)
+    assert gemm.op.flops == 2 * 64 * 16 * 32
+    assert reduce.op.bytes == 4 * (64 * 16 + 16 + 64)
+    assert reduce.op.flops == 2 * 64 * 16  # the add and the sum at each point
+    assert all(row.seconds >= 0 for row in profile.rows) and profile.overhead >= 0
+    assert profile.runs == 3 and profile.total > 0
+
+
+def test_positions_are_those_of_the_planned_function(mlp: rlx.Executable) -> None:
+    body = [line for line in mlp.planned_ir.splitlines() if line.startswith(("  %", "  func.return"))]
+    for row in mlp.profile(*_inputs(), repeat=1).rows:
+        assert row.op.name.split("(")[0].split("[")[0] in body[row.op.position]
+
+
+def test_the_table_lists_every_row_and_the_launch_overhead(mlp: rlx.Executable) -> None:
+    text = str(mlp.profile(*_inputs(), repeat=2))
+    assert text.startswith("profile of @mlp: median of 2 runs")
+    assert "rlx.reduction_region(add)" in text and "launch overhead" in text
+    assert f"target {mlp.target.name}" in text
+
+
+def test_a_profiling_build_computes_what_the_plain_build_does(mlp: rlx.Executable) -> None:
+    profiled = rlx.compile(MLP, tune=False, profile=True)
+    inputs = _inputs()
+    np.testing.assert_array_equal(profiled(*inputs)[0], mlp(*inputs)[0])
+    stamps = profiled._stamps()
+    assert len(stamps) == 3 and stamps[0] <= stamps[1] <= stamps[2]
+
+
+def test_a_scan_is_one_row() -> None:
+    b = rlx.Builder("cumulative")
+    xs, h0 = b.input((16, 8)), b.input((8,))
+
+    b.output(b.scan(h0, lambda s, h, x: s.add(h, x), xs=[xs]))
+    exe = rlx.compile(b.module(), tune=False)
+    x, h = np.ones((16, 8), np.float32), np.zeros(8, np.float32)
+    rows = exe.profile(x, h, repeat=2).rows
+    assert [row.op.name for row in rows] == ["rlx.scan"]
+    assert rows[0].op.flops is None
+
+
+@pytest.mark.parametrize("repeat", [0, -1, 2.5, True])
+def test_bad_repeat_is_refused(mlp: rlx.Executable, repeat: object) -> None:
+    with pytest.raises(ArgumentError, match="repeat >= 1"):
+        mlp.profile(*_inputs(), repeat=repeat)  # type: ignore[arg-type]
+
+
+def test_wrong_inputs_get_the_call_error(mlp: rlx.Executable) -> None:
+    with pytest.raises(ArgumentError):
+        mlp.profile(np.zeros((3, 3), np.float32))
+
+
+def test_rlx_run_prints_the_profile(tmp_path: Path) -> None:
+    source = tmp_path / "mlp.mlir"
+    source.write_text(MLP)
+    files = []
+    for k, array in enumerate(_inputs()):
+        files += ["-i", str(tmp_path / f"{k}.npy")]
+        np.save(files[-1], array)
+    out = tmp_path / "out.npz"
+    result = subprocess.run(
+        [sys.executable, "-m", "rlx_mlir.cli.run", str(source), *files, "-o", str(out), "--profile", "3"],
+        capture_output=True, text=True, check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "profile of @mlp: median of 3 runs" in result.stdout
+    assert "launch overhead" in result.stdout
