@@ -1,12 +1,12 @@
 """docs/adding-an-op.md, followed to the letter: `rlx.cube` added in a copy of the repository.
 
-The test copies rlx_mlir/, tests/ and pyproject.toml into a temporary folder,
+The test copies rlx_mlir/, tests/, docs/ and pyproject.toml into a temporary folder,
 inserts the guide's own code blocks (read from the guide, so the two cannot
-drift apart) at the places the guide names, runs the Builder generator, and
+drift apart) at the places the guide names, runs the two generators, and
 then runs the op's tests in the copy: pytest selecting the cube cases, the
 lit line through rlx-opt, and the measurement command. It also checks that
 the hand edits touched exactly the five files the guide promises (plus the
-generated rlx_mlir/builder_ops.py).
+files the generators write, rlx_mlir/builder_ops.py and docs/dialect.md).
 
 Files are found by the module that defines a symbol (the dialect's
 `UnaryOp`, the lowering tables `FLOAT` and `DERIVATIVES`), not by a fixed
@@ -46,7 +46,7 @@ def guide_blocks() -> list[tuple[str, str]]:
     section = text[text.index(SECTION):]
     section = section[: section.index("\n## ", 1)]
     blocks = []
-    for match in re.finditer(r"^( *)```(\w+)\n(.*?)^\1```$", section, re.MULTILINE | re.DOTALL):
+    for match in re.finditer(r"^( *)```(\w+)[^\n]*\n(.*?)^\1```$", section, re.MULTILINE | re.DOTALL):
         indent, language, body = match.groups()
         lines = [line.removeprefix(indent) for line in body.splitlines()]
         blocks.append((language, "\n".join(lines)))
@@ -94,13 +94,13 @@ def _run(command: list[str], cwd: Path, env: dict[str, str]) -> str:
 
 def _copy(target: Path) -> None:
     ignore = shutil.ignore_patterns("__pycache__", ".hypothesis", "Output", ".pytest_cache", "*.pyc")
-    for name in ("rlx_mlir", "tests"):
+    for name in ("rlx_mlir", "tests", "docs"):
         shutil.copytree(REPO / name, target / name, ignore=ignore)
     shutil.copy2(REPO / "pyproject.toml", target / "pyproject.toml")
 
 
 def _snapshot(root: Path) -> dict[Path, str]:
-    return {p.relative_to(root): p.read_text() for p in sorted(root.rglob("*")) if p.is_file() and p.suffix in (".py", ".mlir")}
+    return {p.relative_to(root): p.read_text() for p in sorted(root.rglob("*")) if p.is_file() and p.suffix in (".py", ".mlir", ".md")}
 
 
 @pytest.mark.slow
@@ -135,17 +135,19 @@ def test_the_guide_adds_cube(tmp_path: Path) -> None:
 
     env = {**os.environ, "PYTHONPATH": str(copy), "RLX_MLIR_CACHE_DIR": str(tmp_path / "cache"), "RLX_MLIR_TUNE": "0"}
     _run([sys.executable, "-m", "rlx_mlir.builder_gen"], copy, env)
+    _run([sys.executable, "-m", "rlx_mlir.cli.gen_dialect_docs"], copy, env)
 
     changed = {path for path, text in _snapshot(copy).items() if before.get(path) != text}
-    hand_edits = changed - {Path("rlx_mlir/builder_ops.py")}
+    hand_edits = changed - {Path("rlx_mlir/builder_ops.py"), Path("docs/dialect.md")}
     assert hand_edits == {dialect.relative_to(copy), activations.relative_to(copy), grads.relative_to(copy),
                           Path("tests/op_records.py"), Path("tests/lit/elementwise/unary.mlir")}, sorted(changed)
     assert Path("rlx_mlir/builder_ops.py") in changed, "the generator gave the Builder no cube method"
+    assert Path("docs/dialect.md") in changed, "the dialect reference has no rlx.cube section"
 
     tests = ["tests/test_unary.py", "tests/test_backward.py", "tests/test_autodiff.py", "tests/test_dtypes.py",
-             "tests/test_builder_ops.py"]
-    out = _run([sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", *tests,
-                "-k", "cube or every_unary_op_has_a_record or generated_methods_are_current"], copy, env)
+             "tests/test_builder_ops.py", "tests/test_dialect_docs.py"]
+    out = _run([sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", *tests, "-k",
+                "cube or every_unary_op_has_a_record or generated_methods_are_current or dialect"], copy, env)
     cube_cases = re.findall(r"^tests/test_\w+\.py::\S*cube\S* PASSED", out, re.MULTILINE)
     assert len(cube_cases) >= 12, out[-4000:]  # forward, specials, derivative, adjoint, f16/bf16, Builder method
 
