@@ -47,7 +47,8 @@ s(x) = sigmoid; "s" after a number: ULPs of the cancelling terms' magnitude
 (f' has a zero there), see below.
 
 Errors: max over the sweeps of ``tests/test_backward.py`` (40k points per
-kind and width over its DOMAIN table, chosen so results stay normal, e.g.
+kind and width over the derivative domains of tests/op_records.py, chosen so
+results stay normal; ``python tests/measure.py rlx.<kind>`` reprints them; e.g.
 gelu [-13, 10] | [-37, 12], tanh [-40, 40] | [-350, 350]; random dy in
 ±[0.5, 2); plus specials) of dx = dy * f'(x) against a float64 closed form
 (math.erfc for gelu, 50-digit decimals for gelu_approx, e^(-x^2) with an

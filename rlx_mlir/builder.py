@@ -8,8 +8,9 @@
     exe = rlx_mlir.compile(b.module())
 
 Every unary, binary and compare op of the dialect is a method of the same name
-(`b.gelu(x)`, `b.atan2(y, x)`, `b.lt(a, b)`); the op tables in the dialect are
-the only list of them. Data movement and indexing ops are methods too
+(`b.gelu(x)`, `b.atan2(y, x)`, `b.lt(a, b)`), typed and documented in
+`rlx_mlir/builder_ops.py`, which `python -m rlx_mlir.builder_gen` writes from
+the op tables of the dialect (the only list of them). Data movement and indexing ops are methods too
 (`b.transpose(x, [1, 0])`, `b.gather(table, ids, axis=0)`), and so are the
 contractions and reductions (`b.matmul(x, w)`, `b.reduce_sum(x, [1])`,
 `b.softmax(x)`), their result
@@ -19,7 +20,8 @@ shapes computed by the dialect's shape functions; the module is verified when
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import numpy as np
 from xdsl.dialects import func
@@ -28,6 +30,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from rlx_mlir import dtypes
 from rlx_mlir.broadcast import broadcast_shapes
+from rlx_mlir.builder_ops import ElementwiseMethods
 from rlx_mlir.compiler import verify
 from rlx_mlir.dialects import contraction as ct
 from rlx_mlir.dialects import elementwise as ew
@@ -84,14 +87,17 @@ def _group(state: SSAValue | None) -> list[SSAValue]:
     return [] if state is None else [state]
 
 
-def _family_op(table: dict[str, type[Operation]], family: str, name: str) -> type[Operation]:
+OpClass = TypeVar("OpClass", bound=type[Operation])
+
+
+def _family_op(table: Mapping[str, OpClass], family: str, name: str) -> OpClass:
     """The op class `name` of one elementwise family, or the Builder's unknown-op error."""
     if name not in table:
         raise UnknownOpError(f"Builder has no {family} op '{name}' (known: {', '.join(sorted(table))})")
     return table[name]
 
 
-class Builder:
+class Builder(ElementwiseMethods):
     """Appends rlx ops to one function; `module()` returns the verified module."""
 
     def __init__(self, name: str = "main") -> None:
@@ -133,21 +139,31 @@ class Builder:
             raise VerificationError(f"operands have incompatible broadcast shapes ({shapes})")
         return TensorType(element or element_type(values[-1].type), list(shape))
 
-    # op families -----------------------------------------------------------
+    # op families: one method per op in builder_ops.py, or by name ---------
+    def _append_unary(self, op: type[ew.UnaryOp], x: SSAValue) -> SSAValue:
+        return self._add(op(x))
+
+    def _append_binary(self, op: type[ew.BinaryOp], a: SSAValue, b: SSAValue) -> SSAValue:
+        return self._add(op(a, b, self._broadcast_type(a, b)))
+
+    def _append_compare(self, op: type[ew.CompareOp], a: SSAValue, b: SSAValue) -> SSAValue:
+        return self._add(op(a, b, self._broadcast_type(a, b, element=i1)))
+
     def unary(self, name: str, x: SSAValue) -> SSAValue:
-        return self._add(_family_op(ew.UNARY_OPS, "unary", name)(x))
+        """The unary op called `name` (`b.unary("gelu", x)` is `b.gelu(x)`)."""
+        return self._append_unary(_family_op(ew.UNARY_OPS, "unary", name), x)
 
     def binary(self, name: str, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self._add(_family_op(ew.BINARY_OPS, "binary", name)(a, b, self._broadcast_type(a, b)))
+        return self._append_binary(_family_op(ew.BINARY_OPS, "binary", name), a, b)
 
     def compare(self, name: str, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self._add(_family_op(ew.COMPARE_OPS, "compare", name)(a, b, self._broadcast_type(a, b, element=i1)))
+        return self._append_compare(_family_op(ew.COMPARE_OPS, "compare", name), a, b)
 
-    def __getattr__(self, name: str) -> Callable[..., SSAValue]:
-        for table, family in ((ew.UNARY_OPS, self.unary), (ew.BINARY_OPS, self.binary), (ew.COMPARE_OPS, self.compare)):
-            if name in table:
-                return lambda *operands: family(name, *operands)
-        raise UnknownOpError(f"Builder has no op '{name}'")
+    if not TYPE_CHECKING:  # for mypy and IDEs, an unknown method stays an error
+
+        def __getattr__(self, name: str) -> Callable[..., SSAValue]:
+            """Only reached for a name that is no method: the error says so in the Builder's terms."""
+            raise UnknownOpError(f"Builder has no op '{name}'")
 
     def where(self, condition: SSAValue, t: SSAValue, f: SSAValue) -> SSAValue:
         return self._add(ew.WhereOp(condition, t, f, self._broadcast_type(condition, t, f, element=element_type(t.type))))
@@ -252,7 +268,7 @@ class Builder:
     def _reduce(self, op: type[rd.ReduceOp], x: SSAValue, axes: Sequence[int] | None, keepdims: bool) -> SSAValue:
         shape = shape_of(x.type)
         axes = range(len(shape)) if axes is None else integers(axes, "reduction axes")
-        kept = rd.reduced_shape(shape, {self._axis(a, len(shape)) for a in axes}, keepdims)
+        kept = rd.reduced_shape(shape, sorted({self._axis(a, len(shape)) for a in axes}), keepdims)
         return self._add(op(x, list(axes), keepdims, self._like(x, kept)))
 
     def reduce_sum(self, x: SSAValue, axes: Sequence[int] | None = None, keepdims: bool = False) -> SSAValue:
@@ -275,7 +291,7 @@ class Builder:
         self, op: type[rd.ArgReduceOp], x: SSAValue, axis: int, keepdims: bool, select_last_index: bool
     ) -> SSAValue:
         shape = shape_of(x.type)
-        kept = rd.reduced_shape(shape, {self._axis(axis, len(shape))}, keepdims)
+        kept = rd.reduced_shape(shape, [self._axis(axis, len(shape))], keepdims)
         return self._add(op(x, axis, keepdims, select_last_index, tensor_type(kept, "i64")))
 
     def argmax(
@@ -298,21 +314,22 @@ class Builder:
     # LSTM); with `return_state` the result is (output, *final state).
     def _stateful(
         self,
-        cls: type[rc.StatefulOp],
-        inputs: Sequence[SSAValue],
+        make: Callable[[list[SSAValue], list[Attribute]], rc.StatefulOp],
+        like: SSAValue,
         state: Sequence[SSAValue] | None,
         return_state: bool,
-        **props: object,
     ) -> SSAValue | tuple[SSAValue, ...]:
-        state = list(state or ())
-        probe = cls(inputs, state, [inputs[0].type], **props)  # type: ignore[call-arg]
+        """`make(state, result_types)` builds the op; a probe made first gives its result shapes."""
+        initial = list(state or ())
+        probe = make(initial, [like.type])
+        output: Attribute
+        carried: Attribute
         try:
-            output, carried = self._like(inputs[0], probe.output_shape()), self._like(inputs[0], probe.state_shape())
+            output, carried = self._like(like, probe.output_shape()), self._like(like, probe.state_shape())
         except (ValueError, IndexError, TypeError):  # bad ranks: module() reports the op's own diagnostic
-            output = carried = inputs[0].type  # type: ignore[assignment]
+            output = carried = like.type
         probe.drop_all_references()
-        types = [output, *[carried] * (len(cls.STATES) if return_state else 0)]
-        op = cls(inputs, state, types, **props)  # type: ignore[call-arg]
+        op = make(initial, [output, *[carried] * (len(probe.STATES) if return_state else 0)])
         self.block.add_op(op)
         return tuple(op.results) if return_state else op.output
 
@@ -321,24 +338,32 @@ class Builder:
         bidirectional: bool = False, state: Sequence[SSAValue] | None = None, return_state: bool = False,
     ) -> SSAValue | tuple[SSAValue, ...]:
         """PyTorch's packed LSTM (`rlx.lstm`): y, or (y, hn, cn) with `return_state`."""
-        return self._stateful(rc.LstmOp, [x, w_ih, w_hh, bias], state, return_state, hidden_size=hidden_size,
-                              num_layers=num_layers, bidirectional=bidirectional)
+        return self._stateful(
+            lambda s, types: rc.LstmOp([x, w_ih, w_hh, bias], s, types, hidden_size, num_layers, bidirectional),
+            x, state, return_state,
+        )
 
     def gru(
         self, x: SSAValue, w_ih: SSAValue, w_hh: SSAValue, b_ih: SSAValue, b_hh: SSAValue, hidden_size: int,
         num_layers: int = 1, bidirectional: bool = False, state: Sequence[SSAValue] | None = None,
         return_state: bool = False,
     ) -> SSAValue | tuple[SSAValue, ...]:
-        return self._stateful(rc.GruOp, [x, w_ih, w_hh, b_ih, b_hh], state, return_state, hidden_size=hidden_size,
-                              num_layers=num_layers, bidirectional=bidirectional)
+        return self._stateful(
+            lambda s, types: rc.GruOp([x, w_ih, w_hh, b_ih, b_hh], s, types, hidden_size, num_layers, bidirectional),
+            x, state, return_state,
+        )
 
     def rnn(
         self, x: SSAValue, w_ih: SSAValue, w_hh: SSAValue, bias: SSAValue, hidden_size: int, num_layers: int = 1,
         bidirectional: bool = False, nonlinearity: str = "tanh", state: Sequence[SSAValue] | None = None,
         return_state: bool = False,
     ) -> SSAValue | tuple[SSAValue, ...]:
-        return self._stateful(rc.RnnOp, [x, w_ih, w_hh, bias], state, return_state, hidden_size=hidden_size,
-                              num_layers=num_layers, bidirectional=bidirectional, nonlinearity=nonlinearity)
+        return self._stateful(
+            lambda s, types: rc.RnnOp(
+                [x, w_ih, w_hh, bias], s, types, hidden_size, num_layers, bidirectional, nonlinearity
+            ),
+            x, state, return_state,
+        )
 
     def mamba2(
         self, x: SSAValue, dt: SSAValue, a: SSAValue, b: SSAValue, c: SSAValue,
@@ -346,8 +371,10 @@ class Builder:
     ) -> SSAValue | tuple[SSAValue, ...]:
         """head_dim and state_size are read off x and b."""
         head_dim, state_size = (shape_of(v.type)[-1] if shape_of(v.type) else 0 for v in (x, b))
-        return self._stateful(rc.Mamba2Op, [x, dt, a, b, c], _group(state), return_state, head_dim=head_dim,
-                              state_size=state_size)
+        return self._stateful(
+            lambda s, types: rc.Mamba2Op([x, dt, a, b, c], s, types, head_dim, state_size),
+            x, _group(state), return_state,
+        )
 
     def selective_scan(
         self, x: SSAValue, delta: SSAValue, a: SSAValue, b: SSAValue, c: SSAValue,
@@ -355,8 +382,10 @@ class Builder:
     ) -> SSAValue | tuple[SSAValue, ...]:
         """state_size is read off a."""
         state_size = shape_of(a.type)[-1] if shape_of(a.type) else 0
-        return self._stateful(rc.SelectiveScanOp, [x, delta, a, b, c], _group(state), return_state,
-                              state_size=state_size)
+        return self._stateful(
+            lambda s, types: rc.SelectiveScanOp([x, delta, a, b, c], s, types, state_size),
+            x, _group(state), return_state,
+        )
 
     def gated_delta_net(
         self, q: SSAValue, k: SSAValue, v: SSAValue, g: SSAValue, beta: SSAValue,
@@ -365,8 +394,10 @@ class Builder:
         """state_size is read off q; the gate is per channel when g has q's rank."""
         state_size = shape_of(q.type)[-1] if shape_of(q.type) else 0
         per_channel = len(shape_of(g.type)) == len(shape_of(q.type))
-        return self._stateful(rc.GatedDeltaNetOp, [q, k, v, g, beta], _group(state), return_state,
-                              state_size=state_size, gate_per_channel=per_channel)
+        return self._stateful(
+            lambda s, types: rc.GatedDeltaNetOp([q, k, v, g, beta], s, types, state_size, per_channel),
+            q, _group(state), return_state,
+        )
 
     def scan(
         self,
@@ -458,4 +489,6 @@ class Builder:
         flat = array.reshape(-1).tolist()
         if target.kind is Kind.COMPLEX:
             flat = [(v.real, v.imag) for v in flat]
-        return self._add(rlx.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, flat)))
+        # from_list's overloads want the element type statically; dtypes holds int, float and complex ones only
+        dense_type = cast("TensorType[Any]", t)
+        return self._add(rlx.ConstantOp(DenseIntOrFPElementsAttr.from_list(dense_type, flat)))

@@ -7,12 +7,16 @@ f32; f64: vs NumPy's float64). Values outside a range saturate and are covered
 by the special values (±0, ±inf, NaN, subnormals, ±max) every suite adds.
 
 Every numeric test of these functions reads this table, so a bound is written
-once and the math_approx docstring cites it rather than a copy:
+once and the math_approx docstring cites it rather than a copy. It is keyed
+by kernel, not by op: a new rlx op gets its bounds in tests/op_records.py (a
+new row here is tested by tests/test_math_approx.py, which names a row
+without a kernel or a reference):
 
 * tests/test_math_approx.py — each kernel alone, ~2.25e6 points per function
   and width (uniform over `sweep`, log-uniform magnitudes, a dense [-2, 2] band);
-* tests/test_unary.py — the rlx unary ops built on them, ~2e5 points over the
-  same `sweep`;
+* tests/op_records.py — the records of the rlx unary ops that are one of these
+  kernels take their sweep and bound from here (tests/test_unary.py checks them
+  over ~2e5 points);
 * tests/test_numeric_edges.py — sin/cos/tan on huge arguments in f16/bf16/f32/f64
   (powers of two, floats nearest to multiples of pi/2, random bit patterns);
 * tests/test_binary.py — rlx.pow and rlx.atan2 (special-value pairs and random

@@ -5,7 +5,7 @@ float64 from the (exactly widened) inputs, integer ops on Python ints where the
 wrapping/truncation rules matter, and correctly rounded results (fma, int ->
 float casts) go through `fractions.Fraction`.
 
-    REF_UNARY[name](x64)            -> float64 array
+    (the unary ops' float64 references are their records': tests/op_records.py)
     REF_BINARY_FLOAT[name](a, b)    -> float64 array (a, b float64)
     ref_binary_int(name, a, b, dt)  -> array of dtype dt (int32/int64/bool)
     ref_compare / ref_where / ref_fma / ref_cast
@@ -149,80 +149,6 @@ def scaled_error(got: np.ndarray, ref64: np.ndarray, scale: np.ndarray, dtype=No
         diff = np.abs(got.astype(np.float64) - ref64)
         scaled = np.where(np.isfinite(ulp) & np.isfinite(diff), diff / unit, ulp)
     return np.minimum(ulp, scaled)
-
-
-# ---------------------------------------------------------------------------
-# unary references (float64 in, float64 out)
-# ---------------------------------------------------------------------------
-_erf = np.vectorize(math.erf, otypes=[np.float64])
-_erfc = np.vectorize(math.erfc, otypes=[np.float64])
-
-
-def _sigmoid(x: np.ndarray) -> np.ndarray:
-    """1/(1+exp(-x)) without overflow: exp(x)/(1+exp(x)) for x < 0. Evaluated in long double (a
-    64-bit mantissa on x86-64, where the suites run): in float64, the roundings of exp, 1 + e and
-    the division put the reference itself up to 2 ULP off an f64 result."""
-    xl = np.asarray(x, dtype=np.longdouble)
-    e = np.exp(-np.abs(xl))
-    return np.where(xl >= 0, 1 / (1 + e), e / (1 + e)).astype(np.float64)
-
-
-def _gelu(x: np.ndarray) -> np.ndarray:
-    """x/2 * (1 + erf(x/sqrt2)), written with erfc so the negative tail keeps its precision."""
-    return 0.5 * x * _erfc(-x / math.sqrt(2.0))
-
-
-def _gelu_approx(x: np.ndarray) -> np.ndarray:
-    """x/2 * (1 + tanh(z)) = x * sigmoid(2z), z = sqrt(2/pi) (x + 0.044715 x^3)."""
-    z = math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3)
-    # at x = -inf: -inf * 0 = NaN, as the x/2 * (1 + tanh) form gives
-    return x * _sigmoid(2.0 * z)
-
-
-def _softplus(x: np.ndarray) -> np.ndarray:
-    return np.logaddexp(x, 0.0)
-
-
-def _log_sigmoid(x: np.ndarray) -> np.ndarray:
-    return -np.logaddexp(-x, 0.0)
-
-
-REF_UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
-    "relu": lambda x: np.where(x < 0, 0.0, x),
-    "gelu": _gelu,
-    "gelu_approx": _gelu_approx,
-    "silu": lambda x: x * _sigmoid(x),
-    "sigmoid": _sigmoid,
-    "tanh": np.tanh,
-    "exp": np.exp,
-    "log": np.log,
-    "sqrt": np.sqrt,
-    "rsqrt": lambda x: 1.0 / np.sqrt(x),
-    "neg": np.negative,
-    "abs": np.abs,
-    "round": np.round,  # half to even
-    "sin": np.sin,
-    "cos": np.cos,
-    "tan": np.tan,
-    "atan": np.arctan,
-    "recip": lambda x: 1.0 / x,
-    "floor": np.floor,
-    "ceil": np.ceil,
-    "sign": np.sign,
-    "softplus": _softplus,
-    "elu": lambda x: np.where(x > 0, x, np.expm1(x)),
-    "erf": _erf,
-    "hard_swish": lambda x: x * (np.clip(x + 3.0, 0.0, 6.0) / 6.0),  # the factor <= 1: no overflow at ±max
-    "hard_sigmoid": lambda x: np.clip(x / 6.0 + 0.5, 0.0, 1.0),
-    "mish": lambda x: x * np.tanh(_softplus(x)),
-    "softsign": lambda x: x / (1.0 + np.abs(x)),
-    "log_sigmoid": _log_sigmoid,
-}
-
-
-def ref_unary(name: str, x: np.ndarray) -> np.ndarray:
-    with np.errstate(all="ignore"):
-        return np.asarray(REF_UNARY[name](np.asarray(x, dtype=np.float64)), dtype=np.float64)
 
 
 # ---------------------------------------------------------------------------

@@ -14,10 +14,11 @@ from math import erf
 
 import numpy as np
 import pytest
+from pipelines import ELEMENTWISE_FUSION_ONLY
 
 import rlx_mlir as rlx
 
-UNFUSED = "canonicalize,canonicalize-broadcast,fuse-elementwise,canonicalize-broadcast"
+UNFUSED = ELEMENTWISE_FUSION_ONLY
 _erf = np.vectorize(erf, otypes=[np.float64])
 
 

@@ -3,13 +3,15 @@
 * sin/cos/tan over huge arguments up to ±max: every power of two, floats nearest to multiples
   of pi/2 and their neighbours, random bit patterns (every exponent equally; every f16 and bf16
   value), the hardest cases for argument reduction known; against a `decimal` reference (the float64 value reduced by pi/2
-  at 420 digits, then Taylor series at 60), within the bounds of tests/accuracy.py (1 ULP for
+  at 420 digits, then Taylor series at 60), within the bounds of the op records (1 ULP for
   f16/bf16, which compute in f32 and round once). libm is not a safe reference here: glibc's
   cos(5.319372648326541e+255) is 8 ULP off.
-* the activations at ±0, ±inf, NaN, ±max, the overflow and underflow thresholds of e^x, the bands
-  where results become subnormal, and subnormal inputs, against a reference evaluated in
-  `decimal` at 50 digits (so float64's own overflow and subnormal rounding do not leak into it).
-  Non-finite inputs follow the NumPy formulas (tests/reference.py), as test_unary checks.
+* every op whose record (tests/op_records.py) has `edges`, at ±0, ±inf, NaN, ±max, the overflow
+  and underflow thresholds of e^x, the bands where results become subnormal, and subnormal
+  inputs, against its reference evaluated in `decimal` at 50 digits (tests/decimal_reference.py,
+  so float64's own overflow and subnormal rounding do not leak into it), within the record's
+  edge bound (f16/bf16: 1 ULP, 0 for an op exact in f32/f64). Non-finite inputs follow the
+  record's float64 reference, as test_unary checks.
 """
 
 from __future__ import annotations
@@ -22,34 +24,16 @@ from functools import cache
 import ml_dtypes
 import numpy as np
 import pytest
-from accuracy import accuracy
-from reference import REF_UNARY, scaled_error, ulp_error
+from decimal_reference import PI
+from op_records import RECORDS, record, reference, short_name
+from reference import scaled_error, ulp_error
 
 import rlx_mlir
+from rlx_mlir.dialects import elementwise as ew
 
 TYPES = {"f16": np.dtype(np.float16), "bf16": np.dtype(ml_dtypes.bfloat16), "f32": np.dtype(np.float32),
          "f64": np.dtype(np.float64)}
 NARROW = ("f16", "bf16")
-
-
-def _pi(digits: int) -> Decimal:
-    """pi to `digits` digits by Machin's formula in integers (independent of the compiler's own)."""
-    scale = 10 ** (digits + 10)
-
-    def arctan_inv(k: int) -> int:
-        total, term, n = 0, scale // k, 0
-        while term:
-            total += (-1) ** n * (term // (2 * n + 1))
-            term //= k * k
-            n += 1
-        return total
-
-    with localcontext() as ctx:
-        ctx.prec = digits + 10
-        return Decimal(16 * arctan_inv(5) - 4 * arctan_inv(239)) / scale
-
-
-PI = _pi(420)
 
 
 @cache
@@ -154,7 +138,7 @@ def test_trig_every_finite_input(name: str, ty: str) -> None:
     x = _trig_inputs(ty)
     got = run(name, ty, x)
     ref = _trig_reference(ty)[:, TRIG.index(name)]
-    bound = 1 if ty in NARROW else accuracy(name, TYPES[ty]).max_ulp
+    bound = 1 if ty in NARROW else record(ew.UNARY_OPS[name]).ulp.at(TYPES[ty])
     _check(name, ty, x, got, ref, bound)
 
 
@@ -178,115 +162,16 @@ def test_trig_issue_example_and_specials(ty: str) -> None:
 # ---------------------------------------------------------------------------
 # activations at the edges
 # ---------------------------------------------------------------------------
-D = Decimal
+EDGE_OPS = [pytest.param(op, id=short_name(op)) for op, rec in RECORDS.items() if rec.edges is not None]
 
 
-def _decimal(fn: Callable[[Decimal], Decimal]) -> Callable[[float], float]:
-    def ref(v: float) -> float:
-        with localcontext() as ctx:
-            ctx.prec = 50
-            return float(fn(D(v)))
-
-    return ref
-
-
-def _w(x: Decimal) -> Decimal:
-    """e^-|x|: the only exponential the references need (it cannot overflow)."""
-    return (-abs(x)).exp()
-
-
-def _expm1(y: Decimal) -> Decimal:
-    return y + y * y / 2 + y**3 / 6 if abs(y) < D("1e-20") else y.exp() - 1
-
-
-def _log1p(w: Decimal) -> Decimal:
-    return w - w * w / 2 + w**3 / 3 if abs(w) < D("1e-20") else (1 + w).ln()
-
-
-def _sigmoid(x: Decimal) -> Decimal:
-    w = _w(x)
-    return 1 / (1 + w) if x >= 0 else w / (1 + w)
-
-
-def _tanh(x: Decimal) -> Decimal:
-    em = _expm1(-2 * abs(x))
-    return -em / (2 + em) * (1 if x >= 0 else -1)
-
-
-def _softplus(x: Decimal) -> Decimal:
-    return max(x, D(0)) + _log1p(_w(x))
-
-
-def _mish(x: Decimal) -> Decimal:
-    """x tanh(softplus(x)); for x < 0, tanh(log(1 + t)) = t(t + 2) / (t(t + 2) + 2), t = e^x,
-    which keeps its digits where softplus(x) is below the decimal precision."""
-    if x >= 0:
-        return x * _tanh(_softplus(x))
-    t = _w(x)
-    return x * t * (t + 2) / (t * (t + 2) + 2)
-
-
-def _elu(x: Decimal) -> Decimal:
-    return x if x > 0 else _expm1(x)
-
-
-SQRT_PI = D("1.7724538509055160272981674833411451827975494561223871")
-
-
-def _erfc(t: Decimal) -> Decimal:
-    """erfc at ~45 digits: 1 - erf by its series of positive terms for t < 3, else the continued
-    fraction e^(-t^2) / (sqrt(pi) (t + (1/2) / (t + 1 / (t + ...)))) (math.erfc would need t rounded)."""
-    if t < 0:
-        return 2 - _erfc(-t)
-    if t < 3:
-        term = total = t
-        n = 0
-        while term > D("1e-48") * total:
-            n += 1
-            term = term * 2 * t * t / (2 * n + 1)
-            total += term
-        return 1 - 2 / SQRT_PI * (-t * t).exp() * total
-    acc = t
-    for n in range(600, 0, -1):
-        acc = t + D(n) / 2 / acc
-    return (-t * t).exp() / (SQRT_PI * acc)
-
-
-def _gelu_approx(x: Decimal) -> Decimal:
-    z = (2 / PI).sqrt() * (x + D("0.044715") * x**3)
-    return x * _sigmoid(2 * z)
-
-
-ACT_REF: dict[str, Callable[[float], float]] = {
-    "relu": lambda v: max(v, 0.0),
-    "sigmoid": _decimal(_sigmoid),
-    "tanh": _decimal(_tanh),
-    "silu": _decimal(lambda x: x * _sigmoid(x)),
-    "softplus": _decimal(_softplus),
-    "log_sigmoid": _decimal(lambda x: min(x, D(0)) - _log1p(_w(x))),
-    "mish": _decimal(_mish),
-    "elu": _decimal(_elu),
-    "softsign": _decimal(lambda x: x / (1 + abs(x))),
-    "hard_swish": _decimal(lambda x: x * min(max(x + 3, D(0)), D(6)) / 6),
-    "hard_sigmoid": _decimal(lambda x: min(max(x / 6 + D("0.5"), D(0)), D(1))),
-    "erf": math.erf,
-    "gelu": _decimal(lambda x: x / 2 * _erfc(-x / D(2).sqrt())),
-    "gelu_approx": _decimal(_gelu_approx),
-}
-BOUNDS = {"hard_swish": 2, "relu": 0}  # the rest: 4, or tests/accuracy.py
-F64_BOUNDS = {"gelu": 8}  # its tail (x < -1/sqrt2): e^(-x^2/2) times a fitted erfc(t) e^(t^2), measured 7
-# hard_sigmoid = x/6 + 1/2 cancels near x = -3: as in test_unary, its error is counted in ulp(1/2)
-HARD_SIGMOID_SCALED_BOUND = 1
-
-
-def _bound(name: str, ty: str) -> float:
+def _bound(op: type[ew.UnaryOp], ty: str) -> float:
+    """The record's edge bound; f16/bf16 compute in f32 and round once: 1 ULP (0 for an exact op)."""
+    rec = record(op)
+    assert rec.edges is not None
     if ty in NARROW:
-        return 0 if name == "relu" else 1
-    if name in ("sigmoid", "tanh", "erf"):
-        return accuracy(name, TYPES[ty]).max_ulp
-    if ty == "f64" and name in F64_BOUNDS:
-        return F64_BOUNDS[name]
-    return BOUNDS.get(name, 4)
+        return 0 if rec.ulp == (0, 0) else 1
+    return rec.edges.ulp.at(TYPES[ty])
 
 
 @cache
@@ -311,23 +196,24 @@ def _edge_inputs(ty: str) -> np.ndarray:
 
 
 @pytest.mark.parametrize("ty", TYPES)
-@pytest.mark.parametrize("name", ACT_REF)
-def test_activation_edges(name: str, ty: str) -> None:
+@pytest.mark.parametrize("op", EDGE_OPS)
+def test_activation_edges(op: type[ew.UnaryOp], ty: str) -> None:
+    rec, name = record(op), short_name(op)
+    assert rec.edges is not None
     x = _edge_inputs(ty)
     x64 = x.astype(np.float64)
     finite = np.isfinite(x64)
     ref = np.empty_like(x64)
-    ref[finite] = [ACT_REF[name](v) for v in x64[finite].tolist()]
-    with np.errstate(all="ignore"):
-        ref[~finite] = REF_UNARY[name](x64[~finite])  # ±inf and NaN: as the NumPy formula
+    ref[finite] = [rec.edges.reference(v) for v in x64[finite].tolist()]
+    ref[~finite] = reference(op, x64[~finite])  # ±inf and NaN: as the float64 reference
     got = run(name, ty, x)
-    if name == "hard_sigmoid":
-        err = scaled_error(got, ref, np.full(x.shape, 0.5), TYPES[ty])
-        assert err.max() <= HARD_SIGMOID_SCALED_BOUND, (x[np.argmax(err)], err.max())
+    if rec.cancellation is not None and rec.cancellation.ulp_from == math.inf:
+        err = scaled_error(got, ref, rec.cancellation.scale(x64), TYPES[ty])
+        assert err.max() <= rec.cancellation.bound, (x[np.argmax(err)], err.max())
     else:
-        _check(name, ty, x, got, ref, _bound(name, ty))
+        _check(name, ty, x, got, ref, _bound(op, ty))
     # signed zeros of the odd-at-zero activations survive
-    if name not in ("sigmoid", "softplus", "log_sigmoid", "hard_sigmoid", "relu"):
+    if rec.reference(np.array([-0.0])).item() == 0 and np.signbit(rec.reference(np.array([-0.0]))).item():
         z = run(name, ty, np.array([-0.0], TYPES[ty]))
         assert z[0] == 0 and np.signbit(z[0]), f"{name}[{ty}](-0) = {z[0]!r}"
 
@@ -345,4 +231,4 @@ def test_trig_exact_reduction_only_where_needed(name: str, ty: str) -> None:
     x[huge] = np.array([1e30, -3.3e37], TYPES[ty])
     got = run(name, ty, x)
     ref = np.array([_sin_cos_tan(v)[TRIG.index(name)] for v in x.astype(np.float64).tolist()])
-    _check(name, ty, x, got, ref, accuracy(name, TYPES[ty]).max_ulp)
+    _check(name, ty, x, got, ref, record(ew.UNARY_OPS[name]).ulp.at(TYPES[ty]))

@@ -14,10 +14,11 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pipelines import ELEMENTWISE_FUSION_ONLY
 
 import rlx_mlir as rlx
 
-UNFUSED = "canonicalize,canonicalize-broadcast,fuse-elementwise,canonicalize-broadcast"
+UNFUSED = ELEMENTWISE_FUSION_ONLY
 REDUCE = {"reduce_sum": np.sum, "reduce_mean": np.mean, "reduce_prod": np.prod, "reduce_max": np.max, "reduce_min": np.min}
 PROLOGUE = {
     "mul": lambda x, b: x * b,

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 import torch  # the reference (a test dependency: the .[test] extra), never skipped
+from closeness import assert_close
 
 import rlx_mlir as rlx
 from rlx_mlir.builder import Builder
@@ -116,10 +117,9 @@ def inputs(case: Case, dtype: str) -> tuple[np.ndarray, list[np.ndarray]]:
     return x, state if case.state_in else []
 
 
-def assert_close(got: np.ndarray, want: np.ndarray, dtype: str, what: str) -> None:
+def assert_rnn_close(got: np.ndarray, want: np.ndarray, dtype: str, what: str) -> None:
     tol = TOLERANCE[dtype]
-    assert got.shape == want.shape, what
-    np.testing.assert_allclose(got, want, rtol=tol, atol=tol, err_msg=what)
+    assert_close(got, want, rtol=tol, atol=tol, what=what)
 
 
 CASES = [
@@ -159,7 +159,7 @@ def test_matches_torch(case: Case, dtype: str) -> None:
     want = reference(module, case, x, state)
     assert len(got) == (len(want) if case.state_out else 1)
     for k, (g, w) in enumerate(zip(got, want)):
-        assert_close(g, w, dtype, f"{case_id(case)} result {k}")
+        assert_rnn_close(g, w, dtype, f"{case_id(case)} result {k}")
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -171,7 +171,7 @@ def test_threads_agree(threads: int) -> None:
     x, state = inputs(case, "f64")
     got = compile_case(case, "f64", weights, threads=threads)(x, *weights, *state)
     for k, (g, w) in enumerate(zip(got, reference(module, case, x, state))):
-        assert_close(g, w, "f64", f"threads={threads} result {k}")
+        assert_rnn_close(g, w, "f64", f"threads={threads} result {k}")
 
 
 @pytest.mark.parametrize("dtype", ["f32", "f64"])
@@ -188,11 +188,11 @@ def test_carried_state(kind: str, dtype: str) -> None:
     y, *final = compile_case(whole, dtype, weights)(x, *weights, *state)
     y1, *middle = compile_case(head, dtype, weights)(x[:, :first].copy(), *weights, *state)
     y2, *end = compile_case(tail, dtype, weights)(x[:, first:].copy(), *weights, *middle)
-    assert_close(np.concatenate([y1, y2], axis=1), y, dtype, "y")
+    assert_rnn_close(np.concatenate([y1, y2], axis=1), y, dtype, "y")
     for k, (g, w) in enumerate(zip(end, final)):
-        assert_close(g, w, dtype, f"state {k}")
+        assert_rnn_close(g, w, dtype, f"state {k}")
     for k, (g, w) in enumerate(zip(final, reference(module, whole, x, state)[1:])):
-        assert_close(g, w, dtype, f"state {k} vs torch")
+        assert_rnn_close(g, w, dtype, f"state {k} vs torch")
 
 
 def test_first_call_of_a_stream_starts_from_zero() -> None:
@@ -238,7 +238,7 @@ def test_constant_weights_are_packed_on_the_first_call_only(case: Case, dtype: s
         x = (x + rng.standard_normal(x.shape)).astype(x.dtype)
         got = exe(x, *state)
         for k, (g, w) in enumerate(zip(got, reference(module, case, x, state))):
-            assert_close(g, w, dtype, f"{case_id(case)} call {call} result {k}")
+            assert_rnn_close(g, w, dtype, f"{case_id(case)} call {call} result {k}")
 
 
 def test_kept_packing_is_not_shared_by_other_buffers_or_kernels() -> None:
@@ -294,4 +294,4 @@ def test_avx2_target_matches_torch(case: Case, dtype: str, constant: bool) -> No
         want = reference(module, case, x, state)
         assert len(got) == len(want)
         for k, (g, w) in enumerate(zip(got, want)):
-            assert_close(g, w, dtype, f"{case_id(case)} call {call} result {k}")
+            assert_rnn_close(g, w, dtype, f"{case_id(case)} call {call} result {k}")

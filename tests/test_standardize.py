@@ -14,10 +14,11 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pipelines import ELEMENTWISE_FUSION_ONLY
 
 import rlx_mlir as rlx
 
-UNFUSED = "canonicalize,canonicalize-broadcast,fuse-elementwise,canonicalize-broadcast"
+UNFUSED = ELEMENTWISE_FUSION_ONLY
 NUMPY = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "bf16": ml_dtypes.bfloat16}
 TOLERANCE = {"f32": 2e-5, "f64": 1e-12, "f16": 4e-3, "bf16": 3e-2}
 """Error bound relative to the result's scale: about 8 units of the type's
