@@ -18,7 +18,6 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.parser import Parser
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.utils.exceptions import ArgSpecParseError, PassFailedException, VerifyException
 from xdsl.utils.exceptions import ParseError as XdslParseError
@@ -27,6 +26,7 @@ from rlx_mlir import autotune, blas, disk_cache, dtypes, thread_pool
 from rlx_mlir.context import make_context
 from rlx_mlir.dialects import rlx
 from rlx_mlir.dialects.common import element_type, shape_of
+from rlx_mlir.dialects.parser import RlxParser
 from rlx_mlir.errors import AllocationError, CompileError, ParseError, VerificationError
 from rlx_mlir.jit import compile_text, module_text
 from rlx_mlir.lowering.translate import to_llvmlite
@@ -48,7 +48,7 @@ def parse(text: str) -> ModuleOp:
         raise CompileError(f"parse() takes IR text, got {type(text).__name__}")
     _check_text(text)
     try:
-        module = Parser(make_context(), text, name="<input>").parse_module()
+        module = RlxParser(make_context(), text, name="<input>").parse_module()
     except XdslParseError as error:
         raise ParseError(str(error)) from None
     except VerifyException as error:  # an attribute of the wrong kind, caught while parsing
