@@ -7,12 +7,10 @@ function (signature, constants, memory plan), then lowers to LLVM and JITs.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import json
 import re
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,7 +21,7 @@ from xdsl.utils.exceptions import ArgSpecParseError, PassFailedException, Verify
 from xdsl.utils.exceptions import ParseError as XdslParseError
 
 from rlx_mlir import autotune, blas, disk_cache, dtypes, thread_pool
-from rlx_mlir.context import make_context
+from rlx_mlir.context import cycle_collection_paused, make_context
 from rlx_mlir.dialects import rlx
 from rlx_mlir.dialects.common import element_type, shape_of
 from rlx_mlir.dialects.parser import RlxParser
@@ -87,24 +85,6 @@ def verify(module: ModuleOp) -> None:
         verify_module(module)
     except VerifyException as error:
         raise VerificationError(str(error)) from None
-
-
-@contextlib.contextmanager
-def cycle_collection_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector paused while a module is compiled.
-
-    Compiling builds hundreds of thousands of IR objects, and every full
-    collection walks all that are alive: with the collector on, lowering a
-    3,000-op movement chain took 1.7x and translating it to llvmlite 2.7x as
-    long (CPU time), and compile time grew faster than the graph. The IR a
-    compile leaves behind is collected once the collector runs again."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _spec(t) -> TensorSpec:  # noqa: ANN001 - a builtin tensor type

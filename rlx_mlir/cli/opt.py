@@ -23,6 +23,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from rlx_mlir.cli.diagnostics import fail
 from rlx_mlir.cli.onnx_input import OnnxFrontend
+from rlx_mlir.context import cycle_collection_paused
 from rlx_mlir.errors import RlxError
 from rlx_mlir.passes.registry import get_all_passes
 from rlx_mlir.verification import verify_module
@@ -105,7 +106,8 @@ def _driver(args: Sequence[str] | None) -> RlxOptMain:
 def main(args: Sequence[str] | None = None) -> None:
     try:
         _check_target(list(sys.argv[1:] if args is None else args))
-        _driver(args).run()
+        with cycle_collection_paused():  # linear in the size of the input, as rlx.compile
+            _driver(args).run()
     except RecursionError:
         fail("rlx-opt", ValueError("the input nests too deeply (modules, regions or dense literals)"))
     except NotImplementedError as error:  # xDSL raises it bare, e.g. for an f80 constant
