@@ -73,7 +73,8 @@ def splat_bytes(parser: Parser) -> int | None:
     `dense`), or None if it is no splat; the parser stays where it was."""
     start = parser.pos
     try:
-        if _splat_literal(parser) is None:
+        found = _splat_literal(parser)
+        if found is None:
             parser._resume_from(start)
             if not _complex_splat_literal(parser):
                 return None
@@ -82,7 +83,10 @@ def splat_bytes(parser: Parser) -> int | None:
         shaped = parser.parse_optional_type()
         if not isinstance(shaped, ShapedType) or not isinstance(shaped, ContainerType):  # tensor, vector, memref
             return None
-        return math.prod(shaped.get_shape()) * getattr(shaped.get_element_type(), "compile_time_size", 8)
+        size = getattr(shaped.get_element_type(), "compile_time_size", 8)
+        if found is not None and isinstance(found[0], str) and len(found[0]) != 2 + 2 * size:
+            return None  # hex data of several elements: xDSL checks its size, expanding nothing
+        return math.prod(shaped.get_shape()) * size
     finally:
         parser._resume_from(start)
 
