@@ -67,15 +67,15 @@ def run_opt(path: Path) -> float:
 
 def test_rlx_opt_runs_with_the_cycle_collector_paused(tmp_path: Path) -> None:
     """No collection while rlx-opt runs (a warm-up run first does the tool's lazy
-    imports), only the one young collection the objects allocated meanwhile
-    start once the collector is on again. With the collector on, this run
+    imports), only the one collection (of a young generation) the objects
+    allocated meanwhile start once the collector is on again. With the collector on, this run
     started hundreds (4 of them full in a fresh process)."""
     source = tmp_path / "chain.mlir"
     source.write_text(chain(2000))
     run_opt(source)
     with collections() as found:
         run_opt(source)
-    assert found in ([], [0]), found
+    assert len(found) <= 1 and 2 not in found, found
     assert gc.isenabled()
 
 
