@@ -21,7 +21,6 @@ from __future__ import annotations
 import math
 from typing import TypeAlias, TypeGuard
 
-import ml_dtypes
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType
 from xdsl.ir import Attribute, Block, Dialect, Operation, SSAValue
 from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, prop_def, result_def, traits_def
@@ -41,6 +40,7 @@ from rlx_mlir.dialects.recurrent import RECURRENT_OPS
 from rlx_mlir.dialects.reduction import REDUCTION_OPS
 from rlx_mlir.dialects.region import REGION_OPS, YieldOp
 from rlx_mlir.dialects.scan import SCAN_OPS
+from rlx_mlir.dialects.splat import parse_splat
 from rlx_mlir.dtypes import Kind
 
 
@@ -136,8 +136,10 @@ class ConstantOp(IRDLOperation):
     @classmethod
     def parse(cls, parser: Parser) -> ConstantOp:
         attrs = parser.parse_optional_attr_dict()
-        op = _parse_splat(parser)
-        if op is None:
+        splat = parse_splat(parser)
+        if splat is not None:
+            op = cls(splat.value, splat.type)
+        else:
             start = parser.pos
             try:
                 value = parser.parse_attribute()
@@ -167,48 +169,6 @@ def _overflows(value: DenseIntOrFPElementsAttr) -> bool:
     if dtype is None or dtype.kind is not Kind.FLOAT:
         return False
     return any(isinstance(v, float) and math.isinf(v) for v in value.iter_values())
-
-
-def _parse_splat(parser: Parser) -> ConstantOp | None:
-    """`dense<LITERAL> : TYPE` as one value (xDSL's parser would expand it to
-    every element); None, with the parser where it was, for any other form."""
-    start = parser.pos
-    literal: float | None = None  # an int, a float or a bool
-    span = (start, start)
-    if parser.parse_optional_keyword("dense") and parser.parse_optional_punctuation("<"):
-        begin = parser.pos
-        literal = parser.parse_optional_number(allow_boolean=True)
-        span = (begin, parser.pos)
-    if literal is None or parser.parse_optional_punctuation(">") is None:
-        parser._resume_from(start)  # noqa: SLF001 - xDSL's own backtracking
-        return None
-    parser.parse_punctuation(":", " in dense attribute")
-    result_type = parser.parse_type()
-    if not isinstance(result_type, TensorType):
-        parser.raise_error(f"rlx.constant takes a tensor type, got {result_type}")
-    element = result_type.get_element_type()
-    dtype = dtypes.lookup(element)
-    if dtype is None or dtype.kind is Kind.COMPLEX:  # xDSL's parser and the verifier say what is wrong
-        parser._resume_from(start)  # noqa: SLF001
-        return None
-    value = _literal_value(parser, literal, dtype, span)
-    return ConstantOp(DenseIntOrFPElementsAttr.from_list(TensorType(element, []), [value]), result_type)
-
-
-def _literal_value(parser: Parser, literal: float, dtype: dtypes.DType, span: tuple[int, int]) -> float:
-    """The literal as a value of `dtype`: in range, or a parse error at the literal naming both."""
-    if dtype.kind is Kind.FLOAT:
-        largest = float(ml_dtypes.finfo(dtype.numpy).max)
-        if abs(literal) > largest:
-            shown = "a literal beyond f64's range" if math.isinf(literal) else literal  # the lexer made it inf
-            parser.raise_error(f"{shown} is out of range for {dtype.name} (largest finite value {largest:g})", *span)
-        return float(literal)
-    if isinstance(literal, float):
-        parser.raise_error(f"{literal} is not an integer, as {dtype.name} needs", *span)
-    low, high = (0, 1) if dtype.kind is Kind.BOOL else dtype.int_range
-    if not low <= literal <= high:
-        parser.raise_error(f"{literal} is out of range for {dtype.name} ({low}..{high})", *span)
-    return literal
 
 
 class SplatToExpand(RewritePattern):

@@ -18,6 +18,12 @@ above, with arguments (carry, broadcast..., x_t...) and yields the next carry.
 The count of broadcast inputs is a property, so the generic form says which is
 which without looking at shapes.
 
+The step count is the `length` property, required on every scan and its only
+source: xs, when there are any, must have it as their leading axis, and a scan
+with no xs is a loop of `length` steps over the carry (and broadcast inputs).
+A missing length, or one below 1, is a verifier error
+(tests/lit/scan/invalid-no-xs.mlir, tests/test_scan_no_xs.py).
+
 The result is the final carry; with `save_trajectory`, every carry
 [length, *carry]; with `num_checkpoints = K` (0 < K, a trajectory only), the
 carries after steps ceil((k+1)·length/K) − 1 for k < K, [K, *carry]: the

@@ -7,27 +7,25 @@ function (signature, constants, memory plan), then lowers to LLVM and JITs.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import json
 import re
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DenseArrayBase, ModuleOp
 from xdsl.ir import Attribute
-from xdsl.parser import Parser
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.utils.exceptions import ArgSpecParseError, PassFailedException, VerifyException
 from xdsl.utils.exceptions import ParseError as XdslParseError
 
 from rlx_mlir import autotune, blas, disk_cache, dtypes, thread_pool
-from rlx_mlir.context import make_context
+from rlx_mlir.context import cycle_collection_paused, make_context
 from rlx_mlir.dialects import rlx
 from rlx_mlir.dialects.common import element_type, shape_of
+from rlx_mlir.dialects.parser import RlxParser
 from rlx_mlir.errors import AllocationError, CompileError, ParseError, VerificationError
 from rlx_mlir.jit import compile_text, module_text
 from rlx_mlir.lowering.translate import to_llvmlite
@@ -50,7 +48,7 @@ def parse(text: str) -> ModuleOp:
         raise CompileError(f"parse() takes IR text, got {type(text).__name__}")
     _check_text(text)
     try:
-        module = Parser(make_context(), text, name="<input>").parse_module()
+        module = RlxParser(make_context(), text, name="<input>").parse_module()
     except XdslParseError as error:
         raise ParseError(str(error)) from None
     except VerifyException as error:  # an attribute of the wrong kind, caught while parsing
@@ -89,24 +87,6 @@ def verify(module: ModuleOp) -> None:
         verify_module(module)
     except VerifyException as error:
         raise VerificationError(str(error)) from None
-
-
-@contextlib.contextmanager
-def cycle_collection_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector paused while a module is compiled.
-
-    Compiling builds hundreds of thousands of IR objects, and every full
-    collection walks all that are alive: with the collector on, lowering a
-    3,000-op movement chain took 1.7x and translating it to llvmlite 2.7x as
-    long (CPU time), and compile time grew faster than the graph. The IR a
-    compile leaves behind is collected once the collector runs again."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _spec(t: Attribute) -> TensorSpec:
@@ -244,7 +224,7 @@ class Artifacts:
         )
 
 
-def compile(  # noqa: A001
+def compile(
     module_or_text: ModuleOp | str,
     pipeline: str | None = None,
     entry: str | None = None,

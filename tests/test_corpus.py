@@ -7,8 +7,9 @@ Sources, one case each:
   case's first `// CHECK:` line is the message (FileCheck `{{regex}}` blocks
   kept as regexes) and the error a `VerificationError`; lit checks them
   through `rlx-opt --verify-diagnostics`, this runner through `compile()`;
-- `tests/corpus/api.py`: API, Builder and run-time misuse (`CASES`) and IR
-  texts built in Python (`GENERATED_IR`: deep nesting, NUL bytes);
+- `tests/corpus/api.py`: API, Builder and run-time misuse (`CASES`), IR
+  texts built in Python (`GENERATED_IR`: deep nesting, NUL bytes), and
+  hostile inputs that are valid, with the value they must give (`RESULTS`);
 - `tests/corpus/cli.py`: rlx-opt and rlx-run misuse, run as real processes.
 
 Every IR case goes through `rlx.compile` (the exact error type and the
@@ -156,10 +157,10 @@ def rlx_opt(path: Path) -> tuple[int, str]:
 
 
 def test_the_corpus_has_at_least_300_cases() -> None:
-    total = len(IR_CASES) + len(api.CASES) + len(cli.CASES)
+    total = len(IR_CASES) + len(api.CASES) + len(api.RESULTS) + len(cli.CASES)
     print(f"\ncorpus: {len(IR_CASES)} IR cases ({len(corpus_ir_cases())} in tests/corpus/ir, "
           f"{len(lit_verifier_cases())} from the lit invalid files, {len(api.GENERATED_IR)} generated), "
-          f"{len(api.CASES)} API cases, {len(cli.CASES)} CLI cases: {total}")
+          f"{len(api.CASES)} API cases, {len(api.RESULTS)} results, {len(cli.CASES)} CLI cases: {total}")
     assert total >= 300
 
 
@@ -181,6 +182,13 @@ def test_ir_case(name: str, tmp_path: Path) -> None:
 def test_api_case(name: str) -> None:
     call, error, fragment = api.CASES[name]
     check_error(raised_by(call), error, _literal(fragment))
+
+
+@pytest.mark.parametrize("name", api.RESULTS)
+def test_result_case(name: str) -> None:
+    call, expected = api.RESULTS[name]
+    with deadline(DEADLINE):
+        assert call() == expected
 
 
 @pytest.fixture(scope="module")

@@ -12,14 +12,18 @@ import contextlib
 import io
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import IO
 
+from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.frontend.mlir import MLIRFrontend
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from rlx_mlir.cli.diagnostics import fail
 from rlx_mlir.cli.onnx_input import OnnxFrontend
+from rlx_mlir.context import cycle_collection_paused
 from rlx_mlir.errors import RlxError
 from rlx_mlir.passes.registry import get_all_passes
 from rlx_mlir.verification import verify_module
@@ -34,6 +38,7 @@ class RlxOptMain(xDSLOptMain):
             self.ctx.register_dialect("rlx", lambda: RLX)
 
     def register_all_frontends(self) -> None:
+        self.available_frontends["mlir"] = lambda: RlxTextFrontend  # before xDSL's own, which expands splats
         super().register_all_frontends()
         self.available_frontends[OnnxFrontend.name] = lambda: OnnxFrontend
 
@@ -56,6 +61,16 @@ class RlxOptMain(xDSLOptMain):
         super().register_all_passes()
         for name, factory in get_all_passes().items():
             self.register_pass(name, factory)
+
+
+@dataclass(frozen=True)
+class RlxTextFrontend(MLIRFrontend):
+    """IR text read by `RlxParser`, as `rlx.parse` reads it: a splat stays one value."""
+
+    def parse(self, ctx: Context, input: IO[bytes], input_name: str = "input") -> ModuleOp:
+        from rlx_mlir.dialects.parser import RlxParser
+
+        return RlxParser(ctx, input.read(), input_name).parse_module(not self.no_implicit_module)
 
 
 def _print_llvm_ir(module: ModuleOp, output: IO[str]) -> None:
@@ -91,7 +106,8 @@ def _driver(args: Sequence[str] | None) -> RlxOptMain:
 def main(args: Sequence[str] | None = None) -> None:
     try:
         _check_target(list(sys.argv[1:] if args is None else args))
-        _driver(args).run()
+        with cycle_collection_paused():  # linear in the size of the input, as rlx.compile
+            _driver(args).run()
     except RecursionError:
         fail("rlx-opt", ValueError("the input nests too deeply (modules, regions or dense literals)"))
     except NotImplementedError as error:  # xDSL raises it bare, e.g. for an f80 constant

@@ -2,6 +2,8 @@
 
 Each row is `name: (call, expected error type, message fragment)`; the call
 takes no arguments and must raise exactly that type (tests/test_corpus.py).
+`RESULTS` holds the hostile inputs that are valid, each with the value its
+call must return (a 10^9-element splat in the generic form, a scan with no xs).
 `GENERATED_IR` holds IR texts too large or too binary for the .mlir files
 (deep nesting, NUL bytes), run like them; `CLI_WORDING` gives rlx-opt's
 fragment for the few whose API message is worded by the API alone.
@@ -273,6 +275,8 @@ CASES: dict[str, tuple[Callable[[], object], type[Exception], str]] = {
     "Builder scan body returning a number": (
         builder_call(lambda b: b.scan(b.input((3,)), lambda bb, carry, x: 1.0, xs=[b.input((4, 3))])),
         rlx.ArgumentError, "a Builder body must return values it built, got float"),
+    "Builder scan without xs": (builder_call(lambda b: b.scan(b.input((3,)), lambda bb, carry: bb.neg(carry))),
+                                rlx.ArgumentError, "Builder.scan needs at least one per-step input (xs)"),
     "compile(text with a lone surrogate)": (lambda: rlx.compile(GRAPH.replace("%t =", "// \ud800\n  %t =")),
                                              rlx.ParseError, "<input>:3: the text contains a lone surrogate (U+D800)"),
     "parse(text with a lone surrogate)": (lambda: rlx.parse(GRAPH.replace("rlx.tanh", "rlx.tanh\udfff")),
@@ -289,6 +293,48 @@ CASES: dict[str, tuple[Callable[[], object], type[Exception], str]] = {
                               "tuning= takes a mapping"),
     "tune: a string": (lambda: rlx.compile(GRAPH, tune="yes"), rlx.CompileError, "tune= takes True, False or seconds"),
 }
+
+
+GENERIC_SPLAT = """func.func @f() -> tensor<f32> {
+  %c = "rlx.constant"() <{value = dense<1.0> : tensor<1000000000xf32>}> : () -> tensor<1000000000xf32>
+  %s = rlx.reduce_sum %c {axes = array<i64: 0>} : (tensor<1000000000xf32>) -> tensor<f32>
+  func.return %s : tensor<f32>
+}
+"""
+SCAN_WITHOUT_XS = """func.func @f(%h0: tensor<3xf32>, %w: tensor<3xf32>) -> tensor<3xf32> {
+  %h = rlx.scan %h0, %w {length = 5 : i64, num_broadcast = 1 : i64} : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> {
+  ^bb0(%c: tensor<3xf32>, %b: tensor<3xf32>):
+    %n = rlx.add %c, %b : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+    rlx.yield %n : tensor<3xf32>
+  }
+  func.return %h : tensor<3xf32>
+}
+"""
+
+
+def arena_and_sum(text: str) -> tuple[bool, float]:
+    """Whether the arena stays under 16 KiB, and the one result."""
+    executable = rlx.compile(text)
+    return executable.memory_plan.arena_size <= 16 << 10, float(executable()[0])
+
+
+def complex_constant() -> tuple[str, list[complex]]:
+    b = rlx.Builder()
+    b.output(b.constant(np.array([1 + 2j, 3 - 1j], np.complex64)))
+    (value,) = rlx.compile(b.module())()
+    return str(value.dtype), value.tolist()
+
+
+RESULTS: dict[str, tuple[Callable[[], object], object]] = {
+    "a generic splat of 10^9 f32 summed": (lambda: arena_and_sum(GENERIC_SPLAT), (True, 1e9)),
+    "a hex splat of 10^9 f32 summed": (
+        lambda: arena_and_sum(GENERIC_SPLAT.replace("dense<1.0>", 'dense<"0x0000803F">')), (True, 1e9)),
+    "a scan with no xs runs its length": (
+        lambda: exe(SCAN_WITHOUT_XS)(np.zeros(3, np.float32), np.array([1, 2, 3], np.float32))[0].tolist(),
+        [5.0, 10.0, 15.0]),
+    "Builder constant of a complex64 array keeps its dtype": (complex_constant, ("complex64", [1 + 2j, 3 - 1j])),
+}
+"""Hostile inputs that are valid: `name: (call, the value it must return)`."""
 
 
 def _nested(depth: int, open_: str, close: str, inner: str) -> str:

@@ -296,3 +296,50 @@ func.func @f() -> tensor<2xf80> {
   %c = rlx.constant dense<1.0> : tensor<2xf80>
   func.return %c : tensor<2xf80>
 }
+
+// -----
+
+// Issue 22: a splat rlx does not keep as one value (here another dialect's
+// constant) would be expanded by xDSL's parser (4 GB, minutes): refused.
+// expect: ParseError: a splat dense literal of 4000000000 bytes: only the value of an rlx.constant is kept as one value
+func.func @f() -> tensor<1000000000xf32> {
+  %c = arith.constant dense<1.0> : tensor<1000000000xf32>
+  func.return %c : tensor<1000000000xf32>
+}
+
+// -----
+
+// Issue 22: a complex splat of 10^9 elements (rlx keeps real and integer splats only).
+// expect: ParseError: a splat dense literal of 8000000000 bytes
+func.func @f() -> tensor<1000000000xcomplex<f32>> {
+  %c = rlx.constant dense<(1.0, 2.0)> : tensor<1000000000xcomplex<f32>>
+  func.return %c : tensor<1000000000xcomplex<f32>>
+}
+
+// -----
+
+// Issue 22: a generic splat whose declared type is not the result type, so
+// it is no rlx.constant splat; 10^9 elements are refused, not expanded.
+// expect: ParseError: a splat dense literal of 4000000000 bytes
+func.func @f() -> tensor<1000000001xf32> {
+  %c = "rlx.constant"() <{value = dense<1.0> : tensor<1000000000xf32>}> : () -> tensor<1000000001xf32>
+  func.return %c : tensor<1000000001xf32>
+}
+
+// -----
+
+// Issue 22: a hex splat of 10^9 elements in another dialect (xDSL repeats its bytes).
+// expect: ParseError: a splat dense literal of 4000000000 bytes
+func.func @f() -> tensor<1000000000xf32> {
+  %c = arith.constant dense<"0x0000803F"> : tensor<1000000000xf32>
+  func.return %c : tensor<1000000000xf32>
+}
+
+// -----
+
+// Issue 22: the generic form checks the literal's range as the custom form does.
+// expect: ParseError: 1e+39 is out of range for f32 (largest finite value 3.40282e+38)
+func.func @f() -> tensor<1000000000xf32> {
+  %c = "rlx.constant"() <{value = dense<1.0e39> : tensor<1000000000xf32>}> : () -> tensor<1000000000xf32>
+  func.return %c : tensor<1000000000xf32>
+}

@@ -37,6 +37,8 @@ func.func @elementwise(%a: tensor<4x3xf32>, %b: tensor<3xf32>, %i: tensor<3xi32>
 
 // -----
 
+// A splat keeps its one value in the generic form too: a rank-0 value, the
+// result type holding the shape (dialects/parser.py).
 // CHECK-LABEL: func.func @shape_and_constant(
 // CHECK-SAME: [[X:%[a-zA-Z0-9_]+]]: tensor<1x3xf64>
 // CHECK-NEXT: [[C:%[a-zA-Z0-9_]+]] = rlx.constant dense<2.500000e+00> : tensor<2x3xf64>
@@ -45,7 +47,7 @@ func.func @elementwise(%a: tensor<4x3xf32>, %b: tensor<3xf32>, %i: tensor<3xi32>
 // CHECK-NEXT: func.return [[E]], [[R]] : tensor<2x3xf64>, tensor<6xf64>
 
 // GENERIC-LABEL: "func.func"() <{sym_name = "shape_and_constant"
-// GENERIC: "rlx.constant"() <{value = dense<2.500000e+00> : tensor<2x3xf64>}> : () -> tensor<2x3xf64>
+// GENERIC: "rlx.constant"() <{value = dense<2.500000e+00> : tensor<f64>}> : () -> tensor<2x3xf64>
 // GENERIC: "rlx.expand"(%{{.*}}) : (tensor<1x3xf64>) -> tensor<2x3xf64>
 // GENERIC: "rlx.reshape"(%{{.*}}) : (tensor<2x3xf64>) -> tensor<6xf64>
 func.func @shape_and_constant(%x: tensor<1x3xf64>) -> (tensor<2x3xf64>, tensor<6xf64>) {

@@ -1,0 +1,122 @@
+"""`RlxParser`: xDSL's parser, with no splat expanded beyond a bound.
+
+The custom form `rlx.constant dense<1.0> : tensor<NxT>` reads its splat as
+one value (`dialects/splat.py`); this parser does the same for the generic
+form, which xDSL parses without asking the op:
+
+```mlir
+%c = "rlx.constant"() <{value = dense<1.0> : tensor<1000000000xf32>}> : () -> tensor<1000000000xf32>
+```
+
+becomes the constant the custom form gives (a rank-0 value, the result type
+holding the shape), so a 10^12-element splat parses, compiles and plans as one
+value in either syntax. The generic form is taken only as written above (the
+value as a property or as the first attribute, the declared type equal to the
+one result type); any other spelling goes to xDSL's parser, as does any splat
+elsewhere, which is refused past `EXPANSION_LIMIT` bytes rather than expanded.
+Every entry point parses with it: `rlx.parse`/`rlx.compile` and rlx-opt. It also
+parses each spelling of a simple tensor type once (`SIMPLE_TENSOR_TYPE`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, RankedStructure
+from xdsl.ir import Attribute, Operation, TypeAttribute
+from xdsl.parser import Parser
+from xdsl.utils.mlir_lexer import MLIRTokenKind
+
+from rlx_mlir.dialects.rlx import ConstantOp
+from rlx_mlir.dialects.splat import EXPANSION_LIMIT, Splat, parse_splat, splat_bytes
+
+SIMPLE_TENSOR_TYPE = re.compile(r"tensor<(?:[0-9]+x)*[a-z][a-zA-Z0-9]*>")
+"""A static tensor type of a plain element type, spelled in full: the type of
+nearly every value, parsed once per spelling (`RlxParser.parse_optional_type`)."""
+_SIMPLE_TENSOR_TYPE_BYTES = re.compile(SIMPLE_TENSOR_TYPE.pattern.encode())
+
+
+class RlxParser(Parser):
+    """xDSL's `Parser`; see the module docstring for what it reads otherwise."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self._tensor_types: dict[str | bytes, TypeAttribute] = {}
+
+    def parse_optional_type(self) -> TypeAttribute | None:
+        """xDSL's, with each spelling of a simple tensor type parsed once: a type is
+        an immutable value, and parsing `tensor<256xf32>` token by token was
+        two fifths of the time to parse an elementwise chain (each op names
+        its types two or three times)."""
+        token = self._current_token
+        if token.kind is not MLIRTokenKind.BARE_IDENT or token.text != "tensor":
+            return super().parse_optional_type()
+        content = self.lexer.input.content
+        pattern = SIMPLE_TENSOR_TYPE if isinstance(content, str) else _SIMPLE_TENSOR_TYPE_BYTES
+        spelled = pattern.match(content, token.span.start)
+        if spelled is None:
+            return super().parse_optional_type()
+        known = self._tensor_types.get(spelled.group())
+        if known is not None:
+            self._resume_from(spelled.end())
+            return known
+        parsed = super().parse_optional_type()
+        if parsed is not None:
+            self._tensor_types[spelled.group()] = parsed
+        return parsed
+
+    def _parse_generic_operation(self, op_type: type[Operation]) -> Operation:
+        # xDSL's one hook for the generic form: it parses operands, properties
+        # and attributes before it knows anything of the op but its class.
+        if op_type is ConstantOp:
+            start = self.pos
+            if (op := self._parse_generic_splat_constant()) is not None:
+                return op
+            self._resume_from(start)
+        return super()._parse_generic_operation(op_type)
+
+    def _parse_generic_splat_constant(self) -> ConstantOp | None:
+        """`() <{value = SPLAT}> {attributes}? : () -> TYPE` or `() {value = SPLAT, ...} : () -> TYPE`
+        after the op name, SPLAT declaring TYPE; None for any other form."""
+        if self.parse_optional_punctuation("(") is None or self.parse_optional_punctuation(")") is None:
+            return None
+        as_property = self.parse_optional_punctuation("<") is not None
+        if self.parse_optional_punctuation("{") is None:
+            return None
+        splat = self._parse_value_entry()
+        if splat is None:
+            return None
+        if as_property:
+            if self.parse_optional_punctuation("}") is None or self.parse_optional_punctuation(">") is None:
+                return None
+            attributes = self.parse_optional_attr_dict()
+        else:
+            attributes = dict(self.parse_comma_separated_list(self.Delimiter.NONE, self._parse_attribute_entry)
+                              if self.parse_optional_punctuation(",") else [])
+            self.parse_punctuation("}")
+            if "value" in attributes:
+                self.raise_error("Duplicate key 'value' in attribute dictionary")
+        self.parse_punctuation(":", "function type signature expected")
+        signature = self.parse_function_type()
+        if signature.inputs.data or list(signature.outputs.data) != [splat.type]:
+            return None  # xDSL's parser and the verifier say what is wrong
+        op = ConstantOp(splat.value, splat.type)
+        op.attributes.update(attributes)
+        if (location := self.parse_optional_location()) is not None:
+            op.location = location
+        return op
+
+    def _parse_value_entry(self) -> Splat | None:
+        """`value = SPLAT`, or None."""
+        if self.parse_optional_identifier_or_str_literal() != "value" or self.parse_optional_punctuation("=") is None:
+            return None
+        return parse_splat(self)
+
+    def parse_dense_int_or_fp_elements_attr(
+        self, type: RankedStructure[Attribute] | None
+    ) -> DenseIntOrFPElementsAttr:
+        if type is None and (size := splat_bytes(self)) is not None and size > EXPANSION_LIMIT:
+            self.raise_error(
+                f"a splat dense literal of {size} bytes: only the value of an rlx.constant is kept as one "
+                f"value, and xDSL would expand this one in memory (at most {EXPANSION_LIMIT} bytes)")
+        return super().parse_dense_int_or_fp_elements_attr(type)  # type: ignore[arg-type]
