@@ -275,7 +275,7 @@ class RnnFamilyOp(StatefulOp, ABC):
         return dirs * self.GATES * hidden * (hidden + (input_size if layer == 0 else dirs * hidden))
 
     def scratch_bytes(self) -> tuple[int, ...]:
-        """The buffers of `lowering/rnn.py`, in this order: one layer's input
+        """The buffers of `lowering/kernels/rnn.py`, in this order: one layer's input
         projections [B·S, D·G·H]; the per-step products h·W_hhᵀ [D, B, G·H]; the
         packed weights: the widest layer's (`packed_elements`), or, when the
         op `packs_once`, every layer's one after the other and a flag element,

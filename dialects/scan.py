@@ -74,7 +74,7 @@ def checkpoint_steps(length: int, checkpoints: int) -> list[int]:
 class PackedWeight:
     """A broadcast input that a body matmul (or contraction region) reads as its
     2-D f32/f64 rhs: loop-invariant, so the lowering packs op(W) into the
-    column panels of `lowering.gemm.Packing` once, before the loop, into a
+    column panels of `lowering.core.gemm.Packing` once, before the loop, into a
     scratch buffer with the loop's lifetime, and the body's GEMM runs register
     tiles over the panels instead of a BLAS call that repacks W every step.
     Packing only permutes W: the buffer has W's size."""

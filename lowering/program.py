@@ -6,7 +6,7 @@ kernels) a parallel launcher, plus the entry function
     void @<name>(ptr %arena, ptr %io, ptr %status)
 
 where `io` points at the input pointers followed by the output pointers and
-`status` at the index-error block (see `lowering.kernel`).
+`status` at the index-error block (see `lowering.core.kernel`).
 The entry walks the schedule: it computes each kernel's buffer pointers
 (arena + planned offset, an input, or an output) and calls the kernel.
 Reshape views cost nothing (they reuse their source's pointer); returned
@@ -36,7 +36,21 @@ from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects import rlx
 from rlx_mlir.dialects.common import element_type, shape_of
 from rlx_mlir.dialects.scan import LoopOp, ScanBackwardOp, ScanOp
-from rlx_mlir.lowering import (
+from rlx_mlir.lowering.core.element_types import codec
+from rlx_mlir.lowering.core.emitter import Emitter
+from rlx_mlir.lowering.core.gemm import packing_kernel, weight_packing
+from rlx_mlir.lowering.core.kernel import (
+    PTR,
+    STATUS,
+    External,
+    Kernel,
+    KernelContext,
+    emit_thunk,
+    share_aliased_pointers,
+)
+from rlx_mlir.lowering.core.loops import for_range, if_then, while_loop
+from rlx_mlir.lowering.core.parallel import POOL, emit_parallel_launcher
+from rlx_mlir.lowering.kernels import (
     contraction,
     delta_rule,
     indexing,
@@ -46,21 +60,7 @@ from rlx_mlir.lowering import (
     rnn,
     state_space,
 )
-from rlx_mlir.lowering.element_types import codec
-from rlx_mlir.lowering.elementwise import region_kernels
-from rlx_mlir.lowering.emitter import Emitter
-from rlx_mlir.lowering.gemm import packing_kernel, weight_packing
-from rlx_mlir.lowering.kernel import (
-    PTR,
-    STATUS,
-    External,
-    Kernel,
-    KernelContext,
-    emit_thunk,
-    share_aliased_pointers,
-)
-from rlx_mlir.lowering.loops import for_range, if_then, while_loop
-from rlx_mlir.lowering.parallel import POOL, emit_parallel_launcher
+from rlx_mlir.lowering.kernels.elementwise import region_kernels
 from rlx_mlir.memory_plan import (
     OFFSETS,
     SCRATCH_OFFSETS,

@@ -25,7 +25,7 @@ from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects import rlx
 from rlx_mlir.dialects.common import shape_of
 from rlx_mlir.dialects.scan import graph_blocks
-from rlx_mlir.lowering.kernel import External, external_declarations
+from rlx_mlir.lowering.core.kernel import External, external_declarations
 from rlx_mlir.lowering.program import lower_function
 from rlx_mlir.memory_plan import OFFSETS, SCRATCH_OFFSETS, view_offset
 from rlx_mlir.target import TargetError, available_cpus, target

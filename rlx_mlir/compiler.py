@@ -29,7 +29,7 @@ from rlx_mlir.dialects import rlx
 from rlx_mlir.dialects.common import element_type, shape_of
 from rlx_mlir.errors import AllocationError, CompileError, ParseError, VerificationError
 from rlx_mlir.jit import compile_text, module_text
-from rlx_mlir.lowering.translate import to_llvmlite
+from rlx_mlir.lowering.core.translate import to_llvmlite
 from rlx_mlir.memory_plan import OFFSETS, MemoryPlan, index_checks, read_plan
 from rlx_mlir.passes.default_pipeline import TENSOR_PIPELINE
 from rlx_mlir.passes.lower_to_llvm import lower_module

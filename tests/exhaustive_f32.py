@@ -1,4 +1,4 @@
-"""Every f32 input of tanh and sigmoid through the JIT kernels of lowering/math_approx.py, against
+"""Every f32 input of tanh and sigmoid through the JIT kernels of lowering/scalar/math_approx.py, against
 the references of tests/test_math_approx.py, with the bounds of tests/accuracy.py.
 
     python tests/exhaustive_f32.py [tanh] [sigmoid] [--log2-chunk 24]

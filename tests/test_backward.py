@@ -7,7 +7,7 @@ followed by a dense sweep over the kind's domain (uniform + a dense band near
 0 + log-uniform magnitudes); dy is random in ±[0.5, 2).
 
 The expected values are float64 closed forms written here (independently of
-lowering/activation_grads.py), themselves cross-checked against central
+lowering/scalar/activation_grads.py), themselves cross-checked against central
 finite differences of the float64 forward functions of tests/reference.py.
 Bounds are in ULPs of the output dtype (f32: vs the f64 reference rounded to
 f32); where f' has a zero (silu, gelu, gelu_approx, mish) the bound is in
@@ -319,7 +319,7 @@ def test_every_kind_has_a_straight_line_derivative() -> None:
     and the thread pool's entry when a kernel is split across threads)."""
     from rlx_mlir import thread_pool
     from rlx_mlir.dialects.elementwise import UNARY_OPS
-    from rlx_mlir.lowering.activation_grads import DERIVATIVES
+    from rlx_mlir.lowering.scalar.activation_grads import DERIVATIVES
 
     assert set(DERIVATIVES) == set(UNARY_OPS.values())
     run_all(F32)

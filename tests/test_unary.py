@@ -11,7 +11,7 @@ rounded to f32, f64 vs NumPy float64):
 * exact ops: 0 ULP and bit-identical (signed zeros included) to NumPy in the
   same dtype;
 * transcendental kernels: the bounds (and sweep ranges) of tests/accuracy.py,
-  the table lowering/math_approx.py documents;
+  the table lowering/scalar/math_approx.py documents;
 * composites (several approximations chained): 4 ULP unless noted; the
   measured maxima of this suite (fixed seed) are recorded in MEASURED.
 """
@@ -27,7 +27,7 @@ F32, F64 = np.float32, np.float64
 DTYPES = [pytest.param(F32, id="f32"), pytest.param(F64, id="f64")]
 
 # name: ((f32 lo, hi), (f64 lo, hi)) of the dense sweep; specials are always added. The transcendental
-# kernels of lowering/math_approx.py are swept over their ranges in tests/accuracy.py.
+# kernels of lowering/scalar/math_approx.py are swept over their ranges in tests/accuracy.py.
 RANGES: dict[str, tuple[tuple[float, float], tuple[float, float]]] = {
     "relu": ((-1e6, 1e6), (-1e6, 1e6)),
     "neg": ((-3.4e38, 3.4e38), (-1.7e308, 1.7e308)),

@@ -75,13 +75,13 @@ from xdsl.ir import Attribute, Operation, Region, SSAValue
 
 from rlx_mlir import blas
 from rlx_mlir.dialects import recurrent as rc
-from rlx_mlir.lowering import math_approx as m
-from rlx_mlir.lowering import vectors
-from rlx_mlir.lowering.element_types import Codec, codec
-from rlx_mlir.lowering.emitter import Emitter
-from rlx_mlir.lowering.gemm import gemm_call, gemm_external, single_threaded_blas
-from rlx_mlir.lowering.kernel import Kernel, KernelContext, StackArray, kernel_function
-from rlx_mlir.lowering.loops import for_range, if_else
+from rlx_mlir.lowering.core import vectors
+from rlx_mlir.lowering.core.element_types import Codec, codec
+from rlx_mlir.lowering.core.emitter import Emitter
+from rlx_mlir.lowering.core.gemm import gemm_call, gemm_external, single_threaded_blas
+from rlx_mlir.lowering.core.kernel import Kernel, KernelContext, StackArray, kernel_function
+from rlx_mlir.lowering.core.loops import for_range, if_else
+from rlx_mlir.lowering.scalar import math_approx as m
 from rlx_mlir.memory_plan import Scratch
 from rlx_mlir.tuning import Tuning
 

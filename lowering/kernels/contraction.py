@@ -45,9 +45,9 @@ from rlx_mlir.broadcast import broadcast_shapes, numel, row_major_strides
 from rlx_mlir.dialects import contraction as ct
 from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects.common import element_type, shape_of
-from rlx_mlir.lowering.element_types import Codec, Value, codec
-from rlx_mlir.lowering.emitter import Emitter
-from rlx_mlir.lowering.gemm import (
+from rlx_mlir.lowering.core.element_types import Codec, Value, codec
+from rlx_mlir.lowering.core.emitter import Emitter
+from rlx_mlir.lowering.core.gemm import (
     COMPONENT,
     MACS_PER_ELEMENT,
     SET_THREADS,
@@ -61,9 +61,9 @@ from rlx_mlir.lowering.gemm import (
     single_threaded_blas,
     weight_packing,
 )
-from rlx_mlir.lowering.kernel import Kernel, KernelContext, emit_nest_kernel, kernel_function
-from rlx_mlir.lowering.loops import advance, coalesce, for_range, if_then, read_strides
-from rlx_mlir.lowering.scalar_ops import body_value
+from rlx_mlir.lowering.core.kernel import Kernel, KernelContext, emit_nest_kernel, kernel_function
+from rlx_mlir.lowering.core.loops import advance, coalesce, for_range, if_then, read_strides
+from rlx_mlir.lowering.scalar.scalar_ops import body_value
 from rlx_mlir.memory_plan import Scratch
 from rlx_mlir.tuning import Tuning
 

@@ -4,8 +4,8 @@ register transposes; cache-line arithmetic and non-temporal stores.
 
 LLVM's loop vectorizer widens only the innermost loop; a kernel that reduces
 over an outer loop while vectorizing along an inner dimension (a row sweep of
-`lowering/delta_rule.py`) writes the vectors itself with these helpers. So do
-the transposed copies and the streaming stores of `lowering/elementwise.py`:
+`lowering/kernels/delta_rule.py`) writes the vectors itself with these helpers. So do
+the transposed copies and the streaming stores of `lowering/kernels/elementwise.py`:
 a non-temporal store must be a whole aligned line, which a vectorized scalar
 store never is (LLVM refuses to vectorize a loop whose scalar store carries
 `!nontemporal`), so outputs larger than the last-level cache
@@ -20,7 +20,7 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import DenseArrayBase, VectorType, i32, i64
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
-from rlx_mlir.lowering.emitter import Emitter
+from rlx_mlir.lowering.core.emitter import Emitter
 
 LINE_BYTES = 64  # a cache line, and one AVX-512 register
 

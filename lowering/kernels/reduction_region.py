@@ -60,11 +60,11 @@ from rlx_mlir.dialects import reduction as rd
 from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects.common import element_type, shape_of
 from rlx_mlir.dtypes import Kind
-from rlx_mlir.lowering.element_types import Codec, ComplexValue, Value, codec
-from rlx_mlir.lowering.emitter import Emitter
-from rlx_mlir.lowering.kernel import Kernel, KernelContext, StackArray, kernel_function
-from rlx_mlir.lowering.loops import LoopNest, advance, coalesce, emit_nest, for_range, if_else, read_strides
-from rlx_mlir.lowering.scalar_ops import body_value, pairwise, unrounded_binary_value
+from rlx_mlir.lowering.core.element_types import Codec, ComplexValue, Value, codec
+from rlx_mlir.lowering.core.emitter import Emitter
+from rlx_mlir.lowering.core.kernel import Kernel, KernelContext, StackArray, kernel_function
+from rlx_mlir.lowering.core.loops import LoopNest, advance, coalesce, emit_nest, for_range, if_else, read_strides
+from rlx_mlir.lowering.scalar.scalar_ops import body_value, pairwise, unrounded_binary_value
 from rlx_mlir.memory_plan import Scratch
 from rlx_mlir.tuning import Tuning
 

@@ -22,17 +22,17 @@ from rlx_mlir.broadcast import numel, row_major_strides
 from rlx_mlir.dialects import movement as mv
 from rlx_mlir.dialects.common import element_type, shape_of
 from rlx_mlir.dialects.elementwise import AddOp, BinaryOp
-from rlx_mlir.lowering.element_types import Codec, Value, codec
-from rlx_mlir.lowering.emitter import Emitter
-from rlx_mlir.lowering.kernel import (
+from rlx_mlir.lowering.core.element_types import Codec, Value, codec
+from rlx_mlir.lowering.core.emitter import Emitter
+from rlx_mlir.lowering.core.kernel import (
     STATUS,
     Kernel,
     KernelContext,
     checked_index,
     kernel_function,
 )
-from rlx_mlir.lowering.loops import LoopNest, coalesce, emit_nest, for_range
-from rlx_mlir.lowering.scalar_ops import binary_value
+from rlx_mlir.lowering.core.loops import LoopNest, coalesce, emit_nest, for_range
+from rlx_mlir.lowering.scalar.scalar_ops import binary_value
 
 
 def _copy_run(

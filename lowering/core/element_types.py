@@ -39,7 +39,7 @@ from xdsl.ir import Attribute, SSAValue
 
 from rlx_mlir import dtypes
 from rlx_mlir.dtypes import DType, Kind
-from rlx_mlir.lowering.emitter import Emitter
+from rlx_mlir.lowering.core.emitter import Emitter
 
 
 class ComplexValue(NamedTuple):

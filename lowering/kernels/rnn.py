@@ -49,13 +49,13 @@ from xdsl.ir import Operation, Region, SSAValue
 from rlx_mlir.dialects import elementwise as ew
 from rlx_mlir.dialects import recurrent as rc
 from rlx_mlir.dialects.common import element_type
-from rlx_mlir.lowering import math_approx as m
-from rlx_mlir.lowering.activations import FLOAT
-from rlx_mlir.lowering.element_types import Codec, codec
-from rlx_mlir.lowering.emitter import Emitter
-from rlx_mlir.lowering.gemm import MACS_PER_ELEMENT, Matrix, Packing, emit_packing, register_tile
-from rlx_mlir.lowering.kernel import Kernel, KernelContext, kernel_function
-from rlx_mlir.lowering.loops import for_range, if_then
+from rlx_mlir.lowering.core.element_types import Codec, codec
+from rlx_mlir.lowering.core.emitter import Emitter
+from rlx_mlir.lowering.core.gemm import MACS_PER_ELEMENT, Matrix, Packing, emit_packing, register_tile
+from rlx_mlir.lowering.core.kernel import Kernel, KernelContext, kernel_function
+from rlx_mlir.lowering.core.loops import for_range, if_then
+from rlx_mlir.lowering.scalar import math_approx as m
+from rlx_mlir.lowering.scalar.activations import FLOAT
 from rlx_mlir.memory_plan import Scratch
 from rlx_mlir.tuning import Tuning
 

@@ -19,10 +19,10 @@ from rlx_mlir import index_maps
 from rlx_mlir.broadcast import numel, row_major_strides
 from rlx_mlir.dialects import movement as mv
 from rlx_mlir.dialects.common import element_type, shape_of
-from rlx_mlir.lowering.element_types import Value, codec, convert, select_value
-from rlx_mlir.lowering.emitter import Emitter
-from rlx_mlir.lowering.kernel import Kernel, KernelContext, emit_nest_kernel, kernel_function
-from rlx_mlir.lowering.loops import coalesce, for_range, read_strides
+from rlx_mlir.lowering.core.element_types import Value, codec, convert, select_value
+from rlx_mlir.lowering.core.emitter import Emitter
+from rlx_mlir.lowering.core.kernel import Kernel, KernelContext, emit_nest_kernel, kernel_function
+from rlx_mlir.lowering.core.loops import coalesce, for_range, read_strides
 
 
 def concat_kernels(op: mv.ConcatOp, ctx: KernelContext) -> list[Kernel]:

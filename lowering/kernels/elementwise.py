@@ -36,15 +36,14 @@ from rlx_mlir import index_maps
 from rlx_mlir.broadcast import numel, row_major_strides
 from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects.common import element_type, shape_of
-from rlx_mlir.lowering import math_approx as m
-from rlx_mlir.lowering import vectors
-from rlx_mlir.lowering.element_types import Codec, Value, codec
-from rlx_mlir.lowering.emitter import Emitter
-from rlx_mlir.lowering.kernel import PTR, Kernel, KernelContext, emit_nest_kernel, kernel_function
-from rlx_mlir.lowering.loops import LoopNest, advance, coalesce, for_range, if_else, if_then, read_strides
-from rlx_mlir.lowering.scalar_ops import emit_body, emit_scalar_op
+from rlx_mlir.lowering.core import vectors
+from rlx_mlir.lowering.core.element_types import Codec, Value, codec
+from rlx_mlir.lowering.core.emitter import Emitter
+from rlx_mlir.lowering.core.kernel import PTR, Kernel, KernelContext, emit_nest_kernel, kernel_function
+from rlx_mlir.lowering.core.loops import LoopNest, advance, coalesce, for_range, if_else, if_then, read_strides
+from rlx_mlir.lowering.scalar import math_approx as m
+from rlx_mlir.lowering.scalar.scalar_ops import emit_body, emit_scalar_op
 from rlx_mlir.tuning import Tuning
-
 
 
 def _input_strides(region_op: rg.ElementwiseRegionOp) -> list[tuple[tuple[int, ...], int]]:

@@ -73,7 +73,7 @@ straight-line and vectorized; the exact path is then most of the cost (f32 sin
 128-bit products and the 19-word barrel). Flat elementwise kernels avoid it:
 inside `exact_reduction_deferred` only Cody-Waite is emitted and each call
 reports whether its element needs the exact path, so the kernel
-(`lowering/elementwise.py`) computes a chunk the fast way and recomputes it
+(`lowering/kernels/elementwise.py`) computes a chunk the fast way and recomputes it
 with the selects only when a flag is set, at the fast path's speed for
 arguments below the limit (benchmarks/unary.py). Every f32 with |x| >= 2^-30 (exhaustively,
 offline), every f16 and bf16 value, and the f64 sweeps and hardest cases of
@@ -99,7 +99,7 @@ import numpy as np
 from xdsl.dialects.builtin import Float32Type, Float64Type, IntegerType
 from xdsl.ir import Attribute, SSAValue
 
-from .emitter import Emitter, int_twin
+from rlx_mlir.lowering.core.emitter import Emitter, int_twin
 
 getcontext().prec = 80
 PI = Decimal(

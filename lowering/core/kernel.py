@@ -23,9 +23,9 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, UnitAttr, i64
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
-from rlx_mlir.lowering.element_types import Codec, Value
-from rlx_mlir.lowering.emitter import Emitter
-from rlx_mlir.lowering.loops import Body, LoopNest, emit_nest, if_then
+from rlx_mlir.lowering.core.element_types import Codec, Value
+from rlx_mlir.lowering.core.emitter import Emitter
+from rlx_mlir.lowering.core.loops import Body, LoopNest, emit_nest, if_then
 from rlx_mlir.memory_plan import Scratch
 from rlx_mlir.tuning import Tuning
 

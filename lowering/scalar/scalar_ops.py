@@ -31,11 +31,11 @@ from rlx_mlir.dialects import elementwise as ew
 from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects.common import element_type
 from rlx_mlir.dtypes import Kind
-from rlx_mlir.lowering import activations, complex_ops
-from rlx_mlir.lowering import math_approx as m
-from rlx_mlir.lowering.activation_grads import DERIVATIVES
-from rlx_mlir.lowering.element_types import Value, codec, convert, select_value
-from rlx_mlir.lowering.emitter import Emitter
+from rlx_mlir.lowering.core.element_types import Value, codec, convert, select_value
+from rlx_mlir.lowering.core.emitter import Emitter
+from rlx_mlir.lowering.scalar import activations, complex_ops
+from rlx_mlir.lowering.scalar import math_approx as m
+from rlx_mlir.lowering.scalar.activation_grads import DERIVATIVES
 
 Unary = Callable[[Emitter, SSAValue], SSAValue]
 Binary = Callable[[Emitter, SSAValue, SSAValue], SSAValue]

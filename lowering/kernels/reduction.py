@@ -41,7 +41,7 @@ the row NaN. f16/bf16 compute in f32; storing the intermediate would round
 it twice, so their pass 3 recomputes from the input instead.
 
 Work items are (outer index, column chunk): the kernel extent is their
-count, so `lowering/parallel.py` splits large reductions across threads.
+count, so `lowering/core/parallel.py` splits large reductions across threads.
 """
 
 from __future__ import annotations
@@ -58,14 +58,15 @@ from rlx_mlir.dialects import reduction as rd
 from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects.common import element_type, shape_of
 from rlx_mlir.dtypes import Kind
-from rlx_mlir.lowering import math_approx as m
-from rlx_mlir.lowering.element_types import Codec, Value, codec
-from rlx_mlir.lowering.emitter import Emitter
-from rlx_mlir.lowering.kernel import Kernel, KernelContext, StackArray, kernel_function
-from rlx_mlir.lowering.loops import for_range, if_then
-from rlx_mlir.lowering.scalar_ops import body_value, pairwise
+from rlx_mlir.lowering.core.element_types import Codec, Value, codec
+from rlx_mlir.lowering.core.emitter import Emitter
+from rlx_mlir.lowering.core.kernel import Kernel, KernelContext, StackArray, kernel_function
+from rlx_mlir.lowering.core.loops import for_range, if_then
+from rlx_mlir.lowering.scalar import math_approx as m
+from rlx_mlir.lowering.scalar.scalar_ops import body_value, pairwise
 from rlx_mlir.memory_plan import Scratch
 from rlx_mlir.tuning import Tuning
+
 
 def _ceil_div(a: int, b: int) -> int:
     return -(-a // b)
