@@ -51,11 +51,12 @@ from rlx_mlir.lowering.core.kernel import (
 from rlx_mlir.lowering.core.loops import for_range, if_then, while_loop
 from rlx_mlir.lowering.core.parallel import POOL, emit_parallel_launcher
 from rlx_mlir.lowering.kernels import (
+    arg_reduce,
     contraction,
     delta_rule,
     indexing,
     movement,
-    reduction,
+    normalize,
     reduction_region,
     rnn,
     state_space,
@@ -553,7 +554,8 @@ KERNELS: dict[type[Operation], Emit] = {
     **movement.KERNELS,
     **indexing.KERNELS,
     **contraction.KERNELS,
-    **reduction.KERNELS,
+    **arg_reduce.KERNELS,
+    **normalize.KERNELS,
     **reduction_region.KERNELS,
     **delta_rule.KERNELS,
     **state_space.KERNELS,

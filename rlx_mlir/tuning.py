@@ -89,7 +89,7 @@ class Tuning:
     scan_channel_block: int
     """Channels per unit of the selective scan (f32 lanes of four vectors)."""
 
-    # reductions (lowering/kernels/reduction.py, reduction_region.py)
+    # reductions (lowering/core/slabs.py, kernels/reduction_region.py)
     reduce_column_bytes: int
     """Bytes of each row a column chunk of an outer-axis reduction walks."""
     reduce_block: int
