@@ -28,7 +28,8 @@ from rlx_mlir.dialects.scan import graph_blocks
 from rlx_mlir.lowering.core.kernel import External, external_declarations
 from rlx_mlir.lowering.program import lower_function
 from rlx_mlir.memory_plan import OFFSETS, SCRATCH_OFFSETS, view_offset
-from rlx_mlir.target import TargetError, available_cpus, target
+from rlx_mlir.target import TargetError, target
+from rlx_mlir.thread_pool import thread_count
 from rlx_mlir.tuning import Tuning, TuningError, parse_overrides
 from rlx_mlir.verification import function_block
 
@@ -91,7 +92,7 @@ class LowerToLLVMPass(ModulePass):
             raise ValueError(f"lower-to-llvm: {error}") from None
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        lower_module(op, self.threads or available_cpus(), self.kernel_tuning())
+        lower_module(op, thread_count(self.threads), self.kernel_tuning())
 
 
 def lower_module(op: ModuleOp, threads: int, tuning: Tuning) -> None:

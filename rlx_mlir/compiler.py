@@ -268,7 +268,7 @@ def compile(  # noqa: A001
         _check_text(text)
     else:
         raise CompileError(f"compile() takes IR text or a builtin.module, got {type(module_or_text).__name__}")
-    effective = min(threads, available_cpus()) if threads else available_cpus()
+    effective = thread_pool.thread_count(min(threads, available_cpus()))  # more than there are: all of them
     machine = resolve_target(target)
     kernel_tuning = Tuning.for_target(machine).replace(tuning or {})
     if isinstance(tune, str) or not isinstance(tune, (bool, int, float, type(None))):

@@ -54,7 +54,14 @@ import llvmlite.ir as ir
 
 from rlx_mlir import disk_cache
 from rlx_mlir.jit import CompiledModule, compile_text
-from rlx_mlir.target import target
+from rlx_mlir.target import available_cpus, target
+
+
+def thread_count(requested: int) -> int:
+    """The threads a large kernel is split over when `requested` are asked for: 0
+    means one per CPU this process may run on (the one place that rule lives)."""
+    return requested or available_cpus()
+
 
 PREFIX = "rlx_pool_"
 """Every symbol of the pool starts with this; JIT entry names must not."""
