@@ -5,7 +5,16 @@ from __future__ import annotations
 from abc import ABC
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ShapedType, TensorType, UnrankedTensorType, i64
+from xdsl.dialects.builtin import (
+    BoolAttr,
+    DenseArrayBase,
+    IntegerAttr,
+    ShapedType,
+    TensorType,
+    UnrankedTensorType,
+    i1,
+    i64,
+)
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import IRDLOperation, traits_def
 from xdsl.irdl.operations import ParsePropInAttrDict
@@ -142,6 +151,11 @@ def normalize_axis(op: Operation, axis: int, rank: int, what: str = "axis") -> i
 # ---------------------------------------------------------------------------
 # properties and the tensor-op skeleton shared by the op families
 # ---------------------------------------------------------------------------
+
+
+def bool_attr(value: bool) -> BoolAttr:
+    """A boolean property value (an i1 IntegerAttr)."""
+    return IntegerAttr(int(value), i1)
 
 
 def i64_attr(value: int) -> IntegerAttr:

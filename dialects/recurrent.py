@@ -54,13 +54,13 @@ from rlx_mlir.broadcast import numel
 from rlx_mlir.dialects.common import (
     NeedsScratch,
     TensorOp,
+    bool_attr,
     check_same_element_type,
     element_type,
     holds_constant,
     i64_attr,
     shape_of,
 )
-from rlx_mlir.dialects.contraction import bool_attr
 
 FLOAT_TYPES = ("f32", "f64")
 SCAN_TYPES = ("f16", "bf16", "f32", "f64")

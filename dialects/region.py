@@ -56,6 +56,7 @@ from rlx_mlir import index_maps
 from rlx_mlir.dialects.common import (
     NeedsScratch,
     array_values,
+    bool_attr,
     check_same_level,
     check_value_type,
     element_type,
@@ -64,7 +65,7 @@ from rlx_mlir.dialects.common import (
     normalize_axis,
     shape_of,
 )
-from rlx_mlir.dialects.contraction import MatmulOp, bool_attr, matmul_shape
+from rlx_mlir.dialects.contraction import MatmulOp, matmul_shape
 from rlx_mlir.dialects.elementwise import ELEMENTWISE_OPS, is_elementwise
 from rlx_mlir.dialects.reduction import (
     NORMALIZE_OPS,

@@ -51,8 +51,8 @@ from xdsl.utils.exceptions import VerifyException
 
 from rlx_mlir import dtypes
 from rlx_mlir.broadcast import broadcast_shapes, numel
-from rlx_mlir.dialects.common import NeedsScratch, check_value_type, element_type, i64_attr, shape_of
-from rlx_mlir.dialects.contraction import MatmulOp, bool_attr, matmul_shape
+from rlx_mlir.dialects.common import NeedsScratch, bool_attr, check_value_type, element_type, i64_attr, shape_of
+from rlx_mlir.dialects.contraction import MatmulOp, matmul_shape
 from rlx_mlir.dialects.elementwise import is_elementwise
 from rlx_mlir.dialects.region import BodyOp, ContractionRegionOp, YieldOp
 
