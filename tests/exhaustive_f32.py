@@ -15,14 +15,13 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).parent))
-from accuracy import accuracy  # noqa: E402
-from reference import ulp_error  # noqa: E402
-from test_math_approx import REF, _compiled  # noqa: E402
+# Run as a script, Python puts this file's folder (tests/) first on sys.path.
+from accuracy import accuracy
+from reference import ulp_error
+from test_math_approx import REF, _compiled
 
 PATTERNS = {"tanh": 1 << 31, "sigmoid": 1 << 32}
 """How many bit patterns, from 0 up, each function is checked on."""
