@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import onnx
@@ -14,7 +15,7 @@ from rlx_mlir import dtypes
 from rlx_mlir.builder import Builder
 from rlx_mlir.dialects.common import element_type, shape_of
 
-ELEMENT_TYPES = {
+ELEMENT_TYPES: dict[int, str] = {
     onnx.TensorProto.FLOAT: "f32",
     onnx.TensorProto.DOUBLE: "f64",
     onnx.TensorProto.FLOAT16: "f16",
@@ -62,8 +63,9 @@ class Import:
     opset: int = 13
     """The model's version of the standard domain (ops whose meaning changed by version check it)."""
 
-    def tensor(self, value: Value) -> SSAValue:
+    def tensor(self, value: Value | None) -> SSAValue:
         """`value` as an rlx value (a known array becomes an `rlx.constant`)."""
+        value = present(value)
         if isinstance(value, SSAValue):
             return value
         name = NUMPY_NAMES.get(value.dtype)
@@ -71,8 +73,17 @@ class Import:
             raise Unsupported(f"a constant of element type {value.dtype} is not supported")
         return self.builder.constant(value, name)
 
-    def shape(self, value: Value) -> tuple[int, ...]:
+    def shape(self, value: Value | None) -> tuple[int, ...]:
+        value = present(value)
         return tuple(value.shape) if isinstance(value, np.ndarray) else shape_of(value.type)
+
+
+def present(value: Value | None) -> Value:
+    """An input the importer requires: None (an omitted optional input, or one the
+    schema check let through) is `Unsupported`."""
+    if value is None:
+        raise Unsupported("a required input is missing")
+    return value
 
 
 def element_name(value: SSAValue) -> str:
@@ -87,7 +98,9 @@ def known(value: Value | None, what: str) -> np.ndarray:
     return value
 
 
-def node_attribute(node: onnx.NodeProto, name: str, default: object = None) -> object:
+def node_attribute(node: onnx.NodeProto, name: str, default: Any = None) -> Any:
+    """The value of the node's attribute `name` (its Python form depends on the attribute's
+    type: int, float, bytes, a list, a TensorProto, a GraphProto), else `default`."""
     for attr in node.attribute:
         if attr.name == name:
             return onnx.helper.get_attribute_value(attr)
@@ -95,12 +108,12 @@ def node_attribute(node: onnx.NodeProto, name: str, default: object = None) -> o
 
 
 
-def axes_operand(node: onnx.NodeProto, inputs: list[Value | None], position: int) -> list[int] | None:
+def axes_operand(node: onnx.NodeProto, inputs: Sequence[Value | None], position: int) -> list[int] | None:
     """`axes` from the input at `position` (opset 13+) or the attribute."""
     if len(inputs) > position and inputs[position] is not None:
         return [int(a) for a in known(inputs[position], "axes")]
     value = node_attribute(node, "axes")
-    return None if value is None else [int(a) for a in value]  # type: ignore[union-attr]
+    return None if value is None else [int(a) for a in value]
 
 
 Importer = Callable[[Import, onnx.NodeProto, list[Value | None]], list[Value]]

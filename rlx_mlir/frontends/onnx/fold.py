@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import reduce
+from typing import Any
 
 import ml_dtypes
 import numpy as np
@@ -20,9 +21,9 @@ from rlx_mlir.frontends.onnx.context import (
     node_attribute,
 )
 
-FoldRule = Callable[[onnx.NodeProto, list[np.ndarray]], np.ndarray | None]
-"""(node, its given inputs: arrays, except at TYPE_ONLY_OPERANDS) -> its one known output, or None
-to leave the node to its importer."""
+FoldRule = Callable[[onnx.NodeProto, list[Any]], np.ndarray | None]
+"""(node, its given inputs: arrays, except at TYPE_ONLY_OPERANDS, hence Any) -> its one known
+output, or None to leave the node to its importer."""
 
 
 def _elementwise(function: Callable[..., np.ndarray]) -> FoldRule:
@@ -51,15 +52,17 @@ def _fold_mod(node: onnx.NodeProto, inputs: list[np.ndarray]) -> np.ndarray:
 
 
 def _fold_cast_node(node: onnx.NodeProto, inputs: list[np.ndarray]) -> np.ndarray | None:
-    to = ELEMENT_TYPES.get(node_attribute(node, "to"))  # type: ignore[arg-type]
+    to = ELEMENT_TYPES.get(node_attribute(node, "to"))
     return fold_cast(inputs[0], to, bool(node_attribute(node, "saturate", 1))) if to else None
 
 
 def _fold_cast_like(node: onnx.NodeProto, inputs: list[Value]) -> np.ndarray | None:
     """CastLike reads only the element type of `like`, so a run-time `like` does not stop the fold."""
-    like = inputs[1]
+    x, like = inputs
     to = NUMPY_NAMES.get(like.dtype) if isinstance(like, np.ndarray) else element_name(like)
-    return fold_cast(inputs[0], to, bool(node_attribute(node, "saturate", 1))) if to else None  # type: ignore[arg-type]
+    if not isinstance(x, np.ndarray):  # never: `fold` folds only known data operands
+        return None
+    return fold_cast(x, to, bool(node_attribute(node, "saturate", 1))) if to else None
 
 
 def _fold_expand(node: onnx.NodeProto, inputs: list[np.ndarray]) -> np.ndarray:
@@ -75,7 +78,7 @@ def _fold_reduce(function: Callable[..., np.ndarray]) -> FoldRule:
 
     def rule(node: onnx.NodeProto, inputs: list[np.ndarray]) -> np.ndarray | None:
         x = inputs[0]
-        axes = axes_operand(node, inputs, 1)  # type: ignore[arg-type]
+        axes = axes_operand(node, inputs, 1)
         if not axes:
             if node_attribute(node, "noop_with_empty_axes", 0):
                 return x
@@ -87,23 +90,29 @@ def _fold_reduce(function: Callable[..., np.ndarray]) -> FoldRule:
     return rule
 
 
+ELEMENTWISE: dict[str, Callable[..., np.ndarray]] = {
+    "Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Div": _truncating_divide,
+    "Neg": np.negative, "Abs": np.abs, "Sqrt": np.sqrt, "Floor": np.floor, "Ceil": np.ceil,
+    "Equal": np.equal, "Less": np.less, "Greater": np.greater,
+    "LessOrEqual": np.less_equal, "GreaterOrEqual": np.greater_equal,
+    "Not": np.logical_not, "And": np.logical_and, "Or": np.logical_or, "Xor": np.logical_xor,
+    "Where": np.where,
+}
+"""The NumPy function of each elementwise op that folds."""
+
+REDUCTIONS: dict[str, Callable[..., np.ndarray]] = {
+    "ReduceMax": np.max, "ReduceMin": np.min, "ReduceSum": np.sum, "ReduceProd": np.prod,
+}
+"""The NumPy function of each reduction that folds."""
+
 FOLDS: dict[str, FoldRule] = {
-    **{op: _elementwise(function) for op, function in {
-        "Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Div": _truncating_divide,
-        "Neg": np.negative, "Abs": np.abs, "Sqrt": np.sqrt, "Floor": np.floor, "Ceil": np.ceil,
-        "Equal": np.equal, "Less": np.less, "Greater": np.greater,
-        "LessOrEqual": np.less_equal, "GreaterOrEqual": np.greater_equal,
-        "Not": np.logical_not, "And": np.logical_and, "Or": np.logical_or, "Xor": np.logical_xor,
-        "Where": np.where,
-    }.items()},
+    **{op: _elementwise(function) for op, function in ELEMENTWISE.items()},
     **{op: _variadic(function) for op, function in {"Sum": np.add, "Max": np.maximum, "Min": np.minimum}.items()},
     "Mod": _fold_mod,
     "Cast": _fold_cast_node,
     "CastLike": _fold_cast_like,
     "Expand": _fold_expand,
-    **{op: _fold_reduce(function) for op, function in {
-        "ReduceMax": np.max, "ReduceMin": np.min, "ReduceSum": np.sum, "ReduceProd": np.prod,
-    }.items()},
+    **{op: _fold_reduce(function) for op, function in REDUCTIONS.items()},
 }
 """How a node whose inputs are all known at import is computed with NumPy, with ONNX's
 semantics (shape arithmetic: exporters' Shape -> Gather -> Concat chains and the expanded

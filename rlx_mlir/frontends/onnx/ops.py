@@ -27,12 +27,13 @@ from rlx_mlir.frontends.onnx.context import (
     element_name,
     known,
     node_attribute,
+    present,
 )
 
 
 def _unary(name: str) -> Importer:
     def convert(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
-        return [ctx.builder.unary(name, ctx.tensor(inputs[0]))]  # type: ignore[arg-type]
+        return [ctx.builder.unary(name, ctx.tensor(inputs[0]))]
 
     return convert
 
@@ -50,20 +51,20 @@ def _binary(name: str) -> Importer:
 
 def _compare(name: str) -> Importer:
     def convert(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
-        a, b = (ctx.tensor(v) for v in inputs)  # type: ignore[arg-type]
+        a, b = (ctx.tensor(v) for v in inputs)
         return [ctx.builder.compare(name, a, b)]
 
     return convert
 
 
 def _identity(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
-    return [inputs[0]]  # type: ignore[list-item]
+    return [present(inputs[0])]
 
 
 def _constant(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
     value = node_attribute(node, "value")
     if value is not None:
-        return [numpy_helper.to_array(value)]  # type: ignore[arg-type]
+        return [numpy_helper.to_array(value)]
     for name, dtype in CONSTANT_LISTS.items():
         listed = node_attribute(node, name)
         if listed is not None:
@@ -80,19 +81,19 @@ def _constant_of_shape(ctx: Import, node: onnx.NodeProto, inputs: list[Value | N
     known at import, as exporters use it for zero initial states."""
     shape = [int(d) for d in known(inputs[0], "shape")]
     value = node_attribute(node, "value")
-    fill = numpy_helper.to_array(value).reshape(-1) if value is not None else np.zeros(1, np.float32)  # type: ignore[arg-type]
+    fill = numpy_helper.to_array(value).reshape(-1) if value is not None else np.zeros(1, np.float32)
     return [np.full(shape, fill[0], dtype=fill.dtype)]
 
 
 def _shape(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
-    shape = np.array(ctx.shape(inputs[0]), dtype=np.int64)  # type: ignore[arg-type]
+    shape = np.array(ctx.shape(inputs[0]), dtype=np.int64)
     start, end = node_attribute(node, "start", 0), node_attribute(node, "end", None)
     return [shape[start:end]]
 
 
 def _size(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
     """Size reads only its input's (static) shape, so it is known at import."""
-    return [np.array(int(np.prod(ctx.shape(inputs[0]))), np.int64)]  # type: ignore[arg-type]
+    return [np.array(int(np.prod(ctx.shape(inputs[0]))), np.int64)]
 
 
 def _range(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
@@ -105,18 +106,21 @@ def _range(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> lis
 
 def _cast(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
     to = node_attribute(node, "to")
-    target = ELEMENT_TYPES.get(to)  # type: ignore[arg-type]
+    target = ELEMENT_TYPES.get(to)
     if target is None:
-        raise Unsupported(f"Cast to {onnx.TensorProto.DataType.Name(to)} is not supported")  # type: ignore[arg-type]
-    return [_cast_to(ctx, node, ctx.tensor(inputs[0]), target)]  # type: ignore[arg-type]
+        raise Unsupported(f"Cast to {onnx.TensorProto.DataType.Name(to)} is not supported")
+    return [_cast_to(ctx, node, ctx.tensor(inputs[0]), target)]
 
 
 def _cast_like(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
-    like = inputs[1]
-    target = NUMPY_NAMES.get(like.dtype) if isinstance(like, np.ndarray) else element_name(like)  # type: ignore[union-attr]
-    if target is None:
-        raise Unsupported(f"CastLike to {like.dtype} is not supported")  # type: ignore[union-attr]
-    return [_cast_to(ctx, node, ctx.tensor(inputs[0]), target)]  # type: ignore[arg-type]
+    like = present(inputs[1])
+    if isinstance(like, np.ndarray):
+        target = NUMPY_NAMES.get(like.dtype)
+        if target is None:
+            raise Unsupported(f"CastLike to {like.dtype} is not supported")
+    else:
+        target = element_name(like)
+    return [_cast_to(ctx, node, ctx.tensor(inputs[0]), target)]
 
 
 def _cast_to(ctx: Import, node: onnx.NodeProto, x: SSAValue, target: str) -> SSAValue:
@@ -133,22 +137,22 @@ def _cast_to(ctx: Import, node: onnx.NodeProto, x: SSAValue, target: str) -> SSA
 
 
 def _where(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
-    c, a, b = (ctx.tensor(v) for v in inputs)  # type: ignore[arg-type]
+    c, a, b = (ctx.tensor(v) for v in inputs)
     return [ctx.builder.where(c, a, b)]
 
 
 def _matmul(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
-    a, b = (ctx.tensor(v) for v in inputs)  # type: ignore[arg-type]
+    a, b = (ctx.tensor(v) for v in inputs)
     return [ctx.builder.matmul(a, b)]
 
 
 def _gemm(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
     """alpha · op(A) · op(B) + beta · C."""
     b = ctx.builder
-    a, w = ctx.tensor(inputs[0]), ctx.tensor(inputs[1])  # type: ignore[arg-type]
+    a, w = ctx.tensor(inputs[0]), ctx.tensor(inputs[1])
     y = b.matmul(a, w, bool(node_attribute(node, "transA", 0)), bool(node_attribute(node, "transB", 0)))
     element = element_name(y)
-    alpha, beta = float(node_attribute(node, "alpha", 1.0)), float(node_attribute(node, "beta", 1.0))  # type: ignore[arg-type]
+    alpha, beta = float(node_attribute(node, "alpha", 1.0)), float(node_attribute(node, "beta", 1.0))
     if alpha != 1.0:
         y = b.mul(y, b.constant(alpha, element))
     if len(inputs) > 2 and inputs[2] is not None and beta != 0.0:
@@ -158,14 +162,14 @@ def _gemm(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list
 
 
 def _transpose(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
-    x = inputs[0]
-    rank = len(ctx.shape(x))  # type: ignore[arg-type]
-    perm = list(node_attribute(node, "perm", list(reversed(range(rank)))))  # type: ignore[arg-type]
+    x = present(inputs[0])
+    rank = len(ctx.shape(x))
+    perm = list(node_attribute(node, "perm", list(reversed(range(rank)))))
     if sorted(perm) != list(range(rank)):
         raise Unsupported(f"perm {perm} is not a permutation of the {rank} axes")
     if isinstance(x, np.ndarray):
         return [np.transpose(x, perm)]
-    return [ctx.builder.transpose(x, perm)]  # type: ignore[arg-type]
+    return [ctx.builder.transpose(x, perm)]
 
 
 def _reshape_to(ctx: Import, x: Value, shape: Sequence[int]) -> Value:
@@ -175,21 +179,21 @@ def _reshape_to(ctx: Import, x: Value, shape: Sequence[int]) -> Value:
 
 
 def _reshape(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
-    x, target = inputs[0], known(inputs[1], "target shape")
-    current = ctx.shape(x)  # type: ignore[arg-type]
+    x, target = present(inputs[0]), known(inputs[1], "target shape")
+    current = ctx.shape(x)
     allow_zero = bool(node_attribute(node, "allowzero", 0))
     shape = [int(current[k]) if d == 0 and not allow_zero else int(d) for k, d in enumerate(target)]
     if -1 in shape:
         rest = int(np.prod([d for d in shape if d != -1]))
         shape[shape.index(-1)] = int(np.prod(current)) // rest if rest else 0
-    return [_reshape_to(ctx, x, shape)]  # type: ignore[arg-type]
+    return [_reshape_to(ctx, x, shape)]
 
 
 def _flatten(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
-    shape = ctx.shape(inputs[0])  # type: ignore[arg-type]
-    axis = int(node_attribute(node, "axis", 1))  # type: ignore[arg-type]
+    shape = ctx.shape(inputs[0])
+    axis = int(node_attribute(node, "axis", 1))
     axis = axis + len(shape) if axis < 0 else axis  # in [-rank, rank]
-    return [_reshape_to(ctx, inputs[0], (int(np.prod(shape[:axis])), int(np.prod(shape[axis:]))))]  # type: ignore[arg-type]
+    return [_reshape_to(ctx, present(inputs[0]), (int(np.prod(shape[:axis])), int(np.prod(shape[axis:]))))]
 
 
 def _operand(node: onnx.NodeProto, inputs: list[Value | None], position: int, attribute: str) -> np.ndarray | None:
@@ -202,67 +206,68 @@ def _operand(node: onnx.NodeProto, inputs: list[Value | None], position: int, at
 
 
 def _unsqueeze(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
-    shape = list(ctx.shape(inputs[0]))  # type: ignore[arg-type]
+    shape = list(ctx.shape(inputs[0]))
     axes = sorted(a % (len(shape) + len(axes_operand(node, inputs, 1) or [])) for a in axes_operand(node, inputs, 1) or [])
     for a in axes:
         shape.insert(a, 1)
-    return [_reshape_to(ctx, inputs[0], shape)]  # type: ignore[arg-type]
+    return [_reshape_to(ctx, present(inputs[0]), shape)]
 
 
 def _squeeze(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
-    shape = ctx.shape(inputs[0])  # type: ignore[arg-type]
+    shape = ctx.shape(inputs[0])
     axes = axes_operand(node, inputs, 1)
     drop = {a % len(shape) for a in axes} if axes is not None else {a for a, n in enumerate(shape) if n == 1}
-    return [_reshape_to(ctx, inputs[0], [n for a, n in enumerate(shape) if a not in drop])]  # type: ignore[arg-type]
+    return [_reshape_to(ctx, present(inputs[0]), [n for a, n in enumerate(shape) if a not in drop])]
 
 
 def _concat(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
-    axis = int(node_attribute(node, "axis"))  # type: ignore[arg-type]
-    if all(isinstance(v, np.ndarray) for v in inputs):
-        return [np.concatenate(inputs, axis)]  # type: ignore[arg-type]
-    return [ctx.builder.concat([ctx.tensor(v) for v in inputs], axis)]  # type: ignore[arg-type]
+    axis = int(node_attribute(node, "axis"))
+    arrays = [v for v in inputs if isinstance(v, np.ndarray)]
+    if len(arrays) == len(inputs):
+        return [np.concatenate(arrays, axis)]
+    return [ctx.builder.concat([ctx.tensor(v) for v in inputs], axis)]
 
 
 def _gather(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
     data, indices = inputs
-    axis = int(node_attribute(node, "axis", 0))  # type: ignore[arg-type]
+    axis = int(node_attribute(node, "axis", 0))
     if isinstance(data, np.ndarray) and isinstance(indices, np.ndarray):
         return [np.take(data, indices, axis)]
-    return [ctx.builder.gather(ctx.tensor(data), ctx.tensor(indices), axis)]  # type: ignore[arg-type]
+    return [ctx.builder.gather(ctx.tensor(data), ctx.tensor(indices), axis)]
 
 
 def _gather_elements(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
-    data, indices = (ctx.tensor(v) for v in inputs)  # type: ignore[arg-type]
-    return [ctx.builder.gather_elements(data, indices, int(node_attribute(node, "axis", 0)))]  # type: ignore[arg-type]
+    data, indices = (ctx.tensor(v) for v in inputs)
+    return [ctx.builder.gather_elements(data, indices, int(node_attribute(node, "axis", 0)))]
 
 
 def _gather_nd(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
-    data, indices = (ctx.tensor(v) for v in inputs)  # type: ignore[arg-type]
-    return [ctx.builder.gather_nd(data, indices, int(node_attribute(node, "batch_dims", 0)))]  # type: ignore[arg-type]
+    data, indices = (ctx.tensor(v) for v in inputs)
+    return [ctx.builder.gather_nd(data, indices, int(node_attribute(node, "batch_dims", 0)))]
 
 
 def _reduction(node: onnx.NodeProto) -> str:
     """ScatterElements/ScatterND's `reduction` (none, add, mul, max, min): rlx's scatter ops take the same names."""
-    return node_attribute(node, "reduction", b"none").decode()  # type: ignore[union-attr]
+    return node_attribute(node, "reduction", b"none").decode()
 
 
 def _scatter_elements(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
     """ScatterElements, and the deprecated Scatter (the same op without `reduction`):
     rlx.scatter_elements has ONNX's meaning (negative indices wrap, updates applied in order)."""
-    data, indices, updates = (ctx.tensor(v) for v in inputs)  # type: ignore[arg-type]
-    axis = int(node_attribute(node, "axis", 0))  # type: ignore[arg-type]
+    data, indices, updates = (ctx.tensor(v) for v in inputs)
+    axis = int(node_attribute(node, "axis", 0))
     return [ctx.builder.scatter_elements(data, indices, updates, axis, _reduction(node))]
 
 
 def _scatter_nd(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
-    data, indices, updates = (ctx.tensor(v) for v in inputs)  # type: ignore[arg-type]
+    data, indices, updates = (ctx.tensor(v) for v in inputs)
     return [ctx.builder.scatter_nd(data, indices, updates, _reduction(node))]
 
 
 def _softmax(log: bool) -> Importer:
     def convert(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
-        axis = int(node_attribute(node, "axis", -1))  # type: ignore[arg-type]
-        x = ctx.tensor(inputs[0])  # type: ignore[arg-type]
+        axis = int(node_attribute(node, "axis", -1))
+        x = ctx.tensor(inputs[0])
         return [ctx.builder.log_softmax(x, axis) if log else ctx.builder.softmax(x, axis)]
 
     return convert
@@ -281,7 +286,7 @@ def _reduce_with(reduction: Reduction) -> Importer:
     the identity with noop_with_empty_axes) and `keepdims`, computed by `reduction`."""
 
     def convert(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
-        x = ctx.tensor(inputs[0])  # type: ignore[arg-type]
+        x = ctx.tensor(inputs[0])
         axes = axes_operand(node, inputs, 1)
         keepdims = bool(node_attribute(node, "keepdims", 1))
         if not axes:
@@ -369,9 +374,9 @@ def _relu_like(alpha_default: float, formula: str) -> Importer:
 
     def convert(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
         b = ctx.builder
-        x, narrow = _widened(b, ctx.tensor(inputs[0]))  # type: ignore[arg-type]
+        x, narrow = _widened(b, ctx.tensor(inputs[0]))
         element = element_name(x)
-        alpha = b.constant(float(node_attribute(node, "alpha", alpha_default)), element)  # type: ignore[arg-type]
+        alpha = b.constant(float(node_attribute(node, "alpha", alpha_default)), element)
         zero = b.constant(0.0, element)
         negative = b.mul(alpha, x) if formula == "leaky" else b.mul(alpha, b.sub(b.exp(x), b.constant(1.0, element)))
         return [narrow(b.where(b.compare("ge", x, zero), x, negative))]
@@ -381,22 +386,22 @@ def _relu_like(alpha_default: float, formula: str) -> Importer:
 
 def _gelu(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
     """Gelu (opset 20): approximate "none" is rlx.gelu (erf), "tanh" rlx.gelu_approx."""
-    approximate = node_attribute(node, "approximate", b"none").decode()  # type: ignore[union-attr]
+    approximate = node_attribute(node, "approximate", b"none").decode()
     name = {"none": "gelu", "tanh": "gelu_approx"}.get(approximate)
     if name is None:
         raise Unsupported(f"approximate '{approximate}' is not one of none, tanh")
-    return [ctx.builder.unary(name, ctx.tensor(inputs[0]))]  # type: ignore[arg-type]
+    return [ctx.builder.unary(name, ctx.tensor(inputs[0]))]
 
 
 def _constant_like(ctx: Import, x: SSAValue, node: onnx.NodeProto, name: str, default: float) -> SSAValue:
     """A float attribute as a scalar constant of x's element type."""
-    return ctx.builder.constant(float(node_attribute(node, name, default)), element_name(x))  # type: ignore[arg-type]
+    return ctx.builder.constant(float(node_attribute(node, name, default)), element_name(x))
 
 
 def _selu(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
     """gamma · (x where x > 0, else alpha · (exp(x) − 1))."""
     b = ctx.builder
-    x, narrow = _widened(b, ctx.tensor(inputs[0]))  # type: ignore[arg-type]
+    x, narrow = _widened(b, ctx.tensor(inputs[0]))
     alpha = _constant_like(ctx, x, node, "alpha", 1.67326319217681884765625)
     gamma = _constant_like(ctx, x, node, "gamma", 1.05070102214813232421875)
     negative = b.mul(alpha, b.sub(b.exp(x), b.constant(1.0, element_name(x))))
@@ -406,7 +411,7 @@ def _selu(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list
 def _celu(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
     """max(0, x) + min(0, alpha · (exp(x / alpha) − 1))."""
     b = ctx.builder
-    x, narrow = _widened(b, ctx.tensor(inputs[0]))  # type: ignore[arg-type]
+    x, narrow = _widened(b, ctx.tensor(inputs[0]))
     alpha, zero = _constant_like(ctx, x, node, "alpha", 1.0), b.constant(0.0, element_name(x))
     negative = b.mul(alpha, b.sub(b.exp(b.div(x, alpha)), b.constant(1.0, element_name(x))))
     return [narrow(b.add(b.max(x, zero), b.min(negative, zero)))]
@@ -415,7 +420,7 @@ def _celu(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list
 def _thresholded_relu(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
     """x where x > alpha, else 0."""
     b = ctx.builder
-    x = ctx.tensor(inputs[0])  # type: ignore[arg-type]
+    x = ctx.tensor(inputs[0])
     above = b.compare("gt", x, _constant_like(ctx, x, node, "alpha", 1.0))
     return [b.where(above, x, b.constant(0.0, element_name(x)))]
 
@@ -423,20 +428,20 @@ def _thresholded_relu(ctx: Import, node: onnx.NodeProto, inputs: list[Value | No
 def _prelu(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
     """slope · x where x < 0, else x (slope broadcast to x)."""
     b = ctx.builder
-    x, slope = (ctx.tensor(v) for v in inputs)  # type: ignore[arg-type]
+    x, slope = (ctx.tensor(v) for v in inputs)
     negative = b.compare("lt", x, b.constant(0, element_name(x)))
     return [b.where(negative, b.mul(slope, x), x)]
 
 
 def _not(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
     """Logical not of a bool tensor: x == false."""
-    x = ctx.tensor(inputs[0])  # type: ignore[arg-type]
+    x = ctx.tensor(inputs[0])
     return [ctx.builder.compare("eq", x, ctx.builder.constant(False, "i1"))]
 
 
 def _bitwise_not(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
     """~x as x xor all ones (-1 in a signed type, the maximum in an unsigned one)."""
-    x = ctx.tensor(inputs[0])  # type: ignore[arg-type]
+    x = ctx.tensor(inputs[0])
     dtype = dtypes.from_ir(element_type(x.type))
     ones = -1 if dtype.kind is Kind.INT else True if dtype.kind is Kind.BOOL else np.iinfo(dtype.numpy).max
     return [ctx.builder.bit_xor(x, ctx.builder.constant(ones, dtype.name))]
@@ -444,22 +449,22 @@ def _bitwise_not(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) 
 
 def _bit_shift(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
     """BitShift (unsigned integers): direction LEFT is rlx.shl, RIGHT rlx.shr."""
-    x, amount = (ctx.tensor(v) for v in inputs)  # type: ignore[arg-type]
-    direction = node_attribute(node, "direction", b"").decode()  # type: ignore[union-attr]
+    x, amount = (ctx.tensor(v) for v in inputs)
+    direction = node_attribute(node, "direction", b"").decode()
     if direction not in ("LEFT", "RIGHT"):
         raise Unsupported(f"direction '{direction}' is not LEFT or RIGHT")
     return [ctx.builder.binary("shl" if direction == "LEFT" else "shr", x, amount)]
 
 
 def _is_nan(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
-    x = ctx.tensor(inputs[0])  # type: ignore[arg-type]
+    x = ctx.tensor(inputs[0])
     return [ctx.builder.compare("ne", x, x)]
 
 
 def _is_inf(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
     """x == +inf (detect_positive) or x == -inf (detect_negative)."""
     b = ctx.builder
-    x = ctx.tensor(inputs[0])  # type: ignore[arg-type]
+    x = ctx.tensor(inputs[0])
     tests = [b.compare("eq", x, b.constant(sign * np.inf, element_name(x)))
              for sign, name in ((1, "detect_positive"), (-1, "detect_negative")) if node_attribute(node, name, 1)]
     if not tests:  # neither sign detected: all false
@@ -469,35 +474,35 @@ def _is_inf(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> li
 
 def _mean(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
     """The elementwise mean of any number of inputs (broadcast): their sum / count."""
-    (total,) = _binary("add")(ctx, node, inputs)
-    return [ctx.builder.div(total, ctx.builder.constant(float(len(inputs)), element_name(total)))]  # type: ignore[arg-type]
+    total = ctx.tensor(_binary("add")(ctx, node, inputs)[0])
+    return [ctx.builder.div(total, ctx.builder.constant(float(len(inputs)), element_name(total)))]
 
 
 def _hard_sigmoid(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
     """max(0, min(1, alpha·x + beta))."""
     b = ctx.builder
-    x, narrow = _widened(b, ctx.tensor(inputs[0]))  # type: ignore[arg-type]
+    x, narrow = _widened(b, ctx.tensor(inputs[0]))
     element = element_name(x)
-    alpha, beta = (float(node_attribute(node, n, d)) for n, d in (("alpha", 0.2), ("beta", 0.5)))  # type: ignore[arg-type]
+    alpha, beta = (float(node_attribute(node, n, d)) for n, d in (("alpha", 0.2), ("beta", 0.5)))
     y = b.add(b.mul(x, b.constant(alpha, element)), b.constant(beta, element))
     return [narrow(b.max(b.min(y, b.constant(1.0, element)), b.constant(0.0, element)))]
 
 
 def _clip(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
     b = ctx.builder
-    y = ctx.tensor(inputs[0])  # type: ignore[arg-type]
+    y = ctx.tensor(inputs[0])
     for position, name, bound in ((1, "min", b.max), (2, "max", b.min)):
         if len(inputs) > position and inputs[position] is not None:
             y = bound(y, ctx.tensor(inputs[position]))
         elif node_attribute(node, name) is not None:  # opsets < 11
-            y = bound(y, b.constant(float(node_attribute(node, name)), element_name(y)))  # type: ignore[arg-type]
+            y = bound(y, b.constant(float(node_attribute(node, name)), element_name(y)))
     return [y]
 
 
 def _mod(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
     """fmod=1: C's fmod (rlx.mod). fmod=0: the result takes the divisor's sign (Python's %)."""
     b = ctx.builder
-    x, y = (ctx.tensor(v) for v in inputs)  # type: ignore[arg-type]
+    x, y = (ctx.tensor(v) for v in inputs)
     r = b.mod(x, y)
     if node_attribute(node, "fmod", 0):
         return [r]
@@ -512,7 +517,7 @@ def _pow(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[
     is computed in f64 and cast back; otherwise Y is cast to X's type, so integer
     powers stay exact (rlx.pow on integers squares and multiplies)."""
     b = ctx.builder
-    x, y = (ctx.tensor(v) for v in inputs)  # type: ignore[arg-type]
+    x, y = (ctx.tensor(v) for v in inputs)
     base, exponent = dtypes.from_ir(element_type(x.type)), dtypes.from_ir(element_type(y.type))
     if base.kind is not Kind.FLOAT and exponent.kind is Kind.FLOAT:
         return [b.cast(b.binary("pow", b.cast(x, "f64"), b.cast(y, "f64")), base.name)]
@@ -520,14 +525,14 @@ def _pow(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[
 
 
 def _expand(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
-    x, shape = ctx.tensor(inputs[0]), known(inputs[1], "target shape")  # type: ignore[arg-type]
+    x, shape = ctx.tensor(inputs[0]), known(inputs[1], "target shape")
     target = np.broadcast_shapes(shape_of(x.type), tuple(int(d) for d in shape))
     return [ctx.builder.expand(x, target)]
 
 
 def _slice(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
-    x = inputs[0]
-    shape = ctx.shape(x)  # type: ignore[arg-type]
+    x = present(inputs[0])
+    shape = ctx.shape(x)
     starts = known(_operand(node, inputs, 1, "starts"), "starts")
     ends = known(_operand(node, inputs, 2, "ends"), "ends")
     axes = _operand(node, inputs, 3, "axes")
@@ -542,23 +547,23 @@ def _slice(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> lis
     ranges = [range(n)[s] for n, s in zip(shape, index)]
     first = [r.start if len(r) else 0 for r in ranges]
     step = [r.step for r in ranges]
-    return [ctx.builder.slice(x, first, step, [len(r) for r in ranges])]  # type: ignore[arg-type]
+    return [ctx.builder.slice(x, first, step, [len(r) for r in ranges])]
 
 
 def _layer_norm(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
     """(x − mean) / sqrt(var + epsilon) · scale + bias over the axes from `axis` on;
     the optional outputs Mean and InvStdDev keep the normalized axes as 1s."""
     b = ctx.builder
-    x = ctx.tensor(inputs[0])  # type: ignore[arg-type]
+    x = ctx.tensor(inputs[0])
     rank = len(shape_of(x.type))
-    axes = list(range(int(node_attribute(node, "axis", -1)) % rank, rank))  # type: ignore[arg-type]
+    axes = list(range(int(node_attribute(node, "axis", -1)) % rank, rank))
     element = element_name(x)
     mean = b.reduce_mean(x, axes, True)
     centered = b.sub(x, mean)
     variance = b.reduce_mean(b.mul(centered, centered), axes, True)
-    epsilon = b.constant(float(node_attribute(node, "epsilon", 1e-5)), element)  # type: ignore[arg-type]
+    epsilon = b.constant(float(node_attribute(node, "epsilon", 1e-5)), element)
     inv_std_dev = b.rsqrt(b.add(variance, epsilon))
-    y = b.mul(b.mul(centered, inv_std_dev), ctx.tensor(inputs[1]))  # type: ignore[arg-type]
+    y = b.mul(b.mul(centered, inv_std_dev), ctx.tensor(inputs[1]))
     if len(inputs) > 2 and inputs[2] is not None:
         y = b.add(y, ctx.tensor(inputs[2]))
     return [y, mean, inv_std_dev]
@@ -566,9 +571,9 @@ def _layer_norm(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -
 
 def _split(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
     """Pieces along `axis`: the `split` input's sizes, or `num_outputs` (the last one smaller) equal parts."""
-    x = ctx.tensor(inputs[0])  # type: ignore[arg-type]
+    x = ctx.tensor(inputs[0])
     shape = shape_of(x.type)
-    axis = int(node_attribute(node, "axis", 0))  # type: ignore[arg-type]
+    axis = int(node_attribute(node, "axis", 0))
     if not -len(shape) <= axis < len(shape):
         raise Unsupported(f"axis {axis} is out of range for rank {len(shape)}")
     axis %= len(shape)
@@ -576,7 +581,7 @@ def _split(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> lis
     if split is not None:
         sizes = [int(n) for n in split]
     else:
-        parts = int(node_attribute(node, "num_outputs", len(node.output)))  # type: ignore[arg-type]
+        parts = int(node_attribute(node, "num_outputs", len(node.output)))
         size = -(-shape[axis] // parts)
         sizes = [min(size, shape[axis] - k * size) for k in range(parts)]
     starts = np.cumsum([0, *sizes[:-1]])
@@ -585,7 +590,7 @@ def _split(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> lis
 
 def _pad(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
     """`pads` [begins..., ends...] on `axes` (default all); modes constant, edge, reflect, wrap."""
-    x = ctx.tensor(inputs[0])  # type: ignore[arg-type]
+    x = ctx.tensor(inputs[0])
     rank = len(shape_of(x.type))
     pads = [int(p) for p in known(_operand(node, inputs, 1, "pads"), "pads")]
     axes = axes_operand(node, inputs, 3) or list(range(rank))
@@ -595,7 +600,7 @@ def _pad(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[
     if any(p < 0 for p in before + after):
         raise Unsupported("negative pads (cropping) are not supported")
     mode = {"constant": "constant", "edge": "replicate", "reflect": "reflect", "wrap": "circular"}.get(
-        node_attribute(node, "mode", b"constant").decode()  # type: ignore[union-attr]
+        node_attribute(node, "mode", b"constant").decode()
     )
     if mode is None:
         raise Unsupported(f"pad mode {node_attribute(node, 'mode')!r} is not supported")
@@ -603,14 +608,14 @@ def _pad(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[
     if len(inputs) > 2 and inputs[2] is not None:
         value = float(known(inputs[2], "constant_value").reshape(-1)[0])
     elif node_attribute(node, "value") is not None:  # opsets < 11
-        value = float(node_attribute(node, "value"))  # type: ignore[arg-type]
+        value = float(node_attribute(node, "value"))
     return [ctx.builder.pad(x, before, after, mode, value)]
 
 
 def _arg(method: str) -> Importer:
     def convert(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
-        x = ctx.tensor(inputs[0])  # type: ignore[arg-type]
-        axis = int(node_attribute(node, "axis", 0))  # type: ignore[arg-type]
+        x = ctx.tensor(inputs[0])
+        axis = int(node_attribute(node, "axis", 0))
         keepdims, last = bool(node_attribute(node, "keepdims", 1)), bool(node_attribute(node, "select_last_index", 0))
         return [getattr(ctx.builder, method)(x, axis, keepdims, last)]
 

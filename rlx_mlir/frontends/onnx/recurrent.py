@@ -60,10 +60,10 @@ def _recurrent(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) ->
     b = ctx.builder
     padded = [*inputs, *[None] * (8 - len(inputs))]
     x, w, r, bias, lengths, h0 = padded[:6]
-    hidden = int(node_attribute(node, "hidden_size"))  # type: ignore[arg-type]
-    direction = node_attribute(node, "direction", b"forward").decode()  # type: ignore[union-attr]
-    layout = int(node_attribute(node, "layout", 0))  # type: ignore[arg-type]
-    activations = tuple(a.decode() for a in node_attribute(node, "activations", []) or [])  # type: ignore[union-attr]
+    hidden = int(node_attribute(node, "hidden_size"))
+    direction = node_attribute(node, "direction", b"forward").decode()
+    layout = int(node_attribute(node, "layout", 0))
+    activations = tuple(a.decode() for a in node_attribute(node, "activations", []) or [])
     relu = activations == ("Relu",) and node.op_type == "RNN"
     if activations and activations not in (kind.activations, kind.activations * 2) and not relu:
         raise Unsupported(f"activations {list(activations)} (rlx computes {list(kind.activations)})")
@@ -77,7 +77,7 @@ def _recurrent(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) ->
     directions = w.shape[0]
     b_all = known(bias, "B") if bias is not None else np.zeros((directions, 2 * w.shape[1]), w.dtype)
     b_ih, b_hh = (_gate_order(part, kind) for part in np.split(b_all, 2, axis=1))
-    x = ctx.tensor(x)  # type: ignore[arg-type]
+    x = ctx.tensor(x)
     if layout == 0:
         x = b.transpose(x, [1, 0, 2])
     batch, seq = shape_of(x.type)[:2]
@@ -130,15 +130,15 @@ def _recurrence_by_scan(ctx: Import, node: onnx.NodeProto, inputs: list[Value | 
     batch first)."""
     b = ctx.builder
     x, w, r, bias, lengths, *initial = [*inputs, *[None] * (8 - len(inputs))][:8]
-    hidden = int(node_attribute(node, "hidden_size"))  # type: ignore[arg-type]
-    direction = node_attribute(node, "direction", b"forward").decode()  # type: ignore[union-attr]
-    layout = int(node_attribute(node, "layout", 0))  # type: ignore[arg-type]
+    hidden = int(node_attribute(node, "hidden_size"))
+    direction = node_attribute(node, "direction", b"forward").decode()
+    layout = int(node_attribute(node, "layout", 0))
     w, r = known(w, "W"), known(r, "R")
     directions, element = w.shape[0], _name(w)
     bias = known(bias, "B") if bias is not None else np.zeros((directions, 2 * cell.gates * hidden), w.dtype)
     peepholes = known(initial[2], "P") if len(initial) > 2 and initial[2] is not None else np.zeros(
         (directions, 3 * hidden), w.dtype)
-    x = ctx.tensor(x)  # type: ignore[arg-type]
+    x = ctx.tensor(x)
     if layout == 1:
         x = b.transpose(x, [1, 0, 2])  # [S, B, I]
     seq, batch = shape_of(x.type)[:2]
@@ -146,7 +146,8 @@ def _recurrence_by_scan(ctx: Import, node: onnx.NodeProto, inputs: list[Value | 
         raise Unsupported("sequence_lens of unequal lengths (rlx runs every sequence to the same length)")
     states = [None if v is None else ctx.tensor(v) for v in initial[: cell.states]]
     states = [b.transpose(v, [1, 0, 2]) if v is not None and layout == 1 else v for v in states]  # [D, B, H]
-    ys, finals = [], [[] for _ in range(cell.states)]
+    ys: list[SSAValue] = []
+    finals: list[list[SSAValue]] = [[] for _ in range(cell.states)]
     for d in range(directions):
         reverse = direction == "reverse" or d == 1
         steps = b.reverse(x, [0]) if reverse else x
@@ -167,7 +168,7 @@ def _recurrence_by_scan(ctx: Import, node: onnx.NodeProto, inputs: list[Value | 
     outputs += [f[0] if directions == 1 else b.concat(f, 0) for f in finals]  # [D, B, H] each
     if layout == 1:
         outputs = [b.transpose(outputs[0], [2, 0, 1, 3]), *(b.transpose(v, [1, 0, 2]) for v in outputs[1:])]
-    return outputs
+    return [*outputs]
 
 
 def _gru_step(hidden: int) -> Callable[..., SSAValue]:
@@ -240,11 +241,11 @@ def _scan(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list
     if ctx.opset < 9:
         raise Unsupported("Scan before opset 9 (a batch axis and sequence_lens) is not supported")
     b = ctx.builder
-    body: onnx.GraphProto = node_attribute(node, "body")  # type: ignore[assignment]
-    num_scans = int(node_attribute(node, "num_scan_inputs"))  # type: ignore[arg-type]
-    states = [ctx.tensor(v) for v in inputs[: len(inputs) - num_scans]]  # type: ignore[arg-type]
+    body: onnx.GraphProto = node_attribute(node, "body")
+    num_scans = int(node_attribute(node, "num_scan_inputs"))
+    states = [ctx.tensor(v) for v in inputs[: len(inputs) - num_scans]]
     num_outputs = len(body.output) - len(states)
-    xs = [_to_time_major(b, ctx.tensor(x), axis, reverse)  # type: ignore[arg-type]
+    xs = [_to_time_major(b, ctx.tensor(x), axis, reverse)
           for x, axis, reverse in zip(inputs[len(states):], *_scan_layout(node, "input", num_scans))]
     outer = _outer_values(ctx, body)
     run_time = {name: v for name, v in outer.items() if isinstance(v, SSAValue)}  # the scan's broadcast inputs
@@ -269,7 +270,7 @@ def _scan(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list
 
     result = b.scan(init, step, xs, list(run_time.values()), save_trajectory=num_outputs > 0)
     final = b.reshape(b.narrow(result, 0, shape_of(result.type)[0] - 1, 1), [sum(sizes)]) if num_outputs else result
-    outputs = _unpack(b, final, pieces[: len(states)], sizes)
+    outputs: list[Value] = [*_unpack(b, final, pieces[: len(states)], sizes)]
     for k, (axis, reverse) in enumerate(zip(*_scan_layout(node, "output", num_outputs))):
         piece = len(states) + k
         column = b.narrow(result, 1, sum(sizes[:piece]), sizes[piece])
@@ -280,8 +281,8 @@ def _scan(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list
 
 def _scan_layout(node: onnx.NodeProto, which: str, count: int) -> tuple[list[int], list[int]]:
     """Scan's `scan_{which}_axes` and `scan_{which}_directions` (0 and forward by default)."""
-    axes = list(node_attribute(node, f"scan_{which}_axes", None) or [0] * count)  # type: ignore[call-overload]
-    directions = list(node_attribute(node, f"scan_{which}_directions", None) or [0] * count)  # type: ignore[call-overload]
+    axes = list(node_attribute(node, f"scan_{which}_axes", None) or [0] * count)
+    directions = list(node_attribute(node, f"scan_{which}_directions", None) or [0] * count)
     return axes, directions
 
 
