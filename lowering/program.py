@@ -42,6 +42,7 @@ from rlx_mlir.lowering.core.gemm import packing_kernel, weight_packing
 from rlx_mlir.lowering.core.kernel import (
     PTR,
     STATUS,
+    EmitKernels,
     External,
     Kernel,
     KernelContext,
@@ -62,6 +63,7 @@ from rlx_mlir.lowering.kernels import (
     state_space,
 )
 from rlx_mlir.lowering.kernels.elementwise import region_kernels
+from rlx_mlir.lowering.scalar.scalar_ops import yielded
 from rlx_mlir.memory_plan import (
     OFFSETS,
     SCRATCH_OFFSETS,
@@ -155,7 +157,7 @@ class _EntryBuilder:
             return self.byte_offset(self.arena, scratch_offset(buffer))
         return self.pointer(buffer)  # type: ignore[arg-type]
 
-    def kernels(self, op: Operation, emit: Emit, ctx: KernelContext) -> list[Kernel]:
+    def kernels(self, op: Operation, emit: EmitKernels, ctx: KernelContext) -> list[Kernel]:
         """`op`'s kernels: those of an op of the same structure already lowered,
         rebound to `op`'s buffers when these alias each other the same way (and
         a loop packed the same operands for both), else newly emitted."""
@@ -331,15 +333,15 @@ class _EntryBuilder:
         at `arguments` and each yielded value written at `targets`: directly by
         the kernel that computes it where it can be, else copied there."""
         self.bound.update(zip(block.args, arguments))
-        yielded = list(block.last_op.operands)  # type: ignore[union-attr]
+        results = list(yielded(block))
         bindings = block_bindings(block)
-        for j, (value, target) in enumerate(zip(yielded, targets)):
+        for j, (value, target) in enumerate(zip(results, targets)):
             if bindings.get(value) == j:
                 self.bound[value] = target
         outer = self.pointers
         self.pointers = dict(outer)  # pointers made in the loop stay in it
         self.lower_block(block, codes, prefix)
-        for j, (value, target) in enumerate(zip(yielded, targets)):
+        for j, (value, target) in enumerate(zip(results, targets)):
             if bindings.get(value) != j:
                 self._copy(target, self.pointer(value), nbytes(value))
         self.pointers = outer
@@ -546,10 +548,7 @@ class _EntryBuilder:
         return self.program
 
 
-Emit = Callable[[Operation, KernelContext], list[Kernel]]
-
-
-KERNELS: dict[type[Operation], Emit] = {
+KERNELS: dict[type[Operation], EmitKernels] = {
     rg.ElementwiseRegionOp: region_kernels,
     **movement.KERNELS,
     **indexing.KERNELS,
@@ -560,7 +559,7 @@ KERNELS: dict[type[Operation], Emit] = {
     **delta_rule.KERNELS,
     **state_space.KERNELS,
     **rnn.KERNELS,
-}  # type: ignore[dict-item]
+}
 """The kernel emitter of each op that runs code (one module per family)."""
 
 
@@ -616,7 +615,7 @@ def _rebind(kernel: Kernel, first: Operation, op: Operation) -> Kernel | None:
         elif buffer == STATUS:
             buffers.append(STATUS)
         elif buffer in first.results:
-            buffers.append(op.results[list(first.results).index(buffer)])
+            buffers.append(op.results[first.results.index(buffer)])
         elif buffer in first.operands:
             # A value `first` reads at several positions (matmul(x, x)) names
             # one buffer only if `op` reads one value at all of them too.

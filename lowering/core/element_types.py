@@ -50,6 +50,21 @@ class ComplexValue(NamedTuple):
 
 
 Value = SSAValue | ComplexValue
+
+
+def real(value: Value) -> SSAValue:
+    """`value` as the one SSA value of a real element (narrows `Value` where the
+    element type is known to be real)."""
+    if isinstance(value, ComplexValue):
+        raise TypeError("a complex element where a real one is expected")
+    return value
+
+
+def complex_value(value: Value) -> ComplexValue:
+    """`value` as a complex element (narrows `Value` where the type is complex)."""
+    if not isinstance(value, ComplexValue):
+        raise TypeError("a real element where a complex one is expected")
+    return value
 Decode = Callable[[Emitter, SSAValue], SSAValue]
 
 

@@ -52,7 +52,7 @@ def known_index(v: SSAValue) -> int | None:
     """The value of an i64 constant, else None."""
     owner = v.owner
     if isinstance(owner, llvm.ConstantOp) and owner.result.type == i64:
-        return owner.value.value.data  # type: ignore[union-attr]
+        return owner.value.value.data
     return None
 
 
@@ -175,7 +175,11 @@ def fold_lanes(e: Emitter, region: Region, lay: Layout, merge: Callable[[SSAValu
     half = lay.fold // 2
     while half >= 1:
         offset = half * lay.inner
-        each(e, region, offset, lambda lane, offset=offset: merge(lane, add_index(e, lane, e.i64(offset))))
+
+        def lane_pair(lane: SSAValue, offset: int = offset) -> None:
+            merge(lane, add_index(e, lane, e.i64(offset)))
+
+        each(e, region, offset, lane_pair)
         half //= 2
 
 

@@ -11,8 +11,6 @@ go to the earlier index, or the later with select_last_index).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from xdsl.dialects.builtin import i1, i64
 from xdsl.ir import Operation, Region, SSAValue
 
@@ -21,7 +19,7 @@ from rlx_mlir.dialects.common import element_type, shape_of
 from rlx_mlir.dtypes import Kind
 from rlx_mlir.lowering.core.element_types import Codec, codec
 from rlx_mlir.lowering.core.emitter import Emitter
-from rlx_mlir.lowering.core.kernel import Kernel, KernelContext, StackArray, kernel_function
+from rlx_mlir.lowering.core.kernel import EmitKernels, Kernel, KernelContext, StackArray, kernel_function
 from rlx_mlir.lowering.core.loops import for_range
 from rlx_mlir.lowering.core.slabs import (
     add_index,
@@ -142,6 +140,6 @@ def arg_reduce_kernels(op: rd.ArgReduceOp, ctx: KernelContext) -> list[Kernel]:
     return [Kernel(function, [op.input, op.result], slab.extent(lay), slab.outer * n * inner)]
 
 
-KERNELS: dict[type[Operation], Callable[[Operation, KernelContext], list[Kernel]]] = {
+KERNELS: dict[type[Operation], EmitKernels] = {
     cls: arg_reduce_kernels for cls in rd.ARG_REDUCE_OPS
-}  # type: ignore[dict-item]
+}

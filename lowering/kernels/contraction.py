@@ -61,7 +61,7 @@ from rlx_mlir.lowering.core.gemm import (
     single_threaded_blas,
     weight_packing,
 )
-from rlx_mlir.lowering.core.kernel import Kernel, KernelContext, emit_nest_kernel, kernel_function
+from rlx_mlir.lowering.core.kernel import EmitKernels, Kernel, KernelContext, emit_nest_kernel, kernel_function
 from rlx_mlir.lowering.core.loops import advance, coalesce, for_range, if_then, read_strides
 from rlx_mlir.lowering.scalar.scalar_ops import body_value
 from rlx_mlir.memory_plan import Scratch
@@ -571,8 +571,8 @@ def contraction_region_kernels(op: rg.ContractionRegionOp, ctx: KernelContext) -
     return [single_threaded_blas(f"{ctx.name}_blas1"), _blocked_blas_kernel(op, layout, dtype, ctx.name, block_bytes)]
 
 
-KERNELS: dict[type[Operation], Callable[[Operation, KernelContext], list[Kernel]]] = {
+KERNELS: dict[type[Operation], EmitKernels] = {
     ct.MatmulOp: matmul_kernels,
     rg.ContractionRegionOp: contraction_region_kernels,
-}  # type: ignore[dict-item]
+}
 """Emitters of the contraction ops."""

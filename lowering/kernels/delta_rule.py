@@ -76,10 +76,10 @@ from xdsl.ir import Attribute, Operation, Region, SSAValue
 from rlx_mlir import blas
 from rlx_mlir.dialects import recurrent as rc
 from rlx_mlir.lowering.core import vectors
-from rlx_mlir.lowering.core.element_types import Codec, codec
+from rlx_mlir.lowering.core.element_types import Codec, codec, real
 from rlx_mlir.lowering.core.emitter import Emitter
 from rlx_mlir.lowering.core.gemm import gemm_call, gemm_external, single_threaded_blas
-from rlx_mlir.lowering.core.kernel import Kernel, KernelContext, StackArray, kernel_function
+from rlx_mlir.lowering.core.kernel import EmitKernels, Kernel, KernelContext, StackArray, kernel_function
 from rlx_mlir.lowering.core.loops import for_range, if_else
 from rlx_mlir.lowering.scalar import math_approx as m
 from rlx_mlir.memory_plan import Scratch
@@ -179,7 +179,7 @@ def _load_state(e: Emitter, region: Region, s: _Shape, p: _Pointers, base: SSAVa
     """The state of the head at `base` into `into` (N·N compute elements): the initial state, or zeros."""
 
     def cell(x: SSAValue) -> None:
-        value = s.item.load(e, p.initial, e.add(base, x)) if p.initial is not None else e.const(s.work.compute, 0.0)
+        value = real(s.item.load(e, p.initial, e.add(base, x))) if p.initial is not None else e.const(s.work.compute, 0.0)
         s.work.store(e, value, into, x)
 
     _loop(e, region, s.cells, cell)
@@ -187,18 +187,20 @@ def _load_state(e: Emitter, region: Region, s: _Shape, p: _Pointers, base: SSAVa
 
 def _store_state(e: Emitter, region: Region, s: _Shape, p: _Pointers, base: SSAValue, source: SSAValue) -> None:
     """Round `source` (N·N compute elements) into the state result of the head at `base`, if there is one."""
-    if p.final is not None:
-        _loop(e, region, s.cells, lambda x: s.item.store(e, s.work.load(e, source, x), p.final, e.add(base, x)))
+    final = p.final
+    if final is not None:
+        _loop(e, region, s.cells, lambda x: s.item.store(e, real(s.work.load(e, source, x)), final, e.add(base, x)))
 
 
 def _pass_state(e: Emitter, region: Region, s: _Shape, p: _Pointers, base: SSAValue) -> None:
     """No step: the state result is the initial state (or zeros)."""
-    if p.final is None:
+    final, initial = p.final, p.initial
+    if final is None:
         return
 
     def cell(x: SSAValue) -> None:
-        value = s.item.load(e, p.initial, e.add(base, x)) if p.initial is not None else e.const(s.work.compute, 0.0)
-        s.item.store(e, value, p.final, e.add(base, x))
+        value = real(s.item.load(e, initial, e.add(base, x))) if initial is not None else e.const(s.work.compute, 0.0)
+        s.item.store(e, value, final, e.add(base, x))
 
     _loop(e, region, s.cells, cell)
 
@@ -283,12 +285,12 @@ def _sequential_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
 
         def gate_of(i: SSAValue) -> SSAValue:
             """The decay of key row i: its own per channel, else the head's."""
-            return decay.get(e, i if s.per_channel else 0)  # type: ignore[return-value]
+            return real(decay.get(e, i if s.per_channel else 0))
 
         def load_decay(bh: SSAValue, t: SSAValue) -> None:
             """exp(g) of step t into `decay`."""
             gates = s.row(e, bh, t, s.gates)
-            _loop(e, region, s.gates, lambda i: decay.set(e, i, m.exp(e, s.item.load(e, p.g, e.add(gates, i)))))
+            _loop(e, region, s.gates, lambda i: decay.set(e, i, m.exp(e, real(s.item.load(e, p.g, e.add(gates, i))))))
 
         def strip(bh: SSAValue, j0: SSAValue, pieces: list[tuple[int, int]]) -> None:
             width = sum(w for _, w in pieces)
@@ -305,9 +307,9 @@ def _sequential_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
 
                     def cell(c: SSAValue) -> None:
                         if decode:
-                            strip_buf.set(e, e.add(held, c), s.item.load(e, tensor, e.add(stored, c)))
+                            strip_buf.set(e, e.add(held, c), real(s.item.load(e, tensor, e.add(stored, c))))
                         else:
-                            s.item.store(e, strip_buf.get(e, e.add(held, c)), tensor, e.add(stored, c))
+                            s.item.store(e, real(strip_buf.get(e, e.add(held, c))), tensor, e.add(stored, c))
 
                     _loop(e, region, width, cell)
 
@@ -329,7 +331,7 @@ def _sequential_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
                     source, stride, start = strip_buf.ptr, cols, e.i64(0)
 
                 def row(i: SSAValue, sks: list[SSAValue]) -> list[SSAValue]:
-                    a, ki = gate_of(i), s.item.load(e, p.k, e.add(k0, i))
+                    a, ki = gate_of(i), real(s.item.load(e, p.k, e.add(k0, i)))
                     at_row, from_row = e.mul(i, e.i64(cols)), e.add(start, e.mul(i, e.i64(stride)))
                     out = []
                     for (off, w), sk in zip(pieces, sks):
@@ -349,22 +351,22 @@ def _sequential_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
                 strip; Sᵀk of step t+1. The last step stores the strip to the state result
                 when that holds the compute type, and nowhere when there is none."""
                 row_t, row_next = s.row(e, bh, t, n), s.row(e, bh, e.add(t, e.i64(1)), n)
-                beta = s.item.load(e, p.beta, s.row(e, bh, t, 1))
+                beta = real(s.item.load(e, p.beta, s.row(e, bh, t, 1)))
                 if not last:
                     load_decay(bh, e.add(t, e.i64(1)))
-                _loop(e, region, width, lambda c: columns.set(e, c, s.item.load(e, p.v, e.add(e.add(row_t, j0), c))))
+                _loop(e, region, width, lambda c: columns.set(e, c, real(s.item.load(e, p.v, e.add(e.add(row_t, j0), c)))))
                 us = [e.fmul(vectors.splat(e, beta, w), e.fsub(vectors.load(e, scalar, columns.ptr, e.i64(off), w), sk))
                       for (off, w), sk in zip(pieces, sks)]
                 target, stride, start = strip_buf.ptr, cols, e.i64(0)
                 if last and p.final is not None and not s.item.narrow:
                     target, stride, start = p.final, n, base
-                source, from_stride = (p.initial, n) if in_place else (strip_buf.ptr, cols)
+                source, from_stride = (p.initial, n) if in_place and p.initial is not None else (strip_buf.ptr, cols)
 
                 def row(i: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
-                    ki = s.item.load(e, p.k, e.add(row_t, i))
-                    qi = s.item.load(e, p.q, e.add(row_t, i))
+                    ki = real(s.item.load(e, p.k, e.add(row_t, i)))
+                    qi = real(s.item.load(e, p.q, e.add(row_t, i)))
                     if not last:
-                        a, kn = gate_of(i), s.item.load(e, p.k, e.add(row_next, i))
+                        a, kn = gate_of(i), real(s.item.load(e, p.k, e.add(row_next, i)))
                     at_row, to_row = e.mul(i, e.i64(from_stride)), e.add(start, e.mul(i, e.i64(stride)))
                     if in_place:
                         at_row, decay_i = e.add(base, at_row), gate_of(i)
@@ -386,7 +388,7 @@ def _sequential_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
                 accs = vectors.carry(e, region, n, zeros * (1 if last else 2), row)
                 for (off, w), o in zip(pieces, accs[: len(pieces)]):
                     vectors.store(e, e.fmul(o, vectors.splat(e, scale, w)), columns.ptr, e.i64(off))
-                _loop(e, region, width, lambda c: s.item.store(e, columns.get(e, c), p.out, e.add(e.add(row_t, j0), c)))
+                _loop(e, region, width, lambda c: s.item.store(e, real(columns.get(e, c)), p.out, e.add(e.add(row_t, j0), c)))
                 return accs[len(pieces) :]
 
             sks = vectors.carry(e, region, s.seq - 1, first_pass(), step)
@@ -435,7 +437,7 @@ def _horizontal_sum(e: Emitter, scalar: Attribute, v: SSAValue, width: int, slot
         v = e.fadd(v, vectors.shuffle(e, v, v, [half + j if j < half else j for j in range(lanes)]))
         half //= 2
     vectors.store(e, v, slot.ptr, e.i64(0))
-    return slot.get(e, 0)  # type: ignore[return-value]
+    return real(slot.get(e, 0))
 
 
 def _paired_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
@@ -480,8 +482,8 @@ def _paired_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
             the last row with β = 0 and exp(g) = 1."""
             inside = e.icmp("sle", t, last_step)
             at = e.smin(t, last_step)
-            beta = e.select(inside, s.item.load(e, p.beta, s.row(e, bh, at, 1)), zero)
-            a = e.select(inside, m.exp(e, s.item.load(e, p.g, s.row(e, bh, at, 1))), one) if decay else None
+            beta = e.select(inside, real(s.item.load(e, p.beta, s.row(e, bh, at, 1))), zero)
+            a = e.select(inside, m.exp(e, real(s.item.load(e, p.g, s.row(e, bh, at, 1)))), one) if decay else None
             return s.row(e, bh, at, n), beta, a
 
         def dot(a_row: SSAValue, a: SSAValue, b_row: SSAValue, b: SSAValue) -> SSAValue:
@@ -511,7 +513,7 @@ def _paired_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
                 start = base if p.initial is not None else e.i64(0)
 
                 def row(i: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
-                    k1, k2 = (s.item.load(e, p.k, e.add(r, i)) for r in keys)
+                    k1, k2 = (real(s.item.load(e, p.k, e.add(r, i))) for r in keys)
                     from_row, at_row = e.add(start, e.mul(i, e.i64(stride))), e.mul(i, e.i64(cols))
                     out1, out2 = [], []
                     for k, (off, w) in enumerate(pieces):
@@ -531,6 +533,7 @@ def _paired_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
                 """The initial state (or zeros) into the buffer, D = 1, and the projections of steps 0, 1."""
                 held.set(e, 0, one)
                 (row0, _, a0), (row1, _, a1) = step_of(bh, e.i64(0)), step_of(bh, e.i64(1))
+                assert a0 is not None and a1 is not None  # decay=True
                 if p.initial is None:
                     _loop(e, region, n * cols, lambda x: strip_buf.set(e, x, zero))
                     return [splat(zero, w) for _ in range(2) for _, w in pieces] + [a0, a1]
@@ -549,7 +552,7 @@ def _paired_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
                 t1 = e.add(t, e.i64(1))
                 (row0, beta0, _), (row1, beta1, _) = step_of(bh, t, decay=False), step_of(bh, t1, decay=False)
                 a0, a1 = projections[-2:]
-                d0 = e.fmul(held.get(e, 0), a0)
+                d0 = e.fmul(real(held.get(e, 0)), a0)
                 d1 = e.fmul(d0, a1)
                 inside = e.and_(e.and_(e.fcmp("oge", d0, low), e.fcmp("ole", d0, high)),
                                 e.and_(e.fcmp("oge", d1, low), e.fcmp("ole", d1, high)))
@@ -559,8 +562,8 @@ def _paired_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
                     return vectors.load(e, scalar, p.v, e.add(e.add(row, j0), e.i64(off)), w)
 
                 u1 = [e.fmul(splat(beta0, w), e.fsub(v_of(row0, off, w), sk)) for (off, w), sk in zip(pieces, p1)]
-                kk = e.fmul(a1, dots.get(e, e.mul(index, e.i64(2))))
-                kq = dots.get(e, e.add(e.mul(index, e.i64(2)), e.i64(1)))
+                kk = e.fmul(a1, real(dots.get(e, e.mul(index, e.i64(2)))))
+                kq = real(dots.get(e, e.add(e.mul(index, e.i64(2)), e.i64(1))))
                 u2 = [e.fmul(splat(beta1, w), e.fsub(e.fsub(v_of(row1, off, w), sk), e.fmul(u, splat(kk, w))))
                       for (off, w), sk, u in zip(pieces, p2, u1)]
                 if not last:
@@ -578,10 +581,10 @@ def _paired_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
                     count = len(pieces)
 
                     def row(i: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
-                        k0, q0 = s.item.load(e, p.k, e.add(row0, i)), s.item.load(e, p.q, e.add(row0, i))
-                        k1, q1 = s.item.load(e, p.k, e.add(row1, i)), s.item.load(e, p.q, e.add(row1, i))
+                        k0, q0 = real(s.item.load(e, p.k, e.add(row0, i))), real(s.item.load(e, p.q, e.add(row0, i)))
+                        k1, q1 = real(s.item.load(e, p.k, e.add(row1, i))), real(s.item.load(e, p.q, e.add(row1, i)))
                         if not last:
-                            k2, k3 = s.item.load(e, p.k, e.add(row2, i)), s.item.load(e, p.k, e.add(row3, i))
+                            k2, k3 = real(s.item.load(e, p.k, e.add(row2, i))), real(s.item.load(e, p.k, e.add(row3, i)))
                         at_row, to_row = e.mul(i, e.i64(cols)), e.add(start, e.mul(i, e.i64(stride)))
                         out = list(accs)
                         for k, ((off, w), x1, x2) in enumerate(zip(pieces, w1, w2)):
@@ -622,7 +625,8 @@ def _paired_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
                     store_output(row1, acc_at[1], factor1)
                 if last:
                     return []
-                d = held.get(e, 0)
+                d = real(held.get(e, 0))
+                assert a2 is not None and a3 is not None  # decay=True
                 f2 = e.fmul(d, a2)
                 f3 = e.fmul(f2, a3)
                 return [e.fmul(x, splat(f2, w)) for x, (_, w) in zip(acc_at[2], pieces)] + [
@@ -732,11 +736,11 @@ def _chunked_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
                 inside = e.icmp("slt", r, valid)
                 t = e.smin(e.add(t0, r), e.i64(s.seq - 1))  # a padded row reads the last step, then drops it
                 qkv, gates = s.row(e, bh, t, n), s.row(e, bh, t, s.gates)
-                beta = e.select(inside, s.item.load(e, p.beta, s.row(e, bh, t, 1)), zero)
+                beta = e.select(inside, real(s.item.load(e, p.beta, s.row(e, bh, t, 1))), zero)
                 betas.set(e, r, beta)
 
                 def gate(i: SSAValue) -> None:
-                    g = e.select(inside, s.item.load(e, p.g, e.add(gates, i)), zero)
+                    g = e.select(inside, real(s.item.load(e, p.g, e.add(gates, i))), zero)
                     previous = get(gamma.ptr, i, e.smax(e.sub(r, e.i64(1)), e.i64(0)), c)  # in bounds at r = 0
                     before = e.select(e.icmp("sgt", r, e.i64(0)), previous, zero)
                     put(gamma.ptr, i, r, c, e.fadd(before, g))
@@ -745,14 +749,14 @@ def _chunked_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
 
                 def column(i: SSAValue) -> None:
                     src = e.add(qkv, i)
-                    q = e.select(inside, e.fmul(s.item.load(e, p.q, src), scale), zero)
-                    k = e.select(inside, s.item.load(e, p.k, src), zero)
+                    q = e.select(inside, e.fmul(real(s.item.load(e, p.q, src)), scale), zero)
+                    k = e.select(inside, real(s.item.load(e, p.k, src)), zero)
                     put(qk.ptr, r, i, n, q)
                     put(k_rows, r, i, n, k)
                     if kt is not None:
                         put(kt.ptr, i, r, c, k)
                     decay = _exp_le0(e, get(gamma.ptr, i if s.per_channel else 0, r, c))
-                    put(us.ptr, r, i, n, e.fmul(beta, s.item.load(e, p.v, src)))
+                    put(us.ptr, r, i, n, e.fmul(beta, real(s.item.load(e, p.v, src))))
                     put(wq.ptr, r, i, n, e.fneg(e.fmul(e.fmul(beta, decay), k)))
 
                 _loop(e, region, n, column)
@@ -766,7 +770,7 @@ def _chunked_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
             pairwise(qk.ptr, k_rows, pa.ptr)
 
             def row(r: SSAValue) -> None:
-                gr, beta = get(gamma.ptr, 0, r, c), betas.get(e, r)
+                gr, beta = get(gamma.ptr, 0, r, c), real(betas.get(e, r))
 
                 def cell(col: SSAValue) -> None:
                     decay = _exp_le0(e, e.fsub(gr, get(gamma.ptr, 0, col, c)))
@@ -784,7 +788,7 @@ def _chunked_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
             assert kt is not None
 
             def row(r: SSAValue) -> None:
-                beta = betas.get(e, r)
+                beta = real(betas.get(e, r))
 
                 def clear(col: SSAValue) -> None:
                     put(pa.ptr, r, col, c, zero)
@@ -840,7 +844,7 @@ def _chunked_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
 
             _loop(e, region, c, gate_rows)
             read_state(wq.ptr, state, y.ptr)
-            _loop(e, region, c * n, lambda x: us.set(e, x, e.fadd(us.get(e, x), y.get(e, x))))
+            _loop(e, region, c * n, lambda x: us.set(e, x, e.fadd(real(us.get(e, x)), real(y.get(e, x)))))
             read_chunk(pa.ptr, us.ptr, o_rows)
 
             def store(r: SSAValue) -> None:
@@ -851,7 +855,7 @@ def _chunked_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
             _loop(e, region, s.gates, lambda i: decay_last.set(e, i, _exp_le0(e, get(gamma.ptr, i, c - 1, c))))
 
             def decay_row(i: SSAValue) -> None:
-                a = decay_last.get(e, i if s.per_channel else 0)
+                a = real(decay_last.get(e, i if s.per_channel else 0))
                 _loop(e, region, n, lambda j: put(state, i, j, n, e.fmul(get(state, i, j, n), a)))
 
             _loop(e, region, n, decay_row)
@@ -888,7 +892,7 @@ def gated_delta_net_kernels(op: rc.GatedDeltaNetOp, ctx: KernelContext) -> list[
     return [_sequential_kernel(op, s, ctx.name)]
 
 
-KERNELS: dict[type[Operation], Callable[[Operation, KernelContext], list[Kernel]]] = {
+KERNELS: dict[type[Operation], EmitKernels] = {
     rc.GatedDeltaNetOp: gated_delta_net_kernels,
-}  # type: ignore[dict-item]
+}
 """Emitters of the delta-rule ops."""

@@ -26,6 +26,7 @@ from rlx_mlir.lowering.core.element_types import Codec, Value, codec
 from rlx_mlir.lowering.core.emitter import Emitter
 from rlx_mlir.lowering.core.kernel import (
     STATUS,
+    EmitKernels,
     Kernel,
     KernelContext,
     checked_index,
@@ -255,7 +256,7 @@ def scatter_nd_kernels(op: mv.ScatterNdOp, ctx: KernelContext) -> list[Kernel]:
         for_range(e, region, begin, end, group)
 
     function = kernel_function(ctx.name, 5, build)
-    buffers = [op.data, op.indices, op.updates, op.result, STATUS]
+    buffers: list[SSAValue | str] = [op.data, op.indices, op.updates, op.result, STATUS]
     return [Kernel(function, buffers, groups, groups * slice_size, parallel=False)]
 
 
@@ -283,11 +284,11 @@ def scatter_elements_kernels(op: mv.ScatterElementsOp, ctx: KernelContext) -> li
         emit_nest(e, region, nest, [indices, updates, out], begin, end, element)
 
     function = kernel_function(ctx.name, 5, build)
-    buffers = [op.data, op.indices, op.updates, op.result, STATUS]
+    buffers: list[SSAValue | str] = [op.data, op.indices, op.updates, op.result, STATUS]
     return [Kernel(function, buffers, nest.outer_extent, numel(shape), parallel=False)]
 
 
-KERNELS: dict[type[Operation], Callable[[Operation, KernelContext], list[Kernel]]] = {
+KERNELS: dict[type[Operation], EmitKernels] = {
     mv.GatherOp: gather_kernels,
     mv.GatherElementsOp: gather_elements_kernels,
     mv.GatherNdOp: gather_nd_kernels,
@@ -295,4 +296,4 @@ KERNELS: dict[type[Operation], Callable[[Operation, KernelContext], list[Kernel]
     mv.ScatterAddOp: scatter_add_kernels,
     mv.ScatterNdOp: scatter_nd_kernels,
     mv.ScatterElementsOp: scatter_elements_kernels,
-}  # type: ignore[dict-item]
+}

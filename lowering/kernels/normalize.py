@@ -14,16 +14,14 @@ it twice, so their pass 3 recomputes from the input instead.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from xdsl.ir import Operation, Region, SSAValue
 
 from rlx_mlir.dialects import reduction as rd
 from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects.common import element_type, shape_of
-from rlx_mlir.lowering.core.element_types import Value, codec
+from rlx_mlir.lowering.core.element_types import Value, codec, real
 from rlx_mlir.lowering.core.emitter import Emitter
-from rlx_mlir.lowering.core.kernel import Kernel, KernelContext, StackArray, kernel_function
+from rlx_mlir.lowering.core.kernel import EmitKernels, Kernel, KernelContext, StackArray, kernel_function
 from rlx_mlir.lowering.core.loops import for_range, if_then
 from rlx_mlir.lowering.core.slabs import (
     add_index,
@@ -94,7 +92,7 @@ def normalize_kernels(op: rg.NormalizeRegionOp, ctx: KernelContext) -> list[Kern
 
         def value(at: SSAValue) -> SSAValue:
             """The prologue's value at element `at`."""
-            return body_value(e, op.body.block, lambda k: read(k, at))  # type: ignore[return-value]
+            return real(body_value(e, op.body.block, lambda k: read(k, at)))
 
         def store(result: SSAValue, at: SSAValue) -> None:
             """The epilogue of the normalized `result` (rounded to its type first,
@@ -109,8 +107,8 @@ def normalize_kernels(op: rg.NormalizeRegionOp, ctx: KernelContext) -> list[Kern
                 at = [add_index(e, add_index(e, mul_index(e, o, e.i64(n * inner)), j), e.i64(k * inner)) for k in range(n)]
                 xs = [value(a) for a in at]
                 top = pairwise(e, xs, _fmax)
-                pairs = [shifted(e, x, top) for x in xs]  # type: ignore[arg-type]
-                c = normalizer(e, pairwise(e, [term for _, term in pairs], _fadd))  # type: ignore[arg-type]
+                pairs = [shifted(e, x, top) for x in xs]
+                c = normalizer(e, pairwise(e, [term for _, term in pairs], _fadd))
                 for (stored, _), a in zip(pairs, at):
                     store(finish(e, stored, c), a)
 
@@ -138,7 +136,7 @@ def normalize_kernels(op: rg.NormalizeRegionOp, ctx: KernelContext) -> list[Kern
             # pass 1: the maximum of each column, in every lane of it
             def max_step(lane: SSAValue, qs: list[SSAValue]) -> None:
                 xs = [value(at(q, lane)) for q in qs]
-                top.set(e, lane, pairwise(e, [top.get(e, lane), *xs], _fmax))
+                top.set(e, lane, pairwise(e, [real(top.get(e, lane)), *xs], _fmax))
 
             each(e, region, lay.width, lambda lane: top.set(e, lane, e.const(ft, float("-inf"))))
             walk(e, region, lay, e.i64(full), tail, max_step, ctx.tuning.reduce_block)
@@ -175,7 +173,7 @@ def normalize_kernels(op: rg.NormalizeRegionOp, ctx: KernelContext) -> list[Kern
             # pass 3: rescale in place (or, f16/bf16, recompute from the input)
             def rescale(where: SSAValue, c: SSAValue, lane_top: SSAValue) -> None:
                 if item.narrow:
-                    stored, _ = shifted(e, value(where), lane_top)  # type: ignore[arg-type]
+                    stored, _ = shifted(e, value(where), lane_top)
                 else:
                     stored = item.load(e, dst, where)  # type: ignore[assignment]
                 store(finish(e, stored, c), where)
@@ -205,6 +203,6 @@ def normalize_kernels(op: rg.NormalizeRegionOp, ctx: KernelContext) -> list[Kern
     return [Kernel(function, buffers, slab.extent(lay), slab.outer * n * inner)]
 
 
-KERNELS: dict[type[Operation], Callable[[Operation, KernelContext], list[Kernel]]] = {
+KERNELS: dict[type[Operation], EmitKernels] = {
     rg.NormalizeRegionOp: normalize_kernels,
-}  # type: ignore[dict-item]
+}

@@ -51,7 +51,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from xdsl.dialects.builtin import f32
-from xdsl.ir import Region, SSAValue
+from xdsl.ir import Operation, Region, SSAValue
 
 from rlx_mlir import index_maps
 from rlx_mlir.broadcast import numel, row_major_strides
@@ -62,7 +62,7 @@ from rlx_mlir.dialects.common import element_type, shape_of
 from rlx_mlir.dtypes import Kind
 from rlx_mlir.lowering.core.element_types import Codec, ComplexValue, Value, codec
 from rlx_mlir.lowering.core.emitter import Emitter
-from rlx_mlir.lowering.core.kernel import Kernel, KernelContext, StackArray, kernel_function
+from rlx_mlir.lowering.core.kernel import EmitKernels, Kernel, KernelContext, StackArray, kernel_function
 from rlx_mlir.lowering.core.loops import LoopNest, advance, coalesce, emit_nest, for_range, if_else, read_strides
 from rlx_mlir.lowering.scalar.scalar_ops import body_value, pairwise, unrounded_binary_value
 from rlx_mlir.memory_plan import Scratch
@@ -155,7 +155,7 @@ def _nests(op: rg.ReductionRegionOp) -> tuple[LoopNest, LoopNest]:
     strides = [s for s, _ in reads] + [tuple(out)]
     bases = tuple(b for _, b in reads) + (0,)
     outer = coalesce(tuple(space[d] for d in parallel), [tuple(s[d] for d in parallel) for s in strides], bases)
-    kept = [d for d in sorted(reduced) if space[d] != 1] or [None]  # never merged: see the module docstring
+    kept: list[int | None] = [d for d in sorted(reduced) if space[d] != 1] or [None]  # never merged: see the module docstring
     inner = LoopNest(
         tuple(space[d] if d is not None else 1 for d in kept),
         tuple(tuple(s[d] if d is not None else 0 for d in kept) for s in strides[:-1]),
@@ -457,6 +457,6 @@ def _column_kernel(op: rg.ReductionRegionOp, name: str, outer: LoopNest, inner: 
     return Kernel(function, buffers, grouped.outer_extent, max(1, numel(outer.sizes) * math.count))
 
 
-KERNELS: dict[type[rg.ReductionRegionOp], Callable[[rg.ReductionRegionOp, KernelContext], list[Kernel]]] = {
+KERNELS: dict[type[Operation], EmitKernels] = {
     rg.ReductionRegionOp: reduction_region_kernels,
 }

@@ -70,11 +70,11 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 
 from rlx_mlir import blas
 from rlx_mlir.dialects import recurrent as rc
-from rlx_mlir.dialects.common import shape_of
-from rlx_mlir.lowering.core.element_types import Codec, codec
+from rlx_mlir.dialects.common import element_type, shape_of
+from rlx_mlir.lowering.core.element_types import Codec, codec, real
 from rlx_mlir.lowering.core.emitter import Emitter
 from rlx_mlir.lowering.core.gemm import gemm_call, gemm_external, single_threaded_blas
-from rlx_mlir.lowering.core.kernel import Kernel, KernelContext, StackArray, kernel_function
+from rlx_mlir.lowering.core.kernel import EmitKernels, Kernel, KernelContext, StackArray, kernel_function
 from rlx_mlir.lowering.core.loops import for_range, if_else
 from rlx_mlir.lowering.scalar import math_approx as m
 from rlx_mlir.tuning import Tuning
@@ -119,7 +119,7 @@ def _groups(e: Emitter, region: Region, total: int, size: int, body: Callable[[S
         body(e.i64(full), total % size)
 
 
-def _at(e: Emitter, *terms: tuple[SSAValue | int, int] | SSAValue) -> SSAValue:
+def _at(e: Emitter, *terms: tuple[SSAValue | int, int] | SSAValue | int) -> SSAValue:
     """The element offset Σ index·stride (a bare value has stride 1)."""
     total: SSAValue | None = None
     for term in terms:
@@ -255,7 +255,7 @@ def _mamba2_blocked(op: rc.Mamba2Op, ctx: KernelContext) -> Kernel:
     tuning = ctx.tuning
     dims = Mamba2Dims.of(op)
     p_, n_ = dims.p, dims.n
-    item = codec(op.x.type.element_type)
+    item = codec(element_type(op.x.type))
     wide = codec(item.compute)
     rows = _row_block(dims, wide.dtype.nbytes, tuning)
     blocks = -(-p_ // rows)
@@ -263,14 +263,14 @@ def _mamba2_blocked(op: rc.Mamba2Op, ctx: KernelContext) -> Kernel:
 
     def build(e: Emitter, region: Region, ptr: Pointers, begin: SSAValue, end: SSAValue) -> None:
         state, held = _arrays(e, wide, n_ * rows, 1)  # [N, rows], and the decay it is divided by
-        one = wide.constant(e, 1.0)
+        one = real(wide.constant(e, 1.0))
         u, acc = _arrays(e, wide, steps * rows, steps * rows)  # per step of a block: dt·x and y, [steps, rows]
 
         def unit(index: SSAValue) -> None:
             at = Mamba2Unit(e, dims, e.udiv(index, e.i64(blocks)))
             p0 = e.mul(e.urem(index, e.i64(blocks)), e.i64(rows))
             count: int | SSAValue = rows if p_ % rows == 0 else e.smin(e.i64(rows), e.sub(e.i64(p_), p0))
-            a = item.load(e, ptr["a"], at.head)
+            a = real(item.load(e, ptr["a"], at.head))
             state_at = _at(e, at.state, (p0, n_))
             source = ptr.get("state")
 
@@ -279,7 +279,7 @@ def _mamba2_blocked(op: rc.Mamba2Op, ctx: KernelContext) -> Kernel:
 
             each_state(lambda p, n: state.set(
                 e, _at(e, (n, rows), p),
-                wide.constant(e, 0.0) if source is None else item.load(e, source, _at(e, state_at, (p, n_), n)),
+                real(wide.constant(e, 0.0)) if source is None else real(item.load(e, source, _at(e, state_at, (p, n_), n))),
             ))
 
             held.set(e, 0, one)
@@ -291,13 +291,13 @@ def _mamba2_blocked(op: rc.Mamba2Op, ctx: KernelContext) -> Kernel:
                 or, when that would leave the range, multiplies the decay back in."""
                 rows_of = [at.row(e.add(t0, e.i64(t))) for t in range(size)]
                 firsts = [_at(e, (row, p_), p0) for row in rows_of]
-                dts = [item.load(e, ptr["dt"], row) for row in rows_of]
+                dts = [real(item.load(e, ptr["dt"], row)) for row in rows_of]
                 decays = [m.exp(e, e.fmul(dt, a)) for dt in dts]
-                before = held.get(e, 0)
-                scales = []  # the running decay after each step of the block
+                before = real(held.get(e, 0))
+                scales: list[SSAValue] = []  # the running decay after each step of the block
                 for decay in decays:
                     scales.append(e.fmul(scales[-1] if scales else before, decay))
-                bound = wide.constant(e, HELD_DECAY_RANGE)
+                bound = real(wide.constant(e, HELD_DECAY_RANGE))
                 inside = e.and_(e.fcmp("oge", scales[-1], e.fdiv(one, bound)), e.fcmp("ole", scales[-1], bound))
 
                 def run(keep: bool) -> None:
@@ -309,25 +309,25 @@ def _mamba2_blocked(op: rc.Mamba2Op, ctx: KernelContext) -> Kernel:
 
                     def stage(p: SSAValue) -> None:
                         for t in range(size):
-                            x = item.load(e, ptr["x"], _at(e, firsts[t], p))
+                            x = real(item.load(e, ptr["x"], _at(e, firsts[t], p)))
                             u.set(e, _at(e, (t, rows), p), e.fmul(coefs[t], x))
-                            acc.set(e, _at(e, (t, rows), p), wide.constant(e, 0.0))
+                            acc.set(e, _at(e, (t, rows), p), real(wide.constant(e, 0.0)))
 
                     _loop(e, region, count, stage)
 
                     def group(n0: SSAValue, width: int) -> None:
-                        bs = [[item.load(e, ptr["b"], _at(e, (row, n_), n0, i)) for i in range(width)]
+                        bs = [[real(item.load(e, ptr["b"], _at(e, (row, n_), n0, i))) for i in range(width)]
                               for row in rows_of]
-                        cs = [[item.load(e, ptr["c"], _at(e, (row, n_), n0, i)) for i in range(width)]
+                        cs = [[real(item.load(e, ptr["c"], _at(e, (row, n_), n0, i))) for i in range(width)]
                               for row in rows_of]
                         at_n = _at(e, (n0, rows))
 
                         def lane(p: SSAValue) -> None:
-                            totals = [acc.get(e, _at(e, (t, rows), p)) for t in range(size)]
-                            ups = [u.get(e, _at(e, (t, rows), p)) for t in range(size)]
+                            totals = [real(acc.get(e, _at(e, (t, rows), p))) for t in range(size)]
+                            ups = [real(u.get(e, _at(e, (t, rows), p))) for t in range(size)]
                             for i in range(width):
                                 at_s = _at(e, at_n, i * rows, p)
-                                s = state.get(e, at_s)
+                                s = real(state.get(e, at_s))
                                 for t in range(size):
                                     if keep:
                                         s = e.fma(ups[t], bs[t][i], s)
@@ -344,7 +344,7 @@ def _mamba2_blocked(op: rc.Mamba2Op, ctx: KernelContext) -> Kernel:
 
                     def store(p: SSAValue) -> None:
                         for t in range(size):
-                            y = acc.get(e, _at(e, (t, rows), p))
+                            y = real(acc.get(e, _at(e, (t, rows), p)))
                             item.store(e, e.fmul(y, scales[t]) if keep else y, ptr["y"], _at(e, firsts[t], p))
 
                     _loop(e, region, count, store)
@@ -355,9 +355,9 @@ def _mamba2_blocked(op: rc.Mamba2Op, ctx: KernelContext) -> Kernel:
             _groups(e, region, dims.seq, steps, block)
             target = ptr.get("final")
             if target is not None:
-                scale = held.get(e, 0)
+                scale = real(held.get(e, 0))
                 each_state(lambda p, n: item.store(
-                    e, e.fmul(state.get(e, _at(e, (n, rows), p)), scale), target, _at(e, state_at, (p, n_), n)))
+                    e, e.fmul(real(state.get(e, _at(e, (n, rows), p))), scale), target, _at(e, state_at, (p, n_), n)))
 
         for_range(e, region, begin, end, unit)
 
@@ -393,7 +393,7 @@ class StateSlice:
     base: SSAValue
 
     def get(self, e: Emitter, index: SSAValue) -> SSAValue:
-        return self.item.load(e, self.ptr, e.add(self.base, index))
+        return real(self.item.load(e, self.ptr, e.add(self.base, index)))
 
     def set(self, e: Emitter, index: SSAValue, value: SSAValue) -> None:
         self.item.store(e, value, self.ptr, e.add(self.base, index))
@@ -408,7 +408,7 @@ def _mamba2_direct(op: rc.Mamba2Op, ctx: KernelContext) -> Kernel:
     one add lets LLVM vectorize."""
     dims = Mamba2Dims.of(op)
     p_, n_ = dims.p, dims.n
-    item = codec(op.x.type.element_type)
+    item = codec(element_type(op.x.type))
     wide = codec(item.compute)
     in_result = _direct_in_result(op)
 
@@ -418,47 +418,47 @@ def _mamba2_direct(op: rc.Mamba2Op, ctx: KernelContext) -> Kernel:
 
         def unit(index: SSAValue) -> None:
             at = Mamba2Unit(e, dims, index)
-            a = item.load(e, ptr["a"], at.head)
+            a = real(item.load(e, ptr["a"], at.head))
             state = StateSlice(item, ptr["final"], at.state) if stack is None else StateSlice(wide, stack.ptr, e.i64(0))
             source = ptr.get("state")
 
             def initial(k: SSAValue) -> SSAValue:
-                return wide.constant(e, 0.0) if source is None else item.load(e, source, e.add(at.state, k))
+                return real(wide.constant(e, 0.0)) if source is None else real(item.load(e, source, e.add(at.state, k)))
 
             def step(t: SSAValue, old: Callable[[SSAValue], SSAValue]) -> None:
                 row = at.row(t)
-                dt = item.load(e, ptr["dt"], row)
+                dt = real(item.load(e, ptr["dt"], row))
                 decay = m.exp(e, e.fmul(dt, a))
 
                 def stage(n: SSAValue) -> None:
-                    bs.set(e, n, item.load(e, ptr["b"], _at(e, (row, n_), n)))
-                    cs.set(e, n, item.load(e, ptr["c"], _at(e, (row, n_), n)))
+                    bs.set(e, n, real(item.load(e, ptr["b"], _at(e, (row, n_), n))))
+                    cs.set(e, n, real(item.load(e, ptr["c"], _at(e, (row, n_), n))))
 
                 _loop(e, region, n_, stage)
 
                 def lane(p: SSAValue) -> None:
-                    u = e.fmul(dt, item.load(e, ptr["x"], _at(e, (row, p_), p)))
+                    u = e.fmul(dt, real(item.load(e, ptr["x"], _at(e, (row, p_), p))))
                     first = _at(e, (p, n_))
 
                     def term(n: SSAValue, acc: SSAValue) -> SSAValue:
                         k = e.add(first, n)
-                        s = e.fma(decay, old(k), e.fmul(u, bs.get(e, n)))
+                        s = e.fma(decay, old(k), e.fmul(u, real(bs.get(e, n))))
                         state.set(e, k, s)
-                        return e.op(llvm.FAddOp(acc, e.op(llvm.FMulOp(s, cs.get(e, n), CONTRACT)), REDUCE))
+                        return e.op(llvm.FAddOp(acc, e.op(llvm.FMulOp(s, real(cs.get(e, n)), CONTRACT)), REDUCE))
 
-                    y = _sum_loop(e, region, n_, wide.constant(e, 0.0), term)
+                    y = _sum_loop(e, region, n_, real(wide.constant(e, 0.0)), term)
                     item.store(e, y, ptr["y"], _at(e, (row, p_), p))
 
                 _loop(e, region, p_, lane)
 
             if dims.seq:
                 step(e.i64(0), initial)
-                _loop_from(e, region, 1, dims.seq, lambda t: step(t, lambda k: state.get(e, k)))
+                _loop_from(e, region, 1, dims.seq, lambda t: step(t, lambda k: real(state.get(e, k))))
             elif stack is None:
                 _loop(e, region, p_ * n_, lambda k: state.set(e, k, initial(k)))
             target = ptr.get("final")
             if stack is not None and target is not None:
-                read = (lambda k: state.get(e, k)) if dims.seq else initial
+                read = (lambda k: real(state.get(e, k))) if dims.seq else initial
                 _loop(e, region, p_ * n_, lambda k: item.store(e, read(k), target, e.add(at.state, k)))
 
         for_range(e, region, begin, end, unit)
@@ -473,9 +473,9 @@ def _mamba2_load_state(
 ) -> None:
     """The unit's state [P, N] from the state operand (or zeros) into the workspace."""
     if source is None:
-        _loop(e, region, dims.p * dims.n, lambda k: state.set(e, k, state.item.constant(e, 0.0)))
+        _loop(e, region, dims.p * dims.n, lambda k: state.set(e, k, real(state.item.constant(e, 0.0))))
     else:
-        _loop(e, region, dims.p * dims.n, lambda k: state.set(e, k, item.load(e, source, e.add(base, k))))
+        _loop(e, region, dims.p * dims.n, lambda k: state.set(e, k, real(item.load(e, source, e.add(base, k)))))
 
 
 def _mamba2_store_state(
@@ -484,7 +484,7 @@ def _mamba2_store_state(
 ) -> None:
     """The workspace state into the state result [P, N] (rounded once), if there is one."""
     if target is not None:
-        _loop(e, region, dims.p * dims.n, lambda k: item.store(e, state.get(e, k), target, e.add(base, k)))
+        _loop(e, region, dims.p * dims.n, lambda k: item.store(e, real(state.get(e, k)), target, e.add(base, k)))
 
 
 @dataclass(frozen=True)
@@ -504,7 +504,7 @@ class ChunkArrays:
 def _mamba2_chunked(op: rc.Mamba2Op, ctx: KernelContext) -> Kernel:
     dims = Mamba2Dims.of(op)
     p_, n_ = dims.p, dims.n
-    item = codec(op.x.type.element_type)
+    item = codec(element_type(op.x.type))
     wide = codec(item.compute)
     q_ = min(CHUNK, dims.seq)
     blas.load()
@@ -517,7 +517,7 @@ def _mamba2_chunked(op: rc.Mamba2Op, ctx: KernelContext) -> Kernel:
 
         def unit(index: SSAValue) -> None:
             at = Mamba2Unit(e, dims, index)
-            a = item.load(e, ptr["a"], at.head)
+            a = real(item.load(e, ptr["a"], at.head))
             _mamba2_load_state(e, region, item, ptr.get("state"), at.state, arrays.state, dims)
             if full:
                 for_range(e, region, e.i64(0), e.i64(full * q_), lambda t0: bodies[q_](ptr, at, a, t0), step=q_)
@@ -544,35 +544,35 @@ def _chunk_body(
     def chunk(ptr: Pointers, at: Mamba2Unit, a: SSAValue, t0: SSAValue) -> None:
         _stage_chunk(e, region, dims, item, ptr, at, a, t0, w, q)
         scores(w.c.ptr, w.b.ptr, w.g.ptr)
-        last = w.cum.get(e, q - 1)
+        last = real(w.cum.get(e, q - 1))
 
         def mask_row(i: SSAValue) -> None:
-            cum_i = w.cum.get(e, i)
+            cum_i = real(w.cum.get(e, i))
 
             def cell(j: SSAValue) -> None:
                 at_g = _at(e, (i, q), j)
-                decayed = e.fmul(e.fmul(w.g.get(e, at_g), _exp_clamped(e, e.fsub(cum_i, w.cum.get(e, j)))),
-                                 w.dt.get(e, j))
-                w.g.set(e, at_g, e.select(e.icmp("sle", j, i), decayed, w.g.item.constant(e, 0.0)))
+                decayed = e.fmul(e.fmul(real(w.g.get(e, at_g)), _exp_clamped(e, e.fsub(cum_i, real(w.cum.get(e, j))))),
+                                 real(w.dt.get(e, j)))
+                w.g.set(e, at_g, e.select(e.icmp("sle", j, i), decayed, real(w.g.item.constant(e, 0.0))))
 
             _loop(e, region, q, cell)
 
         _loop(e, region, q, mask_row)
         from_state(w.c.ptr, w.state.ptr, w.y.ptr)
 
-        _scale_rows(e, region, w.y, q, p_, lambda i: _exp_clamped(e, w.cum.get(e, i)))
+        _scale_rows(e, region, w.y, q, p_, lambda i: _exp_clamped(e, real(w.cum.get(e, i))))
         within(w.g.ptr, w.x.ptr, w.y.ptr)
 
         def store_row(i: SSAValue) -> None:
             first, row = _at(e, (i, p_)), _at(e, (at.row(e.add(t0, i)), p_))
-            _loop(e, region, p_, lambda p: item.store(e, w.y.get(e, e.add(first, p)), ptr["y"], e.add(row, p)))
+            _loop(e, region, p_, lambda p: item.store(e, real(w.y.get(e, e.add(first, p))), ptr["y"], e.add(row, p)))
 
         _loop(e, region, q, store_row)
         total = _exp_clamped(e, last)
-        _loop(e, region, p_ * n_, lambda k: w.state.set(e, k, e.fmul(w.state.get(e, k), total)))
+        _loop(e, region, p_ * n_, lambda k: w.state.set(e, k, e.fmul(real(w.state.get(e, k)), total)))
 
         def weight(j: SSAValue) -> SSAValue:  # step j's share of the chunk's final state
-            return e.fmul(_exp_clamped(e, e.fsub(last, w.cum.get(e, j))), w.dt.get(e, j))
+            return e.fmul(_exp_clamped(e, e.fsub(last, real(w.cum.get(e, j)))), real(w.dt.get(e, j)))
 
         _scale_rows(e, region, w.b, q, n_, weight)
         update(w.x.ptr, w.b.ptr, w.state.ptr)
@@ -587,7 +587,7 @@ def _scale_rows(
 
     def row(i: SSAValue) -> None:
         scale, first = factor(i), _at(e, (i, width))
-        _loop(e, region, width, lambda k: array.set(e, e.add(first, k), e.fmul(array.get(e, e.add(first, k)), scale)))
+        _loop(e, region, width, lambda k: array.set(e, e.add(first, k), e.fmul(real(array.get(e, e.add(first, k))), scale)))
 
     _loop(e, region, rows, row)
 
@@ -601,19 +601,19 @@ def _stage_chunk(
 
     def row(i: SSAValue) -> None:
         r = at.row(e.add(t0, i))
-        w.dt.set(e, i, item.load(e, ptr["dt"], r))
-        _loop(e, region, p_, lambda p: w.x.set(e, _at(e, (i, p_), p), item.load(e, ptr["x"], _at(e, (r, p_), p))))
+        w.dt.set(e, i, real(item.load(e, ptr["dt"], r)))
+        _loop(e, region, p_, lambda p: w.x.set(e, _at(e, (i, p_), p), real(item.load(e, ptr["x"], _at(e, (r, p_), p)))))
 
         def bc(n: SSAValue) -> None:
-            w.b.set(e, _at(e, (i, n_), n), item.load(e, ptr["b"], _at(e, (r, n_), n)))
-            w.c.set(e, _at(e, (i, n_), n), item.load(e, ptr["c"], _at(e, (r, n_), n)))
+            w.b.set(e, _at(e, (i, n_), n), real(item.load(e, ptr["b"], _at(e, (r, n_), n))))
+            w.c.set(e, _at(e, (i, n_), n), real(item.load(e, ptr["c"], _at(e, (r, n_), n))))
 
         _loop(e, region, n_, bc)
 
     _loop(e, region, q, row)
-    w.cum.set(e, 0, e.fmul(w.dt.get(e, 0), a))
+    w.cum.set(e, 0, e.fmul(real(w.dt.get(e, 0)), a))
     _loop_from(e, region, 1, q, lambda i: w.cum.set(
-        e, i, e.fma(w.dt.get(e, i), a, w.cum.get(e, e.sub(i, e.i64(1))))))
+        e, i, e.fma(real(w.dt.get(e, i)), a, real(w.cum.get(e, e.sub(i, e.i64(1)))))))
 
 
 def _loop_from(e: Emitter, region: Region, lo: int, hi: int, body: Callable[[SSAValue], None]) -> None:
@@ -624,14 +624,14 @@ def _loop_from(e: Emitter, region: Region, lo: int, hi: int, body: Callable[[SSA
 
 def _direct_in_result(op: rc.Mamba2Op) -> bool:
     """Whether the direct form keeps the state in the state result (stored in the compute type)."""
-    return op.carries_out and not codec(op.x.type.element_type).narrow
+    return op.carries_out and not codec(element_type(op.x.type)).narrow
 
 
 def _workspace_bytes(op: rc.Mamba2Op, tuning: Tuning) -> dict[str, int]:
     """The stack workspace of each Mamba2 form, in bytes."""
     dims = Mamba2Dims.of(op)
     p_, n_, q_ = dims.p, dims.n, min(CHUNK, dims.seq)
-    item_bytes = codec(codec(op.x.type.element_type).compute).dtype.nbytes
+    item_bytes = codec(codec(element_type(op.x.type)).compute).dtype.nbytes
     rows = _row_block(dims, item_bytes, tuning)
     elements = {
         "direct": (0 if _direct_in_result(op) else p_ * n_) + 2 * n_,
@@ -679,7 +679,7 @@ def selective_scan_kernels(op: rc.SelectiveScanOp, ctx: KernelContext) -> list[K
     blocks = -(-channels // channel_block)
     if batch * blocks == 0:
         return []
-    item = codec(op.x.type.element_type)
+    item = codec(element_type(op.x.type))
     wide = codec(item.compute)
     lanes = min(channel_block, channels)
     _check_workspace(op, (2 * n_ * lanes + 4 * lanes) * wide.dtype.nbytes)
@@ -697,19 +697,19 @@ def selective_scan_kernels(op: rc.SelectiveScanOp, ctx: KernelContext) -> list[K
             def per_state(body: Callable[[SSAValue, SSAValue], None]) -> None:
                 _loop(e, region, n_, lambda n: _loop(e, region, count, lambda j: body(n, j)))
 
-            _loop(e, region, count, lambda j: widest.set(e, j, wide.constant(e, 0.0)))
+            _loop(e, region, count, lambda j: widest.set(e, j, real(wide.constant(e, 0.0))))
 
             def rate(n: SSAValue, j: SSAValue) -> None:
-                a = item.load(e, ptr["a"], _at(e, (d0, n_), (j, n_), n))
+                a = real(item.load(e, ptr["a"], _at(e, (d0, n_), (j, n_), n)))
                 value = e.fmul(a, e.const_like(a, m.constants_for(a).log2e))  # e^(Δ·A) = 2^(Δ·A log2e)
                 decay_rate.set(e, _at(e, (n, lanes), j), value)
-                widest.set(e, j, e.maximum(widest.get(e, j), e.fabs(value)))  # NaN-propagating
+                widest.set(e, j, e.maximum(real(widest.get(e, j)), e.fabs(value)))  # NaN-propagating
 
             per_state(rate)
             source = ptr.get("state")
             per_state(lambda n, j: state.set(
                 e, _at(e, (n, lanes), j),
-                wide.constant(e, 0.0) if source is None else item.load(e, source, _at(e, state_base, (j, n_), n)),
+                real(wide.constant(e, 0.0)) if source is None else real(item.load(e, source, _at(e, state_base, (j, n_), n))),
             ))
 
             def step(t: SSAValue) -> None:
@@ -717,27 +717,27 @@ def selective_scan_kernels(op: rc.SelectiveScanOp, ctx: KernelContext) -> list[K
                 first = _at(e, (row, channels), d0)
 
                 def stage(j: SSAValue, in_range: SSAValue) -> SSAValue:
-                    dl = item.load(e, ptr["delta"], _at(e, first, j))
+                    dl = real(item.load(e, ptr["delta"], _at(e, first, j)))
                     delta.set(e, j, dl)
-                    u.set(e, j, e.fmul(dl, item.load(e, ptr["x"], _at(e, first, j))))
-                    acc.set(e, j, wide.constant(e, 0.0))
-                    largest = e.fmul(e.fabs(dl), widest.get(e, j))  # the largest |Δ·A·log2e| of the channel
+                    u.set(e, j, e.fmul(dl, real(item.load(e, ptr["x"], _at(e, first, j)))))
+                    acc.set(e, j, real(wide.constant(e, 0.0)))
+                    largest = e.fmul(e.fabs(dl), real(widest.get(e, j)))  # the largest |Δ·A·log2e| of the channel
                     bound = e.const_like(largest, m.exp2_product_in_range_bound(largest))
                     return e.and_(in_range, e.fcmp("ole", largest, bound))  # false for NaN and inf
 
                 in_range = _sum_loop(e, region, count, e.const(i1, 1), stage)
 
                 def group(n0: SSAValue, size: int, exp2: Exp2Product) -> None:
-                    bs = [item.load(e, ptr["b"], _at(e, (row, n_), n0, i)) for i in range(size)]
-                    cs = [item.load(e, ptr["c"], _at(e, (row, n_), n0, i)) for i in range(size)]
+                    bs = [real(item.load(e, ptr["b"], _at(e, (row, n_), n0, i))) for i in range(size)]
+                    cs = [real(item.load(e, ptr["c"], _at(e, (row, n_), n0, i))) for i in range(size)]
                     at_n = _at(e, (n0, lanes))
 
                     def lane(j: SSAValue) -> None:
-                        dl, uj, total = delta.get(e, j), u.get(e, j), acc.get(e, j)
+                        dl, uj, total = real(delta.get(e, j)), real(u.get(e, j)), real(acc.get(e, j))
                         for i in range(size):
                             at_h = _at(e, at_n, i * lanes, j)
-                            decay = exp2(e, dl, decay_rate.get(e, at_h))
-                            h = e.fma(decay, state.get(e, at_h), e.fmul(uj, bs[i]))
+                            decay = exp2(e, dl, real(decay_rate.get(e, at_h)))
+                            h = e.fma(decay, real(state.get(e, at_h)), e.fmul(uj, bs[i]))
                             state.set(e, at_h, h)
                             total = e.fma(h, cs[i], total)
                         acc.set(e, j, total)
@@ -748,12 +748,12 @@ def selective_scan_kernels(op: rc.SelectiveScanOp, ctx: KernelContext) -> list[K
                     return lambda: _groups(e, region, n_, group_size, lambda n0, size: group(n0, size, exp2))
 
                 if_else(e, region, in_range, update(m.exp2_product_in_range), update(m.exp2_product))
-                _loop(e, region, count, lambda j: item.store(e, acc.get(e, j), ptr["y"], _at(e, first, j)))
+                _loop(e, region, count, lambda j: item.store(e, real(acc.get(e, j)), ptr["y"], _at(e, first, j)))
 
             _loop(e, region, seq, step)
             target = ptr.get("final")
             if target is not None:
-                per_state(lambda n, j: item.store(e, state.get(e, _at(e, (n, lanes), j)), target,
+                per_state(lambda n, j: item.store(e, real(state.get(e, _at(e, (n, lanes), j))), target,
                                                   _at(e, state_base, (j, n_), n)))
 
         for_range(e, region, begin, end, unit)
@@ -762,8 +762,8 @@ def selective_scan_kernels(op: rc.SelectiveScanOp, ctx: KernelContext) -> list[K
     return [_kernel(op, ctx.name, batch * blocks, work, build)]
 
 
-KERNELS: dict[type[Operation], Callable[[Operation, KernelContext], list[Kernel]]] = {
+KERNELS: dict[type[Operation], EmitKernels] = {
     rc.Mamba2Op: mamba2_kernels,
     rc.SelectiveScanOp: selective_scan_kernels,
-}  # type: ignore[dict-item]
+}
 """Emitters of the state-space scans."""
