@@ -19,11 +19,13 @@ from xdsl.ir import Operation, Region, SSAValue
 from rlx_mlir.dialects import reduction as rd
 from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects.common import element_type, shape_of
-from rlx_mlir.lowering.core.element_types import Value, codec, real
+from rlx_mlir.lowering.core.element_types import Codec, Value, codec, real
 from rlx_mlir.lowering.core.emitter import Emitter
 from rlx_mlir.lowering.core.kernel import EmitKernels, Kernel, KernelContext, StackArray, kernel_function
 from rlx_mlir.lowering.core.loops import for_range, if_then
 from rlx_mlir.lowering.core.slabs import (
+    Layout,
+    Slab,
     add_index,
     each,
     fold_lanes,
@@ -60,147 +62,205 @@ def normalize_kernels(op: rg.NormalizeRegionOp, ctx: KernelContext) -> list[Kern
     intermediate: their pass 3 recomputes from the inputs instead."""
     shape = shape_of(op.outputs[0].type)
     slab = slab_around(shape, op.axis.value.data % len(shape), ctx.tuning)
-    n, inner = slab.length, slab.inner
     item = codec(element_type(op.outputs[0].type))
-    ft = item.compute
-    lanes_item = codec(ft)
-    lay = layout(inner, lanes_item.dtype.nbytes, ctx.tuning)
-    log = op.kind is rd.LogSoftmaxOp
-    if n * slab.outer * inner == 0:
+    lay = layout(slab.inner, codec(item.compute).dtype.nbytes, ctx.tuning)
+    if slab.length * slab.outer * slab.inner == 0:
         return []
-    scalar = [shape_of(v.type) == () for v in op.inputs]
-    codecs = [codec(element_type(v.type)) for v in op.inputs]
-    first_epilogue = op.prologue_count
+    kernel = _Normalize(op, ctx, slab, lay, item)
+    buffers: list[SSAValue | str | Scratch] = [*op.inputs, op.outputs[0]]
+    function = kernel_function(ctx.name, len(buffers), kernel.build)
+    return [Kernel(function, buffers, slab.extent(lay), slab.outer * slab.length * slab.inner)]
 
-    def normalizer(e: Emitter, s: SSAValue) -> SSAValue:
-        return m.log(e, s) if log else e.fdiv(e.const_like(s, 1.0), s)
 
-    def shifted(e: Emitter, x: SSAValue, top: SSAValue) -> tuple[SSAValue, SSAValue]:
+class _Normalize:
+    """What a normalize kernel knows before it emits: its slab and layout, the
+    element codecs, softmax or log_softmax. `build` emits the body."""
+
+    def __init__(self, op: rg.NormalizeRegionOp, ctx: KernelContext, slab: Slab, lay: Layout, item: Codec) -> None:
+        self.op, self.ctx, self.slab, self.lay, self.item = op, ctx, slab, lay, item
+        self.n, self.inner = slab.length, slab.inner
+        self.ft = item.compute
+        self.lanes_item = codec(self.ft)
+        self.log = op.kind is rd.LogSoftmaxOp
+        self.scalar = [shape_of(v.type) == () for v in op.inputs]
+        self.codecs = [codec(element_type(v.type)) for v in op.inputs]
+        self.first_epilogue = op.prologue_count
+
+    def normalizer(self, e: Emitter, s: SSAValue) -> SSAValue:
+        return m.log(e, s) if self.log else e.fdiv(e.const_like(s, 1.0), s)
+
+    def shifted(self, e: Emitter, x: SSAValue, top: SSAValue) -> tuple[SSAValue, SSAValue]:
         """(what pass 2 stores, the term it sums)."""
         d = e.fsub(x, top)
         term = m.exp(e, d)
-        return (d if log else term), term
+        return (d if self.log else term), term
 
-    def finish(e: Emitter, stored: SSAValue, c: SSAValue) -> SSAValue:
-        return e.fsub(stored, c) if log else e.fmul(stored, c)
+    def finish(self, e: Emitter, stored: SSAValue, c: SSAValue) -> SSAValue:
+        return e.fsub(stored, c) if self.log else e.fmul(stored, c)
 
-    def build(e: Emitter, region: Region, ptrs: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
-        dst = ptrs[-1]
-
-        def read(k: int, at: SSAValue) -> Value:
-            return codecs[k].load(e, ptrs[k], e.i64(0) if scalar[k] else at)
-
-        def value(at: SSAValue) -> SSAValue:
-            """The prologue's value at element `at`."""
-            return real(body_value(e, op.body.block, lambda k: read(k, at)))
-
-        def store(result: SSAValue, at: SSAValue) -> None:
-            """The epilogue of the normalized `result` (rounded to its type first,
-            as the unfused softmax stores it), stored at element `at`."""
-            def load(k: int) -> Value:
-                return item.round(e, result) if k == 0 else read(first_epilogue + k - 1, at)
-
-            item.store(e, body_value(e, op.epilogue.block, load), dst, at)
-
-        if slab.short:
-            def output(o: SSAValue, j: SSAValue) -> None:
-                at = [add_index(e, add_index(e, mul_index(e, o, e.i64(n * inner)), j), e.i64(k * inner)) for k in range(n)]
-                xs = [value(a) for a in at]
-                top = pairwise(e, xs, _fmax)
-                pairs = [shifted(e, x, top) for x in xs]
-                c = normalizer(e, pairwise(e, [term for _, term in pairs], _fadd))
-                for (stored, _), a in zip(pairs, at):
-                    store(finish(e, stored, c), a)
-
-            short_items(e, region, slab, begin, end, output)
+    def build(self, e: Emitter, region: Region, ptrs: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
+        body = _NormalizeBody(self, e, region, ptrs)
+        if self.slab.short:
+            short_items(e, region, self.slab, begin, end, body.short_output)
             return
+        body.allocate()
+        work_items(e, region, self.slab, self.lay, begin, end, body.run)
 
-        top, total = StackArray.allocate(e, lanes_item, lay.width), StackArray.allocate(e, lanes_item, lay.width)
-        full = n // lay.fold
-        tail = (n - full * lay.fold) * inner
 
-        def run(o: SSAValue, column: SSAValue, first: SSAValue) -> None:
-            base = add_index(e, mul_index(e, o, e.i64(n * inner)), column)
+class _NormalizeBody:
+    """One emission of a normalize kernel's body: the emitter, region, pointers
+    and stack arrays its passes share."""
 
-            def at(q: SSAValue, lane: SSAValue) -> SSAValue:
-                return add_index(e, add_index(e, base, mul_index(e, q, e.i64(lay.stride))), lane)
+    top: StackArray
+    total: StackArray
 
-            def spread(values: StackArray) -> None:
-                """Lane l takes its column's value (l mod inner), folded layouts."""
-                def copy(lane: SSAValue) -> None:
-                    values.set(e, lane, values.get(e, e.urem(lane, e.i64(inner))))
+    def __init__(self, k: _Normalize, e: Emitter, region: Region, ptrs: list[SSAValue]) -> None:
+        self.k, self.e, self.region, self.ptrs = k, e, region, ptrs
+        self.dst = ptrs[-1]
 
-                if lay.fold > 1:
-                    for_range(e, region, e.i64(inner), e.i64(lay.width), copy)
+    def read(self, k: int, at: SSAValue) -> Value:
+        return self.k.codecs[k].load(self.e, self.ptrs[k], self.e.i64(0) if self.k.scalar[k] else at)
 
-            # pass 1: the maximum of each column, in every lane of it
-            def max_step(lane: SSAValue, qs: list[SSAValue]) -> None:
-                xs = [value(at(q, lane)) for q in qs]
-                top.set(e, lane, pairwise(e, [real(top.get(e, lane)), *xs], _fmax))
+    def value(self, at: SSAValue) -> SSAValue:
+        """The prologue's value at element `at`."""
+        return real(body_value(self.e, self.k.op.body.block, lambda k: self.read(k, at)))
 
-            each(e, region, lay.width, lambda lane: top.set(e, lane, e.const(ft, float("-inf"))))
-            walk(e, region, lay, e.i64(full), tail, max_step, ctx.tuning.reduce_block)
-            fold_lanes(e, region, lay, lambda a, b: top.set(e, a, _fmax(e, top.get(e, a), top.get(e, b))))  # type: ignore[arg-type]
-            spread(top)
+    def store(self, result: SSAValue, at: SSAValue) -> None:
+        """The epilogue of the normalized `result` (rounded to its type first,
+        as the unfused softmax stores it), stored at element `at`."""
+        e, k = self.e, self.k
 
-            # pass 2: exp(x - M) (or x - M) into the output, and the sum of exp(x - M)
-            overlapping = known_index(first) != 0  # the last column chunk shares lanes with the one before
+        def load(j: int) -> Value:
+            return k.item.round(e, result) if j == 0 else self.read(k.first_epilogue + j - 1, at)
 
-            def sum_step(lane: SSAValue, qs: list[SSAValue]) -> None:
-                terms, stores = [], []
-                for q in qs:
-                    stored, term = shifted(e, value(at(q, lane)), top.get(e, lane))  # type: ignore[arg-type]
-                    terms.append(term)
-                    if item.narrow:
-                        continue
-                    if overlapping:
-                        stores.append((stored, at(q, lane)))
-                    else:
-                        item.store(e, stored, dst, at(q, lane))
-                total.set(e, lane, e.fadd(total.get(e, lane), pairwise(e, terms, _fadd)))  # type: ignore[arg-type]
+        k.item.store(e, body_value(e, k.op.epilogue.block, load), self.dst, at)
 
-                def write() -> None:
-                    for value, where in stores:
-                        item.store(e, value, dst, where)
+    def short_output(self, o: SSAValue, j: SSAValue) -> None:
+        """One output of a short reduction, its row unrolled: no lanes."""
+        e, k = self.e, self.k
+        n, inner = k.n, k.inner
+        at = [add_index(e, add_index(e, mul_index(e, o, e.i64(n * inner)), j), e.i64(i * inner)) for i in range(n)]
+        xs = [self.value(a) for a in at]
+        top = pairwise(e, xs, _fmax)
+        pairs = [k.shifted(e, x, top) for x in xs]
+        c = k.normalizer(e, pairwise(e, [term for _, term in pairs], _fadd))
+        for (stored, _), a in zip(pairs, at):
+            self.store(k.finish(e, stored, c), a)
 
-                if stores:  # only its own columns: the others belong to another work item
-                    if_then(e, region, e.icmp("sge", lane, first), write)
+    def allocate(self) -> None:
+        """The per-lane maxima and sums, and the rows of the slab: full rows of lanes
+        and the lanes of a last partial one."""
+        k = self.k
+        self.top = StackArray.allocate(self.e, k.lanes_item, k.lay.width)
+        self.total = StackArray.allocate(self.e, k.lanes_item, k.lay.width)
+        self.full = k.n // k.lay.fold
+        self.tail = (k.n - self.full * k.lay.fold) * k.inner
 
-            each(e, region, lay.width, lambda lane: total.set(e, lane, e.const(ft, 0.0)))
-            walk(e, region, lay, e.i64(full), tail, sum_step, ctx.tuning.softmax_block)
-            fold_lanes(e, region, lay, lambda a, b: total.set(e, a, e.fadd(total.get(e, a), total.get(e, b))))  # type: ignore[arg-type]
+    def run(self, o: SSAValue, column: SSAValue, first: SSAValue) -> None:
+        """The three passes over one work item (outer index o, column chunk)."""
+        _NormalizeRow(self, o, column, first).emit()
 
-            # pass 3: rescale in place (or, f16/bf16, recompute from the input)
-            def rescale(where: SSAValue, c: SSAValue, lane_top: SSAValue) -> None:
-                if item.narrow:
-                    stored, _ = shifted(e, value(where), lane_top)
-                else:
-                    stored = item.load(e, dst, where)  # type: ignore[assignment]
-                store(finish(e, stored, c), where)
 
-            if inner == 1:  # one row: M and the normalizer are scalars, the pass one flat loop
-                row_top, c = top.get(e, e.i64(0)), normalizer(e, total.get(e, e.i64(0)))  # type: ignore[arg-type]
-                each(e, region, n, lambda k: rescale(add_index(e, base, k), c, row_top))  # type: ignore[arg-type]
-                return
-            each(e, region, lay.columns, lambda lane: total.set(e, lane, normalizer(e, total.get(e, lane))))  # type: ignore[arg-type]
-            spread(total)
+class _NormalizeRow:
+    """The three passes over one row: a column chunk, or folded rows of lanes."""
 
-            def rescale_row(q: SSAValue) -> None:
-                lanes = e.i64(lay.width)
-                if tail:
-                    lanes = e.select(e.icmp("eq", q, e.i64(full)), e.i64(tail), lanes)
-                def one(lane: SSAValue) -> None:
-                    rescale(at(q, lane), total.get(e, lane), top.get(e, lane))  # type: ignore[arg-type]
+    def __init__(self, body: _NormalizeBody, o: SSAValue, column: SSAValue, first: SSAValue) -> None:
+        self.b, self.k, self.e, self.region = body, body.k, body.e, body.region
+        self.first = first
+        self.base = add_index(self.e, mul_index(self.e, o, self.e.i64(self.k.n * self.k.inner)), column)
 
-                for_range(e, region, first, lanes, one)
+    def at(self, q: SSAValue, lane: SSAValue) -> SSAValue:
+        e = self.e
+        return add_index(e, add_index(e, self.base, mul_index(e, q, e.i64(self.k.lay.stride))), lane)
 
-            each(e, region, full + 1 if tail else full, rescale_row)
+    def spread(self, values: StackArray) -> None:
+        """Lane l takes its column's value (l mod inner), folded layouts."""
+        e, inner = self.e, self.k.inner
 
-        work_items(e, region, slab, lay, begin, end, run)
+        def copy(lane: SSAValue) -> None:
+            values.set(e, lane, values.get(e, e.urem(lane, e.i64(inner))))
 
-    buffers: list[SSAValue | str | Scratch] = [*op.inputs, op.outputs[0]]
-    function = kernel_function(ctx.name, len(buffers), build)
-    return [Kernel(function, buffers, slab.extent(lay), slab.outer * n * inner)]
+        if self.k.lay.fold > 1:
+            for_range(e, self.region, e.i64(inner), e.i64(self.k.lay.width), copy)
+
+    def emit(self) -> None:
+        self.pass_1()
+        self.pass_2()
+        self.pass_3()
+
+    def pass_1(self) -> None:
+        """The maximum of each column, in every lane of it."""
+        e, region, k, top = self.e, self.region, self.k, self.b.top
+        each(e, region, k.lay.width, lambda lane: top.set(e, lane, e.const(k.ft, float("-inf"))))
+        walk(e, region, k.lay, e.i64(self.b.full), self.b.tail, self.max_step, k.ctx.tuning.reduce_block)
+        fold_lanes(e, region, k.lay, lambda a, b: top.set(e, a, _fmax(e, real(top.get(e, a)), real(top.get(e, b)))))
+        self.spread(top)
+
+    def max_step(self, lane: SSAValue, qs: list[SSAValue]) -> None:
+        top = self.b.top
+        xs = [self.b.value(self.at(q, lane)) for q in qs]
+        top.set(self.e, lane, pairwise(self.e, [real(top.get(self.e, lane)), *xs], _fmax))
+
+    def pass_2(self) -> None:
+        """exp(x - M) (or x - M) into the output, and the sum of exp(x - M)."""
+        e, region, k, total = self.e, self.region, self.k, self.b.total
+        self.overlapping = known_index(self.first) != 0  # the last column chunk shares lanes with the one before
+        each(e, region, k.lay.width, lambda lane: total.set(e, lane, e.const(k.ft, 0.0)))
+        walk(e, region, k.lay, e.i64(self.b.full), self.b.tail, self.sum_step, k.ctx.tuning.softmax_block)
+        fold_lanes(e, region, k.lay,
+                   lambda a, b: total.set(e, a, e.fadd(real(total.get(e, a)), real(total.get(e, b)))))
+
+    def sum_step(self, lane: SSAValue, qs: list[SSAValue]) -> None:
+        e, k, total = self.e, self.k, self.b.total
+        terms, stores = [], []
+        for q in qs:
+            stored, term = k.shifted(e, self.b.value(self.at(q, lane)), real(self.b.top.get(e, lane)))
+            terms.append(term)
+            if k.item.narrow:
+                continue
+            if self.overlapping:
+                stores.append((stored, self.at(q, lane)))
+            else:
+                k.item.store(e, stored, self.b.dst, self.at(q, lane))
+        total.set(e, lane, e.fadd(real(total.get(e, lane)), pairwise(e, terms, _fadd)))
+
+        def write() -> None:
+            for value, where in stores:
+                k.item.store(e, value, self.b.dst, where)
+
+        if stores:  # only its own columns: the others belong to another work item
+            if_then(e, self.region, e.icmp("sge", lane, self.first), write)
+
+    def rescale(self, where: SSAValue, c: SSAValue, lane_top: SSAValue) -> None:
+        """Pass 3 at one element (or, f16/bf16, recompute from the input)."""
+        e, k = self.e, self.k
+        if k.item.narrow:
+            stored, _ = k.shifted(e, self.b.value(where), lane_top)
+        else:
+            stored = real(k.item.load(e, self.b.dst, where))
+        self.b.store(k.finish(e, stored, c), where)
+
+    def pass_3(self) -> None:
+        """Rescale in place (or, f16/bf16, recompute from the input)."""
+        e, region, k, top, total = self.e, self.region, self.k, self.b.top, self.b.total
+        if k.inner == 1:  # one row: M and the normalizer are scalars, the pass one flat loop
+            row_top, c = real(top.get(e, e.i64(0))), k.normalizer(e, real(total.get(e, e.i64(0))))
+            each(e, region, k.n, lambda i: self.rescale(add_index(e, self.base, i), c, row_top))
+            return
+        each(e, region, k.lay.columns, lambda lane: total.set(e, lane, k.normalizer(e, real(total.get(e, lane)))))
+        self.spread(total)
+        each(e, region, self.b.full + 1 if self.b.tail else self.b.full, self.rescale_row)
+
+    def rescale_row(self, q: SSAValue) -> None:
+        e, top, total = self.e, self.b.top, self.b.total
+        lanes = e.i64(self.k.lay.width)
+        if self.b.tail:
+            lanes = e.select(e.icmp("eq", q, e.i64(self.b.full)), e.i64(self.b.tail), lanes)
+
+        def one(lane: SSAValue) -> None:
+            self.rescale(self.at(q, lane), real(total.get(e, lane)), real(top.get(e, lane)))
+
+        for_range(e, self.region, self.first, lanes, one)
 
 
 KERNELS: dict[type[Operation], EmitKernels] = {
