@@ -252,117 +252,158 @@ def _mamba2_blocked(op: rc.Mamba2Op, ctx: KernelContext) -> Kernel:
     steps (a state's y terms only feed y, never the state: the steps need no
     reduction between them); `mamba2_group` state-steps are updated per pass of
     the lane loop (unrolled: fewer loads and stores of the output lanes)."""
-    tuning = ctx.tuning
-    dims = Mamba2Dims.of(op)
-    p_, n_ = dims.p, dims.n
-    item = codec(element_type(op.x.type))
-    wide = codec(item.compute)
-    rows = _row_block(dims, wide.dtype.nbytes, tuning)
-    blocks = -(-p_ // rows)
-    steps = tuning.mamba2_steps
+    kernel = _Mamba2Blocked(op, ctx.tuning)
+    dims = kernel.dims
+    work = dims.units * max(1, dims.seq) * dims.p * dims.n
+    return _kernel(op, ctx.name, dims.units * kernel.blocks, work, kernel.build)
 
-    def build(e: Emitter, region: Region, ptr: Pointers, begin: SSAValue, end: SSAValue) -> None:
-        state, held = _arrays(e, wide, n_ * rows, 1)  # [N, rows], and the decay it is divided by
-        one = real(wide.constant(e, 1.0))
-        u, acc = _arrays(e, wide, steps * rows, steps * rows)  # per step of a block: dt·x and y, [steps, rows]
 
-        def unit(index: SSAValue) -> None:
-            at = Mamba2Unit(e, dims, e.udiv(index, e.i64(blocks)))
-            p0 = e.mul(e.urem(index, e.i64(blocks)), e.i64(rows))
-            count: int | SSAValue = rows if p_ % rows == 0 else e.smin(e.i64(rows), e.sub(e.i64(p_), p0))
-            a = real(item.load(e, ptr["a"], at.head))
-            state_at = _at(e, at.state, (p0, n_))
-            source = ptr.get("state")
+class _Mamba2Blocked:
+    """What the blocked form knows before it emits: dimensions, codecs, the rows of
+    a state block and the steps of a pass."""
 
-            def each_state(body: Callable[[SSAValue, SSAValue], None]) -> None:
-                _loop(e, region, count, lambda p: _loop(e, region, n_, lambda n: body(p, n)))
+    def __init__(self, op: rc.Mamba2Op, tuning: Tuning) -> None:
+        self.tuning = tuning
+        self.dims = Mamba2Dims.of(op)
+        self.item = codec(element_type(op.x.type))
+        self.wide = codec(self.item.compute)
+        self.rows = _row_block(self.dims, self.wide.dtype.nbytes, tuning)
+        self.blocks = -(-self.dims.p // self.rows)
+        self.steps = tuning.mamba2_steps
 
-            each_state(lambda p, n: state.set(
-                e, _at(e, (n, rows), p),
-                real(wide.constant(e, 0.0)) if source is None else real(item.load(e, source, _at(e, state_at, (p, n_), n))),
-            ))
+    def build(self, e: Emitter, region: Region, ptr: Pointers, begin: SSAValue, end: SSAValue) -> None:
+        for_range(e, region, begin, end, _BlockedBody(self, e, region, ptr).unit)
 
-            held.set(e, 0, one)
 
-            def block(t0: SSAValue, size: int) -> None:
-                """Steps t0 .. t0 + size in one pass over the state block: each state is
-                loaded and stored once, and runs the `size` steps in registers. The
-                block keeps the state divided by its running decay (`HELD_DECAY_RANGE`),
-                or, when that would leave the range, multiplies the decay back in."""
-                rows_of = [at.row(e.add(t0, e.i64(t))) for t in range(size)]
-                firsts = [_at(e, (row, p_), p0) for row in rows_of]
-                dts = [real(item.load(e, ptr["dt"], row)) for row in rows_of]
-                decays = [m.exp(e, e.fmul(dt, a)) for dt in dts]
-                before = real(held.get(e, 0))
-                scales: list[SSAValue] = []  # the running decay after each step of the block
-                for decay in decays:
-                    scales.append(e.fmul(scales[-1] if scales else before, decay))
-                bound = real(wide.constant(e, HELD_DECAY_RANGE))
-                inside = e.and_(e.fcmp("oge", scales[-1], e.fdiv(one, bound)), e.fcmp("ole", scales[-1], bound))
+class _BlockedBody:
+    """One emission of the blocked form: the state block, its held decay and the
+    per-step lanes every unit reuses."""
 
-                def run(keep: bool) -> None:
-                    """keep: the state stays divided by the running decay, so a step is
-                    s += (dt·x / scale)·b and y = scale · Σ s·c; else s = decay·s + dt·x·b
-                    with the held decay folded into the first step."""
-                    coefs = [e.fdiv(dt, scale) for dt, scale in zip(dts, scales)] if keep else dts
-                    steps_decay = [e.fmul(decays[0], before), *decays[1:]]
+    def __init__(self, k: _Mamba2Blocked, e: Emitter, region: Region, ptr: Pointers) -> None:
+        self.k, self.e, self.region, self.ptr = k, e, region, ptr
+        rows, wide = k.rows, k.wide
+        self.state, self.held = _arrays(e, wide, k.dims.n * rows, 1)  # [N, rows], and the decay it is divided by
+        self.one = real(wide.constant(e, 1.0))
+        self.u, self.acc = _arrays(e, wide, k.steps * rows, k.steps * rows)  # per step: dt·x and y, [steps, rows]
 
-                    def stage(p: SSAValue) -> None:
-                        for t in range(size):
-                            x = real(item.load(e, ptr["x"], _at(e, firsts[t], p)))
-                            u.set(e, _at(e, (t, rows), p), e.fmul(coefs[t], x))
-                            acc.set(e, _at(e, (t, rows), p), real(wide.constant(e, 0.0)))
+    def unit(self, index: SSAValue) -> None:
+        _BlockedUnit(self, index).emit()
 
-                    _loop(e, region, count, stage)
 
-                    def group(n0: SSAValue, width: int) -> None:
-                        bs = [[real(item.load(e, ptr["b"], _at(e, (row, n_), n0, i))) for i in range(width)]
-                              for row in rows_of]
-                        cs = [[real(item.load(e, ptr["c"], _at(e, (row, n_), n0, i))) for i in range(width)]
-                              for row in rows_of]
-                        at_n = _at(e, (n0, rows))
+class _BlockedUnit:
+    """One work item: a block of rows of one (batch, head) unit through every step."""
 
-                        def lane(p: SSAValue) -> None:
-                            totals = [real(acc.get(e, _at(e, (t, rows), p))) for t in range(size)]
-                            ups = [real(u.get(e, _at(e, (t, rows), p))) for t in range(size)]
-                            for i in range(width):
-                                at_s = _at(e, at_n, i * rows, p)
-                                s = real(state.get(e, at_s))
-                                for t in range(size):
-                                    if keep:
-                                        s = e.fma(ups[t], bs[t][i], s)
-                                    else:
-                                        s = e.fma(steps_decay[t], s, e.fmul(ups[t], bs[t][i]))
-                                    totals[t] = e.fma(s, cs[t][i], totals[t])
-                                state.set(e, at_s, s)
-                            for t in range(size):
-                                acc.set(e, _at(e, (t, rows), p), totals[t])
+    def __init__(self, body: _BlockedBody, index: SSAValue) -> None:
+        self.b, self.k, self.e, self.region, self.ptr = body, body.k, body.e, body.region, body.ptr
+        e, k = self.e, self.k
+        p_, n_, rows = k.dims.p, k.dims.n, k.rows
+        self.at = Mamba2Unit(e, k.dims, e.udiv(index, e.i64(k.blocks)))
+        self.p0 = e.mul(e.urem(index, e.i64(k.blocks)), e.i64(rows))
+        self.count: int | SSAValue = rows if p_ % rows == 0 else e.smin(e.i64(rows), e.sub(e.i64(p_), self.p0))
+        self.a = real(k.item.load(e, self.ptr["a"], self.at.head))
+        self.state_at = _at(e, self.at.state, (self.p0, n_))
 
-                        _loop(e, region, count, lane)
+    def each_state(self, body: Callable[[SSAValue, SSAValue], None]) -> None:
+        e, region = self.e, self.region
+        _loop(e, region, self.count, lambda p: _loop(e, region, self.k.dims.n, lambda n: body(p, n)))
 
-                    _groups(e, region, n_, max(1, tuning.mamba2_group // size), group)
+    def emit(self) -> None:
+        e, k, b = self.e, self.k, self.b
+        n_, rows = k.dims.n, k.rows
+        source = self.ptr.get("state")
+        self.each_state(lambda p, n: b.state.set(
+            e, _at(e, (n, rows), p),
+            real(k.wide.constant(e, 0.0)) if source is None else real(k.item.load(e, source, _at(e, self.state_at, (p, n_), n))),
+        ))
+        b.held.set(e, 0, b.one)
+        _groups(e, self.region, k.dims.seq, k.steps, self.block)
+        target = self.ptr.get("final")
+        if target is not None:
+            scale = real(b.held.get(e, 0))
+            self.each_state(lambda p, n: k.item.store(
+                e, e.fmul(real(b.state.get(e, _at(e, (n, rows), p))), scale), target, _at(e, self.state_at, (p, n_), n)))
 
-                    def store(p: SSAValue) -> None:
-                        for t in range(size):
-                            y = real(acc.get(e, _at(e, (t, rows), p)))
-                            item.store(e, e.fmul(y, scales[t]) if keep else y, ptr["y"], _at(e, firsts[t], p))
+    def block(self, t0: SSAValue, size: int) -> None:
+        """Steps t0 .. t0 + size in one pass over the state block: each state is
+        loaded and stored once, and runs the `size` steps in registers. The
+        block keeps the state divided by its running decay (`HELD_DECAY_RANGE`),
+        or, when that would leave the range, multiplies the decay back in."""
+        e, k, b = self.e, self.k, self.b
+        rows_of = [self.at.row(e.add(t0, e.i64(t))) for t in range(size)]
+        firsts = [_at(e, (row, k.dims.p), self.p0) for row in rows_of]
+        dts = [real(k.item.load(e, self.ptr["dt"], row)) for row in rows_of]
+        decays = [m.exp(e, e.fmul(dt, self.a)) for dt in dts]
+        before = real(b.held.get(e, 0))
+        scales: list[SSAValue] = []  # the running decay after each step of the block
+        for decay in decays:
+            scales.append(e.fmul(scales[-1] if scales else before, decay))
+        bound = real(k.wide.constant(e, HELD_DECAY_RANGE))
+        inside = e.and_(e.fcmp("oge", scales[-1], e.fdiv(b.one, bound)), e.fcmp("ole", scales[-1], bound))
+        steps = _BlockSteps(self, size, rows_of, firsts, dts, decays, before, scales)
+        if_else(e, self.region, inside, lambda: steps.run(True), lambda: steps.run(False))
 
-                    _loop(e, region, count, store)
-                    held.set(e, 0, scales[-1] if keep else one)
 
-                if_else(e, region, inside, lambda: run(True), lambda: run(False))
+class _BlockSteps:
+    """The steps of one block (`_BlockedUnit.block`), emitted for either way of
+    holding the state."""
 
-            _groups(e, region, dims.seq, steps, block)
-            target = ptr.get("final")
-            if target is not None:
-                scale = real(held.get(e, 0))
-                each_state(lambda p, n: item.store(
-                    e, e.fmul(real(state.get(e, _at(e, (n, rows), p))), scale), target, _at(e, state_at, (p, n_), n)))
+    def __init__(self, unit: _BlockedUnit, size: int, rows_of: list[SSAValue], firsts: list[SSAValue],
+                 dts: list[SSAValue], decays: list[SSAValue], before: SSAValue, scales: list[SSAValue]) -> None:
+        self.unit, self.b, self.k, self.e, self.region, self.ptr = unit, unit.b, unit.k, unit.e, unit.region, unit.ptr
+        self.size, self.rows_of, self.firsts = size, rows_of, firsts
+        self.dts, self.decays, self.before, self.scales = dts, decays, before, scales
 
-        for_range(e, region, begin, end, unit)
+    def run(self, keep: bool) -> None:
+        """keep: the state stays divided by the running decay, so a step is
+        s += (dt·x / scale)·b and y = scale · Σ s·c; else s = decay·s + dt·x·b
+        with the held decay folded into the first step."""
+        e, region, unit = self.e, self.region, self.unit
+        self.keep = keep
+        self.coefs = [e.fdiv(dt, scale) for dt, scale in zip(self.dts, self.scales)] if keep else self.dts
+        self.steps_decay = [e.fmul(self.decays[0], self.before), *self.decays[1:]]
+        _loop(e, region, unit.count, self.stage)
+        _groups(e, region, self.k.dims.n, max(1, self.k.tuning.mamba2_group // self.size), self.group)
+        _loop(e, region, unit.count, self.store)
+        self.b.held.set(e, 0, self.scales[-1] if keep else self.b.one)
 
-    work = dims.units * max(1, dims.seq) * p_ * n_
-    return _kernel(op, ctx.name, dims.units * blocks, work, build)
+    def stage(self, p: SSAValue) -> None:
+        e, k, b, rows = self.e, self.k, self.b, self.k.rows
+        for t in range(self.size):
+            x = real(k.item.load(e, self.ptr["x"], _at(e, self.firsts[t], p)))
+            b.u.set(e, _at(e, (t, rows), p), e.fmul(self.coefs[t], x))
+            b.acc.set(e, _at(e, (t, rows), p), real(k.wide.constant(e, 0.0)))
+
+    def group(self, n0: SSAValue, width: int) -> None:
+        e, k, n_, rows = self.e, self.k, self.k.dims.n, self.k.rows
+        bs = [[real(k.item.load(e, self.ptr["b"], _at(e, (row, n_), n0, i))) for i in range(width)]
+              for row in self.rows_of]
+        cs = [[real(k.item.load(e, self.ptr["c"], _at(e, (row, n_), n0, i))) for i in range(width)]
+              for row in self.rows_of]
+        at_n = _at(e, (n0, rows))
+        _loop(e, self.region, self.unit.count, lambda p: self.lane(p, width, bs, cs, at_n))
+
+    def lane(self, p: SSAValue, width: int, bs: list[list[SSAValue]], cs: list[list[SSAValue]], at_n: SSAValue) -> None:
+        e, b, rows, size = self.e, self.b, self.k.rows, self.size
+        totals = [real(b.acc.get(e, _at(e, (t, rows), p))) for t in range(size)]
+        ups = [real(b.u.get(e, _at(e, (t, rows), p))) for t in range(size)]
+        for i in range(width):
+            at_s = _at(e, at_n, i * rows, p)
+            s = real(b.state.get(e, at_s))
+            for t in range(size):
+                if self.keep:
+                    s = e.fma(ups[t], bs[t][i], s)
+                else:
+                    s = e.fma(self.steps_decay[t], s, e.fmul(ups[t], bs[t][i]))
+                totals[t] = e.fma(s, cs[t][i], totals[t])
+            b.state.set(e, at_s, s)
+        for t in range(size):
+            b.acc.set(e, _at(e, (t, rows), p), totals[t])
+
+    def store(self, p: SSAValue) -> None:
+        e, k, rows = self.e, self.k, self.k.rows
+        for t in range(self.size):
+            y = real(self.b.acc.get(e, _at(e, (t, rows), p)))
+            k.item.store(e, e.fmul(y, self.scales[t]) if self.keep else y, self.ptr["y"], _at(e, self.firsts[t], p))
 
 
 def _sum_loop(
