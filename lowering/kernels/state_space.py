@@ -714,93 +714,133 @@ Exp2Product = Callable[[Emitter, SSAValue, SSAValue], SSAValue]
 def selective_scan_kernels(op: rc.SelectiveScanOp, ctx: KernelContext) -> list[Kernel]:
     """Units of (batch, `scan_channel_block` channels: the lanes of the vector loop);
     `scan_group` states unrolled per pass of that loop (module docstring)."""
-    batch, seq, channels = shape_of(op.x.type)
-    n_ = op.state_size.value.data
-    channel_block, group_size = ctx.tuning.scan_channel_block, ctx.tuning.scan_group
-    blocks = -(-channels // channel_block)
-    if batch * blocks == 0:
+    kernel = _SelectiveScan(op, ctx.tuning)
+    if kernel.batch * kernel.blocks == 0:
         return []
-    item = codec(element_type(op.x.type))
-    wide = codec(item.compute)
-    lanes = min(channel_block, channels)
-    _check_workspace(op, (2 * n_ * lanes + 4 * lanes) * wide.dtype.nbytes)
+    _check_workspace(op, (2 * kernel.n * kernel.lanes + 4 * kernel.lanes) * kernel.wide.dtype.nbytes)
+    work = kernel.batch * max(1, kernel.seq) * kernel.channels * kernel.n * 4  # an exp is a few elementwise ops' worth
+    return [_kernel(op, ctx.name, kernel.batch * kernel.blocks, work, kernel.build)]
 
-    def build(e: Emitter, region: Region, ptr: Pointers, begin: SSAValue, end: SSAValue) -> None:
-        state, decay_rate = _arrays(e, wide, n_ * lanes, n_ * lanes)  # [N, lanes]: h and A transposed
-        delta, u, acc, widest = _arrays(e, wide, lanes, lanes, lanes, lanes)
 
-        def unit(index: SSAValue) -> None:
-            b = e.udiv(index, e.i64(blocks))
-            d0 = e.mul(e.urem(index, e.i64(blocks)), e.i64(channel_block))
-            count = e.smin(e.i64(channel_block), e.sub(e.i64(channels), d0))
-            state_base = _at(e, (b, channels * n_), (d0, n_))
+class _SelectiveScan:
+    """What the selective scan kernel knows before it emits: shapes, codecs, the
+    channel block of a unit and the states unrolled per pass."""
 
-            def per_state(body: Callable[[SSAValue, SSAValue], None]) -> None:
-                _loop(e, region, n_, lambda n: _loop(e, region, count, lambda j: body(n, j)))
+    def __init__(self, op: rc.SelectiveScanOp, tuning: Tuning) -> None:
+        self.batch, self.seq, self.channels = shape_of(op.x.type)
+        self.n = op.state_size.value.data
+        self.channel_block, self.group_size = tuning.scan_channel_block, tuning.scan_group
+        self.blocks = -(-self.channels // self.channel_block)
+        self.item = codec(element_type(op.x.type))
+        self.wide = codec(self.item.compute)
+        self.lanes = min(self.channel_block, self.channels)
 
-            _loop(e, region, count, lambda j: widest.set(e, j, real(wide.constant(e, 0.0))))
+    def build(self, e: Emitter, region: Region, ptr: Pointers, begin: SSAValue, end: SSAValue) -> None:
+        for_range(e, region, begin, end, _ScanBody(self, e, region, ptr).unit)
 
-            def rate(n: SSAValue, j: SSAValue) -> None:
-                a = real(item.load(e, ptr["a"], _at(e, (d0, n_), (j, n_), n)))
-                value = e.fmul(a, e.const_like(a, m.constants_for(a).log2e))  # e^(Δ·A) = 2^(Δ·A log2e)
-                decay_rate.set(e, _at(e, (n, lanes), j), value)
-                widest.set(e, j, e.maximum(real(widest.get(e, j)), e.fabs(value)))  # NaN-propagating
 
-            per_state(rate)
-            source = ptr.get("state")
-            per_state(lambda n, j: state.set(
-                e, _at(e, (n, lanes), j),
-                real(wide.constant(e, 0.0)) if source is None else real(item.load(e, source, _at(e, state_base, (j, n_), n))),
-            ))
+class _ScanBody:
+    """One emission of the selective scan: the state and per-lane arrays every unit reuses."""
 
-            def step(t: SSAValue) -> None:
-                row = _at(e, (b, seq), t)
-                first = _at(e, (row, channels), d0)
+    def __init__(self, k: _SelectiveScan, e: Emitter, region: Region, ptr: Pointers) -> None:
+        self.k, self.e, self.region, self.ptr = k, e, region, ptr
+        n_, lanes = k.n, k.lanes
+        self.state, self.decay_rate = _arrays(e, k.wide, n_ * lanes, n_ * lanes)  # [N, lanes]: h and A transposed
+        self.delta, self.u, self.acc, self.widest = _arrays(e, k.wide, lanes, lanes, lanes, lanes)
 
-                def stage(j: SSAValue, in_range: SSAValue) -> SSAValue:
-                    dl = real(item.load(e, ptr["delta"], _at(e, first, j)))
-                    delta.set(e, j, dl)
-                    u.set(e, j, e.fmul(dl, real(item.load(e, ptr["x"], _at(e, first, j)))))
-                    acc.set(e, j, real(wide.constant(e, 0.0)))
-                    largest = e.fmul(e.fabs(dl), real(widest.get(e, j)))  # the largest |Δ·A·log2e| of the channel
-                    bound = e.const_like(largest, m.exp2_product_in_range_bound(largest))
-                    return e.and_(in_range, e.fcmp("ole", largest, bound))  # false for NaN and inf
+    def unit(self, index: SSAValue) -> None:
+        _ScanUnit(self, index).emit()
 
-                in_range = _sum_loop(e, region, count, e.const(i1, 1), stage)
 
-                def group(n0: SSAValue, size: int, exp2: Exp2Product) -> None:
-                    bs = [real(item.load(e, ptr["b"], _at(e, (row, n_), n0, i))) for i in range(size)]
-                    cs = [real(item.load(e, ptr["c"], _at(e, (row, n_), n0, i))) for i in range(size)]
-                    at_n = _at(e, (n0, lanes))
+class _ScanUnit:
+    """One work item: a block of channels of one batch row through every step."""
 
-                    def lane(j: SSAValue) -> None:
-                        dl, uj, total = real(delta.get(e, j)), real(u.get(e, j)), real(acc.get(e, j))
-                        for i in range(size):
-                            at_h = _at(e, at_n, i * lanes, j)
-                            decay = exp2(e, dl, real(decay_rate.get(e, at_h)))
-                            h = e.fma(decay, real(state.get(e, at_h)), e.fmul(uj, bs[i]))
-                            state.set(e, at_h, h)
-                            total = e.fma(h, cs[i], total)
-                        acc.set(e, j, total)
+    def __init__(self, body: _ScanBody, index: SSAValue) -> None:
+        self.body, self.k, self.e, self.region, self.ptr = body, body.k, body.e, body.region, body.ptr
+        e, k = self.e, self.k
+        self.b = e.udiv(index, e.i64(k.blocks))
+        self.d0 = e.mul(e.urem(index, e.i64(k.blocks)), e.i64(k.channel_block))
+        self.count = e.smin(e.i64(k.channel_block), e.sub(e.i64(k.channels), self.d0))
+        self.state_base = _at(e, (self.b, k.channels * k.n), (self.d0, k.n))
 
-                    _loop(e, region, count, lane)
+    def per_state(self, body: Callable[[SSAValue, SSAValue], None]) -> None:
+        e, region = self.e, self.region
+        _loop(e, region, self.k.n, lambda n: _loop(e, region, self.count, lambda j: body(n, j)))
 
-                def update(exp2: Exp2Product) -> Callable[[], None]:
-                    return lambda: _groups(e, region, n_, group_size, lambda n0, size: group(n0, size, exp2))
+    def rate(self, n: SSAValue, j: SSAValue) -> None:
+        e, k, body = self.e, self.k, self.body
+        a = real(k.item.load(e, self.ptr["a"], _at(e, (self.d0, k.n), (j, k.n), n)))
+        value = e.fmul(a, e.const_like(a, m.constants_for(a).log2e))  # e^(Δ·A) = 2^(Δ·A log2e)
+        body.decay_rate.set(e, _at(e, (n, k.lanes), j), value)
+        body.widest.set(e, j, e.maximum(real(body.widest.get(e, j)), e.fabs(value)))  # NaN-propagating
 
-                if_else(e, region, in_range, update(m.exp2_product_in_range), update(m.exp2_product))
-                _loop(e, region, count, lambda j: item.store(e, real(acc.get(e, j)), ptr["y"], _at(e, first, j)))
+    def emit(self) -> None:
+        e, k, body, region = self.e, self.k, self.body, self.region
+        n_, lanes = k.n, k.lanes
+        _loop(e, region, self.count, lambda j: body.widest.set(e, j, real(k.wide.constant(e, 0.0))))
+        self.per_state(self.rate)
+        source = self.ptr.get("state")
+        self.per_state(lambda n, j: body.state.set(
+            e, _at(e, (n, lanes), j),
+            real(k.wide.constant(e, 0.0)) if source is None
+            else real(k.item.load(e, source, _at(e, self.state_base, (j, n_), n))),
+        ))
+        _loop(e, region, k.seq, lambda t: _ScanStep(self, t).emit())
+        target = self.ptr.get("final")
+        if target is not None:
+            self.per_state(lambda n, j: k.item.store(e, real(body.state.get(e, _at(e, (n, lanes), j))), target,
+                                                     _at(e, self.state_base, (j, n_), n)))
 
-            _loop(e, region, seq, step)
-            target = ptr.get("final")
-            if target is not None:
-                per_state(lambda n, j: item.store(e, real(state.get(e, _at(e, (n, lanes), j))), target,
-                                                  _at(e, state_base, (j, n_), n)))
 
-        for_range(e, region, begin, end, unit)
+class _ScanStep:
+    """One step t of a unit: stage Δ and Δ·x per lane, update the states (the exact
+    2^x product, or the fast one when every exponent of the step is in range), store y."""
 
-    work = batch * max(1, seq) * channels * n_ * 4  # an exp is a few elementwise ops' worth
-    return [_kernel(op, ctx.name, batch * blocks, work, build)]
+    def __init__(self, unit: _ScanUnit, t: SSAValue) -> None:
+        self.unit, self.body, self.k, self.e, self.region, self.ptr = (
+            unit, unit.body, unit.k, unit.e, unit.region, unit.ptr)
+        e = self.e
+        self.row = _at(e, (unit.b, self.k.seq), t)
+        self.first = _at(e, (self.row, self.k.channels), unit.d0)
+
+    def emit(self) -> None:
+        e, region, k, body, count = self.e, self.region, self.k, self.body, self.unit.count
+        in_range = _sum_loop(e, region, count, e.const(i1, 1), self.stage)
+        if_else(e, region, in_range, self.update(m.exp2_product_in_range), self.update(m.exp2_product))
+        _loop(e, region, count, lambda j: k.item.store(e, real(body.acc.get(e, j)), self.ptr["y"], _at(e, self.first, j)))
+
+    def stage(self, j: SSAValue, in_range: SSAValue) -> SSAValue:
+        e, k, body = self.e, self.k, self.body
+        dl = real(k.item.load(e, self.ptr["delta"], _at(e, self.first, j)))
+        body.delta.set(e, j, dl)
+        body.u.set(e, j, e.fmul(dl, real(k.item.load(e, self.ptr["x"], _at(e, self.first, j)))))
+        body.acc.set(e, j, real(k.wide.constant(e, 0.0)))
+        largest = e.fmul(e.fabs(dl), real(body.widest.get(e, j)))  # the largest |Δ·A·log2e| of the channel
+        bound = e.const_like(largest, m.exp2_product_in_range_bound(largest))
+        return e.and_(in_range, e.fcmp("ole", largest, bound))  # false for NaN and inf
+
+    def update(self, exp2: Exp2Product) -> Callable[[], None]:
+        return lambda: _groups(self.e, self.region, self.k.n, self.k.group_size,
+                               lambda n0, size: self.group(n0, size, exp2))
+
+    def group(self, n0: SSAValue, size: int, exp2: Exp2Product) -> None:
+        e, k = self.e, self.k
+        bs = [real(k.item.load(e, self.ptr["b"], _at(e, (self.row, k.n), n0, i))) for i in range(size)]
+        cs = [real(k.item.load(e, self.ptr["c"], _at(e, (self.row, k.n), n0, i))) for i in range(size)]
+        at_n = _at(e, (n0, k.lanes))
+        _loop(e, self.region, self.unit.count, lambda j: self.lane(j, size, exp2, bs, cs, at_n))
+
+    def lane(self, j: SSAValue, size: int, exp2: Exp2Product, bs: list[SSAValue], cs: list[SSAValue],
+             at_n: SSAValue) -> None:
+        e, body, lanes = self.e, self.body, self.k.lanes
+        dl, uj, total = real(body.delta.get(e, j)), real(body.u.get(e, j)), real(body.acc.get(e, j))
+        for i in range(size):
+            at_h = _at(e, at_n, i * lanes, j)
+            decay = exp2(e, dl, real(body.decay_rate.get(e, at_h)))
+            h = e.fma(decay, real(body.state.get(e, at_h)), e.fmul(uj, bs[i]))
+            body.state.set(e, at_h, h)
+            total = e.fma(h, cs[i], total)
+        body.acc.set(e, j, total)
 
 
 KERNELS: dict[type[Operation], EmitKernels] = {
