@@ -34,7 +34,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from rlx_mlir.dialects import elementwise as ew
 from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects import rlx
-from rlx_mlir.dialects.common import element_type, shape_of
+from rlx_mlir.dialects.common import NeedsScratch, element_type, shape_of
 from rlx_mlir.dialects.scan import LoopOp, ScanBackwardOp, ScanOp
 from rlx_mlir.lowering.core.element_types import codec
 from rlx_mlir.lowering.core.emitter import Emitter
@@ -151,11 +151,11 @@ class _EntryBuilder:
         return self.pointers[location]
 
     def buffer_pointer(self, buffer: SSAValue | str | Scratch) -> SSAValue:
-        if buffer == STATUS:
+        if isinstance(buffer, str):  # STATUS, the only name a kernel buffer has
             return self.status
         if isinstance(buffer, Scratch):
             return self.byte_offset(self.arena, scratch_offset(buffer))
-        return self.pointer(buffer)  # type: ignore[arg-type]
+        return self.pointer(buffer)
 
     def kernels(self, op: Operation, emit: EmitKernels, ctx: KernelContext) -> list[Kernel]:
         """`op`'s kernels: those of an op of the same structure already lowered,
@@ -168,7 +168,7 @@ class _EntryBuilder:
             for first, kernels in self.emitted.get(key, []):
                 rebound = [_rebind(kernel, first, op) for kernel in kernels]
                 if all(k is not None and self.sharing(k) == self.shared[k.function] for k in rebound):
-                    return rebound  # type: ignore[return-value]
+                    return [k for k in rebound if k is not None]
         kernels = emit(op, ctx)
         if key is not None:
             self.emitted.setdefault(key, []).append((op, kernels))
@@ -407,7 +407,8 @@ class _EntryBuilder:
 
         def forward_step(t: SSAValue, carry_in: SSAValue, carry_out: SSAValue) -> None:
             arguments = [carry_in, *broadcast, *self._rows(op, xs, t)]
-            self.run_body(op.forward.block, arguments, [carry_out], codes, f"{prefix}_fwd")  # type: ignore[union-attr]
+            assert op.forward is not None, "called only when the loop keeps its forward body"
+            self.run_body(op.forward.block, arguments, [carry_out], codes, f"{prefix}_fwd")
 
         def segment(j: SSAValue) -> None:
             k = e.sub(e.i64(checkpoints - 1), j)
@@ -629,7 +630,8 @@ def _rebind(kernel: Kernel, first: Operation, op: Operation) -> Kernel | None:
 
 
 def _scratch_offsets(op: Operation) -> list[int]:
-    return [scratch_offset(Scratch(op, k)) for k in range(len(op.scratch_bytes()))]  # type: ignore[attr-defined]
+    assert isinstance(op, NeedsScratch), op.name
+    return [scratch_offset(Scratch(op, k)) for k in range(len(op.scratch_bytes()))]
 
 
 def lower_function(function: func.FuncOp, threads: int, tuning: Tuning) -> LoweredProgram:

@@ -17,7 +17,7 @@ from xdsl.ir import Operation, Region, SSAValue
 from rlx_mlir.dialects import reduction as rd
 from rlx_mlir.dialects.common import element_type, shape_of
 from rlx_mlir.dtypes import Kind
-from rlx_mlir.lowering.core.element_types import Codec, codec
+from rlx_mlir.lowering.core.element_types import Codec, codec, real
 from rlx_mlir.lowering.core.emitter import Emitter
 from rlx_mlir.lowering.core.kernel import EmitKernels, Kernel, KernelContext, StackArray, kernel_function
 from rlx_mlir.lowering.core.loops import for_range
@@ -90,9 +90,9 @@ def arg_reduce_kernels(op: rd.ArgReduceOp, ctx: KernelContext) -> list[Kernel]:
         if slab.short:
             def output(o: SSAValue, j: SSAValue) -> None:
                 at = add_index(e, mul_index(e, o, e.i64(n * inner)), j)
-                state = (item.load(e, src, at), e.i64(0))
+                state = (real(item.load(e, src, at)), e.i64(0))
                 for k in range(1, n):
-                    state = absorb(state, item.load(e, src, add_index(e, at, e.i64(k * inner))), e.i64(k))  # type: ignore[arg-type]
+                    state = absorb(state, real(item.load(e, src, add_index(e, at, e.i64(k * inner)))), e.i64(k))
                 index.store(e, state[1], dst, add_index(e, mul_index(e, o, e.i64(inner)), j))
 
             short_items(e, region, slab, begin, end, output)
@@ -108,17 +108,17 @@ def arg_reduce_kernels(op: rd.ArgReduceOp, ctx: KernelContext) -> list[Kernel]:
             out = add_index(e, mul_index(e, o, e.i64(inner)), column)
 
             def lane_step(lane: SSAValue, qs: list[SSAValue]) -> None:
-                state = (best.get(e, lane), where.get(e, lane))
+                state = (real(best.get(e, lane)), real(where.get(e, lane)))
                 row_in_lane = e.udiv(lane, e.i64(inner)) if lay.fold > 1 else None
                 for q in qs:
-                    x = item.load(e, src, add_index(e, add_index(e, base, mul_index(e, q, e.i64(lay.stride))), lane))
+                    x = real(item.load(e, src, add_index(e, add_index(e, base, mul_index(e, q, e.i64(lay.stride))), lane)))
                     k = q if row_in_lane is None else add_index(e, mul_index(e, q, e.i64(lay.fold)), row_in_lane)
-                    state = absorb(state, x, k)  # type: ignore[arg-type]
+                    state = absorb(state, x, k)
                 best.set(e, lane, state[0])
                 where.set(e, lane, state[1])
 
             def merge(a: SSAValue, b: SSAValue) -> None:
-                state = absorb((best.get(e, a), where.get(e, a)), best.get(e, b), where.get(e, b), False)  # type: ignore[arg-type]
+                state = absorb((real(best.get(e, a)), real(where.get(e, a))), real(best.get(e, b)), real(where.get(e, b)), False)
                 best.set(e, a, state[0])
                 where.set(e, a, state[1])
 

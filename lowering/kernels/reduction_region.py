@@ -60,7 +60,7 @@ from rlx_mlir.dialects import reduction as rd
 from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects.common import element_type, shape_of
 from rlx_mlir.dtypes import Kind
-from rlx_mlir.lowering.core.element_types import Codec, ComplexValue, Value, codec
+from rlx_mlir.lowering.core.element_types import Codec, ComplexValue, Value, codec, real
 from rlx_mlir.lowering.core.emitter import Emitter
 from rlx_mlir.lowering.core.kernel import EmitKernels, Kernel, KernelContext, StackArray, kernel_function
 from rlx_mlir.lowering.core.loops import LoopNest, advance, coalesce, emit_nest, for_range, if_else, read_strides
@@ -117,9 +117,9 @@ class Combiner:
         if not self.kahan:
             store.set(e, total, self.apply(e, old, value))
             return
-        y = e.fsub(value, store.get(e, compensation))  # type: ignore[arg-type]
-        t = e.fadd(old, y)  # type: ignore[arg-type]
-        lost = e.fsub(e.fsub(t, old), y)  # type: ignore[arg-type]
+        y = e.fsub(real(value), real(store.get(e, compensation)))
+        t = e.fadd(real(old), y)
+        lost = e.fsub(e.fsub(t, real(old)), y)
         finite = e.fcmp("one", e.fabs(t), e.const_like(t, float("inf")))  # an inf total has nothing to compensate
         store.set(e, compensation, e.select(finite, lost, e.const_like(t, 0.0)))
         store.set(e, total, t)
@@ -127,7 +127,7 @@ class Combiner:
     def result(self, e: Emitter, store: StackArray, total: Slot, compensation: Slot) -> Value:
         value = store.get(e, total)
         if self.kahan:  # the compensation holds what the additions lost
-            value = e.fsub(value, store.get(e, compensation))  # type: ignore[arg-type]
+            value = e.fsub(real(value), real(store.get(e, compensation)))
         if not self.mean:
             return value
         n = e.const(self.item.compute, self.count)
@@ -359,7 +359,7 @@ def _split_kernels(
             at = e.mul(p, e.i64(2))
             if math.kahan:  # sum - comp + (t_p - c_p) = sum - (comp + c_p) + t_p
                 lost = pair.load(e, partial, e.add(at, e.i64(1)))
-                store.set(e, 1, e.fadd(store.get(e, 1), lost))  # type: ignore[arg-type]
+                store.set(e, 1, e.fadd(real(store.get(e, 1)), real(lost)))
             math.add_to_total(e, store, 0, 1, pair.load(e, partial, at))
 
         for_range(e, region, e.i64(0), e.i64(split.parts), one)

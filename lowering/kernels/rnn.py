@@ -158,7 +158,8 @@ NONLINEARITY = {"tanh": FLOAT[ew.TanhOp], "relu": FLOAT[ew.ReluOp]}
 
 
 def _rnn(e: Emitter, row: Row, op: rc.RnnFamilyOp) -> list[SSAValue]:
-    act = NONLINEARITY[op.nonlinearity.data]  # type: ignore[attr-defined]
+    assert isinstance(op, rc.RnnOp), op.name
+    act = NONLINEARITY[op.nonlinearity.data]
     return [act(e, _sum(e, row.x(0), row.h(0), row.bias(0, 0)))]
 
 

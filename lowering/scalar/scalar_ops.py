@@ -24,7 +24,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from rlx_mlir import dtypes
@@ -32,7 +31,7 @@ from rlx_mlir.dialects import elementwise as ew
 from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects.common import element_type
 from rlx_mlir.dtypes import Kind
-from rlx_mlir.lowering.core.element_types import Value, codec, complex_value, convert, real, select_value
+from rlx_mlir.lowering.core.element_types import Value, codec, complex_value, convert, int_width, real, select_value
 from rlx_mlir.lowering.core.emitter import Emitter
 from rlx_mlir.lowering.scalar import activations, complex_ops
 from rlx_mlir.lowering.scalar import math_approx as m
@@ -54,15 +53,8 @@ BINARY_FLOAT: dict[type[ew.BinaryOp], Binary] = {
 }
 
 
-def _width(t: Attribute) -> int:
-    """The bit width of an integer type."""
-    if not isinstance(t, IntegerType):
-        raise TypeError(f"{t} is not an integer type")
-    return t.width.data
-
-
 def _int_min(t: Attribute) -> int:
-    return -(1 << (_width(t) - 1))
+    return -(1 << (int_width(t) - 1))
 
 
 def _guarded_division(e: Emitter, a: SSAValue, b: SSAValue, signed: bool, remainder: bool) -> SSAValue:
@@ -82,13 +74,13 @@ def _guarded_division(e: Emitter, a: SSAValue, b: SSAValue, signed: bool, remain
 def _guarded_shift(e: Emitter, a: SSAValue, b: SSAValue, signed: bool, left: bool) -> SSAValue:
     """Shifts by >= width (or a negative amount) are defined: 0 for shl and unsigned
     shr, the sign fill for signed shr."""
-    width = e.const_like(b, _width(a.type))
+    width = e.const_like(b, int_width(a.type))
     in_range = e.icmp("ult", b, width)
     safe = e.select(in_range, b, e.const_like(b, 0))
     if left or not signed:
         shifted = e.shl(a, safe) if left else e.lshr(a, safe)
         return e.select(in_range, shifted, e.const_like(a, 0))
-    fill = e.ashr(a, e.const_like(a, _width(a.type) - 1))
+    fill = e.ashr(a, e.const_like(a, int_width(a.type) - 1))
     return e.select(in_range, e.ashr(a, safe), fill)
 
 
@@ -103,7 +95,7 @@ def _int_pow(e: Emitter, base: SSAValue, exponent: SSAValue, signed: bool) -> SS
     Modulo 2^width the product of the squares is exact, so wrapping matches np.power.
     A negative exponent's bits give base ** (exponent mod 2^width), which is already
     the truncated power for bases ±1 (its parity is the exponent's); every other base gives 0."""
-    width = _width(base.type)
+    width = int_width(base.type)
     result, square = e.const_like(base, 1), base
     for k in range(width):
         bit = e.icmp("ne", e.and_(exponent, e.const_like(exponent, 1 << k)), e.const_like(exponent, 0))
