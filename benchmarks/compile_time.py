@@ -28,7 +28,7 @@ import time
 from rlx_mlir import jit
 from rlx_mlir.compiler import cycle_collection_paused, parse
 from rlx_mlir.context import make_context
-from rlx_mlir.lowering.translate import to_llvmlite
+from rlx_mlir.lowering.core.translate import to_llvmlite
 from rlx_mlir.passes.default_pipeline import BACKEND_PASSES, TENSOR_PASSES
 from machine import add_target_argument, use_target  # this script's folder is on sys.path
 

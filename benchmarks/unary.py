@@ -1,7 +1,7 @@
 """Standalone unary ops: rlx_mlir ns/element on one thread, on an in-cache array, next to NumPy
 where NumPy has the function. Measures the kernels themselves (sin/cos/tan compute each chunk
 with the fast reduction and redo it with the exact Payne-Hanek one only when an argument needs
-it; see lowering/math_approx.py).
+it; see lowering/scalar/math_approx.py).
 
     python benchmarks/unary.py [--log2n 17] [--repeat 300] [--ops sin,cos,tan,gelu] [--range 10]
 

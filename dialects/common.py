@@ -7,12 +7,14 @@ from collections.abc import Sequence
 from typing import TypeGuard
 
 from xdsl.dialects.builtin import (
+    BoolAttr,
     DenseArrayBase,
     IntegerAttr,
     IntegerType,
     ShapedType,
     TensorType,
     UnrankedTensorType,
+    i1,
     i64,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -151,6 +153,11 @@ def normalize_axis(op: Operation, axis: int, rank: int, what: str = "axis") -> i
 # ---------------------------------------------------------------------------
 # properties and the tensor-op skeleton shared by the op families
 # ---------------------------------------------------------------------------
+
+
+def bool_attr(value: bool) -> BoolAttr:
+    """A boolean property value (an i1 IntegerAttr)."""
+    return IntegerAttr(int(value), i1)
 
 
 def i64_attr(value: int) -> IntegerAttr:

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import BoolAttr, IntegerAttr, TensorType, i1
+from xdsl.dialects.builtin import BoolAttr, TensorType
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
@@ -33,6 +33,7 @@ from rlx_mlir.broadcast import broadcast_shapes, numel
 from rlx_mlir.dialects.common import (
     NeedsScratch,
     TensorOp,
+    bool_attr,
     check_result_shape,
     check_same_element_type,
     element_type,
@@ -42,10 +43,6 @@ from rlx_mlir.dialects.common import (
 MATMUL_TYPES = ("f16", "bf16", "f32", "f64", "complex<f32>", "complex<f64>", "i32", "i64")
 WIDENED_TYPES = ("f16", "bf16")
 """Computed in f32 scratch buffers and rounded once into the result."""
-
-
-def bool_attr(value: bool) -> BoolAttr:
-    return IntegerAttr(int(value), i1)
 
 
 def matrix_dims(shape: Sequence[int], transposed: bool) -> tuple[int, int]:

@@ -3,7 +3,7 @@
 Every op works on statically shaped `tensor<...>` values at the graph level and
 also on plain scalars (`f32`, `i1`, ...), so that the body of a fused region
 (`region.py`) is written with the very same ops: an op's semantics
-then live in one emitter (`lowering/scalar_ops.py`) whether it runs alone or
+then live in one emitter (`lowering/scalar/scalar_ops.py`) whether it runs alone or
 fused.
 
 ```mlir
@@ -409,7 +409,7 @@ class MinOp(BinaryOp):
 @irdl_op_definition
 class PowOp(BinaryOp):
     """`rlx.pow`: a ** b (np.power); on integers exact and wrapping, a negative
-    exponent giving the power truncated toward zero (see `lowering/scalar_ops.py`)."""
+    exponent giving the power truncated toward zero (see `lowering/scalar/scalar_ops.py`)."""
 
     name = "rlx.pow"
     ALLOWED: ClassVar[frozenset[Kind]] = REALS

@@ -54,13 +54,13 @@ from rlx_mlir.broadcast import numel
 from rlx_mlir.dialects.common import (
     NeedsScratch,
     TensorOp,
+    bool_attr,
     check_same_element_type,
     element_type,
     holds_constant,
     i64_attr,
     shape_of,
 )
-from rlx_mlir.dialects.contraction import bool_attr
 
 FLOAT_TYPES = ("f32", "f64")
 SCAN_TYPES = ("f16", "bf16", "f32", "f64")
@@ -276,7 +276,7 @@ class RnnFamilyOp(StatefulOp, ABC):
         return dirs * self.GATES * hidden * (hidden + (input_size if layer == 0 else dirs * hidden))
 
     def scratch_bytes(self) -> tuple[int, ...]:
-        """The buffers of `lowering/rnn.py`, in this order: one layer's input
+        """The buffers of `lowering/kernels/rnn.py`, in this order: one layer's input
         projections [B·S, D·G·H]; the per-step products h·W_hhᵀ [D, B, G·H]; the
         packed weights: the widest layer's (`packed_elements`), or, when the
         op `packs_once`, every layer's one after the other and a flag element,

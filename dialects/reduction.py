@@ -50,6 +50,7 @@ from rlx_mlir.dialects.common import (
     NeedsScratch,
     TensorOp,
     array_values,
+    bool_attr,
     check_kind,
     check_result_shape,
     check_same_element_type,
@@ -60,7 +61,6 @@ from rlx_mlir.dialects.common import (
     normalize_axis,
     shape_of,
 )
-from rlx_mlir.dialects.contraction import bool_attr
 from rlx_mlir.dialects.elementwise import AddOp, BinaryOp, MaxOp, MinOp, MulOp
 from rlx_mlir.dtypes import Kind
 

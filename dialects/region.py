@@ -3,7 +3,7 @@
 A region op reads its inputs through one affine index map each (`offset +
 scale * d` per axis: broadcasts, transposes, slices and reversals folded in)
 over an iteration space, and computes each point with a body of scalar
-elementwise rlx ops (`elementwise.py`), isolated from above and ended by
+elementwise rlx ops (`dialects/elementwise.py`), isolated from above and ended by
 `rlx.yield`:
 
 - `rlx.elementwise_region`: every iteration dimension is parallel; the body
@@ -61,6 +61,7 @@ from rlx_mlir import index_maps
 from rlx_mlir.dialects.common import (
     NeedsScratch,
     array_values,
+    bool_attr,
     check_same_level,
     check_value_type,
     element_type,
@@ -69,7 +70,7 @@ from rlx_mlir.dialects.common import (
     normalize_axis,
     shape_of,
 )
-from rlx_mlir.dialects.contraction import MatmulOp, bool_attr, matmul_shape
+from rlx_mlir.dialects.contraction import MatmulOp, matmul_shape
 from rlx_mlir.dialects.elementwise import ELEMENTWISE_OPS, is_elementwise
 from rlx_mlir.dialects.reduction import (
     NORMALIZE_OPS,

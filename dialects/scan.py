@@ -59,8 +59,8 @@ from xdsl.utils.exceptions import VerifyException
 
 from rlx_mlir import dtypes
 from rlx_mlir.broadcast import broadcast_shapes, numel
-from rlx_mlir.dialects.common import NeedsScratch, check_value_type, element_type, i64_attr, shape_of
-from rlx_mlir.dialects.contraction import MatmulOp, bool_attr, matmul_shape
+from rlx_mlir.dialects.common import NeedsScratch, bool_attr, check_value_type, element_type, i64_attr, shape_of
+from rlx_mlir.dialects.contraction import MatmulOp, matmul_shape
 from rlx_mlir.dialects.elementwise import is_elementwise
 from rlx_mlir.dialects.region import BodyOp, ContractionRegionOp, YieldOp
 
@@ -82,7 +82,7 @@ def checkpoint_steps(length: int, checkpoints: int) -> list[int]:
 class PackedWeight:
     """A broadcast input that a body matmul (or contraction region) reads as its
     2-D f32/f64 rhs: loop-invariant, so the lowering packs op(W) into the
-    column panels of `lowering.gemm.Packing` once, before the loop, into a
+    column panels of `lowering.core.gemm.Packing` once, before the loop, into a
     scratch buffer with the loop's lifetime, and the body's GEMM runs register
     tiles over the panels instead of a BLAS call that repacks W every step.
     Packing only permutes W: the buffer has W's size."""

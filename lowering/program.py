@@ -6,7 +6,7 @@ kernels) a parallel launcher, plus the entry function
     void @<name>(ptr %arena, ptr %io, ptr %status)
 
 where `io` points at the input pointers followed by the output pointers and
-`status` at the index-error block (see `lowering.kernel`).
+`status` at the index-error block (see `lowering.core.kernel`).
 The entry walks the schedule: it computes each kernel's buffer pointers
 (arena + planned offset, an input, or an output) and calls the kernel.
 Reshape views cost nothing (they reuse their source's pointer); returned
@@ -34,35 +34,38 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from rlx_mlir.dialects import elementwise as ew
 from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects import rlx
-from rlx_mlir.dialects.common import element_type, shape_of
+from rlx_mlir.dialects.common import NeedsScratch, element_type, shape_of
 from rlx_mlir.dialects.scan import LoopOp, ScanBackwardOp, ScanOp
-from rlx_mlir.lowering import (
-    contraction,
-    delta_rule,
-    indexing,
-    movement,
-    reduction,
-    reduction_region,
-    rnn,
-    standardize,
-    state_space,
-)
-from rlx_mlir.lowering.element_types import codec
-from rlx_mlir.lowering.elementwise import region_kernels
-from rlx_mlir.lowering.emitter import Emitter
-from rlx_mlir.lowering.gemm import packing_kernel, weight_packing
-from rlx_mlir.lowering.kernel import (
+from rlx_mlir.lowering.core.element_types import codec
+from rlx_mlir.lowering.core.emitter import Emitter
+from rlx_mlir.lowering.core.gemm import packing_kernel, weight_packing
+from rlx_mlir.lowering.core.kernel import (
     PTR,
     STATUS,
     STATUS_FIELDS,
+    EmitKernels,
     External,
     Kernel,
     KernelContext,
     emit_thunk,
     share_aliased_pointers,
 )
-from rlx_mlir.lowering.loops import for_range, if_then, while_loop
-from rlx_mlir.lowering.parallel import POOL, emit_parallel_launcher
+from rlx_mlir.lowering.core.loops import for_range, if_then, while_loop
+from rlx_mlir.lowering.core.parallel import POOL, emit_parallel_launcher
+from rlx_mlir.lowering.kernels import (
+    arg_reduce,
+    contraction,
+    delta_rule,
+    indexing,
+    movement,
+    normalize,
+    reduction_region,
+    rnn,
+    standardize,
+    state_space,
+)
+from rlx_mlir.lowering.kernels.elementwise import region_kernels
+from rlx_mlir.lowering.scalar.scalar_ops import yielded
 from rlx_mlir.memory_plan import (
     OFFSETS,
     SCRATCH_OFFSETS,
@@ -160,13 +163,13 @@ class _EntryBuilder:
         return self.pointers[location]
 
     def buffer_pointer(self, buffer: SSAValue | str | Scratch) -> SSAValue:
-        if buffer == STATUS:
+        if isinstance(buffer, str):  # STATUS, the only name a kernel buffer has
             return self.status
         if isinstance(buffer, Scratch):
             return self.byte_offset(self.arena, scratch_offset(buffer))
-        return self.pointer(buffer)  # type: ignore[arg-type]
+        return self.pointer(buffer)
 
-    def kernels(self, op: Operation, emit: Emit, ctx: KernelContext) -> list[Kernel]:
+    def kernels(self, op: Operation, emit: EmitKernels, ctx: KernelContext) -> list[Kernel]:
         """`op`'s kernels: those of an op of the same structure already lowered,
         rebound to `op`'s buffers when these alias each other the same way (and
         a loop packed the same operands for both), else newly emitted."""
@@ -177,7 +180,7 @@ class _EntryBuilder:
             for first, kernels in self.emitted.get(key, []):
                 rebound = [_rebind(kernel, first, op) for kernel in kernels]
                 if all(k is not None and self.sharing(k) == self.shared[k.function] for k in rebound):
-                    return rebound  # type: ignore[return-value]
+                    return [k for k in rebound if k is not None]
         kernels = emit(op, ctx)
         if key is not None:
             self.emitted.setdefault(key, []).append((op, kernels))
@@ -363,15 +366,15 @@ class _EntryBuilder:
         at `arguments` and each yielded value written at `targets`: directly by
         the kernel that computes it where it can be, else copied there."""
         self.bound.update(zip(block.args, arguments))
-        yielded = list(block.last_op.operands)  # type: ignore[union-attr]
+        results = list(yielded(block))
         bindings = block_bindings(block)
-        for j, (value, target) in enumerate(zip(yielded, targets)):
+        for j, (value, target) in enumerate(zip(results, targets)):
             if bindings.get(value) == j:
                 self.bound[value] = target
         outer = self.pointers
         self.pointers = dict(outer)  # pointers made in the loop stay in it
         self.lower_block(block, codes, prefix)
-        for j, (value, target) in enumerate(zip(yielded, targets)):
+        for j, (value, target) in enumerate(zip(results, targets)):
             if bindings.get(value) != j:
                 self._copy(target, self.pointer(value), nbytes(value))
         self.pointers = outer
@@ -437,7 +440,8 @@ class _EntryBuilder:
 
         def forward_step(t: SSAValue, carry_in: SSAValue, carry_out: SSAValue) -> None:
             arguments = [carry_in, *broadcast, *self._rows(op, xs, t)]
-            self.run_body(op.forward.block, arguments, [carry_out], codes, f"{prefix}_fwd")  # type: ignore[union-attr]
+            assert op.forward is not None, "called only when the loop keeps its forward body"
+            self.run_body(op.forward.block, arguments, [carry_out], codes, f"{prefix}_fwd")
 
         def segment(j: SSAValue) -> None:
             k = e.sub(e.i64(checkpoints - 1), j)
@@ -578,21 +582,19 @@ class _EntryBuilder:
         return self.program
 
 
-Emit = Callable[[Operation, KernelContext], list[Kernel]]
-
-
-KERNELS: dict[type[Operation], Emit] = {
+KERNELS: dict[type[Operation], EmitKernels] = {
     rg.ElementwiseRegionOp: region_kernels,
     **movement.KERNELS,
     **indexing.KERNELS,
     **contraction.KERNELS,
-    **reduction.KERNELS,
+    **arg_reduce.KERNELS,
+    **normalize.KERNELS,
     **reduction_region.KERNELS,
     **delta_rule.KERNELS,
     **state_space.KERNELS,
     **rnn.KERNELS,
     **standardize.KERNELS,
-}  # type: ignore[dict-item]
+}
 """The kernel emitter of each op that runs code (one module per family)."""
 
 
@@ -648,7 +650,7 @@ def _rebind(kernel: Kernel, first: Operation, op: Operation) -> Kernel | None:
         elif buffer == STATUS:
             buffers.append(STATUS)
         elif buffer in first.results:
-            buffers.append(op.results[list(first.results).index(buffer)])
+            buffers.append(op.results[first.results.index(buffer)])
         elif buffer in first.operands:
             # A value `first` reads at several positions (matmul(x, x)) names
             # one buffer only if `op` reads one value at all of them too.
@@ -662,7 +664,8 @@ def _rebind(kernel: Kernel, first: Operation, op: Operation) -> Kernel | None:
 
 
 def _scratch_offsets(op: Operation) -> list[int]:
-    return [scratch_offset(Scratch(op, k)) for k in range(len(op.scratch_bytes()))]  # type: ignore[attr-defined]
+    assert isinstance(op, NeedsScratch), op.name
+    return [scratch_offset(Scratch(op, k)) for k in range(len(op.scratch_bytes()))]
 
 
 def lower_function(function: func.FuncOp, threads: int, tuning: Tuning, profile: bool = False) -> LoweredProgram:

@@ -25,10 +25,11 @@ from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects import rlx
 from rlx_mlir.dialects.common import shape_of
 from rlx_mlir.dialects.scan import graph_blocks
-from rlx_mlir.lowering.kernel import External, external_declarations
+from rlx_mlir.lowering.core.kernel import External, external_declarations
 from rlx_mlir.lowering.program import lower_function
 from rlx_mlir.memory_plan import OFFSETS, SCRATCH_OFFSETS, view_offset
-from rlx_mlir.target import TargetError, available_cpus, target
+from rlx_mlir.target import TargetError, target
+from rlx_mlir.thread_pool import thread_count
 from rlx_mlir.tuning import Tuning, TuningError, parse_overrides
 from rlx_mlir.verification import function_block
 
@@ -39,12 +40,13 @@ def regions_for_leftovers(function: func.FuncOp) -> None:
     in a region,
     keeping its plan: one kernel emitter per kind of region covers them all."""
     for op in [op for block in graph_blocks(function_block(function)) for op in block.ops]:
+        region_op: rg.ScalarBodyRegionOp
         if ew.is_elementwise(op):
             region_op = rg.ElementwiseRegionOp.replace([op], anchor=op)
         elif rlx.has_input_map(op) and view_offset(op) is None:
             region_op = _copy_region(op)
         elif isinstance(op, (rd.ReduceOp, rd.NormalizeOp)):
-            region_op = (rg.ReductionRegionOp if isinstance(op, rd.ReduceOp) else rg.NormalizeRegionOp).of(op)
+            region_op = rg.ReductionRegionOp.of(op) if isinstance(op, rd.ReduceOp) else rg.NormalizeRegionOp.of(op)
             Rewriter.insert_op(region_op, InsertPoint.before(op))
             op.result.replace_all_uses_with(region_op.outputs[0])
         else:
@@ -57,7 +59,7 @@ def regions_for_leftovers(function: func.FuncOp) -> None:
             op.erase(safe_erase=False)
 
 
-def _copy_region(op: Operation) -> rg.ElementwiseRegionOp:
+def _copy_region(op: rlx.InputMapOp) -> rg.ElementwiseRegionOp:
     """A copy through the op's index map (broadcast, transpose, strided read)."""
     block = rg.make_region_block([op.input.type])
     block.add_op(rg.YieldOp(block.args[0]))
@@ -91,7 +93,7 @@ class LowerToLLVMPass(ModulePass):
             raise ValueError(f"lower-to-llvm: {error}") from None
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        lower_module(op, self.threads or available_cpus(), self.kernel_tuning())
+        lower_module(op, thread_count(self.threads), self.kernel_tuning())
 
 
 def lower_module(op: ModuleOp, threads: int, tuning: Tuning, profile: bool = False) -> dict[str, list[int]]:

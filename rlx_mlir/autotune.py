@@ -41,7 +41,7 @@ from rlx_mlir.dialects import contraction as ct
 from rlx_mlir.dialects import recurrent as rc
 from rlx_mlir.dialects.common import element_type, shape_of
 from rlx_mlir.errors import RlxError
-from rlx_mlir.lowering.contraction import gemm_layout
+from rlx_mlir.lowering.kernels.contraction import gemm_layout
 from rlx_mlir.runtime import Executable
 from rlx_mlir.target import Target
 from rlx_mlir.tuning import NEVER, TUNING_ATTRIBUTE, set_overrides

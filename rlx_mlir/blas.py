@@ -19,7 +19,7 @@ to the `threads` its executable was compiled with right before its GEMMs
 (`symbol("openblas_set_num_threads")`, a store when the count is unchanged).
 OpenBLAS runs a GEMM whose M·N·K is at most `CALLER_THREAD_MNK` on the calling
 thread whatever that count is; a batch of such GEMMs is split across the
-entry's own threads instead (`lowering/contraction.py`). The environment's
+entry's own threads instead (`lowering/kernels/contraction.py`). The environment's
 `OPENBLAS_CORETYPE`, if set, picks OpenBLAS's kernels and is left alone.
 """
 

@@ -28,7 +28,7 @@ from rlx_mlir.dialects.common import element_type, shape_of
 from rlx_mlir.dialects.parser import RlxParser
 from rlx_mlir.errors import AllocationError, CompileError, ParseError, VerificationError
 from rlx_mlir.jit import compile_text, module_text
-from rlx_mlir.lowering.translate import to_llvmlite
+from rlx_mlir.lowering.core.translate import to_llvmlite
 from rlx_mlir.memory_plan import OFFSETS, MemoryPlan, index_checks, read_plan
 from rlx_mlir.passes.default_pipeline import TENSOR_PIPELINE
 from rlx_mlir.passes.lower_to_llvm import lower_module
@@ -260,7 +260,7 @@ def compile(
         _check_text(text)
     else:
         raise CompileError(f"compile() takes IR text or a builtin.module, got {type(module_or_text).__name__}")
-    effective = min(threads, available_cpus()) if threads else available_cpus()
+    effective = thread_pool.thread_count(min(threads, available_cpus()))  # more than there are: all of them
     machine = resolve_target(target)
     kernel_tuning = Tuning.for_target(machine).replace(tuning or {})
     if isinstance(tune, str) or not isinstance(tune, (bool, int, float, type(None))):

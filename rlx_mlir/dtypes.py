@@ -4,7 +4,7 @@ A row ties together the xDSL type used in IR, the NumPy dtype at the
 boundary (`bfloat16`, the float8 formats and `int4`/`uint4` from ml_dtypes),
 the storage size the memory planner needs and the *kind* the verifiers and
 emitters dispatch on. Adding a type is adding a row here (plus its codec in
-`lowering/element_types.py` and tests); nothing else lists types.
+`lowering/core/element_types.py` and tests); nothing else lists types.
 
 The storage types - f16, bf16, the four float8 formats (computed in f32) and
 i4/ui4 (computed in i8) - are full members of their kind: an op on them

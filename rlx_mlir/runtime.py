@@ -19,7 +19,7 @@ from rlx_mlir import dtypes, profiler
 from rlx_mlir.dtypes import Kind
 from rlx_mlir.errors import AllocationError, ArgumentError
 from rlx_mlir.jit import CompiledModule
-from rlx_mlir.lowering.kernel import STATUS_FIELDS
+from rlx_mlir.lowering.core.kernel import STATUS_FIELDS
 from rlx_mlir.memory_plan import ALIGNMENT, MemoryPlan
 from rlx_mlir.profiler import Profile, TimedOp
 from rlx_mlir.target import TargetError

@@ -11,7 +11,7 @@ The pool is a small LLVM module of its own, built here with llvmlite and
 JIT-compiled once per process by `load()` (through `rlx_mlir.jit`, so its
 machine code is in the disk cache too), which registers its entry point
 `SYMBOL` in MCJIT's symbol table. Lowered modules declare it and call it from
-their parallel launchers (`lowering/parallel.py`), so their machine code (also
+their parallel launchers (`lowering/core/parallel.py`), so their machine code (also
 the disk cache's) refers to it by name, never by address:
 
     void rlx_pool_parallel_for(void (*thunk)(ptr args, i64 lo, i64 hi), ptr args, i64 n, i64 threads)
@@ -63,7 +63,14 @@ import llvmlite.ir as ir
 
 from rlx_mlir import disk_cache
 from rlx_mlir.jit import CompiledModule, compile_text
-from rlx_mlir.target import target
+from rlx_mlir.target import available_cpus, target
+
+
+def thread_count(requested: int) -> int:
+    """The threads a large kernel is split over when `requested` are asked for: 0
+    means one per CPU this process may run on (the one place that rule lives)."""
+    return requested or available_cpus()
+
 
 PREFIX = "rlx_pool_"
 """Every symbol of the pool starts with this; JIT entry names must not."""

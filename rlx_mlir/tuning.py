@@ -47,7 +47,7 @@ class Tuning:
     nontemporal_min_bytes: int
     """Outputs larger than this (the last-level cache) are stored non-temporally."""
 
-    # GEMMs (lowering/gemm.py, contraction.py, rnn.py)
+    # GEMMs (lowering/core/gemm.py, contraction.py, rnn.py)
     gemm_tile_rows: int
     """Rows of a register tile of C: accumulators / 2, as a tile row is two vectors wide."""
     gemm_tiled_max_mnk: int
@@ -61,7 +61,7 @@ class Tuning:
     rnn_ih_panel_tiles: int
     """Register tiles side by side in a W_ih panel of the recurrent projection."""
 
-    # gated delta net (lowering/delta_rule.py)
+    # gated delta net (lowering/kernels/delta_rule.py)
     gdn_chunked_min_seq: int
     """Sequences of at least this many steps run the chunked (WY) form."""
     gdn_strip_bytes: int
@@ -73,7 +73,7 @@ class Tuning:
     gdn_parallel_cells: int
     """State cells (B·H·S·N²) from which the sequential form is split across threads."""
 
-    # Mamba2 and the selective scan (lowering/state_space.py)
+    # Mamba2 and the selective scan (lowering/kernels/state_space.py)
     mamba2_chunked_min_seq: int
     """Sequences of at least this many steps run Mamba2's chunked (SSD) form."""
     mamba2_direct_max_seq: int
@@ -89,7 +89,7 @@ class Tuning:
     scan_channel_block: int
     """Channels per unit of the selective scan (f32 lanes of four vectors)."""
 
-    # reductions (lowering/reduction.py, reduction_region.py)
+    # reductions (lowering/core/slabs.py, kernels/reduction_region.py)
     reduce_column_bytes: int
     """Bytes of each row a column chunk of an outer-axis reduction walks."""
     reduce_block: int
@@ -105,7 +105,7 @@ class Tuning:
     region_columns: int
     """Output points a reduction region reduces together in column order (their lanes stay in L2)."""
 
-    # elementwise copies (lowering/elementwise.py)
+    # elementwise copies (lowering/kernels/elementwise.py)
     transpose_block_rows: int
     transpose_block_cols: int
     """Rows of the output one sweep of a transposed copy covers, and its columns per panel."""

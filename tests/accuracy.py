@@ -1,4 +1,4 @@
-"""The accuracy promised for the transcendental kernels of lowering/math_approx.py: one table.
+"""The accuracy promised for the transcendental kernels of lowering/scalar/math_approx.py: one table.
 
 `MATH_APPROX_ACCURACY[function][width]` gives, for each function and float
 width, the dense sweep range over which it is measured and the largest error

@@ -1,4 +1,4 @@
-"""Every f32 input of tanh and sigmoid through the JIT kernels of lowering/math_approx.py, against
+"""Every f32 input of tanh and sigmoid through the JIT kernels of lowering/scalar/math_approx.py, against
 the references of tests/test_math_approx.py, with the bounds of tests/accuracy.py.
 
     python tests/exhaustive_f32.py [tanh] [sigmoid] [--log2-chunk 24]
@@ -15,14 +15,13 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).parent))
-from accuracy import accuracy  # noqa: E402
-from reference import ulp_error  # noqa: E402
-from test_math_approx import REF, _compiled  # noqa: E402
+# Run as a script, Python puts this file's folder (tests/) first on sys.path.
+from accuracy import accuracy
+from reference import ulp_error
+from test_math_approx import REF, _compiled
 
 PATTERNS = {"tanh": 1 << 31, "sigmoid": 1 << 32}
 """How many bit patterns, from 0 up, each function is checked on."""

@@ -258,7 +258,7 @@ def _mish_scale(x: np.ndarray) -> np.ndarray:
 
 
 def _kernel(name: str) -> tuple[PerWidth[Range], PerWidth[float]]:
-    """(domain, ulp) of an op that is one kernel of lowering/math_approx.py: tests/accuracy.py's rows."""
+    """(domain, ulp) of an op that is one kernel of lowering/scalar/math_approx.py: tests/accuracy.py's rows."""
     f32, f64 = accuracy(name, np.float32), accuracy(name, np.float64)
     assert f32.sweep is not None and f64.sweep is not None
     return PerWidth(f32.sweep, f64.sweep), PerWidth(f32.max_ulp, f64.max_ulp)

@@ -7,7 +7,7 @@ values (±0, ±inf, NaN, the record's kinks) followed by a dense sweep over the
 domain of the op's record; dy is random in ±[0.5, 2).
 
 The expected values are the float64 closed forms of tests/op_records.py
-(written independently of lowering/activation_grads.py), themselves
+(written independently of lowering/scalar/activation_grads.py), themselves
 cross-checked here against central finite differences of the records'
 float64 forward functions. Bounds are the records' (ULPs of the output dtype,
 or of the cancelling terms where f' has a zero); `python tests/measure.py
@@ -45,7 +45,7 @@ def test_every_kind_has_a_straight_line_derivative() -> None:
     """Every unary op is lowered, and without calls (no libm; only llvm.* intrinsics,
     and the thread pool's entry when a kernel is split across threads)."""
     from rlx_mlir import thread_pool
-    from rlx_mlir.lowering.activation_grads import DERIVATIVES
+    from rlx_mlir.lowering.scalar.activation_grads import DERIVATIVES
 
     assert set(DERIVATIVES) == set(UNARY_OPS.values())
     run_all(F32)

@@ -3,8 +3,8 @@
 Float ops (f32, f64): add/sub/mul/div/max/min/mod are correctly rounded, so they
 must equal the float64 reference rounded to the dtype (0 ULP, NaN/inf positions
 included); pow/atan2 are held to the ULP bounds of tests/accuracy.py (the table
-lowering/math_approx.py documents). Integer ops (i32, i64) follow the rules documented in
-lowering/scalar_ops.py (wrapping arithmetic, truncating division with x/0 = 0 and
+lowering/scalar/math_approx.py documents). Integer ops (i32, i64) follow the rules documented in
+lowering/scalar/scalar_ops.py (wrapping arithmetic, truncating division with x/0 = 0 and
 INT_MIN/-1 = INT_MIN, truncated remainder with x mod 0 = 0, shifts by a negative
 amount or >= width give 0 / the sign fill, exact wrapping pow whose negative exponents
 truncate toward zero); bitwise ops also run on i1.
@@ -243,7 +243,7 @@ def test_int_broadcast(op: str, dtype: type, shapes: tuple[tuple[int, ...], tupl
 
 @pytest.mark.parametrize("dtype", INT_DTYPES)
 def test_int_documented_edge_cases(dtype: type) -> None:
-    """The rules of lowering/scalar_ops.py, spelled out."""
+    """The rules of lowering/scalar/scalar_ops.py, spelled out."""
     info = np.iinfo(dtype)
     w = info.bits
     lo, hi = int(info.min), int(info.max)

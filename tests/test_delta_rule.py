@@ -1,4 +1,4 @@
-"""rlx.gated_delta_net (lowering/delta_rule.py) against a float64 NumPy reference.
+"""rlx.gated_delta_net (lowering/kernels/delta_rule.py) against a float64 NumPy reference.
 
 The reference is the recurrence written step by step from the op's semantics:
 S *= exp(g) (row i, the key dimension, by exp(g_i) with a per-channel gate);
@@ -27,9 +27,9 @@ from closeness import assert_close, largest
 import rlx_mlir as rlx
 from rlx_mlir.builder import Builder
 from rlx_mlir.dialects import recurrent as rc
-from rlx_mlir.lowering import delta_rule
-from rlx_mlir.lowering.gemm import SET_THREADS, gemm_external
-from rlx_mlir.lowering.kernel import KernelContext
+from rlx_mlir.lowering.core.gemm import SET_THREADS, gemm_external
+from rlx_mlir.lowering.core.kernel import KernelContext
+from rlx_mlir.lowering.kernels import delta_rule
 from rlx_mlir.target import target
 from rlx_mlir.tuning import NEVER, Tuning
 

@@ -1,4 +1,4 @@
-"""ULP-accuracy tests for lowering/math_approx.py, run through a real O3 + MCJIT pipeline.
+"""ULP-accuracy tests for lowering/scalar/math_approx.py, run through a real O3 + MCJIT pipeline.
 
 Sweep ranges and ULP bounds come from tests/accuracy.py (MATH_APPROX_ACCURACY),
 the one table the numeric suites and the math_approx docstring share.
@@ -36,8 +36,8 @@ from xdsl.ir import Attribute, Block, Region
 from xdsl.utils.test_value import create_ssa_value
 
 from rlx_mlir.jit import CompiledModule, compile_llvm
-from rlx_mlir.lowering import math_approx as ma
-from rlx_mlir.lowering.emitter import Emitter
+from rlx_mlir.lowering.core.emitter import Emitter
+from rlx_mlir.lowering.scalar import math_approx as ma
 
 # ---------------------------------------------------------------------------
 # harness

@@ -1,6 +1,6 @@
 """Elementwise chains fused before and after softmax / log_softmax
 (`fuse-reductions` making an `rlx.normalize_region`, and its kernel in
-lowering/reduction.py).
+lowering/kernels/normalize.py).
 
 The prologue and epilogue bodies round each op's result to its type as the
 unfused ops do when they store it, and the softmax kernel combines in the

@@ -1,4 +1,4 @@
-"""ONNX import (rlx_mlir/frontends/onnx.py): ONNX's own node tests, a model
+"""ONNX import (rlx_mlir/frontends/onnx/): ONNX's own node tests, a model
 exported by torch.onnx against onnxruntime, and the importer's errors."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Elementwise prologues fused into reductions (`fuse-reductions` and the
-reduction engine of lowering/reduction_region.py).
+reduction engine of lowering/kernels/reduction_region.py).
 
 The body of a fused region rounds each op's result to its type, as the
 unfused ops do when they store it, and the engine's order of combination
@@ -145,7 +145,7 @@ def test_long_f32_sum_is_as_accurate_as_numpy_pairwise() -> None:
 @pytest.mark.parametrize("dtype", ["f32", "f16"])
 def test_fused_full_reduction_does_not_depend_on_the_thread_count(reduce: str, dtype: str) -> None:
     """reduce(x * b) over every axis of 700x300 (2^17 elements and more: cut into
-    parts across threads, lowering/reduction_region.py): the prologue is fused,
+    parts across threads, lowering/kernels/reduction_region.py): the prologue is fused,
     the result is the float64 one within the f32 accumulator's error, and the
     bytes are the same with 1 and 2 threads."""
     shape = (700, 300)

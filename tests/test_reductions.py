@@ -41,7 +41,7 @@ NUMERIC = (*REALS, *COMPLEX)
 # the types whose codecs and accumulators differ get every shape case; the others a subset
 CORE_TYPES = ("f16", "bf16", "f32", "i8", "ui32", "complex<f64>")
 
-# (shape, axes, keepdims): every path of lowering/reduction.py
+# (shape, axes, keepdims): every path of the reduction kernels (lowering/core/slabs.py)
 SHAPES: list[tuple[tuple[int, ...], tuple[int, ...], bool]] = [
     ((7,), (0,), False),  # short: one tree per output
     ((3, 50), (1,), False),  # a row over the lanes, with a tail

@@ -1,6 +1,6 @@
 """Layer norm and RMS norm written out as ops (`fuse-standardization` making an
 `rlx.standardize_region`, fuse-reductions fusing its neighbours, and its kernel
-in lowering/standardize.py), against a float64 NumPy reference for every float
+in lowering/kernels/standardize.py), against a float64 NumPy reference for every float
 type, and against the unfused graph.
 
 The fused kernel sums plainly in lanes where `reduce_mean` sums with

@@ -9,7 +9,7 @@ so the only differences are the kernel's arithmetic (f32 for f16/bf16) and
 the one final rounding of f16/bf16 outputs and states:
     |got − ref| <= 2·u_out·|ref| + TOL[dtype]·max|ref|.
 
-Mamba2 has three forms (lowering/state_space.py): direct (decode), blocked
+Mamba2 has three forms (lowering/kernels/state_space.py): direct (decode), blocked
 (the sequential scan in row blocks) and chunked (SSD), picked by thresholds
 on S; every Mamba2 case runs all three (the `form_tuning` fixture overrides
 the thresholds), and the chunked form is compared with the sequential one

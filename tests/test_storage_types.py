@@ -1,4 +1,4 @@
-"""The float8 and 4-bit codecs (`lowering/element_types.py`), bit for bit.
+"""The float8 and 4-bit codecs (`lowering/core/element_types.py`), bit for bit.
 
 - float8 loads: all 256 bit patterns of each format, against ml_dtypes;
 - float8 stores: every f16 and every bf16 value, and f32/f64 values at and
@@ -25,7 +25,7 @@ from onnx import helper
 from onnx.reference import ReferenceEvaluator
 
 import rlx_mlir as rlx
-from rlx_mlir.lowering.element_types import FLOAT8_FORMATS
+from rlx_mlir.lowering.core.element_types import FLOAT8_FORMATS
 
 ONNX_TYPE = {"f8E4M3FN": onnx.TensorProto.FLOAT8E4M3FN, "f8E4M3FNUZ": onnx.TensorProto.FLOAT8E4M3FNUZ,
              "f8E5M2": onnx.TensorProto.FLOAT8E5M2, "f8E5M2FNUZ": onnx.TensorProto.FLOAT8E5M2FNUZ}

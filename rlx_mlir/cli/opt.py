@@ -74,8 +74,8 @@ class RlxTextFrontend(MLIRFrontend):
 
 
 def _print_llvm_ir(module: ModuleOp, output: IO[str]) -> None:
-    """`-t llvm`: the LLVM IR that `rlx.compile` JIT-compiles (`lowering/translate.py`)."""
-    from rlx_mlir.lowering.translate import to_llvmlite
+    """`-t llvm`: the LLVM IR that `rlx.compile` JIT-compiles (`lowering/core/translate.py`)."""
+    from rlx_mlir.lowering.core.translate import to_llvmlite
 
     output.write(str(to_llvmlite(module)))
 

@@ -49,13 +49,13 @@ from xdsl.ir import Operation, Region, SSAValue
 from rlx_mlir.dialects import elementwise as ew
 from rlx_mlir.dialects import recurrent as rc
 from rlx_mlir.dialects.common import element_type
-from rlx_mlir.lowering import math_approx as m
-from rlx_mlir.lowering.activations import FLOAT
-from rlx_mlir.lowering.element_types import Codec, codec
-from rlx_mlir.lowering.emitter import Emitter
-from rlx_mlir.lowering.gemm import MACS_PER_ELEMENT, Matrix, Packing, emit_packing, register_tile
-from rlx_mlir.lowering.kernel import Kernel, KernelContext, kernel_function
-from rlx_mlir.lowering.loops import for_range, if_then
+from rlx_mlir.lowering.core.element_types import Codec, codec, real
+from rlx_mlir.lowering.core.emitter import Emitter
+from rlx_mlir.lowering.core.gemm import MACS_PER_ELEMENT, Matrix, Packing, emit_packing, register_tile
+from rlx_mlir.lowering.core.kernel import EmitKernels, Kernel, KernelContext, kernel_function
+from rlx_mlir.lowering.core.loops import for_range, if_then
+from rlx_mlir.lowering.scalar import math_approx as m
+from rlx_mlir.lowering.scalar.activations import FLOAT
 from rlx_mlir.memory_plan import Scratch
 from rlx_mlir.tuning import Tuning
 
@@ -115,7 +115,7 @@ class Row:
 
     def _load(self, at: tuple[SSAValue, SSAValue], gate: int) -> SSAValue:
         base, offset = at
-        return self.item.load(self.e, base, self.e.add(offset, self.e.i64(gate * self.hidden)))  # type: ignore
+        return real(self.item.load(self.e, base, self.e.add(offset, self.e.i64(gate * self.hidden))))
 
     def x(self, gate: int) -> SSAValue:
         """x·W_ihᵀ of `gate`."""
@@ -158,7 +158,8 @@ NONLINEARITY = {"tanh": FLOAT[ew.TanhOp], "relu": FLOAT[ew.ReluOp]}
 
 
 def _rnn(e: Emitter, row: Row, op: rc.RnnFamilyOp) -> list[SSAValue]:
-    act = NONLINEARITY[op.nonlinearity.data]  # type: ignore[attr-defined]
+    assert isinstance(op, rc.RnnOp), op.name
+    act = NONLINEARITY[op.nonlinearity.data]
     return [act(e, _sum(e, row.x(0), row.h(0), row.bias(0, 0)))]
 
 
@@ -240,8 +241,8 @@ def _layer_kernel(op: rc.RnnFamilyOp, layout: RnnLayout, layer: int, source: Buf
             if not op.packs_once:
                 pack()
                 return
-            flag = item.load(e, packed, e.i64(_packed_flag(op)))
-            if_then(e, region, e.fcmp("oeq", flag, item.constant(e, 0.0)), pack)
+            flag = real(item.load(e, packed, e.i64(_packed_flag(op))))
+            if_then(e, region, e.fcmp("oeq", flag, real(item.constant(e, 0.0))), pack)
 
         def project(jt: SSAValue) -> None:
             unless_packed(lambda: emit_packing(e, region, item, ih, (w_ih, packed), jt))
@@ -309,7 +310,11 @@ def _emit_products(e: Emitter, region: Region, item: Codec, layout: RnnLayout, p
         if max(counts) >= tile_rows:
             for_range(e, region, e.i64(0), whole, lambda t: tile(e.mul(t, e.i64(tile_rows)), tile_rows))
         for rest in sorted({n % tile_rows for n in counts} - {0}):
-            if_then(e, region, e.icmp("eq", left, e.i64(rest)), lambda rest=rest: tile(done, rest))
+
+            def remainder(rest: int = rest) -> None:
+                tile(done, rest)
+
+            if_then(e, region, e.icmp("eq", left, e.i64(rest)), remainder)
 
     if full:
         for_range(e, region, e.i64(0), e.i64(full * panel), lambda c0: columns(c0, panel), panel)
@@ -434,9 +439,9 @@ def _mark_packed_kernel(op: rc.RnnFamilyOp, item: Codec, name: str) -> Kernel:
     return Kernel(kernel_function(name, len(buffers), build), buffers, 1, 1, parallel=False)
 
 
-KERNELS: dict[type[Operation], Callable[[Operation, KernelContext], list[Kernel]]] = {
+KERNELS: dict[type[Operation], EmitKernels] = {
     rc.LstmOp: rnn_kernels,
     rc.GruOp: rnn_kernels,
     rc.RnnOp: rnn_kernels,
-}  # type: ignore[dict-item]
+}
 """Emitters of the RNN-family ops."""

@@ -21,9 +21,9 @@ signed integers is max(x, 0).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
-from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from rlx_mlir import dtypes
@@ -31,11 +31,11 @@ from rlx_mlir.dialects import elementwise as ew
 from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects.common import element_type
 from rlx_mlir.dtypes import Kind
-from rlx_mlir.lowering import activations, complex_ops
-from rlx_mlir.lowering import math_approx as m
-from rlx_mlir.lowering.activation_grads import DERIVATIVES
-from rlx_mlir.lowering.element_types import Value, codec, convert, select_value
-from rlx_mlir.lowering.emitter import Emitter
+from rlx_mlir.lowering.core.element_types import Value, codec, complex_value, convert, int_width, real, select_value
+from rlx_mlir.lowering.core.emitter import Emitter
+from rlx_mlir.lowering.scalar import activations, complex_ops
+from rlx_mlir.lowering.scalar import math_approx as m
+from rlx_mlir.lowering.scalar.activation_grads import DERIVATIVES
 
 Unary = Callable[[Emitter, SSAValue], SSAValue]
 Binary = Callable[[Emitter, SSAValue, SSAValue], SSAValue]
@@ -53,8 +53,8 @@ BINARY_FLOAT: dict[type[ew.BinaryOp], Binary] = {
 }
 
 
-def _int_min(t: IntegerType) -> int:
-    return -(1 << (t.width.data - 1))
+def _int_min(t: Attribute) -> int:
+    return -(1 << (int_width(t) - 1))
 
 
 def _guarded_division(e: Emitter, a: SSAValue, b: SSAValue, signed: bool, remainder: bool) -> SSAValue:
@@ -74,13 +74,13 @@ def _guarded_division(e: Emitter, a: SSAValue, b: SSAValue, signed: bool, remain
 def _guarded_shift(e: Emitter, a: SSAValue, b: SSAValue, signed: bool, left: bool) -> SSAValue:
     """Shifts by >= width (or a negative amount) are defined: 0 for shl and unsigned
     shr, the sign fill for signed shr."""
-    width = e.const_like(b, a.type.width.data)  # type: ignore[attr-defined]
+    width = e.const_like(b, int_width(a.type))
     in_range = e.icmp("ult", b, width)
     safe = e.select(in_range, b, e.const_like(b, 0))
     if left or not signed:
         shifted = e.shl(a, safe) if left else e.lshr(a, safe)
         return e.select(in_range, shifted, e.const_like(a, 0))
-    fill = e.ashr(a, e.const_like(a, a.type.width.data - 1))  # type: ignore[attr-defined]
+    fill = e.ashr(a, e.const_like(a, int_width(a.type) - 1))
     return e.select(in_range, e.ashr(a, safe), fill)
 
 
@@ -95,7 +95,7 @@ def _int_pow(e: Emitter, base: SSAValue, exponent: SSAValue, signed: bool) -> SS
     Modulo 2^width the product of the squares is exact, so wrapping matches np.power.
     A negative exponent's bits give base ** (exponent mod 2^width), which is already
     the truncated power for bases ±1 (its parity is the exponent's); every other base gives 0."""
-    width = base.type.width.data  # type: ignore[attr-defined]
+    width = int_width(base.type)
     result, square = e.const_like(base, 1), base
     for k in range(width):
         bit = e.icmp("ne", e.and_(exponent, e.const_like(exponent, 1 << k)), e.const_like(exponent, 0))
@@ -164,10 +164,10 @@ def unrounded_binary_value(e: Emitter, op: type[ew.BinaryOp], a: Value, b: Value
     f16/bf16), not rounded to the type: what an accumulator keeps."""
     kind = dtypes.from_ir(element).kind
     if kind is Kind.COMPLEX:
-        return complex_ops.BINARY[op](e, a, b)  # type: ignore[arg-type]
+        return complex_ops.BINARY[op](e, complex_value(a), complex_value(b))
     if kind is Kind.FLOAT:
-        return BINARY_FLOAT[op](e, a, b)  # type: ignore[arg-type]
-    return BINARY_INT[op](e, a, b, kind is Kind.INT)  # type: ignore[arg-type]
+        return BINARY_FLOAT[op](e, real(a), real(b))
+    return BINARY_INT[op](e, real(a), real(b), kind is Kind.INT)
 
 
 def emit_scalar_op(e: Emitter, op: Operation, operands: list[Value]) -> Value:
@@ -175,32 +175,47 @@ def emit_scalar_op(e: Emitter, op: Operation, operands: list[Value]) -> Value:
     result = codec(element_type(op.results[0].type))
     operand_type = element_type(op.operands[-1].type)
     kind = dtypes.from_ir(operand_type).kind
-    op_class = type(op)
     if isinstance(op, ew.CastOp):
-        return convert(e, operands[0], operand_type, result.dtype.ir_type, op.saturate.value.data)
+        return convert(e, operands[0], operand_type, result.dtype.ir_type, bool(op.saturate.value.data))
     if isinstance(op, ew.WhereOp):
-        return select_value(e, *operands)  # type: ignore[arg-type]
+        condition, a, b = operands
+        return select_value(e, real(condition), a, b)
     if isinstance(op, ew.BinaryOp) and not isinstance(op, ew.CompareOp):
-        return binary_value(e, op_class, *operands, operand_type)  # type: ignore[arg-type, misc]
+        a, b = operands
+        return binary_value(e, type(op), a, b, operand_type)
     if kind is Kind.COMPLEX:
-        table = complex_ops.COMPARE if isinstance(op, ew.CompareOp) else complex_ops.UNARY
-        return table[op_class](e, *operands)  # type: ignore[index, operator]
+        if isinstance(op, ew.CompareOp):
+            a, b = (complex_value(v) for v in operands)
+            return complex_ops.COMPARE[type(op)](e, a, b)
+        if isinstance(op, ew.UnaryOp):
+            return complex_ops.UNARY[type(op)](e, complex_value(operands[0]))
+        raise ValueError(f"no scalar lowering for '{op.name}'")
+    reals = [real(v) for v in operands]
     if isinstance(op, ew.CompareOp):
-        return _compare(e, op_class, *operands, kind)  # type: ignore[arg-type, misc]
+        a, b = reals
+        return _compare(e, type(op), a, b, kind)
+    value: SSAValue
     if isinstance(op, ew.ReluBackwardOp):
-        x, dy = operands
-        value = e.select(e.fcmp("ogt", x, e.const_like(x, 0.0)), dy, e.const_like(dy, 0.0))  # type: ignore[arg-type]
+        x, dy = reals
+        value = e.select(e.fcmp("ogt", x, e.const_like(x, 0.0)), dy, e.const_like(dy, 0.0))
     elif isinstance(op, ew.ActivationBackwardOp):
-        x, dy = operands
-        value = e.fmul(dy, DERIVATIVES[op.activation](e, x))  # type: ignore[arg-type]
+        x, dy = reals
+        value = e.fmul(dy, DERIVATIVES[op.activation](e, x))
     elif isinstance(op, ew.UnaryOp):
         table = activations.FLOAT if kind is Kind.FLOAT else UNARY_INT
-        value = table[op_class](e, operands[0])  # type: ignore[index, arg-type]
+        value = table[type(op)](e, reals[0])
     elif isinstance(op, ew.FmaOp):
-        value = e.fma(*operands)  # type: ignore[arg-type]
+        value = e.fma(*reals)
     else:
         raise ValueError(f"no scalar lowering for '{op.name}'")
     return result.round(e, value)
+
+
+def yielded(block: Block) -> tuple[SSAValue, ...]:
+    """The values a body yields: its terminator's operands."""
+    if block.last_op is None:
+        raise ValueError("an empty region body")
+    return tuple(block.last_op.operands)
 
 
 def emit_body(e: Emitter, block: Block, load: Callable[[int], Value]) -> list[Value | None]:
@@ -219,10 +234,16 @@ def emit_body(e: Emitter, block: Block, load: Callable[[int], Value]) -> list[Va
 def body_value(e: Emitter, block: Block, load: Callable[[int], Value]) -> Value:
     """The one value a body yields (a yielded argument loaded through `load`)."""
     (value,) = emit_body(e, block, load)
-    return value if value is not None else load(list(block.args).index(block.last_op.operands[0]))  # type: ignore[union-attr]
+    if value is not None:
+        return value
+    arguments: list[SSAValue] = list(block.args)
+    return load(arguments.index(yielded(block)[0]))
 
 
-def pairwise(e: Emitter, values: list[Value], combine: Callable[[Emitter, Value, Value], Value]) -> Value:
+T = TypeVar("T")
+
+
+def pairwise(e: Emitter, values: Sequence[T], combine: Callable[[Emitter, T, T], T]) -> T:
     """Balanced pairwise combination of `values`, in order: the reductions' trees."""
     while len(values) > 1:
         pairs = [combine(e, values[k], values[k + 1]) for k in range(0, len(values) - 1, 2)]

@@ -10,8 +10,6 @@ constant where a constant pad lies outside.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from xdsl.dialects.builtin import f64
 from xdsl.ir import Operation, Region, SSAValue
 
@@ -19,10 +17,10 @@ from rlx_mlir import index_maps
 from rlx_mlir.broadcast import numel, row_major_strides
 from rlx_mlir.dialects import movement as mv
 from rlx_mlir.dialects.common import element_type, shape_of
-from rlx_mlir.lowering.element_types import Value, codec, convert, select_value
-from rlx_mlir.lowering.emitter import Emitter
-from rlx_mlir.lowering.kernel import Kernel, KernelContext, emit_nest_kernel, kernel_function
-from rlx_mlir.lowering.loops import coalesce, for_range, read_strides
+from rlx_mlir.lowering.core.element_types import Value, codec, convert, select_value
+from rlx_mlir.lowering.core.emitter import Emitter
+from rlx_mlir.lowering.core.kernel import EmitKernels, Kernel, KernelContext, emit_nest_kernel, kernel_function
+from rlx_mlir.lowering.core.loops import coalesce, for_range, read_strides
 
 
 def concat_kernels(op: mv.ConcatOp, ctx: KernelContext) -> list[Kernel]:
@@ -109,7 +107,11 @@ def pad_kernels(op: mv.PadOp, ctx: KernelContext) -> list[Kernel]:
                 if start < stop:
                     first = e.smax(lo, e.i64(start))
                     last = e.smin(hi, e.i64(stop))
-                    for_range(e, region, first, last, lambda i, interior=interior: body(i, interior))
+
+                    def piece(i: SSAValue, interior: bool = interior) -> None:
+                        body(i, interior)
+
+                    for_range(e, region, first, last, piece)
 
         if rank == 0:
             store(e.i64(0), e.i64(0), None)
@@ -121,7 +123,7 @@ def pad_kernels(op: mv.PadOp, ctx: KernelContext) -> list[Kernel]:
     return [Kernel(function, [op.input, op.result], extent, numel(out_shape))]
 
 
-KERNELS: dict[type[Operation], Callable[[Operation, KernelContext], list[Kernel]]] = {
+KERNELS: dict[type[Operation], EmitKernels] = {
     mv.ConcatOp: concat_kernels,
     mv.PadOp: pad_kernels,
-}  # type: ignore[dict-item]
+}

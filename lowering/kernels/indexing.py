@@ -22,17 +22,18 @@ from rlx_mlir.broadcast import numel, row_major_strides
 from rlx_mlir.dialects import movement as mv
 from rlx_mlir.dialects.common import element_type, shape_of
 from rlx_mlir.dialects.elementwise import AddOp, BinaryOp
-from rlx_mlir.lowering.element_types import Codec, Value, codec
-from rlx_mlir.lowering.emitter import Emitter
-from rlx_mlir.lowering.kernel import (
+from rlx_mlir.lowering.core.element_types import Codec, Value, codec, real
+from rlx_mlir.lowering.core.emitter import Emitter
+from rlx_mlir.lowering.core.kernel import (
     STATUS,
+    EmitKernels,
     Kernel,
     KernelContext,
     checked_index,
     kernel_function,
 )
-from rlx_mlir.lowering.loops import LoopNest, coalesce, emit_nest, for_range
-from rlx_mlir.lowering.scalar_ops import binary_value
+from rlx_mlir.lowering.core.loops import LoopNest, coalesce, emit_nest, for_range
+from rlx_mlir.lowering.scalar.scalar_ops import binary_value
 
 
 def _copy_run(
@@ -71,9 +72,9 @@ def _reduce(e: Emitter, combine: type[BinaryOp] | None, old: Value, update: Valu
     return update if combine is None else binary_value(e, combine, old, update, item.dtype.ir_type)
 
 
-def _index_loader(op: Operation) -> Callable[[Emitter, SSAValue, SSAValue], SSAValue]:
-    indices = codec(element_type(op.indices.type))  # type: ignore[attr-defined]
-    return lambda e, ptr, at: indices.load(e, ptr, at)  # type: ignore[return-value]
+def _index_loader(value: SSAValue) -> Callable[[Emitter, SSAValue, SSAValue], SSAValue]:
+    indices = codec(element_type(value.type))
+    return lambda e, ptr, at: real(indices.load(e, ptr, at))
 
 
 def _quotient(e: Emitter, q: SSAValue, m: int) -> tuple[SSAValue, SSAValue]:
@@ -93,7 +94,7 @@ def gather_kernels(op: mv.GatherOp, ctx: KernelContext) -> list[Kernel]:
     axis = op.normalized_axis()
     outer, n, inner = numel(data[:axis]), data[axis], numel(data[axis + 1 :])
     m = numel(shape_of(op.indices.type))
-    item, load_index = codec(element_type(op.result.type)), _index_loader(op)
+    item, load_index = codec(element_type(op.result.type)), _index_loader(op.indices)
 
     def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
         table, indices, out, status = pointers
@@ -128,7 +129,7 @@ def gather_elements_kernels(op: mv.GatherElementsOp, ctx: KernelContext) -> list
     data, shape = shape_of(op.data.type), shape_of(op.indices.type)
     axis = op.normalized_axis()
     nest, axis_stride = _along_axis(op)
-    item, load_index = codec(element_type(op.result.type)), _index_loader(op)
+    item, load_index = codec(element_type(op.result.type)), _index_loader(op.indices)
     readable = data[axis] > 0
 
     def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
@@ -158,7 +159,8 @@ def _coordinates_offset(
         k, ok = checked_index(e, region, load_index(e, indices, e.add(at, e.i64(c))), data[axis], status, code, axis)
         offset = e.add(offset, e.mul(k, e.i64(strides[axis])))
         all_ok = ok if all_ok is None else e.and_(all_ok, ok)
-    return offset, all_ok  # type: ignore[return-value]
+    assert all_ok is not None, "no coordinates"
+    return offset, all_ok
 
 
 def gather_nd_kernels(op: mv.GatherNdOp, ctx: KernelContext) -> list[Kernel]:
@@ -167,7 +169,7 @@ def gather_nd_kernels(op: mv.GatherNdOp, ctx: KernelContext) -> list[Kernel]:
     b, k = op.batch_dims.value.data, shape[-1]
     batches, groups = numel(shape[:b]), numel(shape[b:-1])
     block, slice_size = numel(data[b:]), numel(data[b + k :])
-    item, load_index = codec(element_type(op.result.type)), _index_loader(op)
+    item, load_index = codec(element_type(op.result.type)), _index_loader(op.indices)
 
     def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
         table, indices, out, status = pointers
@@ -201,12 +203,12 @@ def _copy_bytes(e: Emitter, dst: SSAValue, src: SSAValue, nbytes: int) -> None:
 
 
 def _accumulate_rows(
-    op: Operation, ctx: KernelContext, dy: SSAValue, out_shape: tuple[int, ...], axis: int
+    op: mv.GatherBackwardOp | mv.ScatterAddOp, ctx: KernelContext, dy: SSAValue, out_shape: tuple[int, ...], axis: int
 ) -> list[Kernel]:
     """zeros(out_shape), then out[o, indices[j], :] += dy[o, j, :]: gather's adjoint."""
     outer, n, inner = numel(out_shape[:axis]), out_shape[axis], numel(out_shape[axis + 1 :])
-    m = numel(shape_of(op.indices.type))  # type: ignore[attr-defined]
-    item, load_index = codec(element_type(op.results[0].type)), _index_loader(op)
+    m = numel(shape_of(op.indices.type))
+    item, load_index = codec(element_type(op.results[0].type)), _index_loader(op.indices)
     total_bytes = numel(out_shape) * item.dtype.nbytes
 
     def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
@@ -223,7 +225,7 @@ def _accumulate_rows(
         for_range(e, region, begin, end, row)
 
     function = kernel_function(ctx.name, 4, build)
-    return [Kernel(function, [dy, op.indices, op.results[0], STATUS], outer * m, outer * m * inner, parallel=False)]  # type: ignore[attr-defined]
+    return [Kernel(function, [dy, op.indices, op.results[0], STATUS], outer * m, outer * m * inner, parallel=False)]
 
 
 def gather_backward_kernels(op: mv.GatherBackwardOp, ctx: KernelContext) -> list[Kernel]:
@@ -240,7 +242,7 @@ def scatter_nd_kernels(op: mv.ScatterNdOp, ctx: KernelContext) -> list[Kernel]:
     data, shape = shape_of(op.data.type), shape_of(op.indices.type)
     k = shape[-1]
     groups, slice_size = numel(shape[:-1]), numel(data[k:])
-    item, load_index = codec(element_type(op.result.type)), _index_loader(op)
+    item, load_index = codec(element_type(op.result.type)), _index_loader(op.indices)
     combine = op.combine
 
     def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
@@ -255,7 +257,7 @@ def scatter_nd_kernels(op: mv.ScatterNdOp, ctx: KernelContext) -> list[Kernel]:
         for_range(e, region, begin, end, group)
 
     function = kernel_function(ctx.name, 5, build)
-    buffers = [op.data, op.indices, op.updates, op.result, STATUS]
+    buffers: list[SSAValue | str] = [op.data, op.indices, op.updates, op.result, STATUS]
     return [Kernel(function, buffers, groups, groups * slice_size, parallel=False)]
 
 
@@ -265,7 +267,7 @@ def scatter_elements_kernels(op: mv.ScatterElementsOp, ctx: KernelContext) -> li
     data, shape = shape_of(op.data.type), shape_of(op.indices.type)
     axis = op.normalized_axis()
     nest, axis_stride = _along_axis(op)
-    item, load_index = codec(element_type(op.result.type)), _index_loader(op)
+    item, load_index = codec(element_type(op.result.type)), _index_loader(op.indices)
     combine = op.combine
     writable = data[axis] > 0
 
@@ -283,11 +285,11 @@ def scatter_elements_kernels(op: mv.ScatterElementsOp, ctx: KernelContext) -> li
         emit_nest(e, region, nest, [indices, updates, out], begin, end, element)
 
     function = kernel_function(ctx.name, 5, build)
-    buffers = [op.data, op.indices, op.updates, op.result, STATUS]
+    buffers: list[SSAValue | str] = [op.data, op.indices, op.updates, op.result, STATUS]
     return [Kernel(function, buffers, nest.outer_extent, numel(shape), parallel=False)]
 
 
-KERNELS: dict[type[Operation], Callable[[Operation, KernelContext], list[Kernel]]] = {
+KERNELS: dict[type[Operation], EmitKernels] = {
     mv.GatherOp: gather_kernels,
     mv.GatherElementsOp: gather_elements_kernels,
     mv.GatherNdOp: gather_nd_kernels,
@@ -295,4 +297,4 @@ KERNELS: dict[type[Operation], Callable[[Operation, KernelContext], list[Kernel]
     mv.ScatterAddOp: scatter_add_kernels,
     mv.ScatterNdOp: scatter_nd_kernels,
     mv.ScatterElementsOp: scatter_elements_kernels,
-}  # type: ignore[dict-item]
+}

@@ -30,13 +30,13 @@ from xdsl.ir.affine import AffineMap
 from rlx_mlir.dialects import elementwise as ew
 from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects.common import element_type, shape_of
-from rlx_mlir.lowering.activations import FLOAT
-from rlx_mlir.lowering.element_types import Value, codec
-from rlx_mlir.lowering.emitter import Emitter
-from rlx_mlir.lowering.kernel import Kernel, KernelContext, StackArray, kernel_function
-from rlx_mlir.lowering.loops import for_range
-from rlx_mlir.lowering.reduction import _each, _fadd, _fold, _walk, layout
-from rlx_mlir.lowering.scalar_ops import body_value, pairwise
+from rlx_mlir.lowering.core.element_types import Value, codec
+from rlx_mlir.lowering.core.emitter import Emitter
+from rlx_mlir.lowering.core.kernel import Kernel, KernelContext, StackArray, kernel_function
+from rlx_mlir.lowering.core.loops import for_range
+from rlx_mlir.lowering.core.slabs import each, fold_lanes, layout, walk
+from rlx_mlir.lowering.scalar.activations import FLOAT
+from rlx_mlir.lowering.scalar.scalar_ops import body_value, pairwise
 from rlx_mlir.tuning import Tuning
 
 
@@ -76,15 +76,15 @@ class _Row:
         visit of a lane's accumulator (as the reduction kernels walk), then the
         pairwise tree over the lanes."""
         e, lay, lanes = self.e, self.lay, self.lanes
-        _each(e, self.region, lay.width, lambda lane: lanes.set(e, lane, e.const(self.ft, 0.0)))
+        each(e, self.region, lay.width, lambda lane: lanes.set(e, lane, e.const(self.ft, 0.0)))
         full = self.n // lay.width
 
         def lane_step(lane: SSAValue, qs: list[SSAValue]) -> None:
             terms = [term(e.add(e.mul(q, e.i64(lay.stride)), lane)) for q in qs]
-            lanes.set(e, lane, e.fadd(lanes.get(e, lane), pairwise(e, terms, _fadd)))  # type: ignore[arg-type]
+            lanes.set(e, lane, e.fadd(lanes.get(e, lane), pairwise(e, terms, lambda e, a, b: e.fadd(a, b))))  # type: ignore[arg-type]
 
-        _walk(e, self.region, lay, e.i64(full), self.n - full * lay.width, lane_step, self.tuning.reduce_block)
-        _fold(e, self.region, lay, lambda a, b: lanes.set(e, a, e.fadd(lanes.get(e, a), lanes.get(e, b))))  # type: ignore[arg-type]
+        walk(e, self.region, lay, e.i64(full), self.n - full * lay.width, lane_step, self.tuning.reduce_block)
+        fold_lanes(e, self.region, lay, lambda a, b: lanes.set(e, a, e.fadd(lanes.get(e, a), lanes.get(e, b))))  # type: ignore[arg-type]
         return e.fdiv(lanes.get(e, 0), e.const(self.ft, float(self.n)))  # type: ignore[arg-type]
 
     def run(self, row: SSAValue) -> None:

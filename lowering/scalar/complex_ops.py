@@ -12,9 +12,9 @@ from collections.abc import Callable
 from xdsl.ir import SSAValue
 
 from rlx_mlir.dialects import elementwise as ew
-from rlx_mlir.lowering import math_approx as m
-from rlx_mlir.lowering.element_types import ComplexValue
-from rlx_mlir.lowering.emitter import Emitter
+from rlx_mlir.lowering.core.element_types import ComplexValue
+from rlx_mlir.lowering.core.emitter import Emitter
+from rlx_mlir.lowering.scalar import math_approx as m
 
 C = ComplexValue
 

@@ -21,8 +21,8 @@ from decimal import Decimal
 from xdsl.ir import SSAValue
 
 from rlx_mlir.dialects import elementwise as ew
-from rlx_mlir.lowering import math_approx as m
-from rlx_mlir.lowering.emitter import Emitter
+from rlx_mlir.lowering.core.emitter import Emitter
+from rlx_mlir.lowering.scalar import math_approx as m
 
 Unary = Callable[[Emitter, SSAValue], SSAValue]
 

@@ -16,8 +16,8 @@ from xdsl.dialects.builtin import i64
 from xdsl.ir import Block, Region
 
 from rlx_mlir import thread_pool
-from rlx_mlir.lowering.emitter import Emitter
-from rlx_mlir.lowering.kernel import PTR, External
+from rlx_mlir.lowering.core.emitter import Emitter
+from rlx_mlir.lowering.core.kernel import PTR, External
 
 POOL = External(thread_pool.SYMBOL, (PTR, PTR, i64, i64))
 """The pool's entry point: (thunk, args, n, threads)."""

@@ -20,11 +20,11 @@ from xdsl.dialects.builtin import f32, f64, i8, i32
 from xdsl.ir import Region, SSAValue
 
 from rlx_mlir import blas
-from rlx_mlir.lowering import vectors
-from rlx_mlir.lowering.element_types import Codec
-from rlx_mlir.lowering.emitter import Emitter
-from rlx_mlir.lowering.kernel import PTR, External, Kernel, kernel_function
-from rlx_mlir.lowering.loops import for_range
+from rlx_mlir.lowering.core import vectors
+from rlx_mlir.lowering.core.element_types import Codec
+from rlx_mlir.lowering.core.emitter import Emitter
+from rlx_mlir.lowering.core.kernel import PTR, External, Kernel, kernel_function
+from rlx_mlir.lowering.core.loops import for_range
 from rlx_mlir.memory_plan import Scratch
 from rlx_mlir.tuning import Tuning
 

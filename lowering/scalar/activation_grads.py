@@ -95,9 +95,9 @@ from decimal import Decimal
 from xdsl.ir import SSAValue
 
 from rlx_mlir.dialects import elementwise as ew
-from rlx_mlir.lowering import activations
-from rlx_mlir.lowering import math_approx as m
-from rlx_mlir.lowering.emitter import Emitter
+from rlx_mlir.lowering.core.emitter import Emitter
+from rlx_mlir.lowering.scalar import activations
+from rlx_mlir.lowering.scalar import math_approx as m
 
 Derivative = Callable[[Emitter, SSAValue], SSAValue]
 

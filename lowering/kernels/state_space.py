@@ -70,13 +70,13 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 
 from rlx_mlir import blas
 from rlx_mlir.dialects import recurrent as rc
-from rlx_mlir.dialects.common import shape_of
-from rlx_mlir.lowering import math_approx as m
-from rlx_mlir.lowering.element_types import Codec, codec
-from rlx_mlir.lowering.emitter import Emitter
-from rlx_mlir.lowering.gemm import gemm_call, gemm_external, single_threaded_blas
-from rlx_mlir.lowering.kernel import Kernel, KernelContext, StackArray, kernel_function
-from rlx_mlir.lowering.loops import for_range, if_else
+from rlx_mlir.dialects.common import element_type, shape_of
+from rlx_mlir.lowering.core.element_types import Codec, codec, real
+from rlx_mlir.lowering.core.emitter import Emitter
+from rlx_mlir.lowering.core.gemm import gemm_call, gemm_external, single_threaded_blas
+from rlx_mlir.lowering.core.kernel import EmitKernels, Kernel, KernelContext, StackArray, kernel_function
+from rlx_mlir.lowering.core.loops import for_range, if_else
+from rlx_mlir.lowering.scalar import math_approx as m
 from rlx_mlir.tuning import Tuning
 
 CHUNK: Final = 64
@@ -119,7 +119,7 @@ def _groups(e: Emitter, region: Region, total: int, size: int, body: Callable[[S
         body(e.i64(full), total % size)
 
 
-def _at(e: Emitter, *terms: tuple[SSAValue | int, int] | SSAValue) -> SSAValue:
+def _at(e: Emitter, *terms: tuple[SSAValue | int, int] | SSAValue | int) -> SSAValue:
     """The element offset Σ index·stride (a bare value has stride 1)."""
     total: SSAValue | None = None
     for term in terms:
@@ -252,117 +252,158 @@ def _mamba2_blocked(op: rc.Mamba2Op, ctx: KernelContext) -> Kernel:
     steps (a state's y terms only feed y, never the state: the steps need no
     reduction between them); `mamba2_group` state-steps are updated per pass of
     the lane loop (unrolled: fewer loads and stores of the output lanes)."""
-    tuning = ctx.tuning
-    dims = Mamba2Dims.of(op)
-    p_, n_ = dims.p, dims.n
-    item = codec(op.x.type.element_type)
-    wide = codec(item.compute)
-    rows = _row_block(dims, wide.dtype.nbytes, tuning)
-    blocks = -(-p_ // rows)
-    steps = tuning.mamba2_steps
+    kernel = _Mamba2Blocked(op, ctx.tuning)
+    dims = kernel.dims
+    work = dims.units * max(1, dims.seq) * dims.p * dims.n
+    return _kernel(op, ctx.name, dims.units * kernel.blocks, work, kernel.build)
 
-    def build(e: Emitter, region: Region, ptr: Pointers, begin: SSAValue, end: SSAValue) -> None:
-        state, held = _arrays(e, wide, n_ * rows, 1)  # [N, rows], and the decay it is divided by
-        one = wide.constant(e, 1.0)
-        u, acc = _arrays(e, wide, steps * rows, steps * rows)  # per step of a block: dt·x and y, [steps, rows]
 
-        def unit(index: SSAValue) -> None:
-            at = Mamba2Unit(e, dims, e.udiv(index, e.i64(blocks)))
-            p0 = e.mul(e.urem(index, e.i64(blocks)), e.i64(rows))
-            count: int | SSAValue = rows if p_ % rows == 0 else e.smin(e.i64(rows), e.sub(e.i64(p_), p0))
-            a = item.load(e, ptr["a"], at.head)
-            state_at = _at(e, at.state, (p0, n_))
-            source = ptr.get("state")
+class _Mamba2Blocked:
+    """What the blocked form knows before it emits: dimensions, codecs, the rows of
+    a state block and the steps of a pass."""
 
-            def each_state(body: Callable[[SSAValue, SSAValue], None]) -> None:
-                _loop(e, region, count, lambda p: _loop(e, region, n_, lambda n: body(p, n)))
+    def __init__(self, op: rc.Mamba2Op, tuning: Tuning) -> None:
+        self.tuning = tuning
+        self.dims = Mamba2Dims.of(op)
+        self.item = codec(element_type(op.x.type))
+        self.wide = codec(self.item.compute)
+        self.rows = _row_block(self.dims, self.wide.dtype.nbytes, tuning)
+        self.blocks = -(-self.dims.p // self.rows)
+        self.steps = tuning.mamba2_steps
 
-            each_state(lambda p, n: state.set(
-                e, _at(e, (n, rows), p),
-                wide.constant(e, 0.0) if source is None else item.load(e, source, _at(e, state_at, (p, n_), n)),
-            ))
+    def build(self, e: Emitter, region: Region, ptr: Pointers, begin: SSAValue, end: SSAValue) -> None:
+        for_range(e, region, begin, end, _BlockedBody(self, e, region, ptr).unit)
 
-            held.set(e, 0, one)
 
-            def block(t0: SSAValue, size: int) -> None:
-                """Steps t0 .. t0 + size in one pass over the state block: each state is
-                loaded and stored once, and runs the `size` steps in registers. The
-                block keeps the state divided by its running decay (`HELD_DECAY_RANGE`),
-                or, when that would leave the range, multiplies the decay back in."""
-                rows_of = [at.row(e.add(t0, e.i64(t))) for t in range(size)]
-                firsts = [_at(e, (row, p_), p0) for row in rows_of]
-                dts = [item.load(e, ptr["dt"], row) for row in rows_of]
-                decays = [m.exp(e, e.fmul(dt, a)) for dt in dts]
-                before = held.get(e, 0)
-                scales = []  # the running decay after each step of the block
-                for decay in decays:
-                    scales.append(e.fmul(scales[-1] if scales else before, decay))
-                bound = wide.constant(e, HELD_DECAY_RANGE)
-                inside = e.and_(e.fcmp("oge", scales[-1], e.fdiv(one, bound)), e.fcmp("ole", scales[-1], bound))
+class _BlockedBody:
+    """One emission of the blocked form: the state block, its held decay and the
+    per-step lanes every unit reuses."""
 
-                def run(keep: bool) -> None:
-                    """keep: the state stays divided by the running decay, so a step is
-                    s += (dt·x / scale)·b and y = scale · Σ s·c; else s = decay·s + dt·x·b
-                    with the held decay folded into the first step."""
-                    coefs = [e.fdiv(dt, scale) for dt, scale in zip(dts, scales)] if keep else dts
-                    steps_decay = [e.fmul(decays[0], before), *decays[1:]]
+    def __init__(self, k: _Mamba2Blocked, e: Emitter, region: Region, ptr: Pointers) -> None:
+        self.k, self.e, self.region, self.ptr = k, e, region, ptr
+        rows, wide = k.rows, k.wide
+        self.state, self.held = _arrays(e, wide, k.dims.n * rows, 1)  # [N, rows], and the decay it is divided by
+        self.one = real(wide.constant(e, 1.0))
+        self.u, self.acc = _arrays(e, wide, k.steps * rows, k.steps * rows)  # per step: dt·x and y, [steps, rows]
 
-                    def stage(p: SSAValue) -> None:
-                        for t in range(size):
-                            x = item.load(e, ptr["x"], _at(e, firsts[t], p))
-                            u.set(e, _at(e, (t, rows), p), e.fmul(coefs[t], x))
-                            acc.set(e, _at(e, (t, rows), p), wide.constant(e, 0.0))
+    def unit(self, index: SSAValue) -> None:
+        _BlockedUnit(self, index).emit()
 
-                    _loop(e, region, count, stage)
 
-                    def group(n0: SSAValue, width: int) -> None:
-                        bs = [[item.load(e, ptr["b"], _at(e, (row, n_), n0, i)) for i in range(width)]
-                              for row in rows_of]
-                        cs = [[item.load(e, ptr["c"], _at(e, (row, n_), n0, i)) for i in range(width)]
-                              for row in rows_of]
-                        at_n = _at(e, (n0, rows))
+class _BlockedUnit:
+    """One work item: a block of rows of one (batch, head) unit through every step."""
 
-                        def lane(p: SSAValue) -> None:
-                            totals = [acc.get(e, _at(e, (t, rows), p)) for t in range(size)]
-                            ups = [u.get(e, _at(e, (t, rows), p)) for t in range(size)]
-                            for i in range(width):
-                                at_s = _at(e, at_n, i * rows, p)
-                                s = state.get(e, at_s)
-                                for t in range(size):
-                                    if keep:
-                                        s = e.fma(ups[t], bs[t][i], s)
-                                    else:
-                                        s = e.fma(steps_decay[t], s, e.fmul(ups[t], bs[t][i]))
-                                    totals[t] = e.fma(s, cs[t][i], totals[t])
-                                state.set(e, at_s, s)
-                            for t in range(size):
-                                acc.set(e, _at(e, (t, rows), p), totals[t])
+    def __init__(self, body: _BlockedBody, index: SSAValue) -> None:
+        self.b, self.k, self.e, self.region, self.ptr = body, body.k, body.e, body.region, body.ptr
+        e, k = self.e, self.k
+        p_, n_, rows = k.dims.p, k.dims.n, k.rows
+        self.at = Mamba2Unit(e, k.dims, e.udiv(index, e.i64(k.blocks)))
+        self.p0 = e.mul(e.urem(index, e.i64(k.blocks)), e.i64(rows))
+        self.count: int | SSAValue = rows if p_ % rows == 0 else e.smin(e.i64(rows), e.sub(e.i64(p_), self.p0))
+        self.a = real(k.item.load(e, self.ptr["a"], self.at.head))
+        self.state_at = _at(e, self.at.state, (self.p0, n_))
 
-                        _loop(e, region, count, lane)
+    def each_state(self, body: Callable[[SSAValue, SSAValue], None]) -> None:
+        e, region = self.e, self.region
+        _loop(e, region, self.count, lambda p: _loop(e, region, self.k.dims.n, lambda n: body(p, n)))
 
-                    _groups(e, region, n_, max(1, tuning.mamba2_group // size), group)
+    def emit(self) -> None:
+        e, k, b = self.e, self.k, self.b
+        n_, rows = k.dims.n, k.rows
+        source = self.ptr.get("state")
+        self.each_state(lambda p, n: b.state.set(
+            e, _at(e, (n, rows), p),
+            real(k.wide.constant(e, 0.0)) if source is None else real(k.item.load(e, source, _at(e, self.state_at, (p, n_), n))),
+        ))
+        b.held.set(e, 0, b.one)
+        _groups(e, self.region, k.dims.seq, k.steps, self.block)
+        target = self.ptr.get("final")
+        if target is not None:
+            scale = real(b.held.get(e, 0))
+            self.each_state(lambda p, n: k.item.store(
+                e, e.fmul(real(b.state.get(e, _at(e, (n, rows), p))), scale), target, _at(e, self.state_at, (p, n_), n)))
 
-                    def store(p: SSAValue) -> None:
-                        for t in range(size):
-                            y = acc.get(e, _at(e, (t, rows), p))
-                            item.store(e, e.fmul(y, scales[t]) if keep else y, ptr["y"], _at(e, firsts[t], p))
+    def block(self, t0: SSAValue, size: int) -> None:
+        """Steps t0 .. t0 + size in one pass over the state block: each state is
+        loaded and stored once, and runs the `size` steps in registers. The
+        block keeps the state divided by its running decay (`HELD_DECAY_RANGE`),
+        or, when that would leave the range, multiplies the decay back in."""
+        e, k, b = self.e, self.k, self.b
+        rows_of = [self.at.row(e.add(t0, e.i64(t))) for t in range(size)]
+        firsts = [_at(e, (row, k.dims.p), self.p0) for row in rows_of]
+        dts = [real(k.item.load(e, self.ptr["dt"], row)) for row in rows_of]
+        decays = [m.exp(e, e.fmul(dt, self.a)) for dt in dts]
+        before = real(b.held.get(e, 0))
+        scales: list[SSAValue] = []  # the running decay after each step of the block
+        for decay in decays:
+            scales.append(e.fmul(scales[-1] if scales else before, decay))
+        bound = real(k.wide.constant(e, HELD_DECAY_RANGE))
+        inside = e.and_(e.fcmp("oge", scales[-1], e.fdiv(b.one, bound)), e.fcmp("ole", scales[-1], bound))
+        steps = _BlockSteps(self, size, rows_of, firsts, dts, decays, before, scales)
+        if_else(e, self.region, inside, lambda: steps.run(True), lambda: steps.run(False))
 
-                    _loop(e, region, count, store)
-                    held.set(e, 0, scales[-1] if keep else one)
 
-                if_else(e, region, inside, lambda: run(True), lambda: run(False))
+class _BlockSteps:
+    """The steps of one block (`_BlockedUnit.block`), emitted for either way of
+    holding the state."""
 
-            _groups(e, region, dims.seq, steps, block)
-            target = ptr.get("final")
-            if target is not None:
-                scale = held.get(e, 0)
-                each_state(lambda p, n: item.store(
-                    e, e.fmul(state.get(e, _at(e, (n, rows), p)), scale), target, _at(e, state_at, (p, n_), n)))
+    def __init__(self, unit: _BlockedUnit, size: int, rows_of: list[SSAValue], firsts: list[SSAValue],
+                 dts: list[SSAValue], decays: list[SSAValue], before: SSAValue, scales: list[SSAValue]) -> None:
+        self.unit, self.b, self.k, self.e, self.region, self.ptr = unit, unit.b, unit.k, unit.e, unit.region, unit.ptr
+        self.size, self.rows_of, self.firsts = size, rows_of, firsts
+        self.dts, self.decays, self.before, self.scales = dts, decays, before, scales
 
-        for_range(e, region, begin, end, unit)
+    def run(self, keep: bool) -> None:
+        """keep: the state stays divided by the running decay, so a step is
+        s += (dt·x / scale)·b and y = scale · Σ s·c; else s = decay·s + dt·x·b
+        with the held decay folded into the first step."""
+        e, region, unit = self.e, self.region, self.unit
+        self.keep = keep
+        self.coefs = [e.fdiv(dt, scale) for dt, scale in zip(self.dts, self.scales)] if keep else self.dts
+        self.steps_decay = [e.fmul(self.decays[0], self.before), *self.decays[1:]]
+        _loop(e, region, unit.count, self.stage)
+        _groups(e, region, self.k.dims.n, max(1, self.k.tuning.mamba2_group // self.size), self.group)
+        _loop(e, region, unit.count, self.store)
+        self.b.held.set(e, 0, self.scales[-1] if keep else self.b.one)
 
-    work = dims.units * max(1, dims.seq) * p_ * n_
-    return _kernel(op, ctx.name, dims.units * blocks, work, build)
+    def stage(self, p: SSAValue) -> None:
+        e, k, b, rows = self.e, self.k, self.b, self.k.rows
+        for t in range(self.size):
+            x = real(k.item.load(e, self.ptr["x"], _at(e, self.firsts[t], p)))
+            b.u.set(e, _at(e, (t, rows), p), e.fmul(self.coefs[t], x))
+            b.acc.set(e, _at(e, (t, rows), p), real(k.wide.constant(e, 0.0)))
+
+    def group(self, n0: SSAValue, width: int) -> None:
+        e, k, n_, rows = self.e, self.k, self.k.dims.n, self.k.rows
+        bs = [[real(k.item.load(e, self.ptr["b"], _at(e, (row, n_), n0, i))) for i in range(width)]
+              for row in self.rows_of]
+        cs = [[real(k.item.load(e, self.ptr["c"], _at(e, (row, n_), n0, i))) for i in range(width)]
+              for row in self.rows_of]
+        at_n = _at(e, (n0, rows))
+        _loop(e, self.region, self.unit.count, lambda p: self.lane(p, width, bs, cs, at_n))
+
+    def lane(self, p: SSAValue, width: int, bs: list[list[SSAValue]], cs: list[list[SSAValue]], at_n: SSAValue) -> None:
+        e, b, rows, size = self.e, self.b, self.k.rows, self.size
+        totals = [real(b.acc.get(e, _at(e, (t, rows), p))) for t in range(size)]
+        ups = [real(b.u.get(e, _at(e, (t, rows), p))) for t in range(size)]
+        for i in range(width):
+            at_s = _at(e, at_n, i * rows, p)
+            s = real(b.state.get(e, at_s))
+            for t in range(size):
+                if self.keep:
+                    s = e.fma(ups[t], bs[t][i], s)
+                else:
+                    s = e.fma(self.steps_decay[t], s, e.fmul(ups[t], bs[t][i]))
+                totals[t] = e.fma(s, cs[t][i], totals[t])
+            b.state.set(e, at_s, s)
+        for t in range(size):
+            b.acc.set(e, _at(e, (t, rows), p), totals[t])
+
+    def store(self, p: SSAValue) -> None:
+        e, k, rows = self.e, self.k, self.k.rows
+        for t in range(self.size):
+            y = real(self.b.acc.get(e, _at(e, (t, rows), p)))
+            k.item.store(e, e.fmul(y, self.scales[t]) if self.keep else y, self.ptr["y"], _at(e, self.firsts[t], p))
 
 
 def _sum_loop(
@@ -393,7 +434,7 @@ class StateSlice:
     base: SSAValue
 
     def get(self, e: Emitter, index: SSAValue) -> SSAValue:
-        return self.item.load(e, self.ptr, e.add(self.base, index))
+        return real(self.item.load(e, self.ptr, e.add(self.base, index)))
 
     def set(self, e: Emitter, index: SSAValue, value: SSAValue) -> None:
         self.item.store(e, value, self.ptr, e.add(self.base, index))
@@ -408,7 +449,7 @@ def _mamba2_direct(op: rc.Mamba2Op, ctx: KernelContext) -> Kernel:
     one add lets LLVM vectorize."""
     dims = Mamba2Dims.of(op)
     p_, n_ = dims.p, dims.n
-    item = codec(op.x.type.element_type)
+    item = codec(element_type(op.x.type))
     wide = codec(item.compute)
     in_result = _direct_in_result(op)
 
@@ -418,47 +459,47 @@ def _mamba2_direct(op: rc.Mamba2Op, ctx: KernelContext) -> Kernel:
 
         def unit(index: SSAValue) -> None:
             at = Mamba2Unit(e, dims, index)
-            a = item.load(e, ptr["a"], at.head)
+            a = real(item.load(e, ptr["a"], at.head))
             state = StateSlice(item, ptr["final"], at.state) if stack is None else StateSlice(wide, stack.ptr, e.i64(0))
             source = ptr.get("state")
 
             def initial(k: SSAValue) -> SSAValue:
-                return wide.constant(e, 0.0) if source is None else item.load(e, source, e.add(at.state, k))
+                return real(wide.constant(e, 0.0)) if source is None else real(item.load(e, source, e.add(at.state, k)))
 
             def step(t: SSAValue, old: Callable[[SSAValue], SSAValue]) -> None:
                 row = at.row(t)
-                dt = item.load(e, ptr["dt"], row)
+                dt = real(item.load(e, ptr["dt"], row))
                 decay = m.exp(e, e.fmul(dt, a))
 
                 def stage(n: SSAValue) -> None:
-                    bs.set(e, n, item.load(e, ptr["b"], _at(e, (row, n_), n)))
-                    cs.set(e, n, item.load(e, ptr["c"], _at(e, (row, n_), n)))
+                    bs.set(e, n, real(item.load(e, ptr["b"], _at(e, (row, n_), n))))
+                    cs.set(e, n, real(item.load(e, ptr["c"], _at(e, (row, n_), n))))
 
                 _loop(e, region, n_, stage)
 
                 def lane(p: SSAValue) -> None:
-                    u = e.fmul(dt, item.load(e, ptr["x"], _at(e, (row, p_), p)))
+                    u = e.fmul(dt, real(item.load(e, ptr["x"], _at(e, (row, p_), p))))
                     first = _at(e, (p, n_))
 
                     def term(n: SSAValue, acc: SSAValue) -> SSAValue:
                         k = e.add(first, n)
-                        s = e.fma(decay, old(k), e.fmul(u, bs.get(e, n)))
+                        s = e.fma(decay, old(k), e.fmul(u, real(bs.get(e, n))))
                         state.set(e, k, s)
-                        return e.op(llvm.FAddOp(acc, e.op(llvm.FMulOp(s, cs.get(e, n), CONTRACT)), REDUCE))
+                        return e.op(llvm.FAddOp(acc, e.op(llvm.FMulOp(s, real(cs.get(e, n)), CONTRACT)), REDUCE))
 
-                    y = _sum_loop(e, region, n_, wide.constant(e, 0.0), term)
+                    y = _sum_loop(e, region, n_, real(wide.constant(e, 0.0)), term)
                     item.store(e, y, ptr["y"], _at(e, (row, p_), p))
 
                 _loop(e, region, p_, lane)
 
             if dims.seq:
                 step(e.i64(0), initial)
-                _loop_from(e, region, 1, dims.seq, lambda t: step(t, lambda k: state.get(e, k)))
+                _loop_from(e, region, 1, dims.seq, lambda t: step(t, lambda k: real(state.get(e, k))))
             elif stack is None:
                 _loop(e, region, p_ * n_, lambda k: state.set(e, k, initial(k)))
             target = ptr.get("final")
             if stack is not None and target is not None:
-                read = (lambda k: state.get(e, k)) if dims.seq else initial
+                read = (lambda k: real(state.get(e, k))) if dims.seq else initial
                 _loop(e, region, p_ * n_, lambda k: item.store(e, read(k), target, e.add(at.state, k)))
 
         for_range(e, region, begin, end, unit)
@@ -473,9 +514,9 @@ def _mamba2_load_state(
 ) -> None:
     """The unit's state [P, N] from the state operand (or zeros) into the workspace."""
     if source is None:
-        _loop(e, region, dims.p * dims.n, lambda k: state.set(e, k, state.item.constant(e, 0.0)))
+        _loop(e, region, dims.p * dims.n, lambda k: state.set(e, k, real(state.item.constant(e, 0.0))))
     else:
-        _loop(e, region, dims.p * dims.n, lambda k: state.set(e, k, item.load(e, source, e.add(base, k))))
+        _loop(e, region, dims.p * dims.n, lambda k: state.set(e, k, real(item.load(e, source, e.add(base, k)))))
 
 
 def _mamba2_store_state(
@@ -484,7 +525,7 @@ def _mamba2_store_state(
 ) -> None:
     """The workspace state into the state result [P, N] (rounded once), if there is one."""
     if target is not None:
-        _loop(e, region, dims.p * dims.n, lambda k: item.store(e, state.get(e, k), target, e.add(base, k)))
+        _loop(e, region, dims.p * dims.n, lambda k: item.store(e, real(state.get(e, k)), target, e.add(base, k)))
 
 
 @dataclass(frozen=True)
@@ -504,7 +545,7 @@ class ChunkArrays:
 def _mamba2_chunked(op: rc.Mamba2Op, ctx: KernelContext) -> Kernel:
     dims = Mamba2Dims.of(op)
     p_, n_ = dims.p, dims.n
-    item = codec(op.x.type.element_type)
+    item = codec(element_type(op.x.type))
     wide = codec(item.compute)
     q_ = min(CHUNK, dims.seq)
     blas.load()
@@ -517,7 +558,7 @@ def _mamba2_chunked(op: rc.Mamba2Op, ctx: KernelContext) -> Kernel:
 
         def unit(index: SSAValue) -> None:
             at = Mamba2Unit(e, dims, index)
-            a = item.load(e, ptr["a"], at.head)
+            a = real(item.load(e, ptr["a"], at.head))
             _mamba2_load_state(e, region, item, ptr.get("state"), at.state, arrays.state, dims)
             if full:
                 for_range(e, region, e.i64(0), e.i64(full * q_), lambda t0: bodies[q_](ptr, at, a, t0), step=q_)
@@ -544,35 +585,35 @@ def _chunk_body(
     def chunk(ptr: Pointers, at: Mamba2Unit, a: SSAValue, t0: SSAValue) -> None:
         _stage_chunk(e, region, dims, item, ptr, at, a, t0, w, q)
         scores(w.c.ptr, w.b.ptr, w.g.ptr)
-        last = w.cum.get(e, q - 1)
+        last = real(w.cum.get(e, q - 1))
 
         def mask_row(i: SSAValue) -> None:
-            cum_i = w.cum.get(e, i)
+            cum_i = real(w.cum.get(e, i))
 
             def cell(j: SSAValue) -> None:
                 at_g = _at(e, (i, q), j)
-                decayed = e.fmul(e.fmul(w.g.get(e, at_g), _exp_clamped(e, e.fsub(cum_i, w.cum.get(e, j)))),
-                                 w.dt.get(e, j))
-                w.g.set(e, at_g, e.select(e.icmp("sle", j, i), decayed, w.g.item.constant(e, 0.0)))
+                decayed = e.fmul(e.fmul(real(w.g.get(e, at_g)), _exp_clamped(e, e.fsub(cum_i, real(w.cum.get(e, j))))),
+                                 real(w.dt.get(e, j)))
+                w.g.set(e, at_g, e.select(e.icmp("sle", j, i), decayed, real(w.g.item.constant(e, 0.0))))
 
             _loop(e, region, q, cell)
 
         _loop(e, region, q, mask_row)
         from_state(w.c.ptr, w.state.ptr, w.y.ptr)
 
-        _scale_rows(e, region, w.y, q, p_, lambda i: _exp_clamped(e, w.cum.get(e, i)))
+        _scale_rows(e, region, w.y, q, p_, lambda i: _exp_clamped(e, real(w.cum.get(e, i))))
         within(w.g.ptr, w.x.ptr, w.y.ptr)
 
         def store_row(i: SSAValue) -> None:
             first, row = _at(e, (i, p_)), _at(e, (at.row(e.add(t0, i)), p_))
-            _loop(e, region, p_, lambda p: item.store(e, w.y.get(e, e.add(first, p)), ptr["y"], e.add(row, p)))
+            _loop(e, region, p_, lambda p: item.store(e, real(w.y.get(e, e.add(first, p))), ptr["y"], e.add(row, p)))
 
         _loop(e, region, q, store_row)
         total = _exp_clamped(e, last)
-        _loop(e, region, p_ * n_, lambda k: w.state.set(e, k, e.fmul(w.state.get(e, k), total)))
+        _loop(e, region, p_ * n_, lambda k: w.state.set(e, k, e.fmul(real(w.state.get(e, k)), total)))
 
         def weight(j: SSAValue) -> SSAValue:  # step j's share of the chunk's final state
-            return e.fmul(_exp_clamped(e, e.fsub(last, w.cum.get(e, j))), w.dt.get(e, j))
+            return e.fmul(_exp_clamped(e, e.fsub(last, real(w.cum.get(e, j)))), real(w.dt.get(e, j)))
 
         _scale_rows(e, region, w.b, q, n_, weight)
         update(w.x.ptr, w.b.ptr, w.state.ptr)
@@ -587,7 +628,7 @@ def _scale_rows(
 
     def row(i: SSAValue) -> None:
         scale, first = factor(i), _at(e, (i, width))
-        _loop(e, region, width, lambda k: array.set(e, e.add(first, k), e.fmul(array.get(e, e.add(first, k)), scale)))
+        _loop(e, region, width, lambda k: array.set(e, e.add(first, k), e.fmul(real(array.get(e, e.add(first, k))), scale)))
 
     _loop(e, region, rows, row)
 
@@ -601,19 +642,19 @@ def _stage_chunk(
 
     def row(i: SSAValue) -> None:
         r = at.row(e.add(t0, i))
-        w.dt.set(e, i, item.load(e, ptr["dt"], r))
-        _loop(e, region, p_, lambda p: w.x.set(e, _at(e, (i, p_), p), item.load(e, ptr["x"], _at(e, (r, p_), p))))
+        w.dt.set(e, i, real(item.load(e, ptr["dt"], r)))
+        _loop(e, region, p_, lambda p: w.x.set(e, _at(e, (i, p_), p), real(item.load(e, ptr["x"], _at(e, (r, p_), p)))))
 
         def bc(n: SSAValue) -> None:
-            w.b.set(e, _at(e, (i, n_), n), item.load(e, ptr["b"], _at(e, (r, n_), n)))
-            w.c.set(e, _at(e, (i, n_), n), item.load(e, ptr["c"], _at(e, (r, n_), n)))
+            w.b.set(e, _at(e, (i, n_), n), real(item.load(e, ptr["b"], _at(e, (r, n_), n))))
+            w.c.set(e, _at(e, (i, n_), n), real(item.load(e, ptr["c"], _at(e, (r, n_), n))))
 
         _loop(e, region, n_, bc)
 
     _loop(e, region, q, row)
-    w.cum.set(e, 0, e.fmul(w.dt.get(e, 0), a))
+    w.cum.set(e, 0, e.fmul(real(w.dt.get(e, 0)), a))
     _loop_from(e, region, 1, q, lambda i: w.cum.set(
-        e, i, e.fma(w.dt.get(e, i), a, w.cum.get(e, e.sub(i, e.i64(1))))))
+        e, i, e.fma(real(w.dt.get(e, i)), a, real(w.cum.get(e, e.sub(i, e.i64(1)))))))
 
 
 def _loop_from(e: Emitter, region: Region, lo: int, hi: int, body: Callable[[SSAValue], None]) -> None:
@@ -624,14 +665,14 @@ def _loop_from(e: Emitter, region: Region, lo: int, hi: int, body: Callable[[SSA
 
 def _direct_in_result(op: rc.Mamba2Op) -> bool:
     """Whether the direct form keeps the state in the state result (stored in the compute type)."""
-    return op.carries_out and not codec(op.x.type.element_type).narrow
+    return op.carries_out and not codec(element_type(op.x.type)).narrow
 
 
 def _workspace_bytes(op: rc.Mamba2Op, tuning: Tuning) -> dict[str, int]:
     """The stack workspace of each Mamba2 form, in bytes."""
     dims = Mamba2Dims.of(op)
     p_, n_, q_ = dims.p, dims.n, min(CHUNK, dims.seq)
-    item_bytes = codec(codec(op.x.type.element_type).compute).dtype.nbytes
+    item_bytes = codec(codec(element_type(op.x.type)).compute).dtype.nbytes
     rows = _row_block(dims, item_bytes, tuning)
     elements = {
         "direct": (0 if _direct_in_result(op) else p_ * n_) + 2 * n_,
@@ -673,97 +714,137 @@ Exp2Product = Callable[[Emitter, SSAValue, SSAValue], SSAValue]
 def selective_scan_kernels(op: rc.SelectiveScanOp, ctx: KernelContext) -> list[Kernel]:
     """Units of (batch, `scan_channel_block` channels: the lanes of the vector loop);
     `scan_group` states unrolled per pass of that loop (module docstring)."""
-    batch, seq, channels = shape_of(op.x.type)
-    n_ = op.state_size.value.data
-    channel_block, group_size = ctx.tuning.scan_channel_block, ctx.tuning.scan_group
-    blocks = -(-channels // channel_block)
-    if batch * blocks == 0:
+    kernel = _SelectiveScan(op, ctx.tuning)
+    if kernel.batch * kernel.blocks == 0:
         return []
-    item = codec(op.x.type.element_type)
-    wide = codec(item.compute)
-    lanes = min(channel_block, channels)
-    _check_workspace(op, (2 * n_ * lanes + 4 * lanes) * wide.dtype.nbytes)
-
-    def build(e: Emitter, region: Region, ptr: Pointers, begin: SSAValue, end: SSAValue) -> None:
-        state, decay_rate = _arrays(e, wide, n_ * lanes, n_ * lanes)  # [N, lanes]: h and A transposed
-        delta, u, acc, widest = _arrays(e, wide, lanes, lanes, lanes, lanes)
-
-        def unit(index: SSAValue) -> None:
-            b = e.udiv(index, e.i64(blocks))
-            d0 = e.mul(e.urem(index, e.i64(blocks)), e.i64(channel_block))
-            count = e.smin(e.i64(channel_block), e.sub(e.i64(channels), d0))
-            state_base = _at(e, (b, channels * n_), (d0, n_))
-
-            def per_state(body: Callable[[SSAValue, SSAValue], None]) -> None:
-                _loop(e, region, n_, lambda n: _loop(e, region, count, lambda j: body(n, j)))
-
-            _loop(e, region, count, lambda j: widest.set(e, j, wide.constant(e, 0.0)))
-
-            def rate(n: SSAValue, j: SSAValue) -> None:
-                a = item.load(e, ptr["a"], _at(e, (d0, n_), (j, n_), n))
-                value = e.fmul(a, e.const_like(a, m.constants_for(a).log2e))  # e^(Δ·A) = 2^(Δ·A log2e)
-                decay_rate.set(e, _at(e, (n, lanes), j), value)
-                widest.set(e, j, e.maximum(widest.get(e, j), e.fabs(value)))  # NaN-propagating
-
-            per_state(rate)
-            source = ptr.get("state")
-            per_state(lambda n, j: state.set(
-                e, _at(e, (n, lanes), j),
-                wide.constant(e, 0.0) if source is None else item.load(e, source, _at(e, state_base, (j, n_), n)),
-            ))
-
-            def step(t: SSAValue) -> None:
-                row = _at(e, (b, seq), t)
-                first = _at(e, (row, channels), d0)
-
-                def stage(j: SSAValue, in_range: SSAValue) -> SSAValue:
-                    dl = item.load(e, ptr["delta"], _at(e, first, j))
-                    delta.set(e, j, dl)
-                    u.set(e, j, e.fmul(dl, item.load(e, ptr["x"], _at(e, first, j))))
-                    acc.set(e, j, wide.constant(e, 0.0))
-                    largest = e.fmul(e.fabs(dl), widest.get(e, j))  # the largest |Δ·A·log2e| of the channel
-                    bound = e.const_like(largest, m.exp2_product_in_range_bound(largest))
-                    return e.and_(in_range, e.fcmp("ole", largest, bound))  # false for NaN and inf
-
-                in_range = _sum_loop(e, region, count, e.const(i1, 1), stage)
-
-                def group(n0: SSAValue, size: int, exp2: Exp2Product) -> None:
-                    bs = [item.load(e, ptr["b"], _at(e, (row, n_), n0, i)) for i in range(size)]
-                    cs = [item.load(e, ptr["c"], _at(e, (row, n_), n0, i)) for i in range(size)]
-                    at_n = _at(e, (n0, lanes))
-
-                    def lane(j: SSAValue) -> None:
-                        dl, uj, total = delta.get(e, j), u.get(e, j), acc.get(e, j)
-                        for i in range(size):
-                            at_h = _at(e, at_n, i * lanes, j)
-                            decay = exp2(e, dl, decay_rate.get(e, at_h))
-                            h = e.fma(decay, state.get(e, at_h), e.fmul(uj, bs[i]))
-                            state.set(e, at_h, h)
-                            total = e.fma(h, cs[i], total)
-                        acc.set(e, j, total)
-
-                    _loop(e, region, count, lane)
-
-                def update(exp2: Exp2Product) -> Callable[[], None]:
-                    return lambda: _groups(e, region, n_, group_size, lambda n0, size: group(n0, size, exp2))
-
-                if_else(e, region, in_range, update(m.exp2_product_in_range), update(m.exp2_product))
-                _loop(e, region, count, lambda j: item.store(e, acc.get(e, j), ptr["y"], _at(e, first, j)))
-
-            _loop(e, region, seq, step)
-            target = ptr.get("final")
-            if target is not None:
-                per_state(lambda n, j: item.store(e, state.get(e, _at(e, (n, lanes), j)), target,
-                                                  _at(e, state_base, (j, n_), n)))
-
-        for_range(e, region, begin, end, unit)
-
-    work = batch * max(1, seq) * channels * n_ * 4  # an exp is a few elementwise ops' worth
-    return [_kernel(op, ctx.name, batch * blocks, work, build)]
+    _check_workspace(op, (2 * kernel.n * kernel.lanes + 4 * kernel.lanes) * kernel.wide.dtype.nbytes)
+    work = kernel.batch * max(1, kernel.seq) * kernel.channels * kernel.n * 4  # an exp is a few elementwise ops' worth
+    return [_kernel(op, ctx.name, kernel.batch * kernel.blocks, work, kernel.build)]
 
 
-KERNELS: dict[type[Operation], Callable[[Operation, KernelContext], list[Kernel]]] = {
+class _SelectiveScan:
+    """What the selective scan kernel knows before it emits: shapes, codecs, the
+    channel block of a unit and the states unrolled per pass."""
+
+    def __init__(self, op: rc.SelectiveScanOp, tuning: Tuning) -> None:
+        self.batch, self.seq, self.channels = shape_of(op.x.type)
+        self.n = op.state_size.value.data
+        self.channel_block, self.group_size = tuning.scan_channel_block, tuning.scan_group
+        self.blocks = -(-self.channels // self.channel_block)
+        self.item = codec(element_type(op.x.type))
+        self.wide = codec(self.item.compute)
+        self.lanes = min(self.channel_block, self.channels)
+
+    def build(self, e: Emitter, region: Region, ptr: Pointers, begin: SSAValue, end: SSAValue) -> None:
+        for_range(e, region, begin, end, _ScanBody(self, e, region, ptr).unit)
+
+
+class _ScanBody:
+    """One emission of the selective scan: the state and per-lane arrays every unit reuses."""
+
+    def __init__(self, k: _SelectiveScan, e: Emitter, region: Region, ptr: Pointers) -> None:
+        self.k, self.e, self.region, self.ptr = k, e, region, ptr
+        n_, lanes = k.n, k.lanes
+        self.state, self.decay_rate = _arrays(e, k.wide, n_ * lanes, n_ * lanes)  # [N, lanes]: h and A transposed
+        self.delta, self.u, self.acc, self.widest = _arrays(e, k.wide, lanes, lanes, lanes, lanes)
+
+    def unit(self, index: SSAValue) -> None:
+        _ScanUnit(self, index).emit()
+
+
+class _ScanUnit:
+    """One work item: a block of channels of one batch row through every step."""
+
+    def __init__(self, body: _ScanBody, index: SSAValue) -> None:
+        self.body, self.k, self.e, self.region, self.ptr = body, body.k, body.e, body.region, body.ptr
+        e, k = self.e, self.k
+        self.b = e.udiv(index, e.i64(k.blocks))
+        self.d0 = e.mul(e.urem(index, e.i64(k.blocks)), e.i64(k.channel_block))
+        self.count = e.smin(e.i64(k.channel_block), e.sub(e.i64(k.channels), self.d0))
+        self.state_base = _at(e, (self.b, k.channels * k.n), (self.d0, k.n))
+
+    def per_state(self, body: Callable[[SSAValue, SSAValue], None]) -> None:
+        e, region = self.e, self.region
+        _loop(e, region, self.k.n, lambda n: _loop(e, region, self.count, lambda j: body(n, j)))
+
+    def rate(self, n: SSAValue, j: SSAValue) -> None:
+        e, k, body = self.e, self.k, self.body
+        a = real(k.item.load(e, self.ptr["a"], _at(e, (self.d0, k.n), (j, k.n), n)))
+        value = e.fmul(a, e.const_like(a, m.constants_for(a).log2e))  # e^(Δ·A) = 2^(Δ·A log2e)
+        body.decay_rate.set(e, _at(e, (n, k.lanes), j), value)
+        body.widest.set(e, j, e.maximum(real(body.widest.get(e, j)), e.fabs(value)))  # NaN-propagating
+
+    def emit(self) -> None:
+        e, k, body, region = self.e, self.k, self.body, self.region
+        n_, lanes = k.n, k.lanes
+        _loop(e, region, self.count, lambda j: body.widest.set(e, j, real(k.wide.constant(e, 0.0))))
+        self.per_state(self.rate)
+        source = self.ptr.get("state")
+        self.per_state(lambda n, j: body.state.set(
+            e, _at(e, (n, lanes), j),
+            real(k.wide.constant(e, 0.0)) if source is None
+            else real(k.item.load(e, source, _at(e, self.state_base, (j, n_), n))),
+        ))
+        _loop(e, region, k.seq, lambda t: _ScanStep(self, t).emit())
+        target = self.ptr.get("final")
+        if target is not None:
+            self.per_state(lambda n, j: k.item.store(e, real(body.state.get(e, _at(e, (n, lanes), j))), target,
+                                                     _at(e, self.state_base, (j, n_), n)))
+
+
+class _ScanStep:
+    """One step t of a unit: stage Δ and Δ·x per lane, update the states (the exact
+    2^x product, or the fast one when every exponent of the step is in range), store y."""
+
+    def __init__(self, unit: _ScanUnit, t: SSAValue) -> None:
+        self.unit, self.body, self.k, self.e, self.region, self.ptr = (
+            unit, unit.body, unit.k, unit.e, unit.region, unit.ptr)
+        e = self.e
+        self.row = _at(e, (unit.b, self.k.seq), t)
+        self.first = _at(e, (self.row, self.k.channels), unit.d0)
+
+    def emit(self) -> None:
+        e, region, k, body, count = self.e, self.region, self.k, self.body, self.unit.count
+        in_range = _sum_loop(e, region, count, e.const(i1, 1), self.stage)
+        if_else(e, region, in_range, self.update(m.exp2_product_in_range), self.update(m.exp2_product))
+        _loop(e, region, count, lambda j: k.item.store(e, real(body.acc.get(e, j)), self.ptr["y"], _at(e, self.first, j)))
+
+    def stage(self, j: SSAValue, in_range: SSAValue) -> SSAValue:
+        e, k, body = self.e, self.k, self.body
+        dl = real(k.item.load(e, self.ptr["delta"], _at(e, self.first, j)))
+        body.delta.set(e, j, dl)
+        body.u.set(e, j, e.fmul(dl, real(k.item.load(e, self.ptr["x"], _at(e, self.first, j)))))
+        body.acc.set(e, j, real(k.wide.constant(e, 0.0)))
+        largest = e.fmul(e.fabs(dl), real(body.widest.get(e, j)))  # the largest |Δ·A·log2e| of the channel
+        bound = e.const_like(largest, m.exp2_product_in_range_bound(largest))
+        return e.and_(in_range, e.fcmp("ole", largest, bound))  # false for NaN and inf
+
+    def update(self, exp2: Exp2Product) -> Callable[[], None]:
+        return lambda: _groups(self.e, self.region, self.k.n, self.k.group_size,
+                               lambda n0, size: self.group(n0, size, exp2))
+
+    def group(self, n0: SSAValue, size: int, exp2: Exp2Product) -> None:
+        e, k = self.e, self.k
+        bs = [real(k.item.load(e, self.ptr["b"], _at(e, (self.row, k.n), n0, i))) for i in range(size)]
+        cs = [real(k.item.load(e, self.ptr["c"], _at(e, (self.row, k.n), n0, i))) for i in range(size)]
+        at_n = _at(e, (n0, k.lanes))
+        _loop(e, self.region, self.unit.count, lambda j: self.lane(j, size, exp2, bs, cs, at_n))
+
+    def lane(self, j: SSAValue, size: int, exp2: Exp2Product, bs: list[SSAValue], cs: list[SSAValue],
+             at_n: SSAValue) -> None:
+        e, body, lanes = self.e, self.body, self.k.lanes
+        dl, uj, total = real(body.delta.get(e, j)), real(body.u.get(e, j)), real(body.acc.get(e, j))
+        for i in range(size):
+            at_h = _at(e, at_n, i * lanes, j)
+            decay = exp2(e, dl, real(body.decay_rate.get(e, at_h)))
+            h = e.fma(decay, real(body.state.get(e, at_h)), e.fmul(uj, bs[i]))
+            body.state.set(e, at_h, h)
+            total = e.fma(h, cs[i], total)
+        body.acc.set(e, j, total)
+
+
+KERNELS: dict[type[Operation], EmitKernels] = {
     rc.Mamba2Op: mamba2_kernels,
     rc.SelectiveScanOp: selective_scan_kernels,
-}  # type: ignore[dict-item]
+}
 """Emitters of the state-space scans."""

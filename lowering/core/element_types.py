@@ -34,12 +34,12 @@ from functools import cache
 from typing import Literal, NamedTuple
 
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import IntegerType, f16, f32, f64, i1, i8, i16, i32, i64
+from xdsl.dialects.builtin import ComplexType, IntegerType, f16, f32, f64, i1, i8, i16, i32, i64
 from xdsl.ir import Attribute, SSAValue
 
 from rlx_mlir import dtypes
 from rlx_mlir.dtypes import DType, Kind
-from rlx_mlir.lowering.emitter import Emitter
+from rlx_mlir.lowering.core.emitter import Emitter
 
 
 class ComplexValue(NamedTuple):
@@ -50,6 +50,28 @@ class ComplexValue(NamedTuple):
 
 
 Value = SSAValue | ComplexValue
+
+
+def real(value: Value) -> SSAValue:
+    """`value` as the one SSA value of a real element (narrows `Value` where the
+    element type is known to be real)."""
+    if isinstance(value, ComplexValue):
+        raise TypeError("a complex element where a real one is expected")
+    return value
+
+
+def int_width(t: Attribute) -> int:
+    """The bit width of an integer type."""
+    if not isinstance(t, IntegerType):
+        raise TypeError(f"{t} is not an integer type")
+    return t.width.data
+
+
+def complex_value(value: Value) -> ComplexValue:
+    """`value` as a complex element (narrows `Value` where the type is complex)."""
+    if not isinstance(value, ComplexValue):
+        raise TypeError("a real element where a complex one is expected")
+    return value
 Decode = Callable[[Emitter, SSAValue], SSAValue]
 
 
@@ -248,7 +270,7 @@ class Codec:
 
     def round(self, e: Emitter, v: Value) -> Value:
         """A computed value as the type holds it: rounded (floats) or wrapped (i4/ui4)."""
-        return self.decode(e, self.encode(e, v)) if self.narrow or self.wraps else v  # type: ignore[arg-type]
+        return self.decode(e, self.encode(e, real(v))) if self.narrow or self.wraps else v
 
     def load(self, e: Emitter, base: SSAValue, index: SSAValue) -> Value:
         if self.components == 2:
@@ -313,14 +335,16 @@ def codec(ir_type: Attribute) -> Codec:
 def select_value(e: Emitter, condition: SSAValue, a: Value, b: Value) -> Value:
     """condition ? a : b for an element of any type (complex: per component)."""
     if isinstance(a, ComplexValue):
-        return ComplexValue(e.select(condition, a.re, b.re), e.select(condition, a.im, b.im))  # type: ignore[union-attr]
-    return e.select(condition, a, b)  # type: ignore[arg-type]
+        b = complex_value(b)
+        return ComplexValue(e.select(condition, a.re, b.re), e.select(condition, a.im, b.im))
+    return e.select(condition, a, real(b))
 
 
 def component_dtype(dtype: DType) -> DType:
     """complex<f32> -> f32; real types are their own component."""
     if dtype.kind is Kind.COMPLEX:
-        return dtypes.from_ir(dtype.ir_type.element_type)  # type: ignore[attr-defined]
+        assert isinstance(dtype.ir_type, ComplexType), dtype.name
+        return dtypes.from_ir(dtype.ir_type.element_type)
     return dtype
 
 
@@ -355,11 +379,11 @@ def _float_to_float(e: Emitter, v: SSAValue, target: Codec, saturate: bool = Fal
     if saturate and fmt is not None:
         v = _clamp_magnitude(e, v, fmt.largest)
     if v.type == target.compute:
-        return target.round(e, v)  # type: ignore[return-value]
+        return real(target.round(e, v))
     if target.compute == f64:
         return e.fpext(v, f64)
     if target.narrow:
-        return target.round(e, _round_to_odd_f32(e, v))  # type: ignore[return-value]
+        return real(target.round(e, _round_to_odd_f32(e, v)))
     return e.fptrunc(v, f32)
 
 
@@ -373,7 +397,7 @@ def _float_to_int(e: Emitter, v: SSAValue, target: Codec) -> SSAValue:
     """Saturating, NaN -> 0 (llvm.fpto[su]i.sat); i4/ui4 saturate to their
     own range after a signed saturation to the i8 they compute in."""
     kind = "fptosi" if target.signed or target.wraps else "fptoui"
-    width = target.compute.width.data  # type: ignore[attr-defined]
+    width = int_width(target.compute)
     name = f"llvm.{kind}.sat.i{width}.{'f32' if v.type == f32 else 'f64'}"
     value = e.intrinsic(name, [v], target.compute)
     if target.wraps:
@@ -402,14 +426,14 @@ def _int_to_wide_float(e: Emitter, v: SSAValue, source: Codec, float_type: Attri
     rounding point) and the float doubled back (exact)."""
     large = None
     if not source.signed:
-        if v.type.width.data < 64:  # type: ignore[attr-defined]
+        if int_width(v.type) < 64:
             v = e.zext(v, i64)
         else:
             large = e.icmp("slt", v, e.i64(0))
             halved = e.or_(e.lshr(v, e.i64(1)), e.and_(v, e.i64(1)))
             v = e.select(large, halved, v)
     wide = e.sitofp(v, float_type)
-    if odd and v.type.width.data == 64:  # type: ignore[attr-defined]
+    if odd and int_width(v.type) == 64:
         wide = _sticky_f64(e, v, wide)
     if large is not None:
         wide = e.select(large, e.fmul(wide, e.const(float_type, 2.0)), wide)
@@ -430,13 +454,13 @@ def _sticky_f64(e: Emitter, v: SSAValue, wide: SSAValue) -> SSAValue:
 
 
 def _int_to_int(e: Emitter, v: SSAValue, source: Codec, target: Codec) -> SSAValue:
-    src_width = v.type.width.data  # type: ignore[attr-defined]
-    dst_width = target.compute.width.data  # type: ignore[attr-defined]
+    src_width = int_width(v.type)
+    dst_width = int_width(target.compute)
     if dst_width < src_width:
         v = e.itrunc(v, target.compute)
     elif dst_width > src_width:
         v = (e.sext if source.signed else e.zext)(v, target.compute)
-    return target.round(e, v) if target.wraps else v  # type: ignore[return-value]
+    return real(target.round(e, v)) if target.wraps else v
 
 
 def _real_to_real(e: Emitter, v: SSAValue, source: Codec, target: Codec, saturate: bool) -> SSAValue:
@@ -465,7 +489,7 @@ def convert(e: Emitter, v: Value, source: Attribute, target: Attribute, saturate
         part = codec(component_dtype(dst.dtype).ir_type)
         one = e.const(part.compute, 1.0 if part.dtype.kind is Kind.FLOAT else 1)
         zero = e.const(part.compute, 0.0 if part.dtype.kind is Kind.FLOAT else 0)
-        value = e.select(v, one, zero)  # type: ignore[arg-type]
+        value = e.select(real(v), one, zero)
         return ComplexValue(value, zero) if dst.components == 2 else value
     if isinstance(v, ComplexValue):
         part = codec(component_dtype(src.dtype).ir_type)

@@ -75,13 +75,13 @@ from xdsl.ir import Attribute, Operation, Region, SSAValue
 
 from rlx_mlir import blas
 from rlx_mlir.dialects import recurrent as rc
-from rlx_mlir.lowering import math_approx as m
-from rlx_mlir.lowering import vectors
-from rlx_mlir.lowering.element_types import Codec, codec
-from rlx_mlir.lowering.emitter import Emitter
-from rlx_mlir.lowering.gemm import gemm_call, gemm_external, single_threaded_blas
-from rlx_mlir.lowering.kernel import Kernel, KernelContext, StackArray, kernel_function
-from rlx_mlir.lowering.loops import for_range, if_else
+from rlx_mlir.lowering.core import vectors
+from rlx_mlir.lowering.core.element_types import Codec, codec, real
+from rlx_mlir.lowering.core.emitter import Emitter
+from rlx_mlir.lowering.core.gemm import gemm_call, gemm_external, single_threaded_blas
+from rlx_mlir.lowering.core.kernel import EmitKernels, Kernel, KernelContext, StackArray, kernel_function
+from rlx_mlir.lowering.core.loops import for_range, if_else
+from rlx_mlir.lowering.scalar import math_approx as m
 from rlx_mlir.memory_plan import Scratch
 from rlx_mlir.tuning import Tuning
 
@@ -179,7 +179,7 @@ def _load_state(e: Emitter, region: Region, s: _Shape, p: _Pointers, base: SSAVa
     """The state of the head at `base` into `into` (N·N compute elements): the initial state, or zeros."""
 
     def cell(x: SSAValue) -> None:
-        value = s.item.load(e, p.initial, e.add(base, x)) if p.initial is not None else e.const(s.work.compute, 0.0)
+        value = real(s.item.load(e, p.initial, e.add(base, x))) if p.initial is not None else e.const(s.work.compute, 0.0)
         s.work.store(e, value, into, x)
 
     _loop(e, region, s.cells, cell)
@@ -187,18 +187,20 @@ def _load_state(e: Emitter, region: Region, s: _Shape, p: _Pointers, base: SSAVa
 
 def _store_state(e: Emitter, region: Region, s: _Shape, p: _Pointers, base: SSAValue, source: SSAValue) -> None:
     """Round `source` (N·N compute elements) into the state result of the head at `base`, if there is one."""
-    if p.final is not None:
-        _loop(e, region, s.cells, lambda x: s.item.store(e, s.work.load(e, source, x), p.final, e.add(base, x)))
+    final = p.final
+    if final is not None:
+        _loop(e, region, s.cells, lambda x: s.item.store(e, real(s.work.load(e, source, x)), final, e.add(base, x)))
 
 
 def _pass_state(e: Emitter, region: Region, s: _Shape, p: _Pointers, base: SSAValue) -> None:
     """No step: the state result is the initial state (or zeros)."""
-    if p.final is None:
+    final, initial = p.final, p.initial
+    if final is None:
         return
 
     def cell(x: SSAValue) -> None:
-        value = s.item.load(e, p.initial, e.add(base, x)) if p.initial is not None else e.const(s.work.compute, 0.0)
-        s.item.store(e, value, p.final, e.add(base, x))
+        value = real(s.item.load(e, initial, e.add(base, x))) if initial is not None else e.const(s.work.compute, 0.0)
+        s.item.store(e, value, final, e.add(base, x))
 
     _loop(e, region, s.cells, cell)
 
@@ -283,12 +285,12 @@ def _sequential_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
 
         def gate_of(i: SSAValue) -> SSAValue:
             """The decay of key row i: its own per channel, else the head's."""
-            return decay.get(e, i if s.per_channel else 0)  # type: ignore[return-value]
+            return real(decay.get(e, i if s.per_channel else 0))
 
         def load_decay(bh: SSAValue, t: SSAValue) -> None:
             """exp(g) of step t into `decay`."""
             gates = s.row(e, bh, t, s.gates)
-            _loop(e, region, s.gates, lambda i: decay.set(e, i, m.exp(e, s.item.load(e, p.g, e.add(gates, i)))))
+            _loop(e, region, s.gates, lambda i: decay.set(e, i, m.exp(e, real(s.item.load(e, p.g, e.add(gates, i))))))
 
         def strip(bh: SSAValue, j0: SSAValue, pieces: list[tuple[int, int]]) -> None:
             width = sum(w for _, w in pieces)
@@ -305,9 +307,9 @@ def _sequential_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
 
                     def cell(c: SSAValue) -> None:
                         if decode:
-                            strip_buf.set(e, e.add(held, c), s.item.load(e, tensor, e.add(stored, c)))
+                            strip_buf.set(e, e.add(held, c), real(s.item.load(e, tensor, e.add(stored, c))))
                         else:
-                            s.item.store(e, strip_buf.get(e, e.add(held, c)), tensor, e.add(stored, c))
+                            s.item.store(e, real(strip_buf.get(e, e.add(held, c))), tensor, e.add(stored, c))
 
                     _loop(e, region, width, cell)
 
@@ -329,7 +331,7 @@ def _sequential_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
                     source, stride, start = strip_buf.ptr, cols, e.i64(0)
 
                 def row(i: SSAValue, sks: list[SSAValue]) -> list[SSAValue]:
-                    a, ki = gate_of(i), s.item.load(e, p.k, e.add(k0, i))
+                    a, ki = gate_of(i), real(s.item.load(e, p.k, e.add(k0, i)))
                     at_row, from_row = e.mul(i, e.i64(cols)), e.add(start, e.mul(i, e.i64(stride)))
                     out = []
                     for (off, w), sk in zip(pieces, sks):
@@ -349,22 +351,22 @@ def _sequential_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
                 strip; Sᵀk of step t+1. The last step stores the strip to the state result
                 when that holds the compute type, and nowhere when there is none."""
                 row_t, row_next = s.row(e, bh, t, n), s.row(e, bh, e.add(t, e.i64(1)), n)
-                beta = s.item.load(e, p.beta, s.row(e, bh, t, 1))
+                beta = real(s.item.load(e, p.beta, s.row(e, bh, t, 1)))
                 if not last:
                     load_decay(bh, e.add(t, e.i64(1)))
-                _loop(e, region, width, lambda c: columns.set(e, c, s.item.load(e, p.v, e.add(e.add(row_t, j0), c))))
+                _loop(e, region, width, lambda c: columns.set(e, c, real(s.item.load(e, p.v, e.add(e.add(row_t, j0), c)))))
                 us = [e.fmul(vectors.splat(e, beta, w), e.fsub(vectors.load(e, scalar, columns.ptr, e.i64(off), w), sk))
                       for (off, w), sk in zip(pieces, sks)]
                 target, stride, start = strip_buf.ptr, cols, e.i64(0)
                 if last and p.final is not None and not s.item.narrow:
                     target, stride, start = p.final, n, base
-                source, from_stride = (p.initial, n) if in_place else (strip_buf.ptr, cols)
+                source, from_stride = (p.initial, n) if in_place and p.initial is not None else (strip_buf.ptr, cols)
 
                 def row(i: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
-                    ki = s.item.load(e, p.k, e.add(row_t, i))
-                    qi = s.item.load(e, p.q, e.add(row_t, i))
+                    ki = real(s.item.load(e, p.k, e.add(row_t, i)))
+                    qi = real(s.item.load(e, p.q, e.add(row_t, i)))
                     if not last:
-                        a, kn = gate_of(i), s.item.load(e, p.k, e.add(row_next, i))
+                        a, kn = gate_of(i), real(s.item.load(e, p.k, e.add(row_next, i)))
                     at_row, to_row = e.mul(i, e.i64(from_stride)), e.add(start, e.mul(i, e.i64(stride)))
                     if in_place:
                         at_row, decay_i = e.add(base, at_row), gate_of(i)
@@ -386,7 +388,7 @@ def _sequential_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
                 accs = vectors.carry(e, region, n, zeros * (1 if last else 2), row)
                 for (off, w), o in zip(pieces, accs[: len(pieces)]):
                     vectors.store(e, e.fmul(o, vectors.splat(e, scale, w)), columns.ptr, e.i64(off))
-                _loop(e, region, width, lambda c: s.item.store(e, columns.get(e, c), p.out, e.add(e.add(row_t, j0), c)))
+                _loop(e, region, width, lambda c: s.item.store(e, real(columns.get(e, c)), p.out, e.add(e.add(row_t, j0), c)))
                 return accs[len(pieces) :]
 
             sks = vectors.carry(e, region, s.seq - 1, first_pass(), step)
@@ -435,7 +437,7 @@ def _horizontal_sum(e: Emitter, scalar: Attribute, v: SSAValue, width: int, slot
         v = e.fadd(v, vectors.shuffle(e, v, v, [half + j if j < half else j for j in range(lanes)]))
         half //= 2
     vectors.store(e, v, slot.ptr, e.i64(0))
-    return slot.get(e, 0)  # type: ignore[return-value]
+    return real(slot.get(e, 0))
 
 
 def _paired_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
@@ -457,194 +459,236 @@ def _paired_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
     restarts at 1. So a decay is only ever multiplied in, never divided out of a value it has
     underflowed. The last pair is swept directly too, so the strip is the state it stores. An odd
     last step is paired with a padding step (β = 0, g = 0: u = 0, no output)."""
-    n, wc = s.n, s.work
-    scalar = wc.compute
-    widest = s.widest
-    cols = _strip_columns(s)
-    pairs = (s.seq + 1) // 2
 
     def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
-        p = _pointers(op, pointers)
-        strip_buf = StackArray.allocate(e, wc, n * cols)
-        dots = StackArray.allocate(e, wc, 2 * pairs)  # per pair: k_t·k_{t+1}, k_t·q_t
-        held = StackArray.allocate(e, wc, 1)  # D
-        outs = StackArray.allocate(e, wc, 4 * cols)  # a sweep's o of both steps and next projections
-        slot = StackArray.allocate(e, wc, widest)  # a horizontal sum's lane 0
-        zero, one = e.const(scalar, 0.0), e.const(scalar, 1.0)
-        scale = e.const(scalar, 1.0 / math.sqrt(n))
-        low, high = e.const(scalar, 1.0 / HELD_RANGE), e.const(scalar, HELD_RANGE)
-        last_step = e.i64(s.seq - 1)
-
-        def step_of(bh: SSAValue, t: SSAValue, decay: bool = True) -> tuple[SSAValue, SSAValue, SSAValue | None]:
-            """(row of step t in q/k/v, β_t, exp(g_t) if `decay`); a padding step t >= S reads
-            the last row with β = 0 and exp(g) = 1."""
-            inside = e.icmp("sle", t, last_step)
-            at = e.smin(t, last_step)
-            beta = e.select(inside, s.item.load(e, p.beta, s.row(e, bh, at, 1)), zero)
-            a = e.select(inside, m.exp(e, s.item.load(e, p.g, s.row(e, bh, at, 1))), one) if decay else None
-            return s.row(e, bh, at, n), beta, a
-
-        def dot(a_row: SSAValue, a: SSAValue, b_row: SSAValue, b: SSAValue) -> SSAValue:
-            """Σ_i a[a_row + i]·b[b_row + i] over the N key channels: products summed per width
-            of vector, then one horizontal sum per width."""
-            sums: dict[int, SSAValue] = {}
-            for off, w in vectors.pieces(n, widest):
-                x = vectors.load(e, scalar, a, e.add(a_row, e.i64(off)), w)
-                y = vectors.load(e, scalar, b, e.add(b_row, e.i64(off)), w)
-                sums[w] = e.fma(x, y, sums[w]) if w in sums else e.fmul(x, y)
-            total = zero
-            for w, v in sums.items():
-                total = e.fadd(total, _horizontal_sum(e, scalar, v, w, slot))
-            return total
-
-        def strip(bh: SSAValue, j0: SSAValue, pieces: list[tuple[int, int]]) -> None:
-            base = e.add(e.mul(bh, e.i64(s.cells)), j0)  # S[0, j0] of this head
-
-            def splat(x: SSAValue, w: int) -> SSAValue:
-                return vectors.splat(e, x, w)
-
-            def project(keys: tuple[SSAValue, SSAValue], factors: tuple[SSAValue, SSAValue],
-                        copy: bool) -> list[SSAValue]:
-                """The initial state's strip into the buffer (if `copy`) and its projections
-                Σ_i S[i, :]·k_i of steps 0 and 1, scaled by their decays."""
-                source, stride = (p.initial, n) if p.initial is not None else (strip_buf.ptr, cols)
-                start = base if p.initial is not None else e.i64(0)
-
-                def row(i: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
-                    k1, k2 = (s.item.load(e, p.k, e.add(r, i)) for r in keys)
-                    from_row, at_row = e.add(start, e.mul(i, e.i64(stride))), e.mul(i, e.i64(cols))
-                    out1, out2 = [], []
-                    for k, (off, w) in enumerate(pieces):
-                        cell = vectors.load(e, scalar, source, e.add(from_row, e.i64(off)), w)
-                        if copy:
-                            vectors.store(e, cell, strip_buf.ptr, e.add(at_row, e.i64(off)))
-                        out1.append(e.fma(cell, splat(k1, w), accs[k]))
-                        out2.append(e.fma(cell, splat(k2, w), accs[len(pieces) + k]))
-                    return out1 + out2
-
-                zeros = [splat(zero, w) for _, w in pieces]
-                accs = vectors.carry(e, region, n, zeros * 2, row)
-                return [e.fmul(a, splat(f, w)) for f, part in zip(factors, (accs[: len(pieces)], accs[len(pieces) :]))
-                        for a, (_, w) in zip(part, pieces)]
-
-            def first_pass() -> list[SSAValue]:
-                """The initial state (or zeros) into the buffer, D = 1, and the projections of steps 0, 1."""
-                held.set(e, 0, one)
-                (row0, _, a0), (row1, _, a1) = step_of(bh, e.i64(0)), step_of(bh, e.i64(1))
-                if p.initial is None:
-                    _loop(e, region, n * cols, lambda x: strip_buf.set(e, x, zero))
-                    return [splat(zero, w) for _ in range(2) for _, w in pieces] + [a0, a1]
-                return project((row0, row1), (a0, e.fmul(a0, a1)), copy=True) + [a0, a1]
-
-            def store_output(row: SSAValue, outs: list[SSAValue], factor: SSAValue) -> None:
-                """factor·outs·scale into the output row at `row`."""
-                for (off, w), o in zip(pieces, outs):
-                    at = e.add(e.add(row, j0), e.i64(off))
-                    vectors.store(e, e.fmul(o, splat(e.fmul(factor, scale), w)), p.out, at)
-
-            def pair(index: SSAValue, projections: list[SSAValue], last: bool = False) -> list[SSAValue]:
-                """Steps t = 2·index and t+1 (module docstring and `_paired_kernel`); the next pair's
-                projections."""
-                t = e.mul(index, e.i64(2))
-                t1 = e.add(t, e.i64(1))
-                (row0, beta0, _), (row1, beta1, _) = step_of(bh, t, decay=False), step_of(bh, t1, decay=False)
-                a0, a1 = projections[-2:]
-                d0 = e.fmul(held.get(e, 0), a0)
-                d1 = e.fmul(d0, a1)
-                inside = e.and_(e.and_(e.fcmp("oge", d0, low), e.fcmp("ole", d0, high)),
-                                e.and_(e.fcmp("oge", d1, low), e.fcmp("ole", d1, high)))
-                p1, p2 = projections[: len(pieces)], projections[len(pieces) : 2 * len(pieces)]
-
-                def v_of(row: SSAValue, off: int, w: int) -> SSAValue:
-                    return vectors.load(e, scalar, p.v, e.add(e.add(row, j0), e.i64(off)), w)
-
-                u1 = [e.fmul(splat(beta0, w), e.fsub(v_of(row0, off, w), sk)) for (off, w), sk in zip(pieces, p1)]
-                kk = e.fmul(a1, dots.get(e, e.mul(index, e.i64(2))))
-                kq = dots.get(e, e.add(e.mul(index, e.i64(2)), e.i64(1)))
-                u2 = [e.fmul(splat(beta1, w), e.fsub(e.fsub(v_of(row1, off, w), sk), e.fmul(u, splat(kk, w))))
-                      for (off, w), sk, u in zip(pieces, p2, u1)]
-                if not last:
-                    (row2, _, a2), (row3, _, a3) = step_of(bh, e.add(t, e.i64(2))), step_of(bh, e.add(t, e.i64(3)))
-
-                def sweep(direct: bool) -> None:
-                    """Rows: (direct: T *= D₀) o1 += T·q_t; T += k_t·u₁'; (direct: T *= a_{t+1})
-                    T += k_{t+1}·u₂'; o2 += T·q_{t+1}; projections with k_{t+2}, k_{t+3}; store."""
-                    w1 = u1 if direct else [e.fmul(u, splat(e.fdiv(one, d0), w)) for u, (_, w) in zip(u1, pieces)]
-                    w2 = u2 if direct else [e.fmul(u, splat(e.fdiv(one, d1), w)) for u, (_, w) in zip(u2, pieces)]
-                    target, stride, start = strip_buf.ptr, cols, e.i64(0)
-                    if last and p.final is not None and not s.item.narrow:
-                        target, stride, start = p.final, n, base
-                    kinds = 2 if last else 4
-                    count = len(pieces)
-
-                    def row(i: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
-                        k0, q0 = s.item.load(e, p.k, e.add(row0, i)), s.item.load(e, p.q, e.add(row0, i))
-                        k1, q1 = s.item.load(e, p.k, e.add(row1, i)), s.item.load(e, p.q, e.add(row1, i))
-                        if not last:
-                            k2, k3 = s.item.load(e, p.k, e.add(row2, i)), s.item.load(e, p.k, e.add(row3, i))
-                        at_row, to_row = e.mul(i, e.i64(cols)), e.add(start, e.mul(i, e.i64(stride)))
-                        out = list(accs)
-                        for k, ((off, w), x1, x2) in enumerate(zip(pieces, w1, w2)):
-                            cell = vectors.load(e, scalar, strip_buf.ptr, e.add(at_row, e.i64(off)), w)
-                            if direct:
-                                cell = e.fmul(cell, splat(d0, w))
-                            out[k] = e.fma(cell, splat(q0, w), accs[k])
-                            cell = e.fma(splat(k0, w), x1, cell)
-                            if direct:
-                                cell = e.fmul(cell, splat(a1, w))
-                            cell = e.fma(splat(k1, w), x2, cell)
-                            out[count + k] = e.fma(cell, splat(q1, w), accs[count + k])
-                            if not last:
-                                out[2 * count + k] = e.fma(cell, splat(k2, w), accs[2 * count + k])
-                                out[3 * count + k] = e.fma(cell, splat(k3, w), accs[3 * count + k])
-                            if not last or p.final is not None:
-                                vectors.store(e, cell, target, e.add(to_row, e.i64(off)))
-                        return out
-
-                    zeros = [splat(zero, w) for _, w in pieces]
-                    accs = vectors.carry(e, region, n, zeros * kinds, row)
-                    for x, acc in enumerate(accs):
-                        vectors.store(e, acc, outs.ptr, e.i64((x // count) * cols + pieces[x % count][0]))
-                    held.set(e, 0, d1 if not direct else one)
-
-                if last:
-                    sweep(direct=True)
-                else:
-                    if_else(e, region, inside, lambda: sweep(direct=False), lambda: sweep(direct=True))
-                factor0 = e.select(inside, d0, one) if not last else one
-                factor1 = e.select(inside, d1, one) if not last else one
-                acc_at = [[vectors.load(e, scalar, outs.ptr, e.i64(x * cols + off), w) for off, w in pieces]
-                          for x in range(2 if last else 4)]
-                o1 = [e.fadd(e.fmul(o, splat(factor0, w)), e.fmul(u, splat(kq, w)))
-                      for o, u, (_, w) in zip(acc_at[0], u1, pieces)]
-                store_output(row0, o1, one)
-                if not (last and s.seq % 2):  # an odd sequence's last pair ends on a padding step
-                    store_output(row1, acc_at[1], factor1)
-                if last:
-                    return []
-                d = held.get(e, 0)
-                f2 = e.fmul(d, a2)
-                f3 = e.fmul(f2, a3)
-                return [e.fmul(x, splat(f2, w)) for x, (_, w) in zip(acc_at[2], pieces)] + [
-                    e.fmul(x, splat(f3, w)) for x, (_, w) in zip(acc_at[3], pieces)] + [a2, a3]
-
-            projections = vectors.carry(e, region, pairs - 1, first_pass(), pair)
-            pair(e.i64(pairs - 1), projections, last=True)
-
-        def pair_dots(bh: SSAValue, index: SSAValue) -> None:
-            """k_t·k_{t+1} and k_t·q_t of pair `index` into `dots` (a padding step reads the last row)."""
-            t = e.mul(index, e.i64(2))
-            row0, row1 = s.row(e, bh, t, n), s.row(e, bh, e.smin(e.add(t, e.i64(1)), last_step), n)
-            dots.set(e, e.mul(index, e.i64(2)), dot(row0, p.k, row1, p.k))
-            dots.set(e, e.add(e.mul(index, e.i64(2)), e.i64(1)), dot(row0, p.k, row0, p.q))
-
-        def head(bh: SSAValue) -> None:
-            _loop(e, region, pairs, lambda index: pair_dots(bh, index))  # shared by the head's strips
-            _for_strips(e, region, s, cols, lambda j0, pieces: strip(bh, j0, pieces))
-
-        for_range(e, region, begin, end, head)
+        for_range(e, region, begin, end, _PairedBody(op, s, e, region, pointers).head)
 
     return _head_kernel(op, s, name, build)
+
+
+class _PairedBody:
+    """One emission of the paired form (`_paired_kernel`): the buffers and constants
+    every strip of every head shares."""
+
+    def __init__(self, op: rc.GatedDeltaNetOp, s: _Shape, e: Emitter, region: Region, pointers: list[SSAValue]) -> None:
+        self.s, self.e, self.region = s, e, region
+        self.n, wc = s.n, s.work
+        self.scalar = wc.compute
+        self.widest = s.widest
+        self.cols = _strip_columns(s)
+        self.pairs = (s.seq + 1) // 2
+        scalar, n, cols = self.scalar, self.n, self.cols
+        self.p = _pointers(op, pointers)
+        self.strip_buf = StackArray.allocate(e, wc, n * cols)
+        self.dots = StackArray.allocate(e, wc, 2 * self.pairs)  # per pair: k_t·k_{t+1}, k_t·q_t
+        self.held = StackArray.allocate(e, wc, 1)  # D
+        self.outs = StackArray.allocate(e, wc, 4 * cols)  # a sweep's o of both steps and next projections
+        self.slot = StackArray.allocate(e, wc, self.widest)  # a horizontal sum's lane 0
+        self.zero, self.one = e.const(scalar, 0.0), e.const(scalar, 1.0)
+        self.scale = e.const(scalar, 1.0 / math.sqrt(n))
+        self.low, self.high = e.const(scalar, 1.0 / HELD_RANGE), e.const(scalar, HELD_RANGE)
+        self.last_step = e.i64(s.seq - 1)
+
+    def step_of(self, bh: SSAValue, t: SSAValue, decay: bool = True) -> tuple[SSAValue, SSAValue, SSAValue | None]:
+        """(row of step t in q/k/v, β_t, exp(g_t) if `decay`); a padding step t >= S reads
+        the last row with β = 0 and exp(g) = 1."""
+        e, s, p = self.e, self.s, self.p
+        inside = e.icmp("sle", t, self.last_step)
+        at = e.smin(t, self.last_step)
+        beta = e.select(inside, real(s.item.load(e, p.beta, s.row(e, bh, at, 1))), self.zero)
+        a = e.select(inside, m.exp(e, real(s.item.load(e, p.g, s.row(e, bh, at, 1)))), self.one) if decay else None
+        return s.row(e, bh, at, self.n), beta, a
+
+    def dot(self, a_row: SSAValue, a: SSAValue, b_row: SSAValue, b: SSAValue) -> SSAValue:
+        """Σ_i a[a_row + i]·b[b_row + i] over the N key channels: products summed per width
+        of vector, then one horizontal sum per width."""
+        e, scalar = self.e, self.scalar
+        sums: dict[int, SSAValue] = {}
+        for off, w in vectors.pieces(self.n, self.widest):
+            x = vectors.load(e, scalar, a, e.add(a_row, e.i64(off)), w)
+            y = vectors.load(e, scalar, b, e.add(b_row, e.i64(off)), w)
+            sums[w] = e.fma(x, y, sums[w]) if w in sums else e.fmul(x, y)
+        total = self.zero
+        for w, v in sums.items():
+            total = e.fadd(total, _horizontal_sum(e, scalar, v, w, self.slot))
+        return total
+
+    def pair_dots(self, bh: SSAValue, index: SSAValue) -> None:
+        """k_t·k_{t+1} and k_t·q_t of pair `index` into `dots` (a padding step reads the last row)."""
+        e, s, p, n = self.e, self.s, self.p, self.n
+        t = e.mul(index, e.i64(2))
+        row0, row1 = s.row(e, bh, t, n), s.row(e, bh, e.smin(e.add(t, e.i64(1)), self.last_step), n)
+        self.dots.set(e, e.mul(index, e.i64(2)), self.dot(row0, p.k, row1, p.k))
+        self.dots.set(e, e.add(e.mul(index, e.i64(2)), e.i64(1)), self.dot(row0, p.k, row0, p.q))
+
+    def head(self, bh: SSAValue) -> None:
+        e, region = self.e, self.region
+        _loop(e, region, self.pairs, lambda index: self.pair_dots(bh, index))  # shared by the head's strips
+        _for_strips(e, region, self.s, self.cols, lambda j0, pieces: _PairedStrip(self, bh, j0, pieces).emit())
+
+
+class _PairedStrip:
+    """The sweeps over one column strip of one head, pair of steps by pair of steps."""
+
+    def __init__(self, body: _PairedBody, bh: SSAValue, j0: SSAValue, pieces: list[tuple[int, int]]) -> None:
+        self.b, self.e, self.region, self.s, self.p = body, body.e, body.region, body.s, body.p
+        self.bh, self.j0, self.pieces = bh, j0, pieces
+        self.base = self.e.add(self.e.mul(bh, self.e.i64(self.s.cells)), j0)  # S[0, j0] of this head
+
+    def splat(self, x: SSAValue, w: int) -> SSAValue:
+        return vectors.splat(self.e, x, w)
+
+    def emit(self) -> None:
+        projections = vectors.carry(self.e, self.region, self.b.pairs - 1, self.first_pass(), self.pair)
+        self.pair(self.e.i64(self.b.pairs - 1), projections, last=True)
+
+    def project(self, keys: tuple[SSAValue, SSAValue], factors: tuple[SSAValue, SSAValue], copy: bool) -> list[SSAValue]:
+        """The initial state's strip into the buffer (if `copy`) and its projections
+        Σ_i S[i, :]·k_i of steps 0 and 1, scaled by their decays."""
+        e, s, p, b, pieces = self.e, self.s, self.p, self.b, self.pieces
+        source, stride = (p.initial, b.n) if p.initial is not None else (b.strip_buf.ptr, b.cols)
+        start = self.base if p.initial is not None else e.i64(0)
+
+        def row(i: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
+            k1, k2 = (real(s.item.load(e, p.k, e.add(r, i))) for r in keys)
+            from_row, at_row = e.add(start, e.mul(i, e.i64(stride))), e.mul(i, e.i64(b.cols))
+            out1, out2 = [], []
+            for k, (off, w) in enumerate(pieces):
+                cell = vectors.load(e, b.scalar, source, e.add(from_row, e.i64(off)), w)
+                if copy:
+                    vectors.store(e, cell, b.strip_buf.ptr, e.add(at_row, e.i64(off)))
+                out1.append(e.fma(cell, self.splat(k1, w), accs[k]))
+                out2.append(e.fma(cell, self.splat(k2, w), accs[len(pieces) + k]))
+            return out1 + out2
+
+        zeros = [self.splat(b.zero, w) for _, w in pieces]
+        accs = vectors.carry(e, self.region, b.n, zeros * 2, row)
+        return [e.fmul(a, self.splat(f, w)) for f, part in zip(factors, (accs[: len(pieces)], accs[len(pieces) :]))
+                for a, (_, w) in zip(part, pieces)]
+
+    def first_pass(self) -> list[SSAValue]:
+        """The initial state (or zeros) into the buffer, D = 1, and the projections of steps 0, 1."""
+        e, b = self.e, self.b
+        b.held.set(e, 0, b.one)
+        (row0, _, a0), (row1, _, a1) = b.step_of(self.bh, e.i64(0)), b.step_of(self.bh, e.i64(1))
+        assert a0 is not None and a1 is not None  # decay=True
+        if self.p.initial is None:
+            _loop(e, self.region, b.n * b.cols, lambda x: b.strip_buf.set(e, x, b.zero))
+            return [self.splat(b.zero, w) for _ in range(2) for _, w in self.pieces] + [a0, a1]
+        return self.project((row0, row1), (a0, e.fmul(a0, a1)), copy=True) + [a0, a1]
+
+    def store_output(self, row: SSAValue, outs: list[SSAValue], factor: SSAValue) -> None:
+        """factor·outs·scale into the output row at `row`."""
+        e = self.e
+        for (off, w), o in zip(self.pieces, outs):
+            at = e.add(e.add(row, self.j0), e.i64(off))
+            vectors.store(e, e.fmul(o, self.splat(e.fmul(factor, self.b.scale), w)), self.p.out, at)
+
+    def v_of(self, row: SSAValue, off: int, w: int) -> SSAValue:
+        e = self.e
+        return vectors.load(e, self.b.scalar, self.p.v, e.add(e.add(row, self.j0), e.i64(off)), w)
+
+    def pair(self, index: SSAValue, projections: list[SSAValue], last: bool = False) -> list[SSAValue]:
+        """Steps t = 2·index and t+1 (module docstring and `_paired_kernel`); the next pair's
+        projections."""
+        e, b, pieces, splat = self.e, self.b, self.pieces, self.splat
+        t = e.mul(index, e.i64(2))
+        t1 = e.add(t, e.i64(1))
+        (row0, beta0, _), (row1, beta1, _) = b.step_of(self.bh, t, decay=False), b.step_of(self.bh, t1, decay=False)
+        a0, a1 = projections[-2:]
+        d0 = e.fmul(real(b.held.get(e, 0)), a0)
+        d1 = e.fmul(d0, a1)
+        inside = e.and_(e.and_(e.fcmp("oge", d0, b.low), e.fcmp("ole", d0, b.high)),
+                        e.and_(e.fcmp("oge", d1, b.low), e.fcmp("ole", d1, b.high)))
+        p1, p2 = projections[: len(pieces)], projections[len(pieces) : 2 * len(pieces)]
+        u1 = [e.fmul(splat(beta0, w), e.fsub(self.v_of(row0, off, w), sk)) for (off, w), sk in zip(pieces, p1)]
+        kk = e.fmul(a1, real(b.dots.get(e, e.mul(index, e.i64(2)))))
+        kq = real(b.dots.get(e, e.add(e.mul(index, e.i64(2)), e.i64(1))))
+        u2 = [e.fmul(splat(beta1, w), e.fsub(e.fsub(self.v_of(row1, off, w), sk), e.fmul(u, splat(kk, w))))
+              for (off, w), sk, u in zip(pieces, p2, u1)]
+        rows: tuple[SSAValue, ...] = (row0, row1)
+        if not last:
+            (row2, _, a2), (row3, _, a3) = b.step_of(self.bh, e.add(t, e.i64(2))), b.step_of(self.bh, e.add(t, e.i64(3)))
+            rows = (row0, row1, row2, row3)
+        sweep = _PairSweep(self, rows, d0, d1, a1, u1, u2, last)
+        if last:
+            sweep.emit(direct=True)
+        else:
+            if_else(e, self.region, inside, lambda: sweep.emit(direct=False), lambda: sweep.emit(direct=True))
+        factor0 = e.select(inside, d0, b.one) if not last else b.one
+        factor1 = e.select(inside, d1, b.one) if not last else b.one
+        acc_at = [[vectors.load(e, b.scalar, b.outs.ptr, e.i64(x * b.cols + off), w) for off, w in pieces]
+                  for x in range(2 if last else 4)]
+        o1 = [e.fadd(e.fmul(o, splat(factor0, w)), e.fmul(u, splat(kq, w)))
+              for o, u, (_, w) in zip(acc_at[0], u1, pieces)]
+        self.store_output(row0, o1, b.one)
+        if not (last and self.s.seq % 2):  # an odd sequence's last pair ends on a padding step
+            self.store_output(row1, acc_at[1], factor1)
+        if last:
+            return []
+        d = real(b.held.get(e, 0))
+        assert a2 is not None and a3 is not None  # decay=True
+        f2 = e.fmul(d, a2)
+        f3 = e.fmul(f2, a3)
+        return [e.fmul(x, splat(f2, w)) for x, (_, w) in zip(acc_at[2], pieces)] + [
+            e.fmul(x, splat(f3, w)) for x, (_, w) in zip(acc_at[3], pieces)] + [a2, a3]
+
+
+class _PairSweep:
+    """One sweep of a strip for a pair of steps: rows (direct: T *= D₀) o1 += T·q_t;
+    T += k_t·u₁'; (direct: T *= a_{t+1}) T += k_{t+1}·u₂'; o2 += T·q_{t+1}; projections
+    with k_{t+2}, k_{t+3}; store."""
+
+    def __init__(self, strip: _PairedStrip, rows: tuple[SSAValue, ...], d0: SSAValue, d1: SSAValue,
+                 a1: SSAValue, u1: list[SSAValue], u2: list[SSAValue], last: bool) -> None:
+        self.st, self.b, self.e = strip, strip.b, strip.e
+        self.rows, self.d0, self.d1, self.a1, self.u1, self.u2, self.last = rows, d0, d1, a1, u1, u2, last
+
+    def emit(self, direct: bool) -> None:
+        e, b, st, pieces = self.e, self.b, self.st, self.st.pieces
+        w1 = self.u1 if direct else [e.fmul(u, st.splat(e.fdiv(b.one, self.d0), w)) for u, (_, w) in zip(self.u1, pieces)]
+        w2 = self.u2 if direct else [e.fmul(u, st.splat(e.fdiv(b.one, self.d1), w)) for u, (_, w) in zip(self.u2, pieces)]
+        target, stride, start = b.strip_buf.ptr, b.cols, e.i64(0)
+        if self.last and st.p.final is not None and not st.s.item.narrow:
+            target, stride, start = st.p.final, b.n, st.base
+        kinds = 2 if self.last else 4
+        count = len(pieces)
+        zeros = [st.splat(b.zero, w) for _, w in pieces]
+        accs = vectors.carry(e, st.region, b.n, zeros * kinds,
+                             lambda i, accs: self.row(i, accs, direct, w1, w2, (target, stride, start)))
+        for x, acc in enumerate(accs):
+            vectors.store(e, acc, b.outs.ptr, e.i64((x // count) * b.cols + pieces[x % count][0]))
+        b.held.set(e, 0, self.d1 if not direct else b.one)
+
+    def row(self, i: SSAValue, accs: list[SSAValue], direct: bool, w1: list[SSAValue], w2: list[SSAValue],
+            to: tuple[SSAValue, int, SSAValue]) -> list[SSAValue]:
+        e, b, st, last = self.e, self.b, self.st, self.last
+        s, p, pieces, splat = st.s, st.p, st.pieces, st.splat
+        target, stride, start = to
+        count = len(pieces)
+        row0, row1 = self.rows[0], self.rows[1]
+        k0, q0 = real(s.item.load(e, p.k, e.add(row0, i))), real(s.item.load(e, p.q, e.add(row0, i)))
+        k1, q1 = real(s.item.load(e, p.k, e.add(row1, i))), real(s.item.load(e, p.q, e.add(row1, i)))
+        if not last:
+            k2, k3 = real(s.item.load(e, p.k, e.add(self.rows[2], i))), real(s.item.load(e, p.k, e.add(self.rows[3], i)))
+        at_row, to_row = e.mul(i, e.i64(b.cols)), e.add(start, e.mul(i, e.i64(stride)))
+        out = list(accs)
+        for k, ((off, w), x1, x2) in enumerate(zip(pieces, w1, w2)):
+            cell = vectors.load(e, b.scalar, b.strip_buf.ptr, e.add(at_row, e.i64(off)), w)
+            if direct:
+                cell = e.fmul(cell, splat(self.d0, w))
+            out[k] = e.fma(cell, splat(q0, w), accs[k])
+            cell = e.fma(splat(k0, w), x1, cell)
+            if direct:
+                cell = e.fmul(cell, splat(self.a1, w))
+            cell = e.fma(splat(k1, w), x2, cell)
+            out[count + k] = e.fma(cell, splat(q1, w), accs[count + k])
+            if not last:
+                out[2 * count + k] = e.fma(cell, splat(k2, w), accs[2 * count + k])
+                out[3 * count + k] = e.fma(cell, splat(k3, w), accs[3 * count + k])
+            if not last or p.final is not None:
+                vectors.store(e, cell, target, e.add(to_row, e.i64(off)))
+        return out
 
 
 # ---------------------------------------------------------------------------
@@ -732,11 +776,11 @@ def _chunked_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
                 inside = e.icmp("slt", r, valid)
                 t = e.smin(e.add(t0, r), e.i64(s.seq - 1))  # a padded row reads the last step, then drops it
                 qkv, gates = s.row(e, bh, t, n), s.row(e, bh, t, s.gates)
-                beta = e.select(inside, s.item.load(e, p.beta, s.row(e, bh, t, 1)), zero)
+                beta = e.select(inside, real(s.item.load(e, p.beta, s.row(e, bh, t, 1))), zero)
                 betas.set(e, r, beta)
 
                 def gate(i: SSAValue) -> None:
-                    g = e.select(inside, s.item.load(e, p.g, e.add(gates, i)), zero)
+                    g = e.select(inside, real(s.item.load(e, p.g, e.add(gates, i))), zero)
                     previous = get(gamma.ptr, i, e.smax(e.sub(r, e.i64(1)), e.i64(0)), c)  # in bounds at r = 0
                     before = e.select(e.icmp("sgt", r, e.i64(0)), previous, zero)
                     put(gamma.ptr, i, r, c, e.fadd(before, g))
@@ -745,14 +789,14 @@ def _chunked_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
 
                 def column(i: SSAValue) -> None:
                     src = e.add(qkv, i)
-                    q = e.select(inside, e.fmul(s.item.load(e, p.q, src), scale), zero)
-                    k = e.select(inside, s.item.load(e, p.k, src), zero)
+                    q = e.select(inside, e.fmul(real(s.item.load(e, p.q, src)), scale), zero)
+                    k = e.select(inside, real(s.item.load(e, p.k, src)), zero)
                     put(qk.ptr, r, i, n, q)
                     put(k_rows, r, i, n, k)
                     if kt is not None:
                         put(kt.ptr, i, r, c, k)
                     decay = _exp_le0(e, get(gamma.ptr, i if s.per_channel else 0, r, c))
-                    put(us.ptr, r, i, n, e.fmul(beta, s.item.load(e, p.v, src)))
+                    put(us.ptr, r, i, n, e.fmul(beta, real(s.item.load(e, p.v, src))))
                     put(wq.ptr, r, i, n, e.fneg(e.fmul(e.fmul(beta, decay), k)))
 
                 _loop(e, region, n, column)
@@ -766,7 +810,7 @@ def _chunked_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
             pairwise(qk.ptr, k_rows, pa.ptr)
 
             def row(r: SSAValue) -> None:
-                gr, beta = get(gamma.ptr, 0, r, c), betas.get(e, r)
+                gr, beta = get(gamma.ptr, 0, r, c), real(betas.get(e, r))
 
                 def cell(col: SSAValue) -> None:
                     decay = _exp_le0(e, e.fsub(gr, get(gamma.ptr, 0, col, c)))
@@ -784,7 +828,7 @@ def _chunked_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
             assert kt is not None
 
             def row(r: SSAValue) -> None:
-                beta = betas.get(e, r)
+                beta = real(betas.get(e, r))
 
                 def clear(col: SSAValue) -> None:
                     put(pa.ptr, r, col, c, zero)
@@ -840,7 +884,7 @@ def _chunked_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
 
             _loop(e, region, c, gate_rows)
             read_state(wq.ptr, state, y.ptr)
-            _loop(e, region, c * n, lambda x: us.set(e, x, e.fadd(us.get(e, x), y.get(e, x))))
+            _loop(e, region, c * n, lambda x: us.set(e, x, e.fadd(real(us.get(e, x)), real(y.get(e, x)))))
             read_chunk(pa.ptr, us.ptr, o_rows)
 
             def store(r: SSAValue) -> None:
@@ -851,7 +895,7 @@ def _chunked_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
             _loop(e, region, s.gates, lambda i: decay_last.set(e, i, _exp_le0(e, get(gamma.ptr, i, c - 1, c))))
 
             def decay_row(i: SSAValue) -> None:
-                a = decay_last.get(e, i if s.per_channel else 0)
+                a = real(decay_last.get(e, i if s.per_channel else 0))
                 _loop(e, region, n, lambda j: put(state, i, j, n, e.fmul(get(state, i, j, n), a)))
 
             _loop(e, region, n, decay_row)
@@ -888,7 +932,7 @@ def gated_delta_net_kernels(op: rc.GatedDeltaNetOp, ctx: KernelContext) -> list[
     return [_sequential_kernel(op, s, ctx.name)]
 
 
-KERNELS: dict[type[Operation], Callable[[Operation, KernelContext], list[Kernel]]] = {
+KERNELS: dict[type[Operation], EmitKernels] = {
     rc.GatedDeltaNetOp: gated_delta_net_kernels,
-}  # type: ignore[dict-item]
+}
 """Emitters of the delta-rule ops."""

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from xdsl.builder import Builder
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import (
+    AnyFloat,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -31,6 +32,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
+from xdsl.utils.hints import isa
 
 STRICT = llvm.FastMathAttr(None)
 
@@ -48,11 +50,14 @@ def int_twin(float_type: Attribute) -> IntegerType:
     return _FLOAT_INT_TWIN[type(float_type)]
 
 
+_FLOAT_SUFFIX: dict[type[Attribute], str] = {Float16Type: "f16", Float32Type: "f32", Float64Type: "f64"}
+
+
 def intrinsic_suffix(t: Attribute) -> str:
     """LLVM's overload suffix for a scalar type: f32, f64, i32, ..."""
     if isinstance(t, IntegerType):
         return f"i{t.width.data}"
-    return {Float16Type: "f16", Float32Type: "f32", Float64Type: "f64"}[type(t)]
+    return _FLOAT_SUFFIX[type(t)]
 
 
 def _constant_key(t: Attribute, value: float | int | bool) -> int | bytes:
@@ -72,9 +77,11 @@ def _constant_key(t: Attribute, value: float | int | bool) -> int | bytes:
 @functools.lru_cache(maxsize=1 << 14)
 def _constant_attr(t: Attribute, key: int | bytes) -> Attribute:
     """The (immutable, shareable) value attribute of a constant, verified once."""
-    if isinstance(t, IntegerType):
+    if isinstance(t, IntegerType) and isinstance(key, int):
         return IntegerAttr(key, t)
-    return FloatAttr(struct.unpack("<d", key)[0], t)  # type: ignore[arg-type]
+    if isa(t, AnyFloat) and isinstance(key, bytes):
+        return FloatAttr(struct.unpack("<d", key)[0], t)
+    raise TypeError(f"no constant of type {t} from {key!r}")
 
 
 class Emitter:

@@ -24,7 +24,7 @@ from xdsl.ir import Block, Region, SSAValue
 
 from rlx_mlir import index_maps
 from rlx_mlir.broadcast import numel, row_major_strides
-from rlx_mlir.lowering.emitter import Emitter
+from rlx_mlir.lowering.core.emitter import Emitter
 
 TILE: Final = 32  # 32 x 32 f32 = 4 KiB per operand: tiles of a transpose stay in any x86-64 L1
 

@@ -45,9 +45,9 @@ from rlx_mlir.broadcast import broadcast_shapes, numel, row_major_strides
 from rlx_mlir.dialects import contraction as ct
 from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects.common import element_type, shape_of
-from rlx_mlir.lowering.element_types import Codec, Value, codec
-from rlx_mlir.lowering.emitter import Emitter
-from rlx_mlir.lowering.gemm import (
+from rlx_mlir.lowering.core.element_types import Codec, Value, codec, real
+from rlx_mlir.lowering.core.emitter import Emitter
+from rlx_mlir.lowering.core.gemm import (
     COMPONENT,
     MACS_PER_ELEMENT,
     SET_THREADS,
@@ -61,9 +61,9 @@ from rlx_mlir.lowering.gemm import (
     single_threaded_blas,
     weight_packing,
 )
-from rlx_mlir.lowering.kernel import Kernel, KernelContext, emit_nest_kernel, kernel_function
-from rlx_mlir.lowering.loops import advance, coalesce, for_range, if_then, read_strides
-from rlx_mlir.lowering.scalar_ops import body_value
+from rlx_mlir.lowering.core.kernel import EmitKernels, Kernel, KernelContext, emit_nest_kernel, kernel_function
+from rlx_mlir.lowering.core.loops import advance, coalesce, for_range, if_then, read_strides
+from rlx_mlir.lowering.scalar.scalar_ops import body_value
 from rlx_mlir.memory_plan import Scratch
 from rlx_mlir.tuning import Tuning
 
@@ -107,7 +107,7 @@ def _batch_strides(matrix: Sequence[int], batch: Sequence[int]) -> tuple[int, ..
     return tuple(0 if d < skip or matrix[d - skip] == 1 else own[d - skip] for d in range(len(batch)))
 
 
-def gemm_layout(op: ct.MatmulOp) -> GemmLayout:
+def gemm_layout(op: ct.MatmulOp | rg.ContractionRegionOp) -> GemmLayout:
     transpose_lhs, transpose_rhs = op.transposes
     lhs, rhs = shape_of(op.lhs.type), shape_of(op.rhs.type)
     a = lhs if len(lhs) > 1 else (1, lhs[0])
@@ -126,7 +126,8 @@ def gemm_layout(op: ct.MatmulOp) -> GemmLayout:
         and rows <= blas.INT_MAX
     ):
         return GemmLayout(rows, n, k, op.transposes, (), ((), (), ()))  # the lhs batch folds into M
-    return GemmLayout(m, n, k, op.transposes, nest.sizes, nest.strides)  # type: ignore[arg-type]
+    lhs_strides, rhs_strides, out_strides = nest.strides
+    return GemmLayout(m, n, k, op.transposes, nest.sizes, (lhs_strides, rhs_strides, out_strides))
 
 
 def _batch_offsets(e: Emitter, layout: GemmLayout, index: SSAValue) -> list[SSAValue]:
@@ -429,13 +430,13 @@ def _integer_kernel(op: ct.MatmulOp, layout: GemmLayout, ctx: KernelContext) -> 
             for_range(e, region, e.i64(0), e.i64(n), lambda j: item.store(e, zero, out, e.add(c_row, j)))
 
             def over_k(kk: SSAValue) -> None:
-                a = item.load(e, lhs, e.add(a_base, e.mul(kk, e.i64(a_col))))
+                a = real(item.load(e, lhs, e.add(a_base, e.mul(kk, e.i64(a_col)))))
                 b_start = e.add(b_base, e.mul(kk, e.i64(b_row)))
 
                 def over_j(j: SSAValue) -> None:
                     at = e.add(c_row, j)
                     b = item.load(e, rhs, e.add(b_start, j if b_col == 1 else e.mul(j, e.i64(b_col))))
-                    item.store(e, e.add(item.load(e, out, at), e.mul(a, b)), out, at)  # type: ignore[arg-type]
+                    item.store(e, e.add(real(item.load(e, out, at)), e.mul(a, real(b))), out, at)
 
                 for_range(e, region, e.i64(0), e.i64(n), over_j)
 
@@ -547,7 +548,7 @@ def contraction_region_kernels(op: rg.ContractionRegionOp, ctx: KernelContext) -
     epilogue while in cache."""
     if numel(shape_of(op.outputs[0].type)) == 0:
         return []
-    layout = gemm_layout(op)  # type: ignore[arg-type]
+    layout = gemm_layout(op)
     dtype = dtypes.from_ir(element_type(op.outputs[0].type)).name
     _check_blas_sizes(op, layout)
     buffers: list[SSAValue | str | Scratch] = [*op.inputs, *op.outputs]
@@ -571,8 +572,8 @@ def contraction_region_kernels(op: rg.ContractionRegionOp, ctx: KernelContext) -
     return [single_threaded_blas(f"{ctx.name}_blas1"), _blocked_blas_kernel(op, layout, dtype, ctx.name, block_bytes)]
 
 
-KERNELS: dict[type[Operation], Callable[[Operation, KernelContext], list[Kernel]]] = {
+KERNELS: dict[type[Operation], EmitKernels] = {
     ct.MatmulOp: matmul_kernels,
     rg.ContractionRegionOp: contraction_region_kernels,
-}  # type: ignore[dict-item]
+}
 """Emitters of the contraction ops."""

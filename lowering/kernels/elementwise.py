@@ -36,15 +36,14 @@ from rlx_mlir import index_maps
 from rlx_mlir.broadcast import numel, row_major_strides
 from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects.common import element_type, shape_of
-from rlx_mlir.lowering import math_approx as m
-from rlx_mlir.lowering import vectors
-from rlx_mlir.lowering.element_types import Codec, Value, codec
-from rlx_mlir.lowering.emitter import Emitter
-from rlx_mlir.lowering.kernel import PTR, Kernel, KernelContext, emit_nest_kernel, kernel_function
-from rlx_mlir.lowering.loops import LoopNest, advance, coalesce, for_range, if_else, if_then, read_strides
-from rlx_mlir.lowering.scalar_ops import emit_body, emit_scalar_op
+from rlx_mlir.lowering.core import vectors
+from rlx_mlir.lowering.core.element_types import Codec, Value, codec
+from rlx_mlir.lowering.core.emitter import Emitter
+from rlx_mlir.lowering.core.kernel import PTR, Kernel, KernelContext, emit_nest_kernel, kernel_function
+from rlx_mlir.lowering.core.loops import LoopNest, advance, coalesce, for_range, if_else, if_then, read_strides
+from rlx_mlir.lowering.scalar import math_approx as m
+from rlx_mlir.lowering.scalar.scalar_ops import emit_body, emit_scalar_op, yielded
 from rlx_mlir.tuning import Tuning
-
 
 
 def _input_strides(region_op: rg.ElementwiseRegionOp) -> list[tuple[tuple[int, ...], int]]:
@@ -182,13 +181,13 @@ def _emit_body(
         return codec(args[k].type).load(e, pointers[k], offsets[k])
 
     block = region_op.body.block
-    for j, (value, yielded) in enumerate(zip(block.last_op.operands, emit_body(e, block, load))):
+    for j, (value, result) in enumerate(zip(yielded(block), emit_body(e, block, load))):
         out, at = pointers[n_in + j], offsets[n_in + j]
-        if yielded is None:  # a pure copy moves the stored bits
+        if result is None:  # a pure copy moves the stored bits
             k = args.index(value)
             codec(value.type).copy(e, pointers[k], offsets[k], out, at)
         else:
-            codec(value.type).store(e, yielded, out, at)
+            codec(value.type).store(e, result, out, at)
 
 
 def transpose_lanes(region_op: rg.ElementwiseRegionOp, nest: LoopNest) -> int:
@@ -197,7 +196,7 @@ def transpose_lanes(region_op: rg.ElementwiseRegionOp, nest: LoopNest) -> int:
     block = region_op.body.block
     if len(region_op.inputs) != 1 or len(region_op.outputs) != 1 or len(nest.sizes) < 2:
         return 0
-    if list(block.last_op.operands) != [block.args[0]]:  # not a pure copy
+    if list(yielded(block)) != [block.args[0]]:  # not a pure copy
         return 0
     size = codec(block.args[0].type).dtype.nbytes
     lanes = min(16, vectors.LINE_BYTES // size) if size in (1, 2, 4, 8) else 0

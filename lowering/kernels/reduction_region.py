@@ -51,7 +51,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from xdsl.dialects.builtin import f32
-from xdsl.ir import Region, SSAValue
+from xdsl.ir import Operation, Region, SSAValue
 
 from rlx_mlir import index_maps
 from rlx_mlir.broadcast import numel, row_major_strides
@@ -60,11 +60,11 @@ from rlx_mlir.dialects import reduction as rd
 from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects.common import element_type, shape_of
 from rlx_mlir.dtypes import Kind
-from rlx_mlir.lowering.element_types import Codec, ComplexValue, Value, codec
-from rlx_mlir.lowering.emitter import Emitter
-from rlx_mlir.lowering.kernel import Kernel, KernelContext, StackArray, kernel_function
-from rlx_mlir.lowering.loops import LoopNest, advance, coalesce, emit_nest, for_range, if_else, read_strides
-from rlx_mlir.lowering.scalar_ops import body_value, pairwise, unrounded_binary_value
+from rlx_mlir.lowering.core.element_types import Codec, ComplexValue, Value, codec, real
+from rlx_mlir.lowering.core.emitter import Emitter
+from rlx_mlir.lowering.core.kernel import EmitKernels, Kernel, KernelContext, StackArray, kernel_function
+from rlx_mlir.lowering.core.loops import LoopNest, advance, coalesce, emit_nest, for_range, if_else, read_strides
+from rlx_mlir.lowering.scalar.scalar_ops import body_value, pairwise, unrounded_binary_value
 from rlx_mlir.memory_plan import Scratch
 from rlx_mlir.tuning import Tuning
 
@@ -117,9 +117,9 @@ class Combiner:
         if not self.kahan:
             store.set(e, total, self.apply(e, old, value))
             return
-        y = e.fsub(value, store.get(e, compensation))  # type: ignore[arg-type]
-        t = e.fadd(old, y)  # type: ignore[arg-type]
-        lost = e.fsub(e.fsub(t, old), y)  # type: ignore[arg-type]
+        y = e.fsub(real(value), real(store.get(e, compensation)))
+        t = e.fadd(real(old), y)
+        lost = e.fsub(e.fsub(t, real(old)), y)
         finite = e.fcmp("one", e.fabs(t), e.const_like(t, float("inf")))  # an inf total has nothing to compensate
         store.set(e, compensation, e.select(finite, lost, e.const_like(t, 0.0)))
         store.set(e, total, t)
@@ -127,7 +127,7 @@ class Combiner:
     def result(self, e: Emitter, store: StackArray, total: Slot, compensation: Slot) -> Value:
         value = store.get(e, total)
         if self.kahan:  # the compensation holds what the additions lost
-            value = e.fsub(value, store.get(e, compensation))  # type: ignore[arg-type]
+            value = e.fsub(real(value), real(store.get(e, compensation)))
         if not self.mean:
             return value
         n = e.const(self.item.compute, self.count)
@@ -155,7 +155,7 @@ def _nests(op: rg.ReductionRegionOp) -> tuple[LoopNest, LoopNest]:
     strides = [s for s, _ in reads] + [tuple(out)]
     bases = tuple(b for _, b in reads) + (0,)
     outer = coalesce(tuple(space[d] for d in parallel), [tuple(s[d] for d in parallel) for s in strides], bases)
-    kept = [d for d in sorted(reduced) if space[d] != 1] or [None]  # never merged: see the module docstring
+    kept: list[int | None] = [d for d in sorted(reduced) if space[d] != 1] or [None]  # never merged: see the module docstring
     inner = LoopNest(
         tuple(space[d] if d is not None else 1 for d in kept),
         tuple(tuple(s[d] if d is not None else 0 for d in kept) for s in strides[:-1]),
@@ -359,7 +359,7 @@ def _split_kernels(
             at = e.mul(p, e.i64(2))
             if math.kahan:  # sum - comp + (t_p - c_p) = sum - (comp + c_p) + t_p
                 lost = pair.load(e, partial, e.add(at, e.i64(1)))
-                store.set(e, 1, e.fadd(store.get(e, 1), lost))  # type: ignore[arg-type]
+                store.set(e, 1, e.fadd(real(store.get(e, 1)), real(lost)))
             math.add_to_total(e, store, 0, 1, pair.load(e, partial, at))
 
         for_range(e, region, e.i64(0), e.i64(split.parts), one)
@@ -457,6 +457,6 @@ def _column_kernel(op: rg.ReductionRegionOp, name: str, outer: LoopNest, inner: 
     return Kernel(function, buffers, grouped.outer_extent, max(1, numel(outer.sizes) * math.count))
 
 
-KERNELS: dict[type[rg.ReductionRegionOp], Callable[[rg.ReductionRegionOp, KernelContext], list[Kernel]]] = {
+KERNELS: dict[type[Operation], EmitKernels] = {
     rg.ReductionRegionOp: reduction_region_kernels,
 }

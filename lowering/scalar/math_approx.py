@@ -73,7 +73,7 @@ straight-line and vectorized; the exact path is then most of the cost (f32 sin
 128-bit products and the 19-word barrel). Flat elementwise kernels avoid it:
 inside `exact_reduction_deferred` only Cody-Waite is emitted and each call
 reports whether its element needs the exact path, so the kernel
-(`lowering/elementwise.py`) computes a chunk the fast way and recomputes it
+(`lowering/kernels/elementwise.py`) computes a chunk the fast way and recomputes it
 with the selects only when a flag is set, at the fast path's speed for
 arguments below the limit (benchmarks/unary.py). Every f32 with |x| >= 2^-30 (exhaustively,
 offline), every f16 and bf16 value, and the f64 sweeps and hardest cases of
@@ -99,7 +99,7 @@ import numpy as np
 from xdsl.dialects.builtin import Float32Type, Float64Type, IntegerType
 from xdsl.ir import Attribute, SSAValue
 
-from .emitter import Emitter, int_twin
+from rlx_mlir.lowering.core.emitter import Emitter, int_twin
 
 getcontext().prec = 80
 PI = Decimal(
@@ -215,11 +215,11 @@ class Constants:
     mant: int  # explicit mantissa bits
     bias: int
     magic: float  # 1.5 * 2^mant: adding it rounds to an integer in the low bits
-    ln2: tuple[float, float]
+    ln2: tuple[float, ...]
     log2e: float
-    pio2: tuple[float, float, float]
-    pio4: tuple[float, float]
-    pi: tuple[float, float]
+    pio2: tuple[float, ...]
+    pio4: tuple[float, ...]
+    pi: tuple[float, ...]
     exp_clamp: tuple[float, float]
     expm1_lo: float
     exp_poly: list[float]  # p(r) ~ e^r on |r| <= ln2/2
@@ -247,11 +247,11 @@ def _make_constants(is_f32: bool) -> Constants:
         mant=mant,
         bias=127 if is_f32 else 1023,
         magic=1.5 * 2.0**mant,
-        ln2=split_constant(_LN2, 2, is_f32),  # type: ignore[arg-type]
+        ln2=split_constant(_LN2, 2, is_f32),
         log2e=_round_to(1 / _LN2, is_f32),
-        pio2=split_constant(PI / 2, 3, is_f32),  # type: ignore[arg-type]
-        pio4=split_constant(PI / 4, 2, is_f32),  # type: ignore[arg-type]
-        pi=split_constant(PI, 2, is_f32),  # type: ignore[arg-type]
+        pio2=split_constant(PI / 2, 3, is_f32),
+        pio4=split_constant(PI / 4, 2, is_f32),
+        pi=split_constant(PI, 2, is_f32),
         exp_clamp=(-110.0, 90.0) if is_f32 else (-750.0, 712.0),
         expm1_lo=-30.0 if is_f32 else -60.0,
         exp_poly=_taylor(n_exp, lambda n: Fraction(1, math.factorial(n))),
@@ -658,10 +658,11 @@ def normal_tail_scaled(e: Emitter, x: SSAValue, log2_scale: int) -> SSAValue:
     w = exp_scaled(e, e.fmul(sq, half), log2_scale, e.fmul(sq_lo, half))
     pieces = sorted(normal_tail_chebyshev(c.is_f32))  # by u
     u = e.clamp(e.fdiv(_k(e, x, math.sqrt(2.0)), a), pieces[0][0], pieces[-1][1])
-    tail = None
+    tail: SSAValue | None = None
     for lo, hi, coeffs in pieces:
         val = clenshaw(e, e.fma(u, _k(e, x, 2 / (hi - lo)), _k(e, x, -(hi + lo) / (hi - lo))), coeffs)
         tail = val if tail is None else e.select(e.fcmp("oge", u, _k(e, x, lo)), val, tail)
+    assert tail is not None, "no pieces"
     return e.fmul(w, e.fmul(tail, _k(e, x, 1 / math.sqrt(2.0))))
 
 

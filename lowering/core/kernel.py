@@ -16,16 +16,17 @@ runtime raises IndexError after the call.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, UnitAttr, i64
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
-from rlx_mlir.lowering.element_types import Codec, Value
-from rlx_mlir.lowering.emitter import Emitter
-from rlx_mlir.lowering.loops import Body, LoopNest, emit_nest, if_then
+from rlx_mlir.lowering.core.element_types import Codec, Value
+from rlx_mlir.lowering.core.emitter import Emitter
+from rlx_mlir.lowering.core.loops import Body, LoopNest, emit_nest, if_then
 from rlx_mlir.memory_plan import Scratch
 from rlx_mlir.tuning import Tuning
 
@@ -57,7 +58,7 @@ def external_declarations(externals: set[External]) -> list[llvm.FuncOp]:
 @dataclass
 class Kernel:
     function: llvm.FuncOp
-    buffers: list[SSAValue | str | Scratch]
+    buffers: Sequence[SSAValue | str | Scratch]
     """One pointer argument each: a value's memory, STATUS, or a scratch buffer of the op."""
     extent: int
     work: int
@@ -160,6 +161,11 @@ def emit_nest_kernel(name: str, nest: LoopNest, n_pointers: int, body_at: Body) 
         emit_nest(e, region, nest, pointers, begin, end, body_at)
 
     return kernel_function(name, n_pointers, build)
+
+
+EmitKernels = Callable[[Any, KernelContext], list[Kernel]]
+"""An op's kernels, `(op, ctx) -> [Kernel]`. A family's `KERNELS` table maps an op
+class to one; the op is typed Any because each entry takes only its own class."""
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,8 @@ register transposes; cache-line arithmetic and non-temporal stores.
 
 LLVM's loop vectorizer widens only the innermost loop; a kernel that reduces
 over an outer loop while vectorizing along an inner dimension (a row sweep of
-`lowering/delta_rule.py`) writes the vectors itself with these helpers. So do
-the transposed copies and the streaming stores of `lowering/elementwise.py`:
+`lowering/kernels/delta_rule.py`) writes the vectors itself with these helpers. So do
+the transposed copies and the streaming stores of `lowering/kernels/elementwise.py`:
 a non-temporal store must be a whole aligned line, which a vectorized scalar
 store never is (LLVM refuses to vectorize a loop whose scalar store carries
 `!nontemporal`), so outputs larger than the last-level cache
@@ -17,10 +17,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import DenseArrayBase, VectorType, i32, i64
+from xdsl.dialects.builtin import DenseArrayBase, FixedBitwidthType, VectorType, i32, i64
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
-from rlx_mlir.lowering.emitter import Emitter
+from rlx_mlir.lowering.core.emitter import Emitter
 
 LINE_BYTES = 64  # a cache line, and one AVX-512 register
 
@@ -48,19 +48,26 @@ def element_at(e: Emitter, scalar: Attribute, base: SSAValue, index: SSAValue, w
     return at if width == 1 else e.op(llvm.GEPOp(at, [0], vector_type(scalar, width), inbounds=True))
 
 
+def _element_bytes(scalar: Attribute) -> int:
+    """The bytes of one element: a vector access is aligned to one element."""
+    if not isinstance(scalar, FixedBitwidthType):
+        raise TypeError(f"{scalar} has no fixed width")
+    return scalar.bitwidth // 8
+
+
 def load(e: Emitter, scalar: Attribute, base: SSAValue, index: SSAValue, width: int) -> SSAValue:
     """`width` lanes from base[index], aligned to one element."""
     at = element_at(e, scalar, base, index, width)
-    return e.op(llvm.LoadOp(at, vector_type(scalar, width), alignment=scalar.bitwidth // 8))
+    return e.op(llvm.LoadOp(at, vector_type(scalar, width), alignment=_element_bytes(scalar)))
 
 
 def store(e: Emitter, value: SSAValue, base: SSAValue, index: SSAValue, nontemporal: bool = False) -> None:
     """A vector (or scalar) to base[index], aligned to one element; a non-temporal store
     (`nontemporal`) must be a whole, 64-byte aligned line, which the caller guarantees."""
-    vector = isinstance(value.type, VectorType)
-    scalar = value.type.element_type if vector else value.type
-    at = element_at(e, scalar, base, index, value.type.get_shape()[0] if vector else 1)
-    alignment = LINE_BYTES if nontemporal else scalar.bitwidth // 8
+    t = value.type
+    scalar = t.element_type if isinstance(t, VectorType) else t
+    at = element_at(e, scalar, base, index, t.get_shape()[0] if isinstance(t, VectorType) else 1)
+    alignment = LINE_BYTES if nontemporal else _element_bytes(scalar)
     e.op(llvm.StoreOp(value, at, alignment=alignment, nontemporal=nontemporal))
 
 
