@@ -17,10 +17,10 @@ import ml_dtypes
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from elementwise import median_ms  # noqa: E402
-
-import rlx_mlir as rlx  # noqa: E402
+from elementwise import median_ms
 from machine import add_target_argument, use_target  # this script's folder is on sys.path
+
+import rlx_mlir as rlx
 
 
 def chain_ir(rows: int, cols: int) -> str:

@@ -25,12 +25,13 @@ import os
 import random
 import time
 
+from machine import add_target_argument, use_target  # this script's folder is on sys.path
+
 from rlx_mlir import jit
 from rlx_mlir.compiler import cycle_collection_paused, parse
 from rlx_mlir.context import make_context
 from rlx_mlir.lowering.core.translate import to_llvmlite
 from rlx_mlir.passes.default_pipeline import BACKEND_PASSES, TENSOR_PASSES
-from machine import add_target_argument, use_target  # this script's folder is on sys.path
 
 
 def _unary_chain(ops: list[str]) -> str:
@@ -84,7 +85,7 @@ def stages(text: str) -> dict[str, dict[str, float]]:
     """Seconds per stage, by clock."""
     times: dict[str, dict[str, float]] = {clock: {} for clock in CLOCKS}
 
-    def timed(name: str, fn):  # noqa: ANN001, ANN202
+    def timed(name: str, fn):
         start = {clock: read() for clock, read in CLOCKS.items()}
         result = fn()
         for clock, read in CLOCKS.items():

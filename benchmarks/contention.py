@@ -21,9 +21,9 @@ from collections.abc import Callable
 
 import numpy as np
 from elementwise import median_ms  # the one timing loop of benchmarks/ (this script's folder is on sys.path)
+from machine import add_target_argument, use_target  # this script's folder is on sys.path
 
 import rlx_mlir as rlx
-from machine import add_target_argument, use_target  # this script's folder is on sys.path
 
 
 def _spin(stop: multiprocessing.synchronize.Event) -> None:

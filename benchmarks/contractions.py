@@ -33,10 +33,10 @@ from elementwise import (  # the one timing loop of benchmarks/ (this script's f
     median_ms,
     torch_or_none,
 )
+from machine import add_target_argument, use_target  # this script's folder is on sys.path
 
 import rlx_mlir as rlx
 from rlx_mlir.builder import Builder
-from machine import add_target_argument, use_target  # this script's folder is on sys.path
 
 THREADS = 2
 

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from types import ModuleType
 
 import numpy as np
+from machine import add_target_argument, use_target  # this script's folder is on sys.path
 
 import rlx_mlir as rlx
-from machine import add_target_argument, use_target  # this script's folder is on sys.path
 
 
 def chain_ir(name: str, n: int, transcendental: bool) -> str:
@@ -174,8 +174,10 @@ def siblings_section(x: np.ndarray, b: np.ndarray, c: np.ndarray, repeat: int) -
     without = spec(tuple(p for p in TENSOR_PASSES if not isinstance(p, FuseSiblingsPass)))
     outs = (np.empty(x.size, np.float32), np.empty(x.size, np.bool_))
     times = {}
-    for name, exe in (("rlx_mlir", rlx.compile(siblings_ir(x.size))),
-                      ("rlx, unmerged", rlx.compile(siblings_ir(x.size), pipeline=without))):
+    for name, exe in (
+        ("rlx_mlir", rlx.compile(siblings_ir(x.size))),
+        ("rlx, unmerged", rlx.compile(siblings_ir(x.size), pipeline=without)),
+    ):
         exe(x, b, c, out=outs)
         times[name] = median_ms(lambda exe=exe: exe(x, b, c, out=outs), repeat)
     times["numpy out="] = median_ms(lambda: (np.add(x, b, out=outs[0]), np.less(x, c, out=outs[1])), repeat)
@@ -201,19 +203,26 @@ def main() -> None:
     exes["floor, cached stores"] = rlx.compile(sum3_ir("sum3", n), threads=options.threads, tuning=CACHED_STORES)
     for k, (title, transcendental) in enumerate(chains.items()):
         exes[title] = rlx.compile(chain_ir(f"chain{k}", n, transcendental), threads=options.threads)
-    best = interleaved_ms({name: (lambda exe: lambda: exe(a, b, c, out=(out,)))(exe) for name, exe in exes.items()},
-                          options.repeat)
+    best = interleaved_ms(
+        {name: (lambda exe: lambda: exe(a, b, c, out=(out,)))(exe) for name, exe in exes.items()}, options.repeat
+    )
     floor, cached = best["floor"], best["floor, cached stores"]
-    print(f"n = 2^{options.log2n} float32, threads = {options.threads or 'all'}; "
-          f"rlx times: best of {options.repeat} interleaved rounds (CPU: of all threads)")
-    print(f"memory floor (rlx a+b+c, 16 B/element): {floor.wall:.2f} ms = {16 * n / floor.wall / 1e6:.1f} GB/s, "
-          f"CPU {floor.cpu:.2f} ms (non-temporal stores; with cached stores {cached.wall:.2f} ms = "
-          f"{cached.wall / floor.wall:.2f}x, CPU {cached.cpu / floor.cpu:.2f}x)")
+    print(
+        f"n = 2^{options.log2n} float32, threads = {options.threads or 'all'}; "
+        f"rlx times: best of {options.repeat} interleaved rounds (CPU: of all threads)"
+    )
+    print(
+        f"memory floor (rlx a+b+c, 16 B/element): {floor.wall:.2f} ms = {16 * n / floor.wall / 1e6:.1f} GB/s, "
+        f"CPU {floor.cpu:.2f} ms (non-temporal stores; with cached stores {cached.wall:.2f} ms = "
+        f"{cached.wall / floor.wall:.2f}x, CPU {cached.cpu / floor.cpu:.2f}x)"
+    )
     for title, transcendental in chains.items():
         rlx_ms = best[title].wall
         print(f"\n{title}")
-        print(f"  {'rlx_mlir':<14}{rlx_ms:8.2f} ms   ({rlx_ms / floor.wall:.2f}x the memory floor; "
-              f"CPU {best[title].cpu:.2f} ms, {best[title].cpu / floor.cpu:.2f}x)")
+        print(
+            f"  {'rlx_mlir':<14}{rlx_ms:8.2f} ms   ({rlx_ms / floor.wall:.2f}x the memory floor; "
+            f"CPU {best[title].cpu:.2f} ms, {best[title].cpu / floor.cpu:.2f}x)"
+        )
         for name, fn in peers(a, b, c, transcendental).items():
             ms = median_ms(fn, options.repeat)
             print(f"  {name:<14}{ms:8.2f} ms   peer/rlx = {ms / rlx_ms:5.2f}x")

@@ -18,7 +18,8 @@ from rlx_mlir.target import ENVIRONMENT, target
 
 def add_target_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--target", default=os.environ.get(ENVIRONMENT, "native"),
+        "--target",
+        default=os.environ.get(ENVIRONMENT, "native"),
         help="the machine rlx compiles for: native, x86-64-v3, x86-64-v4 or an LLVM CPU name",
     )
 

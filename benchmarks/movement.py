@@ -23,10 +23,10 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from elementwise import interleaved_ms, median_ms  # noqa: E402
-
-import rlx_mlir as rlx  # noqa: E402
+from elementwise import interleaved_ms, median_ms
 from machine import add_target_argument, use_target  # this script's folder is on sys.path
+
+import rlx_mlir as rlx
 
 
 def single_op(inputs: list[str], op: str, result: str) -> str:
@@ -51,15 +51,19 @@ def cases(rng: np.random.Generator) -> list[tuple[str, str, list[np.ndarray], Ca
     return [
         (
             "transpose 4096x4096 f32",
-            single_op([f"tensor<{n}x{n}{f}"], "rlx.transpose {operands} {{perm = array<i64: 1, 0>}}",
-                      f"tensor<{n}x{n}{f}"),
+            single_op(
+                [f"tensor<{n}x{n}{f}"], "rlx.transpose {operands} {{perm = array<i64: 1, 0>}}", f"tensor<{n}x{n}{f}"
+            ),
             [square],
             lambda x: np.ascontiguousarray(x.T),
         ),
         (
             "gather 1M rows x 64 f32",
-            single_op([f"tensor<{rows}x{width}{f}", f"tensor<{lookups}xi64>"],
-                      "rlx.gather {operands} {{axis = 0 : i64}}", f"tensor<{lookups}x{width}{f}"),
+            single_op(
+                [f"tensor<{rows}x{width}{f}", f"tensor<{lookups}xi64>"],
+                "rlx.gather {operands} {{axis = 0 : i64}}",
+                f"tensor<{lookups}x{width}{f}",
+            ),
             [table, ids],
             lambda t, i: np.take(t, i, axis=0),
         ),
@@ -71,8 +75,11 @@ def cases(rng: np.random.Generator) -> list[tuple[str, str, list[np.ndarray], Ca
         ),
         (
             "reflect pad [2048, 2048] f32 by 16",
-            single_op([f"tensor<2048x2048{f}"], "rlx.pad {operands} {{before = array<i64: 16, 16>, "
-                      'after = array<i64: 16, 16>, mode = "reflect"}}', f"tensor<2080x2080{f}"),
+            single_op(
+                [f"tensor<2048x2048{f}"],
+                'rlx.pad {operands} {{before = array<i64: 16, 16>, after = array<i64: 16, 16>, mode = "reflect"}}',
+                f"tensor<2080x2080{f}",
+            ),
             [image],
             lambda x: np.pad(x, 16, mode="reflect"),
         ),
@@ -87,8 +94,10 @@ def with_copy_bound(shape: tuple[int, ...], repeat: int, kernel: Callable[[], ob
     source = np.ones(shape, np.float32)  # written: untouched zeros would all read one page
     target = np.empty_like(source)
     neg = rlx.compile(single_op([t], "rlx.neg {operands}", t))
-    best = interleaved_ms({"kernel": kernel, "rlx": lambda: neg(source, out=(target,)),
-                           "numpy": lambda: np.copyto(target, source)}, repeat)
+    best = interleaved_ms(
+        {"kernel": kernel, "rlx": lambda: neg(source, out=(target,)), "numpy": lambda: np.copyto(target, source)},
+        repeat,
+    )
     bound = min(best["rlx"].wall, best["numpy"].wall)
     return best["kernel"].wall, bound, best["kernel"].cpu / best["rlx"].cpu
 
@@ -109,8 +118,10 @@ def main() -> None:
         assert expected.dtype == np.float32, "the copy bound moves f32 words"
         rlx_ms, bound_ms, cpu_ratio = with_copy_bound(expected.shape, options.repeat, lambda: exe(*arrays, out=(out,)))
         numpy_ms = median_ms(lambda: numpy_fn(*arrays), options.repeat)
-        print(f"{title:<36} rlx {rlx_ms:6.2f} ms = {rlx_ms / bound_ms:4.2f}x a copy ({bound_ms:5.2f} ms; "
-              f"CPU {cpu_ratio:4.2f}x)   numpy {numpy_ms:7.2f} ms   numpy/rlx = {numpy_ms / rlx_ms:5.2f}x")
+        print(
+            f"{title:<36} rlx {rlx_ms:6.2f} ms = {rlx_ms / bound_ms:4.2f}x a copy ({bound_ms:5.2f} ms; "
+            f"CPU {cpu_ratio:4.2f}x)   numpy {numpy_ms:7.2f} ms   numpy/rlx = {numpy_ms / rlx_ms:5.2f}x"
+        )
 
 
 if __name__ == "__main__":

@@ -33,8 +33,8 @@ import rlx_mlir as rlx
 from rlx_mlir.frontends.onnx import load
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from onnx_models import MODELS, Model, export  # noqa: E402 - the models the tests check, defined once
 from machine import add_target_argument, use_target  # this script's folder is on sys.path
+from onnx_models import MODELS, Model, export
 
 
 def session(blob: bytes, threads: int) -> onnxruntime.InferenceSession:
@@ -72,8 +72,10 @@ def main() -> None:
     torch.set_num_threads(1)
     blobs = [export(spec.build().eval(), spec.example(np.random.default_rng(0), 2)) for spec in MODELS]
     load_average = ", ".join(f"{v:.1f}" for v in os.getloadavg())
-    print(f"threads = {args.threads}; onnxruntime {onnxruntime.__version__}; median of {args.repeat}; "
-          f"load average {load_average} on {os.cpu_count()} CPUs")
+    print(
+        f"threads = {args.threads}; onnxruntime {onnxruntime.__version__}; median of {args.repeat}; "
+        f"load average {load_average} on {os.cpu_count()} CPUs"
+    )
     print(f"{'model':<18}{'batch':>6}{'rlx ms':>10}{'ort ms':>10}{'ort/rlx':>9}")
     for spec, blob in zip(MODELS, blobs):
         for batch in args.batch:

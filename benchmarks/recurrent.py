@@ -33,12 +33,12 @@ from elementwise import (  # the one timing loop of benchmarks/ (this script's f
     median_ms,
     torch_or_none,
 )
+from machine import add_target_argument, use_target  # this script's folder is on sys.path
 
 import rlx_mlir as rlx
 from rlx_mlir.builder import Builder
 from rlx_mlir.runtime import Executable
 from rlx_mlir.tuning import NEVER
-from machine import add_target_argument, use_target  # this script's folder is on sys.path
 
 THREADS = 2
 
@@ -189,8 +189,11 @@ def onnxruntime_rnn(kind: str, module: object, layers: int, bidirectional: bool,
         blocks = np.split(w, len(order))
         return np.concatenate([blocks[i] for i in order])[None]
 
-    weights = [numpy_helper.from_array(gates("weight_ih"), "W"), numpy_helper.from_array(gates("weight_hh"), "R"),
-               numpy_helper.from_array(np.concatenate([gates("bias_ih"), gates("bias_hh")], axis=1), "B")]
+    weights = [
+        numpy_helper.from_array(gates("weight_ih"), "W"),
+        numpy_helper.from_array(gates("weight_hh"), "R"),
+        numpy_helper.from_array(np.concatenate([gates("bias_ih"), gates("bias_hh")], axis=1), "B"),
+    ]
     hidden = module.hidden_size
     attributes = {"hidden_size": hidden, **({"linear_before_reset": 1} if kind == "gru" else {})}
     node = helper.make_node(kind.upper(), ["x", "W", "R", "B"], ["y"], **attributes)
@@ -262,9 +265,10 @@ def gdn_torch_chunked(torch: ModuleType, q, k, v, g, beta, chunk: int = GDN_CHUN
         u = value[:, :, c] - k_decayed[:, :, c] @ state
         out[:, :, c] = (q_c * g[:, :, c, :, None].exp()) @ state + local @ u
         last = g[:, :, c, -1]
-        state = state * last[..., None, None].exp() + (k_c * (last[..., None] - g[:, :, c]).exp()[..., None]).transpose(
-            -1, -2
-        ) @ u
+        state = (
+            state * last[..., None, None].exp()
+            + (k_c * (last[..., None] - g[:, :, c]).exp()[..., None]).transpose(-1, -2) @ u
+        )
     return out.reshape(batch, heads, seq, n)
 
 
@@ -368,8 +372,9 @@ def gdn_section(bench: Bench) -> None:
         with torch.no_grad():
             step_ms = settled_median_ms(lambda: gdn_torch_step(torch, q, k, v, g, beta, s0), 20 * bench.repeat)
         peers["torch eager step"] = step_ms
-    report(bench, f"GDN decode step B{batch} H{heads} N{n} f32 (state in and out)", 7 * n * n * heads / 1e9, rlx_ms,
-           peers)
+    report(
+        bench, f"GDN decode step B{batch} H{heads} N{n} f32 (state in and out)", 7 * n * n * heads / 1e9, rlx_ms, peers
+    )
 
 
 SECTIONS["gdn"] = gdn_section
@@ -398,8 +403,13 @@ def _mamba2_inputs(rng: np.random.Generator, batch: int, seq: int, heads: int, p
     ]
 
 
-def _scan_executable(kind: str, shapes: list[tuple[int, ...]], state: bool = False, return_state: bool = False,
-                     tuning: dict[str, int] | None = None) -> Executable:
+def _scan_executable(
+    kind: str,
+    shapes: list[tuple[int, ...]],
+    state: bool = False,
+    return_state: bool = False,
+    tuning: dict[str, int] | None = None,
+) -> Executable:
     b = Builder(kind)
     values = [b.input(shape) for shape in shapes]
     method = b.mamba2 if kind == "mamba2" else b.selective_scan
@@ -499,13 +509,16 @@ def mamba2_section(bench: Bench) -> None:
     shapes = [v.shape for v in inputs]
     default = _scan_executable("mamba2", shapes)
     form = {"chunked": "chunked (SSD)", "sequential": "blocked"}.get(
-        chosen_form(default, seq >= default.tuning.mamba2_chunked_min_seq), "blocked")
+        chosen_form(default, seq >= default.tuning.mamba2_chunked_min_seq), "blocked"
+    )
     other_threshold = NEVER if form == "chunked (SSD)" else 1
     other = _scan_executable("mamba2", shapes, tuning={"mamba2_chunked_min_seq": other_threshold})
     other_form = "blocked" if form == "chunked (SSD)" else "chunked (SSD)"
     rlx_ms = bench.time(lambda: default(*inputs))  # first: torch's and OpenBLAS's threads spin a while after use
-    peers = {f"rlx_mlir {other_form} form": bench.time(lambda: other(*inputs)),
-             "NumPy time loop": bench.time(lambda: numpy_mamba2(*inputs))}
+    peers = {
+        f"rlx_mlir {other_form} form": bench.time(lambda: other(*inputs)),
+        "NumPy time loop": bench.time(lambda: numpy_mamba2(*inputs)),
+    }
     y = default(*inputs)[0]
     checks = {other_form: other(*inputs)[0], "numpy": numpy_mamba2(*inputs)}
     if torch is not None:
@@ -531,8 +544,13 @@ def mamba2_section(bench: Bench) -> None:
         with torch.inference_mode():
             tx = [torch.from_numpy(v) for v in (*step, state)]
             peers["PyTorch eager step"] = bench.time(lambda: torch_mamba2_step(torch, *tx))
-    report(bench, f"Mamba2 decode step B{batch} H{heads} P{p} N{n} f32 (state in and out)",
-           5 * p * n * heads * batch / 1e9, rlx_ms, peers)
+    report(
+        bench,
+        f"Mamba2 decode step B{batch} H{heads} P{p} N{n} f32 (state in and out)",
+        5 * p * n * heads * batch / 1e9,
+        rlx_ms,
+        peers,
+    )
 
 
 def selective_scan_section(bench: Bench) -> None:
@@ -547,8 +565,9 @@ def selective_scan_section(bench: Bench) -> None:
     rlx_ms = bench.time(lambda: scan(x, delta, a, b, c))
     peers = {"NumPy time loop": bench.time(lambda: numpy_selective_scan(x, delta, a, b, c))}
     gflop = 7 * channels * n * seq * batch / 1e9  # Δ·A, exp, the update (3) and C·h (2) per state and step
-    report(bench, f"Selective scan B{batch} S{seq} D{channels} N{n} f32 (7 FLOP per state and step)", gflop,
-           rlx_ms, peers)
+    report(
+        bench, f"Selective scan B{batch} S{seq} D{channels} N{n} f32 (7 FLOP per state and step)", gflop, rlx_ms, peers
+    )
     y = scan(x, delta, a, b, c)[0]
     print(f"  max |difference| / max |y| vs rlx: {_agreement(y, numpy=numpy_selective_scan(x, delta, a, b, c))}")
 
@@ -560,8 +579,12 @@ SECTIONS["scan"] = selective_scan_section
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=7)
-    parser.add_argument("--only", type=_section_names, default=list(SECTIONS),
-                        help=f"comma-separated sections to run, of {','.join(SECTIONS)} (default: all)")
+    parser.add_argument(
+        "--only",
+        type=_section_names,
+        default=list(SECTIONS),
+        help=f"comma-separated sections to run, of {','.join(SECTIONS)} (default: all)",
+    )
     add_target_argument(parser)
     options = parser.parse_args()
     print(use_target(options.target))

@@ -35,10 +35,10 @@ from collections.abc import Callable
 
 import numpy as np
 from elementwise import median_ms  # the one timing loop of benchmarks/ (this script's folder is on sys.path)
+from machine import add_target_argument, use_target  # this script's folder is on sys.path
 from xdsl.dialects.builtin import ModuleOp
 
 import rlx_mlir as rlx
-from machine import add_target_argument, use_target  # this script's folder is on sys.path
 
 EPS = 1e-5
 UNFUSED = "canonicalize,canonicalize-broadcast,fuse-elementwise,canonicalize-broadcast"
@@ -83,7 +83,9 @@ def numpy_layer_norm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray) -> np.n
     return centered / np.sqrt(var + np.float32(EPS)) * gamma + beta
 
 
-def onnxruntime_runs(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, threads: int) -> dict[str, Callable[[], object]]:
+def onnxruntime_runs(
+    x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, threads: int
+) -> dict[str, Callable[[], object]]:
     """onnxruntime sessions of one node each (Softmax, LayerNormalization, ReduceSum to a
     scalar) on `threads` threads; none if onnx/onnxruntime are not installed."""
     try:
@@ -96,16 +98,22 @@ def onnxruntime_runs(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, threads
 
     def session(node: object, inputs: list[tuple[str, list[int]]], output: list[int]) -> object:
         graph = helper.make_graph(
-            [node], "g", [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in inputs],
-            [helper.make_tensor_value_info("y", TensorProto.FLOAT, output)])
+            [node],
+            "g",
+            [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in inputs],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, output)],
+        )
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
         options = ort.SessionOptions()
         options.intra_op_num_threads, options.inter_op_num_threads = threads, 1
         return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
 
     softmax = session(helper.make_node("Softmax", ["x"], ["y"], axis=-1), [("x", shape)], shape)
-    norm = session(helper.make_node("LayerNormalization", ["x", "g", "b"], ["y"], axis=-1, epsilon=EPS),
-                   [("x", shape), ("g", shape[-1:]), ("b", shape[-1:])], shape)
+    norm = session(
+        helper.make_node("LayerNormalization", ["x", "g", "b"], ["y"], axis=-1, epsilon=EPS),
+        [("x", shape), ("g", shape[-1:]), ("b", shape[-1:])],
+        shape,
+    )
     total = session(helper.make_node("ReduceSum", ["x"], ["y"], keepdims=0), [("x", shape)], [])
     return {
         "onnxruntime Softmax": lambda: softmax.run(None, {"x": x}),
@@ -146,12 +154,16 @@ def main() -> None:
 
     total = compile_one(
         f"  %s = rlx.reduce_sum %x {{axes = array<i64: 1>}} : ({full}) -> {row}\n  func.return %s : {row}",
-        f"%x: {full}", row, threads,
+        f"%x: {full}",
+        row,
+        threads,
     )
     scalar = tensor(())
     everything = compile_one(
         f"  %s = rlx.reduce_sum %x {{axes = array<i64: 0, 1>}} : ({full}) -> {scalar}\n  func.return %s : {scalar}",
-        f"%x: {full}", scalar, threads,
+        f"%x: {full}",
+        scalar,
+        threads,
     )
     copy = compile_one(f"  func.return %x : {full}", f"%x: {full}", full, threads)
     softmax = compile_one(
@@ -198,7 +210,7 @@ def main() -> None:
         aten = torch.ops.aten
         t_out, t_mean, t_rstd = torch.empty_like(tx), torch.empty(rows, 1), torch.empty(rows, 1)
         runs["torch.sum(dim=-1)"] = (lambda: tx.sum(dim=-1), repeat)
-        runs["torch.sum (all)"] = (lambda: tx.sum(), repeat)
+        runs["torch.sum (all)"] = (tx.sum, repeat)
         runs["torch.softmax"] = (lambda: torch.softmax(tx, dim=-1), repeat)
         runs["torch softmax (out=)"] = (lambda: aten._softmax.out(tx, -1, False, out=t_out), repeat)
         tmask = torch.from_numpy(mask)
@@ -218,8 +230,12 @@ def main() -> None:
         time.sleep(0.5)  # let torch's OpenMP threads stop spinning before rlx runs again
 
     show("reduce_sum over the last axis", times, ["rlx_mlir reduce_sum"], ["np.sum(axis=-1)", "torch.sum(dim=-1)"])
-    show(f"reduce_sum of all {x.size} elements to one value (target: >= 1.0x torch)", times,
-         ["rlx_mlir reduce_sum (all)"], ["torch.sum (all)", "onnxruntime ReduceSum (all)"])
+    show(
+        f"reduce_sum of all {x.size} elements to one value (target: >= 1.0x torch)",
+        times,
+        ["rlx_mlir reduce_sum (all)"],
+        ["torch.sum (all)", "onnxruntime ReduceSum (all)"],
+    )
     for name in ("rlx copy (memcpy)", "np.copyto"):
         print(f"  {name:<28}{times[name]:8.2f} ms   {2 * x.nbytes / times[name] / 1e6:6.1f} GB/s (read + write)")
     sum_bw = x.nbytes / times["rlx_mlir reduce_sum"] / 1e6
@@ -228,16 +244,20 @@ def main() -> None:
     print(f"  reduce_sum reads {sum_bw:.1f} GB/s = {ratio:.2f}x the faster copy's bandwidth (target >= 0.7x)")
     show(
         "softmax over the last axis (targets: >= 3x numpy eager, >= 1.0x torch)",
-        times, ["rlx_mlir softmax (out=)", "rlx_mlir softmax (allocating)"],
+        times,
+        ["rlx_mlir softmax (out=)", "rlx_mlir softmax (allocating)"],
         ["numpy eager softmax", "torch.softmax", "torch softmax (out=)", "onnxruntime Softmax"],
     )
     show(
         "softmax(x * scale) * mask: both chains fused into the softmax kernel (rlx unfused: 3 kernels)",
-        times, ["rlx_mlir fused (out=)", "rlx_mlir unfused (out=)"], ["numpy eager chain", "torch eager chain"],
+        times,
+        ["rlx_mlir fused (out=)", "rlx_mlir unfused (out=)"],
+        ["numpy eager chain", "torch eager chain"],
     )
     show(
         "layer norm from rlx ops (target: >= 1.0x torch; the squares fuse into the variance reduction)",
-        times, ["rlx_mlir ops (out=)", "rlx_mlir ops (allocating)"],
+        times,
+        ["rlx_mlir ops (out=)", "rlx_mlir ops (allocating)"],
         ["numpy eager layer norm", "torch layer_norm", "torch layer_norm (out=)", "onnxruntime LayerNormalization"],
     )
     kernels = len(re.findall(r'define void @"layer_norm_k\d+(?:_\d+)?"\(', norm.llvm_ir))

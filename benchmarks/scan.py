@@ -25,15 +25,15 @@ import time
 
 import numpy as np
 from elementwise import median_ms  # the one timing loop of benchmarks/ (this script's folder is on sys.path)
+from machine import add_target_argument, use_target  # this script's folder is on sys.path
 
 import rlx_mlir as rlx
 from rlx_mlir.builder import Builder
-from machine import add_target_argument, use_target  # this script's folder is on sys.path
 
 THREADS = 2
 """For everyone; `--threads 1` compares single-core work, which a machine
 shared with other jobs disturbs far less than two threads that wait for each other."""
-B, S, I, H = 8, 128, 256, 256
+B, S, I, H = 8, 128, 256, 256  # noqa: E741 - the LSTM's sizes as the papers name them
 TORCH_SPIN_S = 0.5
 """Each rlx row is timed before torch's, or this long after: torch's OpenMP
 threads keep spinning for a while after its calls and would slow whatever

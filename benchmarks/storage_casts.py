@@ -19,23 +19,30 @@ import ml_dtypes
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from elementwise import median_ms  # noqa: E402
-
-import rlx_mlir as rlx  # noqa: E402
+from elementwise import median_ms
 from machine import add_target_argument, use_target  # this script's folder is on sys.path
 
+import rlx_mlir as rlx
+
 CASES = [  # (source, target, saturate)
-    ("f32", "f8E4M3FN", False), ("f32", "f8E4M3FN", True), ("f8E4M3FN", "f32", True),
-    ("f32", "f8E5M2", False), ("f8E5M2", "f32", True), ("f16", "f8E5M2FNUZ", False),
-    ("i32", "i4", True), ("i4", "f32", True),
+    ("f32", "f8E4M3FN", False),
+    ("f32", "f8E4M3FN", True),
+    ("f8E4M3FN", "f32", True),
+    ("f32", "f8E5M2", False),
+    ("f8E5M2", "f32", True),
+    ("f16", "f8E5M2FNUZ", False),
+    ("i32", "i4", True),
+    ("i4", "f32", True),
 ]
 
 
 def cast_ir(n: int, source: str, target: str, saturate: bool) -> str:
     flag = "" if saturate else " {saturate = false}"
     t_in, t_out = f"tensor<{n}x{source}>", f"tensor<{n}x{target}>"
-    return (f"func.func @cast(%x: {t_in}) -> {t_out} {{\n  %y = rlx.cast %x{flag} : ({t_in}) -> {t_out}\n"
-            f"  func.return %y : {t_out}\n}}")
+    return (
+        f"func.func @cast(%x: {t_in}) -> {t_out} {{\n  %y = rlx.cast %x{flag} : ({t_in}) -> {t_out}\n"
+        f"  func.return %y : {t_out}\n}}"
+    )
 
 
 def numpy_type(name: str) -> np.dtype:
@@ -75,15 +82,21 @@ def main() -> None:
                 want = x.astype(numpy_type(target))
             run_peer = lambda: x.astype(numpy_type(target))  # noqa: E731
         values_agree = np.array_equal(out.astype(np.float64), want.astype(np.float64), equal_nan=True)
-        assert values_agree and (out.itemsize > 1 or np.array_equal(out.view(np.uint8)[~np.isnan(
-            want.astype(np.float64))], want.view(np.uint8)[~np.isnan(want.astype(np.float64))])), \
-            f"{source} -> {target} differs from ml_dtypes"
-        rlx_ms = median_ms(lambda: exe(x, out=(out,)), options.repeat)  # noqa: B023
+        assert values_agree and (
+            out.itemsize > 1
+            or np.array_equal(
+                out.view(np.uint8)[~np.isnan(want.astype(np.float64))],
+                want.view(np.uint8)[~np.isnan(want.astype(np.float64))],
+            )
+        ), f"{source} -> {target} differs from ml_dtypes"
+        rlx_ms = median_ms(lambda: exe(x, out=(out,)), options.repeat)
         with np.errstate(all="ignore"):
             peer_ms = median_ms(run_peer, options.repeat)
         mode = "" if not target.startswith("f8") else (" saturate" if saturate else " no-sat")
-        print(f"{source:>9} -> {target:<10}{mode:<10} rlx {rlx_ms:8.2f} ms   ml_dtypes {peer:<11} {peer_ms:8.2f} ms"
-              f"   peer/rlx = {peer_ms / rlx_ms:6.1f}x")
+        print(
+            f"{source:>9} -> {target:<10}{mode:<10} rlx {rlx_ms:8.2f} ms   ml_dtypes {peer:<11} {peer_ms:8.2f} ms"
+            f"   peer/rlx = {peer_ms / rlx_ms:6.1f}x"
+        )
 
 
 if __name__ == "__main__":

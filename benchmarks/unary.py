@@ -16,9 +16,9 @@ import time
 from collections.abc import Callable
 
 import numpy as np
+from machine import add_target_argument, use_target  # this script's folder is on sys.path
 
 import rlx_mlir as rlx
-from machine import add_target_argument, use_target  # this script's folder is on sys.path
 
 NUMPY = {"sin": np.sin, "cos": np.cos, "tan": np.tan, "tanh": np.tanh, "exp": np.exp}
 DEFAULT_OPS = "sin,cos,tan,tanh,gelu,gelu_approx,silu,mish,hard_swish"
@@ -47,15 +47,19 @@ def main() -> None:
     n = 1 << options.log2n
     rng = np.random.default_rng(0)
     span = options.range
-    print(f"n = 2^{options.log2n}, 1 thread, inputs uniform in [-{span:g}, {span:g}]; "
-          f"ns/element (best of {options.repeat})")
+    print(
+        f"n = 2^{options.log2n}, 1 thread, inputs uniform in [-{span:g}, {span:g}]; "
+        f"ns/element (best of {options.repeat})"
+    )
     for ty, dtype in (("f32", np.float32), ("f64", np.float64)):
         x = rng.uniform(-span, span, n).astype(dtype)
         out = np.empty_like(x)
         for op in options.ops.split(","):
             t = f"tensor<{n}x{ty}>"
-            exe = rlx.compile(f"func.func @f(%a: {t}) -> {t} {{\n  %r = rlx.{op} %a : ({t}) -> {t}\n"
-                              f"  func.return %r : {t}\n}}\n", threads=1)
+            exe = rlx.compile(
+                f"func.func @f(%a: {t}) -> {t} {{\n  %r = rlx.{op} %a : ({t}) -> {t}\n  func.return %r : {t}\n}}\n",
+                threads=1,
+            )
             line = f"  {ty} {op:<12} rlx {best_ns(lambda: exe(x, out=(out,)), options.repeat, n):6.2f}"
             if op in NUMPY:
                 line += f"   numpy {best_ns(lambda: NUMPY[op](x, out=out), options.repeat, n):6.2f}"

@@ -80,8 +80,7 @@ def check_value_type(op: Operation, t: Attribute, what: str) -> dtypes.DType:
     dtype = dtypes.lookup(element_type(t))
     if dtype is None:
         raise VerifyException(
-            f"'{op.name}' {what} has unsupported element type {element_type(t)} "
-            f"(supported: {dtypes.supported_names()})"
+            f"'{op.name}' {what} has unsupported element type {element_type(t)} (supported: {dtypes.supported_names()})"
         )
     size = dtype.nbytes
     for d in shape_of(t):
@@ -127,7 +126,9 @@ def check_result_shape(op: Operation, expected: Sequence[int], result: SSAValue 
     result = result if result is not None else op.results[0]
     got = shape_of(result.type)
     if got != tuple(expected):
-        raise VerifyException(f"'{op.name}' result shape {list(got)} does not match the expected shape {list(expected)}")
+        raise VerifyException(
+            f"'{op.name}' result shape {list(got)} does not match the expected shape {list(expected)}"
+        )
 
 
 def check_same_element_type(op: Operation, what: str, value: SSAValue, like: SSAValue) -> None:

@@ -91,7 +91,9 @@ class UnaryOp(ElementwiseOp, ABC):
     def verify_dtypes(self, operands: list[dtypes.DType], result: dtypes.DType) -> None:
         check_kind(self, operands[0], self.ALLOWED, "operand")
         if result != operands[0]:
-            raise VerifyException(f"'{self.name}' result element type {result.name} must equal the operand's {operands[0].name}")
+            raise VerifyException(
+                f"'{self.name}' result element type {result.name} must equal the operand's {operands[0].name}"
+            )
 
 
 class BinaryOp(ElementwiseOp, ABC):
@@ -112,7 +114,9 @@ class BinaryOp(ElementwiseOp, ABC):
             )
         check_kind(self, operands[0], self.ALLOWED, "operands")
         if result != operands[0]:
-            raise VerifyException(f"'{self.name}' result element type {result.name} must equal the operands' {operands[0].name}")
+            raise VerifyException(
+                f"'{self.name}' result element type {result.name} must equal the operands' {operands[0].name}"
+            )
 
 
 class CompareOp(BinaryOp, ABC):
@@ -514,19 +518,65 @@ class GeOp(CompareOp):
     ALLOWED: ClassVar[frozenset[Kind]] = ORDERED
 
 
-
-UNARY_OPS: dict[str, type[UnaryOp]] = {op.name.removeprefix("rlx."): op for op in (
-    ReluOp, GeluOp, GeluApproxOp, SiluOp, SigmoidOp, TanhOp, ExpOp, LogOp, SqrtOp, RsqrtOp, NegOp, AbsOp, RoundOp,
-    SinOp, CosOp, TanOp, AtanOp, RecipOp, FloorOp, CeilOp, SignOp, SoftplusOp, EluOp, ErfOp, HardSwishOp,
-    HardSigmoidOp, MishOp, SoftsignOp, LogSigmoidOp,
-)}
+UNARY_OPS: dict[str, type[UnaryOp]] = {
+    op.name.removeprefix("rlx."): op
+    for op in (
+        ReluOp,
+        GeluOp,
+        GeluApproxOp,
+        SiluOp,
+        SigmoidOp,
+        TanhOp,
+        ExpOp,
+        LogOp,
+        SqrtOp,
+        RsqrtOp,
+        NegOp,
+        AbsOp,
+        RoundOp,
+        SinOp,
+        CosOp,
+        TanOp,
+        AtanOp,
+        RecipOp,
+        FloorOp,
+        CeilOp,
+        SignOp,
+        SoftplusOp,
+        EluOp,
+        ErfOp,
+        HardSwishOp,
+        HardSigmoidOp,
+        MishOp,
+        SoftsignOp,
+        LogSigmoidOp,
+    )
+}
 """Every unary op by its short name (the Builder's methods, `activation_backward`'s `kind`)."""
 
-BINARY_OPS: dict[str, type[BinaryOp]] = {op.name.removeprefix("rlx."): op for op in (
-    AddOp, SubOp, MulOp, DivOp, ModOp, MaxOp, MinOp, PowOp, Atan2Op, BitAndOp, BitOrOp, BitXorOp, ShlOp, ShrOp,
-)}
+BINARY_OPS: dict[str, type[BinaryOp]] = {
+    op.name.removeprefix("rlx."): op
+    for op in (
+        AddOp,
+        SubOp,
+        MulOp,
+        DivOp,
+        ModOp,
+        MaxOp,
+        MinOp,
+        PowOp,
+        Atan2Op,
+        BitAndOp,
+        BitOrOp,
+        BitXorOp,
+        ShlOp,
+        ShrOp,
+    )
+}
 
-COMPARE_OPS: dict[str, type[CompareOp]] = {op.name.removeprefix("rlx."): op for op in (EqOp, NeOp, LtOp, LeOp, GtOp, GeOp)}
+COMPARE_OPS: dict[str, type[CompareOp]] = {
+    op.name.removeprefix("rlx."): op for op in (EqOp, NeOp, LtOp, LeOp, GtOp, GeOp)
+}
 
 
 # ---------------------------------------------------------------------------
@@ -656,8 +706,14 @@ class ActivationBackwardOp(GradientOp):
 
 
 ELEMENTWISE_OPS: tuple[type[ElementwiseOp], ...] = (
-    *UNARY_OPS.values(), *BINARY_OPS.values(), *COMPARE_OPS.values(), WhereOp, FmaOp, CastOp,
-    ReluBackwardOp, ActivationBackwardOp,
+    *UNARY_OPS.values(),
+    *BINARY_OPS.values(),
+    *COMPARE_OPS.values(),
+    WhereOp,
+    FmaOp,
+    CastOp,
+    ReluBackwardOp,
+    ActivationBackwardOp,
 )
 
 

@@ -286,7 +286,13 @@ class PadOp(LayoutOp):
     value = prop_def(FloatAttr[Float64Type], default_value=FloatAttr(0.0, Float64Type()))
 
     def __init__(
-        self, input: SSAValue, before: Sequence[int], after: Sequence[int], mode: str, value: float, result_type: Attribute
+        self,
+        input: SSAValue,
+        before: Sequence[int],
+        after: Sequence[int],
+        mode: str,
+        value: float,
+        result_type: Attribute,
     ) -> None:
         props = {
             "before": i64_array(before),
@@ -361,7 +367,9 @@ class ConcatOp(MovementOp):
                 )
         total = sum(self.extent(v) for v in self.inputs)
         if total != out[axis]:
-            raise VerifyException(f"'{self.name}' inputs fill {total} positions on axis {axis}, the result has {out[axis]}")
+            raise VerifyException(
+                f"'{self.name}' inputs fill {total} positions on axis {axis}, the result has {out[axis]}"
+            )
 
 
 # ---------------------------------------------------------------------------
@@ -468,9 +476,13 @@ class GatherNdOp(IndexedOp):
         if b < 0 or b >= len(indices) or b > len(data):
             raise VerifyException(f"'{self.name}' batch_dims {b} is out of range")
         if indices[:b] != data[:b]:
-            raise VerifyException(f"'{self.name}' batch dims of indices {list(indices[:b])} and data {list(data[:b])} differ")
+            raise VerifyException(
+                f"'{self.name}' batch dims of indices {list(indices[:b])} and data {list(data[:b])} differ"
+            )
         if k < 1 or b + k > len(data):
-            raise VerifyException(f"'{self.name}' {k} coordinates per index do not fit data of rank {len(data)} after {b} batch dims")
+            raise VerifyException(
+                f"'{self.name}' {k} coordinates per index do not fit data of rank {len(data)} after {b} batch dims"
+            )
         check_same_element_type(self, "result", self.result, self.data)
         check_result_shape(self, gathered_nd_shape(data, indices, b))
 
@@ -521,7 +533,7 @@ class ReducingScatter(IndexedOp, ABC):
         combine = REDUCTIONS[reduction]
         if combine is not None:
             dtype = check_value_type(self, self.data.type, "data")
-            check_kind(self, dtype, combine.ALLOWED, f"reduction \"{reduction}\" data")
+            check_kind(self, dtype, combine.ALLOWED, f'reduction "{reduction}" data')
         return reduction
 
     @property
@@ -546,7 +558,9 @@ class ScatterAddOp(IndexedOp):
     def verify_shapes(self) -> None:
         updates, indices, out = shape_of(self.updates.type), shape_of(self.indices.type), shape_of(self.result.type)
         if len(indices) != 1 or not updates or updates[0] != indices[0]:
-            raise VerifyException(f"'{self.name}' needs indices [N] for updates [N, ...], got {list(indices)} and {list(updates)}")
+            raise VerifyException(
+                f"'{self.name}' needs indices [N] for updates [N, ...], got {list(indices)} and {list(updates)}"
+            )
         if not out or out[1:] != updates[1:]:
             raise VerifyException(f"'{self.name}' result shape {list(out)} must be [M] + {list(updates[1:])}")
         check_same_element_type(self, "result", self.result, self.updates)
@@ -565,7 +579,9 @@ class ScatterNdOp(ReducingScatter):
     result = result_def(TensorType)
     reduction = prop_def(StringAttr, default_value=StringAttr("none"))
 
-    def __init__(self, data: SSAValue, indices: SSAValue, updates: SSAValue, reduction: str, result_type: Attribute) -> None:
+    def __init__(
+        self, data: SSAValue, indices: SSAValue, updates: SSAValue, reduction: str, result_type: Attribute
+    ) -> None:
         props = {"reduction": StringAttr(reduction)}
         super().__init__(operands=[data, indices, updates], result_types=[result_type], properties=props)
 
@@ -576,7 +592,9 @@ class ScatterNdOp(ReducingScatter):
             raise VerifyException(f"'{self.name}' indices {list(indices)} must end in 1..{len(data)} coordinates")
         expected = indices[:-1] + data[indices[-1] :]
         if updates != expected:
-            raise VerifyException(f"'{self.name}' updates shape {list(updates)} does not match the expected shape {list(expected)}")
+            raise VerifyException(
+                f"'{self.name}' updates shape {list(updates)} does not match the expected shape {list(expected)}"
+            )
         check_same_element_type(self, "updates", self.updates, self.data)
         check_same_element_type(self, "result", self.result, self.data)
         check_result_shape(self, data)
@@ -680,7 +698,7 @@ class RemoveIdentityReverse(RewritePattern):
 class RemoveIdentitySlice(RewritePattern):
     """A slice or narrow that reads every element in order is its input."""
 
-    def match_and_rewrite(self, op, rewriter: PatternRewriter) -> None:  # noqa: ANN001 (two op types)
+    def match_and_rewrite(self, op, rewriter: PatternRewriter) -> None:
         if not isinstance(op, (SliceOp, NarrowOp)) or op.input.type != op.result.type:
             return
         shape = shape_of(op.input.type)

@@ -91,8 +91,11 @@ class RlxParser(Parser):
                 return None
             attributes = self.parse_optional_attr_dict()
         else:
-            attributes = dict(self.parse_comma_separated_list(self.Delimiter.NONE, self._parse_attribute_entry)
-                              if self.parse_optional_punctuation(",") else [])
+            attributes = dict(
+                self.parse_comma_separated_list(self.Delimiter.NONE, self._parse_attribute_entry)
+                if self.parse_optional_punctuation(",")
+                else []
+            )
             self.parse_punctuation("}")
             if "value" in attributes:
                 self.raise_error("Duplicate key 'value' in attribute dictionary")
@@ -112,11 +115,10 @@ class RlxParser(Parser):
             return None
         return parse_splat(self)
 
-    def parse_dense_int_or_fp_elements_attr(
-        self, type: RankedStructure[Attribute] | None
-    ) -> DenseIntOrFPElementsAttr:
+    def parse_dense_int_or_fp_elements_attr(self, type: RankedStructure[Attribute] | None) -> DenseIntOrFPElementsAttr:
         if type is None and (size := splat_bytes(self)) is not None and size > EXPANSION_LIMIT:
             self.raise_error(
                 f"a splat dense literal of {size} bytes: only the value of an rlx.constant is kept as one "
-                f"value, and xDSL would expand this one in memory (at most {EXPANSION_LIMIT} bytes)")
+                f"value, and xDSL would expand this one in memory (at most {EXPANSION_LIMIT} bytes)"
+            )
         return super().parse_dense_int_or_fp_elements_attr(type)  # type: ignore[arg-type]

@@ -239,8 +239,9 @@ class RnnFamilyOp(StatefulOp, ABC):
             "bidirectional": bool_attr(bidirectional),
             **extra,
         }
-        super().__init__(operands=[*inputs, list(state)], result_types=[result_types[0], list(result_types[1:])],
-                         properties=props)
+        super().__init__(
+            operands=[*inputs, list(state)], result_types=[result_types[0], list(result_types[1:])], properties=props
+        )
 
     @property
     def directions(self) -> int:
@@ -307,7 +308,7 @@ class RnnFamilyOp(StatefulOp, ABC):
     def verify_shapes(self) -> None:
         self.positive("hidden_size")
         self.positive("num_layers")
-        batch, seq, _ = self.check_rank("x", 3)
+        _batch, _seq, _ = self.check_rank("x", 3)
         for name, expected in self.weight_lens().items():
             actual = numel(shape_of(self.input(name).type))
             if actual != expected:
@@ -402,8 +403,9 @@ class ScanFamilyOp(StatefulOp, ABC):
         result_types: Sequence[Attribute],
         **props: Attribute,
     ) -> None:
-        super().__init__(operands=[*inputs, list(state)], result_types=[result_types[0], list(result_types[1:])],
-                         properties=props)
+        super().__init__(
+            operands=[*inputs, list(state)], result_types=[result_types[0], list(result_types[1:])], properties=props
+        )
 
     def attr_matches(self, name: str, dim: int, what: str) -> int:
         value = self.positive(name)

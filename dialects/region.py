@@ -139,7 +139,6 @@ class ScalarBodyRegionOp(BodyOp, ABC):
 
     def verify_results(self) -> None:
         """The results' types against the iteration space."""
-        ...
 
     @property
     def mapped_inputs(self) -> Sequence[SSAValue]:
@@ -170,8 +169,7 @@ class ScalarBodyRegionOp(BodyOp, ABC):
             low, high = access.bounds(space)
             if low < 0 or high >= shape[axis]:
                 raise VerifyException(
-                    f"'{self.name}' indexing map #{i} reads axis {axis} (size {shape[axis]}) "
-                    f"at indices {low}..{high}"
+                    f"'{self.name}' indexing map #{i} reads axis {axis} (size {shape[axis]}) at indices {low}..{high}"
                 )
 
     @classmethod
@@ -564,7 +562,11 @@ class RowRegionOp(ScalarBodyRegionOp, ABC):
     epilogue = region_def("single_block")
 
     def rebuilt(
-        self, inputs: Sequence[SSAValue], maps: Sequence[AffineMap], result_type: Attribute, body: Region,
+        self,
+        inputs: Sequence[SSAValue],
+        maps: Sequence[AffineMap],
+        result_type: Attribute,
+        body: Region,
         epilogue: Region,
     ) -> RowRegionOp:
         """This op's kind and properties over other inputs and bodies."""
@@ -585,7 +587,10 @@ class RowRegionOp(ScalarBodyRegionOp, ABC):
         values = {arg: normalized if k == position else next(rest) for k, arg in enumerate(theirs.args)}
         block.add_op(YieldOp(_inline_body(theirs, values, block)))
         return self.rebuilt(
-            [*self.inputs, *others], [*self.maps, *other_maps], consumer.outputs[0].type, self.body.clone(),
+            [*self.inputs, *others],
+            [*self.maps, *other_maps],
+            consumer.outputs[0].type,
+            self.body.clone(),
             Region([block]),
         )
 
@@ -594,8 +599,11 @@ class RowRegionOp(ScalarBodyRegionOp, ABC):
         result: the producer's inputs and body become the prologue."""
         epilogue_maps = self.maps[self.prologue_count :]
         return self.rebuilt(
-            [*producer.inputs, *self.epilogue_inputs], [*producer.maps, *epilogue_maps], self.outputs[0].type,
-            producer.body.clone(), self.epilogue.clone(),
+            [*producer.inputs, *self.epilogue_inputs],
+            [*producer.maps, *epilogue_maps],
+            self.outputs[0].type,
+            producer.body.clone(),
+            self.epilogue.clone(),
         )
 
     def reads_through(self, amap: AffineMap, value: SSAValue) -> bool:
@@ -740,7 +748,11 @@ class NormalizeRegionOp(RowRegionOp):
         return cls(inputs, maps, axis, type(op), op.result.type, body, _identity_body(op.result.type))
 
     def rebuilt(
-        self, inputs: Sequence[SSAValue], maps: Sequence[AffineMap], result_type: Attribute, body: Region,
+        self,
+        inputs: Sequence[SSAValue],
+        maps: Sequence[AffineMap],
+        result_type: Attribute,
+        body: Region,
         epilogue: Region,
     ) -> NormalizeRegionOp:
         return NormalizeRegionOp(inputs, maps, self.axis.value.data, self.kind, result_type, body, epilogue)
@@ -827,7 +839,11 @@ class StandardizeRegionOp(RowRegionOp):
         )
 
     def rebuilt(
-        self, inputs: Sequence[SSAValue], maps: Sequence[AffineMap], result_type: Attribute, body: Region,
+        self,
+        inputs: Sequence[SSAValue],
+        maps: Sequence[AffineMap],
+        result_type: Attribute,
+        body: Region,
         epilogue: Region,
     ) -> StandardizeRegionOp:
         return StandardizeRegionOp(inputs, maps, self.eps, self.is_centered, result_type, body, epilogue)
@@ -849,7 +865,9 @@ class StandardizeRegionOp(RowRegionOp):
         if rank == 0:
             raise VerifyException(f"'{self.name}' result must have an axis to normalize, got rank 0")
         if self.axis.value.data not in (rank - 1, -1):
-            raise VerifyException(f"'{self.name}' normalizes the last axis ({rank - 1}), got axis {self.axis.value.data}")
+            raise VerifyException(
+                f"'{self.name}' normalizes the last axis ({rank - 1}), got axis {self.axis.value.data}"
+            )
         if not self.eps >= 0:
             raise VerifyException(f"'{self.name}' epsilon must be >= 0, got {self.eps}")
 

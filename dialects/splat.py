@@ -107,10 +107,15 @@ def _splat_literal(parser: Parser) -> tuple[int | float | str, tuple[int, int]] 
 
 def _complex_splat_literal(parser: Parser) -> bool:
     """Whether `<(RE, IM)>` (after `dense`) was read."""
-    return (parser.parse_optional_punctuation("<") is not None and parser.parse_optional_punctuation("(") is not None
-            and parser.parse_optional_number() is not None and parser.parse_optional_punctuation(",") is not None
-            and parser.parse_optional_number() is not None and parser.parse_optional_punctuation(")") is not None
-            and parser.parse_optional_punctuation(">") is not None)
+    return (
+        parser.parse_optional_punctuation("<") is not None
+        and parser.parse_optional_punctuation("(") is not None
+        and parser.parse_optional_number() is not None
+        and parser.parse_optional_punctuation(",") is not None
+        and parser.parse_optional_number() is not None
+        and parser.parse_optional_punctuation(")") is not None
+        and parser.parse_optional_punctuation(">") is not None
+    )
 
 
 def _hex_bytes(parser: Parser, literal: str, span: tuple[int, int]) -> bytes:

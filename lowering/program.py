@@ -445,8 +445,10 @@ class _EntryBuilder:
 
         def segment(j: SSAValue) -> None:
             k = e.sub(e.i64(checkpoints - 1), j)
-            last = e.sub(e.udiv(e.add(e.mul(e.add(k, e.i64(1)), e.i64(length)), e.i64(checkpoints - 1)),
-                                e.i64(checkpoints)), e.i64(1))
+            last = e.sub(
+                e.udiv(e.add(e.mul(e.add(k, e.i64(1)), e.i64(length)), e.i64(checkpoints - 1)), e.i64(checkpoints)),
+                e.i64(1),
+            )
             k_before = e.select(e.icmp("eq", k, e.i64(0)), e.i64(0), e.sub(k, e.i64(1)))
             first = e.select(
                 e.icmp("eq", k, e.i64(0)),
@@ -466,6 +468,7 @@ class _EntryBuilder:
                 return
 
             if op.forward is not None:
+
                 def recompute(t: SSAValue) -> None:
                     forward_step(t, carry_before(t), self._at(cache, e.sub(t, first), carry))
 
@@ -496,14 +499,23 @@ class _EntryBuilder:
         mode; memory is one carry per level, two to step through, the frames."""
         e, carry = self.e, op.carry_bytes
         slots = memory
-        through = (self._at(slots, e.i64(op.griewank_levels), carry),
-                   self._at(slots, e.i64(op.griewank_levels + 1), carry))
+        through = (
+            self._at(slots, e.i64(op.griewank_levels), carry),
+            self._at(slots, e.i64(op.griewank_levels + 1), carry),
+        )
         frames = self._at(slots, e.i64(op.griewank_levels + 2), carry)
         depth = e.op(llvm.GEPOp(frames, [op.griewank_frames * 4], i64, inbounds=True))  # the stack's size, after it
 
         def field(index: SSAValue, k: int) -> SSAValue:
-            return e.op(llvm.GEPOp(frames, [llvm.GEP_USE_SSA_VAL], i64,
-                                   ssa_indices=[e.add(e.mul(index, e.i64(4)), e.i64(k))], inbounds=True))
+            return e.op(
+                llvm.GEPOp(
+                    frames,
+                    [llvm.GEP_USE_SSA_VAL],
+                    i64,
+                    ssa_indices=[e.add(e.mul(index, e.i64(4)), e.i64(k))],
+                    inbounds=True,
+                )
+            )
 
         def push(lo: SSAValue, hi: SSAValue, level: SSAValue, start: SSAValue) -> None:
             top = e.op(llvm.LoadOp(depth, i64))

@@ -502,7 +502,7 @@ def _scatter_add(b: Backward, op: mv.ScatterAddOp, g: SSAValue) -> Cotangents:
 def _check_scatter(op: mv.ReducingScatter) -> str:
     reduction = op.reduction.data
     if reduction not in ("none", "add"):
-        raise NoAdjoint(f"'{op.name}' with reduction \"{reduction}\" has no adjoint (only \"none\" and \"add\" do)")
+        raise NoAdjoint(f'\'{op.name}\' with reduction "{reduction}" has no adjoint (only "none" and "add" do)')
     return reduction
 
 
@@ -827,4 +827,3 @@ class AutodiffPass(ModulePass):
         except ValueError:
             modes = ", ".join(ScanCheckpointing.spellings())
             raise PassFailedException(f"autodiff: checkpoints={self.checkpoints} is not one of {modes}") from None
-

@@ -28,7 +28,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
+from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
 
 from rlx_mlir.dialects import elementwise as ew
 from rlx_mlir.dialects import reduction as rd
@@ -83,7 +83,7 @@ class Chain:
     def square_of(self, value: SSAValue) -> SSAValue | None:
         """c where `value` = c·c or c ** 2."""
         op = _owner(value, (ew.MulOp, ew.PowOp))
-        if isinstance(op, ew.MulOp) and op.lhs is op.rhs or isinstance(op, ew.PowOp) and _constant(op.rhs) == 2.0:
+        if (isinstance(op, ew.MulOp) and op.lhs is op.rhs) or (isinstance(op, ew.PowOp) and _constant(op.rhs) == 2.0):
             self.take(op)
             return op.operands[0]
         return None
@@ -97,7 +97,7 @@ class Chain:
                 return None
             self.take(op)
             op = root
-        elif not (isinstance(op, ew.RsqrtOp) and inverse or isinstance(op, ew.SqrtOp) and not inverse):
+        elif not ((isinstance(op, ew.RsqrtOp) and inverse) or (isinstance(op, ew.SqrtOp) and not inverse)):
             return None
         return self.take(op).operands[0]  # type: ignore[union-attr]
 

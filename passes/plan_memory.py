@@ -51,8 +51,8 @@ from rlx_mlir.memory_plan import (
     align,
     block_bindings,
     element_size,
-    nbytes,
     kept_scratch,
+    nbytes,
     scratch_buffers,
     scratch_label,
     view_offset,
@@ -198,8 +198,9 @@ def _best_fit(size: int, live: list[Buffer]) -> int:
 
 def lower_bound(buffers: list[Buffer]) -> int:
     """Peak of simultaneously live bytes: no placement can use less."""
-    events = sorted([(b.start, b.size) for b in buffers] + [(b.end + 1, -b.size) for b in buffers],
-                    key=lambda e: (e[0], e[1]))
+    events = sorted(
+        [(b.start, b.size) for b in buffers] + [(b.end + 1, -b.size) for b in buffers], key=lambda e: (e[0], e[1])
+    )
     live = peak = 0
     for _, delta in events:
         live += delta

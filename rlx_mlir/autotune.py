@@ -94,9 +94,7 @@ CHOICES: dict[type[Operation], Choice] = {
     rc.Mamba2Op: Choice(
         (("blocked", {"mamba2_chunked_min_seq": NEVER}), ("chunked", {"mamba2_chunked_min_seq": 0})), _long
     ),
-    ct.MatmulOp: Choice(
-        (("emitted", {}), ("blas", {"gemm_tiled_max_mnk": 0, "gemm_panel_max_mnk": 0})), _emitted_gemm
-    ),
+    ct.MatmulOp: Choice((("emitted", {}), ("blas", {"gemm_tiled_max_mnk": 0, "gemm_panel_max_mnk": 0})), _emitted_gemm),
 }
 """The decisions measured, by op class."""
 

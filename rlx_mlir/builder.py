@@ -166,7 +166,9 @@ class Builder(ElementwiseMethods):
             raise UnknownOpError(f"Builder has no op '{name}'")
 
     def where(self, condition: SSAValue, t: SSAValue, f: SSAValue) -> SSAValue:
-        return self._add(ew.WhereOp(condition, t, f, self._broadcast_type(condition, t, f, element=element_type(t.type))))
+        return self._add(
+            ew.WhereOp(condition, t, f, self._broadcast_type(condition, t, f, element=element_type(t.type)))
+        )
 
     def fma(self, a: SSAValue, b: SSAValue, c: SSAValue) -> SSAValue:
         return self._add(ew.FmaOp(a, b, c, self._broadcast_type(a, b, c)))
@@ -215,8 +217,9 @@ class Builder(ElementwiseMethods):
         before, after = integers(before, "Builder.pad before"), integers(after, "Builder.pad after")
         result = mv.padded_shape(shape_of(x.type), before, after)
         if min(result, default=0) < 0:
-            raise ArgumentError(f"Builder.pad before {before} and after {after} cut more than the shape "
-                                f"{list(shape_of(x.type))} holds")
+            raise ArgumentError(
+                f"Builder.pad before {before} and after {after} cut more than the shape {list(shape_of(x.type))} holds"
+            )
         return self._add(mv.PadOp(x, before, after, mode, value, self._like(x, result)))
 
     def concat(self, inputs: Sequence[SSAValue], axis: int) -> SSAValue:
@@ -294,14 +297,10 @@ class Builder(ElementwiseMethods):
         kept = rd.reduced_shape(shape, [self._axis(axis, len(shape))], keepdims)
         return self._add(op(x, axis, keepdims, select_last_index, tensor_type(kept, "i64")))
 
-    def argmax(
-        self, x: SSAValue, axis: int = 0, keepdims: bool = False, select_last_index: bool = False
-    ) -> SSAValue:
+    def argmax(self, x: SSAValue, axis: int = 0, keepdims: bool = False, select_last_index: bool = False) -> SSAValue:
         return self._arg_reduce(rd.ArgmaxOp, x, axis, keepdims, select_last_index)
 
-    def argmin(
-        self, x: SSAValue, axis: int = 0, keepdims: bool = False, select_last_index: bool = False
-    ) -> SSAValue:
+    def argmin(self, x: SSAValue, axis: int = 0, keepdims: bool = False, select_last_index: bool = False) -> SSAValue:
         return self._arg_reduce(rd.ArgminOp, x, axis, keepdims, select_last_index)
 
     def softmax(self, x: SSAValue, axis: int = -1) -> SSAValue:
@@ -334,69 +333,123 @@ class Builder(ElementwiseMethods):
         return tuple(op.results) if return_state else op.output
 
     def lstm(
-        self, x: SSAValue, w_ih: SSAValue, w_hh: SSAValue, bias: SSAValue, hidden_size: int, num_layers: int = 1,
-        bidirectional: bool = False, state: Sequence[SSAValue] | None = None, return_state: bool = False,
+        self,
+        x: SSAValue,
+        w_ih: SSAValue,
+        w_hh: SSAValue,
+        bias: SSAValue,
+        hidden_size: int,
+        num_layers: int = 1,
+        bidirectional: bool = False,
+        state: Sequence[SSAValue] | None = None,
+        return_state: bool = False,
     ) -> SSAValue | tuple[SSAValue, ...]:
         """PyTorch's packed LSTM (`rlx.lstm`): y, or (y, hn, cn) with `return_state`."""
         return self._stateful(
             lambda s, types: rc.LstmOp([x, w_ih, w_hh, bias], s, types, hidden_size, num_layers, bidirectional),
-            x, state, return_state,
+            x,
+            state,
+            return_state,
         )
 
     def gru(
-        self, x: SSAValue, w_ih: SSAValue, w_hh: SSAValue, b_ih: SSAValue, b_hh: SSAValue, hidden_size: int,
-        num_layers: int = 1, bidirectional: bool = False, state: Sequence[SSAValue] | None = None,
+        self,
+        x: SSAValue,
+        w_ih: SSAValue,
+        w_hh: SSAValue,
+        b_ih: SSAValue,
+        b_hh: SSAValue,
+        hidden_size: int,
+        num_layers: int = 1,
+        bidirectional: bool = False,
+        state: Sequence[SSAValue] | None = None,
         return_state: bool = False,
     ) -> SSAValue | tuple[SSAValue, ...]:
         return self._stateful(
             lambda s, types: rc.GruOp([x, w_ih, w_hh, b_ih, b_hh], s, types, hidden_size, num_layers, bidirectional),
-            x, state, return_state,
+            x,
+            state,
+            return_state,
         )
 
     def rnn(
-        self, x: SSAValue, w_ih: SSAValue, w_hh: SSAValue, bias: SSAValue, hidden_size: int, num_layers: int = 1,
-        bidirectional: bool = False, nonlinearity: str = "tanh", state: Sequence[SSAValue] | None = None,
+        self,
+        x: SSAValue,
+        w_ih: SSAValue,
+        w_hh: SSAValue,
+        bias: SSAValue,
+        hidden_size: int,
+        num_layers: int = 1,
+        bidirectional: bool = False,
+        nonlinearity: str = "tanh",
+        state: Sequence[SSAValue] | None = None,
         return_state: bool = False,
     ) -> SSAValue | tuple[SSAValue, ...]:
         return self._stateful(
             lambda s, types: rc.RnnOp(
                 [x, w_ih, w_hh, bias], s, types, hidden_size, num_layers, bidirectional, nonlinearity
             ),
-            x, state, return_state,
+            x,
+            state,
+            return_state,
         )
 
     def mamba2(
-        self, x: SSAValue, dt: SSAValue, a: SSAValue, b: SSAValue, c: SSAValue,
-        state: SSAValue | None = None, return_state: bool = False,
+        self,
+        x: SSAValue,
+        dt: SSAValue,
+        a: SSAValue,
+        b: SSAValue,
+        c: SSAValue,
+        state: SSAValue | None = None,
+        return_state: bool = False,
     ) -> SSAValue | tuple[SSAValue, ...]:
         """head_dim and state_size are read off x and b."""
         head_dim, state_size = (shape_of(v.type)[-1] if shape_of(v.type) else 0 for v in (x, b))
         return self._stateful(
             lambda s, types: rc.Mamba2Op([x, dt, a, b, c], s, types, head_dim, state_size),
-            x, _group(state), return_state,
+            x,
+            _group(state),
+            return_state,
         )
 
     def selective_scan(
-        self, x: SSAValue, delta: SSAValue, a: SSAValue, b: SSAValue, c: SSAValue,
-        state: SSAValue | None = None, return_state: bool = False,
+        self,
+        x: SSAValue,
+        delta: SSAValue,
+        a: SSAValue,
+        b: SSAValue,
+        c: SSAValue,
+        state: SSAValue | None = None,
+        return_state: bool = False,
     ) -> SSAValue | tuple[SSAValue, ...]:
         """state_size is read off a."""
         state_size = shape_of(a.type)[-1] if shape_of(a.type) else 0
         return self._stateful(
             lambda s, types: rc.SelectiveScanOp([x, delta, a, b, c], s, types, state_size),
-            x, _group(state), return_state,
+            x,
+            _group(state),
+            return_state,
         )
 
     def gated_delta_net(
-        self, q: SSAValue, k: SSAValue, v: SSAValue, g: SSAValue, beta: SSAValue,
-        state: SSAValue | None = None, return_state: bool = False,
+        self,
+        q: SSAValue,
+        k: SSAValue,
+        v: SSAValue,
+        g: SSAValue,
+        beta: SSAValue,
+        state: SSAValue | None = None,
+        return_state: bool = False,
     ) -> SSAValue | tuple[SSAValue, ...]:
         """state_size is read off q; the gate is per channel when g has q's rank."""
         state_size = shape_of(q.type)[-1] if shape_of(q.type) else 0
         per_channel = len(shape_of(g.type)) == len(shape_of(q.type))
         return self._stateful(
             lambda s, types: rc.GatedDeltaNetOp([q, k, v, g, beta], s, types, state_size, per_channel),
-            q, _group(state), return_state,
+            q,
+            _group(state),
+            return_state,
         )
 
     def scan(

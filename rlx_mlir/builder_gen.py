@@ -68,7 +68,7 @@ def _method(name: str, op: type[ew.ElementwiseOp], params: tuple[str, ...], appe
     docstring = '"""' + doc[0] if len(doc) == 1 else '"""' + "\n        ".join(doc)
     return (
         f"\n    def {name}({signature}) -> SSAValue:\n"
-        f"        {docstring}\"\"\"\n"
+        f'        {docstring}"""\n'
         f"        return self.{append}(ew.{op.__name__}, {', '.join(params)})\n"
     )
 

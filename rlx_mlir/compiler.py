@@ -62,7 +62,9 @@ def parse(text: str) -> ModuleOp:
         raise ParseError("<input>: the text nests too deeply (modules, regions or dense literals)") from None
     except (ValueError, OverflowError) as error:  # xDSL's literal and type conversions
         if "integer string conversion" in str(error):
-            raise ParseError(f"<input>: an integer literal has more than {sys.get_int_max_str_digits()} digits") from None
+            raise ParseError(
+                f"<input>: an integer literal has more than {sys.get_int_max_str_digits()} digits"
+            ) from None
         raise ParseError(f"<input>: {error}") from None
     verify(module)
     return module
@@ -184,8 +186,9 @@ class Artifacts:
             raw = constant.data.tobytes()
             dtype = dtypes.from_numpy(constant.data.dtype)
             assert dtype is not None, "a constant's data has its tensor's dtype"
-            constants.append({"offset": constant.offset, "dtype": dtype.name,
-                              "start": len(blob), "count": int(constant.data.size)})
+            constants.append(
+                {"offset": constant.offset, "dtype": dtype.name, "start": len(blob), "count": int(constant.data.size)}
+            )
             blob += raw
         document = {
             "name": self.name,
@@ -193,7 +196,9 @@ class Artifacts:
             "outputs": [[list(s.shape), s.dtype.name] for s in self.outputs],
             "plan": [self.plan.arena_size, self.plan.lower_bound, self.plan.offsets],
             "constants": constants,
-            "llvm_ir": self.llvm_ir, "jit_text": self.jit_text, "planned_ir": self.planned_ir,
+            "llvm_ir": self.llvm_ir,
+            "jit_text": self.jit_text,
+            "planned_ir": self.planned_ir,
             "checks": [c.op for c in self.checks],
             "tuned": [[t.op, t.choice, t.source, dict(t.seconds)] for t in self.tuned],
             "timed": None if self.timed is None else [t.encode() for t in self.timed],
@@ -216,9 +221,15 @@ class Artifacts:
             constants.append(ConstantData(int(c["offset"]), data))
         size, bound, offsets = d["plan"]
         return cls(
-            str(d["name"]), specs(d["inputs"]), specs(d["outputs"]),
-            MemoryPlan(int(size), int(bound), {str(k): int(v) for k, v in offsets.items()}), constants,
-            str(d["llvm_ir"]), str(d["jit_text"]), str(d["planned_ir"]), [IndexCheck(str(op)) for op in d["checks"]],
+            str(d["name"]),
+            specs(d["inputs"]),
+            specs(d["outputs"]),
+            MemoryPlan(int(size), int(bound), {str(k): int(v) for k, v in offsets.items()}),
+            constants,
+            str(d["llvm_ir"]),
+            str(d["jit_text"]),
+            str(d["planned_ir"]),
+            [IndexCheck(str(op)) for op in d["checks"]],
             [autotune.Tuned(str(op), str(c), str(s), dict(t)) for op, c, s, t in d["tuned"]],
             None if d["timed"] is None else [TimedOp.decode(row) for row in d["timed"]],
         )
@@ -290,7 +301,16 @@ def compile(
     a = artifacts
     try:
         exe = Executable(
-            a.name, compiled, a.inputs, a.outputs, a.plan, a.constants, a.llvm_ir, a.planned_ir, kernel_tuning, a.checks,
+            a.name,
+            compiled,
+            a.inputs,
+            a.outputs,
+            a.plan,
+            a.constants,
+            a.llvm_ir,
+            a.planned_ir,
+            kernel_tuning,
+            a.checks,
             a.timed,
         )
     except MemoryError:
@@ -298,7 +318,8 @@ def compile(
     exe.tuned = artifacts.tuned
     exe.threads = effective
     exe.recompile = (
-        compile, (text, pipeline, entry, threads, target, None if tuning is None else dict(tuning), tune, profile)
+        compile,
+        (text, pipeline, entry, threads, target, None if tuning is None else dict(tuning), tune, profile),
     )
     exe.cached = {"module": artifacts is not derived, "machine code": compiled.from_disk}
     return exe

@@ -50,9 +50,9 @@ import stat
 import struct
 import tempfile
 import warnings
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
-from typing import Iterator
 
 import llvmlite
 

@@ -93,7 +93,9 @@ def compose(outer: Sequence[Access], inner: Sequence[Access]) -> tuple[Access, .
             continue
         via = outer[access.dim]
         offset = access.offset + access.scale * via.offset
-        composed.append(Access(via.dim, access.scale * via.scale, offset) if via.dim is not None else Access(None, 0, offset))
+        composed.append(
+            Access(via.dim, access.scale * via.scale, offset) if via.dim is not None else Access(None, 0, offset)
+        )
     return tuple(composed)
 
 

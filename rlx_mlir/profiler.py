@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import itertools
 import math
 import statistics
 import time
@@ -195,7 +196,7 @@ def measure(
         call()
         wall = time.perf_counter() - start
         stamps = ticks()
-        spans = [(b - a) / rate for a, b in zip(stamps, stamps[1:])]
+        spans = [(b - a) / rate for a, b in itertools.pairwise(stamps)]
         for k, span in enumerate(spans):
             per_op[k].append(span)
         walls.append(wall)

@@ -46,8 +46,23 @@ LEVEL_FEATURES = {
     "x86-64-v2": frozenset({"sse2", "sse4.2", "popcnt", "ssse3"}),
     "x86-64-v3": frozenset({"sse2", "sse4.2", "popcnt", "ssse3", "avx", "avx2", "fma", "bmi", "bmi2", "f16c"}),
     "x86-64-v4": frozenset(
-        {"sse2", "sse4.2", "popcnt", "ssse3", "avx", "avx2", "fma", "bmi", "bmi2", "f16c",
-         "avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"}
+        {
+            "sse2",
+            "sse4.2",
+            "popcnt",
+            "ssse3",
+            "avx",
+            "avx2",
+            "fma",
+            "bmi",
+            "bmi2",
+            "f16c",
+            "avx512f",
+            "avx512bw",
+            "avx512cd",
+            "avx512dq",
+            "avx512vl",
+        }
     ),
 }
 """The features each x86-64 psABI level guarantees (the ones the kernels can use)."""
@@ -89,8 +104,19 @@ class Target:
     def key(self) -> str:
         """What decides the machine code: part of every cache key."""
         return "|".join(
-            map(str, (self.triple, self.cpu, self.features, self.level, self.cores,
-                      self.l1_bytes, self.l2_bytes, self.llc_bytes))
+            map(
+                str,
+                (
+                    self.triple,
+                    self.cpu,
+                    self.features,
+                    self.level,
+                    self.cores,
+                    self.l1_bytes,
+                    self.l2_bytes,
+                    self.llc_bytes,
+                ),
+            )
         )
 
     def missing_on_host(self) -> frozenset[str]:
@@ -108,8 +134,9 @@ class Target:
         """One line naming the target, for benchmark rows and `exe.target`."""
         cpu = self.cpu if self.name == "native" else f"{self.cpu} code on a {llvm.get_host_cpu_name()} host"
         level = "" if self.level == self.cpu else f", {self.level}"
-        caches = ", ".join(f"{k} {_size(v)}" for k, v in (("L1", self.l1_bytes), ("L2", self.l2_bytes),
-                                                           ("LLC", self.llc_bytes)))
+        caches = ", ".join(
+            f"{k} {_size(v)}" for k, v in (("L1", self.l1_bytes), ("L2", self.l2_bytes), ("LLC", self.llc_bytes))
+        )
         return (
             f"{self.name} ({cpu}{level}: {self.vector_bytes * 8}-bit vectors x {self.vector_registers}, "
             f"{self.cores} cores, {caches})"

@@ -147,8 +147,11 @@ _LIBC = {
     "pthread_cond_wait": ir.FunctionType(_I32, [_PTR, _PTR]),
     "pthread_cond_signal": ir.FunctionType(_I32, [_PTR]),
     "sched_yield": ir.FunctionType(_I32, []),
-    **({"sched_getcpu": ir.FunctionType(_I32, []), "sched_setaffinity": ir.FunctionType(_I32, [_I32, _I64, _PTR])}
-       if AFFINITY else {}),
+    **(
+        {"sched_getcpu": ir.FunctionType(_I32, []), "sched_setaffinity": ir.FunctionType(_I32, [_I32, _I64, _PTR])}
+        if AFFINITY
+        else {}
+    ),
 }
 """The libc functions the pool calls (pthread_t is held as an i64: an unsigned long or a pointer)."""
 
@@ -247,7 +250,8 @@ def _emit_worker(p: _Pool, grains: ir.Function, avoid: ir.Function | None) -> ir
     the caller's CPU if it is on it (`avoid`), claim grains of the launch until none
     is left, count itself done."""
     worker, entry, wait, spin, idle, sleep, check, nap, woke, run, take = p.function(
-        f"{PREFIX}worker", ir.FunctionType(_PTR, [_PTR]),
+        f"{PREFIX}worker",
+        ir.FunctionType(_PTR, [_PTR]),
         ("wait", "spin", "idle", "sleep", "check", "nap", "woke", "run", "take"),
     )
     b = ir.IRBuilder(entry)
@@ -380,7 +384,8 @@ def _emit_parallel_for(p: _Pool, grow: ir.Function, grains: ir.Function) -> None
     claim the launch's grains (`_emit_grains`)."""
     kind = ir.FunctionType(_VOID, [_THUNK, _PTR, _I64, _I64])
     run, entry, claim, serial, owned_block, backing_off, pooled, share, mine, revoke, wait, idle, finish = p.function(
-        SYMBOL, kind,
+        SYMBOL,
+        kind,
         ("claim", "serial", "owned", "backing_off", "pooled", "share", "mine", "revoke", "wait", "idle", "finish"),
     )
     fn, args, n, threads = run.args

@@ -190,11 +190,21 @@ class Tuning:
         return 2 * self.vector_bytes
 
 
-THRESHOLDS = frozenset({
-    "parallel_min_elements", "nontemporal_min_bytes", "gemm_tiled_max_mnk", "gemm_panel_max_mnk",
-    "gemm_panel_max_bytes", "gdn_chunked_min_seq", "gdn_short_seq", "gdn_parallel_cells",
-    "mamba2_chunked_min_seq", "mamba2_direct_max_seq", "reduce_short",
-})
+THRESHOLDS = frozenset(
+    {
+        "parallel_min_elements",
+        "nontemporal_min_bytes",
+        "gemm_tiled_max_mnk",
+        "gemm_panel_max_mnk",
+        "gemm_panel_max_bytes",
+        "gdn_chunked_min_seq",
+        "gdn_short_seq",
+        "gdn_parallel_cells",
+        "mamba2_chunked_min_seq",
+        "mamba2_direct_max_seq",
+        "reduce_short",
+    }
+)
 """The knobs that are bounds a size is compared with, so 0 is meaningful (always or
 never); every other knob is a count or a size and takes at least 1."""
 

@@ -26,8 +26,9 @@ def largest(want: np.ndarray, floor: float = 1e-30) -> float:
     return max(float(finite.max(initial=0.0)), floor)
 
 
-def assert_close(got: np.ndarray, want: np.ndarray, rtol: float = 0.0, atol: float | np.ndarray = 0.0,
-                 what: str = "") -> None:
+def assert_close(
+    got: np.ndarray, want: np.ndarray, rtol: float = 0.0, atol: float | np.ndarray = 0.0, what: str = ""
+) -> None:
     """Assert |got - want| <= atol + rtol |want| everywhere (see the module docstring)."""
     wide = np.complex128 if np.iscomplexobj(got) or np.iscomplexobj(want) else np.float64
     got64, want64 = np.asarray(got, wide), np.asarray(want, wide)
@@ -41,5 +42,7 @@ def assert_close(got: np.ndarray, want: np.ndarray, rtol: float = 0.0, atol: flo
     if not ok.all():
         worst = np.unravel_index(np.argmax(np.where(ok, -np.inf, np.nan_to_num(error - bound, nan=np.inf))), ok.shape)
         bound_here = np.broadcast_to(bound, ok.shape)[worst]
-        raise AssertionError(f"{label}{int((~ok).sum())} of {ok.size} elements off; worst at {worst}: "
-                             f"got {got64[worst]!r}, want {want64[worst]!r}, error {error[worst]:.3g} > {bound_here:.3g}")
+        raise AssertionError(
+            f"{label}{int((~ok).sum())} of {ok.size} elements off; worst at {worst}: "
+            f"got {got64[worst]!r}, want {want64[worst]!r}, error {error[worst]:.3g} > {bound_here:.3g}"
+        )

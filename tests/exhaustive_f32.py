@@ -43,8 +43,10 @@ def check(name: str, log2_chunk: int) -> bool:
         i = int(np.argmax(err))
         if err[i] > worst:
             worst, worst_x = float(err[i]), x[i]
-    print(f"{name}: max {worst} ULP at x = {worst_x!r} (bound {bound}); "
-          f"inputs per error {dict(sorted(counts.items()))}; {time.perf_counter() - start:.0f} s")
+    print(
+        f"{name}: max {worst} ULP at x = {worst_x!r} (bound {bound}); "
+        f"inputs per error {dict(sorted(counts.items()))}; {time.perf_counter() - start:.0f} s"
+    )
     return worst <= bound
 
 

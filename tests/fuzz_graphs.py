@@ -211,8 +211,10 @@ def main() -> None:
     start = time.perf_counter()
     failures = [o for o in (check(options.seed + k) for k in range(options.graphs)) if not o.ok]
     seconds = time.perf_counter() - start
-    print(f"{options.graphs} random graphs (seeds {options.seed}..{options.seed + options.graphs - 1}) "
-          f"in {seconds:.0f} s: {len(failures)} mismatches")
+    print(
+        f"{options.graphs} random graphs (seeds {options.seed}..{options.seed + options.graphs - 1}) "
+        f"in {seconds:.0f} s: {len(failures)} mismatches"
+    )
     for failure in failures[:20]:
         print(f"  seed {failure.seed}: {failure.message}")
     sys.exit(1 if failures else 0)

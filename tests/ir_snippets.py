@@ -32,7 +32,9 @@ def graph_reference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.tanh(np.asarray(a, np.float64) + np.asarray(b, np.float64))
 
 
-def one_op(op: str, attrs: str, result: str, arg: str = "tensor<3x4xf32>", operands: str = "%x", types: str | None = None) -> str:
+def one_op(
+    op: str, attrs: str, result: str, arg: str = "tensor<3x4xf32>", operands: str = "%x", types: str | None = None
+) -> str:
     """A function applying one op to its argument(s) and returning the result."""
     types = types or f"({arg})"
     return (

@@ -53,8 +53,9 @@ def forward_sweep(op: type[ew.UnaryOp], dtype: type) -> np.ndarray:
     rec, name = record(op), short_name(op)
     lo, hi = rec.domain.at(dtype)
     rng = np.random.default_rng([sum(map(ord, name)), np.dtype(dtype).itemsize])
-    mags = 10.0 ** rng.uniform(np.log10(float(np.finfo(dtype).smallest_subnormal)), np.log10(max(abs(lo), abs(hi))),
-                               N_FORWARD)
+    mags = 10.0 ** rng.uniform(
+        np.log10(float(np.finfo(dtype).smallest_subnormal)), np.log10(max(abs(lo), abs(hi))), N_FORWARD
+    )
     signs = np.where(rng.random(N_FORWARD) < 0.5, -1.0, 1.0) if lo < 0 else 1.0
     parts = [_uniform(rng, lo, hi, N_FORWARD), mags * signs, rng.uniform(-4, 4, N_FORWARD // 2)]
     if rec.special_values:
@@ -140,7 +141,8 @@ def backward_text(dtype: type | np.dtype, n: int, kinds: tuple[str, ...], extra_
         results.append("%rb")
     types = ", ".join([t] * len(results))
     return (
-        f"func.func @f({params}) -> ({types}) {{\n" + "\n".join(body)
+        f"func.func @f({params}) -> ({types}) {{\n"
+        + "\n".join(body)
         + f"\n  func.return {', '.join(results)} : {types}\n}}\n"
     )
 
@@ -190,8 +192,10 @@ def measure(op: type[ew.UnaryOp]) -> list[str]:
         x, dy, got = backward[dtype]
         err = derivative_errors(op, x, dy, got)
         unit = "ULP of the cancelling terms" if rec.derivative.scale is not None else "ULP"
-        lines.append(f"  {width} derivative max {err[N_SPECIAL:].max():.3g} {unit} on the sweep, "
-                     f"{err[:N_SPECIAL].max():.3g} on the specials (bound {rec.derivative.ulp.at(dtype)})")
+        lines.append(
+            f"  {width} derivative max {err[N_SPECIAL:].max():.3g} {unit} on the sweep, "
+            f"{err[:N_SPECIAL].max():.3g} on the specials (bound {rec.derivative.ulp.at(dtype)})"
+        )
     return lines
 
 

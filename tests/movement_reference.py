@@ -25,15 +25,29 @@ import rlx_mlir as rlx
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 TYPES: dict[str, np.dtype] = {
-    "f16": np.dtype(np.float16), "bf16": BF16, "f32": np.dtype(np.float32), "f64": np.dtype(np.float64),
-    "i1": np.dtype(np.bool_), "i8": np.dtype(np.int8), "i16": np.dtype(np.int16), "i32": np.dtype(np.int32),
-    "i64": np.dtype(np.int64), "ui8": np.dtype(np.uint8), "ui16": np.dtype(np.uint16), "ui32": np.dtype(np.uint32),
-    "ui64": np.dtype(np.uint64), "complex<f32>": np.dtype(np.complex64), "complex<f64>": np.dtype(np.complex128),
+    "f16": np.dtype(np.float16),
+    "bf16": BF16,
+    "f32": np.dtype(np.float32),
+    "f64": np.dtype(np.float64),
+    "i1": np.dtype(np.bool_),
+    "i8": np.dtype(np.int8),
+    "i16": np.dtype(np.int16),
+    "i32": np.dtype(np.int32),
+    "i64": np.dtype(np.int64),
+    "ui8": np.dtype(np.uint8),
+    "ui16": np.dtype(np.uint16),
+    "ui32": np.dtype(np.uint32),
+    "ui64": np.dtype(np.uint64),
+    "complex<f32>": np.dtype(np.complex64),
+    "complex<f64>": np.dtype(np.complex128),
 }
 STORAGE: dict[str, np.dtype] = {
-    "f8E4M3FN": np.dtype(ml_dtypes.float8_e4m3fn), "f8E4M3FNUZ": np.dtype(ml_dtypes.float8_e4m3fnuz),
-    "f8E5M2": np.dtype(ml_dtypes.float8_e5m2), "f8E5M2FNUZ": np.dtype(ml_dtypes.float8_e5m2fnuz),
-    "i4": np.dtype(ml_dtypes.int4), "ui4": np.dtype(ml_dtypes.uint4),
+    "f8E4M3FN": np.dtype(ml_dtypes.float8_e4m3fn),
+    "f8E4M3FNUZ": np.dtype(ml_dtypes.float8_e4m3fnuz),
+    "f8E5M2": np.dtype(ml_dtypes.float8_e5m2),
+    "f8E5M2FNUZ": np.dtype(ml_dtypes.float8_e5m2fnuz),
+    "i4": np.dtype(ml_dtypes.int4),
+    "ui4": np.dtype(ml_dtypes.uint4),
 }
 """The float8 and 4-bit types: rlx types like the others, kept out of TYPES (and so out of
 the movement and reduction matrices, whose NumPy references do not all run on them);
@@ -246,7 +260,7 @@ def ref_gather_elements(data: np.ndarray, idx: np.ndarray, axis: int) -> np.ndar
 
 def ref_gather_nd(data: np.ndarray, idx: np.ndarray, b: int) -> np.ndarray:
     k = idx.shape[-1]
-    out = np.empty(idx.shape[:-1] + data.shape[b + k:], data.dtype)
+    out = np.empty(idx.shape[:-1] + data.shape[b + k :], data.dtype)
     for pos in np.ndindex(*idx.shape[:-1]):
         out[pos] = data[pos[:b]][tuple(int(i) for i in idx[pos])]
     return out
@@ -265,7 +279,11 @@ def textbook_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 UFUNCS: dict[str, Callable] = {
-    "none": lambda old, new: new, "add": np.add, "mul": textbook_mul, "max": np.maximum, "min": np.minimum,
+    "none": lambda old, new: new,
+    "add": np.add,
+    "mul": textbook_mul,
+    "max": np.maximum,
+    "min": np.minimum,
 }
 
 
@@ -281,7 +299,7 @@ def ref_gather_backward(dy: np.ndarray, idx: np.ndarray, out_shape: Sequence[int
     lead = (slice(None),) * axis
     for j in np.ndindex(*idx.shape):
         # one output element's contributions arrive in index order, as in the kernel
-        _apply(out, lead + (int(idx[j]),), dy[lead + j], "add")
+        _apply(out, (*lead, int(idx[j])), dy[lead + j], "add")
     return out
 
 
@@ -296,11 +314,13 @@ def ref_scatter_nd(data: np.ndarray, idx: np.ndarray, updates: np.ndarray, reduc
     return out
 
 
-def ref_scatter_elements(data: np.ndarray, idx: np.ndarray, updates: np.ndarray, axis: int, reduction: str) -> np.ndarray:
+def ref_scatter_elements(
+    data: np.ndarray, idx: np.ndarray, updates: np.ndarray, axis: int, reduction: str
+) -> np.ndarray:
     axis %= data.ndim
     out = data.copy()
     for pos in np.ndindex(*idx.shape):
-        where = pos[:axis] + (int(idx[pos]),) + pos[axis + 1:]
+        where = (*pos[:axis], int(idx[pos]), *pos[axis + 1 :])
         _apply(out, where, updates[pos], reduction)
     return out
 

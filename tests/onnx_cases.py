@@ -16,11 +16,28 @@ from rlx_mlir import dtypes
 from rlx_mlir.frontends import onnx as onnx_import
 
 SHAPE_OPERANDS = {
-    "Reshape": {1}, "Expand": {1}, "Slice": {1, 2, 3, 4}, "Squeeze": {1}, "Unsqueeze": {1},
-    "ReduceSum": {1}, "ReduceMean": {1}, "ReduceMax": {1}, "ReduceMin": {1}, "ReduceProd": {1}, "ReduceL1": {1},
-    "ReduceL2": {1}, "ReduceSumSquare": {1}, "ReduceLogSum": {1}, "ReduceLogSumExp": {1},
-    "Split": {1}, "Pad": {1, 2, 3}, "ConstantOfShape": {0}, "Range": {0, 1, 2},
-    "LSTM": {1, 2, 3, 4, 7}, "GRU": {1, 2, 3, 4}, "RNN": {1, 2, 3, 4},
+    "Reshape": {1},
+    "Expand": {1},
+    "Slice": {1, 2, 3, 4},
+    "Squeeze": {1},
+    "Unsqueeze": {1},
+    "ReduceSum": {1},
+    "ReduceMean": {1},
+    "ReduceMax": {1},
+    "ReduceMin": {1},
+    "ReduceProd": {1},
+    "ReduceL1": {1},
+    "ReduceL2": {1},
+    "ReduceSumSquare": {1},
+    "ReduceLogSum": {1},
+    "ReduceLogSumExp": {1},
+    "Split": {1},
+    "Pad": {1, 2, 3},
+    "ConstantOfShape": {0},
+    "Range": {0, 1, 2},
+    "LSTM": {1, 2, 3, 4, 7},
+    "GRU": {1, 2, 3, 4},
+    "RNN": {1, 2, 3, 4},
 }
 """Operand positions that must be known at import (shapes, axes; the recurrent
 ops' weights, repacked at import); node tests feed them as graph inputs."""
@@ -53,7 +70,7 @@ def shape_like_inputs(graph: onnx.GraphProto) -> set[str]:
     return needed
 
 
-def run_case(case) -> Result:  # noqa: ANN001 - onnx's TestCase
+def run_case(case) -> Result:
     graph = case.model.graph
     fixed = shape_like_inputs(graph)
     names = [v.name for v in graph.input if v.name not in {t.name for t in graph.initializer}]
@@ -112,7 +129,7 @@ def _cast_target(node: onnx.NodeProto, graph: onnx.GraphProto) -> dtypes.DType |
     return dtypes.from_name(name) if name else None
 
 
-def _as_array(value, elem_type: int | None) -> np.ndarray:  # noqa: ANN001
+def _as_array(value, elem_type: int | None) -> np.ndarray:
     """A data set's input as the array its graph input declares (some are stored as TensorProtos or objects)."""
     array = numpy_helper.to_array(value) if isinstance(value, onnx.TensorProto) else np.asarray(value)
     if array.dtype == object and elem_type in onnx_import.ELEMENT_TYPES:

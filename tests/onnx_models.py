@@ -80,6 +80,13 @@ def export(model: torch.nn.Module, example: np.ndarray, dynamo: bool = False) ->
     """The model as ONNX bytes with input `x` whose batch dimension is dynamic.
     dynamo=True uses torch's newer exporter, which needs the onnxscript package."""
     buffer = io.BytesIO()
-    torch.onnx.export(model, (torch.from_numpy(example),), buffer, input_names=["x"],
-                      dynamic_axes={"x": {0: "batch"}}, opset_version=18 if dynamo else 17, dynamo=dynamo)
+    torch.onnx.export(
+        model,
+        (torch.from_numpy(example),),
+        buffer,
+        input_names=["x"],
+        dynamic_axes={"x": {0: "batch"}},
+        opset_version=18 if dynamo else 17,
+        dynamo=dynamo,
+    )
     return buffer.getvalue()

@@ -40,7 +40,7 @@ INT_DTYPES = (np.int32, np.int64)
 ALL_DTYPES = (np.float32, np.float64, np.int32, np.int64, np.bool_)
 
 
-def ir_type(shape: Sequence[int], dtype) -> str:  # noqa: ANN001
+def ir_type(shape: Sequence[int], dtype) -> str:
     """tensor<4x3xf32>, tensor<f32> for rank 0, tensor<0x3xf32> for zero-size."""
     dims = "".join(f"{d}x" for d in shape)
     return f"tensor<{dims}{IR_NAME[np.dtype(dtype)]}>"
@@ -60,7 +60,11 @@ def op_ir(op: str, in_types: Sequence[tuple[tuple[int, ...], object]], out_type:
     )
 
 
-def func_ir(args: Sequence[tuple[tuple[int, ...], object]], body: Sequence[str], results: Sequence[tuple[str, tuple[int, ...], object]]) -> str:
+def func_ir(
+    args: Sequence[tuple[tuple[int, ...], object]],
+    body: Sequence[str],
+    results: Sequence[tuple[str, tuple[int, ...], object]],
+) -> str:
     """A function `@f(%a0, %a1, ...)` with the given body lines returning `results` [(ssa, shape, dtype)]."""
     params = ", ".join(f"%a{k}: {ir_type(s, d)}" for k, (s, d) in enumerate(args))
     types = ", ".join(ir_type(s, d) for _, s, d in results)
@@ -70,7 +74,9 @@ def func_ir(args: Sequence[tuple[tuple[int, ...], object]], body: Sequence[str],
     return "\n".join([*lines, "}", ""])
 
 
-def multi_op_ir(ops: Sequence[str], in_types: Sequence[tuple[tuple[int, ...], object]], out_type: tuple[tuple[int, ...], object]) -> str:
+def multi_op_ir(
+    ops: Sequence[str], in_types: Sequence[tuple[tuple[int, ...], object]], out_type: tuple[tuple[int, ...], object]
+) -> str:
     """Every op in `ops` applied to all the arguments; one result per op (in order)."""
     operands = ", ".join(f"%a{k}" for k in range(len(in_types)))
     ins = ", ".join(ir_type(s, d) for s, d in in_types)
@@ -79,7 +85,9 @@ def multi_op_ir(ops: Sequence[str], in_types: Sequence[tuple[tuple[int, ...], ob
     return func_ir(in_types, body, [(f"%r{i}", *out_type) for i in range(len(ops))])
 
 
-def run_ops(ops: Sequence[str], *arrays: np.ndarray, out_dtype=None, pipeline: str | None = None) -> dict[str, np.ndarray]:  # noqa: ANN001
+def run_ops(
+    ops: Sequence[str], *arrays: np.ndarray, out_dtype=None, pipeline: str | None = None
+) -> dict[str, np.ndarray]:
     """Like run_op for several ops over the same arguments in one compiled function."""
     arrays = tuple(np.asarray(a) for a in arrays)
     out_dtype = arrays[0].dtype if out_dtype is None else out_dtype
@@ -89,12 +97,12 @@ def run_ops(ops: Sequence[str], *arrays: np.ndarray, out_dtype=None, pipeline: s
 
 
 @cache
-def compile_text(text: str, pipeline: str | None = None):  # noqa: ANN201
+def compile_text(text: str, pipeline: str | None = None):
     """rlx_mlir.compile, cached on (text, pipeline) so parametrized tests share executables."""
     return rlx_mlir.compile(text, pipeline=pipeline)
 
 
-def run_op(op: str, *arrays: np.ndarray, out_dtype=None, out_shape=None, pipeline: str | None = None) -> np.ndarray:  # noqa: ANN001
+def run_op(op: str, *arrays: np.ndarray, out_dtype=None, out_shape=None, pipeline: str | None = None) -> np.ndarray:
     """Build, compile (cached) and run `rlx.<op>` on `arrays`; the result is broadcast-shaped by default."""
     arrays = tuple(np.asarray(a) for a in arrays)
     if out_dtype is None:
@@ -116,7 +124,7 @@ def _ordered(a: np.ndarray) -> np.ndarray:
     return np.where(bits < 0, np.iinfo(it).min - bits, bits)
 
 
-def ulp_error(got: np.ndarray, ref64: np.ndarray, dtype=None) -> np.ndarray:  # noqa: ANN001
+def ulp_error(got: np.ndarray, ref64: np.ndarray, dtype=None) -> np.ndarray:
     """|got - round(ref64)| in ULPs of `dtype` (default got.dtype).
 
     The float64 reference is rounded to `dtype` first, so for f32 a correctly
@@ -134,7 +142,7 @@ def ulp_error(got: np.ndarray, ref64: np.ndarray, dtype=None) -> np.ndarray:  # 
     return np.where(nan_ok & inf_ok, np.where(both_nan, 0, d).astype(np.float64), np.inf)
 
 
-def scaled_error(got: np.ndarray, ref64: np.ndarray, scale: np.ndarray, dtype=None) -> np.ndarray:  # noqa: ANN001
+def scaled_error(got: np.ndarray, ref64: np.ndarray, scale: np.ndarray, dtype=None) -> np.ndarray:
     """|got - ref| in units of ulp(scale): the error of a formula whose terms have magnitude `scale`.
 
     Used where the result is a cancellation of larger terms (e.g. gelu's
@@ -258,7 +266,7 @@ def ref_where(c: np.ndarray, t: np.ndarray, f: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------------------
 # correctly rounded results: fma, casts
 # ---------------------------------------------------------------------------
-def round_exact(value: Fraction | int, dtype) -> float:  # noqa: ANN001
+def round_exact(value: Fraction | int, dtype) -> float:
     """Round an exact rational to float32/float64 with a single rounding (to nearest even).
 
     float(Fraction) is correctly rounded to float64. For float32, the float64
@@ -307,7 +315,7 @@ def ref_fma(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
         return np.array(out, dtype=np.float64).astype(dtype).reshape(a.shape)
 
 
-def ref_cast(x: np.ndarray, to) -> np.ndarray:  # noqa: ANN001
+def ref_cast(x: np.ndarray, to) -> np.ndarray:
     """The rlx.cast rules.
 
     float -> int: truncate toward zero, saturate at the int range, NaN -> 0
@@ -359,12 +367,37 @@ def bits_equal(got: np.ndarray, want: np.ndarray) -> bool:
     return bool(np.array_equal(got[~nan].view(it), want[~nan].view(it)))
 
 
-def specials(dtype) -> np.ndarray:  # noqa: ANN001
+def specials(dtype) -> np.ndarray:
     """±0, ±inf, NaN, subnormals, ±tiny, ±max, eps and a few small integers/halves."""
     fi = np.finfo(dtype)
-    vals = [0.0, -0.0, np.inf, -np.inf, np.nan, float(fi.tiny), -float(fi.tiny),
-            float(fi.smallest_subnormal), -float(fi.smallest_subnormal), float(fi.tiny) / 3, -float(fi.tiny) / 7,
-            float(fi.max), -float(fi.max), float(fi.eps), -float(fi.eps), 1.0, -1.0, 0.5, -0.5, 1.5, -2.5, 2.0, 3.0,
-            1e-30, -1e-30, 1e30, -1e30]
+    vals = [
+        0.0,
+        -0.0,
+        np.inf,
+        -np.inf,
+        np.nan,
+        float(fi.tiny),
+        -float(fi.tiny),
+        float(fi.smallest_subnormal),
+        -float(fi.smallest_subnormal),
+        float(fi.tiny) / 3,
+        -float(fi.tiny) / 7,
+        float(fi.max),
+        -float(fi.max),
+        float(fi.eps),
+        -float(fi.eps),
+        1.0,
+        -1.0,
+        0.5,
+        -0.5,
+        1.5,
+        -2.5,
+        2.0,
+        3.0,
+        1e-30,
+        -1e-30,
+        1e30,
+        -1e30,
+    ]
     with np.errstate(over="ignore"):
         return np.array(vals, dtype=dtype)

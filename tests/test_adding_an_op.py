@@ -43,7 +43,7 @@ BIN = Path(sys.executable).parent
 def guide_blocks() -> list[tuple[str, str]]:
     """(language, code) of each fenced block of the cube section, in order, without the list indentation."""
     text = GUIDE.read_text()
-    section = text[text.index(SECTION):]
+    section = text[text.index(SECTION) :]
     section = section[: section.index("\n## ", 1)]
     blocks = []
     for match in re.finditer(r"^( *)```(\w+)[^\n]*\n(.*?)^\1```$", section, re.MULTILINE | re.DOTALL):
@@ -58,7 +58,11 @@ def _table_module(table: str) -> ModuleType:
     for info in pkgutil.walk_packages(rlx_mlir.lowering.__path__, "rlx_mlir.lowering."):
         module = importlib.import_module(info.name)
         value = vars(module).get(table)
-        if isinstance(value, dict) and ew.GeluOp in value and inspect.getsourcefile(value[ew.GeluOp]) == module.__file__:
+        if (
+            isinstance(value, dict)
+            and ew.GeluOp in value
+            and inspect.getsourcefile(value[ew.GeluOp]) == module.__file__
+        ):
             return module
     raise AssertionError(f"no module of rlx_mlir.lowering defines the table {table}")
 
@@ -79,7 +83,7 @@ def _append_row(text: str, table: str, row: str) -> str:
     start = text.index(f"\n{table}: ")
     end = re.compile(r"\n\)?\}").search(text, start)
     assert end is not None, f"the literal of {table} has no closing line"
-    return text[: end.start()] + "\n" + row + text[end.start():]
+    return text[: end.start()] + "\n" + row + text[end.start() :]
 
 
 def _edit(path: Path, change: Callable[[str], str]) -> None:
@@ -100,7 +104,11 @@ def _copy(target: Path) -> None:
 
 
 def _snapshot(root: Path) -> dict[Path, str]:
-    return {p.relative_to(root): p.read_text() for p in sorted(root.rglob("*")) if p.is_file() and p.suffix in (".py", ".mlir", ".md")}
+    return {
+        p.relative_to(root): p.read_text()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p.suffix in (".py", ".mlir", ".md")
+    }
 
 
 @pytest.mark.slow
@@ -123,15 +131,19 @@ def test_the_guide_adds_cube(tmp_path: Path) -> None:
     _edit(dialect, lambda t: _insert_before(t, banner, op_class + "\n\n\n", "op class"))
     _edit(dialect, lambda t: _append_row(t, "UNARY_OPS", op_entry))
     # 2. the scalar formula, 3. the derivative: a function before the table, a row at its end
-    for path, table, function, row in ((activations, "FLOAT", formula, formula_row),
-                                       (grads, "DERIVATIVES", grad, grad_row)):
+    for path, table, function, row in (
+        (activations, "FLOAT", formula, formula_row),
+        (grads, "DERIVATIVES", grad, grad_row),
+    ):
         _edit(path, partial(_insert_before, anchor=f"\n{table}: ", insertion="\n" + function + "\n\n", what=table))
         _edit(path, partial(_append_row, table=table, row=row))
     # 4. one record
     _edit(copy / "tests" / "op_records.py", lambda t: _append_row(t, "RECORDS", record))
     # 5. one lit line
-    _edit(copy / "tests" / "lit" / "elementwise" / "unary.mlir",
-          lambda t: _insert_before(t, "  func.return\n", lit_line + "\n", "lit line"))
+    _edit(
+        copy / "tests" / "lit" / "elementwise" / "unary.mlir",
+        lambda t: _insert_before(t, "  func.return\n", lit_line + "\n", "lit line"),
+    )
 
     env = {**os.environ, "PYTHONPATH": str(copy), "RLX_MLIR_CACHE_DIR": str(tmp_path / "cache"), "RLX_MLIR_TUNE": "0"}
     _run([sys.executable, "-m", "rlx_mlir.builder_gen"], copy, env)
@@ -139,15 +151,39 @@ def test_the_guide_adds_cube(tmp_path: Path) -> None:
 
     changed = {path for path, text in _snapshot(copy).items() if before.get(path) != text}
     hand_edits = changed - {Path("rlx_mlir/builder_ops.py"), Path("docs/dialect.md")}
-    assert hand_edits == {dialect.relative_to(copy), activations.relative_to(copy), grads.relative_to(copy),
-                          Path("tests/op_records.py"), Path("tests/lit/elementwise/unary.mlir")}, sorted(changed)
+    assert hand_edits == {
+        dialect.relative_to(copy),
+        activations.relative_to(copy),
+        grads.relative_to(copy),
+        Path("tests/op_records.py"),
+        Path("tests/lit/elementwise/unary.mlir"),
+    }, sorted(changed)
     assert Path("rlx_mlir/builder_ops.py") in changed, "the generator gave the Builder no cube method"
     assert Path("docs/dialect.md") in changed, "the dialect reference has no rlx.cube section"
 
-    tests = ["tests/test_unary.py", "tests/test_backward.py", "tests/test_autodiff.py", "tests/test_dtypes.py",
-             "tests/test_builder_ops.py", "tests/test_dialect_docs.py"]
-    out = _run([sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", *tests, "-k",
-                "cube or every_unary_op_has_a_record or generated_methods_are_current or dialect"], copy, env)
+    tests = [
+        "tests/test_unary.py",
+        "tests/test_backward.py",
+        "tests/test_autodiff.py",
+        "tests/test_dtypes.py",
+        "tests/test_builder_ops.py",
+        "tests/test_dialect_docs.py",
+    ]
+    out = _run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-v",
+            "-p",
+            "no:cacheprovider",
+            *tests,
+            "-k",
+            "cube or every_unary_op_has_a_record or generated_methods_are_current or dialect",
+        ],
+        copy,
+        env,
+    )
     cube_cases = re.findall(r"^tests/test_\w+\.py::\S*cube\S* PASSED", out, re.MULTILINE)
     assert len(cube_cases) >= 12, out[-4000:]  # forward, specials, derivative, adjoint, f16/bf16, Builder method
 

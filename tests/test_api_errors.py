@@ -38,16 +38,25 @@ PARSE_ERRORS = {
     "truncated before }": (GRAPH[:-3], "in block definition"),
     "unknown rlx op": (GRAPH.replace("rlx.tanh", "rlx.foo"), "rlx.foo is not registered"),
     "unknown dialect": (GRAPH.replace("rlx.tanh", "foo.tanh"), "foo.tanh is not registered"),
-    "unknown op generic form": (GRAPH.replace("%t = rlx.tanh %s :", '%t = "rlx.foo"(%s) :'), "rlx.foo is not registered"),
+    "unknown op generic form": (
+        GRAPH.replace("%t = rlx.tanh %s :", '%t = "rlx.foo"(%s) :'),
+        "rlx.foo is not registered",
+    ),
     "two operand types for unary": (
         GRAPH.replace("(tensor<4x3xf32>) -> tensor<4x3xf32>", "(tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>"),
         "Expected 1 operand type, but got 2",
     ),
     "non-functional type": (GRAPH.replace("(tensor<4x3xf32>) -> tensor<4x3xf32>", "tensor<4x3xf32>"), "Expected '('"),
-    "no result type": (GRAPH.replace("(tensor<4x3xf32>) -> tensor<4x3xf32>", "(tensor<4x3xf32>) -> ()"), "Expected 1 result type"),
+    "no result type": (
+        GRAPH.replace("(tensor<4x3xf32>) -> tensor<4x3xf32>", "(tensor<4x3xf32>) -> ()"),
+        "Expected 1 result type",
+    ),
     "negative dim": (GRAPH.replace("4x3", "-4x3"), "Expected shape type"),
     "undefined value": (GRAPH.replace("rlx.tanh %s", "rlx.tanh %zz"), "values used but not defined: [%zz]"),
-    "redefined value": (GRAPH.replace("%t = rlx.tanh", "%s = rlx.tanh").replace("return %t", "return %s"), "already defined"),
+    "redefined value": (
+        GRAPH.replace("%t = rlx.tanh", "%s = rlx.tanh").replace("return %t", "return %s"),
+        "already defined",
+    ),
     "non-ascii character": (GRAPH.replace("@f", "@f\u00ff"), "'(' expected"),
     "type mismatch between uses": (
         "func.func @f() -> tensor<3xf32> {\n  %c = rlx.constant dense<1> : tensor<3xi32>\n  func.return %c : tensor<3xf32>\n}",
@@ -58,21 +67,27 @@ PARSE_ERRORS = {
         "expects a dense elements attribute",
     ),
     "region without indexing_maps": (
-        ("func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
-        "  %r = rlx.elementwise_region ins(%a : tensor<4xf32>) -> tensor<4xf32> {\n"
-        "  ^bb0(%x: f32):\n    rlx.yield %x : f32\n  }\n  func.return %r : tensor<4xf32>\n}"),
+        (
+            "func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+            "  %r = rlx.elementwise_region ins(%a : tensor<4xf32>) -> tensor<4xf32> {\n"
+            "  ^bb0(%x: f32):\n    rlx.yield %x : f32\n  }\n  func.return %r : tensor<4xf32>\n}"
+        ),
         "needs {indexing_maps",
     ),
     "bad affine map syntax": (
-        ("func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
-        "  %r = rlx.elementwise_region ins(%a : tensor<4xf32>) {indexing_maps = [affine_map<(d0) -> (d0 +)>]} -> tensor<4xf32> {\n"
-        "  ^bb0(%x: f32):\n    rlx.yield %x : f32\n  }\n  func.return %r : tensor<4xf32>\n}"),
+        (
+            "func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+            "  %r = rlx.elementwise_region ins(%a : tensor<4xf32>) {indexing_maps = [affine_map<(d0) -> (d0 +)>]} -> tensor<4xf32> {\n"
+            "  ^bb0(%x: f32):\n    rlx.yield %x : f32\n  }\n  func.return %r : tensor<4xf32>\n}"
+        ),
         "Expected primary expression",
     ),
     "affine map with undefined dim": (
-        ("func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
-        "  %r = rlx.elementwise_region ins(%a : tensor<4xf32>) {indexing_maps = [affine_map<(d0) -> (d1)>]} -> tensor<4xf32> {\n"
-        "  ^bb0(%x: f32):\n    rlx.yield %x : f32\n  }\n  func.return %r : tensor<4xf32>\n}"),
+        (
+            "func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+            "  %r = rlx.elementwise_region ins(%a : tensor<4xf32>) {indexing_maps = [affine_map<(d0) -> (d1)>]} -> tensor<4xf32> {\n"
+            "  ^bb0(%x: f32):\n    rlx.yield %x : f32\n  }\n  func.return %r : tensor<4xf32>\n}"
+        ),
         "Identifier not in space d1",
     ),
 }
@@ -130,7 +145,7 @@ def _func_op() -> object:
     [
         pytest.param(lambda: None, "NoneType", id="None"),
         pytest.param(lambda: 123, "int", id="int"),
-        pytest.param(lambda: GRAPH.encode(), "bytes", id="bytes"),
+        pytest.param(GRAPH.encode, "bytes", id="bytes"),
         pytest.param(lambda: ["x"], "list", id="list"),
         pytest.param(_func_op, "FuncOp", id="func op"),
     ],
@@ -172,7 +187,9 @@ def _indexed_cases(it: str) -> dict:
             lambda k: (np.ones((3, 4), f32), np.array([0, k], dt)),
         ),
         "gather_elements": (
-            binary_op("rlx.gather_elements", "{axis = 0 : i64}", "tensor<4x3xf32>", f"tensor<1x3x{it}>", "tensor<1x3xf32>"),
+            binary_op(
+                "rlx.gather_elements", "{axis = 0 : i64}", "tensor<4x3xf32>", f"tensor<1x3x{it}>", "tensor<1x3xf32>"
+            ),
             lambda k: (np.ones((4, 3), f32), np.array([[0, k, 1]], dt)),
         ),
         "gather_nd": (
@@ -180,7 +197,9 @@ def _indexed_cases(it: str) -> dict:
             lambda k: (np.ones((4, 4), f32), np.array([[0, 0], [1, k]], dt)),
         ),
         "gather_backward": (
-            binary_op("rlx.gather_backward", "{axis = 0 : i64}", "tensor<2x3xf32>", f"tensor<2x{it}>", "tensor<4x3xf32>"),
+            binary_op(
+                "rlx.gather_backward", "{axis = 0 : i64}", "tensor<2x3xf32>", f"tensor<2x{it}>", "tensor<4x3xf32>"
+            ),
             lambda k: (np.ones((2, 3), f32), np.array([0, k], dt)),
         ),
         "scatter_add": (
@@ -188,11 +207,25 @@ def _indexed_cases(it: str) -> dict:
             lambda k: (np.ones((2, 3), f32), np.array([0, k], dt)),
         ),
         "scatter_nd": (
-            binary_op("rlx.scatter_nd", '{reduction = "add"}', "tensor<4x3xf32>", f"tensor<2x1x{it}>", "tensor<4x3xf32>", "tensor<2x3xf32>"),
+            binary_op(
+                "rlx.scatter_nd",
+                '{reduction = "add"}',
+                "tensor<4x3xf32>",
+                f"tensor<2x1x{it}>",
+                "tensor<4x3xf32>",
+                "tensor<2x3xf32>",
+            ),
             lambda k: (np.ones((4, 3), f32), np.array([[0], [k]], dt), np.ones((2, 3), f32)),
         ),
         "scatter_elements": (
-            binary_op("rlx.scatter_elements", "{axis = 0 : i64}", "tensor<4x3xf32>", f"tensor<1x3x{it}>", "tensor<4x3xf32>", "tensor<1x3xf32>"),
+            binary_op(
+                "rlx.scatter_elements",
+                "{axis = 0 : i64}",
+                "tensor<4x3xf32>",
+                f"tensor<1x3x{it}>",
+                "tensor<4x3xf32>",
+                "tensor<1x3xf32>",
+            ),
             lambda k: (np.ones((4, 3), f32), np.array([[0, k, 0]], dt), np.ones((1, 3), f32)),
         ),
     }
@@ -231,7 +264,9 @@ def test_threaded_gather_reports_out_of_range_index() -> None:
 
 
 def test_zero_size_gather_axis_raises_index_error() -> None:
-    exe = rlx.compile(binary_op("rlx.gather", "{axis = 0 : i64}", "tensor<0x3xf32>", "tensor<2xi64>", "tensor<2x3xf32>"))
+    exe = rlx.compile(
+        binary_op("rlx.gather", "{axis = 0 : i64}", "tensor<0x3xf32>", "tensor<2xi64>", "tensor<2x3xf32>")
+    )
     with pytest.raises(IndexError, match=r"rlx.gather: index 0 is out of range for axis 0 with size 0"):
         exe(np.zeros((0, 3), np.float32), np.zeros(2, np.int64))
 
@@ -268,7 +303,10 @@ BAD_CALLS = {
     "non-contiguous out": (lambda e: e(A, B, out=(np.ones((4, 6), np.float32)[:, ::2],)), "writeable C-contiguous"),
     "Fortran-order out": (lambda e: e(A, B, out=(np.empty((4, 3), np.float32, order="F"),)), "writeable C-contiguous"),
     "read-only out": (lambda e: e(A, B, out=(_readonly((4, 3)),)), "writeable C-contiguous"),
-    "broadcast view out": (lambda e: e(A, B, out=(np.broadcast_to(np.empty(3, np.float32), (4, 3)),)), "writeable C-contiguous"),
+    "broadcast view out": (
+        lambda e: e(A, B, out=(np.broadcast_to(np.empty(3, np.float32), (4, 3)),)),
+        "writeable C-contiguous",
+    ),
     "out aliases an input": (lambda e: e(a := A.copy(), B, out=(a,)), "overlaps another argument"),
     "two out arrays": (lambda e: e(A, B, out=(np.empty((4, 3), np.float32),) * 2), "has 1 results, got 2 out= arrays"),
     "zero out arrays": (lambda e: e(A, B, out=()), "has 1 results, got 0 out= arrays"),
@@ -276,7 +314,10 @@ BAD_CALLS = {
     "out wrong dtype": (lambda e: e(A, B, out=(np.empty((4, 3), np.float64),)), "out[0] must have dtype float32"),
     "out wrong shape": (lambda e: e(A, B, out=(np.empty((3, 4), np.float32),)), "out[0] must have shape [4, 3]"),
     "out is an int": (lambda e: e(A, B, out=5), "out= must be a tuple of arrays, got int"),
-    "out is a generator": (lambda e: e(A, B, out=(x for x in [np.empty((4, 3), np.float32)])), "out= must be a tuple of arrays, got generator"),
+    "out is a generator": (
+        lambda e: e(A, B, out=(x for x in [np.empty((4, 3), np.float32)])),
+        "out= must be a tuple of arrays, got generator",
+    ),
 }
 
 
@@ -301,7 +342,9 @@ def test_bad_call_raises_argument_error(graph_exe: Executable, name: str) -> Non
         pytest.param(lambda: (A, A[0]), id="same buffer twice"),
     ],
 )
-def test_unusual_but_valid_inputs_work(graph_exe: Executable, make: Callable[[], tuple[np.ndarray, np.ndarray]]) -> None:
+def test_unusual_but_valid_inputs_work(
+    graph_exe: Executable, make: Callable[[], tuple[np.ndarray, np.ndarray]]
+) -> None:
     a, b = make()
     (y,) = graph_exe(a, b)
     np.testing.assert_allclose(y, graph_reference(a, b), rtol=1e-6)
@@ -436,7 +479,11 @@ def numeric_mutations(draw: st.DrawFn) -> str:
         if kind == "number":
             new = str(draw(st.sampled_from([0, 1, 2, 3, 5, -1, -2, 7, 100, 2**31, I64_MAX, I64_MIN])))
         elif kind == "element":
-            new = "x" + draw(st.sampled_from(["f32", "f64", "f16", "bf16", "i1", "i8", "i32", "i64", "ui8", "complex<f32>"])) + ">"
+            new = (
+                "x"
+                + draw(st.sampled_from(["f32", "f64", "f16", "bf16", "i1", "i8", "i32", "i64", "ui8", "complex<f32>"]))
+                + ">"
+            )
         else:
             new = '"' + draw(st.sampled_from(["none", "mul", "max", "circular", "replicate", "bogus", ""])) + '"'
         text = text[: m.start()] + new + text[m.end() :]
@@ -473,7 +520,30 @@ def token_mutations(draw: st.DrawFn) -> str:
         elif action == "truncate":
             text = text[:start]
         else:
-            new = draw(st.sampled_from(["0", "-1", "?", "f32", "i64", "tensor<f32>", "(", ")", "{", "}", "<", ">", ",", ":", "->", "%a", "rlx.neg", "func.return"]))
+            new = draw(
+                st.sampled_from(
+                    [
+                        "0",
+                        "-1",
+                        "?",
+                        "f32",
+                        "i64",
+                        "tensor<f32>",
+                        "(",
+                        ")",
+                        "{",
+                        "}",
+                        "<",
+                        ">",
+                        ",",
+                        ":",
+                        "->",
+                        "%a",
+                        "rlx.neg",
+                        "func.return",
+                    ]
+                )
+            )
             text = text[:start] + new + text[end:]
     return text
 

@@ -33,7 +33,7 @@ def _function(module: ModuleOp) -> func.FuncOp:
     return next(op for op in module.ops if isinstance(op, func.FuncOp))
 
 
-def _is_float(t) -> bool:  # noqa: ANN001
+def _is_float(t) -> bool:
     return str(element_type(t)) in ("f16", "bf16", "f32", "f64")
 
 
@@ -91,7 +91,7 @@ def graph(*shapes: Sequence[int], dtype: str = "f64") -> Callable[[Callable[...,
     return make
 
 
-def ints(b: Builder, values: Sequence) -> object:  # noqa: ANN401
+def ints(b: Builder, values: Sequence) -> object:
     return b.constant(np.array(values), "i64")
 
 
@@ -99,8 +99,11 @@ def ints(b: Builder, values: Sequence) -> object:  # noqa: ANN401
 # unary ops: activation_backward / relu_backward
 # ---------------------------------------------------------------------------
 
-DIFFERENTIABLE = [pytest.param(op, id=short_name(op)) for op in unary_ops()
-                  if op not in RECORDS or not RECORDS[op].derivative.straight_through]  # no record: the test names it
+DIFFERENTIABLE = [
+    pytest.param(op, id=short_name(op))
+    for op in unary_ops()
+    if op not in RECORDS or not RECORDS[op].derivative.straight_through
+]  # no record: the test names it
 
 
 @pytest.mark.parametrize("op", DIFFERENTIABLE)
@@ -115,8 +118,9 @@ def test_unary(op: type[ew.UnaryOp]) -> None:
 @pytest.mark.parametrize("kind", ["relu", "gelu", "tanh"])
 def test_gradient_ops_are_linear_in_dy(kind: str) -> None:
     """relu_backward / activation_backward with respect to dy (broadcast against x)."""
-    module = graph((2, 3), (3,))(lambda b, x, dy: b.sin(
-        b.relu_backward(x, dy) if kind == "relu" else b.activation_backward(x, dy, kind)))
+    module = graph((2, 3), (3,))(
+        lambda b, x, dy: b.sin(b.relu_backward(x, dy) if kind == "relu" else b.activation_backward(x, dy, kind))
+    )
     check_vjp(module, wrt=[1])
 
 
@@ -142,10 +146,20 @@ def test_round_passes_the_gradient_through() -> None:
 POSITIVE = (0.5, 2.0)
 
 
-@pytest.mark.parametrize("name, domains", [
-    ("add", None), ("sub", None), ("mul", None), ("div", [(-2.0, 2.0), POSITIVE]), ("max", None), ("min", None),
-    ("pow", [POSITIVE, (-2.0, 2.0)]), ("atan2", None), ("mod", [(1.0, 4.0), (0.7, 0.9)]),
-])
+@pytest.mark.parametrize(
+    "name, domains",
+    [
+        ("add", None),
+        ("sub", None),
+        ("mul", None),
+        ("div", [(-2.0, 2.0), POSITIVE]),
+        ("max", None),
+        ("min", None),
+        ("pow", [POSITIVE, (-2.0, 2.0)]),
+        ("atan2", None),
+        ("mod", [(1.0, 4.0), (0.7, 0.9)]),
+    ],
+)
 @pytest.mark.parametrize("shapes", [((2, 3), (2, 3)), ((2, 3), (3,)), ((2, 1), (1, 3)), ((), (2, 3))])
 def test_binary(name: str, domains: list[Domain] | None, shapes: tuple) -> None:
     module = graph(*shapes)(lambda b, x, y: b.binary(name, x, y))
@@ -154,7 +168,7 @@ def test_binary(name: str, domains: list[Domain] | None, shapes: tuple) -> None:
 
 def test_where() -> None:
     @graph((2, 3), (3,))
-    def module(b, t, f):  # noqa: ANN001, ANN202
+    def module(b, t, f):
         return b.where(b.constant(np.array([[True, False, True], [False, False, True]]), "i1"), t, f)
 
     check_vjp(module)
@@ -200,9 +214,13 @@ MOVEMENT: dict[str, tuple[tuple, Callable[..., object]]] = {
     "scatter_nd_add": (((3, 4), (2, 4)), lambda b, x, u: b.scatter_nd(x, ints(b, [[2], [2]]), u, "add")),
     "scatter_nd_none": (((3, 4), (2,)), lambda b, x, u: b.scatter_nd(x, ints(b, [[0, 1], [2, 3]]), u, "none")),
     "scatter_elements_add": (
-        ((3, 3), (2, 3)), lambda b, x, u: b.scatter_elements(x, ints(b, [[0, 0, 2], [0, 1, 2]]), u, 0, "add")),
+        ((3, 3), (2, 3)),
+        lambda b, x, u: b.scatter_elements(x, ints(b, [[0, 0, 2], [0, 1, 2]]), u, 0, "add"),
+    ),
     "scatter_elements_none": (
-        ((3, 3), (2, 2)), lambda b, x, u: b.scatter_elements(x, ints(b, [[1, 0], [2, 1]]), u, 1, "none")),
+        ((3, 3), (2, 2)),
+        lambda b, x, u: b.scatter_elements(x, ints(b, [[1, 0], [2, 1]]), u, 1, "none"),
+    ),
 }
 
 
@@ -218,20 +236,23 @@ def test_movement(name: str) -> None:
 # ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("lhs, rhs, ta, tb", [
-    ((2, 3), (3, 4), False, False),
-    ((3, 2), (3, 4), True, False),
-    ((2, 3), (4, 3), False, True),
-    ((3, 2), (4, 3), True, True),
-    ((2, 2, 3), (3, 4), False, False),
-    ((2, 2, 3), (4, 3), False, True),  # the batch folds into one GEMM's rows for dW (stored transposed)
-    ((3, 2, 2, 3), (3, 4), False, False),
-    ((2, 1, 3, 2), (3, 3, 4), True, False),
-    ((3,), (2, 3, 4), False, False),
-    ((2, 3), (3,), False, False),
-    ((3,), (3,), False, False),
-    ((4, 3), (2, 4, 2), True, False),
-])
+@pytest.mark.parametrize(
+    "lhs, rhs, ta, tb",
+    [
+        ((2, 3), (3, 4), False, False),
+        ((3, 2), (3, 4), True, False),
+        ((2, 3), (4, 3), False, True),
+        ((3, 2), (4, 3), True, True),
+        ((2, 2, 3), (3, 4), False, False),
+        ((2, 2, 3), (4, 3), False, True),  # the batch folds into one GEMM's rows for dW (stored transposed)
+        ((3, 2, 2, 3), (3, 4), False, False),
+        ((2, 1, 3, 2), (3, 3, 4), True, False),
+        ((3,), (2, 3, 4), False, False),
+        ((2, 3), (3,), False, False),
+        ((3,), (3,), False, False),
+        ((4, 3), (2, 4, 2), True, False),
+    ],
+)
 def test_matmul(lhs: tuple, rhs: tuple, ta: bool, tb: bool) -> None:
     check_vjp(graph(lhs, rhs)(lambda b, x, y: b.matmul(x, y, ta, tb)))
 
@@ -266,7 +287,7 @@ def test_softmax(name: str, axis: int) -> None:
 
 def test_uses_accumulate_and_outputs_add_up() -> None:
     @graph((2, 3), (3, 2))
-    def module(b, x, w):  # noqa: ANN001, ANN202
+    def module(b, x, w):
         h = b.tanh(b.matmul(x, w))
         return b.mul(h, h), b.reduce_sum(b.add(b.sin(x), x), [1])
 
@@ -278,7 +299,7 @@ def test_mlp_cross_entropy() -> None:
     """A training step's loss: gelu MLP, log_softmax, one-hot negative log-likelihood."""
 
     @graph((4, 3), (3, 5), (5,), (2, 5))
-    def module(b, x, w1, b1, w2):  # noqa: ANN001, ANN202
+    def module(b, x, w1, b1, w2):
         h = b.gelu(b.add(b.matmul(x, w1), b1))
         logp = b.log_softmax(b.matmul(h, w2, False, True), -1)
         onehot = b.constant(np.eye(2)[[0, 1, 1, 0]], "f64")
@@ -289,8 +310,10 @@ def test_mlp_cross_entropy() -> None:
 
 def test_every_op_with_a_derivative_has_an_adjoint() -> None:
     """The table names the ops this file checks: a new op class is a new row and a new case."""
-    differentiable = {*ew.UNARY_OPS.values(), *(ew.BINARY_OPS[n] for n in ("add", "sub", "mul", "div", "mod", "max",
-                                                                           "min", "pow", "atan2"))}
+    differentiable = {
+        *ew.UNARY_OPS.values(),
+        *(ew.BINARY_OPS[n] for n in ("add", "sub", "mul", "div", "mod", "max", "min", "pow", "atan2")),
+    }
     assert differentiable <= set(ADJOINTS)
     assert not {ew.BitAndOp, ew.ShlOp, ew.LtOp, ew.EqOp} & set(ADJOINTS)
 
@@ -353,7 +376,7 @@ def test_narrow_float_gradients_match_float64(dtype: str, tol: float) -> None:
 
     def module(dtype: str) -> ModuleOp:
         @graph((4, 3), (3, 2), dtype=dtype)
-        def body(b, x, w):  # noqa: ANN001, ANN202
+        def body(b, x, w):
             h = b.tanh(b.matmul(x, w))
             return b.reduce_mean(b.mul(b.softmax(h, -1), b.max(h, b.sin(h))), [0], True)
 
@@ -387,12 +410,21 @@ def test_signature_and_names() -> None:
     assert str(by_name) == str(by_position)
     function = _function(by_name)
     assert [str(t) for t in function.function_type.inputs] == [
-        "tensor<2x3xf64>", "tensor<2xi64>", "tensor<3xf64>", "tensor<2x3xf64>", "tensor<2xi64>"]
+        "tensor<2x3xf64>",
+        "tensor<2xi64>",
+        "tensor<3xf64>",
+        "tensor<2x3xf64>",
+        "tensor<2xi64>",
+    ]
     assert [str(t) for t in function.function_type.outputs] == [
-        "tensor<2x3xf64>", "tensor<2xi64>", "tensor<3xf64>", "tensor<2x3xf64>"]
+        "tensor<2x3xf64>",
+        "tensor<2xi64>",
+        "tensor<3xf64>",
+        "tensor<2x3xf64>",
+    ]
     assert [a.name_hint for a in function_block(function).args][3:] == ["d_y", "d_ids"]
     x, w, dy = np.ones((2, 3)), np.arange(3.0), np.full((2, 3), 2.0)
-    y, ids, dw, dx = rlx.compile(by_name)(x, np.array([4, 5]), w, dy, np.zeros(2, np.int64))
+    _y, ids, dw, dx = rlx.compile(by_name)(x, np.array([4, 5]), w, dy, np.zeros(2, np.int64))
     np.testing.assert_array_equal(ids, [4, 5])
     np.testing.assert_array_equal(dw, [4.0, 4.0, 4.0])
     np.testing.assert_array_equal(dx, np.broadcast_to(2 * w, (2, 3)))
@@ -418,13 +450,13 @@ def test_default_wrt_is_every_float_argument() -> None:
 
 def test_unreached_argument_gets_zeros_and_dead_gradients_are_removed() -> None:
     @graph((2, 3), (2, 3))
-    def module(b, x, unused):  # noqa: ANN001, ANN202
+    def module(b, x, unused):
         return b.exp(x), b.tanh(unused)
 
     grad = rlx.vjp(module, wrt=[0])
     text = str(grad)
     assert '"tanh"' not in text  # the tanh gradient is not asked for: never built
-    (y, other, dx) = rlx.compile(grad)(np.zeros((2, 3)), np.zeros((2, 3)), np.ones((2, 3)), np.ones((2, 3)))
+    (_y, _other, dx) = rlx.compile(grad)(np.zeros((2, 3)), np.zeros((2, 3)), np.ones((2, 3)), np.ones((2, 3)))
     np.testing.assert_array_equal(dx, np.ones((2, 3)))
     free = graph((2,), (2,))(lambda b, x, z: b.exp(x))
     result = rlx.compile(rlx.vjp(free, wrt=[1]))(np.zeros(2), np.ones(2), np.ones(2))
@@ -438,40 +470,55 @@ def test_the_pass_output_runs_through_the_default_pipeline() -> None:
     assert "rlx.elementwise_region" in exe.planned_ir
 
 
-@pytest.mark.parametrize("wrt, message", [
-    ([3], "wrt position 3 is out of range: @f has 3 arguments"),
-    (["nope"], "@f has no argument named 'nope' (named arguments: 'x', 'ids', 'w')"),
-    ([1], "cannot differentiate @f with respect to argument 1 of type tensor<2xi64> (not a float tensor)"),
-    (["x", 0], "wrt lists argument 0 of @f twice"),
-    ("x", "wrt must be a list of argument positions or names, got 'x'"),
-    ([1.5], "wrt entries are argument positions (int) or names (str), got 1.5"),
-])
+@pytest.mark.parametrize(
+    "wrt, message",
+    [
+        ([3], "wrt position 3 is out of range: @f has 3 arguments"),
+        (["nope"], "@f has no argument named 'nope' (named arguments: 'x', 'ids', 'w')"),
+        ([1], "cannot differentiate @f with respect to argument 1 of type tensor<2xi64> (not a float tensor)"),
+        (["x", 0], "wrt lists argument 0 of @f twice"),
+        ("x", "wrt must be a list of argument positions or names, got 'x'"),
+        ([1.5], "wrt entries are argument positions (int) or names (str), got 1.5"),
+    ],
+)
 def test_bad_wrt_is_an_argument_error(wrt: object, message: str) -> None:
     with pytest.raises(rlx.ArgumentError) as error:
         rlx.vjp(TEXT, wrt=wrt)  # type: ignore[arg-type]
     assert str(error.value) == message
 
 
-@pytest.mark.parametrize("text, message", [
-    ("""
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (
+            """
 func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
   %i = rlx.cast %x : (tensor<4xf32>) -> tensor<4xi32>
   %y = rlx.cast %i : (tensor<4xi32>) -> tensor<4xf32>
   func.return %y : tensor<4xf32>
-}""", "autodiff: 'rlx.cast' from i32 has no adjoint (only float -> float casts do); a gradient of @f flows through it"),
-    ("""
+}""",
+            "autodiff: 'rlx.cast' from i32 has no adjoint (only float -> float casts do); a gradient of @f flows through it",
+        ),
+        (
+            """
 func.func @f(%x: tensor<1x5x3xf32>, %wi: tensor<4x3xf32>, %wh: tensor<4x4xf32>, %bias: tensor<4xf32>) -> tensor<1x5x4xf32> {
   %y = rlx.rnn %x, %wi, %wh, %bias {hidden_size = 4 : i64} : (tensor<1x5x3xf32>, tensor<4x3xf32>, tensor<4x4xf32>, tensor<4xf32>) -> tensor<1x5x4xf32>
   func.return %y : tensor<1x5x4xf32>
-}""", "autodiff: 'rlx.rnn' has no adjoint; a gradient of @f flows through it"),
-    ("""
+}""",
+            "autodiff: 'rlx.rnn' has no adjoint; a gradient of @f flows through it",
+        ),
+        (
+            """
 func.func @f(%x: tensor<4xf32>, %ids: tensor<2x1xi64>) -> tensor<4xf32> {
   %u = rlx.slice %x {starts = array<i64: 0>, steps = array<i64: 1>} : (tensor<4xf32>) -> tensor<2xf32>
   %y = rlx.scatter_nd %x, %ids, %u {reduction = "max"} : (tensor<4xf32>, tensor<2x1xi64>, tensor<2xf32>) -> tensor<4xf32>
   func.return %y : tensor<4xf32>
-}""", "autodiff: 'rlx.scatter_nd' with reduction \"max\" has no adjoint (only \"none\" and \"add\" do); "
-      "a gradient of @f flows through it"),
-])
+}""",
+            'autodiff: \'rlx.scatter_nd\' with reduction "max" has no adjoint (only "none" and "add" do); '
+            "a gradient of @f flows through it",
+        ),
+    ],
+)
 def test_no_adjoint_is_a_compile_error(text: str, message: str) -> None:
     with pytest.raises(rlx.CompileError) as error:
         rlx.vjp(text, wrt=[0])
@@ -501,7 +548,7 @@ def test_autodiff_in_a_compile_pipeline() -> None:
 
     exe = rlx.compile(TEXT, pipeline="autodiff{wrt=w}," + TENSOR_PIPELINE)
     x, w, dy = np.ones((2, 3)), np.arange(3.0), np.full((2, 3), 2.0)
-    y, ids, dw = exe(x, np.array([4, 5]), w, dy, np.zeros(2, np.int64))
+    _y, _ids, dw = exe(x, np.array([4, 5]), w, dy, np.zeros(2, np.int64))
     np.testing.assert_array_equal(dw, [4.0, 4.0, 4.0])
     with pytest.raises(rlx.CompileError, match="autodiff: wrt position 9 is out of range: @f has 3 arguments"):
         rlx.compile(TEXT, pipeline="autodiff{wrt=9}")

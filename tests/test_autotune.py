@@ -48,7 +48,10 @@ BATCHED_MATMUL = """func.func @f(%a: tensor<512x32x64xf32>, %b: tensor<512x64x32
 
 def matmul_inputs() -> list[np.ndarray]:
     rng = np.random.default_rng(2)
-    return [rng.standard_normal((512, 32, 64)).astype(np.float32), rng.standard_normal((512, 64, 32)).astype(np.float32)]
+    return [
+        rng.standard_normal((512, 32, 64)).astype(np.float32),
+        rng.standard_normal((512, 64, 32)).astype(np.float32),
+    ]
 
 
 def gdn_inputs(seq: int) -> list[np.ndarray]:
@@ -69,11 +72,15 @@ def mamba2_inputs(seq: int) -> list[np.ndarray]:
     return [x, dt, a, b, c]
 
 
-@pytest.mark.parametrize(("text", "inputs", "labels"), [
-    (gdn(256), gdn_inputs(256), {"sequential", "chunked"}),
-    (mamba2(192), mamba2_inputs(192), {"blocked", "chunked"}),
-    (BATCHED_MATMUL, matmul_inputs(), {"emitted", "blas"}),
-], ids=["gdn", "mamba2", "matmul"])
+@pytest.mark.parametrize(
+    ("text", "inputs", "labels"),
+    [
+        (gdn(256), gdn_inputs(256), {"sequential", "chunked"}),
+        (mamba2(192), mamba2_inputs(192), {"blocked", "chunked"}),
+        (BATCHED_MATMUL, matmul_inputs(), {"emitted", "blas"}),
+    ],
+    ids=["gdn", "mamba2", "matmul"],
+)
 def test_a_choice_is_measured_and_equals_the_model(text: str, inputs: list[np.ndarray], labels: set) -> None:
     tuned = rlx.compile(text, tune=GENEROUS)
     (decision,) = tuned.tuned
@@ -112,8 +119,9 @@ def test_the_stored_choice_is_the_form_that_runs(choice: str, knob: int, blas: b
     assert f"gdn_chunked_min_seq = {knob} : i64" in exe.planned_ir
     assert ("cblas_sgemm" in exe.llvm_ir) is blas
     inputs = gdn_inputs(int(text.split("x")[1]))
-    np.testing.assert_allclose(exe(*inputs)[0], rlx.compile(text, tune=False)(*inputs)[0], rtol=CHUNKED_RTOL,
-                               atol=CHUNKED_RTOL)
+    np.testing.assert_allclose(
+        exe(*inputs)[0], rlx.compile(text, tune=False)(*inputs)[0], rtol=CHUNKED_RTOL, atol=CHUNKED_RTOL
+    )
 
 
 def test_an_unreadable_decision_is_measured_again() -> None:

@@ -96,26 +96,83 @@ def test_relu_backward_is_dy_where_x_positive() -> None:
 # ---------------------------------------------------------------------------
 INF, NAN = math.inf, math.nan
 CONVENTIONS: list[tuple[str, float, float]] = [
-    ("relu", 0.0, 0.0), ("relu", -0.0, 0.0), ("relu", NAN, 0.0), ("relu", 2.0, 1.0),
-    ("abs", 0.0, 0.0), ("abs", -0.0, 0.0), ("abs", -2.0, -1.0), ("abs", NAN, NAN),
-    ("round", 0.5, 1.0), ("round", 7.3, 1.0), ("floor", 2.0, 0.0), ("ceil", -1.5, 0.0),
-    ("sign", 0.0, 0.0), ("sign", NAN, 0.0), ("neg", 3.0, -1.0),
-    ("sqrt", 0.0, 0.0), ("sqrt", -0.0, 0.0), ("sqrt", -1.0, NAN), ("sqrt", INF, 0.0), ("sqrt", 4.0, 0.25),
-    ("rsqrt", 0.0, 0.0), ("rsqrt", -1.0, NAN), ("rsqrt", 4.0, -1 / 16), ("rsqrt", INF, 0.0),
-    ("log", 0.0, INF), ("log", 2.0, 0.5), ("log", INF, 0.0), ("recip", 0.0, -INF), ("recip", 2.0, -0.25),
-    ("hard_swish", -3.0, -0.5), ("hard_swish", 3.0, 1.5), ("hard_swish", -1.5, 0.0), ("hard_swish", -4.0, 0.0),
-    ("hard_swish", 4.0, 1.0), ("hard_swish", INF, 1.0), ("hard_swish", NAN, NAN),
-    ("hard_sigmoid", -3.0, 0.0), ("hard_sigmoid", 3.0, 0.0), ("hard_sigmoid", 0.0, 1 / 6), ("hard_sigmoid", NAN, NAN),
-    ("elu", 0.0, 1.0), ("elu", -INF, 0.0), ("elu", INF, 1.0),
-    ("exp", INF, INF), ("exp", -INF, 0.0), ("exp", 0.0, 1.0),
-    ("tanh", INF, 0.0), ("tanh", -INF, 0.0), ("tanh", 0.0, 1.0), ("sigmoid", 0.0, 0.25), ("sigmoid", -INF, 0.0),
-    ("silu", -INF, 0.0), ("silu", INF, 1.0), ("silu", 0.0, 0.5),
-    ("gelu", -INF, 0.0), ("gelu", INF, 1.0), ("gelu", 0.0, 0.5),
-    ("gelu_approx", -INF, 0.0), ("gelu_approx", INF, 1.0), ("gelu_approx", 0.0, 0.5),
-    ("mish", -INF, 0.0), ("mish", INF, 1.0), ("softplus", INF, 1.0), ("softplus", -INF, 0.0),
-    ("log_sigmoid", -INF, 1.0), ("log_sigmoid", INF, 0.0), ("erf", INF, 0.0), ("erf", 0.0, 2 / math.sqrt(math.pi)),
-    ("atan", INF, 0.0), ("atan", 0.0, 1.0), ("softsign", -INF, 0.0), ("softsign", 0.0, 1.0),
-    ("sin", 0.0, 1.0), ("sin", INF, NAN), ("cos", 0.0, -0.0), ("tan", 0.0, 1.0), ("tan", INF, NAN),
+    ("relu", 0.0, 0.0),
+    ("relu", -0.0, 0.0),
+    ("relu", NAN, 0.0),
+    ("relu", 2.0, 1.0),
+    ("abs", 0.0, 0.0),
+    ("abs", -0.0, 0.0),
+    ("abs", -2.0, -1.0),
+    ("abs", NAN, NAN),
+    ("round", 0.5, 1.0),
+    ("round", 7.3, 1.0),
+    ("floor", 2.0, 0.0),
+    ("ceil", -1.5, 0.0),
+    ("sign", 0.0, 0.0),
+    ("sign", NAN, 0.0),
+    ("neg", 3.0, -1.0),
+    ("sqrt", 0.0, 0.0),
+    ("sqrt", -0.0, 0.0),
+    ("sqrt", -1.0, NAN),
+    ("sqrt", INF, 0.0),
+    ("sqrt", 4.0, 0.25),
+    ("rsqrt", 0.0, 0.0),
+    ("rsqrt", -1.0, NAN),
+    ("rsqrt", 4.0, -1 / 16),
+    ("rsqrt", INF, 0.0),
+    ("log", 0.0, INF),
+    ("log", 2.0, 0.5),
+    ("log", INF, 0.0),
+    ("recip", 0.0, -INF),
+    ("recip", 2.0, -0.25),
+    ("hard_swish", -3.0, -0.5),
+    ("hard_swish", 3.0, 1.5),
+    ("hard_swish", -1.5, 0.0),
+    ("hard_swish", -4.0, 0.0),
+    ("hard_swish", 4.0, 1.0),
+    ("hard_swish", INF, 1.0),
+    ("hard_swish", NAN, NAN),
+    ("hard_sigmoid", -3.0, 0.0),
+    ("hard_sigmoid", 3.0, 0.0),
+    ("hard_sigmoid", 0.0, 1 / 6),
+    ("hard_sigmoid", NAN, NAN),
+    ("elu", 0.0, 1.0),
+    ("elu", -INF, 0.0),
+    ("elu", INF, 1.0),
+    ("exp", INF, INF),
+    ("exp", -INF, 0.0),
+    ("exp", 0.0, 1.0),
+    ("tanh", INF, 0.0),
+    ("tanh", -INF, 0.0),
+    ("tanh", 0.0, 1.0),
+    ("sigmoid", 0.0, 0.25),
+    ("sigmoid", -INF, 0.0),
+    ("silu", -INF, 0.0),
+    ("silu", INF, 1.0),
+    ("silu", 0.0, 0.5),
+    ("gelu", -INF, 0.0),
+    ("gelu", INF, 1.0),
+    ("gelu", 0.0, 0.5),
+    ("gelu_approx", -INF, 0.0),
+    ("gelu_approx", INF, 1.0),
+    ("gelu_approx", 0.0, 0.5),
+    ("mish", -INF, 0.0),
+    ("mish", INF, 1.0),
+    ("softplus", INF, 1.0),
+    ("softplus", -INF, 0.0),
+    ("log_sigmoid", -INF, 1.0),
+    ("log_sigmoid", INF, 0.0),
+    ("erf", INF, 0.0),
+    ("erf", 0.0, 2 / math.sqrt(math.pi)),
+    ("atan", INF, 0.0),
+    ("atan", 0.0, 1.0),
+    ("softsign", -INF, 0.0),
+    ("softsign", 0.0, 1.0),
+    ("sin", 0.0, 1.0),
+    ("sin", INF, NAN),
+    ("cos", 0.0, -0.0),
+    ("tan", 0.0, 1.0),
+    ("tan", INF, NAN),
     *[(k, NAN, NAN) for k in KINDS if k not in ("relu", "round", "floor", "ceil", "sign", "neg")],
 ]
 
@@ -138,8 +195,11 @@ def test_conventions_at_kinks_and_specials(dtype: type) -> None:
 # ---------------------------------------------------------------------------
 # the test's references vs finite differences of the forward functions
 # ---------------------------------------------------------------------------
-FD_OPS = [pytest.param(op, id=short_name(op)) for op in OPS
-          if op not in RECORDS or not RECORDS[op].derivative.straight_through]  # no record: the test names it
+FD_OPS = [
+    pytest.param(op, id=short_name(op))
+    for op in OPS
+    if op not in RECORDS or not RECORDS[op].derivative.straight_through
+]  # no record: the test names it
 
 
 @pytest.mark.parametrize("op", FD_OPS)
@@ -162,8 +222,22 @@ def test_reference_matches_finite_differences(op: type[ew.UnaryOp]) -> None:
 # ---------------------------------------------------------------------------
 # f16 / bf16: f32 math, one rounding
 # ---------------------------------------------------------------------------
-HALF_KINDS = ("tanh", "sigmoid", "silu", "gelu", "gelu_approx", "mish", "softplus", "elu", "erf", "sqrt", "recip",
-              "tan", "hard_swish", "abs")
+HALF_KINDS = (
+    "tanh",
+    "sigmoid",
+    "silu",
+    "gelu",
+    "gelu_approx",
+    "mish",
+    "softplus",
+    "elu",
+    "erf",
+    "sqrt",
+    "recip",
+    "tan",
+    "hard_swish",
+    "abs",
+)
 
 
 @pytest.mark.parametrize("name", ("f16", "bf16"))
@@ -175,14 +249,19 @@ def test_half_precision_is_the_f32_result_rounded(name: str) -> None:
     dy = make_dy(F32, n).astype(narrow)
     got = compile_text(backward_text(narrow, n, HALF_KINDS, extra_relu_backward=False))(*xs, dy)
     wide = compile_text(backward_text(F32, n, HALF_KINDS, extra_relu_backward=False))(
-        *(x.astype(F32) for x in xs), dy.astype(F32))
+        *(x.astype(F32) for x in xs), dy.astype(F32)
+    )
     for k, g, w in zip(HALF_KINDS, got, wide):
         assert g.dtype == narrow
         with np.errstate(all="ignore"):
             near = w.astype(narrow)
             step = np.abs(np.spacing(near)).astype(F32)
             diff = np.abs(g.astype(F32) - near.astype(F32))
-        ok = (diff <= step) | (np.isnan(g.astype(F32)) & np.isnan(near.astype(F32))) | (g.astype(F32) == near.astype(F32))
+        ok = (
+            (diff <= step)
+            | (np.isnan(g.astype(F32)) & np.isnan(near.astype(F32)))
+            | (g.astype(F32) == near.astype(F32))
+        )
         assert ok.all(), (k, base[~ok][:4], g[~ok][:4], w[~ok][:4])
         assert (g.astype(F32) == near.astype(F32)).mean() > 0.99, k  # almost always exactly the rounded f32 value
 

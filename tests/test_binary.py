@@ -62,8 +62,34 @@ def float_pool(dtype: type) -> np.ndarray:
 def int_pool(dtype: type) -> np.ndarray:
     info = np.iinfo(dtype)
     w = info.bits
-    vals = [0, 1, -1, 2, -2, 3, -3, 7, -7, 100, -100, 12345, -98765, w - 1, w, w + 1, -w, 2 * w, -(w - 1),
-            info.max, info.min, info.max - 1, info.min + 1, info.max // 2, info.min // 2, 1 << (w - 2)]
+    vals = [
+        0,
+        1,
+        -1,
+        2,
+        -2,
+        3,
+        -3,
+        7,
+        -7,
+        100,
+        -100,
+        12345,
+        -98765,
+        w - 1,
+        w,
+        w + 1,
+        -w,
+        2 * w,
+        -(w - 1),
+        info.max,
+        info.min,
+        info.max - 1,
+        info.min + 1,
+        info.max // 2,
+        info.min // 2,
+        1 << (w - 2),
+    ]
     return np.array(vals, dtype=dtype)
 
 
@@ -103,11 +129,13 @@ def _random_operands(op: str, dtype: type, n: int = 20_000) -> tuple[np.ndarray,
     if op == "pow":
         # positive bases with |y log x| in range, and negative bases with integer / non-integer exponents
         x = np.concatenate([rng.uniform(0, 4, n), 10.0 ** rng.uniform(-30, 30, n), -rng.uniform(0, 10, n)])
-        y = np.concatenate([
-            rng.uniform(-40, 40, n),
-            rng.uniform(-1, 1, n) * (80.0 if dtype == F32 else 700.0) / 69.1,
-            np.where(rng.random(n) < 0.5, np.round(rng.uniform(-30, 30, n)), rng.uniform(-30, 30, n)),
-        ])
+        y = np.concatenate(
+            [
+                rng.uniform(-40, 40, n),
+                rng.uniform(-1, 1, n) * (80.0 if dtype == F32 else 700.0) / 69.1,
+                np.where(rng.random(n) < 0.5, np.round(rng.uniform(-30, 30, n)), rng.uniform(-30, 30, n)),
+            ]
+        )
         return x.astype(dtype), y.astype(dtype)
     mag = 30.0 if dtype == F32 else 300.0
     a = 10.0 ** rng.uniform(-mag, mag, 2 * n) * np.where(rng.random(2 * n) < 0.5, -1, 1)
@@ -153,11 +181,35 @@ def test_pow_special_cases(dtype: type) -> None:
     """C99 pow: integer exponents of negative bases, signed zeros, pow(x, 0) = 1, pow(1, y) = 1."""
     inf, nan = np.inf, np.nan
     cases = [
-        (-2.0, 3.0, -8.0), (-2.0, 2.0, 4.0), (-2.0, -3.0, -0.125), (-2.0, -2.0, 0.25), (-8.0, 1 / 3, nan),
-        (-0.5, 3.0, -0.125), (-1.0, inf, 1.0), (-1.0, -inf, 1.0), (1.0, nan, 1.0), (nan, 0.0, 1.0), (nan, -0.0, 1.0),
-        (0.0, -1.0, inf), (-0.0, -1.0, -inf), (-0.0, -2.0, inf), (-0.0, 3.0, -0.0), (0.0, 3.0, 0.0), (-0.0, 2.0, 0.0),
-        (0.5, inf, 0.0), (0.5, -inf, inf), (2.0, inf, inf), (2.0, -inf, 0.0), (-inf, 3.0, -inf), (-inf, 2.0, inf),
-        (-inf, -3.0, -0.0), (-inf, -2.0, 0.0), (inf, -1.0, 0.0), (-3.0, 0.5, nan), (-10.0, 7.0, -1e7), (3.0, 4.0, 81.0),
+        (-2.0, 3.0, -8.0),
+        (-2.0, 2.0, 4.0),
+        (-2.0, -3.0, -0.125),
+        (-2.0, -2.0, 0.25),
+        (-8.0, 1 / 3, nan),
+        (-0.5, 3.0, -0.125),
+        (-1.0, inf, 1.0),
+        (-1.0, -inf, 1.0),
+        (1.0, nan, 1.0),
+        (nan, 0.0, 1.0),
+        (nan, -0.0, 1.0),
+        (0.0, -1.0, inf),
+        (-0.0, -1.0, -inf),
+        (-0.0, -2.0, inf),
+        (-0.0, 3.0, -0.0),
+        (0.0, 3.0, 0.0),
+        (-0.0, 2.0, 0.0),
+        (0.5, inf, 0.0),
+        (0.5, -inf, inf),
+        (2.0, inf, inf),
+        (2.0, -inf, 0.0),
+        (-inf, 3.0, -inf),
+        (-inf, 2.0, inf),
+        (-inf, -3.0, -0.0),
+        (-inf, -2.0, 0.0),
+        (inf, -1.0, 0.0),
+        (-3.0, 0.5, nan),
+        (-10.0, 7.0, -1e7),
+        (3.0, 4.0, 81.0),
     ]
     a, b, want = (np.array(c, dtype=dtype) for c in zip(*cases))
     got = run_op("pow", a, b)
@@ -219,8 +271,11 @@ def test_int_random(op: str, dtype: type) -> None:
     if op in ("shl", "shr"):
         b = rng.integers(-2 * info.bits, 2 * info.bits, n, dtype=dtype)
     else:
-        b = np.where(rng.random(n) < 0.5, rng.integers(info.min, info.max, n, dtype=dtype, endpoint=True),
-                     rng.integers(-50, 50, n, dtype=dtype))
+        b = np.where(
+            rng.random(n) < 0.5,
+            rng.integers(info.min, info.max, n, dtype=dtype, endpoint=True),
+            rng.integers(-50, 50, n, dtype=dtype),
+        )
     got = run_op(op, a, b)
     want = ref_binary_int(op, a, b)
     bad = got != want
@@ -302,7 +357,10 @@ def test_int_pool_covers_every_pair_kind() -> None:
 
 
 STREAMED = [  # (element type, NumPy dtype): 4-, 8-, 2- and 1-byte outputs, the last two narrow or bool
-    ("f32", np.float32), ("f64", np.float64), ("f16", np.float16), ("i8", np.int8),
+    ("f32", np.float32),
+    ("f64", np.float64),
+    ("f16", np.float16),
+    ("i8", np.int8),
 ]
 
 
@@ -315,9 +373,11 @@ def test_streamed_output_at_every_alignment(t: str, dtype: type) -> None:
     a scalar broadcast, the results are the bytes of the ordinary kernel."""
     n = 3 * 4096 + 29
     ty = f"tensor<{n}x{t}>"
-    text = (f"func.func @f(%a: {ty}, %b: {ty}, %s: tensor<{t}>) -> {ty} {{\n"
-            f"  %m = rlx.mul %a, %b : ({ty}, {ty}) -> {ty}\n"
-            f"  %r = rlx.sub %m, %s : ({ty}, tensor<{t}>) -> {ty}\n  func.return %r : {ty}\n}}\n")
+    text = (
+        f"func.func @f(%a: {ty}, %b: {ty}, %s: tensor<{t}>) -> {ty} {{\n"
+        f"  %m = rlx.mul %a, %b : ({ty}, {ty}) -> {ty}\n"
+        f"  %r = rlx.sub %m, %s : ({ty}, tensor<{t}>) -> {ty}\n  func.return %r : {ty}\n}}\n"
+    )
     rng = np.random.default_rng(5)
     a, b = (rng.integers(-9, 9, n).astype(dtype) for _ in range(2))
     s = np.array(3, dtype)
@@ -326,6 +386,6 @@ def test_streamed_output_at_every_alignment(t: str, dtype: type) -> None:
     assert "!nontemporal" in streamed.llvm_ir
     assert want.tobytes() == (a * b - s).astype(dtype).tobytes()
     for offset in range(0, 64, 3):
-        out = np.full(want.nbytes + 64, 0x5A, np.uint8)[offset:offset + want.nbytes].view(dtype)
+        out = np.full(want.nbytes + 64, 0x5A, np.uint8)[offset : offset + want.nbytes].view(dtype)
         streamed(a, b, s, out=(out,))
         assert out.tobytes() == want.tobytes(), f"output at byte offset {offset}"

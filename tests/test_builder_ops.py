@@ -53,7 +53,11 @@ def test_every_op_a_graph_holds_has_a_method() -> None:
     from rlx_mlir.dialects.rlx import RLX
 
     made_by_passes = {op for op in RLX.operations if op.__module__ == region.__name__}
-    missing = [op.name for op in RLX.operations if op not in made_by_passes
-               and not inspect.isfunction(inspect.getattr_static(Builder, op.name.removeprefix("rlx."), None))]
+    missing = [
+        op.name
+        for op in RLX.operations
+        if op not in made_by_passes
+        and not inspect.isfunction(inspect.getattr_static(Builder, op.name.removeprefix("rlx."), None))
+    ]
     assert not missing, f"ops without a Builder method: {missing}"
     assert made_by_passes, "dialects/region.py holds the fused regions"

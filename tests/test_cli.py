@@ -21,7 +21,9 @@ func.func @f(%a: tensor<4x3xf32>, %b: tensor<3xf32>) -> tensor<4x3xf32> {
 
 
 def run(tool: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", f"rlx_mlir.cli.{tool}", *args], capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", f"rlx_mlir.cli.{tool}", *args], capture_output=True, text=True, check=False
+    )
 
 
 @pytest.fixture
@@ -88,7 +90,7 @@ def test_opt_missing_file(tmp_path: Path) -> None:
 
 
 def test_run_errors_are_one_line(graph: Path, inputs, tmp_path: Path) -> None:
-    a_path, b_path, _, _ = inputs
+    a_path, _b_path, _, _ = inputs
     assert_one_line_error(run("run", str(graph), "--input", str(a_path)), "rlx-run", "takes 2 arrays, got 1")
     np.save(tmp_path / "wrong.npy", np.zeros(3, np.float64))
     wrong = run("run", str(graph), "--input", str(a_path), "--input", str(tmp_path / "wrong.npy"))
@@ -160,13 +162,24 @@ def test_onnx_errors_are_one_line(onnx_model: Path, tmp_path: Path) -> None:
     assert_one_line_error(run("run", str(corrupt)), "rlx-run", "cannot read the ONNX model")
     bad_spec = run("run", str(onnx_model), "--input-shape", "x=2by3")
     assert_one_line_error(bad_spec, "rlx-run", "input shape 'x=2by3': expected NAME=DxDx...")
-    assert_one_line_error(run("opt", str(onnx_model), "-f", 'onnx{input-shapes="y=2x3"}'), "rlx-opt",
-                          "input_shapes names no graph input: y")
+    assert_one_line_error(
+        run("opt", str(onnx_model), "-f", 'onnx{input-shapes="y=2x3"}'),
+        "rlx-opt",
+        "input_shapes names no graph input: y",
+    )
     model = onnx.load(str(onnx_model))
-    model.graph.node.extend([helper.make_node("NonMaxSuppression", ["y"], ["a"], name="nms"),
-                             helper.make_node("Hardmax", ["a"], ["b"], name="hm")])
+    model.graph.node.extend(
+        [
+            helper.make_node("NonMaxSuppression", ["y"], ["a"], name="nms"),
+            helper.make_node("Hardmax", ["a"], ["b"], name="hm"),
+        ]
+    )
     unsupported = tmp_path / "unsupported.onnx"
     onnx.save(model, str(unsupported))
     result = run("opt", str(unsupported), "-f", 'onnx{input-shapes="x=2x3"}')
-    assert_one_line_error(result, "rlx-opt", "cannot import 2 node(s) or output(s) of the ONNX graph: "
-                          "NonMaxSuppression 'nms': no importer for this op type; Hardmax 'hm': ")
+    assert_one_line_error(
+        result,
+        "rlx-opt",
+        "cannot import 2 node(s) or output(s) of the ONNX graph: "
+        "NonMaxSuppression 'nms': no importer for this op type; Hardmax 'hm': ",
+    )

@@ -33,7 +33,7 @@ def cli(tool: str, *args: str) -> tuple[int, str, str]:
             main(list(args))
         except SystemExit as exit_:
             code = exit_.code if isinstance(exit_.code, int) else 1
-        except BaseException as error:  # noqa: BLE001 - what would be a traceback
+        except BaseException as error:
             code, escaped = 1, f"{type(error).__name__}: {error}"
     return code, err.getvalue(), escaped
 
@@ -71,7 +71,9 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "func.func @f(%a: tensor<3xf32>) -> tensor<3xf32> {\n"
         "  %s = rlx.add %a, %s : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>\n  func.return %s : tensor<3xf32>\n}\n"
     )
-    (d / "gather.mlir").write_text(binary_op("rlx.gather", "{axis = 0 : i64}", "tensor<4xf32>", "tensor<1xi64>", "tensor<1xf32>"))
+    (d / "gather.mlir").write_text(
+        binary_op("rlx.gather", "{axis = 0 : i64}", "tensor<4xf32>", "tensor<1xi64>", "tensor<1xf32>")
+    )
     np.save(d / "d.npy", np.ones(4, np.float32))
     np.save(d / "i.npy", np.array([9], np.int64))
     return d
@@ -131,7 +133,12 @@ def test_rlx_run_bad_file_is_one_line(files: Path, file: str, message: str) -> N
 
 def test_rlx_run_index_error_is_one_line(files: Path) -> None:
     assert_cli_error(
-        "rlx-run", str(files / "gather.mlir"), "-i", str(files / "d.npy"), "-i", str(files / "i.npy"),
+        "rlx-run",
+        str(files / "gather.mlir"),
+        "-i",
+        str(files / "d.npy"),
+        "-i",
+        str(files / "i.npy"),
         message="rlx.gather: index 9 is out of range for axis 0 with size 4",
     )
 
@@ -142,7 +149,13 @@ def test_cli_processes_report_one_line(files: Path) -> None:
         ("opt", [str(files / "bad.mlir")]),
         ("run", [str(files / "g.mlir"), "-i", str(files / "a64.npy"), "-i", str(files / "b.npy")]),
     ]:
-        result = subprocess.run([sys.executable, "-m", f"rlx_mlir.cli.{tool}", *args], capture_output=True, text=True, timeout=120, check=False)
+        result = subprocess.run(
+            [sys.executable, "-m", f"rlx_mlir.cli.{tool}", *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
         assert result.returncode == 1
         assert "Traceback" not in result.stderr
         lines = result.stderr.strip().splitlines()
@@ -165,16 +178,26 @@ CLI_TRACEBACKS = [
     # KeyError from fuse_elementwise
     ("rlx-run", ["{d}/self_use.mlir", "-i", "{d}/b.npy"], "'rlx.add' operand #1 %s is used before it is defined"),
     # ArgSpecParseError
-    ("rlx-run", ["{d}/g.mlir", "-p", "fuse-elementwise{", "-i", "{d}/a.npy", "-i", "{d}/b.npy"], "bad pipeline 'fuse-elementwise{'"),
+    (
+        "rlx-run",
+        ["{d}/g.mlir", "-p", "fuse-elementwise{", "-i", "{d}/a.npy", "-i", "{d}/b.npy"],
+        "bad pipeline 'fuse-elementwise{'",
+    ),
     ("rlx-opt", ["{d}/g.mlir", "-p", "fuse-elementwise{"], "Error parsing pass pipeline specification"),
     ("rlx-opt", ["{d}/g.mlir", "-p", ",,"], "Error parsing pass pipeline specification"),
     # KeyError from fuse_elementwise
     ("rlx-opt", ["{d}/self_use.mlir", "-p", "default"], "'rlx.add' operand #1 %s is used before it is defined"),
     # ValueError "'block' property of Region class is only available for single-block regions"
-    ("rlx-opt", ["{d}/declaration.mlir", "-p", "default"], "'func.func' @ext has 0 blocks; rlx functions are one block of ops"),
+    (
+        "rlx-opt",
+        ["{d}/declaration.mlir", "-p", "default"],
+        "'func.func' @ext has 0 blocks; rlx functions are one block of ops",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("tool", "args", "message"), CLI_TRACEBACKS, ids=[f"{t} {' '.join(a)}" for t, a, _ in CLI_TRACEBACKS])
+@pytest.mark.parametrize(
+    ("tool", "args", "message"), CLI_TRACEBACKS, ids=[f"{t} {' '.join(a)}" for t, a, _ in CLI_TRACEBACKS]
+)
 def test_cli_does_not_print_a_traceback(files: Path, tool: str, args: list[str], message: str) -> None:
     assert_cli_error(tool, *_in(files, args), message=message)

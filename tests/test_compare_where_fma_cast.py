@@ -31,8 +31,13 @@ from reference import (
 )
 
 F32, F64, I32, I64, BOOL = np.float32, np.float64, np.int32, np.int64, np.bool_
-ALL = [pytest.param(F32, id="f32"), pytest.param(F64, id="f64"), pytest.param(I32, id="i32"),
-       pytest.param(I64, id="i64"), pytest.param(BOOL, id="i1")]
+ALL = [
+    pytest.param(F32, id="f32"),
+    pytest.param(F64, id="f64"),
+    pytest.param(I32, id="i32"),
+    pytest.param(I64, id="i64"),
+    pytest.param(BOOL, id="i1"),
+]
 FLOATS = [pytest.param(F32, id="f32"), pytest.param(F64, id="f64")]
 COMPARE_OPS = sorted(REF_COMPARE)
 NAMES = {F32: "f32", F64: "f64", I32: "i32", I64: "i64", BOOL: "i1"}
@@ -42,7 +47,9 @@ def pool(dtype: type) -> np.ndarray:
     if dtype == BOOL:
         return np.array([False, True])
     if np.dtype(dtype).kind == "f":
-        return np.concatenate([specials(dtype), np.array([1.0, 1.0 + np.finfo(dtype).eps, 7.0, -7.0, 0.1], dtype=dtype)])
+        return np.concatenate(
+            [specials(dtype), np.array([1.0, 1.0 + np.finfo(dtype).eps, 7.0, -7.0, 0.1], dtype=dtype)]
+        )
     info = np.iinfo(dtype)
     return np.array([0, 1, -1, 2, -2, 7, -7, 1000, info.max, info.min, info.max - 1, info.min + 1], dtype=dtype)
 
@@ -127,13 +134,28 @@ def fma_operands(dtype: type) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     p = 1.0 + 2.0**-h
     tie_a = np.array([p, p, -p, p], dtype=dtype)
     tie_b = np.array([p, p, p, -p], dtype=dtype)
-    tie_c = np.array([2.0**-60, -(2.0**-60), 2.0**-60, -(2.0**-60)], dtype=dtype) if dtype == F32 else \
-        np.array([2.0**-100, -(2.0**-100), 2.0**-100, -(2.0**-100)], dtype=dtype)
-    sp = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, float(np.finfo(dtype).max),
-                   float(np.finfo(dtype).smallest_subnormal), 2.0], dtype=dtype)
+    tie_c = (
+        np.array([2.0**-60, -(2.0**-60), 2.0**-60, -(2.0**-60)], dtype=dtype)
+        if dtype == F32
+        else np.array([2.0**-100, -(2.0**-100), 2.0**-100, -(2.0**-100)], dtype=dtype)
+    )
+    sp = np.array(
+        [
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            np.inf,
+            -np.inf,
+            np.nan,
+            float(np.finfo(dtype).max),
+            float(np.finfo(dtype).smallest_subnormal),
+            2.0,
+        ],
+        dtype=dtype,
+    )
     ga, gb, gc = (m.ravel() for m in np.meshgrid(sp, sp, sp, indexing="ij"))
-    return (np.concatenate([a, a, tie_a, ga]), np.concatenate([b, b, tie_b, gb]),
-            np.concatenate([c, c2, tie_c, gc]))
+    return (np.concatenate([a, a, tie_a, ga]), np.concatenate([b, b, tie_b, gb]), np.concatenate([c, c2, tie_c, gc]))
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
@@ -141,9 +163,11 @@ def test_fma_single_rounding(dtype: type) -> None:
     a, b, c = fma_operands(dtype)
     got = run_op("fma", a, b, c)
     want = ref_fma(a, b, c)
-    same = (got.view(np.int32 if dtype == F32 else np.int64) == want.view(np.int32 if dtype == F32 else np.int64))
+    same = got.view(np.int32 if dtype == F32 else np.int64) == want.view(np.int32 if dtype == F32 else np.int64)
     same |= np.isnan(got) & np.isnan(want)
-    assert same.all(), f"a={a[~same][:5]!r} b={b[~same][:5]!r} c={c[~same][:5]!r} got={got[~same][:5]!r} want={want[~same][:5]!r}"
+    assert same.all(), (
+        f"a={a[~same][:5]!r} b={b[~same][:5]!r} c={c[~same][:5]!r} got={got[~same][:5]!r} want={want[~same][:5]!r}"
+    )
     # the constructed cases really distinguish fused from unfused evaluation
     with np.errstate(all="ignore"):
         unfused = ((a * b).astype(dtype) + c).astype(dtype)
@@ -169,22 +193,108 @@ def cast_values(dtype: type) -> np.ndarray:
         return np.array([False, True, True, False])
     if dtype in (I32, I64):
         info = np.iinfo(dtype)
-        vals = [0, 1, -1, 2, -2, 127, 255, 256, -129, 65535, 2**24 + 1, -(2**24 + 3), 2**31 - 1, -(2**31),
-                info.max, info.min, info.max - 1, info.min + 1, 12345678, -87654321]
+        vals = [
+            0,
+            1,
+            -1,
+            2,
+            -2,
+            127,
+            255,
+            256,
+            -129,
+            65535,
+            2**24 + 1,
+            -(2**24 + 3),
+            2**31 - 1,
+            -(2**31),
+            info.max,
+            info.min,
+            info.max - 1,
+            info.min + 1,
+            12345678,
+            -87654321,
+        ]
         if dtype == I64:
-            vals += [2**31, -(2**31) - 1, 2**32 + 5, 2**53 + 1, -(2**53 + 1), 2**62 + 2**40 + 1, 2**63 - 2**39,
-                     2**63 - 2**39 - 1, 2**63 - 2**40, -(2**63) + 2**39 + 1]
+            vals += [
+                2**31,
+                -(2**31) - 1,
+                2**32 + 5,
+                2**53 + 1,
+                -(2**53 + 1),
+                2**62 + 2**40 + 1,
+                2**63 - 2**39,
+                2**63 - 2**39 - 1,
+                2**63 - 2**40,
+                -(2**63) + 2**39 + 1,
+            ]
         return np.array(vals, dtype=dtype)
     fi = np.finfo(dtype)
-    vals = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 0.49999997, 0.9999999, -0.9999999, 1e-45, 1e-30,
-            2.0**31 - 128, 2.0**31, 2.0**31 - 1, -(2.0**31), -(2.0**31) - 1, -(2.0**31) - 256, 2.0**32, 3e9, -3e9,
-            2.0**63, -(2.0**63), 2.0**63 - 1024, 2.0**64, 1e20, -1e20, 16777217.0, 123.75, -123.75,
-            np.inf, -np.inf, np.nan, -np.nan, float(fi.max), -float(fi.max), float(fi.tiny),
-            float(fi.smallest_subnormal), -float(fi.smallest_subnormal)]
+    vals = [
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        0.5,
+        -0.5,
+        1.5,
+        -1.5,
+        2.5,
+        -2.5,
+        0.49999997,
+        0.9999999,
+        -0.9999999,
+        1e-45,
+        1e-30,
+        2.0**31 - 128,
+        2.0**31,
+        2.0**31 - 1,
+        -(2.0**31),
+        -(2.0**31) - 1,
+        -(2.0**31) - 256,
+        2.0**32,
+        3e9,
+        -3e9,
+        2.0**63,
+        -(2.0**63),
+        2.0**63 - 1024,
+        2.0**64,
+        1e20,
+        -1e20,
+        16777217.0,
+        123.75,
+        -123.75,
+        np.inf,
+        -np.inf,
+        np.nan,
+        -np.nan,
+        float(fi.max),
+        -float(fi.max),
+        float(fi.tiny),
+        float(fi.smallest_subnormal),
+        -float(fi.smallest_subnormal),
+    ]
     if dtype == F64:
-        vals += [2.0**63 - 2048, 1e-50, -1e-50, 3.4028235677973366e38, 3.4028236e38, -3.5e38, 1e300,
-                 1.0 + 2.0**-24, 1.0 + 2.0**-24 + 2.0**-50, 1.0 + 3 * 2.0**-24, 2.0**-149, 2.0**-150, 1.5 * 2.0**-149,
-                 2.0**31 - 0.5, -(2.0**31) - 0.5, 2.0**31 - 1.5, 9007199254740993.0, 2147483647.9]
+        vals += [
+            2.0**63 - 2048,
+            1e-50,
+            -1e-50,
+            3.4028235677973366e38,
+            3.4028236e38,
+            -3.5e38,
+            1e300,
+            1.0 + 2.0**-24,
+            1.0 + 2.0**-24 + 2.0**-50,
+            1.0 + 3 * 2.0**-24,
+            2.0**-149,
+            2.0**-150,
+            1.5 * 2.0**-149,
+            2.0**31 - 0.5,
+            -(2.0**31) - 0.5,
+            2.0**31 - 1.5,
+            9007199254740993.0,
+            2147483647.9,
+        ]
     with np.errstate(over="ignore"):
         return np.array(vals, dtype=dtype)
 
@@ -206,7 +316,7 @@ def test_cast(src: type, dst: type) -> None:
     want = ref_cast(x, dst)
     assert got.dtype == dst and got.shape == x.shape
     if np.dtype(dst).kind == "f":
-        ok = (got.view(np.int32 if dst == F32 else np.int64) == want.view(np.int32 if dst == F32 else np.int64))
+        ok = got.view(np.int32 if dst == F32 else np.int64) == want.view(np.int32 if dst == F32 else np.int64)
         ok |= np.isnan(got) & np.isnan(want)
     else:
         ok = got == want

@@ -78,8 +78,7 @@ def _filecheck(line: str) -> re.Pattern[str]:
 
 def _chunks(path: Path) -> Iterator[tuple[int, str]]:
     """(1-based case number, text) of each `// -----` split of a file."""
-    for number, chunk in enumerate(path.read_text().split("// -----"), 1):
-        yield number, chunk
+    yield from enumerate(path.read_text().split("// -----"), 1)
 
 
 def corpus_ir_cases() -> dict[str, IRCase]:
@@ -101,14 +100,18 @@ def lit_verifier_cases() -> dict[str, IRCase]:
             if checks:
                 message = checks[0].removeprefix("Operation does not verify: ")
                 cases[f"lit/{path.parent.name}/{path.name}#{number}"] = IRCase(
-                    chunk, rlx.VerificationError, _filecheck(message))
+                    chunk, rlx.VerificationError, _filecheck(message)
+                )
     return cases
 
 
 def generated_cases() -> dict[str, IRCase]:
-    return {f"generated: {name}": IRCase(text, error, _literal(fragment), _literal(api.CLI_WORDING[name])
-                                         if name in api.CLI_WORDING else None)
-            for name, (text, error, fragment) in api.GENERATED_IR.items()}
+    return {
+        f"generated: {name}": IRCase(
+            text, error, _literal(fragment), _literal(api.CLI_WORDING[name]) if name in api.CLI_WORDING else None
+        )
+        for name, (text, error, fragment) in api.GENERATED_IR.items()
+    }
 
 
 IR_CASES = {**corpus_ir_cases(), **lit_verifier_cases(), **generated_cases()}
@@ -117,6 +120,7 @@ IR_CASES = {**corpus_ir_cases(), **lit_verifier_cases(), **generated_cases()}
 @contextlib.contextmanager
 def deadline(seconds: int) -> Iterator[None]:
     """Fail a case that runs longer than `seconds` (SIGALRM: the main thread, Unix)."""
+
     def expire(signum: int, frame: object) -> None:
         raise TimeoutError(f"the case ran past {seconds} s (a hang)")
 
@@ -134,7 +138,7 @@ def raised_by(call: Callable[[], object]) -> BaseException:
     with deadline(DEADLINE):
         try:
             call()
-        except Exception as error:  # noqa: BLE001 - the type is the check
+        except Exception as error:
             return error
     pytest.fail("no error was raised")
 
@@ -158,9 +162,11 @@ def rlx_opt(path: Path) -> tuple[int, str]:
 
 def test_the_corpus_has_at_least_300_cases() -> None:
     total = len(IR_CASES) + len(api.CASES) + len(api.RESULTS) + len(cli.CASES)
-    print(f"\ncorpus: {len(IR_CASES)} IR cases ({len(corpus_ir_cases())} in tests/corpus/ir, "
-          f"{len(lit_verifier_cases())} from the lit invalid files, {len(api.GENERATED_IR)} generated), "
-          f"{len(api.CASES)} API cases, {len(api.RESULTS)} results, {len(cli.CASES)} CLI cases: {total}")
+    print(
+        f"\ncorpus: {len(IR_CASES)} IR cases ({len(corpus_ir_cases())} in tests/corpus/ir, "
+        f"{len(lit_verifier_cases())} from the lit invalid files, {len(api.GENERATED_IR)} generated), "
+        f"{len(api.CASES)} API cases, {len(api.RESULTS)} results, {len(cli.CASES)} CLI cases: {total}"
+    )
     assert total >= 300
 
 

@@ -76,8 +76,15 @@ def initial_state(shape: Sequence[int], seed: int = 1) -> np.ndarray:
     return np.random.default_rng(seed).standard_normal((batch, heads, n, n)) * 0.5
 
 
-def compile_gdn(shape: Sequence[int], per_channel: bool, dtype: str, carry_in: bool, carry_out: bool,
-                tuning: Overrides | None = None, target: str | None = None):
+def compile_gdn(
+    shape: Sequence[int],
+    per_channel: bool,
+    dtype: str,
+    carry_in: bool,
+    carry_out: bool,
+    tuning: Overrides | None = None,
+    target: str | None = None,
+):
     batch, _, heads, n = shape
     b = Builder("gdn")
     q, k, v = (b.input(shape, dtype) for _ in range(3))
@@ -89,8 +96,14 @@ def compile_gdn(shape: Sequence[int], per_channel: bool, dtype: str, carry_in: b
     return rlx.compile(b.module(), threads=2, target=target, tuning=tuning)
 
 
-def run(args: Inputs, dtype: str, state: np.ndarray | None = None, carry_out: bool = True,
-        tuning: Overrides | None = None, target: str | None = None) -> list[np.ndarray]:
+def run(
+    args: Inputs,
+    dtype: str,
+    state: np.ndarray | None = None,
+    carry_out: bool = True,
+    tuning: Overrides | None = None,
+    target: str | None = None,
+) -> list[np.ndarray]:
     """The op on `args` (and `state`) cast to `dtype`, compiled with `tuning` for `target`;
     its results as float64."""
     shape, per_channel = args[0].shape, args[3].ndim == 4
@@ -160,9 +173,11 @@ def test_carried_state(form: str, per_channel: bool) -> None:
         assert_close_to_largest(got, want, 1e-4)
 
 
-@pytest.mark.parametrize("shape", [(1, 1, 1, 8), (1, 1, 4, 32), (1, 3, 1, 5), (1, 11, 2, 5), (3, 2, 1, 1),
-                                   (3, 9, 1, 1), (2, 0, 3, 8)],
-                         ids=["decode_step", "decode_heads", "odd_n", "paired_odd_n", "n1", "paired_n1", "no_steps"])
+@pytest.mark.parametrize(
+    "shape",
+    [(1, 1, 1, 8), (1, 1, 4, 32), (1, 3, 1, 5), (1, 11, 2, 5), (3, 2, 1, 1), (3, 9, 1, 1), (2, 0, 3, 8)],
+    ids=["decode_step", "decode_heads", "odd_n", "paired_odd_n", "n1", "paired_n1", "no_steps"],
+)
 def test_edge_sizes(shape: tuple[int, ...]) -> None:
     """B = 1, S = 1 (a decode step with state), N not a multiple of a vector (in both
     sweeps), N = 1, and S = 0 (the state passes through)."""
@@ -198,7 +213,8 @@ def gates_with(pattern: str, shape: Sequence[int], seed: int) -> np.ndarray:
     batch, seq, heads, _ = shape
     mild = -np.logaddexp(0.0, rng.standard_normal((batch, seq, heads))) * 0.5
     g = {"open": np.zeros((batch, seq, heads)), "slow": mild, "strong": np.full((batch, seq, heads), -30.0)}.get(
-        pattern, mild.copy())
+        pattern, mild.copy()
+    )
     if pattern in ("closed", "mixed"):
         g[rng.random(g.shape) < 0.05] = -np.inf
     if pattern == "mixed":
@@ -247,11 +263,18 @@ def gdn_op(shape: Sequence[int], per_channel: bool, dtype: str = "f32") -> rc.Ga
 SHORT_SEQ = TUNING.gdn_short_seq
 
 
-@pytest.mark.parametrize(("seq", "per_channel", "dtype", "paired"), [
-    (SHORT_SEQ, False, "f32", True), (SHORT_SEQ, False, "f64", True),
-    (SHORT_SEQ - 1, False, "f32", False), (SHORT_SEQ, True, "f32", False),
-    (SHORT_SEQ, False, "bf16", False), (SHORT_SEQ, False, "f16", False),
-    (300_000, False, "f32", False)])
+@pytest.mark.parametrize(
+    ("seq", "per_channel", "dtype", "paired"),
+    [
+        (SHORT_SEQ, False, "f32", True),
+        (SHORT_SEQ, False, "f64", True),
+        (SHORT_SEQ - 1, False, "f32", False),
+        (SHORT_SEQ, True, "f32", False),
+        (SHORT_SEQ, False, "bf16", False),
+        (SHORT_SEQ, False, "f16", False),
+        (300_000, False, "f32", False),
+    ],
+)
 def test_paired_form_choice(seq: int, per_channel: bool, dtype: str, paired: bool) -> None:
     """Prefill with head gates in f32/f64 takes the paired form; decode steps, per-channel
     gates, f16/bf16 and sequences whose per-pair dot products would not fit the stack
@@ -317,20 +340,23 @@ def test_state_too_large_for_the_stack() -> None:
         rlx.compile(b.module())
 
 
-
 AVX2 = "x86-64-v3"
 """The AVX2 target: 32-byte vectors and 16 registers, so 8-lane f32 strips and
 narrower decode strips (`gdn_strip_vectors`); it runs on an AVX-512 host too."""
 
 
 @pytest.mark.parametrize("dtype", ["f32", "f64"])
-@pytest.mark.parametrize(("shape", "per_channel", "overrides"), [
-    ((1, 1, 4, 40), False, None),
-    ((2, 3, 2, 40), True, None),
-    ((2, 23, 3, 40), False, None),
-    ((2, 23, 3, 40), True, None),
-    ((1, delta_rule.CHUNK + 11, 2, 24), False, CHUNKED),
-], ids=["decode", "short", "paired", "sequential", "chunked"])
+@pytest.mark.parametrize(
+    ("shape", "per_channel", "overrides"),
+    [
+        ((1, 1, 4, 40), False, None),
+        ((2, 3, 2, 40), True, None),
+        ((2, 23, 3, 40), False, None),
+        ((2, 23, 3, 40), True, None),
+        ((1, delta_rule.CHUNK + 11, 2, 24), False, CHUNKED),
+    ],
+    ids=["decode", "short", "paired", "sequential", "chunked"],
+)
 def test_avx2_target(shape: tuple[int, ...], per_channel: bool, overrides: Overrides | None, dtype: str) -> None:
     """Every form compiled for x86-64-v3 matches the reference as closely as the host
     target's build does: N = 40 is five 8-lane f32 vectors (two and a half 16-lane ones),

@@ -127,7 +127,7 @@ def test_the_layer_table_names_every_layer_of_the_contract() -> None:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())
     contract = next(c for c in config["tool"]["importlinter"]["contracts"] if c["name"] == "Layers only point down")
     text = (ROOT / "docs" / "architecture.md").read_text()
-    table = FENCE.search(text[text.index("## Layers"):])
+    table = FENCE.search(text[text.index("## Layers") :])
     assert table is not None
     rows = table.group(0)
     missing = []

@@ -58,7 +58,10 @@ def ieee(precision: int, emin: int, emax: int) -> Format:
 
 
 FORMATS = {
-    "f16": ieee(11, -14, 15), "bf16": ieee(8, -126, 127), "f32": ieee(24, -126, 127), "f64": ieee(53, -1022, 1023),
+    "f16": ieee(11, -14, 15),
+    "bf16": ieee(8, -126, 127),
+    "f32": ieee(24, -126, 127),
+    "f64": ieee(53, -1022, 1023),
     "f8E4M3FN": Format(4, -6, 448.0, infinity=False),
     "f8E4M3FNUZ": Format(4, -7, 240.0, infinity=False, negative_zero=False),
     "f8E5M2": ieee(3, -14, 15),
@@ -160,28 +163,124 @@ def cast_inputs(src: str) -> np.ndarray:
         lo, hi = int_range(src)
         return np.arange(lo, hi + 1).astype(ALL[src])
     if src in FLOATS or src in COMPLEX:
-        base = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, 2.5, -2.5, 127.5, 128.0, -129.0, 255.0, 256.0, 300.0, -300.0,
-                32767.0, 65504.0, 65520.0, 70000.0, 2.0**31, -(2.0**31) - 4096, 4.3e9, 1e10, -1e10, 9.3e18, -9.3e18,
-                1e30, 3.4e38, -3.4e38, 1e300, 1e-8, 6e-8, 1e-40, 1e-45, 2.0**-1074, -1e-320, math.inf, -math.inf,
-                math.nan, 1.0000001, 3.14159265358979, 1 / 3,
-                # just above a bf16 / f16 tie: rounding through f32 first would land on the tie
-                1 + 2.0**-8 + 2.0**-30, -(1 + 2.0**-8 + 2.0**-30), 1 + 2.0**-11 + 2.0**-30, 3 * 2.0**-20 + 2.0**-50,
-                # float8: ties and near-ties at the top (448/480, 240/256, 57344/61440) and in the subnormals
-                449.0, 464.0, -464.0, 465.0, 480.0, 247.0, 248.0, -248.0, 57344.0, 61439.0, 61440.0, 1.0625, 1.1875,
-                1.125, 1.375, 3 * 2.0**-10, 2.0**-10, 5 * 2.0**-10, 3 * 2.0**-18, 2.0**-18, -(2.0**-18),
-                2.0**-17 + 2.0**-30, 2.0**-11, -(2.0**-11), 0.75 * 2.0**-14]
+        base = [
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            0.5,
+            -0.5,
+            1.5,
+            2.5,
+            -2.5,
+            127.5,
+            128.0,
+            -129.0,
+            255.0,
+            256.0,
+            300.0,
+            -300.0,
+            32767.0,
+            65504.0,
+            65520.0,
+            70000.0,
+            2.0**31,
+            -(2.0**31) - 4096,
+            4.3e9,
+            1e10,
+            -1e10,
+            9.3e18,
+            -9.3e18,
+            1e30,
+            3.4e38,
+            -3.4e38,
+            1e300,
+            1e-8,
+            6e-8,
+            1e-40,
+            1e-45,
+            2.0**-1074,
+            -1e-320,
+            math.inf,
+            -math.inf,
+            math.nan,
+            1.0000001,
+            3.14159265358979,
+            1 / 3,
+            # just above a bf16 / f16 tie: rounding through f32 first would land on the tie
+            1 + 2.0**-8 + 2.0**-30,
+            -(1 + 2.0**-8 + 2.0**-30),
+            1 + 2.0**-11 + 2.0**-30,
+            3 * 2.0**-20 + 2.0**-50,
+            # float8: ties and near-ties at the top (448/480, 240/256, 57344/61440) and in the subnormals
+            449.0,
+            464.0,
+            -464.0,
+            465.0,
+            480.0,
+            247.0,
+            248.0,
+            -248.0,
+            57344.0,
+            61439.0,
+            61440.0,
+            1.0625,
+            1.1875,
+            1.125,
+            1.375,
+            3 * 2.0**-10,
+            2.0**-10,
+            5 * 2.0**-10,
+            3 * 2.0**-18,
+            2.0**-18,
+            -(2.0**-18),
+            2.0**-17 + 2.0**-30,
+            2.0**-11,
+            -(2.0**-11),
+            0.75 * 2.0**-14,
+        ]
         if src in COMPLEX:
             with np.errstate(over="ignore"):
                 return np.array([complex(v, w) for v, w in zip(base, base[::-1])], dtype=TYPES[src])
         with np.errstate(all="ignore"):
             return np.array(base, dtype=np.float64).astype(TYPES[src])
     lo, hi = int_range(src)
-    raw = [0, 1, -1, 2, 127, 128, 255, 256, -129, 32767, 65535, 65536, 2**24 + 1, 2**31 - 1, 2**32 + 5, 2**53 + 1,
-           lo, hi, hi - 1, lo + 1, 123456789, -987654321,
-           # just above a bf16 / f16 tie once rounded to f32 or f64: one rounding must see the +1
-           2**24 + 2**16 + 1, -(2**24 + 2**16 + 1), 2**62 + 2**54 + 1, 2**12 + 2**1 + 1,
-           # ui64 at or above 2^63 (halved with a sticky bit): just past an f64 / f32 / bf16 tie, and the top
-           2**63 + 2**10 + 1, 2**63 + 2**39 + 1, 2**63 + 2**55 + 1, 2**64 - 1, 2**63 + 2**11, 2**63]
+    raw = [
+        0,
+        1,
+        -1,
+        2,
+        127,
+        128,
+        255,
+        256,
+        -129,
+        32767,
+        65535,
+        65536,
+        2**24 + 1,
+        2**31 - 1,
+        2**32 + 5,
+        2**53 + 1,
+        lo,
+        hi,
+        hi - 1,
+        lo + 1,
+        123456789,
+        -987654321,
+        # just above a bf16 / f16 tie once rounded to f32 or f64: one rounding must see the +1
+        2**24 + 2**16 + 1,
+        -(2**24 + 2**16 + 1),
+        2**62 + 2**54 + 1,
+        2**12 + 2**1 + 1,
+        # ui64 at or above 2^63 (halved with a sticky bit): just past an f64 / f32 / bf16 tie, and the top
+        2**63 + 2**10 + 1,
+        2**63 + 2**39 + 1,
+        2**63 + 2**55 + 1,
+        2**64 - 1,
+        2**63 + 2**11,
+        2**63,
+    ]
     return np.array([wrap(v, src) for v in raw], dtype=TYPES[src])
 
 
@@ -277,8 +376,16 @@ def int_binary(op: str, a: int, b: int, name: str) -> int:
         return a >> amount if amount < width else (-1 if a < 0 else 0)
     if op == "pow":
         return wrap(int_pow(a, b, width), name)
-    result = {"add": a + b, "sub": a - b, "mul": a * b, "max": max(a, b), "min": min(a, b),
-              "bit_and": a & b, "bit_or": a | b, "bit_xor": a ^ b}[op]
+    result = {
+        "add": a + b,
+        "sub": a - b,
+        "mul": a * b,
+        "max": max(a, b),
+        "min": min(a, b),
+        "bit_and": a & b,
+        "bit_or": a | b,
+        "bit_xor": a ^ b,
+    }[op]
     return wrap(result, name)
 
 
@@ -320,8 +427,15 @@ def test_half_precision_binary_ops_round_once_like_numpy(name: str, op: str) -> 
     a, b = operands(name)
     (got,) = binary_exe(op, name, name, a.size)(a, b)
     wide_a, wide_b = a.astype(np.float32), b.astype(np.float32)
-    fn = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
-          "max": np.maximum, "min": np.minimum, "mod": np.fmod}[op]
+    fn = {
+        "add": np.add,
+        "sub": np.subtract,
+        "mul": np.multiply,
+        "div": np.divide,
+        "max": np.maximum,
+        "min": np.minimum,
+        "mod": np.fmod,
+    }[op]
     with np.errstate(all="ignore"):
         want = fn(wide_a, wide_b).astype(ALL[name])  # exact f32 result rounded once
     assert same(got, want)
@@ -380,8 +494,14 @@ def test_compare_every_real_type(name: str, op: str) -> None:
     a, b = operands(name)
     b[10:20] = a[10:20]
     (got,) = binary_exe(op, name, "i1", a.size)(a, b)
-    fn = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
-          "ge": np.greater_equal}[op]
+    fn = {
+        "eq": np.equal,
+        "ne": np.not_equal,
+        "lt": np.less,
+        "le": np.less_equal,
+        "gt": np.greater,
+        "ge": np.greater_equal,
+    }[op]
     with np.errstate(invalid="ignore"):
         wide = name in ("bf16", *FLOAT8)  # NumPy compares these through float64
         want = fn(a.astype(np.float64) if wide else a, b.astype(np.float64) if wide else b)
@@ -419,14 +539,19 @@ def test_complex_unary_principal_branches(name: str, op: str) -> None:
 def test_signed_integer_neg_abs_sign_relu(name: str) -> None:
     lo, hi = int_range(name)
     x = np.array([lo, lo + 1, -5, -1, 0, 1, 5, hi], ALL[name])
-    for op, want in (("neg", [wrap(-int(v), name) for v in x]), ("abs", [wrap(abs(int(v)), name) for v in x]),
-                     ("sign", [(v > 0) - (v < 0) for v in x.tolist()]), ("relu", np.maximum(x, 0))):
+    for op, want in (
+        ("neg", [wrap(-int(v), name) for v in x]),
+        ("abs", [wrap(abs(int(v)), name) for v in x]),
+        ("sign", [(v > 0) - (v < 0) for v in x.tolist()]),
+        ("relu", np.maximum(x, 0)),
+    ):
         (got,) = unary_exe(op, name, name, x.size)(x)
         np.testing.assert_array_equal(got, np.array(want, ALL[name]), err_msg=op)
 
 
-@pytest.mark.parametrize("name", ["f16", "bf16", "i8", "ui8", "ui16", "ui32", "ui64", "complex<f32>", "complex<f64>",
-                                  "i1", *FLOAT8, *INT4])
+@pytest.mark.parametrize(
+    "name", ["f16", "bf16", "i8", "ui8", "ui16", "ui32", "ui64", "complex<f32>", "complex<f64>", "i1", *FLOAT8, *INT4]
+)
 def test_where_on_every_type(name: str) -> None:
     a, b = operands(name)
     cond = np.arange(a.size) % 3 == 0

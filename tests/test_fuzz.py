@@ -17,8 +17,28 @@ def test_random_graphs_agree_fused_unfused_and_with_numpy(block: int) -> None:
     assert not failures, "\n".join(f"seed {o.seed}: {o.message}" for o in failures)
 
 
-FOUND = [406, 662, 1371, 2241, 3064, 3225, 3427, 3947, 5012, 5520, 5861, 6135, 6310, 6553, 8133, 8325, 8393, 8426,
-         8492, 9876]
+FOUND = [
+    406,
+    662,
+    1371,
+    2241,
+    3064,
+    3225,
+    3427,
+    3947,
+    5012,
+    5520,
+    5861,
+    6135,
+    6310,
+    6553,
+    8133,
+    8325,
+    8393,
+    8426,
+    8492,
+    9876,
+]
 """Seeds of the first 10k-graph run that failed: canonicalize-broadcast folded a
 transpose or slice into an `rlx.normalize_region` input, which only reads
 point-wise (its verifier then refused the module)."""

@@ -31,7 +31,11 @@ def ranked(rank: int) -> str:
 BAD_TEXT = {
     # RecursionError from xDSL's recursive-descent parser
     "3,000 nested modules": ("builtin.module {" * 3000 + "}" * 3000, rlx.ParseError, "nests too deeply"),
-    "3,000 nested dense literal": (constant_ir("[" * 3000 + "1.0" + "]" * 3000, "f32"), rlx.ParseError, "nests too deeply"),
+    "3,000 nested dense literal": (
+        constant_ir("[" * 3000 + "1.0" + "]" * 3000, "f32"),
+        rlx.ParseError,
+        "nests too deeply",
+    ),
     # ValueError / OverflowError from xDSL packing a constant its type cannot hold
     "300 in i8": (constant_ir("300", "i8"), rlx.ParseError, "300 is out of range for i8 (-128..127)"),
     "70000 in f16": (constant_ir("70000.0", "f16"), rlx.ParseError, "70000.0 is out of range for f16"),
@@ -75,7 +79,9 @@ BAD_CALLS: dict[str, tuple[Callable[[], object], type[Exception], str]] = {
     "pipeline=3": (lambda: rlx.compile(GRAPH, pipeline=3), rlx.CompileError, "pipeline= takes a string, got int"),
     # TypeError: expected string or bytes-like object
     "pipeline=[...]": (
-        lambda: rlx.compile(GRAPH, pipeline=["canonicalize"]), rlx.CompileError, "pipeline= takes a string, got list"
+        lambda: rlx.compile(GRAPH, pipeline=["canonicalize"]),
+        rlx.CompileError,
+        "pipeline= takes a string, got list",
     ),
     "entry=0": (lambda: rlx.compile(GRAPH, entry=0), rlx.CompileError, "entry= takes a string, got int"),
     # TypeError: Executable.__call__() got an unexpected keyword argument 'a'
@@ -85,7 +91,11 @@ BAD_CALLS: dict[str, tuple[Callable[[], object], type[Exception], str]] = {
         "takes its inputs by position, in order; got a=",
     ),
     # AttributeError
-    "Builder op that does not exist": (lambda: rlx.Builder().frobnicate, UnknownOpError, "Builder has no op 'frobnicate'"),
+    "Builder op that does not exist": (
+        lambda: rlx.Builder().frobnicate,
+        UnknownOpError,
+        "Builder has no op 'frobnicate'",
+    ),
     # VerifyException from xDSL's TensorType
     "Builder float dimension": (lambda: rlx.Builder().input((2.5,)), rlx.ArgumentError, "got 2.5"),
     "Builder negative dimension": (lambda: rlx.Builder().input((-1,)), rlx.ArgumentError, "got -1"),
@@ -93,7 +103,9 @@ BAD_CALLS: dict[str, tuple[Callable[[], object], type[Exception], str]] = {
     "Builder empty concat": (lambda: rlx.Builder().concat([], 0), rlx.ArgumentError, "at least one input"),
     # ValueError: cannot convert float NaN to integer
     "Builder NaN constant for i32": (
-        lambda: rlx.Builder().constant(float("nan"), "i32"), rlx.ArgumentError, "does not fit i32"
+        lambda: rlx.Builder().constant(float("nan"), "i32"),
+        rlx.ArgumentError,
+        "does not fit i32",
     ),
     "Builder 300 for i8": (lambda: rlx.Builder().constant(300, "i8"), rlx.ArgumentError, "does not fit i8"),
 }
@@ -175,8 +187,12 @@ def test_rlx_run_on_an_empty_npy_file(tmp_path: Path) -> None:
     ir, empty = tmp_path / "g.mlir", tmp_path / "empty.npy"
     ir.write_text(GRAPH)
     empty.write_bytes(b"")
-    done = subprocess.run([tool("rlx-run"), str(ir), "--input", str(empty), "--input", str(empty)],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [tool("rlx-run"), str(ir), "--input", str(empty), "--input", str(empty)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert "the file is empty or cut short" in done.stderr
 
@@ -185,6 +201,6 @@ def test_rlx_opt_on_deep_nesting(tmp_path: Path) -> None:
     """RecursionError from xDSL's parser."""
     deep = tmp_path / "deep.mlir"
     deep.write_text("builtin.module {" * 3000 + "}" * 3000)
-    done = subprocess.run([tool("rlx-opt"), str(deep)], capture_output=True, text=True)
+    done = subprocess.run([tool("rlx-opt"), str(deep)], capture_output=True, text=True, check=False)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert "nests too deeply" in done.stderr

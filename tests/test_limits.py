@@ -26,8 +26,14 @@ import rlx_mlir as rlx
 
 EDGE_OK = {
     "zero-size dim": (GRAPH.replace("4x3", "0x3"), [(0, 3)]),
-    "rank 0": ("func.func @f(%a: tensor<f32>) -> tensor<f32> {\n  %t = rlx.tanh %a : (tensor<f32>) -> tensor<f32>\n  func.return %t : tensor<f32>\n}", [()]),
-    "scalar function": ("func.func @f(%a: f32) -> f32 {\n  %s = rlx.add %a, %a : (f32, f32) -> f32\n  func.return %s : f32\n}", [()]),
+    "rank 0": (
+        "func.func @f(%a: tensor<f32>) -> tensor<f32> {\n  %t = rlx.tanh %a : (tensor<f32>) -> tensor<f32>\n  func.return %t : tensor<f32>\n}",
+        [()],
+    ),
+    "scalar function": (
+        "func.func @f(%a: f32) -> f32 {\n  %s = rlx.add %a, %a : (f32, f32) -> f32\n  func.return %s : f32\n}",
+        [()],
+    ),
     "identity": ("func.func @f(%a: tensor<3xf32>) -> tensor<3xf32> {\n  func.return %a : tensor<3xf32>\n}", [(3,)]),
     "argument returned twice": (
         "func.func @f(%a: tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>) {\n  func.return %a, %a : tensor<3xf32>, tensor<3xf32>\n}",
@@ -35,22 +41,54 @@ EDGE_OK = {
     ),
     "nothing in, nothing out": ("func.func @f() {\n  func.return\n}", []),
     "constant returned twice": (
-        ("func.func @f() -> (tensor<3xf32>, tensor<3xf32>) {\n  %c = rlx.constant dense<1.0> : tensor<3xf32>\n"
-        "  func.return %c, %c : tensor<3xf32>, tensor<3xf32>\n}"),
+        (
+            "func.func @f() -> (tensor<3xf32>, tensor<3xf32>) {\n  %c = rlx.constant dense<1.0> : tensor<3xf32>\n"
+            "  func.return %c, %c : tensor<3xf32>, tensor<3xf32>\n}"
+        ),
         [(3,), (3,)],
     ),
-    "empty constant": ("func.func @f() -> tensor<0xf32> {\n  %c = rlx.constant dense<> : tensor<0xf32>\n  func.return %c : tensor<0xf32>\n}", [(0,)]),
-    "narrow to length 0": (one_op("rlx.narrow", "{axis = 0 : i64, start = 3 : i64, length = 0 : i64}", "tensor<0x4xf32>"), [(0, 4)]),
-    "slice of length 0 with wild start": (one_op("rlx.slice", "{starts = array<i64: 5, 0>, steps = array<i64: 1, 1>}", "tensor<0x4xf32>"), [(0, 4)]),
+    "empty constant": (
+        "func.func @f() -> tensor<0xf32> {\n  %c = rlx.constant dense<> : tensor<0xf32>\n  func.return %c : tensor<0xf32>\n}",
+        [(0,)],
+    ),
+    "narrow to length 0": (
+        one_op("rlx.narrow", "{axis = 0 : i64, start = 3 : i64, length = 0 : i64}", "tensor<0x4xf32>"),
+        [(0, 4)],
+    ),
+    "slice of length 0 with wild start": (
+        one_op("rlx.slice", "{starts = array<i64: 5, 0>, steps = array<i64: 1, 1>}", "tensor<0x4xf32>"),
+        [(0, 4)],
+    ),
     "transpose rank 0": (one_op("rlx.transpose", "{perm = array<i64>}", "tensor<f32>", "tensor<f32>"), [()]),
     "pad rank 0": (one_op("rlx.pad", "{before = array<i64>, after = array<i64>}", "tensor<f32>", "tensor<f32>"), [()]),
-    "pad reflect wider than input": (one_op("rlx.pad", '{before = array<i64: 10>, after = array<i64: 7>, mode = "reflect"}', "tensor<19xf32>", "tensor<2xf32>"), [(19,)]),
+    "pad reflect wider than input": (
+        one_op(
+            "rlx.pad",
+            '{before = array<i64: 10>, after = array<i64: 7>, mode = "reflect"}',
+            "tensor<19xf32>",
+            "tensor<2xf32>",
+        ),
+        [(19,)],
+    ),
     "pad inf into i64 saturates": (
-        one_op("rlx.pad", "{before = array<i64: 1>, after = array<i64: 0>, value = 0x7FF0000000000000 : f64}", "tensor<4xi64>", "tensor<3xi64>"),
+        one_op(
+            "rlx.pad",
+            "{before = array<i64: 1>, after = array<i64: 0>, value = 0x7FF0000000000000 : f64}",
+            "tensor<4xi64>",
+            "tensor<3xi64>",
+        ),
         [(4,)],
     ),
-    "concat of rank-0 inputs": (one_op("rlx.concat", "{axis = 0 : i64}", "tensor<2xf32>", "tensor<f32>", "%x, %x", "(tensor<f32>, tensor<f32>)"), [(2,)]),
-    "gather with empty indices": (binary_op("rlx.gather", "{axis = 0 : i64}", "tensor<0x3xf32>", "tensor<0xi64>", "tensor<0x3xf32>"), [(0, 3)]),
+    "concat of rank-0 inputs": (
+        one_op(
+            "rlx.concat", "{axis = 0 : i64}", "tensor<2xf32>", "tensor<f32>", "%x, %x", "(tensor<f32>, tensor<f32>)"
+        ),
+        [(2,)],
+    ),
+    "gather with empty indices": (
+        binary_op("rlx.gather", "{axis = 0 : i64}", "tensor<0x3xf32>", "tensor<0xi64>", "tensor<0x3xf32>"),
+        [(0, 3)],
+    ),
 }
 
 
@@ -69,7 +107,10 @@ def test_edge_case_compiles_and_runs(name: str) -> None:
 
 
 def test_thousand_op_chain_compiles_in_reasonable_time() -> None:
-    lines = ["func.func @f(%a: tensor<8x16xf32>) -> tensor<8x16xf32> {", "  %v0 = rlx.neg %a : (tensor<8x16xf32>) -> tensor<8x16xf32>"]
+    lines = [
+        "func.func @f(%a: tensor<8x16xf32>) -> tensor<8x16xf32> {",
+        "  %v0 = rlx.neg %a : (tensor<8x16xf32>) -> tensor<8x16xf32>",
+    ]
     lines += [f"  %v{i} = rlx.neg %v{i - 1} : (tensor<8x16xf32>) -> tensor<8x16xf32>" for i in range(1, 1000)]
     lines += ["  func.return %v999 : tensor<8x16xf32>", "}"]
     start = time.perf_counter()
@@ -104,19 +145,23 @@ HUGE = 99_999_999_999_999  # elements: 400 TB of f32
 TOO_LARGE = {
     # raw xdsl VerifyException (out of range for i64) from plan_memory, once
     "dimension beyond int64": (
-        ("func.func @f(%a: tensor<99999999999999999999xf32>) -> tensor<99999999999999999999xf32> {\n"
-        "  %n = rlx.neg %a : (tensor<99999999999999999999xf32>) -> tensor<99999999999999999999xf32>\n"
-        "  %m = rlx.reverse %n {axes = array<i64: 0>} : (tensor<99999999999999999999xf32>) -> tensor<99999999999999999999xf32>\n"
-        "  func.return %m : tensor<99999999999999999999xf32>\n}"),
+        (
+            "func.func @f(%a: tensor<99999999999999999999xf32>) -> tensor<99999999999999999999xf32> {\n"
+            "  %n = rlx.neg %a : (tensor<99999999999999999999xf32>) -> tensor<99999999999999999999xf32>\n"
+            "  %m = rlx.reverse %n {axes = array<i64: 0>} : (tensor<99999999999999999999xf32>) -> tensor<99999999999999999999xf32>\n"
+            "  func.return %m : tensor<99999999999999999999xf32>\n}"
+        ),
         rlx.VerificationError,
         "tensor<99999999999999999999xf32> is too large",  # the full message: lit elementwise/invalid.mlir @too_large
     ),
     # numpy MemoryError allocating a 364 TiB arena in Executable.__init__, once
     "huge intermediate": (
-        (f"func.func @f(%a: tensor<{HUGE}xf32>) -> tensor<{HUGE}xf32> {{\n"
-        f"  %n = rlx.neg %a : (tensor<{HUGE}xf32>) -> tensor<{HUGE}xf32>\n"
-        f"  %m = rlx.reverse %n {{axes = array<i64: 0>}} : (tensor<{HUGE}xf32>) -> tensor<{HUGE}xf32>\n"
-        f"  func.return %m : tensor<{HUGE}xf32>\n}}"),
+        (
+            f"func.func @f(%a: tensor<{HUGE}xf32>) -> tensor<{HUGE}xf32> {{\n"
+            f"  %n = rlx.neg %a : (tensor<{HUGE}xf32>) -> tensor<{HUGE}xf32>\n"
+            f"  %m = rlx.reverse %n {{axes = array<i64: 0>}} : (tensor<{HUGE}xf32>) -> tensor<{HUGE}xf32>\n"
+            f"  func.return %m : tensor<{HUGE}xf32>\n}}"
+        ),
         rlx.AllocationError,
         "the arena of 400000000000000 bytes cannot be allocated",
     ),
@@ -162,10 +207,9 @@ def test_dropped_executables_release_their_engines() -> None:
     each, past 1 GB in long-running processes): it now holds them weakly, plus
     the few most recent."""
     import gc
+    import weakref
 
     from rlx_mlir import jit
-
-    import weakref
 
     kept = rlx.compile(GRAPH)
     dropped = []

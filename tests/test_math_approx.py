@@ -148,8 +148,31 @@ def test_every_accuracy_row_names_a_kernel_with_a_reference() -> None:
 
 def _specials(dtype: type) -> np.ndarray:
     fi = np.finfo(dtype)
-    vals = [0.0, -0.0, np.inf, -np.inf, np.nan, fi.tiny, -fi.tiny, fi.smallest_subnormal, -fi.smallest_subnormal,
-            fi.tiny / 3, -fi.tiny / 7, fi.max, -fi.max, fi.eps, -fi.eps, 1.0, -1.0, 0.5, -0.5, 2.0, 3.0, 1e-30, -1e-30]
+    vals = [
+        0.0,
+        -0.0,
+        np.inf,
+        -np.inf,
+        np.nan,
+        fi.tiny,
+        -fi.tiny,
+        fi.smallest_subnormal,
+        -fi.smallest_subnormal,
+        fi.tiny / 3,
+        -fi.tiny / 7,
+        fi.max,
+        -fi.max,
+        fi.eps,
+        -fi.eps,
+        1.0,
+        -1.0,
+        0.5,
+        -0.5,
+        2.0,
+        3.0,
+        1e-30,
+        -1e-30,
+    ]
     return np.array(vals, dtype=dtype)
 
 
@@ -162,7 +185,9 @@ def _sweep(dtype: type, lo: float, hi: float, n: int, rng: np.random.Generator, 
         parts = [lo * (1 - u) + hi * u]
     if log_too:
         m = max(abs(lo), abs(hi))
-        mags = 10.0 ** rng.uniform(np.log10(np.finfo(dtype).smallest_subnormal) if dtype == np.float32 else -320, np.log10(m), n)
+        mags = 10.0 ** rng.uniform(
+            np.log10(np.finfo(dtype).smallest_subnormal) if dtype == np.float32 else -320, np.log10(m), n
+        )
         signs = np.where(rng.random(n) < 0.5, -1.0, 1.0) if lo < 0 else 1.0
         parts.append(mags * signs)
     x = np.concatenate(parts)
@@ -178,8 +203,10 @@ def _check(name: str, dtype: type, got: np.ndarray, ref: np.ndarray, inputs: tup
     worst = int(np.argmax(err))
     bound = accuracy(name, dtype).max_ulp
     with np.errstate(over="ignore"):
-        msg = (f"{name}[{np.dtype(dtype).name}] max {err[worst]} ULP at inputs="
-               f"{[repr(a[worst]) for a in inputs]} got={got[worst]!r} ref={ref.astype(dtype)[worst]!r}")
+        msg = (
+            f"{name}[{np.dtype(dtype).name}] max {err[worst]} ULP at inputs="
+            f"{[repr(a[worst]) for a in inputs]} got={got[worst]!r} ref={ref.astype(dtype)[worst]!r}"
+        )
     print(msg)
     assert err[worst] <= bound, msg
     return float(err[worst])
@@ -234,8 +261,26 @@ def _pow_inputs(dtype: type, rng: np.random.Generator) -> tuple[np.ndarray, np.n
     y2 = rng.uniform(-40, 40, n)
     xi = -rng.uniform(0, 10, n)  # negative base with integer / non-integer exponent
     yi = np.where(rng.random(n) < 0.5, np.round(rng.uniform(-30, 30, n)), rng.uniform(-30, 30, n))
-    sp = np.array([0.0, -0.0, 1.0, -1.0, 2.0, -2.0, 0.5, -0.5, np.inf, -np.inf, np.nan, 3.0, -3.0,
-                   np.finfo(dtype).tiny, np.finfo(dtype).smallest_subnormal, np.finfo(dtype).max])
+    sp = np.array(
+        [
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            2.0,
+            -2.0,
+            0.5,
+            -0.5,
+            np.inf,
+            -np.inf,
+            np.nan,
+            3.0,
+            -3.0,
+            np.finfo(dtype).tiny,
+            np.finfo(dtype).smallest_subnormal,
+            np.finfo(dtype).max,
+        ]
+    )
     gx, gy = np.meshgrid(sp, sp)
     xs = np.concatenate([x, x2, xi, gx.ravel()]).astype(dtype)
     ys = np.concatenate([y, y2, yi, gy.ravel()]).astype(dtype)
@@ -245,8 +290,9 @@ def _pow_inputs(dtype: type, rng: np.random.Generator) -> tuple[np.ndarray, np.n
 def _atan2_inputs(dtype: type, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     n = N
     a = rng.uniform(-10, 10, (2, n))
-    b = (10.0 ** rng.uniform(-40 if dtype == np.float32 else -300, 38 if dtype == np.float32 else 300, (2, n))
-         * np.where(rng.random((2, n)) < 0.5, -1, 1))
+    b = 10.0 ** rng.uniform(
+        -40 if dtype == np.float32 else -300, 38 if dtype == np.float32 else 300, (2, n)
+    ) * np.where(rng.random((2, n)) < 0.5, -1, 1)
     sp = _specials(dtype).astype(np.float64)
     gx, gy = np.meshgrid(sp, sp)
     ys = np.concatenate([a[0], b[0], gy.ravel()]).astype(dtype)
@@ -322,8 +368,9 @@ def _exact_product_operands(dtype: type, bound: float, rng: np.random.Generator)
     if dtype is np.float64:
         a, b = np.round(a * 2**16) / 2**16, np.round(b * 2**25) / 2**25
     halves = (np.arange(-int(bound), int(bound)) + 0.5).astype(dtype)
-    edges = np.concatenate([halves, np.nextafter(halves, dtype(0)), [-bound, bound, 0.0, -0.0],
-                            np.linspace(-1, 1, 1 << 16)])
+    edges = np.concatenate(
+        [halves, np.nextafter(halves, dtype(0)), [-bound, bound, 0.0, -0.0], np.linspace(-1, 1, 1 << 16)]
+    )
     a = np.concatenate([a, edges]).astype(dtype)
     return a, np.concatenate([b, np.ones(edges.size)]).astype(dtype)
 

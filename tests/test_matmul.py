@@ -84,7 +84,12 @@ def reference(a: np.ndarray, b: np.ndarray, tl: bool, tr: bool, t: str) -> np.nd
 
 
 def assert_matmul_close(
-    got: np.ndarray, a: np.ndarray, b: np.ndarray, tl: bool, tr: bool, t: str,
+    got: np.ndarray,
+    a: np.ndarray,
+    b: np.ndarray,
+    tl: bool,
+    tr: bool,
+    t: str,
     then: Callable[[np.ndarray], np.ndarray] = lambda x: x,
 ) -> None:
     """`got` within the bound of op(a) · op(b), or of `then` of it: an exact
@@ -381,7 +386,7 @@ def test_avx2_target_epilogues() -> None:
     assert "<16 x float>" not in exe.llvm_ir and "<8 x double>" not in exe.llvm_ir
     assert exe.llvm_ir.count('call ccc void @"scipy_cblas_') == 1  # only the long-K case calls BLAS
     arrays = [sample(shape, t, seed) for seed, (case, t) in enumerate(cases) for shape in case[:2]]
-    for k, (got, (case, t)) in enumerate(zip(exe(*arrays), cases)):
+    for k, (got, (_, t)) in enumerate(zip(exe(*arrays), cases)):
         assert_matmul_close(got, arrays[2 * k], arrays[2 * k + 1], False, False, t, then=lambda x: np.maximum(x, 0))
 
 

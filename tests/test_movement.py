@@ -70,8 +70,15 @@ def check(cases: list[Case]) -> None:
 # ---------------------------------------------------------------------------
 def transpose_cases(t: str) -> list[Case]:
     cases = []
-    shapes = [((), ()), ((5,), (0,)), ((3, 4), (1, 0)), ((0, 3), (1, 0)), ((1, 7), (1, 0)), ((2, 3, 4), None),
-              ((2, 1, 3, 2), None)]
+    shapes = [
+        ((), ()),
+        ((5,), (0,)),
+        ((3, 4), (1, 0)),
+        ((0, 3), (1, 0)),
+        ((1, 7), (1, 0)),
+        ((2, 3, 4), None),
+        ((2, 1, 3, 2), None),
+    ]
     some = [(3, 2, 1, 0), (0, 2, 1, 3), (1, 3, 0, 2), (2, 0, 3, 1)]
     for k, (shape, perm) in enumerate(shapes):
         x = sample(shape, t, seed=k)
@@ -86,38 +93,69 @@ def transpose_cases(t: str) -> list[Case]:
 def slice_cases(t: str) -> list[Case]:
     specs = [  # shape, starts, steps, lengths
         ((5, 6), (1, 0), (2, 1), (2, 6)),
-        ((5, 6), (4, 5), (-1, -2), (5, 3)),          # negative steps
-        ((5, 6), (-1, -3), (-2, 1), (3, 3)),         # negative starts
-        ((5, 6), (0, 2), (1, 1), (0, 4)),            # zero length
-        ((0, 3), (0, 1), (1, 1), (0, 2)),            # zero-size input
+        ((5, 6), (4, 5), (-1, -2), (5, 3)),  # negative steps
+        ((5, 6), (-1, -3), (-2, 1), (3, 3)),  # negative starts
+        ((5, 6), (0, 2), (1, 1), (0, 4)),  # zero length
+        ((0, 3), (0, 1), (1, 1), (0, 2)),  # zero-size input
         ((3, 4, 5), (2, -1, 0), (-1, -1, 2), (3, 4, 3)),
         ((7,), (6,), (-3,), (3,)),
-        ((4,), (2,), (5,), (1,)),                    # step past the end, one element
-        ((), (), (), ()),                            # rank 0
+        ((4,), (2,), (5,), (1,)),  # step past the end, one element
+        ((), (), (), ()),  # rank 0
     ]
     cases = []
     for k, (shape, starts, steps, lengths) in enumerate(specs):
         x = sample(shape, t, seed=k)
-        cases.append(Case(f"{shape} {starts} {steps}", "slice", [x], f"starts = {arr(starts)}, steps = {arr(steps)}",
-                          ref_slice(x, starts, steps, lengths)))
+        cases.append(
+            Case(
+                f"{shape} {starts} {steps}",
+                "slice",
+                [x],
+                f"starts = {arr(starts)}, steps = {arr(steps)}",
+                ref_slice(x, starts, steps, lengths),
+            )
+        )
     return cases
 
 
 def narrow_cases(t: str) -> list[Case]:
-    specs = [((4, 6), 0, 1, 2), ((4, 6), 1, 3, 3), ((4, 6), -1, 0, 6), ((2, 3, 4), 1, 0, 0), ((2, 3, 4), 2, 1, 2),
-             ((0, 5), 1, 2, 3), ((5,), 0, 4, 1)]
+    specs = [
+        ((4, 6), 0, 1, 2),
+        ((4, 6), 1, 3, 3),
+        ((4, 6), -1, 0, 6),
+        ((2, 3, 4), 1, 0, 0),
+        ((2, 3, 4), 2, 1, 2),
+        ((0, 5), 1, 2, 3),
+        ((5,), 0, 4, 1),
+    ]
     cases = []
     for k, (shape, axis, start, length) in enumerate(specs):
         x = sample(shape, t, seed=k)
         want = np.take(x, np.arange(start, start + length), axis=axis)
-        cases.append(Case(f"{shape} axis {axis}", "narrow", [x],
-                          f"axis = {axis} : i64, start = {start} : i64, length = {length} : i64", want))
+        cases.append(
+            Case(
+                f"{shape} axis {axis}",
+                "narrow",
+                [x],
+                f"axis = {axis} : i64, start = {start} : i64, length = {length} : i64",
+                want,
+            )
+        )
     return cases
 
 
 def reverse_cases(t: str) -> list[Case]:
-    specs = [((4, 6), (0,)), ((4, 6), (1,)), ((4, 6), (0, 1)), ((4, 6), (-1,)), ((2, 3, 4), (0, 2)),
-             ((2, 3, 4), (1,)), ((), ()), ((0, 3), (0, 1)), ((5,), ()), ((9,), (0,))]
+    specs = [
+        ((4, 6), (0,)),
+        ((4, 6), (1,)),
+        ((4, 6), (0, 1)),
+        ((4, 6), (-1,)),
+        ((2, 3, 4), (0, 2)),
+        ((2, 3, 4), (1,)),
+        ((), ()),
+        ((0, 3), (0, 1)),
+        ((5,), ()),
+        ((9,), (0,)),
+    ]
     cases = []
     for k, (shape, axes) in enumerate(specs):
         x = sample(shape, t, seed=k)
@@ -133,16 +171,16 @@ PAD_SPECS = [  # shape, before, after, mode, value
     ((3, 4), (1, 0), (1, 2), "replicate", 0.0),
     ((3, 4), (2, 3), (3, 2), "circular", 0.0),
     ((3, 4), (2, 3), (1, 2), "reflect", 0.0),
-    ((0, 3), (1, 0), (2, 1), "constant", 3.0),       # pad of a zero-size axis (constant only)
-    ((0, 3), (0, 1), (0, 2), "replicate", 0.0),      # zero-size axis left unpadded
-    ((), (), (), "constant", 1.0),                   # rank 0
-    ((3,), (7,), (9,), "reflect", 0.0),              # widths far beyond n - 1
-    ((2, 3), (3, 5), (4, 2), "reflect", 0.0),        # n = 2: period 2
-    ((3,), (8,), (5,), "circular", 0.0),             # several periods
+    ((0, 3), (1, 0), (2, 1), "constant", 3.0),  # pad of a zero-size axis (constant only)
+    ((0, 3), (0, 1), (0, 2), "replicate", 0.0),  # zero-size axis left unpadded
+    ((), (), (), "constant", 1.0),  # rank 0
+    ((3,), (7,), (9,), "reflect", 0.0),  # widths far beyond n - 1
+    ((2, 3), (3, 5), (4, 2), "reflect", 0.0),  # n = 2: period 2
+    ((3,), (8,), (5,), "circular", 0.0),  # several periods
     ((1, 3), (4, 0), (3, 6), "replicate", 0.0),
-    ((1, 3), (2, 0), (3, 1), "circular", 0.0),       # circular of a size-1 axis
+    ((1, 3), (2, 0), (3, 1), "circular", 0.0),  # circular of a size-1 axis
     ((2, 3, 2), (1, 0, 2), (0, 2, 1), "reflect", 0.0),
-    ((4, 5), (0, 0), (0, 0), "reflect", 0.0),        # no padding
+    ((4, 5), (0, 0), (0, 0), "reflect", 0.0),  # no padding
 ]
 
 
@@ -170,13 +208,13 @@ def pad_cases(t: str) -> list[Case]:
 def concat_cases(t: str) -> list[Case]:
     specs = [  # input shapes, axis, result rank
         ([(2, 3), (1, 3), (4, 3)], 0, 2),
-        ([(2, 1), (2, 0), (2, 3), (2, 2)], 1, 2),       # a zero-size input
+        ([(2, 1), (2, 0), (2, 3), (2, 2)], 1, 2),  # a zero-size input
         ([(2, 3), (2, 2)], -1, 2),
-        ([(2, 2, 4), (1, 4)], 1, 3),                    # [1, D] token broadcast over the batch
-        ([(2, 3, 4), (4,), (2, 1, 4)], 1, 3),           # rank-1 input: extent 1, broadcast
-        ([(3, 2), ()], 0, 2),                           # rank-0 input broadcast to a [1, 2] row
-        ([(2, 3, 4), (3, 4), (2, 3, 4)], 0, 3),          # rank-2 input with extent 1... on axis 0
-        ([(5,)], 0, 1),                                 # a single input
+        ([(2, 2, 4), (1, 4)], 1, 3),  # [1, D] token broadcast over the batch
+        ([(2, 3, 4), (4,), (2, 1, 4)], 1, 3),  # rank-1 input: extent 1, broadcast
+        ([(3, 2), ()], 0, 2),  # rank-0 input broadcast to a [1, 2] row
+        ([(2, 3, 4), (3, 4), (2, 3, 4)], 0, 3),  # rank-2 input with extent 1... on axis 0
+        ([(5,)], 0, 1),  # a single input
         ([(2, 2), (2, 2), (2, 2), (2, 2), (2, 2)], 1, 2),
     ]
     cases = []
@@ -186,8 +224,14 @@ def concat_cases(t: str) -> list[Case]:
     return trim(cases, t, (0, 1, 3, 4, 5))
 
 
-LAYOUT = {"transpose": transpose_cases, "slice": slice_cases, "narrow": narrow_cases, "reverse": reverse_cases,
-          "pad": pad_cases, "concat": concat_cases}
+LAYOUT = {
+    "transpose": transpose_cases,
+    "slice": slice_cases,
+    "narrow": narrow_cases,
+    "reverse": reverse_cases,
+    "pad": pad_cases,
+    "concat": concat_cases,
+}
 
 
 @pytest.mark.parametrize("t", ALL_TYPES)
@@ -205,16 +249,25 @@ def test_concat_lower_rank_input_has_extent_one_on_a_missing_axis() -> None:
 def test_pad_fill_value_is_converted_like_cast() -> None:
     """The f64 `value` saturates (NaN -> 0) into integers, is != 0 for i1, rounds once
     (to nearest even) into f16/bf16 and has a zero imaginary part for complex."""
-    values = {"0x7FF0000000000000": np.inf, "0xFFF0000000000000": -np.inf, "0x7FF8000000000000": np.nan,
-              "1.0e10": 1e10, "-1.0e10": -1e10, "-2.75": -2.75, "1.0e-40": 1e-40, "1.00048828125": 1.00048828125,
-              "0.0": 0.0}
+    values = {
+        "0x7FF0000000000000": np.inf,
+        "0xFFF0000000000000": -np.inf,
+        "0x7FF8000000000000": np.nan,
+        "1.0e10": 1e10,
+        "-1.0e10": -1e10,
+        "-2.75": -2.75,
+        "1.0e-40": 1e-40,
+        "1.00048828125": 1.00048828125,
+        "0.0": 0.0,
+    }
     cases = []
     for t in ("i8", "ui8", "ui32", "i64", "f16", "bf16", "f32", "f64", "i1", "complex<f32>"):
         x = sample((2,), t, specials=False)
         for text, value in values.items():
             want = np.concatenate([fill_value(value, t).reshape(1), x])
-            cases.append(Case(f"{t} {text}", "pad", [x], f'before = {arr([1])}, after = {arr([0])}, value = {text} : f64',
-                              want))
+            cases.append(
+                Case(f"{t} {text}", "pad", [x], f"before = {arr([1])}, after = {arr([0])}, value = {text} : f64", want)
+            )
     check(cases)
 
 
@@ -262,34 +315,58 @@ def gather_cases(t: str) -> list[Case]:
     empty = sample((0, 3), t)
     none = index_array([], "i32")
     cases.append(Case("0x3 data, 0 indices", "gather", [empty, none], "axis = 0 : i64", np.take(empty, none, axis=0)))
-    for k, (shape, ishape, axis) in enumerate([((3, 4, 5), (2, 2), 1), ((3, 4, 5), (6,), 2), ((7,), (3, 2), 0),
-                                               ((2, 0, 3), (4,), 0), ((3, 4, 5), (5,), 0)]):
+    for k, (shape, ishape, axis) in enumerate(
+        [((3, 4, 5), (2, 2), 1), ((3, 4, 5), (6,), 2), ((7,), (3, 2), 0), ((2, 0, 3), (4,), 0), ((3, 4, 5), (5,), 0)]
+    ):
         d = sample(shape, t, seed=k + 1)
         idx = random_indices(ishape, shape[axis], idx_kind(k), seed=k)
-        cases.append(Case(f"{shape} axis {axis} {ishape}", "gather", [d, idx], f"axis = {axis} : i64",
-                          np.take(d, idx, axis=axis)))
+        cases.append(
+            Case(
+                f"{shape} axis {axis} {ishape}", "gather", [d, idx], f"axis = {axis} : i64", np.take(d, idx, axis=axis)
+            )
+        )
     return trim(cases, t, (0, 1, 2, 4, 6, 7, 8, 11))
 
 
 def gather_elements_cases(t: str) -> list[Case]:
     specs = [  # data shape, indices shape, axis
-        ((4, 5), (3, 5), 0), ((4, 5), (4, 7), 1), ((4, 5), (2, 3), 1), ((4, 5), (2, 3), 0),
-        ((2, 3, 4), (2, 3, 6), -1), ((2, 3, 4), (1, 5, 2), 1), ((4, 5), (0, 5), 0), ((6,), (9,), 0),
+        ((4, 5), (3, 5), 0),
+        ((4, 5), (4, 7), 1),
+        ((4, 5), (2, 3), 1),
+        ((4, 5), (2, 3), 0),
+        ((2, 3, 4), (2, 3, 6), -1),
+        ((2, 3, 4), (1, 5, 2), 1),
+        ((4, 5), (0, 5), 0),
+        ((6,), (9,), 0),
     ]
     cases = []
     for k, (shape, ishape, axis) in enumerate(specs):
         d = sample(shape, t, seed=k)
         idx = random_indices(ishape, shape[axis], idx_kind(k), seed=k)
-        cases.append(Case(f"{shape} {ishape} axis {axis}", "gather_elements", [d, idx], f"axis = {axis} : i64",
-                          ref_gather_elements(d, idx, axis)))
+        cases.append(
+            Case(
+                f"{shape} {ishape} axis {axis}",
+                "gather_elements",
+                [d, idx],
+                f"axis = {axis} : i64",
+                ref_gather_elements(d, idx, axis),
+            )
+        )
     return trim(cases, t, (0, 1, 2, 4, 6))
 
 
 def gather_nd_cases(t: str) -> list[Case]:
     specs = [  # data shape, indices shape, batch_dims
-        ((3, 4, 5), (2, 1), 0), ((3, 4, 5), (2, 2), 0), ((3, 4, 5), (2, 3), 0), ((3, 4, 5), (3, 2, 2), 0),
-        ((3, 4, 5), (3, 2, 1), 1), ((3, 4, 5), (3, 2), 1), ((3, 4, 5), (3, 4, 1), 2), ((3, 4, 5), (0, 2), 0),
-        ((5,), (1,), 0), ((5,), (4, 1), 0),
+        ((3, 4, 5), (2, 1), 0),
+        ((3, 4, 5), (2, 2), 0),
+        ((3, 4, 5), (2, 3), 0),
+        ((3, 4, 5), (3, 2, 2), 0),
+        ((3, 4, 5), (3, 2, 1), 1),
+        ((3, 4, 5), (3, 2), 1),
+        ((3, 4, 5), (3, 4, 1), 2),
+        ((3, 4, 5), (0, 2), 0),
+        ((5,), (1,), 0),
+        ((5,), (4, 1), 0),
     ]
     cases = []
     for k, (shape, ishape, b) in enumerate(specs):
@@ -298,23 +375,36 @@ def gather_nd_cases(t: str) -> list[Case]:
         rng = np.random.default_rng(k)
         raw = np.stack([rng.integers(-shape[b + c], shape[b + c], ishape[:-1]) for c in range(coords)], axis=-1)
         idx = index_array(raw, idx_kind(k), ishape)
-        cases.append(Case(f"{shape} {ishape} b={b}", "gather_nd", [d, idx], f"batch_dims = {b} : i64",
-                          ref_gather_nd(d, idx, b)))
+        cases.append(
+            Case(f"{shape} {ishape} b={b}", "gather_nd", [d, idx], f"batch_dims = {b} : i64", ref_gather_nd(d, idx, b))
+        )
     return trim(cases, t, (1, 3, 4, 5, 7))
 
 
 def gather_backward_cases(t: str) -> list[Case]:
     specs = [  # result shape, indices (values), axis
-        ((4, 3), [0, 2, 2, -1, 0, 2], 0), ((2, 5, 3), [[1, 1], [-5, 4]], 1), ((3, 4), [3, -1, 3], -1),
-        ((4, 3), [], 0), ((6,), [5, -1, 0, 5], 0), ((3, 2), 1, 0),
+        ((4, 3), [0, 2, 2, -1, 0, 2], 0),
+        ((2, 5, 3), [[1, 1], [-5, 4]], 1),
+        ((3, 4), [3, -1, 3], -1),
+        ((4, 3), [], 0),
+        ((6,), [5, -1, 0, 5], 0),
+        ((3, 2), 1, 0),
     ]
     cases = []
     for k, (out_shape, values, axis) in enumerate(specs):
         idx = index_array(values, idx_kind(k))
         a = axis % len(out_shape)
-        dy = sample(out_shape[:a] + idx.shape + out_shape[a + 1:], t, seed=k, specials=False)
-        cases.append(Case(f"{out_shape} axis {axis}", "gather_backward", [dy, idx], f"axis = {axis} : i64",
-                          ref_gather_backward(dy, idx, out_shape, axis), exact=False))
+        dy = sample(out_shape[:a] + idx.shape + out_shape[a + 1 :], t, seed=k, specials=False)
+        cases.append(
+            Case(
+                f"{out_shape} axis {axis}",
+                "gather_backward",
+                [dy, idx],
+                f"axis = {axis} : i64",
+                ref_gather_backward(dy, idx, out_shape, axis),
+                exact=False,
+            )
+        )
     return cases
 
 
@@ -351,14 +441,27 @@ def scatter_data(shape: tuple[int, ...], t: str, reduction: str, seed: int) -> n
 
 
 def scatter_add_cases(t: str) -> list[Case]:
-    specs = [((4, 3), [0, 2, 2, -1, 0, 2]), ((5,), [4, -5, 4, 4]), ((3, 2, 2), [1, 1]), ((3, 4), []),
-             ((2, 3), [0, 1, 0, 1, 0, 1, -2])]
+    specs = [
+        ((4, 3), [0, 2, 2, -1, 0, 2]),
+        ((5,), [4, -5, 4, 4]),
+        ((3, 2, 2), [1, 1]),
+        ((3, 4), []),
+        ((2, 3), [0, 1, 0, 1, 0, 1, -2]),
+    ]
     cases = []
     for k, (out_shape, values) in enumerate(specs):
         idx = index_array(values, idx_kind(k))
         upd = sample((len(values), *out_shape[1:]), t, seed=k, specials=False)
-        cases.append(Case(f"{out_shape} {values}", "scatter_add", [upd, idx], "",
-                          ref_scatter_add(upd, idx, out_shape[0]), exact=False))
+        cases.append(
+            Case(
+                f"{out_shape} {values}",
+                "scatter_add",
+                [upd, idx],
+                "",
+                ref_scatter_add(upd, idx, out_shape[0]),
+                exact=False,
+            )
+        )
     return cases
 
 
@@ -376,16 +479,28 @@ def scatter_nd_cases(t: str, reduction: str) -> list[Case]:
     for k, (shape, tuples) in enumerate(specs):
         idx = index_array(tuples, idx_kind(k))
         data = scatter_data(shape, t, reduction, seed=k)
-        upd = scatter_data(idx.shape[:-1] + shape[idx.shape[-1]:], t, reduction, seed=k + 50)
-        cases.append(Case(f"{shape} {idx.tolist()}", "scatter_nd", [data, idx, upd], f'reduction = "{reduction}"',
-                          ref_scatter_nd(data, idx, upd, reduction), exact=reduction == "none"))
+        upd = scatter_data(idx.shape[:-1] + shape[idx.shape[-1] :], t, reduction, seed=k + 50)
+        cases.append(
+            Case(
+                f"{shape} {idx.tolist()}",
+                "scatter_nd",
+                [data, idx, upd],
+                f'reduction = "{reduction}"',
+                ref_scatter_nd(data, idx, upd, reduction),
+                exact=reduction == "none",
+            )
+        )
     return trim(cases, t, (0, 1, 2, 4)) if reduction in ("none", "add") else cases
 
 
 def scatter_elements_cases(t: str, reduction: str) -> list[Case]:
     specs = [  # data shape, indices shape, axis
-        ((4, 5), (6, 5), 0), ((4, 5), (3, 7), 1), ((4, 5), (2, 3), -1), ((2, 3, 4), (2, 5, 3), 1),
-        ((6,), (10,), 0), ((4, 5), (0, 5), 0),
+        ((4, 5), (6, 5), 0),
+        ((4, 5), (3, 7), 1),
+        ((4, 5), (2, 3), -1),
+        ((2, 3, 4), (2, 5, 3), 1),
+        ((6,), (10,), 0),
+        ((4, 5), (0, 5), 0),
     ]
     if reduction in ("mul", "max", "min"):
         specs = specs[1:4]
@@ -394,9 +509,16 @@ def scatter_elements_cases(t: str, reduction: str) -> list[Case]:
         idx = random_indices(ishape, shape[axis], idx_kind(k), seed=k)
         data = scatter_data(shape, t, reduction, seed=k)
         upd = scatter_data(ishape, t, reduction, seed=k + 50)
-        cases.append(Case(f"{shape} {ishape} axis {axis}", "scatter_elements", [data, idx, upd],
-                          f'axis = {axis} : i64, reduction = "{reduction}"',
-                          ref_scatter_elements(data, idx, upd, axis, reduction), exact=reduction == "none"))
+        cases.append(
+            Case(
+                f"{shape} {ishape} axis {axis}",
+                "scatter_elements",
+                [data, idx, upd],
+                f'axis = {axis} : i64, reduction = "{reduction}"',
+                ref_scatter_elements(data, idx, upd, axis, reduction),
+                exact=reduction == "none",
+            )
+        )
     return trim(cases, t, (0, 1, 3, 5)) if reduction in ("none", "add") else cases
 
 
@@ -421,13 +543,30 @@ def test_scatter_elements(reduction: str, t: str) -> None:
 @pytest.mark.parametrize("t", ("f32", "bf16", "i8"))
 def test_scatter_max_min_propagate_nan(t: str) -> None:
     """Like np.maximum/np.minimum: a NaN on either side wins; ints: plain max/min."""
-    data = np.array([1.0, np.nan, -3.0, 4.0, 5.0]).astype(TYPES[t]) if t != "i8" else np.array([1, -128, 3, 127, 5], np.int8)
+    data = (
+        np.array([1.0, np.nan, -3.0, 4.0, 5.0]).astype(TYPES[t])
+        if t != "i8"
+        else np.array([1, -128, 3, 127, 5], np.int8)
+    )
     idx = index_array([[0], [1], [2], [2], [4], [0]], "i64")
-    upd = np.array([np.nan, 2.0, 7.0, np.nan, -1.0, 2.0]).astype(TYPES[t]) if t != "i8" \
+    upd = (
+        np.array([np.nan, 2.0, 7.0, np.nan, -1.0, 2.0]).astype(TYPES[t])
+        if t != "i8"
         else np.array([-100, 100, 0, 4, 6, 2], np.int8)
+    )
     for r in ("max", "min"):
-        check([Case(r, "scatter_nd", [data, idx, upd], f'reduction = "{r}"', ref_scatter_nd(data, idx, upd, r),
-                    exact=False)])
+        check(
+            [
+                Case(
+                    r,
+                    "scatter_nd",
+                    [data, idx, upd],
+                    f'reduction = "{r}"',
+                    ref_scatter_nd(data, idx, upd, r),
+                    exact=False,
+                )
+            ]
+        )
     if t == "f32":
         got = compile_text(scatter_text("max"))(data, idx, upd)[0]
         assert np.isnan(got[[0, 1, 2]]).all() and got[3] == 4.0 and got[4] == 5.0
@@ -457,10 +596,24 @@ def test_scatter_duplicates_last_write_wins_and_add_accumulates() -> None:
     d = np.zeros((2, 4), np.int64)
     i = index_array([[2, 2, 0, 2], [-1, 3, 3, 0]], "i64")
     u = np.array([[1, 2, 3, 4], [5, 6, 7, 8]], np.int64)
-    check([Case("elements none", "scatter_elements", [d, i, u], 'axis = 1 : i64, reduction = "none"',
-                np.array([[3, 0, 4, 0], [8, 0, 0, 7]], np.int64)),
-           Case("elements add", "scatter_elements", [d, i, u], 'axis = 1 : i64, reduction = "add"',
-                np.array([[3, 0, 7, 0], [8, 0, 0, 18]], np.int64))])
+    check(
+        [
+            Case(
+                "elements none",
+                "scatter_elements",
+                [d, i, u],
+                'axis = 1 : i64, reduction = "none"',
+                np.array([[3, 0, 4, 0], [8, 0, 0, 7]], np.int64),
+            ),
+            Case(
+                "elements add",
+                "scatter_elements",
+                [d, i, u],
+                'axis = 1 : i64, reduction = "add"',
+                np.array([[3, 0, 7, 0], [8, 0, 0, 18]], np.int64),
+            ),
+        ]
+    )
     rows = index_array([2, 0, 2, 2], "i64")
     vals = np.arange(12, dtype=np.float64).reshape(4, 3)
     want = np.zeros((3, 3))
@@ -493,38 +646,63 @@ def index_error_cases() -> list:
         idx[1, 3] = v
         ok = idx.copy()
         ok[1, 3] = 0
-        return Case("gather_elements", "gather_elements", [x46, index_array(idx, kind)], "axis = 0 : i64",
-                    ref_gather_elements(x46, ok, 0))
+        return Case(
+            "gather_elements",
+            "gather_elements",
+            [x46, index_array(idx, kind)],
+            "axis = 0 : i64",
+            ref_gather_elements(x46, ok, 0),
+        )
 
     def gather_nd(v: int, kind: str) -> Case:
         idx = np.array([[0, 1], [2, v], [1, 0]])
         ok = idx.copy()
         ok[1, 1] = 0
-        return Case("gather_nd", "gather_nd", [x345, index_array(idx, kind)], "batch_dims = 0 : i64",
-                    ref_gather_nd(x345, ok, 0))
+        return Case(
+            "gather_nd", "gather_nd", [x345, index_array(idx, kind)], "batch_dims = 0 : i64", ref_gather_nd(x345, ok, 0)
+        )
 
     def gather_nd_batched(v: int, kind: str) -> Case:
         idx = np.array([[[1], [2]], [[0], [v]], [[3], [0]]])
         ok = idx.copy()
         ok[1, 1, 0] = 0
-        return Case("gather_nd", "gather_nd", [x345, index_array(idx, kind)], "batch_dims = 1 : i64",
-                    ref_gather_nd(x345, ok, 1))
+        return Case(
+            "gather_nd", "gather_nd", [x345, index_array(idx, kind)], "batch_dims = 1 : i64", ref_gather_nd(x345, ok, 1)
+        )
 
     def gather_backward(v: int, kind: str) -> Case:
         dy = sample((4, 3), "f32", specials=False)
-        return Case("gather_backward", "gather_backward", [dy, index_array([1, 1, v], kind)], "axis = 1 : i64",
-                    ref_gather_backward(dy, np.array([1, 1, 0]), (4, 5), 1), exact=False)
+        return Case(
+            "gather_backward",
+            "gather_backward",
+            [dy, index_array([1, 1, v], kind)],
+            "axis = 1 : i64",
+            ref_gather_backward(dy, np.array([1, 1, 0]), (4, 5), 1),
+            exact=False,
+        )
 
     def scatter_add(v: int, kind: str) -> Case:
         upd = sample((3, 2), "f32", specials=False)
-        return Case("scatter_add", "scatter_add", [upd, index_array([v, 1, 1], kind)], "",
-                    ref_scatter_add(upd, np.array([0, 1, 1]), 5), exact=False)
+        return Case(
+            "scatter_add",
+            "scatter_add",
+            [upd, index_array([v, 1, 1], kind)],
+            "",
+            ref_scatter_add(upd, np.array([0, 1, 1]), 5),
+            exact=False,
+        )
 
     def scatter_nd(v: int, kind: str) -> Case:
         data = sample((3, 4), "f32", specials=False)
         upd = sample((2,), "f32", seed=3, specials=False)
-        return Case("scatter_nd", "scatter_nd", [data, index_array([[1, 2], [v, 0]], kind), upd],
-                    'reduction = "add"', ref_scatter_nd(data, np.array([[1, 2], [0, 0]]), upd, "add"), exact=False)
+        return Case(
+            "scatter_nd",
+            "scatter_nd",
+            [data, index_array([[1, 2], [v, 0]], kind), upd],
+            'reduction = "add"',
+            ref_scatter_nd(data, np.array([[1, 2], [0, 0]]), upd, "add"),
+            exact=False,
+        )
 
     def scatter_elements(v: int, kind: str) -> Case:
         data = sample((3, 4), "f32", specials=False)
@@ -532,27 +710,39 @@ def index_error_cases() -> list:
         ok = idx.copy()
         ok[0, 2] = 0
         upd = sample((2, 3), "f32", seed=4, specials=False)
-        return Case("scatter_elements", "scatter_elements", [data, index_array(idx, kind), upd],
-                    'axis = 1 : i64, reduction = "none"', ref_scatter_elements(data, ok, upd, 1, "none"))
+        return Case(
+            "scatter_elements",
+            "scatter_elements",
+            [data, index_array(idx, kind), upd],
+            'axis = 1 : i64, reduction = "none"',
+            ref_scatter_elements(data, ok, upd, 1, "none"),
+        )
 
     return [
-        ("gather", gather, 1, 6), ("gather_elements", gather_elements, 0, 4), ("gather_nd", gather_nd, 1, 4),
-        ("gather_nd_batch_dims", gather_nd_batched, 1, 4), ("gather_backward", gather_backward, 1, 5),
-        ("scatter_add", scatter_add, 0, 5), ("scatter_nd", scatter_nd, 0, 3),
+        ("gather", gather, 1, 6),
+        ("gather_elements", gather_elements, 0, 4),
+        ("gather_nd", gather_nd, 1, 4),
+        ("gather_nd_batch_dims", gather_nd_batched, 1, 4),
+        ("gather_backward", gather_backward, 1, 5),
+        ("scatter_add", scatter_add, 0, 5),
+        ("scatter_nd", scatter_nd, 0, 3),
         ("scatter_elements", scatter_elements, 1, 4),
     ]
 
 
 @pytest.mark.parametrize("kind", ("i32", "i64"))
-@pytest.mark.parametrize(("build", "axis", "size"), [c[1:] for c in index_error_cases()],
-                         ids=[c[0] for c in index_error_cases()])
-def test_out_of_range_index_raises_and_executable_stays_usable(build, axis: int, size: int, kind: str) -> None:  # noqa: ANN001
+@pytest.mark.parametrize(
+    ("build", "axis", "size"), [c[1:] for c in index_error_cases()], ids=[c[0] for c in index_error_cases()]
+)
+def test_out_of_range_index_raises_and_executable_stays_usable(build, axis: int, size: int, kind: str) -> None:
     valid = build(0, kind)
     exe = compile_text(module_text_one(valid))
-    extremes = (-2**31, 2**31 - 1) if kind == "i32" else (-2**63, 2**63 - 1, 2**40)
+    extremes = (-(2**31), 2**31 - 1) if kind == "i32" else (-(2**63), 2**63 - 1, 2**40)
     for bad in (size, -size - 1, size + 1000, *extremes):
         case = build(bad, kind)
-        with pytest.raises(IndexError, match=rf"^rlx\.{case.op}: index {bad} is out of range for axis {axis} with size {size}$"):
+        with pytest.raises(
+            IndexError, match=rf"^rlx\.{case.op}: index {bad} is out of range for axis {axis} with size {size}$"
+        ):
             exe(*case.operands)
         # -n and n - 1 are in range
         for edge in (-size, size - 1):
@@ -568,10 +758,17 @@ def module_text_one(case: Case) -> str:
 def test_any_index_into_a_zero_size_axis_is_out_of_range() -> None:
     d = np.zeros((0, 3), np.float32)
     idx = index_array(np.zeros((2, 3)), "i64")
-    for case in (Case("gather", "gather", [d, index_array([0], "i32")], "axis = 0 : i64", np.zeros((1, 3), np.float32)),
-                 Case("gather_elements", "gather_elements", [d, idx], "axis = 0 : i64", np.zeros((2, 3), np.float32)),
-                 Case("scatter_elements", "scatter_elements", [d, idx, np.ones((2, 3), np.float32)],
-                      'axis = 0 : i64, reduction = "none"', d)):
+    for case in (
+        Case("gather", "gather", [d, index_array([0], "i32")], "axis = 0 : i64", np.zeros((1, 3), np.float32)),
+        Case("gather_elements", "gather_elements", [d, idx], "axis = 0 : i64", np.zeros((2, 3), np.float32)),
+        Case(
+            "scatter_elements",
+            "scatter_elements",
+            [d, idx, np.ones((2, 3), np.float32)],
+            'axis = 0 : i64, reduction = "none"',
+            d,
+        ),
+    ):
         exe = compile_text(module_text_one(case))
         with pytest.raises(IndexError, match=rf"^rlx\.{case.op}: index 0 is out of range for axis 0 with size 0$"):
             exe(*case.operands)
@@ -659,36 +856,64 @@ def composition_cases(t: str) -> list[tuple[str, str, list[np.ndarray], np.ndarr
     mul = textbook_mul  # rlx's complex product: one rounding per real operation
     with np.errstate(all="ignore"):
         return [
-            ("transpose+add",
-             f"%m = rlx.transpose %a0 {{perm = array<i64: 1, 0>}} : ({T(3, 4)}) -> {T(4, 3)}\n"
-             f"  %r = rlx.add %m, %a1 : ({T(4, 3)}, {T(4, 3)}) -> {T(4, 3)}",
-             [x34, x43], (x34.T + x43), "rlx.transpose"),
-            ("transpose3+mul",
-             f"%m = rlx.transpose %a0 {{perm = array<i64: 2, 0, 1>}} : ({T(2, 3, 4)}) -> {T(4, 2, 3)}\n"
-             f"  %r = rlx.mul %m, %a1 : ({T(4, 2, 3)}, {T(4, 2, 3)}) -> {T(4, 2, 3)}",
-             [x234, x423], mul(np.transpose(x234, (2, 0, 1)), x423), "rlx.transpose"),
-            ("slice-neg-step+sub",
-             f"%m = rlx.slice %a0 {{starts = array<i64: 4, -1>, steps = array<i64: -2, -2>}} : ({T(5, 6)}) -> {T(3, 3)}\n"
-             f"  %r = rlx.sub %m, %a1 : ({T(3, 3)}, {T(3)}) -> {T(3, 3)}",
-             [x56, x3], x56[4::-2, 5::-2] - x3, "rlx.slice"),
-            ("reverse+add",
-             f"%m = rlx.reverse %a0 {{axes = array<i64: 0, 1>}} : ({T(5, 6)}) -> {T(5, 6)}\n"
-             f"  %r = rlx.add %m, %a0 : ({T(5, 6)}, {T(5, 6)}) -> {T(5, 6)}",
-             [x56], np.flip(x56) + x56, "rlx.reverse"),
-            ("expand+mul",
-             f"%m = rlx.expand %a0 : ({T(3)}) -> {T(4, 3)}\n"
-             f"  %r = rlx.mul %m, %a1 : ({T(4, 3)}, {T(4, 3)}) -> {T(4, 3)}",
-             [x3, x43], mul(np.broadcast_to(x3, (4, 3)), x43), "rlx.expand"),
-            ("narrow+add",
-             f"%m = rlx.narrow %a0 {{axis = 1 : i64, start = 2 : i64, length = 3 : i64}} : ({T(5, 6)}) -> {T(5, 3)}\n"
-             f"  %r = rlx.add %m, %a1 : ({T(5, 3)}, {T(3)}) -> {T(5, 3)}",
-             [x56, x3], x56[:, 2:5] + x3, "rlx.narrow"),
-            ("chain",
-             f"%p = rlx.transpose %a0 {{perm = array<i64: 1, 0>}} : ({T(5, 6)}) -> {T(6, 5)}\n"
-             f"  %q = rlx.reverse %p {{axes = array<i64: 1>}} : ({T(6, 5)}) -> {T(6, 5)}\n"
-             f"  %m = rlx.slice %q {{starts = array<i64: 1, 4>, steps = array<i64: 2, -1>}} : ({T(6, 5)}) -> {T(3, 4)}\n"
-             f"  %r = rlx.mul %m, %m : ({T(3, 4)}, {T(3, 4)}) -> {T(3, 4)}",
-             [x56], mul(np.flip(x56.T, 1)[1::2, 4:0:-1], np.flip(x56.T, 1)[1::2, 4:0:-1]), "rlx.transpose"),
+            (
+                "transpose+add",
+                f"%m = rlx.transpose %a0 {{perm = array<i64: 1, 0>}} : ({T(3, 4)}) -> {T(4, 3)}\n"
+                f"  %r = rlx.add %m, %a1 : ({T(4, 3)}, {T(4, 3)}) -> {T(4, 3)}",
+                [x34, x43],
+                (x34.T + x43),
+                "rlx.transpose",
+            ),
+            (
+                "transpose3+mul",
+                f"%m = rlx.transpose %a0 {{perm = array<i64: 2, 0, 1>}} : ({T(2, 3, 4)}) -> {T(4, 2, 3)}\n"
+                f"  %r = rlx.mul %m, %a1 : ({T(4, 2, 3)}, {T(4, 2, 3)}) -> {T(4, 2, 3)}",
+                [x234, x423],
+                mul(np.transpose(x234, (2, 0, 1)), x423),
+                "rlx.transpose",
+            ),
+            (
+                "slice-neg-step+sub",
+                f"%m = rlx.slice %a0 {{starts = array<i64: 4, -1>, steps = array<i64: -2, -2>}} : ({T(5, 6)}) -> {T(3, 3)}\n"
+                f"  %r = rlx.sub %m, %a1 : ({T(3, 3)}, {T(3)}) -> {T(3, 3)}",
+                [x56, x3],
+                x56[4::-2, 5::-2] - x3,
+                "rlx.slice",
+            ),
+            (
+                "reverse+add",
+                f"%m = rlx.reverse %a0 {{axes = array<i64: 0, 1>}} : ({T(5, 6)}) -> {T(5, 6)}\n"
+                f"  %r = rlx.add %m, %a0 : ({T(5, 6)}, {T(5, 6)}) -> {T(5, 6)}",
+                [x56],
+                np.flip(x56) + x56,
+                "rlx.reverse",
+            ),
+            (
+                "expand+mul",
+                f"%m = rlx.expand %a0 : ({T(3)}) -> {T(4, 3)}\n"
+                f"  %r = rlx.mul %m, %a1 : ({T(4, 3)}, {T(4, 3)}) -> {T(4, 3)}",
+                [x3, x43],
+                mul(np.broadcast_to(x3, (4, 3)), x43),
+                "rlx.expand",
+            ),
+            (
+                "narrow+add",
+                f"%m = rlx.narrow %a0 {{axis = 1 : i64, start = 2 : i64, length = 3 : i64}} : ({T(5, 6)}) -> {T(5, 3)}\n"
+                f"  %r = rlx.add %m, %a1 : ({T(5, 3)}, {T(3)}) -> {T(5, 3)}",
+                [x56, x3],
+                x56[:, 2:5] + x3,
+                "rlx.narrow",
+            ),
+            (
+                "chain",
+                f"%p = rlx.transpose %a0 {{perm = array<i64: 1, 0>}} : ({T(5, 6)}) -> {T(6, 5)}\n"
+                f"  %q = rlx.reverse %p {{axes = array<i64: 1>}} : ({T(6, 5)}) -> {T(6, 5)}\n"
+                f"  %m = rlx.slice %q {{starts = array<i64: 1, 4>, steps = array<i64: 2, -1>}} : ({T(6, 5)}) -> {T(3, 4)}\n"
+                f"  %r = rlx.mul %m, %m : ({T(3, 4)}, {T(3, 4)}) -> {T(3, 4)}",
+                [x56],
+                mul(np.flip(x56.T, 1)[1::2, 4:0:-1], np.flip(x56.T, 1)[1::2, 4:0:-1]),
+                "rlx.transpose",
+            ),
         ]
 
 
@@ -730,15 +955,24 @@ def test_large_transpose() -> None:
     b = sample((1000, 999), "i8", seed=11)
     c = sample((300, 513), "complex<f64>", seed=12)
     z = sample((64, 96, 80), "bf16", seed=13)
-    check([Case("1024x1024", "transpose", [x], "perm = array<i64: 1, 0>", x.T.copy()),
-           Case("512x768 f64", "transpose", [y], "perm = array<i64: 1, 0>", y.T.copy()),
-           Case("777x1029 f16", "transpose", [h], "perm = array<i64: 1, 0>", h.T.copy()),
-           Case("1000x999 i8", "transpose", [b], "perm = array<i64: 1, 0>", b.T.copy()),
-           Case("300x513 c128", "transpose", [c], "perm = array<i64: 1, 0>", c.T.copy()),
-           Case("64x96x80 bf16", "transpose", [z], "perm = array<i64: 2, 0, 1>", np.transpose(z, (2, 0, 1)).copy()),
-           Case("64x96x80 bf16 rev", "reverse", [z], "axes = array<i64: 0, 2>", np.flip(z, (0, 2)).copy()),
-           Case("1024x1024 slice", "slice", [x], "starts = array<i64: 1023, 1>, steps = array<i64: -3, 2>",
-                x[1023::-3, 1::2].copy())])
+    check(
+        [
+            Case("1024x1024", "transpose", [x], "perm = array<i64: 1, 0>", x.T.copy()),
+            Case("512x768 f64", "transpose", [y], "perm = array<i64: 1, 0>", y.T.copy()),
+            Case("777x1029 f16", "transpose", [h], "perm = array<i64: 1, 0>", h.T.copy()),
+            Case("1000x999 i8", "transpose", [b], "perm = array<i64: 1, 0>", b.T.copy()),
+            Case("300x513 c128", "transpose", [c], "perm = array<i64: 1, 0>", c.T.copy()),
+            Case("64x96x80 bf16", "transpose", [z], "perm = array<i64: 2, 0, 1>", np.transpose(z, (2, 0, 1)).copy()),
+            Case("64x96x80 bf16 rev", "reverse", [z], "axes = array<i64: 0, 2>", np.flip(z, (0, 2)).copy()),
+            Case(
+                "1024x1024 slice",
+                "slice",
+                [x],
+                "starts = array<i64: 1023, 1>, steps = array<i64: -3, 2>",
+                x[1023::-3, 1::2].copy(),
+            ),
+        ]
+    )
 
 
 BLOCKED_TRANSPOSES = [  # (shape, type, perm): 16x16, 8x8 and 16x16-byte register blocks with ragged edges
@@ -756,16 +990,23 @@ def test_blocked_transpose_at_every_output_alignment(streaming: bool) -> None:
     with element-wise edges; streaming outputs (non-temporal stores, forced here by a 1 KiB
     "last-level cache") take the blocks only where the output is element-aligned. Every byte offset
     of the output within a cache line, element-aligned or not, gives NumPy's bytes."""
-    cases = [Case(f"{shape} {t} perm {perm}", "transpose", [sample(shape, t, seed=k)], f"perm = {arr(perm)}",
-                  np.transpose(sample(shape, t, seed=k), perm).copy())
-             for k, (shape, t, perm) in enumerate(BLOCKED_TRANSPOSES)]
+    cases = [
+        Case(
+            f"{shape} {t} perm {perm}",
+            "transpose",
+            [sample(shape, t, seed=k)],
+            f"perm = {arr(perm)}",
+            np.transpose(sample(shape, t, seed=k), perm).copy(),
+        )
+        for k, (shape, t, perm) in enumerate(BLOCKED_TRANSPOSES)
+    ]
     exe = rlx.compile(module_text(cases), tuning={"nontemporal_min_bytes": 1024 if streaming else 1 << 40})
     for offset in range(0, 64, 3):
         outs = []
         for case in cases:
             want = case.want
             buffer = np.zeros(want.nbytes + 64, np.uint8)
-            outs.append(buffer[offset:offset + want.nbytes].view(want.dtype).reshape(want.shape))
+            outs.append(buffer[offset : offset + want.nbytes].view(want.dtype).reshape(want.shape))
         exe(*[c.operands[0] for c in cases], out=outs)
         for case, got in zip(cases, outs):
             assert bits_equal(np.ascontiguousarray(got), case.want), f"{case.label}, output at byte offset {offset}"
@@ -778,14 +1019,25 @@ def test_large_gather_elements_nd_and_pad() -> None:
     rng = np.random.default_rng(11)
     nd = np.stack([rng.integers(-64, 64, 50_000), rng.integers(-128, 128, 50_000)], -1)
     p = sample((700, 700), "i16", seed=12)
-    check([
-        Case("gather_elements", "gather_elements", [d, i], "axis = 1 : i64", ref_gather_elements(d, i, 1)),
-        Case("gather_nd", "gather_nd", [data, index_array(nd, "i32")], "batch_dims = 0 : i64",
-             data[nd[:, 0], nd[:, 1]]),
-        Case("pad", "pad", [p], 'before = array<i64: 300, 5>, after = array<i64: 2, 900>, mode = "reflect"',
-             np.pad(p, [(300, 2), (5, 900)], mode="reflect")),
-    ])
-
+    check(
+        [
+            Case("gather_elements", "gather_elements", [d, i], "axis = 1 : i64", ref_gather_elements(d, i, 1)),
+            Case(
+                "gather_nd",
+                "gather_nd",
+                [data, index_array(nd, "i32")],
+                "batch_dims = 0 : i64",
+                data[nd[:, 0], nd[:, 1]],
+            ),
+            Case(
+                "pad",
+                "pad",
+                [p],
+                'before = array<i64: 300, 5>, after = array<i64: 2, 900>, mode = "reflect"',
+                np.pad(p, [(300, 2), (5, 900)], mode="reflect"),
+            ),
+        ]
+    )
 
 
 FEEDING = """func.func @f(%x: tensor<5x6xf32>, %i: tensor<4xi32>, %j: tensor<3x2xi64>, %u: tensor<3xf32>) -> (tensor<3x4xf32>, tensor<30xf32>, tensor<3xf32>, tensor<3x6xf32>, tensor<3x2xf32>, tensor<6xf32>) {

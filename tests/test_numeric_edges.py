@@ -31,16 +31,21 @@ from reference import scaled_error, ulp_error
 import rlx_mlir
 from rlx_mlir.dialects import elementwise as ew
 
-TYPES = {"f16": np.dtype(np.float16), "bf16": np.dtype(ml_dtypes.bfloat16), "f32": np.dtype(np.float32),
-         "f64": np.dtype(np.float64)}
+TYPES = {
+    "f16": np.dtype(np.float16),
+    "bf16": np.dtype(ml_dtypes.bfloat16),
+    "f32": np.dtype(np.float32),
+    "f64": np.dtype(np.float64),
+}
 NARROW = ("f16", "bf16")
 
 
 @cache
 def _compiled(name: str, ty: str, n: int) -> Callable[[np.ndarray], np.ndarray]:
     t = f"tensor<{n}x{ty}>"
-    exe = rlx_mlir.compile(f"func.func @f(%a: {t}) -> {t} {{\n  %r = rlx.{name} %a : ({t}) -> {t}\n"
-                           f"  func.return %r : {t}\n}}\n")
+    exe = rlx_mlir.compile(
+        f"func.func @f(%a: {t}) -> {t} {{\n  %r = rlx.{name} %a : ({t}) -> {t}\n  func.return %r : {t}\n}}\n"
+    )
     return lambda x: exe(x)[0]
 
 
@@ -56,15 +61,16 @@ def _neighbours(x: np.ndarray) -> np.ndarray:
     return out[np.isfinite(out.astype(np.float64))]
 
 
-def _finfo(ty: str):  # noqa: ANN202 - numpy or ml_dtypes finfo
+def _finfo(ty: str):
     return ml_dtypes.finfo(TYPES[ty])
 
 
 def _check(name: str, ty: str, x: np.ndarray, got: np.ndarray, ref: np.ndarray, bound: float) -> None:
     err = ulp_error(got, ref, TYPES[ty])
     worst = int(np.argmax(err))
-    assert err[worst] <= bound, (f"{name}[{ty}] {err[worst]} ULP > {bound} at x={x[worst]!r}: "
-                                 f"got {got[worst]!r}, want {ref[worst]!r}")
+    assert err[worst] <= bound, (
+        f"{name}[{ty}] {err[worst]} ULP > {bound} at x={x[worst]!r}: got {got[worst]!r}, want {ref[worst]!r}"
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -179,9 +185,30 @@ def _edge_inputs(ty: str) -> np.ndarray:
     dt = TYPES[ty]
     fi = _finfo(ty)
     big, tiny, sub = float(fi.max), float(fi.tiny), float(fi.smallest_subnormal)
-    points = [0.0, big, big / 2, big / 6, big / 7, math.sqrt(big), big ** (1 / 3), tiny, sub, 3 * sub, tiny / 3,
-              1e-30, 30.0, 100.0, 1e4, 1e10, 1e20, 3.0, 6.0,
-              9.01, 15.0, 40.0]  # tanh rounds to 1 (f32), its clamp of 2|x| (f32), sigmoid's clamp
+    points = [
+        0.0,
+        big,
+        big / 2,
+        big / 6,
+        big / 7,
+        math.sqrt(big),
+        big ** (1 / 3),
+        tiny,
+        sub,
+        3 * sub,
+        tiny / 3,
+        1e-30,
+        30.0,
+        100.0,
+        1e4,
+        1e10,
+        1e20,
+        3.0,
+        6.0,
+        9.01,
+        15.0,
+        40.0,
+    ]  # tanh rounds to 1 (f32), its clamp of 2|x| (f32), sigmoid's clamp
     bands = []
     # e^x overflows / underflows to subnormal / to 0; x e^x (silu, mish, gelu) underflows a little further out
     for t in (math.log(big), -math.log(big), math.log(tiny), math.log(sub), math.log(sub) - 10, math.log(tiny) / 2):

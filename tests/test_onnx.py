@@ -44,8 +44,16 @@ class MLP(torch.nn.Module):
 def exported(model: torch.nn.Module, example: torch.Tensor, dynamic: bool = False) -> bytes:
     buffer = io.BytesIO()
     axes = {"x": {0: "batch"}} if dynamic else None
-    torch.onnx.export(model, (example,), buffer, input_names=["x"], output_names=["y"], dynamic_axes=axes,
-                      opset_version=17, dynamo=False)
+    torch.onnx.export(
+        model,
+        (example,),
+        buffer,
+        input_names=["x"],
+        output_names=["y"],
+        dynamic_axes=axes,
+        opset_version=17,
+        dynamo=False,
+    )
     return buffer.getvalue()
 
 
@@ -198,13 +206,15 @@ def single_node(op: str, inputs: dict[str, tuple[int, list[int]]], output: tuple
 def test_integer_pow_is_exact_and_integer_relu_keeps_its_type() -> None:
     """Pow on int64 squares and multiplies (no float rounding: 3**39 needs 62 bits);
     a float exponent to an integer base follows ONNX's np.power(x, y).astype(x.dtype)."""
-    model = single_node("Pow", {"x": (onnx.TensorProto.INT64, [4]), "e": (onnx.TensorProto.INT64, [4])},
-                        (onnx.TensorProto.INT64, [4]))
+    model = single_node(
+        "Pow", {"x": (onnx.TensorProto.INT64, [4]), "e": (onnx.TensorProto.INT64, [4])}, (onnx.TensorProto.INT64, [4])
+    )
     x, e = np.array([3, -7, 2, 5], np.int64), np.array([39, 21, 62, 0], np.int64)
     (got,) = rlx.compile(load(model))(x, e)
     np.testing.assert_array_equal(got, np.power(x, e))
-    model = single_node("Pow", {"x": (onnx.TensorProto.INT32, [3]), "e": (onnx.TensorProto.FLOAT, [3])},
-                        (onnx.TensorProto.INT32, [3]))
+    model = single_node(
+        "Pow", {"x": (onnx.TensorProto.INT32, [3]), "e": (onnx.TensorProto.FLOAT, [3])}, (onnx.TensorProto.INT32, [3])
+    )
     x32, f = np.array([4, 9, 2], np.int32), np.array([0.5, 1.5, 3.0], np.float32)
     (got,) = rlx.compile(load(model))(x32, f)
     np.testing.assert_array_equal(got, np.power(x32, f).astype(np.int32))
@@ -228,18 +238,24 @@ def test_scatter_elements_and_nd_with_duplicate_and_negative_indices_match_onnxr
     rows = np.array([[-1], [0], [-1]], np.int64) if reduction != "none" else np.array([[-1], [0]], np.int64)
     nodes.append(helper.make_node("ScatterND", ["data", "rows", "row_updates"], ["z"], reduction=reduction))
     graph = helper.make_graph(
-        nodes, "g",
-        [helper.make_tensor_value_info("data", onnx.TensorProto.FLOAT, [3, 4]),
-         helper.make_tensor_value_info("updates", onnx.TensorProto.FLOAT, [2, 3]),
-         helper.make_tensor_value_info("row_updates", onnx.TensorProto.FLOAT, [len(rows), 4])],
-        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [3, 4]),
-         helper.make_tensor_value_info("z", onnx.TensorProto.FLOAT, [3, 4])],
+        nodes,
+        "g",
+        [
+            helper.make_tensor_value_info("data", onnx.TensorProto.FLOAT, [3, 4]),
+            helper.make_tensor_value_info("updates", onnx.TensorProto.FLOAT, [2, 3]),
+            helper.make_tensor_value_info("row_updates", onnx.TensorProto.FLOAT, [len(rows), 4]),
+        ],
+        [
+            helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [3, 4]),
+            helper.make_tensor_value_info("z", onnx.TensorProto.FLOAT, [3, 4]),
+        ],
         [numpy_helper.from_array(indices, "indices"), numpy_helper.from_array(rows, "rows")],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
     row_updates = np.arange(len(rows) * 4, dtype=np.float32).reshape(len(rows), 4) - 3
-    want = onnxruntime.InferenceSession(model.SerializeToString()).run(None, {
-        "data": data, "updates": updates, "row_updates": row_updates})
+    want = onnxruntime.InferenceSession(model.SerializeToString()).run(
+        None, {"data": data, "updates": updates, "row_updates": row_updates}
+    )
     got = rlx.compile(load(model))(data, updates, row_updates)
     for g, w in zip(got, want):
         np.testing.assert_array_equal(g, w)
@@ -257,9 +273,13 @@ def test_opsets_below_13_give_shape_operands_as_attributes() -> None:
         helper.make_node("ReduceSum", ["u"], ["y"], axes=[2], keepdims=0),
     ]
     graph = helper.make_graph(
-        nodes, "g", [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [3, 4])],
-        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None),
-         helper.make_tensor_value_info("s0", onnx.TensorProto.FLOAT, None)],
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [3, 4])],
+        [
+            helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None),
+            helper.make_tensor_value_info("s0", onnx.TensorProto.FLOAT, None),
+        ],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 9)])
     x = np.array([[0.5, -3, 2, 0.25], [4, -0.5, 1, -1], [2, 3, -4, 0.75]], np.float32)
@@ -275,31 +295,59 @@ def test_scan_with_two_states_axes_directions_and_outer_values_matches_onnxrunti
     axis 1, and a body that reads an outer graph input (w) and an outer initializer (c)."""
     f = onnx.TensorProto.FLOAT
     body = helper.make_graph(
-        [helper.make_node("MatMul", ["h_in", "w"], ["hw"]),
-         helper.make_node("Add", ["hw", "x_t"], ["pre"]),
-         helper.make_node("Tanh", ["pre"], ["h_out"]),
-         helper.make_node("Add", ["n_in", "c"], ["n_out"]),
-         helper.make_node("Mul", ["h_out", "n_out"], ["y_t"])],
+        [
+            helper.make_node("MatMul", ["h_in", "w"], ["hw"]),
+            helper.make_node("Add", ["hw", "x_t"], ["pre"]),
+            helper.make_node("Tanh", ["pre"], ["h_out"]),
+            helper.make_node("Add", ["n_in", "c"], ["n_out"]),
+            helper.make_node("Mul", ["h_out", "n_out"], ["y_t"]),
+        ],
         "body",
-        [helper.make_tensor_value_info("h_in", f, [2, 3]), helper.make_tensor_value_info("n_in", f, [1]),
-         helper.make_tensor_value_info("x_t", f, [2, 3])],
-        [helper.make_tensor_value_info("h_out", f, [2, 3]), helper.make_tensor_value_info("n_out", f, [1]),
-         helper.make_tensor_value_info("y_t", f, [2, 3])],
+        [
+            helper.make_tensor_value_info("h_in", f, [2, 3]),
+            helper.make_tensor_value_info("n_in", f, [1]),
+            helper.make_tensor_value_info("x_t", f, [2, 3]),
+        ],
+        [
+            helper.make_tensor_value_info("h_out", f, [2, 3]),
+            helper.make_tensor_value_info("n_out", f, [1]),
+            helper.make_tensor_value_info("y_t", f, [2, 3]),
+        ],
     )
-    scan = helper.make_node("Scan", ["h0", "n0", "xs"], ["h", "n", "ys"], body=body, num_scan_inputs=1,
-                            scan_input_axes=[1], scan_input_directions=[1], scan_output_axes=[1])
+    scan = helper.make_node(
+        "Scan",
+        ["h0", "n0", "xs"],
+        ["h", "n", "ys"],
+        body=body,
+        num_scan_inputs=1,
+        scan_input_axes=[1],
+        scan_input_directions=[1],
+        scan_output_axes=[1],
+    )
     graph = helper.make_graph(
-        [scan], "g",
-        [helper.make_tensor_value_info("h0", f, [2, 3]), helper.make_tensor_value_info("n0", f, [1]),
-         helper.make_tensor_value_info("xs", f, [2, 5, 3]), helper.make_tensor_value_info("w", f, [3, 3])],
-        [helper.make_tensor_value_info("h", f, [2, 3]), helper.make_tensor_value_info("n", f, [1]),
-         helper.make_tensor_value_info("ys", f, [2, 5, 3])],
+        [scan],
+        "g",
+        [
+            helper.make_tensor_value_info("h0", f, [2, 3]),
+            helper.make_tensor_value_info("n0", f, [1]),
+            helper.make_tensor_value_info("xs", f, [2, 5, 3]),
+            helper.make_tensor_value_info("w", f, [3, 3]),
+        ],
+        [
+            helper.make_tensor_value_info("h", f, [2, 3]),
+            helper.make_tensor_value_info("n", f, [1]),
+            helper.make_tensor_value_info("ys", f, [2, 5, 3]),
+        ],
         [numpy_helper.from_array(np.array([0.5], np.float32), "c")],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 16)])
     rng = np.random.default_rng(5)
-    arrays = {"h0": rng.standard_normal((2, 3)), "n0": np.array([1.0]), "xs": rng.standard_normal((2, 5, 3)),
-              "w": rng.standard_normal((3, 3)) / 2}
+    arrays = {
+        "h0": rng.standard_normal((2, 3)),
+        "n0": np.array([1.0]),
+        "xs": rng.standard_normal((2, 5, 3)),
+        "w": rng.standard_normal((3, 3)) / 2,
+    }
     arrays = {k: v.astype(np.float32) for k, v in arrays.items()}
     want = onnxruntime.InferenceSession(model.SerializeToString()).run(None, arrays)
     got = rlx.compile(load(model))(*arrays.values())
@@ -317,16 +365,22 @@ def test_recurrences_rlx_lacks_are_scans_matching_onnxruntime(cell: str) -> None
     f, (seq, batch, inputs, hidden) = onnx.TensorProto.FLOAT, (6, 3, 4, 5)
     gates, states = {"GRU": (3, ["h0"]), "LSTM": (4, ["h0", "c0"])}[cell]
     rng = np.random.default_rng(6)
-    weights = {"W": rng.standard_normal((2, gates * hidden, inputs)),
-               "R": rng.standard_normal((2, gates * hidden, hidden)), "B": rng.standard_normal((2, 2 * gates * hidden))}
+    weights = {
+        "W": rng.standard_normal((2, gates * hidden, inputs)),
+        "R": rng.standard_normal((2, gates * hidden, hidden)),
+        "B": rng.standard_normal((2, 2 * gates * hidden)),
+    }
     if cell == "LSTM":
         weights["P"] = rng.standard_normal((2, 3 * hidden))
     names = ["x", "W", "R", "B", "", *states, *(["P"] if cell == "LSTM" else [])]
-    node = helper.make_node(cell, names, ["y", "y_h", *(["y_c"] if cell == "LSTM" else [])], hidden_size=hidden,
-                            direction="bidirectional")
+    node = helper.make_node(
+        cell, names, ["y", "y_h", *(["y_c"] if cell == "LSTM" else [])], hidden_size=hidden, direction="bidirectional"
+    )
     shapes = {"x": [seq, batch, inputs], **{name: [2, batch, hidden] for name in states}}
     graph = helper.make_graph(
-        [node], "g", [helper.make_tensor_value_info(n, f, shape) for n, shape in shapes.items()],
+        [node],
+        "g",
+        [helper.make_tensor_value_info(n, f, shape) for n, shape in shapes.items()],
         [helper.make_tensor_value_info(n, f, None) for n in node.output],
         [numpy_helper.from_array((v / 2).astype(np.float32), k) for k, v in weights.items()],
     )
@@ -338,19 +392,29 @@ def test_recurrences_rlx_lacks_are_scans_matching_onnxruntime(cell: str) -> None
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize(("node", "message"), [
-    (helper.make_node("Concat", ["x", "x"], ["y"]), "Concat '#0': invalid node: Required attribute 'axis' is missing"),
-    (helper.make_node("MatMul", ["x"], ["y"]), "MatMul '#0': invalid node: Node with schema(::MatMul:13)"),
-    (helper.make_node("Scan", ["x", "x"], ["y"], num_scan_inputs=1), "Required attribute 'body' is missing"),
-    (helper.make_node("Transpose", ["x"], ["y"], perm=[0, 5]), "perm [0, 5] is not a permutation of the 2 axes"),
-    (helper.make_node("Split", ["x"], ["y", "z"], axis=9), "Split '#0': axis 9 is out of range for rank 2"),
-    (helper.make_node("LSTM", ["x", "x", "x"], ["y"]), "LSTM '#0': malformed node ("),
-])
+@pytest.mark.parametrize(
+    ("node", "message"),
+    [
+        (
+            helper.make_node("Concat", ["x", "x"], ["y"]),
+            "Concat '#0': invalid node: Required attribute 'axis' is missing",
+        ),
+        (helper.make_node("MatMul", ["x"], ["y"]), "MatMul '#0': invalid node: Node with schema(::MatMul:13)"),
+        (helper.make_node("Scan", ["x", "x"], ["y"], num_scan_inputs=1), "Required attribute 'body' is missing"),
+        (helper.make_node("Transpose", ["x"], ["y"], perm=[0, 5]), "perm [0, 5] is not a permutation of the 2 axes"),
+        (helper.make_node("Split", ["x"], ["y", "z"], axis=9), "Split '#0': axis 9 is out of range for rank 2"),
+        (helper.make_node("LSTM", ["x", "x", "x"], ["y"]), "LSTM '#0': malformed node ("),
+    ],
+)
 def test_a_malformed_node_is_a_compile_error_naming_it(node: onnx.NodeProto, message: str) -> None:
     """Missing attributes and inputs (ONNX's schema check), attributes out of range,
     and what the schema allows but the importer cannot read: errors, never tracebacks."""
-    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, 3])],
-                              [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)])
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)],
+    )
     with pytest.raises(rlx.CompileError) as info:
         load(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
     assert message in str(info.value)
@@ -395,12 +459,24 @@ def test_shape_arithmetic_of_expanded_functions_folds_at_import() -> None:
         helper.make_node("CastLike", ["minus_two", "x"], ["fill"]),
         helper.make_node("Pad", ["x", "pads", "fill", "last_axis"], ["z"], mode="constant"),
     ]
-    constants = {"seven": i64(7), "two": i64(2), "zero": i64(0), "one": i64(1), "forty_six": i64(46),
-                 "last_axis": i64(-1), "one_f": np.array([1.0], np.float32), "minus_two": np.array(-2.0)}
+    constants = {
+        "seven": i64(7),
+        "two": i64(2),
+        "zero": i64(0),
+        "one": i64(1),
+        "forty_six": i64(46),
+        "last_axis": i64(-1),
+        "one_f": np.array([1.0], np.float32),
+        "minus_two": np.array(-2.0),
+    }
     graph = helper.make_graph(
-        nodes, "g", [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, 6, 4])],
-        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None),
-         helper.make_tensor_value_info("z", onnx.TensorProto.FLOAT, None)],
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, 6, 4])],
+        [
+            helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None),
+            helper.make_tensor_value_info("z", onnx.TensorProto.FLOAT, None),
+        ],
         [numpy_helper.from_array(np.asarray(v), k) for k, v in constants.items()],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
@@ -421,17 +497,21 @@ def test_a_shape_computed_from_input_data_is_an_error_naming_the_node() -> None:
         helper.make_node("Reshape", ["x", "target"], ["y"], name="reshape_by_data"),
     ]
     graph = helper.make_graph(
-        nodes, "g",
-        [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, 6]),
-         helper.make_tensor_value_info("dims", onnx.TensorProto.INT64, [2])],
+        nodes,
+        "g",
+        [
+            helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, 6]),
+            helper.make_tensor_value_info("dims", onnx.TensorProto.INT64, [2]),
+        ],
         [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)],
         [numpy_helper.from_array(np.array(1, np.int64), "one")],
     )
     with pytest.raises(rlx.CompileError) as info:
         load(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]))
     assert "cannot import 1 node(s)" in str(info.value)
-    assert ("Reshape 'reshape_by_data': its target shape depends on the inputs at run time; "
-            "rlx needs it at import") in str(info.value)
+    assert (
+        "Reshape 'reshape_by_data': its target shape depends on the inputs at run time; rlx needs it at import"
+    ) in str(info.value)
 
 
 def test_size_and_range_of_known_values_fold_and_a_range_of_input_data_is_an_error() -> None:
@@ -445,7 +525,9 @@ def test_size_and_range_of_known_values_fold_and_a_range_of_input_data_is_an_err
         helper.make_node("ReduceMean", ["x", "axes"], ["y"], keepdims=0),
     ]
     graph = helper.make_graph(
-        nodes, "g", [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, 3, 4])],
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, 3, 4])],
         [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)],
         [numpy_helper.from_array(np.array(v, np.int64), k) for k, v in {"one": 1, "twelve": 12}.items()],
     )
@@ -454,7 +536,8 @@ def test_size_and_range_of_known_values_fold_and_a_range_of_input_data_is_an_err
     (got,) = rlx.compile(load(model))(x)
     np.testing.assert_allclose(got, x.mean(axis=1), rtol=1e-6)
     graph = helper.make_graph(
-        [helper.make_node("Range", ["zero", "n", "one"], ["y"], name="iota")], "g",
+        [helper.make_node("Range", ["zero", "n", "one"], ["y"], name="iota")],
+        "g",
         [helper.make_tensor_value_info("n", onnx.TensorProto.INT64, [])],
         [helper.make_tensor_value_info("y", onnx.TensorProto.INT64, None)],
         [numpy_helper.from_array(np.array(v, np.int64), k) for k, v in {"zero": 0, "one": 1}.items()],

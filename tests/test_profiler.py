@@ -102,7 +102,9 @@ def test_rlx_run_prints_the_profile(tmp_path: Path) -> None:
     out = tmp_path / "out.npz"
     result = subprocess.run(
         [sys.executable, "-m", "rlx_mlir.cli.run", str(source), *files, "-o", str(out), "--profile", "3"],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert result.returncode == 0, result.stderr
     assert "profile of @mlp: median of 3 runs" in result.stdout

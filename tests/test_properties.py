@@ -38,7 +38,7 @@ def broadcast_shapes(draw: st.DrawFn) -> tuple[tuple[int, ...], list[tuple[int, 
 
 @st.composite
 def graphs(draw: st.DrawFn) -> tuple[rlx.Builder, list[tuple[int, ...]], list[tuple], list[int]]:
-    out, shapes = draw(broadcast_shapes())
+    _out, shapes = draw(broadcast_shapes())
     builder = rlx.Builder("g")
     values = [builder.input(s) for s in shapes]
     steps = []
@@ -53,7 +53,7 @@ def graphs(draw: st.DrawFn) -> tuple[rlx.Builder, list[tuple[int, ...]], list[tu
             a = draw(st.sampled_from(values))
             values.append(builder.unary(name, a))
             steps.append((name, values.index(a)))
-    results = draw(st.lists(st.sampled_from(values[len(shapes):]), min_size=1, max_size=2, unique_by=id))
+    results = draw(st.lists(st.sampled_from(values[len(shapes) :]), min_size=1, max_size=2, unique_by=id))
     builder.output(*results)
     return builder, shapes, steps, [values.index(r) for r in results]
 

@@ -19,7 +19,13 @@ from pipelines import ELEMENTWISE_FUSION_ONLY
 import rlx_mlir as rlx
 
 UNFUSED = ELEMENTWISE_FUSION_ONLY
-REDUCE = {"reduce_sum": np.sum, "reduce_mean": np.mean, "reduce_prod": np.prod, "reduce_max": np.max, "reduce_min": np.min}
+REDUCE = {
+    "reduce_sum": np.sum,
+    "reduce_mean": np.mean,
+    "reduce_prod": np.prod,
+    "reduce_max": np.max,
+    "reduce_min": np.min,
+}
 PROLOGUE = {
     "mul": lambda x, b: x * b,
     "add": lambda x, b: x + b,
@@ -61,7 +67,7 @@ def cases(draw: st.DrawFn):
     shape = tuple(draw(st.lists(st.integers(1, 40), min_size=rank, max_size=rank)))
     axes = draw(st.lists(st.integers(-rank, rank - 1), min_size=1, max_size=rank, unique_by=lambda a: a % rank))
     reduce = draw(st.sampled_from(sorted(REDUCE)))
-    chain = [draw(st.sampled_from(sorted(PROLOGUE)))] + draw(st.lists(st.sampled_from(sorted(UNARY)), max_size=2))
+    chain = [draw(st.sampled_from(sorted(PROLOGUE))), *draw(st.lists(st.sampled_from(sorted(UNARY)), max_size=2))]
     dtype = draw(st.sampled_from(["f32", "f64", "f16"]))
     return shape, axes, reduce, chain, dtype, draw(st.booleans()), draw(st.integers(0, 2**32 - 1))
 

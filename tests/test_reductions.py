@@ -126,7 +126,8 @@ def run(cases: Sequence[Case], threads: int = 0) -> list[str]:
         lines.append(f"  %r{k} = rlx.{c.op} %x{k} {{{c.attrs}}} : ({src}) -> {dst}")
         results.append((f"%r{k}", dst))
     text = (
-        f"func.func @f({', '.join(args)}) -> ({', '.join(t for _, t in results)}) {{\n" + "\n".join(lines)
+        f"func.func @f({', '.join(args)}) -> ({', '.join(t for _, t in results)}) {{\n"
+        + "\n".join(lines)
         + f"\n  func.return {', '.join(n for n, _ in results)} : {', '.join(t for _, t in results)}\n}}\n"
     )
     exe = rlx.compile(text, threads=threads) if threads else compile_text(text)
@@ -240,7 +241,8 @@ def test_long_reductions_split_across_threads(name: str) -> None:
     cases = [
         reduce_case(op, sample(shape, name, seed=k, specials=False), axes, keepdims)
         for k, (shape, axes, keepdims) in enumerate(LONG)
-        for op in ("reduce_sum", "reduce_mean") if name in REDUCE_TYPES[op]
+        for op in ("reduce_sum", "reduce_mean")
+        if name in REDUCE_TYPES[op]
     ]
     assert not (failures := run(cases, threads=2)), "\n".join(failures)
 
@@ -280,15 +282,18 @@ def test_nan_and_infinities_propagate() -> None:
 
 
 def test_sum_keeps_negative_zero() -> None:
-    for n, got in zip((5, 300), apply([reducing("reduce_sum", np.full((2, n), -0.0, np.float32) * [[1], [-1]], [1])
-                                       for n in (5, 300)])):
+    for n, got in zip(
+        (5, 300),
+        apply([reducing("reduce_sum", np.full((2, n), -0.0, np.float32) * [[1], [-1]], [1]) for n in (5, 300)]),
+    ):
         assert np.signbit(got[0]) and not np.signbit(got[1]), (n, got)
 
 
 def test_zero_size_axis_gives_the_identity() -> None:
     names = ("f32", "f16", "i32", "complex<f64>")
-    calls = [reducing(op, np.zeros((3, 0, 2), TYPES[name]), [1])
-             for name in names for op in ("reduce_sum", "reduce_prod")]
+    calls = [
+        reducing(op, np.zeros((3, 0, 2), TYPES[name]), [1]) for name in names for op in ("reduce_sum", "reduce_prod")
+    ]
     calls += [reducing("reduce_mean", np.zeros((0, 4), TYPES[name]), [0]) for name in ("f32", "bf16", "complex<f32>")]
     got = apply(calls)
     for total, product in zip(got[0:8:2], got[1:8:2]):
@@ -300,8 +305,12 @@ def test_zero_size_axis_gives_the_identity() -> None:
 def test_integer_sums_and_products_wrap() -> None:
     x8, u8, i32 = np.full((2, 300), 100, np.int8), np.full((300,), 255, np.uint8), np.full((1000,), 2**30, np.int32)
     threes = np.full((40,), 3, np.int64)
-    calls = [reducing("reduce_sum", x8, [1]), reducing("reduce_sum", u8, [0]), reducing("reduce_sum", i32, [0]),
-             reducing("reduce_prod", threes, [0])]
+    calls = [
+        reducing("reduce_sum", x8, [1]),
+        reducing("reduce_sum", u8, [0]),
+        reducing("reduce_sum", i32, [0]),
+        reducing("reduce_prod", threes, [0]),
+    ]
     got = apply(calls)
     np.testing.assert_array_equal(got[0], np.sum(x8, axis=1, dtype=np.int8))
     assert got[1] == np.uint8(300 * 255 % 256) and got[2] == 0 and got[3] == np.prod(threes)
@@ -324,8 +333,10 @@ def test_f16_and_bf16_accumulate_in_f32() -> None:
 
 def test_results_do_not_depend_on_the_thread_count() -> None:
     x = sample((300, 4000), "f32", specials=False)
-    calls = [reducing(op, x, axes) for op, axes in
-             (("reduce_sum", [1]), ("reduce_sum", [0, 1]), ("reduce_prod", [0]), ("reduce_max", [0, 1]))]
+    calls = [
+        reducing(op, x, axes)
+        for op, axes in (("reduce_sum", [1]), ("reduce_sum", [0, 1]), ("reduce_prod", [0]), ("reduce_max", [0, 1]))
+    ]
     calls.append(("softmax", x, "axis = -1 : i64", x.shape, "f32"))
     for one, two in zip(apply(calls, threads=1), apply(calls, threads=2)):
         assert one.tobytes() == two.tobytes()
@@ -371,7 +382,7 @@ def test_full_reduction_splits_only_from_the_threshold() -> None:
     assert rd.full_reduction_split((SPLIT,), (0,)) == rd.Split(0, PART, 2)
     assert rd.full_reduction_split((1, 1000, 300), (0, 1, 2)) == rd.Split(1, PART // 300, 5)
     assert rd.full_reduction_split((3, PART + 7), (0, 1)) == rd.Split(0, 1, 3)
-    assert rd.full_reduction_split((10**12,), (0,)) == rd.Split(0, -(-10**12 // rd.MAX_PARTS), rd.MAX_PARTS)
+    assert rd.full_reduction_split((10**12,), (0,)) == rd.Split(0, -(-(10**12) // rd.MAX_PARTS), rd.MAX_PARTS)
 
 
 @pytest.mark.parametrize("n", [10**9, 10**12])
@@ -437,8 +448,17 @@ def ref_arg(x: np.ndarray, axis: int, maximum: bool, last: bool) -> np.ndarray:
     return np.where(has_nan, first, x.shape[axis] - 1 - pick(np.flip(x, axis), axis=axis))
 
 
-ARG_SHAPES = [((7,), 0), ((3, 50), 1), ((50, 3), 0), ((4, 37, 5), -2), ((40, 300), 0), ((3, 1000), -1), ((0, 4), 1),
-              ((2, 40, 20), 2), ((5, 130), 0)]
+ARG_SHAPES = [
+    ((7,), 0),
+    ((3, 50), 1),
+    ((50, 3), 0),
+    ((4, 37, 5), -2),
+    ((40, 300), 0),
+    ((3, 1000), -1),
+    ((0, 4), 1),
+    ((2, 40, 20), 2),
+    ((5, 130), 0),
+]
 
 
 def arg_case(op: str, x: np.ndarray, axis: int, keepdims: bool, last: bool) -> Case:
@@ -478,8 +498,11 @@ def test_argmax_nan_and_tie_rules() -> None:
     calls = []
     for n in (4, 100):  # short, and over the lanes
         x = np.repeat(rows, n // 4, axis=1)
-        calls += [("argmax", x, attrs.format("false"), (4,), "i64"), ("argmax", x, attrs.format("true"), (4,), "i64"),
-                  ("argmin", x, attrs.format("true"), (4,), "i64")]
+        calls += [
+            ("argmax", x, attrs.format("false"), (4,), "i64"),
+            ("argmax", x, attrs.format("true"), (4,), "i64"),
+            ("argmin", x, attrs.format("true"), (4,), "i64"),
+        ]
     got = apply(calls)
     for n, (first, last, last_min) in zip((4, 100), (got[:3], got[3:])):
         k = n // 4
@@ -514,8 +537,17 @@ def softmax_case(op: str, x: np.ndarray, axis: int) -> Case:
     return Case(op, x, f"axis = {axis} : i64", x.shape, name, lambda got: close(got, want, tol))
 
 
-SOFTMAX_SHAPES = [((7,), 0), ((3, 50), 1), ((50, 3), 0), ((4, 37, 5), -2), ((40, 300), 0), ((3, 1000), -1),
-                  ((0, 4), 1), ((2, 300, 40), 1), ((5, 130), 0)]
+SOFTMAX_SHAPES = [
+    ((7,), 0),
+    ((3, 50), 1),
+    ((50, 3), 0),
+    ((4, 37, 5), -2),
+    ((40, 300), 0),
+    ((3, 1000), -1),
+    ((0, 4), 1),
+    ((2, 300, 40), 1),
+    ((5, 130), 0),
+]
 
 
 @pytest.mark.parametrize("name", FLOATS)
@@ -547,7 +579,7 @@ def test_softmax_special_rows() -> None:
         inputs.append((x, axis))
     assert not (failures := run(cases)), "\n".join(failures)
     outputs = apply([("softmax", x, f"axis = {axis} : i64", x.shape, "f32") for x, axis in inputs])
-    for (x, axis), got in zip(inputs, outputs):
+    for (_, axis), got in zip(inputs, outputs):
         got = got if axis == 1 else got.T
         assert np.all(np.isnan(got[[0, 2, 3]])) and np.all(got[1, ::2] == 0) and np.all(np.isfinite(got[4]))
 
@@ -573,9 +605,15 @@ def test_builder_reductions_match_numpy() -> None:
     b = rlx.Builder("reductions")
     x = b.input((4, 6))
     b.output(
-        b.reduce_sum(x, [1]), b.reduce_mean(x, [0], keepdims=True), b.reduce_prod(x), b.reduce_max(x, [-1]),
-        b.reduce_min(x, [0, 1]), b.argmax(x, 1), b.argmin(x, 0, keepdims=True, select_last_index=True),
-        b.softmax(x), b.log_softmax(x, axis=0),
+        b.reduce_sum(x, [1]),
+        b.reduce_mean(x, [0], keepdims=True),
+        b.reduce_prod(x),
+        b.reduce_max(x, [-1]),
+        b.reduce_min(x, [0, 1]),
+        b.argmax(x, 1),
+        b.argmin(x, 0, keepdims=True, select_last_index=True),
+        b.softmax(x),
+        b.log_softmax(x, axis=0),
     )
     xv = (np.arange(24, dtype=np.float32).reshape(4, 6) - 7) / 4
     got = rlx.compile(b.module())(xv)
@@ -591,4 +629,3 @@ def test_builder_reductions_match_numpy() -> None:
     np.testing.assert_allclose(got[7], e / e.sum(-1, keepdims=True), rtol=1e-6)
     shifted = x64 - x64.max(0)
     np.testing.assert_allclose(got[8], shifted - np.log(np.exp(shifted).sum(0)), rtol=1e-6, atol=1e-6)
-

@@ -36,52 +36,82 @@ TRACEBACK_TEXTS = {
     # KeyError in passes/fuse_elementwise.py (the default pipeline); with
     # pipeline="" the forward reference was even compiled and read garbage.
     "use before definition": (
-        ("func.func @f(%a: tensor<3xf32>) -> tensor<3xf32> {\n"
-        "  %s = rlx.add %a, %t : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>\n"
-        "  %t = rlx.tanh %s : (tensor<3xf32>) -> tensor<3xf32>\n  func.return %t : tensor<3xf32>\n}"),
-        None, rlx.VerificationError, "%t is used before it is defined",
+        (
+            "func.func @f(%a: tensor<3xf32>) -> tensor<3xf32> {\n"
+            "  %s = rlx.add %a, %t : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>\n"
+            "  %t = rlx.tanh %s : (tensor<3xf32>) -> tensor<3xf32>\n  func.return %t : tensor<3xf32>\n}"
+        ),
+        None,
+        rlx.VerificationError,
+        "%t is used before it is defined",
     ),
     "op using its own result": (
-        ("func.func @f(%a: tensor<3xf32>) -> tensor<3xf32> {\n"
-        "  %s = rlx.add %a, %s : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>\n  func.return %s : tensor<3xf32>\n}"),
-        None, rlx.VerificationError, "%s is used before it is defined",
+        (
+            "func.func @f(%a: tensor<3xf32>) -> tensor<3xf32> {\n"
+            "  %s = rlx.add %a, %s : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>\n  func.return %s : tensor<3xf32>\n}"
+        ),
+        None,
+        rlx.VerificationError,
+        "%s is used before it is defined",
     ),
     # ValueError "'block' property of Region class is only available for single-block regions" (plan_memory.read_plan)
     "function declaration only": (
         "func.func private @ext(tensor<3xf32>) -> tensor<3xf32>\n",
-        None, rlx.CompileError, "expected exactly one function to compile",
+        None,
+        rlx.CompileError,
+        "expected exactly one function to compile",
     ),
     # same ValueError from plan_memory.collect_buffers
     "multi-block function": (
         "func.func @f(%a: tensor<3xf32>) -> tensor<3xf32> {\n  cf.br ^bb1\n^bb1:\n  func.return %a : tensor<3xf32>\n}",
-        "", rlx.CompileError, "'func.func' @f has 2 blocks; rlx functions are one block of ops",
+        "",
+        rlx.CompileError,
+        "'func.func' @f has 2 blocks; rlx functions are one block of ops",
     ),
     # ValueError "lower-to-llvm cannot lower 'arith.addf' yet"
     "non-rlx op in function (arith)": (
-        GRAPH.replace("%t = rlx.tanh %s : (tensor<4x3xf32>) -> tensor<4x3xf32>", "%t = arith.addf %s, %s : tensor<4x3xf32>"),
-        None, rlx.CompileError, "'arith.addf' in @f is not an rlx op",
+        GRAPH.replace(
+            "%t = rlx.tanh %s : (tensor<4x3xf32>) -> tensor<4x3xf32>", "%t = arith.addf %s, %s : tensor<4x3xf32>"
+        ),
+        None,
+        rlx.CompileError,
+        "'arith.addf' in @f is not an rlx op",
     ),
     "non-rlx op in function (tensor.empty)": (
-        GRAPH.replace("%t = rlx.tanh %s : (tensor<4x3xf32>) -> tensor<4x3xf32>", "%t = tensor.empty() : tensor<4x3xf32>"),
-        None, rlx.CompileError, "'tensor.empty' in @f is not an rlx op",
+        GRAPH.replace(
+            "%t = rlx.tanh %s : (tensor<4x3xf32>) -> tensor<4x3xf32>", "%t = tensor.empty() : tensor<4x3xf32>"
+        ),
+        None,
+        rlx.CompileError,
+        "'tensor.empty' in @f is not an rlx op",
     ),
     # KeyError in fuse_elementwise / lowering: region bodies were not checked to be isolated
     "region body uses an outer scalar": (
-        ("func.func @f(%a: tensor<4xf32>, %c: f32) -> tensor<4xf32> {\n"
-        "  %r = rlx.elementwise_region ins(%a : tensor<4xf32>) {indexing_maps = [affine_map<(d0) -> (d0)>]} -> tensor<4xf32> {\n"
-        "  ^bb0(%x: f32):\n    %s = rlx.add %x, %c : (f32, f32) -> f32\n    rlx.yield %s : f32\n  }\n  func.return %r : tensor<4xf32>\n}"),
-        None, rlx.VerificationError, "Operation using value defined out of its IsolatedFromAbove parent: AddOp",
+        (
+            "func.func @f(%a: tensor<4xf32>, %c: f32) -> tensor<4xf32> {\n"
+            "  %r = rlx.elementwise_region ins(%a : tensor<4xf32>) {indexing_maps = [affine_map<(d0) -> (d0)>]} -> tensor<4xf32> {\n"
+            "  ^bb0(%x: f32):\n    %s = rlx.add %x, %c : (f32, f32) -> f32\n    rlx.yield %s : f32\n  }\n  func.return %r : tensor<4xf32>\n}"
+        ),
+        None,
+        rlx.VerificationError,
+        "Operation using value defined out of its IsolatedFromAbove parent: AddOp",
     ),
     "region body holds a tensor op on an outer value": (
-        ("func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
-        "  %r = rlx.elementwise_region ins(%a : tensor<4xf32>) {indexing_maps = [affine_map<(d0) -> (d0)>]} -> tensor<4xf32> {\n"
-        "  ^bb0(%x: f32):\n    %t = rlx.neg %a : (tensor<4xf32>) -> tensor<4xf32>\n    rlx.yield %x : f32\n  }\n  func.return %r : tensor<4xf32>\n}"),
-        "", rlx.VerificationError, "Operation using value defined out of its IsolatedFromAbove parent: NegOp",
+        (
+            "func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+            "  %r = rlx.elementwise_region ins(%a : tensor<4xf32>) {indexing_maps = [affine_map<(d0) -> (d0)>]} -> tensor<4xf32> {\n"
+            "  ^bb0(%x: f32):\n    %t = rlx.neg %a : (tensor<4xf32>) -> tensor<4xf32>\n    rlx.yield %x : f32\n  }\n  func.return %r : tensor<4xf32>\n}"
+        ),
+        "",
+        rlx.VerificationError,
+        "Operation using value defined out of its IsolatedFromAbove parent: NegOp",
     ),
     # NotImplementedError from xDSL's affine parser
     "semi-affine indexing map": (
         _region("[affine_map<(d0, d1) -> (d0 * d1, d1)>, affine_map<(d0, d1) -> (d1)>]", REGION_BODY),
-        None, rlx.ParseError, "semi-affine",
+        None,
+        rlx.ParseError,
+        "semi-affine",
     ),
 }
 
@@ -98,33 +128,87 @@ def test_bad_ir_raises_its_documented_error(name: str) -> None:
 # Raw xdsl VerifyExceptions once escaped for attributes and operands of the
 # wrong kind. The gist is the kind expected.
 WRONG_ATTRIBUTE_KIND = {
-    "perm as ArrayAttr": (one_op("rlx.transpose", "{perm = [1, 0]}", "tensor<4x3xf32>"), "should be of base attribute array"),
+    "perm as ArrayAttr": (
+        one_op("rlx.transpose", "{perm = [1, 0]}", "tensor<4x3xf32>"),
+        "should be of base attribute array",
+    ),
     "perm as ArrayAttr (generic form)": (
-        ('func.func @f(%x: tensor<3x4xf32>) -> tensor<4x3xf32> {\n'
-        '  %r = "rlx.transpose"(%x) <{perm = [1, 0]}> : (tensor<3x4xf32>) -> tensor<4x3xf32>\n'
-        "  func.return %r : tensor<4x3xf32>\n}"),
+        (
+            "func.func @f(%x: tensor<3x4xf32>) -> tensor<4x3xf32> {\n"
+            '  %r = "rlx.transpose"(%x) <{perm = [1, 0]}> : (tensor<3x4xf32>) -> tensor<4x3xf32>\n'
+            "  func.return %r : tensor<4x3xf32>\n}"
+        ),
         "should be of base attribute array",
     ),
     "perm as string": (one_op("rlx.transpose", '{perm = "x"}', "tensor<4x3xf32>"), "should be of base attribute array"),
-    "axis as string": (one_op("rlx.narrow", '{axis = "x", start = 0 : i64, length = 2 : i64}', "tensor<2x4xf32>"), "should be of base attribute integer"),
-    "axis as float": (one_op("rlx.narrow", "{axis = 0.0 : f64, start = 0 : i64, length = 2 : i64}", "tensor<2x4xf32>"), "should be of base attribute integer"),
-    "axis as i32": (one_op("rlx.narrow", "{axis = 0 : i32, start = 0 : i64, length = 2 : i64}", "tensor<2x4xf32>"), "Expected attribute i64 but got i32"),
-    "pad mode as int": (one_op("rlx.pad", "{before = array<i64: 1, 0>, after = array<i64: 0, 0>, mode = 3}", "tensor<4x4xf32>"), "should be of base attribute string"),
-    "pad value as int": (one_op("rlx.pad", "{before = array<i64: 1, 0>, after = array<i64: 0, 0>, value = 3 : i64}", "tensor<4x4xf32>"), "should be of base attribute float"),
-    "pad value as f32": (one_op("rlx.pad", "{before = array<i64: 1, 0>, after = array<i64: 0, 0>, value = 3.0 : f32}", "tensor<4x4xf32>"), "should be of base attribute f64"),
+    "axis as string": (
+        one_op("rlx.narrow", '{axis = "x", start = 0 : i64, length = 2 : i64}', "tensor<2x4xf32>"),
+        "should be of base attribute integer",
+    ),
+    "axis as float": (
+        one_op("rlx.narrow", "{axis = 0.0 : f64, start = 0 : i64, length = 2 : i64}", "tensor<2x4xf32>"),
+        "should be of base attribute integer",
+    ),
+    "axis as i32": (
+        one_op("rlx.narrow", "{axis = 0 : i32, start = 0 : i64, length = 2 : i64}", "tensor<2x4xf32>"),
+        "Expected attribute i64 but got i32",
+    ),
+    "pad mode as int": (
+        one_op("rlx.pad", "{before = array<i64: 1, 0>, after = array<i64: 0, 0>, mode = 3}", "tensor<4x4xf32>"),
+        "should be of base attribute string",
+    ),
+    "pad value as int": (
+        one_op("rlx.pad", "{before = array<i64: 1, 0>, after = array<i64: 0, 0>, value = 3 : i64}", "tensor<4x4xf32>"),
+        "should be of base attribute float",
+    ),
+    "pad value as f32": (
+        one_op(
+            "rlx.pad", "{before = array<i64: 1, 0>, after = array<i64: 0, 0>, value = 3.0 : f32}", "tensor<4x4xf32>"
+        ),
+        "should be of base attribute f64",
+    ),
     "kind as int": (
-        one_op("rlx.activation_backward", "{kind = 3}", "tensor<3xf32>", "tensor<3xf32>", "%x, %x", "(tensor<3xf32>, tensor<3xf32>)"),
+        one_op(
+            "rlx.activation_backward",
+            "{kind = 3}",
+            "tensor<3xf32>",
+            "tensor<3xf32>",
+            "%x, %x",
+            "(tensor<3xf32>, tensor<3xf32>)",
+        ),
         "should be of base attribute string",
     ),
     "reduction as int": (
-        binary_op("rlx.scatter_nd", "{reduction = 1 : i64}", "tensor<4x3xf32>", "tensor<2x1xi64>", "tensor<4x3xf32>", "tensor<2x3xf32>"),
+        binary_op(
+            "rlx.scatter_nd",
+            "{reduction = 1 : i64}",
+            "tensor<4x3xf32>",
+            "tensor<2x1xi64>",
+            "tensor<4x3xf32>",
+            "tensor<2x3xf32>",
+        ),
         "should be of base attribute string",
     ),
-    "batch_dims as string": (binary_op("rlx.gather_nd", '{batch_dims = "a"}', "tensor<4x3xf32>", "tensor<5x2xi64>", "tensor<5xf32>"), "should be of base attribute integer"),
-    "axis missing value": (binary_op("rlx.gather", "{axis = i64}", "tensor<4x3xf32>", "tensor<2xi64>", "tensor<2x3xf32>"), "should be of base attribute integer"),
-    "scalar operand to transpose": (one_op("rlx.transpose", "{perm = array<i64>}", "f32", "f32"), "should be of base attribute tensor"),
-    "scalar operand to expand": (one_op("rlx.expand", "", "tensor<4x2xf32>", "f32"), "should be of base attribute tensor"),
-    "scalar indices to gather": (binary_op("rlx.gather", "{axis = 0 : i64}", "tensor<4x3xf32>", "i64", "tensor<3xf32>"), "should be of base attribute tensor"),
+    "batch_dims as string": (
+        binary_op("rlx.gather_nd", '{batch_dims = "a"}', "tensor<4x3xf32>", "tensor<5x2xi64>", "tensor<5xf32>"),
+        "should be of base attribute integer",
+    ),
+    "axis missing value": (
+        binary_op("rlx.gather", "{axis = i64}", "tensor<4x3xf32>", "tensor<2xi64>", "tensor<2x3xf32>"),
+        "should be of base attribute integer",
+    ),
+    "scalar operand to transpose": (
+        one_op("rlx.transpose", "{perm = array<i64>}", "f32", "f32"),
+        "should be of base attribute tensor",
+    ),
+    "scalar operand to expand": (
+        one_op("rlx.expand", "", "tensor<4x2xf32>", "f32"),
+        "should be of base attribute tensor",
+    ),
+    "scalar indices to gather": (
+        binary_op("rlx.gather", "{axis = 0 : i64}", "tensor<4x3xf32>", "i64", "tensor<3xf32>"),
+        "should be of base attribute tensor",
+    ),
 }
 
 
@@ -138,7 +222,9 @@ def test_wrong_attribute_kind_is_a_verification_error(name: str) -> None:
 @pytest.mark.parametrize("pipeline", ["fuse-elementwise{", ",,", "cse{", '"', "a b", "{}"])
 def test_malformed_pipeline_is_a_compile_error(pipeline: str) -> None:
     # xDSL's ArgSpecParseError escaped
-    with pytest.raises(rlx.CompileError, match=re.escape(f"bad pipeline '{pipeline}': Error parsing pass pipeline specification")):
+    with pytest.raises(
+        rlx.CompileError, match=re.escape(f"bad pipeline '{pipeline}': Error parsing pass pipeline specification")
+    ):
         rlx.compile(GRAPH, pipeline=pipeline)
 
 
@@ -163,7 +249,10 @@ def test_function_name_that_is_no_jit_symbol_is_a_compile_error(name: str) -> No
     symbol, parsed, n = FUNCTION_NAMES[name]
     with pytest.raises(rlx.CompileError) as info:
         run_with_ones(neg_reverse(symbol, n))
-    assert str(info.value) == f"function name '{parsed}' cannot be a JIT symbol (use letters, digits, _; not llvm.*/pthread_*/scipy_*/rlx_pool_*)"
+    assert (
+        str(info.value)
+        == f"function name '{parsed}' cannot be a JIT symbol (use letters, digits, _; not llvm.*/pthread_*/scipy_*/rlx_pool_*)"
+    )
 
 
 @pytest.mark.parametrize("symbol", ["f_1", "_", "F2", "pthread"])

@@ -65,8 +65,7 @@ def torch_module(case: Case, dtype: str) -> torch.nn.Module:
     torch.manual_seed(seed(case))
     cls = {"lstm": torch.nn.LSTM, "gru": torch.nn.GRU, "rnn": torch.nn.RNN}[case.kind]
     extra = {"nonlinearity": case.nonlinearity} if case.kind == "rnn" else {}
-    module = cls(case.input_size, case.hidden, case.layers, batch_first=True, bidirectional=case.bidirectional,
-                 **extra)
+    module = cls(case.input_size, case.hidden, case.layers, batch_first=True, bidirectional=case.bidirectional, **extra)
     return module.to(TORCH_TYPES[dtype])
 
 
@@ -83,8 +82,14 @@ def packed_weights(module: torch.nn.Module, case: Case) -> list[np.ndarray]:
     return [w_ih, w_hh, b_ih, b_hh] if case.kind == "gru" else [w_ih, w_hh, b_ih + b_hh]
 
 
-def compile_case(case: Case, dtype: str, weights: list[np.ndarray], threads: int = 2,
-                 constant: bool = False, target: str | None = None) -> Executable:
+def compile_case(
+    case: Case,
+    dtype: str,
+    weights: list[np.ndarray],
+    threads: int = 2,
+    constant: bool = False,
+    target: str | None = None,
+) -> Executable:
     """The op over inputs x, the weights (or, `constant`, the weights as constants), [state],
     for `target` (None: the default)."""
     b = Builder(case.kind)
@@ -92,9 +97,16 @@ def compile_case(case: Case, dtype: str, weights: list[np.ndarray], threads: int
     operands = [b.constant(w, dtype) if constant else b.input(w.shape, dtype) for w in weights]
     state = [b.input(case.state_shape(), dtype) for _ in range(STATES[case.kind])] if case.state_in else None
     extra = {"nonlinearity": case.nonlinearity} if case.kind == "rnn" else {}
-    results = getattr(b, case.kind)(x, *operands, hidden_size=case.hidden, num_layers=case.layers,
-                                    bidirectional=case.bidirectional, state=state, return_state=case.state_out,
-                                    **extra)
+    results = getattr(b, case.kind)(
+        x,
+        *operands,
+        hidden_size=case.hidden,
+        num_layers=case.layers,
+        bidirectional=case.bidirectional,
+        state=state,
+        return_state=case.state_out,
+        **extra,
+    )
     b.output(*(results if case.state_out else (results,)))
     return rlx.compile(b.module(), threads=threads, target=target)
 

@@ -49,7 +49,9 @@ def elman_inputs(length: int, numpy_type: type) -> list[np.ndarray]:
 @pytest.mark.parametrize("length", [1, 2, 7])
 @pytest.mark.parametrize("mode", ["final", "trajectory", "checkpoints"])
 @pytest.mark.parametrize("dtype, numpy_type, tolerance", [("f32", np.float32, 1e-5), ("f64", np.float64, 1e-12)])
-def test_every_mode_matches_a_python_loop(length: int, mode: str, dtype: str, numpy_type: type, tolerance: float) -> None:
+def test_every_mode_matches_a_python_loop(
+    length: int, mode: str, dtype: str, numpy_type: type, tolerance: float
+) -> None:
     checkpoints = {"final": 0, "trajectory": 0, "checkpoints": max(1, length // 2)}[mode]
     exe = compile_elman(length, dtype, mode != "final", checkpoints)
     h0, w, u, xs, ys = elman_inputs(length, numpy_type)
@@ -155,8 +157,10 @@ def test_a_large_body_gemm_uses_both_threads() -> None:
     module = b.module()
     one, two = rlx.compile(module, threads=1), rlx.compile(module, threads=2)
     assert "_parallel" in two.llvm_ir and "_parallel" not in one.llvm_ir
-    h, wv, xv = ((RNG.standard_normal(s) * 0.05).astype(np.float32) for s in ((rows, width), (width, width),
-                                                                              (length, rows, width)))
+    h, wv, xv = (
+        (RNG.standard_normal(s) * 0.05).astype(np.float32)
+        for s in ((rows, width), (width, width), (length, rows, width))
+    )
     np.testing.assert_array_equal(one(h, wv, xv)[0], two(h, wv, xv)[0])
     carry = h.astype(np.float64)
     for x in xv:

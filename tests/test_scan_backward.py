@@ -33,9 +33,7 @@ def program(dtype: str, checkpoints: int, trajectory_cotangent: bool, mode: str 
     d_result = b.input((rows, B, H) if rows else (B, H), dtype)
     saved = b.scan(h0, step, [xs], [w], save_trajectory=True, num_checkpoints=checkpoints)
     forward = step if 0 < checkpoints < LENGTH else None
-    grads = b.scan_backward(
-        h0, saved, d_result, step_vjp, [xs], [w], forward, checkpoints, mode, cotangent_rows=rows
-    )
+    grads = b.scan_backward(h0, saved, d_result, step_vjp, [xs], [w], forward, checkpoints, mode, cotangent_rows=rows)
     b.output(*grads)
     return rlx.compile(b.module())
 

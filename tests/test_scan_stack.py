@@ -29,6 +29,6 @@ print(float(total[0]))
 
 
 def test_a_scan_of_millions_of_steps_runs_in_bounded_stack() -> None:
-    done = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True, check=False)
     assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
     assert float(done.stdout) == float(STEPS)  # integers below 2^24 add exactly in f32

@@ -25,10 +25,19 @@ from reference import (
 from rlx_mlir.dialects import elementwise as ew
 
 F32, F64, I32, I64, BOOL = np.float32, np.float64, np.int32, np.int64, np.bool_
-ALL = [pytest.param(F32, id="f32"), pytest.param(F64, id="f64"), pytest.param(I32, id="i32"),
-       pytest.param(I64, id="i64"), pytest.param(BOOL, id="i1")]
-PIPELINES = [pytest.param(None, id="default"), pytest.param("", id="unfused"),
-             pytest.param("canonicalize-broadcast", id="canon"), pytest.param("fuse-elementwise", id="fuse-only")]
+ALL = [
+    pytest.param(F32, id="f32"),
+    pytest.param(F64, id="f64"),
+    pytest.param(I32, id="i32"),
+    pytest.param(I64, id="i64"),
+    pytest.param(BOOL, id="i1"),
+]
+PIPELINES = [
+    pytest.param(None, id="default"),
+    pytest.param("", id="unfused"),
+    pytest.param("canonicalize-broadcast", id="canon"),
+    pytest.param("fuse-elementwise", id="fuse-only"),
+]
 
 
 def values(shape: tuple[int, ...], dtype: type, seed: int = 0) -> np.ndarray:
@@ -47,8 +56,18 @@ def call(text: str, *args: np.ndarray, pipeline: str | None = None) -> tuple[np.
 # ---------------------------------------------------------------------------
 # expand / reshape / pass-through
 # ---------------------------------------------------------------------------
-EXPAND = [((3,), (4, 3)), ((4, 1), (4, 3)), ((1,), (2, 3, 4)), ((), (5,)), ((2, 1, 3), (2, 4, 3)), ((3,), (3,)),
-          ((), ()), ((1, 1), (1, 1)), ((1, 3), (0, 3)), ((2, 1), (3, 2, 5))]
+EXPAND = [
+    ((3,), (4, 3)),
+    ((4, 1), (4, 3)),
+    ((1,), (2, 3, 4)),
+    ((), (5,)),
+    ((2, 1, 3), (2, 4, 3)),
+    ((3,), (3,)),
+    ((), ()),
+    ((1, 1), (1, 1)),
+    ((1, 3), (0, 3)),
+    ((2, 1), (3, 2, 5)),
+]
 
 
 @pytest.mark.parametrize("pipeline", PIPELINES)
@@ -57,8 +76,11 @@ EXPAND = [((3,), (4, 3)), ((4, 1), (4, 3)), ((1,), (2, 3, 4)), ((), (5,)), ((2, 
 def test_expand(dtype: type, shapes: tuple, pipeline: str | None) -> None:
     src, dst = shapes
     x = values(src, dtype)
-    text = func_ir([(src, dtype)], [f"%e = rlx.expand %a0 : ({ir_type(src, dtype)}) -> {ir_type(dst, dtype)}"],
-                   [("%e", dst, dtype)])
+    text = func_ir(
+        [(src, dtype)],
+        [f"%e = rlx.expand %a0 : ({ir_type(src, dtype)}) -> {ir_type(dst, dtype)}"],
+        [("%e", dst, dtype)],
+    )
     (got,) = call(text, x, pipeline=pipeline)
     assert got.shape == dst
     assert bits_equal(got, np.array(np.broadcast_to(x, dst)))
@@ -69,18 +91,30 @@ def test_expand_then_arithmetic(pipeline: str | None) -> None:
     """expand feeding a binary op, with the expanded value also returned."""
     a, b = values((4, 1), F32, 1), values((3,), F32, 2)
     t41, t3, t43 = ir_type((4, 1), F32), ir_type((3,), F32), ir_type((4, 3), F32)
-    text = func_ir([((4, 1), F32), ((3,), F32)], [
-        f"%e = rlx.expand %a0 : ({t41}) -> {t43}",
-        f"%s = rlx.sub %e, %a1 : ({t43}, {t3}) -> {t43}",
-        f"%m = rlx.max %s, %e : ({t43}, {t43}) -> {t43}",
-    ], [("%m", (4, 3), F32), ("%e", (4, 3), F32)])
+    text = func_ir(
+        [((4, 1), F32), ((3,), F32)],
+        [
+            f"%e = rlx.expand %a0 : ({t41}) -> {t43}",
+            f"%s = rlx.sub %e, %a1 : ({t43}, {t3}) -> {t43}",
+            f"%m = rlx.max %s, %e : ({t43}, {t43}) -> {t43}",
+        ],
+        [("%m", (4, 3), F32), ("%e", (4, 3), F32)],
+    )
     m, e = call(text, a, b, pipeline=pipeline)
     np.testing.assert_array_equal(e, np.broadcast_to(a, (4, 3)))
     np.testing.assert_array_equal(m, np.maximum(a - b, a))
 
 
-RESHAPE = [((12,), (3, 4)), ((3, 4), (2, 6)), ((2, 3, 4), (4, 6)), ((1,), ()), ((), (1, 1)), ((0, 3), (3, 0)),
-           ((2, 3), (6,)), ((6,), (1, 6, 1))]
+RESHAPE = [
+    ((12,), (3, 4)),
+    ((3, 4), (2, 6)),
+    ((2, 3, 4), (4, 6)),
+    ((1,), ()),
+    ((), (1, 1)),
+    ((0, 3), (3, 0)),
+    ((2, 3), (6,)),
+    ((6,), (1, 6, 1)),
+]
 
 
 @pytest.mark.parametrize("pipeline", PIPELINES)
@@ -90,8 +124,11 @@ def test_reshape_returned(dtype: type, shapes: tuple, pipeline: str | None) -> N
     """A reshape of an argument returned directly (copied into the output)."""
     src, dst = shapes
     x = values(src, dtype)
-    text = func_ir([(src, dtype)], [f"%r = rlx.reshape %a0 : ({ir_type(src, dtype)}) -> {ir_type(dst, dtype)}"],
-                   [("%r", dst, dtype)])
+    text = func_ir(
+        [(src, dtype)],
+        [f"%r = rlx.reshape %a0 : ({ir_type(src, dtype)}) -> {ir_type(dst, dtype)}"],
+        [("%r", dst, dtype)],
+    )
     (got,) = call(text, x, pipeline=pipeline)
     assert got.shape == dst
     assert bits_equal(got, x.reshape(dst))
@@ -103,11 +140,15 @@ def test_reshape_chain_with_arithmetic(pipeline: str | None) -> None:
     """reshape -> binary (with broadcasting) -> reshape back, plus the intermediate returned."""
     x, y = values((2, 6), F64, 3), values((4,), F64, 4)
     t26, t34, t4, t12 = (ir_type(s, F64) for s in ((2, 6), (3, 4), (4,), (12,)))
-    text = func_ir([((2, 6), F64), ((4,), F64)], [
-        f"%r = rlx.reshape %a0 : ({t26}) -> {t34}",
-        f"%d = rlx.div %r, %a1 : ({t34}, {t4}) -> {t34}",
-        f"%f = rlx.reshape %d : ({t34}) -> {t12}",
-    ], [("%f", (12,), F64), ("%r", (3, 4), F64)])
+    text = func_ir(
+        [((2, 6), F64), ((4,), F64)],
+        [
+            f"%r = rlx.reshape %a0 : ({t26}) -> {t34}",
+            f"%d = rlx.div %r, %a1 : ({t34}, {t4}) -> {t34}",
+            f"%f = rlx.reshape %d : ({t34}) -> {t12}",
+        ],
+        [("%f", (12,), F64), ("%r", (3, 4), F64)],
+    )
     f, r = call(text, x, y, pipeline=pipeline)
     assert bits_equal(r, x.reshape(3, 4))
     assert bits_equal(f, (x.reshape(3, 4) / y).reshape(12))
@@ -127,8 +168,11 @@ def test_return_argument_and_result_twice(pipeline: str | None) -> None:
     """The same argument / value returned in several result slots."""
     x = values((4,), F32, 8)
     t = ir_type((4,), F32)
-    text = func_ir([((4,), F32)], [f"%n = rlx.neg %a0 : ({t}) -> {t}"],
-                   [("%a0", (4,), F32), ("%n", (4,), F32), ("%a0", (4,), F32), ("%n", (4,), F32)])
+    text = func_ir(
+        [((4,), F32)],
+        [f"%n = rlx.neg %a0 : ({t}) -> {t}"],
+        [("%a0", (4,), F32), ("%n", (4,), F32), ("%a0", (4,), F32), ("%n", (4,), F32)],
+    )
     r = call(text, x, pipeline=pipeline)
     for got, want in zip(r, (x, -x, x, -x)):
         assert bits_equal(got, want)
@@ -140,14 +184,18 @@ def test_return_argument_and_result_twice(pipeline: str | None) -> None:
 @pytest.mark.parametrize("pipeline", PIPELINES)
 def test_constants_splat_and_dense(pipeline: str | None) -> None:
     t43, t3, t = ir_type((4, 3), F32), ir_type((3,), F32), ir_type((), F32)
-    text = func_ir([((4, 3), F32)], [
-        f"%s = rlx.constant dense<2.5> : {t43}",
-        f"%d = rlx.constant dense<[1.0, -0.0, 3.0e+38]> : {t3}",
-        f"%z = rlx.constant dense<-4.0> : {t}",
-        f"%m = rlx.mul %a0, %s : ({t43}, {t43}) -> {t43}",
-        f"%a = rlx.add %m, %d : ({t43}, {t3}) -> {t43}",
-        f"%b = rlx.sub %a, %z : ({t43}, {t}) -> {t43}",
-    ], [("%b", (4, 3), F32), ("%s", (4, 3), F32), ("%d", (3,), F32), ("%z", (), F32)])
+    text = func_ir(
+        [((4, 3), F32)],
+        [
+            f"%s = rlx.constant dense<2.5> : {t43}",
+            f"%d = rlx.constant dense<[1.0, -0.0, 3.0e+38]> : {t3}",
+            f"%z = rlx.constant dense<-4.0> : {t}",
+            f"%m = rlx.mul %a0, %s : ({t43}, {t43}) -> {t43}",
+            f"%a = rlx.add %m, %d : ({t43}, {t3}) -> {t43}",
+            f"%b = rlx.sub %a, %z : ({t43}, {t}) -> {t43}",
+        ],
+        [("%b", (4, 3), F32), ("%s", (4, 3), F32), ("%d", (3,), F32), ("%z", (), F32)],
+    )
     x = values((4, 3), F32, 9)
     b, s, d, z = call(text, x, pipeline=pipeline)
     dense = np.array([1.0, -0.0, 3.0e38], dtype=F32)
@@ -163,13 +211,17 @@ def test_constants_splat_and_dense(pipeline: str | None) -> None:
 @pytest.mark.parametrize("pipeline", PIPELINES)
 def test_constants_int_bool_full_dense(pipeline: str | None) -> None:
     t23i, t23b, t3i = ir_type((2, 3), I64), ir_type((2, 3), BOOL), ir_type((3,), I32)
-    text = func_ir([((2, 3), I64)], [
-        f"%c = rlx.constant dense<[[1, -2, 3], [9223372036854775807, 0, -9223372036854775808]]> : {t23i}",
-        f"%k = rlx.constant dense<[[true, false, true], [false, false, true]]> : {t23b}",
-        f"%i = rlx.constant dense<[7, -2147483648, 2147483647]> : {t3i}",
-        f"%s = rlx.add %a0, %c : ({t23i}, {t23i}) -> {t23i}",
-        f"%w = rlx.where %k, %s, %a0 : ({t23b}, {t23i}, {t23i}) -> {t23i}",
-    ], [("%w", (2, 3), I64), ("%c", (2, 3), I64), ("%k", (2, 3), BOOL), ("%i", (3,), I32)])
+    text = func_ir(
+        [((2, 3), I64)],
+        [
+            f"%c = rlx.constant dense<[[1, -2, 3], [9223372036854775807, 0, -9223372036854775808]]> : {t23i}",
+            f"%k = rlx.constant dense<[[true, false, true], [false, false, true]]> : {t23b}",
+            f"%i = rlx.constant dense<[7, -2147483648, 2147483647]> : {t3i}",
+            f"%s = rlx.add %a0, %c : ({t23i}, {t23i}) -> {t23i}",
+            f"%w = rlx.where %k, %s, %a0 : ({t23b}, {t23i}, {t23i}) -> {t23i}",
+        ],
+        [("%w", (2, 3), I64), ("%c", (2, 3), I64), ("%k", (2, 3), BOOL), ("%i", (3,), I32)],
+    )
     x = np.array([[5, 5, 5], [1, 1, 1]], dtype=I64)
     w, c, k, i = call(text, x, pipeline=pipeline)
     cw = np.array([[1, -2, 3], [2**63 - 1, 0, -(2**63)]], dtype=I64)
@@ -186,15 +238,19 @@ def test_constants_int_bool_full_dense(pipeline: str | None) -> None:
 @pytest.mark.parametrize("pipeline", PIPELINES)
 def test_zero_size(pipeline: str | None) -> None:
     t03, t3, t13 = ir_type((0, 3), F32), ir_type((3,), F32), ir_type((1, 3), F32)
-    text = func_ir([((0, 3), F32), ((3,), F32), ((1, 3), F32)], [
-        f"%s = rlx.add %a0, %a1 : ({t03}, {t3}) -> {t03}",
-        f"%t = rlx.tanh %s : ({t03}) -> {t03}",
-        f"%e = rlx.expand %a2 : ({t13}) -> {t03}",
-        f"%m = rlx.mul %t, %e : ({t03}, {t03}) -> {t03}",
-        f"%c = rlx.cast %m : ({t03}) -> {ir_type((0, 3), I32)}",
-        f"%r = rlx.reshape %a0 : ({t03}) -> {ir_type((3, 0), F32)}",
-        f"%u = rlx.add %a1, %a2 : ({t3}, {t13}) -> {t13}",
-    ], [("%m", (0, 3), F32), ("%c", (0, 3), I32), ("%r", (3, 0), F32), ("%u", (1, 3), F32)])
+    text = func_ir(
+        [((0, 3), F32), ((3,), F32), ((1, 3), F32)],
+        [
+            f"%s = rlx.add %a0, %a1 : ({t03}, {t3}) -> {t03}",
+            f"%t = rlx.tanh %s : ({t03}) -> {t03}",
+            f"%e = rlx.expand %a2 : ({t13}) -> {t03}",
+            f"%m = rlx.mul %t, %e : ({t03}, {t03}) -> {t03}",
+            f"%c = rlx.cast %m : ({t03}) -> {ir_type((0, 3), I32)}",
+            f"%r = rlx.reshape %a0 : ({t03}) -> {ir_type((3, 0), F32)}",
+            f"%u = rlx.add %a1, %a2 : ({t3}, {t13}) -> {t13}",
+        ],
+        [("%m", (0, 3), F32), ("%c", (0, 3), I32), ("%r", (3, 0), F32), ("%u", (1, 3), F32)],
+    )
     a0, a1, a2 = np.zeros((0, 3), F32), values((3,), F32, 1), values((1, 3), F32, 2)
     m, c, r, u = call(text, a0, a1, a2, pipeline=pipeline)
     assert m.shape == (0, 3) and c.shape == (0, 3) and c.dtype == I32 and r.shape == (3, 0)
@@ -205,13 +261,17 @@ def test_zero_size(pipeline: str | None) -> None:
 @pytest.mark.parametrize("dtype", [pytest.param(F32, id="f32"), pytest.param(F64, id="f64")])
 def test_rank0(dtype: type, pipeline: str | None) -> None:
     t = ir_type((), dtype)
-    text = func_ir([((), dtype), ((), dtype)], [
-        f"%s = rlx.add %a0, %a1 : ({t}, {t}) -> {t}",
-        f"%e = rlx.exp %s : ({t}) -> {t}",
-        f"%g = rlx.gt %e, %a1 : ({t}, {t}) -> {ir_type((), BOOL)}",
-        f"%w = rlx.where %g, %e, %a0 : ({ir_type((), BOOL)}, {t}, {t}) -> {t}",
-        f"%x = rlx.expand %w : ({t}) -> {ir_type((2, 2), dtype)}",
-    ], [("%w", (), dtype), ("%x", (2, 2), dtype), ("%g", (), BOOL)])
+    text = func_ir(
+        [((), dtype), ((), dtype)],
+        [
+            f"%s = rlx.add %a0, %a1 : ({t}, {t}) -> {t}",
+            f"%e = rlx.exp %s : ({t}) -> {t}",
+            f"%g = rlx.gt %e, %a1 : ({t}, {t}) -> {ir_type((), BOOL)}",
+            f"%w = rlx.where %g, %e, %a0 : ({ir_type((), BOOL)}, {t}, {t}) -> {t}",
+            f"%x = rlx.expand %w : ({t}) -> {ir_type((2, 2), dtype)}",
+        ],
+        [("%w", (), dtype), ("%x", (2, 2), dtype), ("%g", (), BOOL)],
+    )
     a, b = np.array(0.25, dtype), np.array(0.5, dtype)
     w, x, g = call(text, a, b, pipeline=pipeline)
     e = reference(ew.ExpOp, a + b)
@@ -227,15 +287,19 @@ def _chain_float(dtype: type) -> tuple[str, tuple[np.ndarray, ...], list[np.ndar
     """add -> max -> compare -> where -> tanh -> div, with broadcasting; two results."""
     s43, s3, s41 = (4, 3), (3,), (4, 1)
     t43, t3, t41, b43 = ir_type(s43, dtype), ir_type(s3, dtype), ir_type(s41, dtype), ir_type(s43, BOOL)
-    text = func_ir([(s43, dtype), (s3, dtype), (s41, dtype)], [
-        f"%s = rlx.add %a0, %a1 : ({t43}, {t3}) -> {t43}",
-        f"%m = rlx.max %s, %a2 : ({t43}, {t41}) -> {t43}",
-        f"%g = rlx.gt %m, %a1 : ({t43}, {t3}) -> {b43}",
-        f"%n = rlx.neg %m : ({t43}) -> {t43}",
-        f"%w = rlx.where %g, %m, %n : ({b43}, {t43}, {t43}) -> {t43}",
-        f"%t = rlx.tanh %w : ({t43}) -> {t43}",
-        f"%d = rlx.div %t, %a2 : ({t43}, {t41}) -> {t43}",
-    ], [("%d", s43, dtype), ("%w", s43, dtype)])
+    text = func_ir(
+        [(s43, dtype), (s3, dtype), (s41, dtype)],
+        [
+            f"%s = rlx.add %a0, %a1 : ({t43}, {t3}) -> {t43}",
+            f"%m = rlx.max %s, %a2 : ({t43}, {t41}) -> {t43}",
+            f"%g = rlx.gt %m, %a1 : ({t43}, {t3}) -> {b43}",
+            f"%n = rlx.neg %m : ({t43}) -> {t43}",
+            f"%w = rlx.where %g, %m, %n : ({b43}, {t43}, {t43}) -> {t43}",
+            f"%t = rlx.tanh %w : ({t43}) -> {t43}",
+            f"%d = rlx.div %t, %a2 : ({t43}, {t41}) -> {t43}",
+        ],
+        [("%d", s43, dtype), ("%w", s43, dtype)],
+    )
     a, b, c = values(s43, dtype, 1), values(s3, dtype, 2), values(s41, dtype, 3)
     s = (a + b).astype(dtype)
     m = np.maximum(s, c)
@@ -248,16 +312,20 @@ def _chain_int() -> tuple[str, tuple[np.ndarray, ...], list[np.ndarray]]:
     """i32: shl -> div -> mod -> bit_xor -> cast i64 -> sub -> cast i1 -> where."""
     s = (6,)
     t32, t64, tb = ir_type(s, I32), ir_type(s, I64), ir_type(s, BOOL)
-    text = func_ir([(s, I32), (s, I32), (s, I64)], [
-        f"%l = rlx.shl %a0, %a1 : ({t32}, {t32}) -> {t32}",
-        f"%d = rlx.div %l, %a1 : ({t32}, {t32}) -> {t32}",
-        f"%m = rlx.mod %d, %a0 : ({t32}, {t32}) -> {t32}",
-        f"%x = rlx.bit_xor %m, %l : ({t32}, {t32}) -> {t32}",
-        f"%c = rlx.cast %x : ({t32}) -> {t64}",
-        f"%s = rlx.sub %c, %a2 : ({t64}, {t64}) -> {t64}",
-        f"%b = rlx.cast %s : ({t64}) -> {tb}",
-        f"%w = rlx.where %b, %s, %a2 : ({tb}, {t64}, {t64}) -> {t64}",
-    ], [("%w", s, I64), ("%x", s, I32)])
+    text = func_ir(
+        [(s, I32), (s, I32), (s, I64)],
+        [
+            f"%l = rlx.shl %a0, %a1 : ({t32}, {t32}) -> {t32}",
+            f"%d = rlx.div %l, %a1 : ({t32}, {t32}) -> {t32}",
+            f"%m = rlx.mod %d, %a0 : ({t32}, {t32}) -> {t32}",
+            f"%x = rlx.bit_xor %m, %l : ({t32}, {t32}) -> {t32}",
+            f"%c = rlx.cast %x : ({t32}) -> {t64}",
+            f"%s = rlx.sub %c, %a2 : ({t64}, {t64}) -> {t64}",
+            f"%b = rlx.cast %s : ({t64}) -> {tb}",
+            f"%w = rlx.where %b, %s, %a2 : ({tb}, {t64}, {t64}) -> {t64}",
+        ],
+        [("%w", s, I64), ("%x", s, I32)],
+    )
     lo = -(2**31)
     a0 = np.array([1, -7, lo, 2**31 - 1, 5, 0], dtype=I32)
     a1 = np.array([31, 0, -1, 3, 40, 2], dtype=I32)
@@ -275,14 +343,18 @@ def _chain_unary(dtype: type) -> tuple[str, tuple[np.ndarray, ...], list[np.ndar
     other = F64 if dtype == F32 else F32
     s = (257,)
     t, to = ir_type(s, dtype), ir_type(s, other)
-    text = func_ir([(s, dtype)], [
-        f"%e = rlx.exp %a0 : ({t}) -> {t}",
-        f"%g = rlx.sigmoid %e : ({t}) -> {t}",
-        f"%q = rlx.sqrt %g : ({t}) -> {t}",
-        f"%r = rlx.recip %q : ({t}) -> {t}",
-        f"%c = rlx.cast %r : ({t}) -> {to}",
-        f"%f = rlx.floor %c : ({to}) -> {to}",
-    ], [("%f", s, other), ("%r", s, dtype)])
+    text = func_ir(
+        [(s, dtype)],
+        [
+            f"%e = rlx.exp %a0 : ({t}) -> {t}",
+            f"%g = rlx.sigmoid %e : ({t}) -> {t}",
+            f"%q = rlx.sqrt %g : ({t}) -> {t}",
+            f"%r = rlx.recip %q : ({t}) -> {t}",
+            f"%c = rlx.cast %r : ({t}) -> {to}",
+            f"%f = rlx.floor %c : ({to}) -> {to}",
+        ],
+        [("%f", s, other), ("%r", s, dtype)],
+    )
     x = np.linspace(-3, 3, 257).astype(dtype)
     e = reference(ew.ExpOp, x).astype(dtype)
     g = reference(ew.SigmoidOp, e).astype(dtype)
@@ -304,16 +376,20 @@ def _graph() -> tuple[str, tuple[np.ndarray, ...], list[np.ndarray]]:
     with expand and reshape in the middle and three results."""
     s43, s3, s243, s83 = (4, 3), (3,), (2, 4, 3), (8, 3)
     t43, t3, t243, t83 = (ir_type(s, F32) for s in (s43, s3, s243, s83))
-    text = func_ir([(s43, F32), (s3, F32)], [
-        f"%1 = rlx.add %a0, %a1 : ({t43}, {t3}) -> {t43}",
-        f"%2 = rlx.div %1, %a0 : ({t43}, {t43}) -> {t43}",
-        f"%3 = rlx.expand %a1 : ({t3}) -> {t243}",
-        f"%4 = rlx.sub %3, %2 : ({t243}, {t43}) -> {t243}",
-        f"%5 = rlx.max %4, %1 : ({t243}, {t43}) -> {t243}",
-        f"%6 = rlx.reshape %5 : ({t243}) -> {t83}",
-        f"%7 = rlx.div %6, %a1 : ({t83}, {t3}) -> {t83}",
-        f"%8 = rlx.add %7, %a1 : ({t83}, {t3}) -> {t83}",
-    ], [("%8", s83, F32), ("%2", s43, F32), ("%1", s43, F32)])
+    text = func_ir(
+        [(s43, F32), (s3, F32)],
+        [
+            f"%1 = rlx.add %a0, %a1 : ({t43}, {t3}) -> {t43}",
+            f"%2 = rlx.div %1, %a0 : ({t43}, {t43}) -> {t43}",
+            f"%3 = rlx.expand %a1 : ({t3}) -> {t243}",
+            f"%4 = rlx.sub %3, %2 : ({t243}, {t43}) -> {t243}",
+            f"%5 = rlx.max %4, %1 : ({t243}, {t43}) -> {t243}",
+            f"%6 = rlx.reshape %5 : ({t243}) -> {t83}",
+            f"%7 = rlx.div %6, %a1 : ({t83}, {t3}) -> {t83}",
+            f"%8 = rlx.add %7, %a1 : ({t83}, {t3}) -> {t83}",
+        ],
+        [("%8", s83, F32), ("%2", s43, F32), ("%1", s43, F32)],
+    )
     a, b = values(s43, F32, 4), values(s3, F32, 5)
     r1 = a + b
     r2 = r1 / a
@@ -325,7 +401,6 @@ def _graph() -> tuple[str, tuple[np.ndarray, ...], list[np.ndarray]]:
 CHAINS["graph"] = _graph
 
 
-
 def _chain_fma_candidates(dtype: type) -> tuple[str, tuple[np.ndarray, ...], list[np.ndarray]]:
     """mul -> add, silu -> add, mish -> sub: an fmul of one op feeding an fadd of the next.
 
@@ -334,14 +409,18 @@ def _chain_fma_candidates(dtype: type) -> tuple[str, tuple[np.ndarray, ...], lis
     """
     s = (2000,)
     t = ir_type(s, dtype)
-    text = func_ir([(s, dtype), (s, dtype), (s, dtype)], [
-        f"%m = rlx.mul %a0, %a1 : ({t}, {t}) -> {t}",
-        f"%s = rlx.add %m, %a2 : ({t}, {t}) -> {t}",
-        f"%u = rlx.silu %a0 : ({t}) -> {t}",
-        f"%v = rlx.add %u, %a2 : ({t}, {t}) -> {t}",
-        f"%h = rlx.mish %a1 : ({t}) -> {t}",
-        f"%w = rlx.sub %h, %a2 : ({t}, {t}) -> {t}",
-    ], [("%s", s, dtype), ("%v", s, dtype), ("%w", s, dtype)])
+    text = func_ir(
+        [(s, dtype), (s, dtype), (s, dtype)],
+        [
+            f"%m = rlx.mul %a0, %a1 : ({t}, {t}) -> {t}",
+            f"%s = rlx.add %m, %a2 : ({t}, {t}) -> {t}",
+            f"%u = rlx.silu %a0 : ({t}) -> {t}",
+            f"%v = rlx.add %u, %a2 : ({t}, {t}) -> {t}",
+            f"%h = rlx.mish %a1 : ({t}) -> {t}",
+            f"%w = rlx.sub %h, %a2 : ({t}, {t}) -> {t}",
+        ],
+        [("%s", s, dtype), ("%v", s, dtype), ("%w", s, dtype)],
+    )
     rng = np.random.default_rng(11)
     a, b = (rng.uniform(-3, 3, s).astype(dtype) for _ in range(2))
     c = rng.uniform(-3, 3, s).astype(dtype)

@@ -44,17 +44,21 @@ def constant(n: int, syntax: str, literal: str = "1.0") -> str:
 def summed(n: int, syntax: str, literal: str = "1.0") -> str:
     """reduce_sum of the splat: every element read, one f32 out."""
     t = f"tensor<{n}xf32>"
-    return (f"func.func @f() -> tensor<f32> {{\n  %c = {constant(n, syntax, literal)}\n"
-            f"  %s = rlx.reduce_sum %c {{axes = array<i64: 0>}} : ({t}) -> tensor<f32>\n"
-            f"  func.return %s : tensor<f32>\n}}\n")
+    return (
+        f"func.func @f() -> tensor<f32> {{\n  %c = {constant(n, syntax, literal)}\n"
+        f"  %s = rlx.reduce_sum %c {{axes = array<i64: 0>}} : ({t}) -> tensor<f32>\n"
+        f"  func.return %s : tensor<f32>\n}}\n"
+    )
 
 
 def narrowed(n: int, syntax: str) -> str:
     """Four elements of the splat, negated: a result small enough to check at 10^12."""
     t = f"tensor<{n}xf32>"
-    return (f"func.func @f() -> tensor<4xf32> {{\n  %c = {constant(n, syntax)}\n"
-            f"  %s = rlx.narrow %c {{axis = 0 : i64, start = {n - 6} : i64, length = 4 : i64}} : ({t}) -> tensor<4xf32>\n"
-            f"  %r = rlx.neg %s : (tensor<4xf32>) -> tensor<4xf32>\n  func.return %r : tensor<4xf32>\n}}\n")
+    return (
+        f"func.func @f() -> tensor<4xf32> {{\n  %c = {constant(n, syntax)}\n"
+        f"  %s = rlx.narrow %c {{axis = 0 : i64, start = {n - 6} : i64, length = 4 : i64}} : ({t}) -> tensor<4xf32>\n"
+        f"  %r = rlx.neg %s : (tensor<4xf32>) -> tensor<4xf32>\n  func.return %r : tensor<4xf32>\n}}\n"
+    )
 
 
 def _cap_memory() -> None:
@@ -62,8 +66,14 @@ def _cap_memory() -> None:
 
 
 def run_capped(code: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code), *args], capture_output=True, text=True,
-                          timeout=300, check=False, preexec_fn=_cap_memory)
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        preexec_fn=_cap_memory,
+    )
 
 
 COMPILE_AND_RUN = """
@@ -89,8 +99,9 @@ ARENA_BOUND = 64 + 8 << 10
 @cache
 def small_arena() -> int:
     """The arena of the sum of a splat of 10^9 elements written in the custom form."""
-    done = run_capped("import sys, rlx_mlir as rlx; print(rlx.compile(sys.argv[1]).memory_plan.arena_size)",
-                      summed(BILLION, "custom"))
+    done = run_capped(
+        "import sys, rlx_mlir as rlx; print(rlx.compile(sys.argv[1]).memory_plan.arena_size)", summed(BILLION, "custom")
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert int(done.stdout) <= ARENA_BOUND
     return int(done.stdout)
@@ -106,8 +117,9 @@ def test_a_billion_element_splat_sums_in_a_constant_arena(syntax: str) -> None:
 def test_a_trillion_element_splat_compiles_in_the_same_arena(syntax: str) -> None:
     """Summing 10^12 elements takes minutes to run: the arena is checked on the sum,
     the values on four elements of the splat."""
-    done = run_capped("import sys, rlx_mlir as rlx; print(rlx.compile(sys.argv[1]).memory_plan.arena_size)",
-                      summed(TRILLION, syntax))
+    done = run_capped(
+        "import sys, rlx_mlir as rlx; print(rlx.compile(sys.argv[1]).memory_plan.arena_size)", summed(TRILLION, syntax)
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert int(done.stdout) == small_arena()
     assert compiled(narrowed(TRILLION, syntax)) == {"arena": 64, "result": [-1.0] * 4}
@@ -123,8 +135,12 @@ def test_rlx_opt_keeps_a_generic_splat_one_value(tmp_path: Path) -> None:
     """rlx-opt parses through the same parser: planned, the splat is one f32 in the arena."""
     source = tmp_path / "splat.mlir"
     source.write_text(summed(TRILLION, "generic"))
-    done = run_capped("import sys; from rlx_mlir.cli.opt import main; main(sys.argv[1:])",
-                      str(source), "-p", f"{TENSOR_PIPELINE},plan-memory")
+    done = run_capped(
+        "import sys; from rlx_mlir.cli.opt import main; main(sys.argv[1:])",
+        str(source),
+        "-p",
+        f"{TENSOR_PIPELINE},plan-memory",
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert f"rlx.arena_size = {small_arena()} : i64" in done.stdout
     assert "dense<1.000000e+00> : tensor<f32>" in done.stdout
@@ -141,7 +157,9 @@ def test_the_generic_form_reads_as_the_custom_form() -> None:
 
 def test_a_generic_splat_of_the_wrong_type_is_the_verifier_error() -> None:
     text = summed(3, "generic").replace("tensor<3xf32>}>", "tensor<2xf32>}>", 1)
-    with pytest.raises(rlx.VerificationError, match="value type tensor<2xf32> must equal the result type tensor<3xf32>"):
+    with pytest.raises(
+        rlx.VerificationError, match="value type tensor<2xf32> must equal the result type tensor<3xf32>"
+    ):
         rlx.compile(text)
 
 
@@ -150,34 +168,50 @@ def test_a_generic_splat_out_of_range_is_located() -> None:
         rlx.compile(summed(BILLION, "generic", "1.0e39"))
 
 
-@pytest.mark.parametrize("text", [
-    pytest.param(f"func.func @f() -> tensor<{BILLION}xf32> {{\n  %c = arith.constant dense<1.0> : "
-                 f"tensor<{BILLION}xf32>\n  func.return %c : tensor<{BILLION}xf32>\n}}", id="arith.constant"),
-    pytest.param(f"func.func @f() -> tensor<{BILLION}xcomplex<f32>> {{\n  %c = rlx.constant dense<(1.0, 2.0)> : "
-                 f"tensor<{BILLION}xcomplex<f32>>\n  func.return %c : tensor<{BILLION}xcomplex<f32>>\n}}",
-                 id="complex"),
-    pytest.param(summed(BILLION, "generic").replace(f"() -> tensor<{BILLION}xf32>", f"() -> tensor<{BILLION + 1}xf32>"),
-                 id="generic of another type"),
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param(
+            f"func.func @f() -> tensor<{BILLION}xf32> {{\n  %c = arith.constant dense<1.0> : "
+            f"tensor<{BILLION}xf32>\n  func.return %c : tensor<{BILLION}xf32>\n}}",
+            id="arith.constant",
+        ),
+        pytest.param(
+            f"func.func @f() -> tensor<{BILLION}xcomplex<f32>> {{\n  %c = rlx.constant dense<(1.0, 2.0)> : "
+            f"tensor<{BILLION}xcomplex<f32>>\n  func.return %c : tensor<{BILLION}xcomplex<f32>>\n}}",
+            id="complex",
+        ),
+        pytest.param(
+            summed(BILLION, "generic").replace(f"() -> tensor<{BILLION}xf32>", f"() -> tensor<{BILLION + 1}xf32>"),
+            id="generic of another type",
+        ),
+    ],
+)
 def test_a_huge_splat_rlx_does_not_keep_is_refused_not_expanded(text: str) -> None:
     """A splat no rlx.constant keeps as one value would be expanded by xDSL: refused past 64 MiB."""
-    done = run_capped("""
+    done = run_capped(
+        """
         import sys, rlx_mlir as rlx
         try:
             rlx.parse(sys.argv[1])
         except rlx.ParseError as error:
             print(str(error).splitlines()[-1].strip())
-        """, text)
+        """,
+        text,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.startswith("a splat dense literal of 4000000000 bytes") or \
-        done.stdout.startswith("a splat dense literal of 8000000000 bytes"), done.stdout
+    assert done.stdout.startswith("a splat dense literal of 4000000000 bytes") or done.stdout.startswith(
+        "a splat dense literal of 8000000000 bytes"
+    ), done.stdout
 
 
 def test_a_small_splat_elsewhere_is_still_xdsls() -> None:
     """Below the bound, a splat outside rlx.constant's value parses as before."""
-    module = rlx.parse("func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
-                       "  %n = rlx.neg %a {note = dense<2.0> : tensor<4xf32>} : (tensor<4xf32>) -> tensor<4xf32>\n"
-                       "  func.return %n : tensor<4xf32>\n}")
+    module = rlx.parse(
+        "func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+        "  %n = rlx.neg %a {note = dense<2.0> : tensor<4xf32>} : (tensor<4xf32>) -> tensor<4xf32>\n"
+        "  func.return %n : tensor<4xf32>\n}"
+    )
     note = next(op for op in module.walk() if op.name == "rlx.neg").attributes["note"]
     assert list(note.get_values()) == [2.0] * 4
     assert np.prod(note.type.get_shape()) == 4

@@ -104,7 +104,7 @@ def test_every_written_form_is_one_kernel(form: str) -> None:
     seed=st.integers(0, 2**32 - 1),
 )
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-def test_fused_agrees_with_unfused(shape, dtype, centered, residual, affine, seed) -> None:  # noqa: ANN001
+def test_fused_agrees_with_unfused(shape, dtype, centered, residual, affine, seed) -> None:
     module = _graph(shape, dtype, centered, residual, affine)
     arrays = _inputs(shape, dtype, residual, affine, seed)
     fused = rlx.compile(module, tune=False)(*arrays)[0]

@@ -103,8 +103,16 @@ def scan_inputs(batch: int, seq: int, channels: int, n: int, seed: int = 0) -> l
     ]
 
 
-def compile_scan(kind: str, shapes: Sequence[tuple[int, ...]], dtype: str, with_state: bool, return_state: bool,
-                 threads: int = 2, tuning: Overrides | None = None, target: str | None = None):
+def compile_scan(
+    kind: str,
+    shapes: Sequence[tuple[int, ...]],
+    dtype: str,
+    with_state: bool,
+    return_state: bool,
+    threads: int = 2,
+    tuning: Overrides | None = None,
+    target: str | None = None,
+):
     b = Builder(kind)
     values = [b.input(shape, dtype) for shape in shapes[:5]]
     state = b.input(shapes[5], dtype) if with_state else None
@@ -117,9 +125,16 @@ def compile_scan(kind: str, shapes: Sequence[tuple[int, ...]], dtype: str, with_
 REFERENCE = {"mamba2": mamba2_reference, "selective_scan": selective_scan_reference}
 
 
-def run(kind: str, inputs: list[np.ndarray], dtype: str, with_state: bool = True, return_state: bool = True,
-        threads: int = 2, tuning: Overrides | None = None, target: str | None = None,
-        ) -> tuple[list[np.ndarray], list[np.ndarray]]:
+def run(
+    kind: str,
+    inputs: list[np.ndarray],
+    dtype: str,
+    with_state: bool = True,
+    return_state: bool = True,
+    threads: int = 2,
+    tuning: Overrides | None = None,
+    target: str | None = None,
+) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """(kernel results as float64, references on the rounded inputs); `tuning` and
     `target` as `rlx.compile` takes them."""
     rounded = [v.astype(NUMPY[dtype]) for v in inputs]
@@ -165,15 +180,17 @@ def test_mamba2_every_dtype(dtype: str, form_tuning: Overrides) -> None:
 @pytest.mark.parametrize(("with_state", "return_state"), [(False, False), (False, True), (True, False)])
 def test_mamba2_state_groups(with_state: bool, return_state: bool, form_tuning: Overrides) -> None:
     """Absent state starts at zero; an absent state result is not computed."""
-    got, ref = run("mamba2", mamba2_inputs(2, 20, 2, 8, 16, seed=1), "f64", with_state, return_state,
-                   tuning=form_tuning)
+    got, ref = run(
+        "mamba2", mamba2_inputs(2, 20, 2, 8, 16, seed=1), "f64", with_state, return_state, tuning=form_tuning
+    )
     assert len(got) == 1 + return_state
     for g, r in zip(got, ref):
         assert_scan_close(g, r, "f64")
 
 
-def assert_state_carries(kind: str, inputs: Sequence[np.ndarray], split: int, dtype: str,
-                         tuning: Overrides | None = None) -> None:
+def assert_state_carries(
+    kind: str, inputs: Sequence[np.ndarray], split: int, dtype: str, tuning: Overrides | None = None
+) -> None:
     """One call over all steps equals a call over the first `split` steps, then
     one over the rest taking its final state (streaming decode). `inputs` are
     the op's five operands and a state; the third (`a`) has no time axis."""
@@ -261,8 +278,7 @@ def test_mamba2_large_state_falls_back(form: str) -> None:
     """A state too large for the chunked or direct form's stack workspace (4 MiB
     here: P = 64, N = 16384, f16 computed in f32) runs the blocked form, whose
     row blocks fit (one vector of rows: 16 with AVX-512, 1 MiB; 8 with AVX2)."""
-    got, ref = run("mamba2", mamba2_inputs(1, 2, 1, 64, 1 << 14, seed=7), "f16", with_state=False,
-                   tuning=FORMS[form])
+    got, ref = run("mamba2", mamba2_inputs(1, 2, 1, 64, 1 << 14, seed=7), "f16", with_state=False, tuning=FORMS[form])
     for g, r in zip(got, ref):
         assert_scan_close(g, r, "f16")
 
@@ -330,12 +346,16 @@ vectors and the selective scan's units 32 channels (`scan_channel_block`)."""
 
 
 @pytest.mark.parametrize("dtype", ["f32", "f64"])
-@pytest.mark.parametrize(("kind", "shape", "tuning"), [
-    ("mamba2", (2, 70, 3, 8, 16), FORMS["direct"]),
-    ("mamba2", (2, 70, 3, 42, 24), {**FORMS["blocked"], "mamba2_state_block_bytes": 12 * 24 * 4}),
-    ("mamba2", (2, 70, 3, 8, 16), FORMS["chunked"]),
-    ("selective_scan", (2, 12, 70, 20), None),
-], ids=["mamba2_direct", "mamba2_row_blocks", "mamba2_chunked", "selective_scan"])
+@pytest.mark.parametrize(
+    ("kind", "shape", "tuning"),
+    [
+        ("mamba2", (2, 70, 3, 8, 16), FORMS["direct"]),
+        ("mamba2", (2, 70, 3, 42, 24), {**FORMS["blocked"], "mamba2_state_block_bytes": 12 * 24 * 4}),
+        ("mamba2", (2, 70, 3, 8, 16), FORMS["chunked"]),
+        ("selective_scan", (2, 12, 70, 20), None),
+    ],
+    ids=["mamba2_direct", "mamba2_row_blocks", "mamba2_chunked", "selective_scan"],
+)
 def test_avx2_target(kind: str, shape: tuple[int, ...], tuning: Overrides | None, dtype: str) -> None:
     """Both ops compiled for x86-64-v3 match the reference as the host target's build
     does: Mamba2 in each form (P = 42 in row blocks of one vector, 8 rows in f32 and 4

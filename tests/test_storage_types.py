@@ -27,8 +27,12 @@ from onnx.reference import ReferenceEvaluator
 import rlx_mlir as rlx
 from rlx_mlir.lowering.core.element_types import FLOAT8_FORMATS
 
-ONNX_TYPE = {"f8E4M3FN": onnx.TensorProto.FLOAT8E4M3FN, "f8E4M3FNUZ": onnx.TensorProto.FLOAT8E4M3FNUZ,
-             "f8E5M2": onnx.TensorProto.FLOAT8E5M2, "f8E5M2FNUZ": onnx.TensorProto.FLOAT8E5M2FNUZ}
+ONNX_TYPE = {
+    "f8E4M3FN": onnx.TensorProto.FLOAT8E4M3FN,
+    "f8E4M3FNUZ": onnx.TensorProto.FLOAT8E4M3FNUZ,
+    "f8E5M2": onnx.TensorProto.FLOAT8E5M2,
+    "f8E5M2FNUZ": onnx.TensorProto.FLOAT8E5M2FNUZ,
+}
 SOURCES = {"f16": np.dtype(np.float16), "bf16": BF16, "f32": np.dtype(np.float32), "f64": np.dtype(np.float64)}
 
 
@@ -164,8 +168,12 @@ def test_cast_matches_onnx_reference_evaluator(name: str, saturate: bool) -> Non
     """ONNX's own Cast (onnx.reference) with the `saturate` attribute, from f32."""
     x = near_ties(name, np.dtype(np.float32))
     node = helper.make_node("Cast", ["x"], ["y"], to=ONNX_TYPE[name], saturate=int(saturate))
-    graph = helper.make_graph([node], "cast", [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [x.size])],
-                              [helper.make_tensor_value_info("y", ONNX_TYPE[name], [x.size])])
+    graph = helper.make_graph(
+        [node],
+        "cast",
+        [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [x.size])],
+        [helper.make_tensor_value_info("y", ONNX_TYPE[name], [x.size])],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
     (want,) = ReferenceEvaluator(model).run(None, {"x": x})
     assert_same_bits(cast(x, "f32", name, saturate), want.astype(STORAGE[name]), x)

@@ -148,7 +148,10 @@ def test_code_the_host_cannot_run_is_refused_at_the_call(monkeypatch: pytest.Mon
     monkeypatch.setattr(target_module, "host_features", lambda: LEVEL_FEATURES["x86-64-v3"])
     exe = rlx.compile(CHAIN, target="x86-64-v4")
     assert "%zmm" in exe.assembly()
-    with pytest.raises(TargetError, match=r"f was compiled for x86-64-v4, which this host cannot run \(it lacks avx512bw, avx512cd, avx512dq, avx512f"):
+    with pytest.raises(
+        TargetError,
+        match=r"f was compiled for x86-64-v4, which this host cannot run \(it lacks avx512bw, avx512cd, avx512dq, avx512f",
+    ):
         exe(*inputs())
 
 

@@ -55,8 +55,10 @@ def test_unary_accuracy(op: type[ew.UnaryOp], dtype: type) -> None:
         with np.errstate(all="ignore"):
             want = rec.same_dtype(result.x)
         same = (_bits(result.got) == _bits(want)) | (np.isnan(result.got) & np.isnan(want))
-        assert same.all(), (f"{name}: not bit-identical to the same formula in NumPy at x={result.x[~same][:5]!r}: "
-                            f"{result.got[~same][:5]!r} vs {want[~same][:5]!r}")
+        assert same.all(), (
+            f"{name}: not bit-identical to the same formula in NumPy at x={result.x[~same][:5]!r}: "
+            f"{result.got[~same][:5]!r} vs {want[~same][:5]!r}"
+        )
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -79,13 +81,27 @@ def test_signed_zero_and_exact_points(dtype: type) -> None:
     inf = np.inf
     x = np.array([0.0, -0.0, inf, -inf], dtype=dtype)
     cases = {
-        "exp": [1, 1, inf, 0], "log": [-inf, -inf, inf, np.nan], "tanh": [0, -0.0, 1, -1],
-        "sigmoid": [0.5, 0.5, 1, 0], "erf": [0, -0.0, 1, -1], "atan": [0, -0.0, np.pi / 2, -np.pi / 2],
-        "sqrt": [0, -0.0, inf, np.nan], "rsqrt": [inf, -inf, 0, np.nan], "recip": [inf, -inf, 0, -0.0],
-        "relu": [0, -0.0, inf, 0], "softplus": [np.log(2), np.log(2), inf, 0], "log_sigmoid": [-np.log(2), -np.log(2), 0, -inf],
-        "softsign": [0, -0.0, np.nan, np.nan], "elu": [0, -0.0, inf, -1], "hard_sigmoid": [0.5, 0.5, 1, 0],
-        "sin": [0, -0.0, np.nan, np.nan], "tan": [0, -0.0, np.nan, np.nan], "cos": [1, 1, np.nan, np.nan],
-        "neg": [-0.0, 0, -inf, inf], "abs": [0, 0, inf, inf], "floor": [0, -0.0, inf, -inf],
+        "exp": [1, 1, inf, 0],
+        "log": [-inf, -inf, inf, np.nan],
+        "tanh": [0, -0.0, 1, -1],
+        "sigmoid": [0.5, 0.5, 1, 0],
+        "erf": [0, -0.0, 1, -1],
+        "atan": [0, -0.0, np.pi / 2, -np.pi / 2],
+        "sqrt": [0, -0.0, inf, np.nan],
+        "rsqrt": [inf, -inf, 0, np.nan],
+        "recip": [inf, -inf, 0, -0.0],
+        "relu": [0, -0.0, inf, 0],
+        "softplus": [np.log(2), np.log(2), inf, 0],
+        "log_sigmoid": [-np.log(2), -np.log(2), 0, -inf],
+        "softsign": [0, -0.0, np.nan, np.nan],
+        "elu": [0, -0.0, inf, -1],
+        "hard_sigmoid": [0.5, 0.5, 1, 0],
+        "sin": [0, -0.0, np.nan, np.nan],
+        "tan": [0, -0.0, np.nan, np.nan],
+        "cos": [1, 1, np.nan, np.nan],
+        "neg": [-0.0, 0, -inf, inf],
+        "abs": [0, 0, inf, inf],
+        "floor": [0, -0.0, inf, -inf],
     }
     for name, want in cases.items():
         got = run_op(name, x)
@@ -108,8 +124,12 @@ def test_onnx_name_imports_to_the_op(op: type[ew.UnaryOp]) -> None:
     onnx_name = record(op).onnx
     assert onnx_name is not None
     value = helper.make_tensor_value_info
-    graph = helper.make_graph([helper.make_node(onnx_name, ["x"], ["y"])], "g",
-                              [value("x", TensorProto.FLOAT, [2, 3])], [value("y", TensorProto.FLOAT, [2, 3])])
+    graph = helper.make_graph(
+        [helper.make_node(onnx_name, ["x"], ["y"])],
+        "g",
+        [value("x", TensorProto.FLOAT, [2, 3])],
+        [value("y", TensorProto.FLOAT, [2, 3])],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
     kinds = {type(o) for o in load(model.SerializeToString()).walk() if isinstance(o, ew.ElementwiseOp)}
     assert kinds == {op}, f"ONNX {onnx_name} imports as {sorted(k.name for k in kinds)}, not {op.name}"

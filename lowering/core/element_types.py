@@ -72,6 +72,8 @@ def complex_value(value: Value) -> ComplexValue:
     if not isinstance(value, ComplexValue):
         raise TypeError("a real element where a complex one is expected")
     return value
+
+
 Decode = Callable[[Emitter, SSAValue], SSAValue]
 
 
@@ -176,8 +178,11 @@ class Float8Format:
         bits = e.bitcast(v, i32)
         sign = e.and_(e.lshr(bits, e.const(i32, 24)), e.const(i32, 0x80))
         magnitude = e.and_(bits, e.const(i32, 0x7FFFFFFF))
-        field = e.select(e.fcmp("olt", e.bitcast(magnitude, f32), e.const(f32, self.smallest_normal)),
-                         self._subnormal_field(e, magnitude), self._normal_field(e, magnitude))
+        field = e.select(
+            e.fcmp("olt", e.bitcast(magnitude, f32), e.const(f32, self.smallest_normal)),
+            self._subnormal_field(e, magnitude),
+            self._normal_field(e, magnitude),
+        )
         overflow = e.icmp("sgt", field, e.const(i32, self.max_field))
         if self.flavor == "ieee":
             byte = e.or_(sign, e.select(overflow, e.const(i32, self.infinity_field), field))
@@ -220,8 +225,9 @@ class Float8Format:
         if self.flavor == "ieee":
             special = e.icmp("uge", field, e.const(i32, self.infinity_field))
             infinite = e.icmp("eq", field, e.const(i32, self.infinity_field))
-            value = e.select(special, e.or_(sign, e.select(infinite, e.const(i32, 0x7F800000),
-                                                             e.const(i32, 0x7FC00000))), value)
+            value = e.select(
+                special, e.or_(sign, e.select(infinite, e.const(i32, 0x7F800000), e.const(i32, 0x7FC00000))), value
+            )
         else:  # "fn": S.1111.111; "fnuz": 0x80, which decodes with its sign bit set (as ml_dtypes)
             nan = e.icmp("eq", field if self.flavor == "fn" else b, e.const(i32, 0x7F if self.flavor == "fn" else 0x80))
             value = e.select(nan, e.or_(sign, e.const(i32, 0x7FC00000)), value)
@@ -502,5 +508,3 @@ def convert(e: Emitter, v: Value, source: Attribute, target: Attribute, saturate
         re = _real_to_real(e, v, src, dst_part, saturate)
         return ComplexValue(re, e.const(dst_part.compute, 0.0))
     return _real_to_real(e, v, src, dst, saturate)
-
-

@@ -225,14 +225,20 @@ def emit_panel(
         item.copy(e, source.ptr, at, packed, e.add(base, e.add(e.mul(kk, width), c)))
 
     if source.row != 1:
-        for_range(e, region, e.i64(0), e.i64(k), lambda kk: for_range(
-            e, region, e.i64(0), width, lambda c: element(kk, c)))
+        for_range(
+            e, region, e.i64(0), e.i64(k), lambda kk: for_range(e, region, e.i64(0), width, lambda c: element(kk, c))
+        )
         return
 
     def block(k0: SSAValue, depth: int) -> None:
         """Rows k0 .. k0 + depth, column by column: the lines read and written stay in L1."""
-        for_range(e, region, e.i64(0), width, lambda c: for_range(
-            e, region, k0, e.add(k0, e.i64(depth)), lambda kk: element(kk, c)))
+        for_range(
+            e,
+            region,
+            e.i64(0),
+            width,
+            lambda c: for_range(e, region, k0, e.add(k0, e.i64(depth)), lambda kk: element(kk, c)),
+        )
 
     whole = k // PACK_BLOCK * PACK_BLOCK
     if whole:

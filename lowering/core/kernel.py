@@ -112,9 +112,7 @@ def emit_thunk(kernel: llvm.FuncOp, name: str, n_pointers: int) -> llvm.FuncOp:
     entry = Block(arg_types=[PTR, i64, i64])
     e = Emitter(entry)
     args, begin, end = entry.args
-    pointers = [
-        e.op(llvm.LoadOp(e.op(llvm.GEPOp(args, [k], PTR, inbounds=True)), PTR)) for k in range(n_pointers)
-    ]
+    pointers = [e.op(llvm.LoadOp(e.op(llvm.GEPOp(args, [k], PTR, inbounds=True)), PTR)) for k in range(n_pointers)]
     e.op(llvm.CallOp(kernel.sym_name.data, *pointers, begin, end))
     e.op(llvm.ReturnOp())
     return llvm.FuncOp(name, llvm.LLVMFunctionType([PTR, i64, i64]), body=Region([entry]))

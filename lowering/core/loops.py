@@ -139,9 +139,7 @@ def coalesce(space: tuple[int, ...], strides: list[tuple[int, ...]], bases: tupl
     merged_sizes: list[int] = []
     merged: list[list[int]] = [[] for _ in strides]
     for position, size in enumerate(sizes):
-        if merged_sizes and all(
-            ops[-1] == own[position] * size for ops, own in zip(merged, per_operand)
-        ):
+        if merged_sizes and all(ops[-1] == own[position] * size for ops, own in zip(merged, per_operand)):
             merged_sizes[-1] *= size
             for ops, own in zip(merged, per_operand):
                 ops[-1] = own[position]

@@ -204,8 +204,13 @@ def walk(
     def one_block(b: SSAValue) -> None:
         first = mul_index(e, b, e.i64(block))
         if row_major:
-            for_range(e, region, first, add_index(e, first, e.i64(block)),
-                      lambda q: each(e, region, lay.width, lambda lane: lane_step(lane, [q])))
+            for_range(
+                e,
+                region,
+                first,
+                add_index(e, first, e.i64(block)),
+                lambda q: each(e, region, lay.width, lambda lane: lane_step(lane, [q])),
+            )
         else:
             qs = [add_index(e, first, e.i64(k)) for k in range(block)]
             each(e, region, lay.width, lambda lane: lane_step(lane, qs))

@@ -88,6 +88,7 @@ def arg_reduce_kernels(op: rd.ArgReduceOp, ctx: KernelContext) -> list[Kernel]:
             return e.select(take, x, state[0]), e.select(take, k, state[1])
 
         if slab.short:
+
             def output(o: SSAValue, j: SSAValue) -> None:
                 at = add_index(e, mul_index(e, o, e.i64(n * inner)), j)
                 state = (real(item.load(e, src, at)), e.i64(0))
@@ -111,14 +112,18 @@ def arg_reduce_kernels(op: rd.ArgReduceOp, ctx: KernelContext) -> list[Kernel]:
                 state = (real(best.get(e, lane)), real(where.get(e, lane)))
                 row_in_lane = e.udiv(lane, e.i64(inner)) if lay.fold > 1 else None
                 for q in qs:
-                    x = real(item.load(e, src, add_index(e, add_index(e, base, mul_index(e, q, e.i64(lay.stride))), lane)))
+                    x = real(
+                        item.load(e, src, add_index(e, add_index(e, base, mul_index(e, q, e.i64(lay.stride))), lane))
+                    )
                     k = q if row_in_lane is None else add_index(e, mul_index(e, q, e.i64(lay.fold)), row_in_lane)
                     state = absorb(state, x, k)
                 best.set(e, lane, state[0])
                 where.set(e, lane, state[1])
 
             def merge(a: SSAValue, b: SSAValue) -> None:
-                state = absorb((real(best.get(e, a)), real(where.get(e, a))), real(best.get(e, b)), real(where.get(e, b)), False)
+                state = absorb(
+                    (real(best.get(e, a)), real(where.get(e, a))), real(best.get(e, b)), real(where.get(e, b)), False
+                )
                 best.set(e, a, state[0])
                 where.set(e, a, state[1])
 
@@ -129,6 +134,7 @@ def arg_reduce_kernels(op: rd.ArgReduceOp, ctx: KernelContext) -> list[Kernel]:
             each(e, region, lay.width, empty)
             walk(e, region, lay, e.i64(full), tail, lane_step, ctx.tuning.reduce_block)
             fold_lanes(e, region, lay, merge)
+
             def store(lane: SSAValue) -> None:
                 index.store(e, where.get(e, lane), dst, add_index(e, out, lane))
 
@@ -140,6 +146,4 @@ def arg_reduce_kernels(op: rd.ArgReduceOp, ctx: KernelContext) -> list[Kernel]:
     return [Kernel(function, [op.input, op.result], slab.extent(lay), slab.outer * n * inner)]
 
 
-KERNELS: dict[type[Operation], EmitKernels] = {
-    cls: arg_reduce_kernels for cls in rd.ARG_REDUCE_OPS
-}
+KERNELS: dict[type[Operation], EmitKernels] = {cls: arg_reduce_kernels for cls in rd.ARG_REDUCE_OPS}

@@ -147,6 +147,7 @@ def _batch_offsets(e: Emitter, layout: GemmLayout, index: SSAValue) -> list[SSAV
 # BLAS
 # ---------------------------------------------------------------------------
 
+
 def _check_blas_sizes(op: Operation, layout: GemmLayout) -> None:
     if max(layout.m, layout.n, layout.k, *layout.leading) > blas.INT_MAX:
         raise ValueError(
@@ -359,7 +360,11 @@ def _panel_gemm_kernel(
 
 
 def _gemm_kernels(
-    name: str, layout: GemmLayout, dtype: str, buffers: list[SSAValue | str | Scratch], threads: int,
+    name: str,
+    layout: GemmLayout,
+    dtype: str,
+    buffers: list[SSAValue | str | Scratch],
+    threads: int,
     tuning: Tuning,
 ) -> list[Kernel]:
     """The tiled kernel for small real GEMMs with an untransposed rhs (`_tiles`),
@@ -469,6 +474,7 @@ def matmul_kernels(op: ct.MatmulOp, ctx: KernelContext) -> list[Kernel]:
 # epilogues: rlx.contraction_region
 # ---------------------------------------------------------------------------
 
+
 def _epilogue_rows(
     e: Emitter,
     region: Region,
@@ -554,7 +560,10 @@ def contraction_region_kernels(op: rg.ContractionRegionOp, ctx: KernelContext) -
     buffers: list[SSAValue | str | Scratch] = [*op.inputs, *op.outputs]
 
     def finish(
-        e: Emitter, region: Region, pointers: list[SSAValue], rows: tuple[SSAValue, SSAValue],
+        e: Emitter,
+        region: Region,
+        pointers: list[SSAValue],
+        rows: tuple[SSAValue, SSAValue],
         columns: tuple[SSAValue, SSAValue],
     ) -> None:
         _epilogue_rows(e, region, op, pointers, rows, columns)
@@ -562,8 +571,7 @@ def contraction_region_kernels(op: rg.ContractionRegionOp, ctx: KernelContext) -
     packed = _packed_rhs(op, ctx)
     if packed is not None:
         packing, panels = packed
-        return _tiled_gemm_kernels(ctx.name, layout, dtype, [op.lhs, panels, *buffers[2:]], ctx.tuning, packing,
-                                   finish)
+        return _tiled_gemm_kernels(ctx.name, layout, dtype, [op.lhs, panels, *buffers[2:]], ctx.tuning, packing, finish)
     if _tiles(layout, dtype, ctx.tuning):
         return _tiled_gemm_kernels(ctx.name, layout, dtype, buffers, ctx.tuning, finish=finish)
     if _panels(layout, dtype, ctx.tuning):

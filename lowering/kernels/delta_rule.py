@@ -179,7 +179,9 @@ def _load_state(e: Emitter, region: Region, s: _Shape, p: _Pointers, base: SSAVa
     """The state of the head at `base` into `into` (N·N compute elements): the initial state, or zeros."""
 
     def cell(x: SSAValue) -> None:
-        value = real(s.item.load(e, p.initial, e.add(base, x))) if p.initial is not None else e.const(s.work.compute, 0.0)
+        value = (
+            real(s.item.load(e, p.initial, e.add(base, x))) if p.initial is not None else e.const(s.work.compute, 0.0)
+        )
         s.work.store(e, value, into, x)
 
     _loop(e, region, s.cells, cell)
@@ -261,8 +263,9 @@ def _sequential_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
     widest = s.widest
     cols = _strip_columns(s)
     if s.seq < s.tuning.gdn_short_seq:
-        cols = min(n, s.tuning.gdn_strip_vectors * widest,
-                   max(widest, STACK_LIMIT // (n * wc.dtype.nbytes) // widest * widest))
+        cols = min(
+            n, s.tuning.gdn_strip_vectors * widest, max(widest, STACK_LIMIT // (n * wc.dtype.nbytes) // widest * widest)
+        )
     # A single step (decode) reads the initial state twice where it is, for Sᵀk and for the
     # update, instead of copying it decayed into the strip buffer and reading that back:
     # B1 H8 N128 12 us, 16 us through the buffer (f16/bf16 still decode into the buffer).
@@ -354,9 +357,13 @@ def _sequential_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
                 beta = real(s.item.load(e, p.beta, s.row(e, bh, t, 1)))
                 if not last:
                     load_decay(bh, e.add(t, e.i64(1)))
-                _loop(e, region, width, lambda c: columns.set(e, c, real(s.item.load(e, p.v, e.add(e.add(row_t, j0), c)))))
-                us = [e.fmul(vectors.splat(e, beta, w), e.fsub(vectors.load(e, scalar, columns.ptr, e.i64(off), w), sk))
-                      for (off, w), sk in zip(pieces, sks)]
+                _loop(
+                    e, region, width, lambda c: columns.set(e, c, real(s.item.load(e, p.v, e.add(e.add(row_t, j0), c))))
+                )
+                us = [
+                    e.fmul(vectors.splat(e, beta, w), e.fsub(vectors.load(e, scalar, columns.ptr, e.i64(off), w), sk))
+                    for (off, w), sk in zip(pieces, sks)
+                ]
                 target, stride, start = strip_buf.ptr, cols, e.i64(0)
                 if last and p.final is not None and not s.item.narrow:
                     target, stride, start = p.final, n, base
@@ -388,7 +395,12 @@ def _sequential_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
                 accs = vectors.carry(e, region, n, zeros * (1 if last else 2), row)
                 for (off, w), o in zip(pieces, accs[: len(pieces)]):
                     vectors.store(e, e.fmul(o, vectors.splat(e, scale, w)), columns.ptr, e.i64(off))
-                _loop(e, region, width, lambda c: s.item.store(e, real(columns.get(e, c)), p.out, e.add(e.add(row_t, j0), c)))
+                _loop(
+                    e,
+                    region,
+                    width,
+                    lambda c: s.item.store(e, real(columns.get(e, c)), p.out, e.add(e.add(row_t, j0), c)),
+                )
                 return accs[len(pieces) :]
 
             sks = vectors.carry(e, region, s.seq - 1, first_pass(), step)
@@ -421,8 +433,12 @@ def uses_paired_form(op: rc.GatedDeltaNetOp, tuning: Tuning) -> bool:
     """Prefill with one gate per head in f32/f64: the paired form; decode steps (`gdn_short_seq`),
     per-channel gates and f16/bf16 keep the one-step sweep."""
     s = _Shape.of(op, tuning)
-    return (s.seq >= tuning.gdn_short_seq and not s.per_channel and not s.item.narrow
-            and _paired_stack_bytes(s) <= STACK_LIMIT)
+    return (
+        s.seq >= tuning.gdn_short_seq
+        and not s.per_channel
+        and not s.item.narrow
+        and _paired_stack_bytes(s) <= STACK_LIMIT
+    )
 
 
 def _paired_stack_bytes(s: _Shape) -> int:
@@ -542,7 +558,9 @@ class _PairedStrip:
         projections = vectors.carry(self.e, self.region, self.b.pairs - 1, self.first_pass(), self.pair)
         self.pair(self.e.i64(self.b.pairs - 1), projections, last=True)
 
-    def project(self, keys: tuple[SSAValue, SSAValue], factors: tuple[SSAValue, SSAValue], copy: bool) -> list[SSAValue]:
+    def project(
+        self, keys: tuple[SSAValue, SSAValue], factors: tuple[SSAValue, SSAValue], copy: bool
+    ) -> list[SSAValue]:
         """The initial state's strip into the buffer (if `copy`) and its projections
         Σ_i S[i, :]·k_i of steps 0 and 1, scaled by their decays."""
         e, s, p, b, pieces = self.e, self.s, self.p, self.b, self.pieces
@@ -563,8 +581,11 @@ class _PairedStrip:
 
         zeros = [self.splat(b.zero, w) for _, w in pieces]
         accs = vectors.carry(e, self.region, b.n, zeros * 2, row)
-        return [e.fmul(a, self.splat(f, w)) for f, part in zip(factors, (accs[: len(pieces)], accs[len(pieces) :]))
-                for a, (_, w) in zip(part, pieces)]
+        return [
+            e.fmul(a, self.splat(f, w))
+            for f, part in zip(factors, (accs[: len(pieces)], accs[len(pieces) :]))
+            for a, (_, w) in zip(part, pieces)
+        ]
 
     def first_pass(self) -> list[SSAValue]:
         """The initial state (or zeros) into the buffer, D = 1, and the projections of steps 0, 1."""
@@ -575,7 +596,7 @@ class _PairedStrip:
         if self.p.initial is None:
             _loop(e, self.region, b.n * b.cols, lambda x: b.strip_buf.set(e, x, b.zero))
             return [self.splat(b.zero, w) for _ in range(2) for _, w in self.pieces] + [a0, a1]
-        return self.project((row0, row1), (a0, e.fmul(a0, a1)), copy=True) + [a0, a1]
+        return [*self.project((row0, row1), (a0, e.fmul(a0, a1)), copy=True), a0, a1]
 
     def store_output(self, row: SSAValue, outs: list[SSAValue], factor: SSAValue) -> None:
         """factor·outs·scale into the output row at `row`."""
@@ -598,17 +619,24 @@ class _PairedStrip:
         a0, a1 = projections[-2:]
         d0 = e.fmul(real(b.held.get(e, 0)), a0)
         d1 = e.fmul(d0, a1)
-        inside = e.and_(e.and_(e.fcmp("oge", d0, b.low), e.fcmp("ole", d0, b.high)),
-                        e.and_(e.fcmp("oge", d1, b.low), e.fcmp("ole", d1, b.high)))
+        inside = e.and_(
+            e.and_(e.fcmp("oge", d0, b.low), e.fcmp("ole", d0, b.high)),
+            e.and_(e.fcmp("oge", d1, b.low), e.fcmp("ole", d1, b.high)),
+        )
         p1, p2 = projections[: len(pieces)], projections[len(pieces) : 2 * len(pieces)]
         u1 = [e.fmul(splat(beta0, w), e.fsub(self.v_of(row0, off, w), sk)) for (off, w), sk in zip(pieces, p1)]
         kk = e.fmul(a1, real(b.dots.get(e, e.mul(index, e.i64(2)))))
         kq = real(b.dots.get(e, e.add(e.mul(index, e.i64(2)), e.i64(1))))
-        u2 = [e.fmul(splat(beta1, w), e.fsub(e.fsub(self.v_of(row1, off, w), sk), e.fmul(u, splat(kk, w))))
-              for (off, w), sk, u in zip(pieces, p2, u1)]
+        u2 = [
+            e.fmul(splat(beta1, w), e.fsub(e.fsub(self.v_of(row1, off, w), sk), e.fmul(u, splat(kk, w))))
+            for (off, w), sk, u in zip(pieces, p2, u1)
+        ]
         rows: tuple[SSAValue, ...] = (row0, row1)
         if not last:
-            (row2, _, a2), (row3, _, a3) = b.step_of(self.bh, e.add(t, e.i64(2))), b.step_of(self.bh, e.add(t, e.i64(3)))
+            (row2, _, a2), (row3, _, a3) = (
+                b.step_of(self.bh, e.add(t, e.i64(2))),
+                b.step_of(self.bh, e.add(t, e.i64(3))),
+            )
             rows = (row0, row1, row2, row3)
         sweep = _PairSweep(self, rows, d0, d1, a1, u1, u2, last)
         if last:
@@ -617,10 +645,13 @@ class _PairedStrip:
             if_else(e, self.region, inside, lambda: sweep.emit(direct=False), lambda: sweep.emit(direct=True))
         factor0 = e.select(inside, d0, b.one) if not last else b.one
         factor1 = e.select(inside, d1, b.one) if not last else b.one
-        acc_at = [[vectors.load(e, b.scalar, b.outs.ptr, e.i64(x * b.cols + off), w) for off, w in pieces]
-                  for x in range(2 if last else 4)]
-        o1 = [e.fadd(e.fmul(o, splat(factor0, w)), e.fmul(u, splat(kq, w)))
-              for o, u, (_, w) in zip(acc_at[0], u1, pieces)]
+        acc_at = [
+            [vectors.load(e, b.scalar, b.outs.ptr, e.i64(x * b.cols + off), w) for off, w in pieces]
+            for x in range(2 if last else 4)
+        ]
+        o1 = [
+            e.fadd(e.fmul(o, splat(factor0, w)), e.fmul(u, splat(kq, w))) for o, u, (_, w) in zip(acc_at[0], u1, pieces)
+        ]
         self.store_output(row0, o1, b.one)
         if not (last and self.s.seq % 2):  # an odd sequence's last pair ends on a padding step
             self.store_output(row1, acc_at[1], factor1)
@@ -630,8 +661,11 @@ class _PairedStrip:
         assert a2 is not None and a3 is not None  # decay=True
         f2 = e.fmul(d, a2)
         f3 = e.fmul(f2, a3)
-        return [e.fmul(x, splat(f2, w)) for x, (_, w) in zip(acc_at[2], pieces)] + [
-            e.fmul(x, splat(f3, w)) for x, (_, w) in zip(acc_at[3], pieces)] + [a2, a3]
+        return (
+            [e.fmul(x, splat(f2, w)) for x, (_, w) in zip(acc_at[2], pieces)]
+            + [e.fmul(x, splat(f3, w)) for x, (_, w) in zip(acc_at[3], pieces)]
+            + [a2, a3]
+        )
 
 
 class _PairSweep:
@@ -639,29 +673,54 @@ class _PairSweep:
     T += k_t·u₁'; (direct: T *= a_{t+1}) T += k_{t+1}·u₂'; o2 += T·q_{t+1}; projections
     with k_{t+2}, k_{t+3}; store."""
 
-    def __init__(self, strip: _PairedStrip, rows: tuple[SSAValue, ...], d0: SSAValue, d1: SSAValue,
-                 a1: SSAValue, u1: list[SSAValue], u2: list[SSAValue], last: bool) -> None:
+    def __init__(
+        self,
+        strip: _PairedStrip,
+        rows: tuple[SSAValue, ...],
+        d0: SSAValue,
+        d1: SSAValue,
+        a1: SSAValue,
+        u1: list[SSAValue],
+        u2: list[SSAValue],
+        last: bool,
+    ) -> None:
         self.st, self.b, self.e = strip, strip.b, strip.e
         self.rows, self.d0, self.d1, self.a1, self.u1, self.u2, self.last = rows, d0, d1, a1, u1, u2, last
 
     def emit(self, direct: bool) -> None:
         e, b, st, pieces = self.e, self.b, self.st, self.st.pieces
-        w1 = self.u1 if direct else [e.fmul(u, st.splat(e.fdiv(b.one, self.d0), w)) for u, (_, w) in zip(self.u1, pieces)]
-        w2 = self.u2 if direct else [e.fmul(u, st.splat(e.fdiv(b.one, self.d1), w)) for u, (_, w) in zip(self.u2, pieces)]
+        w1 = (
+            self.u1
+            if direct
+            else [e.fmul(u, st.splat(e.fdiv(b.one, self.d0), w)) for u, (_, w) in zip(self.u1, pieces)]
+        )
+        w2 = (
+            self.u2
+            if direct
+            else [e.fmul(u, st.splat(e.fdiv(b.one, self.d1), w)) for u, (_, w) in zip(self.u2, pieces)]
+        )
         target, stride, start = b.strip_buf.ptr, b.cols, e.i64(0)
         if self.last and st.p.final is not None and not st.s.item.narrow:
             target, stride, start = st.p.final, b.n, st.base
         kinds = 2 if self.last else 4
         count = len(pieces)
         zeros = [st.splat(b.zero, w) for _, w in pieces]
-        accs = vectors.carry(e, st.region, b.n, zeros * kinds,
-                             lambda i, accs: self.row(i, accs, direct, w1, w2, (target, stride, start)))
+        accs = vectors.carry(
+            e, st.region, b.n, zeros * kinds, lambda i, accs: self.row(i, accs, direct, w1, w2, (target, stride, start))
+        )
         for x, acc in enumerate(accs):
             vectors.store(e, acc, b.outs.ptr, e.i64((x // count) * b.cols + pieces[x % count][0]))
         b.held.set(e, 0, self.d1 if not direct else b.one)
 
-    def row(self, i: SSAValue, accs: list[SSAValue], direct: bool, w1: list[SSAValue], w2: list[SSAValue],
-            to: tuple[SSAValue, int, SSAValue]) -> list[SSAValue]:
+    def row(
+        self,
+        i: SSAValue,
+        accs: list[SSAValue],
+        direct: bool,
+        w1: list[SSAValue],
+        w2: list[SSAValue],
+        to: tuple[SSAValue, int, SSAValue],
+    ) -> list[SSAValue]:
         e, b, st, last = self.e, self.b, self.st, self.last
         s, p, pieces, splat = st.s, st.p, st.pieces, st.splat
         target, stride, start = to
@@ -670,7 +729,10 @@ class _PairSweep:
         k0, q0 = real(s.item.load(e, p.k, e.add(row0, i))), real(s.item.load(e, p.q, e.add(row0, i)))
         k1, q1 = real(s.item.load(e, p.k, e.add(row1, i))), real(s.item.load(e, p.q, e.add(row1, i)))
         if not last:
-            k2, k3 = real(s.item.load(e, p.k, e.add(self.rows[2], i))), real(s.item.load(e, p.k, e.add(self.rows[3], i)))
+            k2, k3 = (
+                real(s.item.load(e, p.k, e.add(self.rows[2], i))),
+                real(s.item.load(e, p.k, e.add(self.rows[3], i))),
+            )
         at_row, to_row = e.mul(i, e.i64(b.cols)), e.add(start, e.mul(i, e.i64(stride)))
         out = list(accs)
         for k, ((off, w), x1, x2) in enumerate(zip(pieces, w1, w2)):
@@ -733,16 +795,24 @@ def _chunked_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
         update_state = gemm_call(e, dtype, (n, n, c), (True, False), (n, n, n), beta=1.0)
 
         def offset(array: StackArray, index: int) -> SSAValue:
-            return e.op(llvm.GEPOp(array.ptr, [llvm.GEP_USE_SSA_VAL], wc.storage, ssa_indices=[e.i64(index)],
-                                   inbounds=True))
+            return e.op(
+                llvm.GEPOp(array.ptr, [llvm.GEP_USE_SSA_VAL], wc.storage, ssa_indices=[e.i64(index)], inbounds=True)
+            )
 
         k_rows, q_rows, a_rows, o_rows = offset(qk, c * n), offset(wq, c * n), offset(pa, c * c), offset(y, c * n)
 
         def at(array: SSAValue, row: SSAValue | int, col: SSAValue | int, width: int) -> SSAValue:
             row_v = e.i64(row) if isinstance(row, int) else row
             col_v = e.i64(col) if isinstance(col, int) else col
-            return e.op(llvm.GEPOp(array, [llvm.GEP_USE_SSA_VAL], wc.storage,
-                                   ssa_indices=[e.add(e.mul(row_v, e.i64(width)), col_v)], inbounds=True))
+            return e.op(
+                llvm.GEPOp(
+                    array,
+                    [llvm.GEP_USE_SSA_VAL],
+                    wc.storage,
+                    ssa_indices=[e.add(e.mul(row_v, e.i64(width)), col_v)],
+                    inbounds=True,
+                )
+            )
 
         def get(array: SSAValue, row: SSAValue | int, col: SSAValue | int, width: int) -> SSAValue:
             return e.op(llvm.LoadOp(at(array, row, col, width), wc.storage))

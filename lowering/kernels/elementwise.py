@@ -148,8 +148,9 @@ def _staged_kernel(
 
         def staged(c: SSAValue) -> None:
             (needs_exact,) = vectors.carry(e, region, chunk, [e.const(i1, 0)], lambda j, acc: fast(c, j, acc))
-            if_then(e, region, needs_exact, lambda: for_range(
-                e, region, e.i64(0), e.i64(chunk), lambda j: into_stage(c, j)))
+            if_then(
+                e, region, needs_exact, lambda: for_range(e, region, e.i64(0), e.i64(chunk), lambda j: into_stage(c, j))
+            )
             first_byte = e.mul(e.add(e.i64(nest.bases[n_in]), c), e.i64(size))
 
             def line(k: SSAValue) -> None:
@@ -246,15 +247,20 @@ def _transposed_copy_kernel(
 
         def level(depth: int, offsets: list[SSAValue], lo: SSAValue, hi: SSAValue) -> None:
             if depth < rank - 2:
+
                 def body(i: SSAValue) -> None:
                     here = [advance(e, off, i, s[depth]) for off, s in zip(offsets, nest.strides)]
                     level(depth + 1, here, e.i64(0), e.i64(nest.sizes[depth + 1]))
 
                 for_range(e, region, lo, hi, body)
             elif streaming:
-                if_else(e, region, vectors.element_aligned(e, t.dst, t.size),
-                        lambda: _transpose_rows(e, region, t, offsets, lo, hi, True),
-                        lambda: _transpose_rows(e, region, t, offsets, lo, hi, False))
+                if_else(
+                    e,
+                    region,
+                    vectors.element_aligned(e, t.dst, t.size),
+                    lambda: _transpose_rows(e, region, t, offsets, lo, hi, True),
+                    lambda: _transpose_rows(e, region, t, offsets, lo, hi, False),
+                )
             else:
                 _transpose_rows(e, region, t, offsets, lo, hi, False)
 
@@ -303,8 +309,9 @@ def _transpose_rows(
 
         def panel(j0: SSAValue) -> None:
             j1 = e.smin(e.add(j0, e.i64(block_cols)), col_last)
-            for_range(e, region, j0, j1, lambda j: for_range(
-                e, region, i0, i1, lambda i: block(i, j), step=lanes), step=lanes)
+            for_range(
+                e, region, j0, j1, lambda j: for_range(e, region, i0, i1, lambda i: block(i, j), step=lanes), step=lanes
+            )
 
         for_range(e, region, col_first, col_last, panel, step=block_cols)
         elements((i0, i1), (e.i64(0), col_first))

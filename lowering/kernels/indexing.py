@@ -37,7 +37,12 @@ from rlx_mlir.lowering.scalar.scalar_ops import binary_value
 
 
 def _copy_run(
-    e: Emitter, region: Region, item: Codec, src: tuple[SSAValue, SSAValue], dst: tuple[SSAValue, SSAValue], length: SSAValue
+    e: Emitter,
+    region: Region,
+    item: Codec,
+    src: tuple[SSAValue, SSAValue],
+    dst: tuple[SSAValue, SSAValue],
+    length: SSAValue,
 ) -> None:
     """dst[0..length) = src[0..length) (element offsets): a loop LLVM turns into wide copies."""
     (src_ptr, src_off), (dst_ptr, dst_off) = src, dst
@@ -147,8 +152,16 @@ def gather_elements_kernels(op: mv.GatherElementsOp, ctx: KernelContext) -> list
 
 
 def _coordinates_offset(
-    e: Emitter, region: Region, indices: SSAValue, at: SSAValue, load_index: Callable, data: tuple[int, ...],
-    first_axis: int, count: int, status: SSAValue, code: int,
+    e: Emitter,
+    region: Region,
+    indices: SSAValue,
+    at: SSAValue,
+    load_index: Callable,
+    data: tuple[int, ...],
+    first_axis: int,
+    count: int,
+    status: SSAValue,
+    code: int,
 ) -> tuple[SSAValue, SSAValue]:
     """Element offset of the `count` coordinates at indices[at:] into data axes
     first_axis..., and whether all were valid."""
@@ -250,7 +263,9 @@ def scatter_nd_kernels(op: mv.ScatterNdOp, ctx: KernelContext) -> list[Kernel]:
         _copy_bytes(e, out, source, numel(data) * item.dtype.nbytes)
 
         def group(g: SSAValue) -> None:
-            offset, ok = _coordinates_offset(e, region, indices, e.mul(g, e.i64(k)), load_index, data, 0, k, status, ctx.code)
+            offset, ok = _coordinates_offset(
+                e, region, indices, e.mul(g, e.i64(k)), load_index, data, 0, k, status, ctx.code
+            )
             length = e.select(ok, e.i64(slice_size), e.i64(0))
             _accumulate_run(e, region, item, combine, (updates, e.mul(g, e.i64(slice_size))), (out, offset), length)
 

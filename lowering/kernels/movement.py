@@ -87,11 +87,16 @@ def pad_kernels(op: mv.PadOp, ctx: KernelContext) -> list[Kernel]:
                     value = select_value(e, inside, value, fill_value(e))
             item.store(e, value, target, out_off)
 
-        def level(depth: int, in_off: SSAValue, out_off: SSAValue, inside: SSAValue | None, lo: SSAValue, hi: SSAValue) -> None:
+        def level(
+            depth: int, in_off: SSAValue, out_off: SSAValue, inside: SSAValue | None, lo: SSAValue, hi: SSAValue
+        ) -> None:
             def body(i: SSAValue, interior: bool) -> None:
                 padded = not interior and (before[depth] or after[depth])
-                src, ok = _source_index(e, i, before[depth], in_shape[depth], mode) if padded else (
-                    e.sub(i, e.i64(before[depth])), None)
+                src, ok = (
+                    _source_index(e, i, before[depth], in_shape[depth], mode)
+                    if padded
+                    else (e.sub(i, e.i64(before[depth])), None)
+                )
                 here_in = e.add(in_off, e.mul(src, e.i64(in_strides[depth])))
                 here_out = e.add(out_off, e.mul(i, e.i64(out_strides[depth])))
                 now = ok if inside is None else (inside if ok is None else e.and_(inside, ok))
@@ -101,8 +106,11 @@ def pad_kernels(op: mv.PadOp, ctx: KernelContext) -> list[Kernel]:
                     store(here_in, here_out, now)
 
             # the interior of an axis is a plain shifted copy; only the borders need the mode's index rule
-            pieces = ((0, before[depth], False), (before[depth], before[depth] + in_shape[depth], True),
-                      (before[depth] + in_shape[depth], out_shape[depth], False))
+            pieces = (
+                (0, before[depth], False),
+                (before[depth], before[depth] + in_shape[depth], True),
+                (before[depth] + in_shape[depth], out_shape[depth], False),
+            )
             for start, stop, interior in pieces:
                 if start < stop:
                     first = e.smax(lo, e.i64(start))

@@ -207,8 +207,7 @@ class _NormalizeRow:
         self.overlapping = known_index(self.first) != 0  # the last column chunk shares lanes with the one before
         each(e, region, k.lay.width, lambda lane: total.set(e, lane, e.const(k.ft, 0.0)))
         walk(e, region, k.lay, e.i64(self.b.full), self.b.tail, self.sum_step, k.ctx.tuning.softmax_block)
-        fold_lanes(e, region, k.lay,
-                   lambda a, b: total.set(e, a, e.fadd(real(total.get(e, a)), real(total.get(e, b)))))
+        fold_lanes(e, region, k.lay, lambda a, b: total.set(e, a, e.fadd(real(total.get(e, a)), real(total.get(e, b)))))
 
     def sum_step(self, lane: SSAValue, qs: list[SSAValue]) -> None:
         e, k, total = self.e, self.k, self.b.total

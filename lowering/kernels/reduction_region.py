@@ -153,9 +153,11 @@ def _nests(op: rg.ReductionRegionOp) -> tuple[LoopNest, LoopNest]:
     for d, stride in zip(parallel, row_major_strides(tuple(space[d] for d in parallel))):
         out[d] = stride
     strides = [s for s, _ in reads] + [tuple(out)]
-    bases = tuple(b for _, b in reads) + (0,)
+    bases = (*tuple(b for _, b in reads), 0)
     outer = coalesce(tuple(space[d] for d in parallel), [tuple(s[d] for d in parallel) for s in strides], bases)
-    kept: list[int | None] = [d for d in sorted(reduced) if space[d] != 1] or [None]  # never merged: see the module docstring
+    kept: list[int | None] = [d for d in sorted(reduced) if space[d] != 1] or [
+        None
+    ]  # never merged: see the module docstring
     inner = LoopNest(
         tuple(space[d] if d is not None else 1 for d in kept),
         tuple(tuple(s[d] if d is not None else 0 for d in kept) for s in strides[:-1]),
@@ -392,7 +394,9 @@ def _column_kernel(op: rg.ReductionRegionOp, name: str, outer: LoopNest, inner: 
     n, strides = inner.sizes[-1], [s[-1] for s in inner.strides]
 
     def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
-        store = StackArray.allocate(e, math.accumulator, (lanes + 2) * columns)  # slot of (lane k, point p): k * columns + p
+        store = StackArray.allocate(
+            e, math.accumulator, (lanes + 2) * columns
+        )  # slot of (lane k, point p): k * columns + p
         total, compensation = lanes, lanes + 1
 
         def slot(k: int, p: SSAValue) -> SSAValue:
@@ -428,7 +432,15 @@ def _column_kernel(op: rg.ReductionRegionOp, name: str, outer: LoopNest, inner: 
                     points(one)
 
             def column(here: list[SSAValue]) -> None:
-                _blocked(e, region, n, lanes, tuning.region_block, lambda first: group(here, first), lambda: points(flush_point))
+                _blocked(
+                    e,
+                    region,
+                    n,
+                    lanes,
+                    tuning.region_block,
+                    lambda first: group(here, first),
+                    lambda: points(flush_point),
+                )
 
                 def single(i: SSAValue) -> None:
                     at = _advance(e, here, i, strides)

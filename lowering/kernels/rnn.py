@@ -84,8 +84,9 @@ class RnnLayout:
     @classmethod
     def of(cls, op: rc.RnnFamilyOp, tuning: Tuning) -> RnnLayout:
         batch, seq, input_size = op.dims
-        return cls(batch, seq, input_size, op.hidden_size.value.data, op.num_layers.value.data, op.directions,
-                   op.GATES, tuning)
+        return cls(
+            batch, seq, input_size, op.hidden_size.value.data, op.num_layers.value.data, op.directions, op.GATES, tuning
+        )
 
     @property
     def gate_width(self) -> int:
@@ -202,8 +203,9 @@ def _hh_packing(op: rc.RnnFamilyOp, layout: RnnLayout, layer: int, item: Codec, 
     vectors = max(tuning.tile_bytes() // vector_bytes, min(8, tuning.accumulators // rows))
     width = layout.gate_width
     source = layer * layout.dirs * width * layout.hidden
-    return Packing(layout.dirs, width, layout.hidden, source, _packed_base(op, layer),
-                   vectors * vector_bytes // item.dtype.nbytes)
+    return Packing(
+        layout.dirs, width, layout.hidden, source, _packed_base(op, layer), vectors * vector_bytes // item.dtype.nbytes
+    )
 
 
 def _ih_packing(op: rc.RnnFamilyOp, layout: RnnLayout, layer: int, item: Codec, threads: int) -> Packing:
@@ -214,12 +216,19 @@ def _ih_packing(op: rc.RnnFamilyOp, layout: RnnLayout, layer: int, item: Codec, 
     width = layout.dirs * layout.gate_width
     tile = layout.tuning.tile_bytes() // item.dtype.nbytes
     tiles = max(1, min(layout.tuning.rnn_ih_panel_tiles, width // (tile * threads)))
-    return Packing(1, width, layout.width(layer), layout.w_ih_offset(layer),
-                   _packed_base(op, layer) + width * layout.hidden, tiles * tile)
+    return Packing(
+        1,
+        width,
+        layout.width(layer),
+        layout.w_ih_offset(layer),
+        _packed_base(op, layer) + width * layout.hidden,
+        tiles * tile,
+    )
 
 
-def _layer_kernel(op: rc.RnnFamilyOp, layout: RnnLayout, layer: int, source: Buffer, hh: Packing,
-                  name: str, threads: int) -> Kernel:
+def _layer_kernel(
+    op: rc.RnnFamilyOp, layout: RnnLayout, layer: int, source: Buffer, hh: Packing, name: str, threads: int
+) -> Kernel:
     """What the time loops of `layer` need, one unit per W_ih panel: the unit packs
     it and runs its projection tiles, projections [B·S, D·G·H] = source [B·S, I_l]
     · W_ih[layer]ᵀ (the panel stays in L2 while every row tile streams past, read
@@ -282,9 +291,17 @@ def _layer_kernel(op: rc.RnnFamilyOp, layout: RnnLayout, layer: int, source: Buf
     return Kernel(kernel_function(name, len(buffers), build), buffers, ih_units, work)
 
 
-def _emit_products(e: Emitter, region: Region, item: Codec, layout: RnnLayout, parts: int, hh: Packing,
-                   pointers: tuple[SSAValue, SSAValue, SSAValue], bases: tuple[SSAValue, SSAValue, SSAValue],
-                   rows: SSAValue) -> None:
+def _emit_products(
+    e: Emitter,
+    region: Region,
+    item: Codec,
+    layout: RnnLayout,
+    parts: int,
+    hh: Packing,
+    pointers: tuple[SSAValue, SSAValue, SSAValue],
+    bases: tuple[SSAValue, SSAValue, SSAValue],
+    rows: SSAValue,
+) -> None:
     """products[r, :] = h[r, :] · W_hhᵀ for the `rows` rows at `bases` (elements of
     h, the packed panels, products): per column panel (which stays in cache), its
     register tiles of `Tuning.gemm_tile_rows` rows, then the remainder a part
@@ -322,8 +339,9 @@ def _emit_products(e: Emitter, region: Region, item: Codec, layout: RnnLayout, p
         columns(e.i64(full * panel), tail)
 
 
-def _recurrence_kernel(op: rc.RnnFamilyOp, layout: RnnLayout, out: Buffer, hh: Packing, parts: int,
-                       name: str, layer: int) -> Kernel:
+def _recurrence_kernel(
+    op: rc.RnnFamilyOp, layout: RnnLayout, out: Buffer, hh: Packing, parts: int, name: str, layer: int
+) -> Kernel:
     """The time loop of every unit (direction d, batch part p) of `layer`."""
     item = codec(element_type(op.output.type))
     cell = CELLS[type(op)]
@@ -335,7 +353,12 @@ def _recurrence_kernel(op: rc.RnnFamilyOp, layout: RnnLayout, out: Buffer, hh: P
         list(op.final_state) if op.carries_out else [Scratch(op, RUNNING + k) for k in range(n_states)]
     )
     buffers: list[Buffer] = [
-        Scratch(op, PROJECTIONS), Scratch(op, PACKED), Scratch(op, PRODUCTS), out, *biases, *running,
+        Scratch(op, PROJECTIONS),
+        Scratch(op, PACKED),
+        Scratch(op, PRODUCTS),
+        out,
+        *biases,
+        *running,
         *op.initial_state,
     ]
 
@@ -371,8 +394,9 @@ def _recurrence_kernel(op: rc.RnnFamilyOp, layout: RnnLayout, out: Buffer, hh: P
 
             def step(s: SSAValue) -> None:
                 t = e.select(forward, s, e.sub(const(seq - 1), s))
-                _emit_products(e, region, item, layout, parts, hh, (state_ptrs[0], packed, products), bases,
-                               e.sub(last, first))
+                _emit_products(
+                    e, region, item, layout, parts, hh, (state_ptrs[0], packed, products), bases, e.sub(last, first)
+                )
 
                 def row(b: SSAValue) -> None:
                     bs = e.add(e.mul(b, const(seq)), t)  # the (b, t) row of x and y
@@ -385,8 +409,15 @@ def _recurrence_kernel(op: rc.RnnFamilyOp, layout: RnnLayout, out: Buffer, hh: P
                         def at(ptr: SSAValue, base: SSAValue) -> tuple[SSAValue, SSAValue]:
                             return ptr, e.add(base, j)
 
-                        loads = Row(e, item, hidden, at(projections, x_at), at(products, h_at),
-                                    [at(ptr, bias_at) for ptr in bias_ptrs], [at(ptr, s_at) for ptr in state_ptrs])
+                        loads = Row(
+                            e,
+                            item,
+                            hidden,
+                            at(projections, x_at),
+                            at(products, h_at),
+                            [at(ptr, bias_at) for ptr in bias_ptrs],
+                            [at(ptr, s_at) for ptr in state_ptrs],
+                        )
                         new = cell(e, loads, op)
                         for ptr, value in zip(state_ptrs, new):
                             item.store(e, value, ptr, e.add(s_at, j))

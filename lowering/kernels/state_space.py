@@ -311,17 +311,28 @@ class _BlockedUnit:
         e, k, b = self.e, self.k, self.b
         n_, rows = k.dims.n, k.rows
         source = self.ptr.get("state")
-        self.each_state(lambda p, n: b.state.set(
-            e, _at(e, (n, rows), p),
-            real(k.wide.constant(e, 0.0)) if source is None else real(k.item.load(e, source, _at(e, self.state_at, (p, n_), n))),
-        ))
+        self.each_state(
+            lambda p, n: b.state.set(
+                e,
+                _at(e, (n, rows), p),
+                real(k.wide.constant(e, 0.0))
+                if source is None
+                else real(k.item.load(e, source, _at(e, self.state_at, (p, n_), n))),
+            )
+        )
         b.held.set(e, 0, b.one)
         _groups(e, self.region, k.dims.seq, k.steps, self.block)
         target = self.ptr.get("final")
         if target is not None:
             scale = real(b.held.get(e, 0))
-            self.each_state(lambda p, n: k.item.store(
-                e, e.fmul(real(b.state.get(e, _at(e, (n, rows), p))), scale), target, _at(e, self.state_at, (p, n_), n)))
+            self.each_state(
+                lambda p, n: k.item.store(
+                    e,
+                    e.fmul(real(b.state.get(e, _at(e, (n, rows), p))), scale),
+                    target,
+                    _at(e, self.state_at, (p, n_), n),
+                )
+            )
 
     def block(self, t0: SSAValue, size: int) -> None:
         """Steps t0 .. t0 + size in one pass over the state block: each state is
@@ -347,8 +358,17 @@ class _BlockSteps:
     """The steps of one block (`_BlockedUnit.block`), emitted for either way of
     holding the state."""
 
-    def __init__(self, unit: _BlockedUnit, size: int, rows_of: list[SSAValue], firsts: list[SSAValue],
-                 dts: list[SSAValue], decays: list[SSAValue], before: SSAValue, scales: list[SSAValue]) -> None:
+    def __init__(
+        self,
+        unit: _BlockedUnit,
+        size: int,
+        rows_of: list[SSAValue],
+        firsts: list[SSAValue],
+        dts: list[SSAValue],
+        decays: list[SSAValue],
+        before: SSAValue,
+        scales: list[SSAValue],
+    ) -> None:
         self.unit, self.b, self.k, self.e, self.region, self.ptr = unit, unit.b, unit.k, unit.e, unit.region, unit.ptr
         self.size, self.rows_of, self.firsts = size, rows_of, firsts
         self.dts, self.decays, self.before, self.scales = dts, decays, before, scales
@@ -375,10 +395,14 @@ class _BlockSteps:
 
     def group(self, n0: SSAValue, width: int) -> None:
         e, k, n_, rows = self.e, self.k, self.k.dims.n, self.k.rows
-        bs = [[real(k.item.load(e, self.ptr["b"], _at(e, (row, n_), n0, i))) for i in range(width)]
-              for row in self.rows_of]
-        cs = [[real(k.item.load(e, self.ptr["c"], _at(e, (row, n_), n0, i))) for i in range(width)]
-              for row in self.rows_of]
+        bs = [
+            [real(k.item.load(e, self.ptr["b"], _at(e, (row, n_), n0, i))) for i in range(width)]
+            for row in self.rows_of
+        ]
+        cs = [
+            [real(k.item.load(e, self.ptr["c"], _at(e, (row, n_), n0, i))) for i in range(width)]
+            for row in self.rows_of
+        ]
         at_n = _at(e, (n0, rows))
         _loop(e, self.region, self.unit.count, lambda p: self.lane(p, width, bs, cs, at_n))
 
@@ -509,7 +533,12 @@ def _mamba2_direct(op: rc.Mamba2Op, ctx: KernelContext) -> Kernel:
 
 
 def _mamba2_load_state(
-    e: Emitter, region: Region, item: Codec, source: SSAValue | None, base: SSAValue, state: StackArray,
+    e: Emitter,
+    region: Region,
+    item: Codec,
+    source: SSAValue | None,
+    base: SSAValue,
+    state: StackArray,
     dims: Mamba2Dims,
 ) -> None:
     """The unit's state [P, N] from the state operand (or zeros) into the workspace."""
@@ -520,7 +549,12 @@ def _mamba2_load_state(
 
 
 def _mamba2_store_state(
-    e: Emitter, region: Region, item: Codec, target: SSAValue | None, base: SSAValue, state: StackArray,
+    e: Emitter,
+    region: Region,
+    item: Codec,
+    target: SSAValue | None,
+    base: SSAValue,
+    state: StackArray,
     dims: Mamba2Dims,
 ) -> None:
     """The workspace state into the state result [P, N] (rounded once), if there is one."""
@@ -592,8 +626,10 @@ def _chunk_body(
 
             def cell(j: SSAValue) -> None:
                 at_g = _at(e, (i, q), j)
-                decayed = e.fmul(e.fmul(real(w.g.get(e, at_g)), _exp_clamped(e, e.fsub(cum_i, real(w.cum.get(e, j))))),
-                                 real(w.dt.get(e, j)))
+                decayed = e.fmul(
+                    e.fmul(real(w.g.get(e, at_g)), _exp_clamped(e, e.fsub(cum_i, real(w.cum.get(e, j))))),
+                    real(w.dt.get(e, j)),
+                )
                 w.g.set(e, at_g, e.select(e.icmp("sle", j, i), decayed, real(w.g.item.constant(e, 0.0))))
 
             _loop(e, region, q, cell)
@@ -628,14 +664,27 @@ def _scale_rows(
 
     def row(i: SSAValue) -> None:
         scale, first = factor(i), _at(e, (i, width))
-        _loop(e, region, width, lambda k: array.set(e, e.add(first, k), e.fmul(real(array.get(e, e.add(first, k))), scale)))
+        _loop(
+            e,
+            region,
+            width,
+            lambda k: array.set(e, e.add(first, k), e.fmul(real(array.get(e, e.add(first, k))), scale)),
+        )
 
     _loop(e, region, rows, row)
 
 
 def _stage_chunk(
-    e: Emitter, region: Region, dims: Mamba2Dims, item: Codec, ptr: Pointers, at: Mamba2Unit,
-    a: SSAValue, t0: SSAValue, w: ChunkArrays, q: int,
+    e: Emitter,
+    region: Region,
+    dims: Mamba2Dims,
+    item: Codec,
+    ptr: Pointers,
+    at: Mamba2Unit,
+    a: SSAValue,
+    t0: SSAValue,
+    w: ChunkArrays,
+    q: int,
 ) -> None:
     """Rows t0 .. t0+q of the unit's x, b, c, dt into the workspace (decoded), and cum."""
     p_, n_ = dims.p, dims.n
@@ -653,8 +702,13 @@ def _stage_chunk(
 
     _loop(e, region, q, row)
     w.cum.set(e, 0, e.fmul(real(w.dt.get(e, 0)), a))
-    _loop_from(e, region, 1, q, lambda i: w.cum.set(
-        e, i, e.fma(real(w.dt.get(e, i)), a, real(w.cum.get(e, e.sub(i, e.i64(1)))))))
+    _loop_from(
+        e,
+        region,
+        1,
+        q,
+        lambda i: w.cum.set(e, i, e.fma(real(w.dt.get(e, i)), a, real(w.cum.get(e, e.sub(i, e.i64(1)))))),
+    )
 
 
 def _loop_from(e: Emitter, region: Region, lo: int, hi: int, body: Callable[[SSAValue], None]) -> None:
@@ -780,16 +834,23 @@ class _ScanUnit:
         _loop(e, region, self.count, lambda j: body.widest.set(e, j, real(k.wide.constant(e, 0.0))))
         self.per_state(self.rate)
         source = self.ptr.get("state")
-        self.per_state(lambda n, j: body.state.set(
-            e, _at(e, (n, lanes), j),
-            real(k.wide.constant(e, 0.0)) if source is None
-            else real(k.item.load(e, source, _at(e, self.state_base, (j, n_), n))),
-        ))
+        self.per_state(
+            lambda n, j: body.state.set(
+                e,
+                _at(e, (n, lanes), j),
+                real(k.wide.constant(e, 0.0))
+                if source is None
+                else real(k.item.load(e, source, _at(e, self.state_base, (j, n_), n))),
+            )
+        )
         _loop(e, region, k.seq, lambda t: _ScanStep(self, t).emit())
         target = self.ptr.get("final")
         if target is not None:
-            self.per_state(lambda n, j: k.item.store(e, real(body.state.get(e, _at(e, (n, lanes), j))), target,
-                                                     _at(e, self.state_base, (j, n_), n)))
+            self.per_state(
+                lambda n, j: k.item.store(
+                    e, real(body.state.get(e, _at(e, (n, lanes), j))), target, _at(e, self.state_base, (j, n_), n)
+                )
+            )
 
 
 class _ScanStep:
@@ -798,7 +859,13 @@ class _ScanStep:
 
     def __init__(self, unit: _ScanUnit, t: SSAValue) -> None:
         self.unit, self.body, self.k, self.e, self.region, self.ptr = (
-            unit, unit.body, unit.k, unit.e, unit.region, unit.ptr)
+            unit,
+            unit.body,
+            unit.k,
+            unit.e,
+            unit.region,
+            unit.ptr,
+        )
         e = self.e
         self.row = _at(e, (unit.b, self.k.seq), t)
         self.first = _at(e, (self.row, self.k.channels), unit.d0)
@@ -807,7 +874,9 @@ class _ScanStep:
         e, region, k, body, count = self.e, self.region, self.k, self.body, self.unit.count
         in_range = _sum_loop(e, region, count, e.const(i1, 1), self.stage)
         if_else(e, region, in_range, self.update(m.exp2_product_in_range), self.update(m.exp2_product))
-        _loop(e, region, count, lambda j: k.item.store(e, real(body.acc.get(e, j)), self.ptr["y"], _at(e, self.first, j)))
+        _loop(
+            e, region, count, lambda j: k.item.store(e, real(body.acc.get(e, j)), self.ptr["y"], _at(e, self.first, j))
+        )
 
     def stage(self, j: SSAValue, in_range: SSAValue) -> SSAValue:
         e, k, body = self.e, self.k, self.body
@@ -820,8 +889,9 @@ class _ScanStep:
         return e.and_(in_range, e.fcmp("ole", largest, bound))  # false for NaN and inf
 
     def update(self, exp2: Exp2Product) -> Callable[[], None]:
-        return lambda: _groups(self.e, self.region, self.k.n, self.k.group_size,
-                               lambda n0, size: self.group(n0, size, exp2))
+        return lambda: _groups(
+            self.e, self.region, self.k.n, self.k.group_size, lambda n0, size: self.group(n0, size, exp2)
+        )
 
     def group(self, n0: SSAValue, size: int, exp2: Exp2Product) -> None:
         e, k = self.e, self.k
@@ -830,8 +900,9 @@ class _ScanStep:
         at_n = _at(e, (n0, k.lanes))
         _loop(e, self.region, self.unit.count, lambda j: self.lane(j, size, exp2, bs, cs, at_n))
 
-    def lane(self, j: SSAValue, size: int, exp2: Exp2Product, bs: list[SSAValue], cs: list[SSAValue],
-             at_n: SSAValue) -> None:
+    def lane(
+        self, j: SSAValue, size: int, exp2: Exp2Product, bs: list[SSAValue], cs: list[SSAValue], at_n: SSAValue
+    ) -> None:
         e, body, lanes = self.e, self.body, self.k.lanes
         dl, uj, total = real(body.delta.get(e, j)), real(body.u.get(e, j)), real(body.acc.get(e, j))
         for i in range(size):

@@ -103,9 +103,15 @@ def ne(e: Emitter, a: C, b: C) -> SSAValue:
 
 
 UNARY: dict[type[ew.UnaryOp], Callable[[Emitter, C], C]] = {
-    ew.NegOp: neg, ew.ExpOp: exp, ew.LogOp: log, ew.SqrtOp: sqrt,
+    ew.NegOp: neg,
+    ew.ExpOp: exp,
+    ew.LogOp: log,
+    ew.SqrtOp: sqrt,
 }
 BINARY: dict[type[ew.BinaryOp], Callable[[Emitter, C, C], C]] = {
-    ew.AddOp: add, ew.SubOp: sub, ew.MulOp: mul, ew.DivOp: div,
+    ew.AddOp: add,
+    ew.SubOp: sub,
+    ew.MulOp: mul,
+    ew.DivOp: div,
 }
 COMPARE: dict[type[ew.CompareOp], Callable[[Emitter, C, C], SSAValue]] = {ew.EqOp: eq, ew.NeOp: ne}

@@ -102,12 +102,8 @@ from xdsl.ir import Attribute, SSAValue
 from rlx_mlir.lowering.core.emitter import Emitter, int_twin
 
 getcontext().prec = 80
-PI = Decimal(
-    "3.14159265358979323846264338327950288419716939937510582097494459230781640628620899"
-)
-_LN2 = Decimal(
-    "0.69314718055994530941723212145817656807550013436025525412068000949339362196969471"
-)
+PI = Decimal("3.14159265358979323846264338327950288419716939937510582097494459230781640628620899")
+_LN2 = Decimal("0.69314718055994530941723212145817656807550013436025525412068000949339362196969471")
 
 
 # ---------------------------------------------------------------------------
@@ -239,9 +235,7 @@ def _make_constants(is_f32: bool) -> Constants:
     # Term counts are the fewest that keep the bounds of tests/accuracy.py: for f32, one exp or
     # expm1 term fewer fails the exp or expm1 sweep (tanh and sigmoid: `tanh_sigmoid_q`); each
     # term is an FMA in every exp of a fused kernel.
-    n_exp, n_em, n_log, n_sin, n_cos, n_atan, n_erf = (
-        (8, 7, 5, 5, 6, 10, 11) if is_f32 else (15, 14, 11, 9, 9, 22, 18)
-    )
+    n_exp, n_em, n_log, n_sin, n_cos, n_atan, n_erf = (8, 7, 5, 5, 6, 10, 11) if is_f32 else (15, 14, 11, 9, 9, 22, 18)
     return Constants(
         is_f32=is_f32,
         mant=mant,
@@ -260,10 +254,7 @@ def _make_constants(is_f32: bool) -> Constants:
         sin_poly=_taylor(n_sin, lambda n: Fraction((-1) ** (n + 1), math.factorial(2 * n + 3))),
         cos_poly=_taylor(n_cos, lambda n: Fraction((-1) ** (n + 1), math.factorial(2 * n + 2))),
         atan_poly=_taylor(n_atan, lambda n: Fraction((-1) ** (n + 1), 2 * n + 3)),
-        erf_small=[
-            float(Decimal((-1) ** n) * 2 / PI.sqrt() / (math.factorial(n) * (2 * n + 1)))
-            for n in range(n_erf)
-        ],
+        erf_small=[float(Decimal((-1) ** n) * 2 / PI.sqrt() / (math.factorial(n) * (2 * n + 1))) for n in range(n_erf)],
         erf_max=4.0 if is_f32 else 6.0,
         erf_cheb_deg=14 if is_f32 else 30,
         min_normal=2.0 ** (-126 if is_f32 else -1022),
@@ -516,11 +507,9 @@ def tanh(e: Emitter, x: SSAValue) -> SSAValue:
 # ---------------------------------------------------------------------------
 # log family
 # ---------------------------------------------------------------------------
-def _log_split(
-    e: Emitter, u: SSAValue, c: Constants, k_off: SSAValue | None = None
-) -> tuple[SSAValue, SSAValue]:
+def _log_split(e: Emitter, u: SSAValue, c: Constants, k_off: SSAValue | None = None) -> tuple[SSAValue, SSAValue]:
     """u = 2^k m with m in [sqrt(1/2), sqrt(2)); returns (f = m - 1 exactly, k + k_off as float)."""
-    sq = _bits(_round_to(Decimal(0.5).sqrt(), c.is_f32), c.is_f32)
+    sq = _bits(_round_to(Decimal("0.5").sqrt(), c.is_f32), c.is_f32)
     one = _bits(1.0, c.is_f32)
     ix = e.add(e.as_bits(u), _ik(e, u, one - sq))
     k = e.sub(e.ashr(ix, _ik(e, u, c.mant)), _ik(e, u, c.bias))
@@ -530,9 +519,7 @@ def _log_split(
     return f, kf if k_off is None else e.fadd(kf, k_off)
 
 
-def _log_core(
-    e: Emitter, u: SSAValue, c: Constants, corr: SSAValue | None, k_off: SSAValue | None = None
-) -> SSAValue:
+def _log_core(e: Emitter, u: SSAValue, c: Constants, corr: SSAValue | None, k_off: SSAValue | None = None) -> SSAValue:
     """log(u) (+ corr) for positive normal u, fdlibm layout: k ln2_hi + (f - (hfsq - (s(hfsq+R) + k ln2_lo)))."""
     f, kf = _log_split(e, u, c, k_off)
     s = e.fdiv(f, e.fadd(_k(e, u, 2.0), f))
@@ -999,9 +986,7 @@ def _cube_dd(e: Emitter, s_hi: SSAValue, s_lo: SSAValue) -> tuple[SSAValue, SSAV
     return s3, s3_lo
 
 
-def _mul_dd_const(
-    e: Emitter, a_hi: SSAValue, a_lo: SSAValue, c: tuple[float, ...]
-) -> tuple[SSAValue, SSAValue]:
+def _mul_dd_const(e: Emitter, a_hi: SSAValue, a_lo: SSAValue, c: tuple[float, ...]) -> tuple[SSAValue, SSAValue]:
     """(a_hi + a_lo) * (c[0] + c[1]) as hi + lo."""
     ch, cl = _k(e, a_hi, c[0]), _k(e, a_hi, c[1])
     p = e.fmul(a_hi, ch)
@@ -1074,7 +1059,7 @@ def _pow64(e: Emitter, x: SSAValue, y: SSAValue) -> SSAValue:
     return e.select(e.fcmp("oeq", y, _k(e, y, 0.0)), one, res)
 
 
-def pow(e: Emitter, x: SSAValue, y: SSAValue) -> SSAValue:  # noqa: A001 - mirrors np.power
+def pow(e: Emitter, x: SSAValue, y: SSAValue) -> SSAValue:
     """x**y with np.power/C99 semantics; f32 is evaluated in f64 and rounded once."""
     c = constants_for(x)
     if c.is_f32:
@@ -1084,20 +1069,20 @@ def pow(e: Emitter, x: SSAValue, y: SSAValue) -> SSAValue:  # noqa: A001 - mirro
 
 
 __all__ = [
+    "atan",
+    "atan2",
+    "cos",
+    "erf",
+    "erf_small",
     "exp",
     "exp_scaled",
-    "normal_tail_scaled",
     "expm1",
     "log",
     "log1p",
-    "tanh",
-    "sigmoid",
-    "erf",
-    "erf_small",
-    "sin",
-    "cos",
-    "tan",
-    "atan",
-    "atan2",
+    "normal_tail_scaled",
     "pow",
+    "sigmoid",
+    "sin",
+    "tan",
+    "tanh",
 ]

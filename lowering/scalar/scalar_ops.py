@@ -131,8 +131,9 @@ UNARY_INT: dict[type[ew.UnaryOp], Unary] = {
     ew.ReluOp: lambda e, x: _pick(e, x, e.const_like(x, 0), "sgt"),
     ew.NegOp: lambda e, x: e.sub(e.const_like(x, 0), x),
     ew.AbsOp: lambda e, x: e.select(e.icmp("slt", x, e.const_like(x, 0)), e.sub(e.const_like(x, 0), x), x),
-    ew.SignOp: lambda e, x: e.sub(e.zext(e.icmp("sgt", x, e.const_like(x, 0)), x.type),
-                               e.zext(e.icmp("slt", x, e.const_like(x, 0)), x.type)),
+    ew.SignOp: lambda e, x: e.sub(
+        e.zext(e.icmp("sgt", x, e.const_like(x, 0)), x.type), e.zext(e.icmp("slt", x, e.const_like(x, 0)), x.type)
+    ),
 }
 
 # compare predicates: (ordered float, signed int, unsigned int and bool)

@@ -40,8 +40,9 @@ def read_model(model: str | Path | bytes, input_shapes: dict[str, tuple[int, ...
     try:
         from rlx_mlir.frontends.onnx import load
     except ImportError as error:
-        raise CompileError(f"reading ONNX models needs the onnx package (pip install 'rlx-mlir[onnx]'): {error}") \
-            from None
+        raise CompileError(
+            f"reading ONNX models needs the onnx package (pip install 'rlx-mlir[onnx]'): {error}"
+        ) from None
     try:
         return load(model, input_shapes=input_shapes)
     except CompileError as error:

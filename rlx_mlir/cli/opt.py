@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import itertools
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -82,7 +83,7 @@ def _print_llvm_ir(module: ModuleOp, output: IO[str]) -> None:
 
 def _check_target(args: Sequence[str]) -> None:
     """An unknown -t is one line too (argparse would print its usage and exit 2)."""
-    for flag, value in zip(args, args[1:]):
+    for flag, value in itertools.pairwise(args):
         if flag in ("-t", "--target"):
             known = RlxOptMain.known_targets()
             if value.split("{")[0] not in known:
@@ -113,8 +114,14 @@ def main(args: Sequence[str] | None = None) -> None:
     except NotImplementedError as error:  # xDSL raises it bare, e.g. for an f80 constant
         fail("rlx-opt", ValueError(f"unsupported syntax: {str(error) or 'a type or literal xDSL cannot represent'}"))
     except (
-        ParseError, DiagnosticException, ValueError, OverflowError, OSError, MemoryError,
-        ArgSpecParseError, RlxError,
+        ParseError,
+        DiagnosticException,
+        ValueError,
+        OverflowError,
+        OSError,
+        MemoryError,
+        ArgSpecParseError,
+        RlxError,
     ) as error:
         fail("rlx-opt", error)
 

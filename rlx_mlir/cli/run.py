@@ -42,15 +42,23 @@ def main(args: Sequence[str] | None = None) -> None:
     parser.add_argument("-p", "--pipeline", help="tensor-level passes before planning (default pipeline if omitted)")
     parser.add_argument("--print-ir", action="store_true", help="print the IR after the tensor-level passes")
     parser.add_argument(
-        "--target", help="the machine to compile for: native, x86-64-v3, x86-64-v4 or an LLVM CPU name "
+        "--target",
+        help="the machine to compile for: native, x86-64-v3, x86-64-v4 or an LLVM CPU name "
         "(default: $RLX_MLIR_TARGET, else native)",
     )
     parser.add_argument(
-        "--input-shape", action="append", default=[], metavar="NAME=1x128",
+        "--input-shape",
+        action="append",
+        default=[],
+        metavar="NAME=1x128",
         help="an ONNX input's static shape (for models exported with dynamic dimensions)",
     )
     parser.add_argument(
-        "--profile", type=int, nargs="?", const=20, metavar="RUNS",
+        "--profile",
+        type=int,
+        nargs="?",
+        const=20,
+        metavar="RUNS",
         help="print where the time goes: each op's median time over RUNS calls (default 20), bytes and FLOPs",
     )
     options = parser.parse_args(args)

@@ -39,7 +39,8 @@ def write_files(d: Path) -> None:
     (d / "binary.mlir").write_bytes(bytes(range(256)))
     (d / "f80.mlir").write_text(
         "func.func @f() -> tensor<2xf80> {\n  %c = rlx.constant dense<1.0> : tensor<2xf80>\n"
-        "  func.return %c : tensor<2xf80>\n}\n")
+        "  func.return %c : tensor<2xf80>\n}\n"
+    )
     (d / "deep.mlir").write_text("builtin.module {" * 5000 + "}" * 5000)
     (d / "huge_dim.mlir").write_text(GRAPH.replace("4x3xf32", "4611686018427387904x3xf32"))
     (d / "fake.onnx").write_bytes(b"this is not a protobuf")
@@ -55,22 +56,51 @@ def write_files(d: Path) -> None:
 
 CASES: dict[str, tuple[str, list[str], int, str]] = {
     # ---- rlx-opt
-    "rlx-opt unknown flag": ("rlx-opt", ["{d}/g.mlir", "--frobnicate"], 1,
-                             "rlx-opt: error: unrecognized arguments: --frobnicate"),
+    "rlx-opt unknown flag": (
+        "rlx-opt",
+        ["{d}/g.mlir", "--frobnicate"],
+        1,
+        "rlx-opt: error: unrecognized arguments: --frobnicate",
+    ),
     "rlx-opt unknown short flag": ("rlx-opt", ["{d}/g.mlir", "-Z"], 1, "rlx-opt: error: unrecognized arguments: -Z"),
-    "rlx-opt unknown flag with a value": ("rlx-opt", ["--frobnicate=1", "{d}/g.mlir"], 1,
-                                          "rlx-opt: error: unrecognized arguments: --frobnicate=1"),
-    "rlx-opt a misspelt flag": ("rlx-opt", ["{d}/g.mlir", "--split-input-files"], 1,
-                                "rlx-opt: error: unrecognized arguments: --split-input-files"),
+    "rlx-opt unknown flag with a value": (
+        "rlx-opt",
+        ["--frobnicate=1", "{d}/g.mlir"],
+        1,
+        "rlx-opt: error: unrecognized arguments: --frobnicate=1",
+    ),
+    "rlx-opt a misspelt flag": (
+        "rlx-opt",
+        ["{d}/g.mlir", "--split-input-files"],
+        1,
+        "rlx-opt: error: unrecognized arguments: --split-input-files",
+    ),
     "rlx-opt a generic splat of 10^9 elements": ("rlx-opt", ["{d}/generic_splat.mlir", "-p", "default"], 0, ""),
-    "rlx-opt -p without a value": ("rlx-opt", ["{d}/g.mlir", "-p"], 1, "rlx-opt: error: argument -p/--passes: expected"),
-    "rlx-opt pass with an unclosed option list": ("rlx-opt", ["{d}/g.mlir", "-p", "plan-memory{alignment=64"], 1,
-                                                  "Error parsing pass pipeline specification"),
+    "rlx-opt -p without a value": (
+        "rlx-opt",
+        ["{d}/g.mlir", "-p"],
+        1,
+        "rlx-opt: error: argument -p/--passes: expected",
+    ),
+    "rlx-opt pass with an unclosed option list": (
+        "rlx-opt",
+        ["{d}/g.mlir", "-p", "plan-memory{alignment=64"],
+        1,
+        "Error parsing pass pipeline specification",
+    ),
     "rlx-opt pass option that does not exist": ("rlx-opt", ["{d}/g.mlir", "-p", "plan-memory{nope=1}"], 1, "nope"),
-    "rlx-opt pass option of the wrong type": ("rlx-opt", ["{d}/g.mlir", "-p", "lower-to-llvm{threads=many}"], 1,
-                                              "Incompatible types: given ('many',)"),
-    "rlx-opt an empty pass name": ("rlx-opt", ["{d}/g.mlir", "-p", "cse,,dce"], 1,
-                                   "Error parsing pass pipeline specification"),
+    "rlx-opt pass option of the wrong type": (
+        "rlx-opt",
+        ["{d}/g.mlir", "-p", "lower-to-llvm{threads=many}"],
+        1,
+        "Incompatible types: given ('many',)",
+    ),
+    "rlx-opt an empty pass name": (
+        "rlx-opt",
+        ["{d}/g.mlir", "-p", "cse,,dce"],
+        1,
+        "Error parsing pass pipeline specification",
+    ),
     "rlx-opt autodiff wrt out of range": ("rlx-opt", ["{d}/g.mlir", "-p", "autodiff{wrt=5}"], 1, "5"),
     "rlx-opt a binary file": ("rlx-opt", ["{d}/binary.mlir"], 1, "utf-8"),
     "rlx-opt an f80 constant": ("rlx-opt", ["{d}/f80.mlir"], 1, "unsupported syntax"),
@@ -80,29 +110,64 @@ CASES: dict[str, tuple[str, list[str], int, str]] = {
     "rlx-opt output into a file's path": ("rlx-opt", ["{d}/g.mlir", "-o", "{d}/g.mlir/out.mlir"], 1, "Not a directory"),
     "rlx-opt unknown target": ("rlx-opt", ["{d}/g.mlir", "-t", "wasm"], 1, "unknown target 'wasm'"),
     # ---- rlx-run
-    "rlx-run unknown flag": ("rlx-run", ["{d}/g.mlir", "--frobnicate"], 1,
-                             "rlx-run: error: unrecognized arguments: --frobnicate"),
+    "rlx-run unknown flag": (
+        "rlx-run",
+        ["{d}/g.mlir", "--frobnicate"],
+        1,
+        "rlx-run: error: unrecognized arguments: --frobnicate",
+    ),
     "rlx-run no file": ("rlx-run", [], 1, "rlx-run: error: the following arguments are required: file"),
     "rlx-run an empty program": ("rlx-run", ["{d}/empty.mlir"], 1, "<input>:1:1: Could not parse entire input"),
     "rlx-run a binary program": ("rlx-run", ["{d}/binary.mlir"], 1, "utf-8"),
     "rlx-run an f80 constant": ("rlx-run", ["{d}/f80.mlir"], 1, "unsupported syntax"),
     "rlx-run 5,000 nested modules": ("rlx-run", ["{d}/deep.mlir"], 1, "nests too deeply"),
-    "rlx-run int32 array for f32": ("rlx-run", ["{d}/g.mlir", "-i", "{d}/a_int.npy", "-i", "{d}/b.npy"], 1,
-                                    "must have dtype float32, got int32"),
-    "rlx-run 0-d array for a shaped input": ("rlx-run", ["{d}/g.mlir", "-i", "{d}/scalar.npy", "-i", "{d}/b.npy"],
-                                             1, "must have shape [4, 3], got []"),
-    "rlx-run a header without data": ("rlx-run", ["{d}/g.mlir", "-i", "{d}/header_only.npy", "-i", "{d}/b.npy"], 1,
-                                      "cannot read input"),
-    "rlx-run an empty .npy": ("rlx-run", ["{d}/g.mlir", "-i", "{d}/empty.npy", "-i", "{d}/b.npy"], 1,
-                              "the file is empty or cut short"),
-    "rlx-run an input that is a directory": ("rlx-run", ["{d}/g.mlir", "-i", "{d}", "-i", "{d}/b.npy"], 1,
-                                             "cannot read input"),
+    "rlx-run int32 array for f32": (
+        "rlx-run",
+        ["{d}/g.mlir", "-i", "{d}/a_int.npy", "-i", "{d}/b.npy"],
+        1,
+        "must have dtype float32, got int32",
+    ),
+    "rlx-run 0-d array for a shaped input": (
+        "rlx-run",
+        ["{d}/g.mlir", "-i", "{d}/scalar.npy", "-i", "{d}/b.npy"],
+        1,
+        "must have shape [4, 3], got []",
+    ),
+    "rlx-run a header without data": (
+        "rlx-run",
+        ["{d}/g.mlir", "-i", "{d}/header_only.npy", "-i", "{d}/b.npy"],
+        1,
+        "cannot read input",
+    ),
+    "rlx-run an empty .npy": (
+        "rlx-run",
+        ["{d}/g.mlir", "-i", "{d}/empty.npy", "-i", "{d}/b.npy"],
+        1,
+        "the file is empty or cut short",
+    ),
+    "rlx-run an input that is a directory": (
+        "rlx-run",
+        ["{d}/g.mlir", "-i", "{d}", "-i", "{d}/b.npy"],
+        1,
+        "cannot read input",
+    ),
     "rlx-run output onto a directory": (
-        "rlx-run", ["{d}/g.mlir", "-i", "{d}/a.npy", "-i", "{d}/b.npy", "-o", "{d}/out_dir.npz"], 1, "directory"),
+        "rlx-run",
+        ["{d}/g.mlir", "-i", "{d}/a.npy", "-i", "{d}/b.npy", "-o", "{d}/out_dir.npz"],
+        1,
+        "directory",
+    ),
     "rlx-run a pipeline listing default": (
-        "rlx-run", ["{d}/g.mlir", "-p", "default", "-i", "{d}/a.npy", "-i", "{d}/b.npy"], 1,
-        "pipeline lists 'default'"),
-    "rlx-run a malformed --input-shape": ("rlx-run", ["{d}/fake.onnx", "--input-shape", "x=1xbig"], 1,
-                                          "expected NAME=DxDx"),
+        "rlx-run",
+        ["{d}/g.mlir", "-p", "default", "-i", "{d}/a.npy", "-i", "{d}/b.npy"],
+        1,
+        "pipeline lists 'default'",
+    ),
+    "rlx-run a malformed --input-shape": (
+        "rlx-run",
+        ["{d}/fake.onnx", "--input-shape", "x=1xbig"],
+        1,
+        "expected NAME=DxDx",
+    ),
     "rlx-run a file that is not ONNX": ("rlx-run", ["{d}/fake.onnx"], 1, "cannot read the ONNX model"),
 }

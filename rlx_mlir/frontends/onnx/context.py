@@ -107,7 +107,6 @@ def node_attribute(node: onnx.NodeProto, name: str, default: Any = None) -> Any:
     return default
 
 
-
 def axes_operand(node: onnx.NodeProto, inputs: Sequence[Value | None], position: int) -> list[int] | None:
     """`axes` from the input at `position` (opset 13+) or the attribute."""
     if len(inputs) > position and inputs[position] is not None:

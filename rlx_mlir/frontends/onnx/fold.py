@@ -91,17 +91,33 @@ def _fold_reduce(function: Callable[..., np.ndarray]) -> FoldRule:
 
 
 ELEMENTWISE: dict[str, Callable[..., np.ndarray]] = {
-    "Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Div": _truncating_divide,
-    "Neg": np.negative, "Abs": np.abs, "Sqrt": np.sqrt, "Floor": np.floor, "Ceil": np.ceil,
-    "Equal": np.equal, "Less": np.less, "Greater": np.greater,
-    "LessOrEqual": np.less_equal, "GreaterOrEqual": np.greater_equal,
-    "Not": np.logical_not, "And": np.logical_and, "Or": np.logical_or, "Xor": np.logical_xor,
+    "Add": np.add,
+    "Sub": np.subtract,
+    "Mul": np.multiply,
+    "Div": _truncating_divide,
+    "Neg": np.negative,
+    "Abs": np.abs,
+    "Sqrt": np.sqrt,
+    "Floor": np.floor,
+    "Ceil": np.ceil,
+    "Equal": np.equal,
+    "Less": np.less,
+    "Greater": np.greater,
+    "LessOrEqual": np.less_equal,
+    "GreaterOrEqual": np.greater_equal,
+    "Not": np.logical_not,
+    "And": np.logical_and,
+    "Or": np.logical_or,
+    "Xor": np.logical_xor,
     "Where": np.where,
 }
 """The NumPy function of each elementwise op that folds."""
 
 REDUCTIONS: dict[str, Callable[..., np.ndarray]] = {
-    "ReduceMax": np.max, "ReduceMin": np.min, "ReduceSum": np.sum, "ReduceProd": np.prod,
+    "ReduceMax": np.max,
+    "ReduceMin": np.min,
+    "ReduceSum": np.sum,
+    "ReduceProd": np.prod,
 }
 """The NumPy function of each reduction that folds."""
 

@@ -86,8 +86,10 @@ def _check_graph(graph: onnx.GraphProto) -> None:
     if not graph.output:
         raise CompileError("the ONNX graph has no outputs")
     seen: set[str] = set()
-    for what, names in (("graph input", [v.name for v in graph.input]),
-                        ("node output", [n for node in graph.node for n in node.output if n])):
+    for what, names in (
+        ("graph input", [v.name for v in graph.input]),
+        ("node output", [n for node in graph.node for n in node.output if n]),
+    ):
         for name in names:
             if name in seen:
                 raise CompileError(f"the ONNX graph defines '{name}' twice (a {what})")
@@ -100,8 +102,11 @@ def _initializer(tensor: onnx.TensorProto, folder: Path | None) -> np.ndarray:
     regular file inside the model's folder, no more than the tensor needs."""
     name = f"initializer '{tensor.name}'"
     if tensor.data_type not in ELEMENT_TYPES:
-        label = onnx.TensorProto.DataType.Name(tensor.data_type) if tensor.data_type in onnx.TensorProto.DataType.values() \
+        label = (
+            onnx.TensorProto.DataType.Name(tensor.data_type)
+            if tensor.data_type in onnx.TensorProto.DataType.values()
             else str(tensor.data_type)
+        )
         raise CompileError(f"{name} has element type {label}, which rlx does not support")
     dims = list(tensor.dims)
     if any(d < 0 for d in dims):
@@ -163,8 +168,11 @@ def _checked_shapes(given: Mapping[str, Sequence[int]] | None, graph: onnx.Graph
         raise ArgumentError(f"input_shapes names no graph input: {', '.join(sorted(map(str, unknown)))}")
     shapes = {}
     for name, shape in given.items():
-        if isinstance(shape, (str, bytes)) or not isinstance(shape, Sequence) or \
-                not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 0 for d in shape):
+        if (
+            isinstance(shape, (str, bytes))
+            or not isinstance(shape, Sequence)
+            or not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 0 for d in shape)
+        ):
             raise ArgumentError(f"input_shapes['{name}'] must be a list of dimensions >= 0, got {shape!r}")
         rank = len(declared[name].type.tensor_type.shape.dim)
         if declared[name].type.tensor_type.HasField("shape") and rank != len(shape):

@@ -62,14 +62,17 @@ def _check_node(node: onnx.NodeProto, inputs: list[Value | None], produced: set[
     if node.op_type not in ctx.importers:
         raise Unsupported("no importer for this op type")
     try:  # ONNX's own schema check: required attributes, input and output counts
-        onnx.checker.check_node(_without_subgraphs(node), _checker_context(ctx.opset), onnx.checker.C.LexicalScopeContext())
+        onnx.checker.check_node(
+            _without_subgraphs(node), _checker_context(ctx.opset), onnx.checker.C.LexicalScopeContext()
+        )
     except onnx.checker.ValidationError as error:
         raise Unsupported(f"invalid node: {str(error).strip().splitlines()[0]}") from None
     for name, value in zip(node.input, inputs):
         if name and value is None:
             if name not in produced:
-                raise Unsupported(f"input '{name}' is no graph input, initializer or node output "
-                                  "(a missing initializer?)")
+                raise Unsupported(
+                    f"input '{name}' is no graph input, initializer or node output (a missing initializer?)"
+                )
             raise Unsupported("an input comes from a node that was not imported")
 
 

@@ -207,7 +207,9 @@ def _operand(node: onnx.NodeProto, inputs: list[Value | None], position: int, at
 
 def _unsqueeze(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
     shape = list(ctx.shape(inputs[0]))
-    axes = sorted(a % (len(shape) + len(axes_operand(node, inputs, 1) or [])) for a in axes_operand(node, inputs, 1) or [])
+    axes = sorted(
+        a % (len(shape) + len(axes_operand(node, inputs, 1) or [])) for a in axes_operand(node, inputs, 1) or []
+    )
     for a in axes:
         shape.insert(a, 1)
     return [_reshape_to(ctx, present(inputs[0]), shape)]
@@ -306,8 +308,9 @@ def _log_sum_exp(b: Builder, x: SSAValue, axes: list[int], keepdims: bool) -> SS
     if any(shape[a] == 0 for a in axes):
         return b.log(b.reduce_sum(b.exp(x), axes, keepdims))
     peak = b.reduce_max(x, axes, True)
-    finite = b.where(b.compare("eq", b.abs(peak), b.constant(np.inf, element_name(x))),
-                     b.constant(0.0, element_name(x)), peak)
+    finite = b.where(
+        b.compare("eq", b.abs(peak), b.constant(np.inf, element_name(x))), b.constant(0.0, element_name(x)), peak
+    )
     total = b.add(b.log(b.reduce_sum(b.exp(b.sub(x, finite)), axes, True)), finite)
     return total if keepdims else b.reshape(total, _dropped(shape_of(total.type), axes))
 
@@ -465,8 +468,11 @@ def _is_inf(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> li
     """x == +inf (detect_positive) or x == -inf (detect_negative)."""
     b = ctx.builder
     x = ctx.tensor(inputs[0])
-    tests = [b.compare("eq", x, b.constant(sign * np.inf, element_name(x)))
-             for sign, name in ((1, "detect_positive"), (-1, "detect_negative")) if node_attribute(node, name, 1)]
+    tests = [
+        b.compare("eq", x, b.constant(sign * np.inf, element_name(x)))
+        for sign, name in ((1, "detect_positive"), (-1, "detect_negative"))
+        if node_attribute(node, name, 1)
+    ]
     if not tests:  # neither sign detected: all false
         return [np.zeros(shape_of(x.type), np.bool_)]
     return [tests[0] if len(tests) == 1 else b.bit_or(*tests)]
@@ -623,21 +629,61 @@ def _arg(method: str) -> Importer:
 
 
 IMPORTERS: dict[str, Importer] = {
-    **{op: _unary(name) for op, name in {
-        "Abs": "abs", "Neg": "neg", "Exp": "exp", "Log": "log", "Sqrt": "sqrt", "Tanh": "tanh",
-        "Sigmoid": "sigmoid", "Relu": "relu", "Sin": "sin", "Cos": "cos", "Tan": "tan", "Atan": "atan",
-        "Erf": "erf", "Floor": "floor", "Ceil": "ceil", "Sign": "sign", "Reciprocal": "recip",
-        "Softplus": "softplus", "Softsign": "softsign", "Round": "round", "HardSwish": "hard_swish",
-        "Mish": "mish",
-    }.items()},
-    **{op: _binary(name) for op, name in {
-        "Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div", "Max": "max", "Min": "min", "Sum": "add",
-        "And": "bit_and", "Or": "bit_or", "Xor": "bit_xor",
-        "BitwiseAnd": "bit_and", "BitwiseOr": "bit_or", "BitwiseXor": "bit_xor",
-    }.items()},
-    **{op: _compare(name) for op, name in {
-        "Equal": "eq", "Less": "lt", "Greater": "gt", "LessOrEqual": "le", "GreaterOrEqual": "ge",
-    }.items()},
+    **{
+        op: _unary(name)
+        for op, name in {
+            "Abs": "abs",
+            "Neg": "neg",
+            "Exp": "exp",
+            "Log": "log",
+            "Sqrt": "sqrt",
+            "Tanh": "tanh",
+            "Sigmoid": "sigmoid",
+            "Relu": "relu",
+            "Sin": "sin",
+            "Cos": "cos",
+            "Tan": "tan",
+            "Atan": "atan",
+            "Erf": "erf",
+            "Floor": "floor",
+            "Ceil": "ceil",
+            "Sign": "sign",
+            "Reciprocal": "recip",
+            "Softplus": "softplus",
+            "Softsign": "softsign",
+            "Round": "round",
+            "HardSwish": "hard_swish",
+            "Mish": "mish",
+        }.items()
+    },
+    **{
+        op: _binary(name)
+        for op, name in {
+            "Add": "add",
+            "Sub": "sub",
+            "Mul": "mul",
+            "Div": "div",
+            "Max": "max",
+            "Min": "min",
+            "Sum": "add",
+            "And": "bit_and",
+            "Or": "bit_or",
+            "Xor": "bit_xor",
+            "BitwiseAnd": "bit_and",
+            "BitwiseOr": "bit_or",
+            "BitwiseXor": "bit_xor",
+        }.items()
+    },
+    **{
+        op: _compare(name)
+        for op, name in {
+            "Equal": "eq",
+            "Less": "lt",
+            "Greater": "gt",
+            "LessOrEqual": "le",
+            "GreaterOrEqual": "ge",
+        }.items()
+    },
     "Identity": _identity,
     "Constant": _constant,
     "Shape": _shape,

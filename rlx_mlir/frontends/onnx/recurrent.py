@@ -59,7 +59,7 @@ def _recurrent(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) ->
     kind = RECURRENT[node.op_type]
     b = ctx.builder
     padded = [*inputs, *[None] * (8 - len(inputs))]
-    x, w, r, bias, lengths, h0 = padded[:6]
+    x, w, r, bias, lengths, _h0 = padded[:6]
     hidden = int(node_attribute(node, "hidden_size"))
     direction = node_attribute(node, "direction", b"forward").decode()
     layout = int(node_attribute(node, "layout", 0))
@@ -136,8 +136,11 @@ def _recurrence_by_scan(ctx: Import, node: onnx.NodeProto, inputs: list[Value | 
     w, r = known(w, "W"), known(r, "R")
     directions, element = w.shape[0], _name(w)
     bias = known(bias, "B") if bias is not None else np.zeros((directions, 2 * cell.gates * hidden), w.dtype)
-    peepholes = known(initial[2], "P") if len(initial) > 2 and initial[2] is not None else np.zeros(
-        (directions, 3 * hidden), w.dtype)
+    peepholes = (
+        known(initial[2], "P")
+        if len(initial) > 2 and initial[2] is not None
+        else np.zeros((directions, 3 * hidden), w.dtype)
+    )
     x = ctx.tensor(x)
     if layout == 1:
         x = b.transpose(x, [1, 0, 2])  # [S, B, I]
@@ -152,10 +155,16 @@ def _recurrence_by_scan(ctx: Import, node: onnx.NodeProto, inputs: list[Value | 
         reverse = direction == "reverse" or d == 1
         steps = b.reverse(x, [0]) if reverse else x
         w_bias, r_bias = np.split(bias[d], 2)
-        projected = b.add(b.matmul(steps, b.constant(w[d], element), False, True),
-                          b.constant(cell.projection_bias(w_bias, r_bias, hidden), element))
-        parts = [b.reshape(b.narrow(v, 0, d, 1), [batch, hidden]) if v is not None
-                 else b.constant(np.zeros((batch, hidden)), element) for v in states]
+        projected = b.add(
+            b.matmul(steps, b.constant(w[d], element), False, True),
+            b.constant(cell.projection_bias(w_bias, r_bias, hidden), element),
+        )
+        parts = [
+            b.reshape(b.narrow(v, 0, d, 1), [batch, hidden])
+            if v is not None
+            else b.constant(np.zeros((batch, hidden)), element)
+            for v in states
+        ]
         init = parts[0] if len(parts) == 1 else b.concat(parts, 1)  # [B, k·H]
         constants = [b.constant(c, element) for c in cell.constants(r[d], r_bias, peepholes[d], hidden)]
         trajectory = b.scan(init, cell.step(hidden), [projected], constants, save_trajectory=True)  # [S, B, kH]
@@ -179,8 +188,9 @@ def _gru_step(hidden: int) -> Callable[..., SSAValue]:
     def step(b: Builder, h: SSAValue, r_zr: SSAValue, r_h: SSAValue, rb_h: SSAValue, p: SSAValue) -> SSAValue:
         zr = b.sigmoid(b.add(b.narrow(p, 1, 0, 2 * hidden), b.matmul(h, r_zr, False, True)))
         z, reset = b.narrow(zr, 1, 0, hidden), b.narrow(zr, 1, hidden, hidden)
-        candidate = b.tanh(b.add(b.narrow(p, 1, 2 * hidden, hidden),
-                                 b.add(b.matmul(b.mul(reset, h), r_h, False, True), rb_h)))
+        candidate = b.tanh(
+            b.add(b.narrow(p, 1, 2 * hidden, hidden), b.add(b.matmul(b.mul(reset, h), r_h, False, True), rb_h))
+        )
         return b.add(candidate, b.mul(z, b.sub(h, candidate)))  # (1 - z) * candidate + z * h
 
     return step
@@ -211,8 +221,13 @@ def _peephole_lstm_step(hidden: int) -> Callable[..., SSAValue]:
 
 
 SCAN_CELLS = {
-    "GRU": ScanCell(3, 1, lambda wb, rb, h: wb + np.concatenate([rb[: 2 * h], np.zeros(h, wb.dtype)]),
-                    lambda r, rb, p, h: [r[: 2 * h], r[2 * h :], rb[2 * h :]], _gru_step),
+    "GRU": ScanCell(
+        3,
+        1,
+        lambda wb, rb, h: wb + np.concatenate([rb[: 2 * h], np.zeros(h, wb.dtype)]),
+        lambda r, rb, p, h: [r[: 2 * h], r[2 * h :], rb[2 * h :]],
+        _gru_step,
+    ),
     "LSTM": ScanCell(4, 2, lambda wb, rb, h: wb + rb, lambda r, rb, p, h: [r, p], _peephole_lstm_step),
 }
 """The ONNX recurrences imported as scans: GRU with linear_before_reset = 0, LSTM with peepholes."""
@@ -245,27 +260,37 @@ def _scan(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list
     num_scans = int(node_attribute(node, "num_scan_inputs"))
     states = [ctx.tensor(v) for v in inputs[: len(inputs) - num_scans]]
     num_outputs = len(body.output) - len(states)
-    xs = [_to_time_major(b, ctx.tensor(x), axis, reverse)
-          for x, axis, reverse in zip(inputs[len(states):], *_scan_layout(node, "input", num_scans))]
+    xs = [
+        _to_time_major(b, ctx.tensor(x), axis, reverse)
+        for x, axis, reverse in zip(inputs[len(states) :], *_scan_layout(node, "input", num_scans))
+    ]
     outer = _outer_values(ctx, body)
     run_time = {name: v for name, v in outer.items() if isinstance(v, SSAValue)}  # the scan's broadcast inputs
     step_types = [(shape_of(x.type)[1:], element_name(x)) for x in xs]
     probe = Builder("scan_body")
     probe_states = [probe.input(shape_of(s.type), element_name(s)) for s in states]
-    probe_outputs = _scan_body(Import(probe, ctx.importers, opset=ctx.opset), body, probe_states,
-                               [probe.input(*t) for t in step_types], outer, probe_inputs=True)
+    probe_outputs = _scan_body(
+        Import(probe, ctx.importers, opset=ctx.opset),
+        body,
+        probe_states,
+        [probe.input(*t) for t in step_types],
+        outer,
+        probe_inputs=True,
+    )
     pieces = [shape_of(v.type) for v in probe_outputs]
     elements = {element_name(v) for v in (*states, *probe_outputs)}
     if len(elements) != 1:
         raise Unsupported(f"state variables and scan outputs of several element types ({', '.join(sorted(elements))})")
     (element,) = elements
     sizes = [int(np.prod(p)) for p in pieces]
-    init = _pack(b, [*states, *(b.constant(np.zeros(p), element) for p in pieces[len(states):])])
+    init = _pack(b, [*states, *(b.constant(np.zeros(p), element) for p in pieces[len(states) :])])
 
     def step(inner: Builder, carry: SSAValue, *arguments: SSAValue) -> SSAValue:
         unpacked = _unpack(inner, carry, pieces[: len(states)], sizes)
         bound = {**outer, **dict(zip(run_time, arguments))}  # broadcast arguments come first
-        values = _scan_body(Import(inner, ctx.importers, opset=ctx.opset), body, unpacked, list(arguments[len(run_time):]), bound)
+        values = _scan_body(
+            Import(inner, ctx.importers, opset=ctx.opset), body, unpacked, list(arguments[len(run_time) :]), bound
+        )
         return _pack(inner, values)
 
     result = b.scan(init, step, xs, list(run_time.values()), save_trajectory=num_outputs > 0)
@@ -320,8 +345,14 @@ def _outer_values(ctx: Import, body: onnx.GraphProto) -> dict[str, Value]:
     return {name: ctx.values[name] for name in sorted(used)}
 
 
-def _scan_body(ctx: Import, body: onnx.GraphProto, states: list[SSAValue], steps: list[SSAValue],
-               outer: dict[str, Value], probe_inputs: bool = False) -> list[SSAValue]:
+def _scan_body(
+    ctx: Import,
+    body: onnx.GraphProto,
+    states: list[SSAValue],
+    steps: list[SSAValue],
+    outer: dict[str, Value],
+    probe_inputs: bool = False,
+) -> list[SSAValue]:
     """The body graph's outputs, imported with its inputs bound to (states, x_t) and
     the outer names to `outer` (outer run-time values become inputs of a probe)."""
     for name, value in outer.items():
