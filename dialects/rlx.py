@@ -179,7 +179,7 @@ class SplatToExpand(RewritePattern):
         if not op.is_splat:
             return
         scalar = ConstantOp(op.value)
-        rewriter.replace_op(op, [scalar, ExpandOp(scalar.result, op.result.type)])
+        rewriter.replace(op, [scalar, ExpandOp(scalar.result, op.result.type)])
 
 
 InputMapOp: TypeAlias = ExpandOp | IndexMapOp
