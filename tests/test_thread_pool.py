@@ -186,8 +186,10 @@ MOVE_CODE = (
     "    run(ctypes.cast(callback, ctypes.c_void_p), None, 2, 2)\n"
     "worker = workers.pop()\n"
     "os.sched_setaffinity(worker, {here})  # onto the caller's CPU\n"
-    "for _ in range(20):\n"
-    "    run(ctypes.cast(callback, ctypes.c_void_p), None, 2, 2)\n"
+    "import time\n"
+    "for _ in range(20):  # a launch, then the caller sleeps: the worker runs (a caller that did all\n"
+    "    run(ctypes.cast(callback, ctypes.c_void_p), None, 2, 2)  # the grains does not wait for it)\n"
+    "    time.sleep(0.01)\n"
     "print(json.dumps({'allowed': allowed, 'worker': sorted(os.sched_getaffinity(worker))}))\n"
 )
 
