@@ -99,14 +99,18 @@ its core between checks: on a loaded machine a worker may have been descheduled.
 
 BACKOFF_LAUNCHES = 32
 """Launches run on the calling thread alone after one whose caller waited on its
-workers longer than it computed (plus `STALL_SLACK_CYCLES`): a worker that took
+workers longer than it computed (plus `STALL_MIN_CYCLES`): a worker that took
 its grain and was then descheduled, as on a core shared with another busy process.
 Measured on 2 vCPUs at load 10: an 8M-element elementwise kernel took 6.7 ms on 2
 threads and 2.7 ms on 1. The next launch after the backoff tries the workers again."""
 
-STALL_SLACK_CYCLES = 1 << 17
-"""Cycle-counter ticks (~50 us) of waiting that never count as a stall: a worker
-woken from sleep starts that much later than its caller in the normal course."""
+STALL_MIN_CYCLES = 1 << 21
+"""Cycle-counter ticks (~0.8 ms) a caller must have waited, and longer than its
+own grains took, for a launch to count as stalled: a descheduled worker costs
+its caller a scheduler time slice (milliseconds), while a worker that merely
+started late (woken from sleep on a KVM guest) costs a fraction of that. With
+a bound of ~50 us over the caller's own time, a layer norm of [2048, 1024] on
+a quiet 2-vCPU host backed off on most launches (0.54 ms instead of 0.37)."""
 
 OPAQUE_BYTES = 128
 """Room for a pthread_mutex_t or a pthread_cond_t on every supported libc (glibc: 40 and 48 bytes)."""
@@ -469,7 +473,8 @@ def _emit_parallel_for(p: _Pool, grow: ir.Function, grains: ir.Function) -> None
 
     b.position_at_end(finish)
     waited = b.sub(b.call(p.cycles, []), done_own)
-    stalled = b.icmp_unsigned(">", waited, b.add(b.sub(done_own, started), _I64(STALL_SLACK_CYCLES)))
+    own = b.sub(done_own, started)
+    stalled = b.and_(b.icmp_unsigned(">", waited, own), b.icmp_unsigned(">", waited, _I64(STALL_MIN_CYCLES)))
     with b.if_then(stalled):
         b.store(b.load(p.backoff_launches), p.backoff)
     _store(b, _I32(0), p.busy, "release")
