@@ -79,9 +79,10 @@ def _insert_before(text: str, anchor: str, insertion: str, what: str) -> str:
 
 
 def _append_row(text: str, table: str, row: str) -> str:
-    """`row` as the last entry of the dict or tuple literal assigned to `table`."""
+    """`row` as the last entry of the dict literal assigned to `table`, or of the
+    tuple its comprehension walks (closed by a line `)` before the `}`)."""
     start = text.index(f"\n{table}: ")
-    end = re.compile(r"\n\)?\}").search(text, start)
+    end = re.compile(r"\n(?: *\)\n)?\}").search(text, start)
     assert end is not None, f"the literal of {table} has no closing line"
     return text[: end.start()] + "\n" + row + text[end.start() :]
 
