@@ -561,6 +561,7 @@ class RowRegionOp(ScalarBodyRegionOp, ABC):
     body = region_def("single_block")  # redeclared so that it precedes `epilogue` (IRDL orders subclass fields first)
     epilogue = region_def("single_block")
 
+    @abstractmethod
     def rebuilt(
         self,
         inputs: Sequence[SSAValue],
@@ -570,7 +571,6 @@ class RowRegionOp(ScalarBodyRegionOp, ABC):
         epilogue: Region,
     ) -> RowRegionOp:
         """This op's kind and properties over other inputs and bodies."""
-        raise NotImplementedError
 
     def with_epilogue(self, consumer: ElementwiseRegionOp, position: int) -> RowRegionOp:
         """This region followed by `consumer`, whose input #`position` is this

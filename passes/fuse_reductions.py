@@ -57,12 +57,14 @@ def _pointwise(values: Sequence[SSAValue], maps: Sequence[AffineMap], space: tup
 
 
 def _fuse_prologue(
-    op: rd.ReduceOp | rd.NormalizeOp,
+    op: Operation,
+    source: SSAValue,
     rewriter: PatternRewriter,
     build: Callable[[rg.ElementwiseRegionOp], Operation | None],
 ) -> None:
-    """Replace `op` by `build(region of its producer)` unless that declines (None)."""
-    producer = _fusible_producer(op.input)
+    """Replace `op` by `build(region of the producer of its input `source`)`
+    unless that declines (None)."""
+    producer = _fusible_producer(source)
     if producer is None:
         return
     with rg.ElementwiseRegionOp.covering(producer) as region:
@@ -75,7 +77,7 @@ def _fuse_prologue(
 class FuseReductionPrologue(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: rd.ReduceOp, rewriter: PatternRewriter) -> None:
-        _fuse_prologue(op, rewriter, lambda region: rg.ReductionRegionOp.of(op, region))
+        _fuse_prologue(op, op.input, rewriter, lambda region: rg.ReductionRegionOp.of(op, region))
 
 
 class ReductionOfAnIndexMap(RewritePattern):
@@ -99,6 +101,7 @@ class FuseNormalizePrologue(RewritePattern):
         space = shape_of(op.input.type)
         _fuse_prologue(
             op,
+            op.input,
             rewriter,
             lambda region: (
                 rg.NormalizeRegionOp.of(op, region) if _pointwise(region.inputs, region.maps, space) else None
@@ -114,16 +117,12 @@ class FuseRowRegionPrologue(RewritePattern):
     def match_and_rewrite(self, op: rg.StandardizeRegionOp, rewriter: PatternRewriter) -> None:
         if op.prologue_count != 1 or not _is_identity(op.body.block):
             return
-        producer = _fusible_producer(op.inputs[0])
-        if producer is None:
-            return
-        with rg.ElementwiseRegionOp.covering(producer) as region:
-            ok = region is not None and len(region.outputs) == 1
-            ok = ok and all(op.reads_through(m, v) for m, v in zip(region.maps, region.inputs))  # type: ignore[union-attr]
-            fused = op.with_prologue(region) if ok else None  # type: ignore[arg-type]
-        if fused is not None:
-            rewriter.replace(op, fused)
-            rewriter.erase(producer)
+
+        def build(region: rg.ElementwiseRegionOp) -> Operation | None:
+            reads = all(op.reads_through(m, v) for m, v in zip(region.maps, region.inputs))
+            return op.with_prologue(region) if len(region.outputs) == 1 and reads else None
+
+        _fuse_prologue(op, op.inputs[0], rewriter, build)
 
 
 def _is_identity(block: Block) -> bool:

@@ -31,9 +31,11 @@ from dataclasses import dataclass
 
 import llvmlite.ir as ir
 from xdsl.dialects import func
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 
 from rlx_mlir import jit
+from rlx_mlir.broadcast import numel
 from rlx_mlir.dialects import contraction as ct
 from rlx_mlir.dialects import reduction as rd
 from rlx_mlir.dialects import region as rg
@@ -85,7 +87,7 @@ def _describe(position: int, op: Operation) -> TimedOp:
 
 
 def _is_tensor(value: SSAValue) -> bool:
-    return hasattr(value.type, "get_shape")
+    return isinstance(value.type, TensorType)
 
 
 def _types(values: Sequence[SSAValue]) -> str:
@@ -93,14 +95,13 @@ def _types(values: Sequence[SSAValue]) -> str:
 
 
 def _type(value: SSAValue) -> str:
-    if not _is_tensor(value):
+    if not isinstance(value.type, TensorType):
         return str(value.type)
-    element = value.type.get_element_type()  # type: ignore[attr-defined]  # TensorType, checked above
-    return "x".join([*(str(d) for d in shape_of(value.type)), str(element)])
+    return "x".join([*(str(d) for d in shape_of(value.type)), str(value.type.get_element_type())])
 
 
 def _elements(value: SSAValue) -> int:
-    return math.prod(shape_of(value.type))
+    return numel(shape_of(value.type))
 
 
 def _flops(op: Operation) -> int | None:

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from xdsl.ir import Operation, Region, SSAValue
 from xdsl.ir.affine import AffineMap
 
+from rlx_mlir.broadcast import numel
 from rlx_mlir.dialects import elementwise as ew
 from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects.common import element_type, shape_of
@@ -63,9 +64,9 @@ class _Row:
 
     def read(self, k: int, base: SSAValue, j: SSAValue) -> Value:
         """Input k at element j of the row starting at element `base`."""
-        e = self.e
-        at = {"scalar": e.i64(0), "row": j, "point": None}[self.kinds[k]]
-        return self.codecs[k].load(e, self.ptrs[k], e.add(base, j) if at is None else at)
+        e, kind = self.e, self.kinds[k]
+        at = e.i64(0) if kind == "scalar" else j if kind == "row" else e.add(base, j)
+        return self.codecs[k].load(e, self.ptrs[k], at)
 
     def x(self, base: SSAValue, j: SSAValue) -> SSAValue:
         """The prologue's value at element j."""
@@ -117,9 +118,7 @@ class _Row:
 def standardize_kernels(op: rg.StandardizeRegionOp, ctx: KernelContext) -> list[Kernel]:
     """One kernel; its work items are the rows, split across threads."""
     shape = shape_of(op.outputs[0].type)
-    rows = 1
-    for d in shape[:-1]:
-        rows *= d
+    rows = numel(shape[:-1])
     if rows * shape[-1] == 0:
         return []
 
