@@ -1,0 +1,133 @@
+"""The model suite (tests/model_suite.py): rlx_mlir vs onnxruntime on models
+that `transformers` builds from small configs with random weights.
+
+    python benchmarks/models.py [--models bert,gpt2] [--exporters torchscript,dynamo]
+                                [--batch 1 8] [--seq 128] [--repeat 20] [--threads 2]
+
+Each model (width 256, 4 layers, 8 heads, MLP 1024: `model_suite.SMALL`) is
+exported by each exporter with dynamic batch and sequence axes, imported by
+rlx at each batch size and compared with onnxruntime (within 1e-4) before
+timing. The decoders also run one decode step (`--past` cached steps). Both
+run on `--threads` threads in one process, alternating call by call; the
+figures are medians and the ratio is onnxruntime / rlx (> 1: rlx is faster).
+onnxruntime's threads do not spin between calls
+(`session.intra_op.allow_spinning = 0`): spinning workers of one runtime would
+take the cores the other is timed on. Compile time is rlx's import and
+compile of each shape, cold (the disk cache is off).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import onnxruntime
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from machine import add_target_argument, use_target  # this script's folder is on sys.path
+from model_suite import (
+    DECODE_AXES,
+    DECODE_OUTPUTS,
+    DECODERS,
+    EXPORTERS,
+    SMALL,
+    SUITE,
+    TOKEN_AXES,
+    decode_inputs,
+    decode_step,
+    export,
+    token_ids,
+)
+
+import rlx_mlir as rlx
+from rlx_mlir.frontends.onnx import load
+
+
+def session(blob: bytes, threads: int) -> onnxruntime.InferenceSession:
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return onnxruntime.InferenceSession(blob, options, providers=["CPUExecutionProvider"])
+
+
+def alternating_medians(fns: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
+    """Median ms of each function over `repeat` rounds that call each once, in turn."""
+    for fn in fns.values():
+        fn()
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(repeat):
+        for name, fn in fns.items():
+            start = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(t) * 1e3 for name, t in times.items()}
+
+
+def compare(blob: bytes, feeds: dict[str, np.ndarray], threads: int, repeat: int) -> tuple[float, float, float]:
+    """(rlx ms, onnxruntime ms, rlx compile s) after checking both agree."""
+    start = time.perf_counter()
+    exe = rlx.compile(load(blob, input_shapes={name: x.shape for name, x in feeds.items()}), threads=threads)
+    compile_seconds = time.perf_counter() - start
+    ort = session(blob, threads)
+    arrays = list(feeds.values())
+    outputs = exe(*arrays)
+    for got, want in zip(outputs, ort.run(None, feeds), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    times = alternating_medians({"rlx": lambda: exe(*arrays, out=outputs), "ort": lambda: ort.run(None, feeds)}, repeat)
+    return times["rlx"], times["ort"], compile_seconds
+
+
+def cases(args: argparse.Namespace) -> list[tuple[str, str, bytes, dict[str, np.ndarray]]]:
+    """(model, exporter, ONNX bytes, inputs) for every row of the table."""
+    rows = []
+    for spec in SUITE:
+        if spec.name not in args.models:
+            continue
+        module = spec.module(SMALL)
+        for exporter in args.exporters:
+            blob = export(module, {"input_ids": token_ids(2, 16)}, TOKEN_AXES, ["hidden"], exporter)
+            rows += [(spec.name, exporter, blob, {"input_ids": token_ids(b, args.seq)}) for b in args.batch]
+            if spec.name in DECODERS:
+                step = decode_step(spec.name, SMALL)
+                example = decode_inputs(spec.name, SMALL, batch=2, past=16)
+                blob = export(step, example, DECODE_AXES, DECODE_OUTPUTS, exporter)
+                feeds = [decode_inputs(spec.name, SMALL, batch=b, past=args.past) for b in args.batch]
+                rows += [(f"{spec.name} decode", exporter, blob, f) for f in feeds]
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", type=lambda s: s.split(","), default=[spec.name for spec in SUITE])
+    parser.add_argument("--exporters", type=lambda s: s.split(","), default=list(EXPORTERS))
+    parser.add_argument("--batch", type=int, nargs="+", default=[1, 8])
+    parser.add_argument("--seq", type=int, default=128)
+    parser.add_argument("--past", type=int, default=128, help="cached steps of the decode rows")
+    parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--threads", type=int, default=2, help="for rlx and onnxruntime alike")
+    add_target_argument(parser)
+    args = parser.parse_args()
+    os.environ["RLX_MLIR_CACHE"] = "0"
+    print(use_target(args.target))
+    torch.set_num_threads(1)  # torch only builds and exports
+    print(f"threads = {args.threads}; onnxruntime {onnxruntime.__version__}; seq {args.seq}; median of {args.repeat}")
+    print(f"{'model':<16}{'exporter':>12}{'batch':>6}{'rlx ms':>10}{'ort ms':>10}{'ort/rlx':>9}{'compile s':>11}")
+    ratios = []
+    for name, exporter, blob, feeds in cases(args):
+        rlx_ms, ort_ms, seconds = compare(blob, feeds, args.threads, args.repeat)
+        ratios.append(ort_ms / rlx_ms)
+        batch = feeds["input_ids"].shape[0]
+        print(f"{name:<16}{exporter:>12}{batch:>6}{rlx_ms:>10.3f}{ort_ms:>10.3f}{ratios[-1]:>9.2f}{seconds:>11.2f}")
+    print(f"median ort/rlx {statistics.median(ratios):.2f}, min {min(ratios):.2f}; load average now {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,258 @@
+"""The model suite of issue 21: standard architectures built by `transformers`
+from small configs with random weights (nothing is downloaded), exported to
+ONNX by both of torch's exporters. tests/test_models.py checks rlx against
+onnxruntime and torch on tiny configs; benchmarks/models.py times rlx and
+onnxruntime on larger ones. Both take the models from here.
+
+Each entry builds a torch module whose one input is token ids [batch, seq]
+(or features, for the LSTM encoder) and whose one output is the last hidden
+state, so every model exports, runs and compares the same way.
+"""
+
+from __future__ import annotations
+
+import io
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import transformers
+
+VOCAB = 256
+"""Token ids are drawn below this; every config's vocabulary is this size."""
+
+
+@dataclass(frozen=True)
+class Size:
+    """The dimensions a suite config scales with: tiny for tests, larger for benchmarks."""
+
+    width: int
+    layers: int
+    heads: int
+
+    @property
+    def mlp(self) -> int:
+        return 4 * self.width
+
+
+TINY = Size(width=32, layers=2, heads=4)
+SMALL = Size(width=256, layers=4, heads=8)
+
+
+class LastHiddenState(torch.nn.Module):
+    """A transformers model called on `input_ids` alone, returning its last hidden state."""
+
+    def __init__(self, model: torch.nn.Module) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        return self.model(input_ids=input_ids).last_hidden_state
+
+
+class LSTMEncoder(torch.nn.Module):
+    """Embedding, then a 2-layer bidirectional LSTM: every step's states."""
+
+    def __init__(self, size: Size) -> None:
+        super().__init__()
+        self.embed = torch.nn.Embedding(VOCAB, size.width)
+        self.lstm = torch.nn.LSTM(size.width, size.width, num_layers=2, bidirectional=True, batch_first=True)
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        return self.lstm(self.embed(input_ids))[0]
+
+
+def _bert(s: Size) -> torch.nn.Module:
+    config = transformers.BertConfig(
+        vocab_size=VOCAB,
+        hidden_size=s.width,
+        num_hidden_layers=s.layers,
+        num_attention_heads=s.heads,
+        intermediate_size=s.mlp,
+        max_position_embeddings=512,
+    )
+    return transformers.BertModel(config, add_pooling_layer=False)
+
+
+def _distilbert(s: Size) -> torch.nn.Module:
+    config = transformers.DistilBertConfig(
+        vocab_size=VOCAB, dim=s.width, n_layers=s.layers, n_heads=s.heads, hidden_dim=s.mlp, max_position_embeddings=512
+    )
+    return transformers.DistilBertModel(config)
+
+
+def _bart_encoder(s: Size) -> torch.nn.Module:
+    config = transformers.BartConfig(
+        vocab_size=VOCAB,
+        d_model=s.width,
+        encoder_layers=s.layers,
+        decoder_layers=1,
+        encoder_attention_heads=s.heads,
+        decoder_attention_heads=s.heads,
+        encoder_ffn_dim=s.mlp,
+        decoder_ffn_dim=s.mlp,
+        max_position_embeddings=512,
+    )
+    return transformers.BartModel(config).get_encoder()
+
+
+def _t5_encoder(s: Size) -> torch.nn.Module:
+    config = transformers.T5Config(
+        vocab_size=VOCAB, d_model=s.width, d_kv=s.width // s.heads, d_ff=s.mlp, num_layers=s.layers, num_heads=s.heads
+    )
+    return transformers.T5EncoderModel(config)
+
+
+def _gpt2(s: Size) -> torch.nn.Module:
+    config = transformers.GPT2Config(
+        vocab_size=VOCAB,
+        n_embd=s.width,
+        n_layer=s.layers,
+        n_head=s.heads,
+        n_positions=512,
+        bos_token_id=0,
+        eos_token_id=0,
+    )
+    return transformers.GPT2Model(config)
+
+
+def _decoder(config_class: type, model_class: type) -> Callable[[Size], torch.nn.Module]:
+    """Llama-style decoders with grouped-query attention (half as many key/value heads).
+    Eager attention: the TorchScript exporter cannot convert SDPA with GQA."""
+
+    def build(s: Size) -> torch.nn.Module:
+        config = config_class(
+            vocab_size=VOCAB,
+            hidden_size=s.width,
+            num_hidden_layers=s.layers,
+            num_attention_heads=s.heads,
+            num_key_value_heads=s.heads // 2,
+            intermediate_size=s.mlp,
+            max_position_embeddings=512,
+            attn_implementation="eager",
+        )
+        return model_class(config)
+
+    return build
+
+
+@dataclass(frozen=True)
+class SuiteModel:
+    """A suite entry: its name and how to build it at a size."""
+
+    name: str
+    build: Callable[[Size], torch.nn.Module]
+
+    def module(self, size: Size, seed: int = 0) -> torch.nn.Module:
+        """The model with seeded random weights, in eval mode, wrapped to one input and one output."""
+        torch.manual_seed(seed)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # transformers' notices about the small configs
+            model = self.build(size)
+        wrapped = model if isinstance(model, LSTMEncoder) else LastHiddenState(model)
+        return wrapped.eval()
+
+
+SUITE = [
+    SuiteModel("bert", _bert),
+    SuiteModel("distilbert", _distilbert),
+    SuiteModel("bart_encoder", _bart_encoder),
+    SuiteModel("t5_encoder", _t5_encoder),
+    SuiteModel("gpt2", _gpt2),
+    SuiteModel("llama", _decoder(transformers.LlamaConfig, transformers.LlamaModel)),
+    SuiteModel("qwen2", _decoder(transformers.Qwen2Config, transformers.Qwen2Model)),
+    SuiteModel("lstm_encoder", LSTMEncoder),
+]
+
+EXPORTERS = ("torchscript", "dynamo")
+
+
+def token_ids(batch: int, seq: int, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).integers(0, VOCAB, (batch, seq), dtype=np.int64)
+
+
+Axes = dict[str, dict[int, str]]
+"""Per input name, its dynamic axes and their names (inputs sharing a name share the size)."""
+
+TOKEN_AXES: Axes = {"input_ids": {0: "batch", 1: "seq"}}
+
+
+def export(
+    module: torch.nn.Module, inputs: dict[str, np.ndarray], axes: Axes, outputs: list[str], exporter: str
+) -> bytes:
+    """The module as ONNX bytes with the named inputs, their dynamic `axes` and
+    the named outputs. Exporter warnings and progress lines are silenced."""
+    buffer = io.BytesIO()
+    dynamo = exporter == "dynamo"
+    if dynamo:
+        dims = {name: torch.export.Dim(name) for per_input in axes.values() for name in per_input.values()}
+        shapes = {key: {axis: dims[name] for axis, name in per_input.items()} for key, per_input in axes.items()}
+        options: dict = {"dynamic_shapes": shapes, "verbose": False}
+    else:
+        options = {"dynamic_axes": axes}
+    with warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            module,
+            tuple(torch.from_numpy(x) for x in inputs.values()),
+            buffer,
+            input_names=list(inputs),
+            output_names=outputs,
+            opset_version=18,
+            dynamo=dynamo,
+            **options,
+        )
+    return buffer.getvalue()
+
+
+class DecodeStep(torch.nn.Module):
+    """One generation step of a decoder with a KV cache as inputs: the new token
+    [batch, 1] and every layer's past keys and values stacked [layers, batch,
+    kv heads, past, head width] in; its hidden state and the grown cache out."""
+
+    def __init__(self, model: torch.nn.Module, layers: int) -> None:
+        super().__init__()
+        self.model, self.layers = model, layers
+
+    def forward(
+        self, input_ids: torch.Tensor, past_keys: torch.Tensor, past_values: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        cache = transformers.DynamicCache()
+        for layer in range(self.layers):
+            cache.update(past_keys[layer], past_values[layer], layer)
+        out = self.model(input_ids=input_ids, cache=cache, use_cache=True)
+        grown = out.cache.layers
+        keys = torch.stack([grown[layer].keys for layer in range(self.layers)])
+        values = torch.stack([grown[layer].values for layer in range(self.layers)])
+        return out.last_hidden_state, keys, values
+
+
+DECODERS = ("gpt2", "llama", "qwen2")
+"""The suite's decoders, which also run as one decode step with a KV cache."""
+
+DECODE_AXES: Axes = {
+    "input_ids": {0: "batch"},
+    "past_keys": {1: "batch", 3: "past"},
+    "past_values": {1: "batch", 3: "past"},
+}
+DECODE_OUTPUTS = ["hidden", "keys", "values"]
+
+
+def decode_step(name: str, size: Size, seed: int = 0) -> DecodeStep:
+    spec = next(spec for spec in SUITE if spec.name == name)
+    return DecodeStep(spec.module(size, seed).model, size.layers).eval()
+
+
+def decode_inputs(name: str, size: Size, batch: int, past: int, seed: int = 0) -> dict[str, np.ndarray]:
+    """A new token per sequence and a random cache of `past` steps (GPT-2 has as
+    many key/value heads as query heads; the others half as many)."""
+    rng = np.random.default_rng(seed)
+    heads = size.heads if name == "gpt2" else size.heads // 2
+    cache = (size.layers, batch, heads, past, size.width // size.heads)
+    return {
+        "input_ids": rng.integers(0, VOCAB, (batch, 1), dtype=np.int64),
+        "past_keys": rng.standard_normal(cache, dtype=np.float32),
+        "past_values": rng.standard_normal(cache, dtype=np.float32),
+    }

@@ -1,0 +1,74 @@
+"""The model suite (tests/model_suite.py) end to end: each model, exported by
+each of torch's exporters with dynamic batch and sequence axes, is imported at
+a shape other than the one it was exported at, compiled and run, and matches
+onnxruntime and torch within 1e-4. The decoders also run one decode step
+with their KV cache as inputs.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+import numpy as np
+import onnxruntime
+import pytest
+import torch
+from model_suite import (
+    DECODE_AXES,
+    DECODE_OUTPUTS,
+    DECODERS,
+    EXPORTERS,
+    SUITE,
+    TINY,
+    TOKEN_AXES,
+    SuiteModel,
+    decode_inputs,
+    decode_step,
+    export,
+    token_ids,
+)
+
+import rlx_mlir as rlx
+from rlx_mlir.frontends.onnx import load
+
+pytestmark = pytest.mark.slow  # exports take seconds each
+
+
+@cache
+def exported(name: str, exporter: str) -> tuple[torch.nn.Module, bytes]:
+    module = next(spec for spec in SUITE if spec.name == name).module(TINY)
+    return module, export(module, {"input_ids": token_ids(2, 8)}, TOKEN_AXES, ["hidden"], exporter)
+
+
+def run_both(blob: bytes, feeds: dict[str, np.ndarray]) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """(rlx's outputs, onnxruntime's) on `feeds`, rlx compiled for their shapes."""
+    exe = rlx.compile(load(blob, input_shapes={name: x.shape for name, x in feeds.items()}), threads=2)
+    session = onnxruntime.InferenceSession(blob, providers=["CPUExecutionProvider"])
+    return exe(*feeds.values()), session.run(None, feeds)
+
+
+@pytest.mark.parametrize("exporter", EXPORTERS)
+@pytest.mark.parametrize("spec", SUITE, ids=lambda spec: spec.name)
+def test_a_model_matches_onnxruntime_and_torch(spec: SuiteModel, exporter: str) -> None:
+    module, blob = exported(spec.name, exporter)
+    ids = token_ids(3, 5, seed=1)
+    (got,), (want,) = run_both(blob, {"input_ids": ids})
+    with torch.no_grad():
+        reference = module(torch.from_numpy(ids)).numpy()
+    assert got.shape == want.shape == reference.shape
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(got, reference, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("exporter", EXPORTERS)
+@pytest.mark.parametrize("name", DECODERS)
+def test_a_decode_step_with_a_kv_cache_matches_onnxruntime_and_torch(name: str, exporter: str) -> None:
+    step = decode_step(name, TINY)
+    blob = export(step, decode_inputs(name, TINY, batch=2, past=6), DECODE_AXES, DECODE_OUTPUTS, exporter)
+    feeds = decode_inputs(name, TINY, batch=3, past=4, seed=1)
+    got, want = run_both(blob, feeds)
+    with torch.no_grad():
+        reference = [t.numpy() for t in step(*(torch.from_numpy(x) for x in feeds.values()))]
+    for rlx_out, ort_out, torch_out in zip(got, want, reference, strict=True):
+        np.testing.assert_allclose(rlx_out, ort_out, rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(rlx_out, torch_out, rtol=1e-4, atol=1e-4)
