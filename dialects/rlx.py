@@ -35,6 +35,7 @@ from rlx_mlir.broadcast import broadcasts_to, numel
 from rlx_mlir.dialects.common import FUNCTIONAL_FORMAT, ArenaConstant, check_value_type, element_type, shape_of
 from rlx_mlir.dialects.contraction import CONTRACTION_OPS
 from rlx_mlir.dialects.elementwise import ELEMENTWISE_OPS
+from rlx_mlir.dialects.elision import print_constant
 from rlx_mlir.dialects.movement import INDEX_MAP_OPS, MOVEMENT_OPS, IndexMapOp
 from rlx_mlir.dialects.recurrent import RECURRENT_OPS
 from rlx_mlir.dialects.reduction import REDUCTION_OPS
@@ -157,7 +158,7 @@ class ConstantOp(IRDLOperation):
     def print(self, printer: Printer) -> None:
         printer.print_op_attributes(self.attributes)
         printer.print_string(" ")
-        self.value.print_without_type(printer)
+        print_constant(printer, self.value)
         printer.print_string(" : ")
         printer.print_attribute(self.result.type)
 

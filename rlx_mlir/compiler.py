@@ -25,6 +25,7 @@ from rlx_mlir import autotune, blas, disk_cache, dtypes, thread_pool
 from rlx_mlir.context import cycle_collection_paused, make_context
 from rlx_mlir.dialects import rlx
 from rlx_mlir.dialects.common import element_type, shape_of
+from rlx_mlir.dialects.elision import elided_text, key_text
 from rlx_mlir.dialects.parser import RlxParser
 from rlx_mlir.errors import AllocationError, CompileError, ParseError, VerificationError
 from rlx_mlir.jit import compile_text, module_text
@@ -264,11 +265,13 @@ def compile(
     text and these options, and recompiles (through the cache) when unpickled.
     """
     _check_options(pipeline, entry, threads, tuning)
-    if isinstance(module_or_text, ModuleOp):
-        text = str(module_or_text)
+    source: ModuleOp | str
+    if isinstance(module_or_text, ModuleOp):  # large constants are keyed by digest, never printed
+        source = module_or_text.clone()
+        keyed = key_text(source)
     elif isinstance(module_or_text, str):
-        text = module_or_text
-        _check_text(text)
+        source = keyed = module_or_text
+        _check_text(keyed)
     else:
         raise CompileError(f"compile() takes IR text or a builtin.module, got {type(module_or_text).__name__}")
     effective = thread_pool.thread_count(min(threads, available_cpus()))  # more than there are: all of them
@@ -278,7 +281,7 @@ def compile(
         raise CompileError(f"compile() tune= takes True, False or seconds, got {tune!r}")
     measure = autotune.budget(tune)
     options = (repr(pipeline), repr(entry), str(effective), kernel_tuning.key, f"tune={measure > 0}", f"{profile=}")
-    disk_key = disk_cache.key("module", machine.key, text, *options)
+    disk_key = disk_cache.key("module", machine.key, keyed, *options)
     artifacts = derived = _load_artifacts(disk_key)
     if artifacts is None:
 
@@ -288,7 +291,7 @@ def compile(
         measuring = (build, measure) if measure else None
         with cycle_collection_paused():
             artifacts = derived = _derive(
-                module_or_text, pipeline, entry, effective, machine, kernel_tuning, measuring, profile
+                source, pipeline, entry, effective, machine, kernel_tuning, measuring, profile
             )
         disk_cache.store("module", disk_key, artifacts.encode())
     else:
@@ -319,7 +322,7 @@ def compile(
     exe.threads = effective
     exe.recompile = (
         compile,
-        (text, pipeline, entry, threads, target, None if tuning is None else dict(tuning), tune, profile),
+        (source, pipeline, entry, threads, target, None if tuning is None else dict(tuning), tune, profile),
     )
     exe.cached = {"module": artifacts is not derived, "machine code": compiled.from_disk}
     return exe
@@ -349,7 +352,7 @@ def _derive(
     if isinstance(module_or_text, str):
         module = parse(module_or_text)
     else:
-        module = module_or_text.clone()
+        module = module_or_text.clone()  # the passes rewrite it; `source` stays as given
         verify(module)
     passes = _tensor_passes(TENSOR_PIPELINE if pipeline is None else pipeline)
     function = _entry_function(module, entry)
@@ -373,7 +376,7 @@ def _derive(
     outputs = [_spec(t) for t in function.function_type.outputs]
     plan = read_plan(function)
     constants = _constants(function)
-    planned_ir = str(function)
+    planned_ir = elided_text(function)
     checks = [IndexCheck(op.name) for op in index_checks(function)]
     ops = describe(function) if profile else {}
     try:

@@ -116,10 +116,12 @@ class Executable:
 
     def __reduce__(self) -> tuple[Callable[..., Executable], tuple[object, ...]]:
         """Pickled as its IR text and compile options; unpickling compiles again,
-        through the persistent cache (for dask, multiprocessing, Ray workers)."""
+        through the persistent cache (for dask, multiprocessing, Ray workers).
+        A module compiled as a ModuleOp is printed only now."""
         if self.recompile is None:
             raise TypeError(f"{self.name}: this executable was not made by rlx_mlir.compile and cannot be pickled")
-        return self.recompile
+        compile_again, (source, *options) = self.recompile
+        return compile_again, (source if isinstance(source, str) else str(source), *options)
 
     @property
     def optimized_llvm_ir(self) -> str:
