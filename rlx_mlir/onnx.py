@@ -107,12 +107,12 @@ class InferenceSession:
         blob, folder = _model_bytes(path_or_bytes)
         proto = _parse(blob)
         graph = proto.graph
-        initializers = {t.name for t in graph.initializer}
-        self._inputs = [v for v in graph.input if v.name not in initializers]
-        self._initializers = initializers
-        self._input_args = [_node_arg(v) for v in self._inputs]
+        self._initializers = {t.name for t in graph.initializer}
+        self._inputs = [_Input.of(v) for v in graph.input if v.name not in self._initializers]
+        self._input_args = [i.arg for i in self._inputs]
+        self._input_names = [i.arg.name for i in self._inputs]
         self._output_args = [_node_arg(v) for v in graph.output]
-        self._dtypes = [_numpy_dtype(v) for v in self._inputs]
+        self._output_names = [arg.name for arg in self._output_args]
         external = _external_files(graph, folder)
         self._digest = _digest(blob, external)
         # A model with external data is read from its file (its folder holds the data), any other from the bytes hashed
@@ -127,12 +127,9 @@ class InferenceSession:
 
     def _fixed_shapes(self) -> tuple[tuple[int, ...], ...] | None:
         """The input shapes when the model fixes every dimension of every input, else None."""
-        shapes = []
-        for arg, value in zip(self._input_args, self._inputs, strict=True):
-            if not value.type.tensor_type.HasField("shape") or not all(isinstance(d, int) for d in arg.shape):
-                return None
-            shapes.append(tuple(int(d) for d in arg.shape))  # type: ignore[arg-type]
-        return tuple(shapes)
+        if any(i.rank is None or len(i.fixed) != i.rank for i in self._inputs):
+            return None
+        return tuple(tuple(size for _, size in i.fixed) for i in self._inputs)
 
     def get_inputs(self) -> list[NodeArg]:
         """The inputs a feed must give (the graph's inputs that no initializer gives), in order."""
@@ -171,15 +168,15 @@ class InferenceSession:
             return exe
 
     def _compile(self, shapes: tuple[tuple[int, ...], ...]) -> Executable:
-        named = {arg.name: shape for arg, shape in zip(self._input_args, shapes, strict=True)}
+        named = dict(zip(self._input_names, shapes, strict=True))
         key = json.dumps(["onnx", self._digest, list(named.items()), onnx.__version__, np.__version__])
         build = functools.partial(load, self._model, input_shapes=named)
         return compile(Source(key, build), self._pipeline, threads=self._threads, target=self._target)
 
-    def _output_positions(self, names: Sequence[str] | None) -> list[int]:
-        all_names = [arg.name for arg in self._output_args]
-        if names is None or (isinstance(names, Sequence) and not isinstance(names, str) and len(names) == 0):
-            return list(range(len(all_names)))
+    def _output_positions(self, names: Sequence[str] | None) -> list[int] | range:
+        all_names = self._output_names
+        if names is None or (isinstance(names, (list, tuple)) and not names):
+            return range(len(all_names))
         if isinstance(names, (str, bytes)) or not isinstance(names, Sequence):
             raise ArgumentError(f"output_names is a list of output names or None, got {type(names).__name__}")
         for name in names:
@@ -191,49 +188,78 @@ class InferenceSession:
         """The feed's arrays in input order, each checked against the model's declaration."""
         if not isinstance(feed, Mapping):
             raise ArgumentError(f"input_feed is a dict of input names to arrays, got {type(feed).__name__}")
-        names = [arg.name for arg in self._input_args]
+        if len(feed) != len(self._input_names) or not all(name in feed for name in self._input_names):
+            raise self._naming_error(feed)
+        return [i.check(feed[i.arg.name]) for i in self._inputs]
+
+    def _naming_error(self, feed: Mapping[str, object]) -> ArgumentError:
+        """What is wrong with a feed that does not name exactly the model's inputs."""
+        names = self._input_names
         for name in feed:
-            if name in self._initializers and name not in names:
-                raise ArgumentError(f"{name!r} is an initializer of the model, which a feed cannot replace")
+            if name in self._initializers:
+                return ArgumentError(f"{name!r} is an initializer of the model, which a feed cannot replace")
             if name not in names:
-                raise ArgumentError(f"unknown input {name!r}: the model's inputs are {_listed(names)}")
+                return ArgumentError(f"unknown input {name!r}: the model's inputs are {_listed(names)}")
         missing = [name for name in names if name not in feed]
-        if missing:
-            raise ArgumentError(f"missing input(s) {_listed(missing)} (the model's inputs are {_listed(names)})")
-        return [
-            _checked_array(arg, dtype, feed[arg.name], value.type.tensor_type.HasField("shape"))
-            for arg, dtype, value in zip(self._input_args, self._dtypes, self._inputs, strict=True)
-        ]
+        return ArgumentError(f"missing input(s) {_listed(missing)} (the model's inputs are {_listed(names)})")
 
 
-def _checked_array(arg: NodeArg, dtype: np.dtype, value: object, ranked: bool) -> np.ndarray:
-    """An input as an array of the model's dtype, rank and fixed dims. Lists and
-    Python numbers are converted to the model's dtype, as onnxruntime does; an
-    array of another dtype is an error, as in onnxruntime (no silent cast)."""
-    where = f"input {arg.name!r}"
-    if isinstance(value, (np.ndarray, np.generic)):
-        array = np.asarray(value)
-        if array.dtype != dtype:
-            raise ArgumentError(f"{where} has dtype {array.dtype}, the model takes {dtype} ({arg.type})")
-    elif isinstance(value, (list, tuple, int, float, bool, complex)):
-        try:
-            array = np.asarray(value, dtype=dtype)
-        except (ValueError, TypeError, OverflowError) as error:
-            raise ArgumentError(f"{where} cannot be converted to {dtype} ({arg.type}): {error}") from None
-    else:
-        raise ArgumentError(f"{where} must be a NumPy array, got {type(value).__name__}")
-    if not ranked:
-        return array
-    if array.ndim != len(arg.shape):
-        raise ArgumentError(
-            f"{where} has rank {array.ndim} (shape {list(array.shape)}), the model takes rank {len(arg.shape)}: {arg.shape}"
-        )
-    for axis, (size, declared) in enumerate(zip(array.shape, arg.shape, strict=True)):
-        if isinstance(declared, int) and size != declared:
+@dataclass(frozen=True)
+class _Input:
+    """What a feed must give for one input, worked out once: `run` checks every call."""
+
+    arg: NodeArg
+    dtype: np.dtype
+    rank: int | None
+    """None when the model declares no shape (any rank is taken)."""
+    fixed: tuple[tuple[int, int], ...]
+    """(axis, size) of each fixed dimension."""
+
+    @classmethod
+    def of(cls, value: onnx.ValueInfoProto) -> _Input:
+        arg = _node_arg(value)
+        rank = len(arg.shape) if value.type.tensor_type.HasField("shape") else None
+        fixed = tuple((axis, d) for axis, d in enumerate(arg.shape) if isinstance(d, int))
+        return cls(arg, _numpy_dtype(value), rank, fixed)
+
+    def check(self, value: object) -> np.ndarray:
+        """The value as an array of the model's dtype, rank and fixed dims."""
+        if (
+            type(value) is np.ndarray
+            and value.dtype == self.dtype
+            and value.ndim == self.rank
+            and all(value.shape[axis] == size for axis, size in self.fixed)
+        ):
+            return value
+        array = self._as_array(value)
+        if self.rank is not None and array.ndim != self.rank:
             raise ArgumentError(
-                f"{where} has shape {list(array.shape)}: dimension {axis} must be {declared} (the model's {arg.shape})"
+                f"input {self.arg.name!r} has rank {array.ndim} (shape {list(array.shape)}), "
+                f"the model takes rank {self.rank}: {self.arg.shape}"
             )
-    return array
+        for axis, size in self.fixed:
+            if self.rank is not None and array.shape[axis] != size:
+                raise ArgumentError(
+                    f"input {self.arg.name!r} has shape {list(array.shape)}: "
+                    f"dimension {axis} must be {size} (the model's {self.arg.shape})"
+                )
+        return array
+
+    def _as_array(self, value: object) -> np.ndarray:
+        """Lists and Python numbers converted to the model's dtype, as onnxruntime
+        does; an array of another dtype is an error, as in onnxruntime (no silent cast)."""
+        where, dtype = f"input {self.arg.name!r}", self.dtype
+        if isinstance(value, (np.ndarray, np.generic)):
+            array = np.asarray(value)
+            if array.dtype != dtype:
+                raise ArgumentError(f"{where} has dtype {array.dtype}, the model takes {dtype} ({self.arg.type})")
+            return array
+        if isinstance(value, (list, tuple, int, float, bool, complex)):
+            try:
+                return np.asarray(value, dtype=dtype)
+            except (ValueError, TypeError, OverflowError) as error:
+                raise ArgumentError(f"{where} cannot be converted to {dtype} ({self.arg.type}): {error}") from None
+        raise ArgumentError(f"{where} must be a NumPy array, got {type(value).__name__}")
 
 
 def _model_bytes(model: object) -> tuple[bytes, Path | None]:

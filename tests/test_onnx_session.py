@@ -97,7 +97,7 @@ def compiles(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[object]]:
 
     def counted(*args: object, **kwargs: object) -> Executable:
         made.append(args[0])
-        return real(*args, **kwargs)  # type: ignore[arg-type]
+        return real(*args, **kwargs)
 
     monkeypatch.setattr(rlx_onnx, "compile", counted)
     yield made
@@ -185,7 +185,7 @@ def test_the_disk_cache_is_keyed_by_the_models_bytes(
 
     def counted(*args: object, **kwargs: object) -> onnx.ModelProto:
         imports.append(args[0])
-        return real(*args, **kwargs)  # type: ignore[arg-type]
+        return real(*args, **kwargs)
 
     monkeypatch.setattr(rlx_onnx, "load", counted)
     arrays = feed(2)
@@ -270,10 +270,10 @@ def test_a_bad_feed_is_an_argument_error_naming_it(
 ) -> None:
     """onnxruntime refuses each of them too."""
     with pytest.raises(ArgumentError) as raised:
-        session.run(names, make())  # type: ignore[arg-type]
+        session.run(names, make())
     assert message in str(raised.value)
     with pytest.raises(ONNXRUNTIME_ERRORS):
-        reference.run(names, make())  # type: ignore[arg-type]
+        reference.run(names, make())
 
 
 def test_an_unreadable_model_is_an_rlx_error(tmp_path: Path) -> None:
@@ -282,7 +282,7 @@ def test_an_unreadable_model_is_an_rlx_error(tmp_path: Path) -> None:
     with pytest.raises(ArgumentError, match="cannot read the ONNX model"):
         rlx_onnx.InferenceSession(b"\x08\x07garbage")
     with pytest.raises(ArgumentError, match="a path or bytes"):
-        rlx_onnx.InferenceSession(42)  # type: ignore[arg-type]
+        rlx_onnx.InferenceSession(42)
     s = helper.make_tensor_value_info("s", TensorProto.STRING, [1])
     t = helper.make_tensor_value_info("t", TensorProto.STRING, [1])
     strings = helper.make_model(helper.make_graph([helper.make_node("Identity", ["s"], ["t"])], "g", [s], [t]))
