@@ -104,7 +104,7 @@ class InferenceSession:
         pipeline: str | None = None,
     ) -> None:
         del providers, provider_options  # rlx compiles for the CPU it runs on
-        blob, folder = _model_bytes(path_or_bytes)
+        blob, path = _model_bytes(path_or_bytes)
         proto = _parse(blob)
         graph = proto.graph
         self._initializers = {t.name for t in graph.initializer}
@@ -113,10 +113,10 @@ class InferenceSession:
         self._input_names = [i.arg.name for i in self._inputs]
         self._output_args = [_node_arg(v) for v in graph.output]
         self._output_names = [arg.name for arg in self._output_args]
-        external = _external_files(graph, folder)
+        external = _external_files(graph, None if path is None else path.parent)
         self._digest = _digest(blob, external)
         # A model with external data is read from its file (its folder holds the data), any other from the bytes hashed
-        self._model: str | bytes = os.fspath(path_or_bytes) if external else blob
+        self._model: str | bytes = str(path) if external and path is not None else blob
         self._threads = _threads(threads, sess_options)
         self._target, self._pipeline = target, pipeline
         self._compiled: OrderedDict[tuple[tuple[int, ...], ...], Executable] = OrderedDict()
@@ -263,14 +263,15 @@ class _Input:
 
 
 def _model_bytes(model: object) -> tuple[bytes, Path | None]:
-    """The model's bytes, and the folder its external data would be read from."""
+    """The model's bytes, and its absolute path (None for bytes): a later compile
+    reads its external data from the model's folder, wherever the caller has moved."""
     if isinstance(model, bytes):
         return model, None
     if not isinstance(model, (str, os.PathLike)):
         raise ArgumentError(f"an ONNX model is a path or bytes, got {type(model).__name__}")
     path = Path(os.fspath(model))
     try:
-        return path.read_bytes(), path.resolve().parent
+        return path.read_bytes(), path.resolve()
     except OSError as error:
         raise ArgumentError(f"cannot read the ONNX model '{path}': {error.strerror or error}") from None
 

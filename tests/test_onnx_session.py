@@ -209,15 +209,21 @@ def test_an_executable_pickles_as_its_source(session: rlx_onnx.InferenceSession)
 
 def test_external_data_is_part_of_the_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Weights in a file next to the model: rewriting that file (the model file
-    unchanged) is a new compile, not the old weights from the cache."""
+    unchanged) is a new compile, not the old weights from the cache. A session
+    made from a relative path still finds them after a change of folder."""
     monkeypatch.setenv("RLX_MLIR_CACHE_DIR", str(tmp_path / "cache"))
     path, data, arrays = tmp_path / "m.onnx", tmp_path / "w.bin", feed(2)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
     onnx.save(helper_model(), str(path), save_as_external_data=True, location="w.bin", size_threshold=0)
     model_bytes = path.read_bytes()
     results = []
     for weights in (np.ones((4, 3), np.float32), np.full((4, 3), -2, np.float32)):
         data.write_bytes(weights.tobytes())  # 'w' is the file's only tensor, at offset 0
-        (got,) = rlx_onnx.InferenceSession(path).run(["y"], arrays)
+        monkeypatch.chdir(tmp_path)
+        session = rlx_onnx.InferenceSession("m.onnx")
+        monkeypatch.chdir(elsewhere)
+        (got,) = session.run(["y"], arrays)  # the batch is dynamic: compiled (and the data read) now
         (want,) = onnxruntime.InferenceSession(str(path)).run(["y"], arrays)
         np.testing.assert_allclose(got, want, rtol=1e-6)
         results.append(got)
