@@ -88,7 +88,7 @@ def _parser() -> OneLineParser:
         action="append",
         default=[],
         metavar="NAME=1x128",
-        help="an ONNX input's shape, checked against its .npy file (which gives it: not needed)",
+        help="an ONNX input's shape: optional, its .npy file gives it (and is checked against it)",
     )
     parser.add_argument(
         "--profile",
