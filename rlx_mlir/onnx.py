@@ -237,8 +237,8 @@ class _Input:
                 f"input {self.arg.name!r} has rank {array.ndim} (shape {list(array.shape)}), "
                 f"the model takes rank {self.rank}: {self.arg.shape}"
             )
-        for axis, size in self.fixed:
-            if self.rank is not None and array.shape[axis] != size:
+        for axis, size in self.fixed:  # none when the model declares no shape
+            if array.shape[axis] != size:
                 raise ArgumentError(
                     f"input {self.arg.name!r} has shape {list(array.shape)}: "
                     f"dimension {axis} must be {size} (the model's {self.arg.shape})"
