@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -162,6 +162,25 @@ def _check_options(pipeline: object, entry: object, threads: object, tuning: obj
 
 
 @dataclass(frozen=True)
+class Source:
+    """A module known by a key before it is built. `compile` looks the key up in
+    the persistent cache and calls `build` only on a miss, so a warm compile
+    skips building the module and printing it to key the cache (an ONNX
+    import, for a large model, costs more than loading what the cache holds).
+    The key must determine the module, as its text would: `rlx_mlir/onnx.py`
+    uses the model's bytes and the input shapes. `build` must pickle (a
+    module-level function or a `functools.partial` of one) for the executable
+    to pickle."""
+
+    key: str
+    build: Callable[[], ModuleOp]
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.key, str) or not callable(self.build):
+            raise CompileError("Source(key, build) takes a string and a callable returning a module")
+
+
+@dataclass(frozen=True)
 class Artifacts:
     """What compiling a module derives before the JIT: all an Executable needs
     besides machine code, so the disk cache can keep it."""
@@ -237,7 +256,7 @@ class Artifacts:
 
 
 def compile(
-    module_or_text: ModuleOp | str,
+    module_or_text: ModuleOp | str | Source,
     pipeline: str | None = None,
     entry: str | None = None,
     threads: int = 0,
@@ -263,15 +282,18 @@ def compile(
     `rlx_mlir.disk_cache`: compiling the same text again, in any process,
     skips straight to loading machine code. An Executable pickles as its IR
     text and these options, and recompiles (through the cache) when unpickled.
+    A `Source` is keyed by its key instead of its text, and built only on a miss.
     """
     _check_options(pipeline, entry, threads, tuning)
-    source: ModuleOp | str
-    if isinstance(module_or_text, ModuleOp):  # large constants are keyed by digest, never printed
+    source: str | ModuleOp | Source
+    if isinstance(module_or_text, Source):
+        source, identity = module_or_text, f"source:{module_or_text.key}"
+    elif isinstance(module_or_text, ModuleOp):  # large constants are keyed by digest, never printed
         source = module_or_text.clone()
-        keyed = key_text(source)
+        identity = key_text(source)
     elif isinstance(module_or_text, str):
-        source = keyed = module_or_text
-        _check_text(keyed)
+        source = identity = module_or_text
+        _check_text(identity)
     else:
         raise CompileError(f"compile() takes IR text or a builtin.module, got {type(module_or_text).__name__}")
     effective = thread_pool.thread_count(min(threads, available_cpus()))  # more than there are: all of them
@@ -281,7 +303,7 @@ def compile(
         raise CompileError(f"compile() tune= takes True, False or seconds, got {tune!r}")
     measure = autotune.budget(tune)
     options = (repr(pipeline), repr(entry), str(effective), kernel_tuning.key, f"tune={measure > 0}", f"{profile=}")
-    disk_key = disk_cache.key("module", machine.key, keyed, *options)
+    disk_key = disk_cache.key("module", machine.key, identity, *options)
     artifacts = derived = _load_artifacts(disk_key)
     if artifacts is None:
 
@@ -290,9 +312,8 @@ def compile(
 
         measuring = (build, measure) if measure else None
         with cycle_collection_paused():
-            artifacts = derived = _derive(
-                source, pipeline, entry, effective, machine, kernel_tuning, measuring, profile
-            )
+            built = _built(source.build) if isinstance(source, Source) else source
+            artifacts = derived = _derive(built, pipeline, entry, effective, machine, kernel_tuning, measuring, profile)
         disk_cache.store("module", disk_key, artifacts.encode())
     else:
         derived = None
@@ -326,6 +347,13 @@ def compile(
     )
     exe.cached = {"module": artifacts is not derived, "machine code": compiled.from_disk}
     return exe
+
+
+def _built(build: Callable[[], ModuleOp]) -> ModuleOp:
+    module = build()
+    if not isinstance(module, ModuleOp):
+        raise CompileError(f"a Source's build() must return a builtin.module, got {type(module).__name__}")
+    return module
 
 
 def _load_artifacts(disk_key: str) -> Artifacts | None:

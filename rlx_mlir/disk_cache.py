@@ -4,8 +4,10 @@ Two levels, both keyed by the target (`rlx_mlir.target`) and a fingerprint of th
 (each of its modules' size and modification time, so an edited compiler
 never reads what an older one wrote) and of llvmlite's version:
 
-- `module/`: an IR text with its pipeline, entry, thread count and kernel
-  choices (`rlx_mlir.tuning.Tuning.key`) -> what the compiler derived from it
+- `module/`: an IR text (or the key of a `compiler.Source`, which stands for
+  a module not yet built: an ONNX model's bytes and input shapes) with its
+  pipeline, entry, thread count and kernel choices
+  (`rlx_mlir.tuning.Tuning.key`) -> what the compiler derived from it
   (signature, memory plan, constants, LLVM IR), so parsing, the passes and
   the lowering are skipped (`rlx_mlir/compiler.py`);
 - `object/`: an LLVM IR text -> its optimized IR and machine code, which

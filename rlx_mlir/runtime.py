@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from xdsl.dialects.builtin import ModuleOp
 
 from rlx_mlir import dtypes, profiler
 from rlx_mlir.dtypes import Kind
@@ -121,7 +122,7 @@ class Executable:
         if self.recompile is None:
             raise TypeError(f"{self.name}: this executable was not made by rlx_mlir.compile and cannot be pickled")
         compile_again, (source, *options) = self.recompile
-        return compile_again, (source if isinstance(source, str) else str(source), *options)
+        return compile_again, (str(source) if isinstance(source, ModuleOp) else source, *options)
 
     @property
     def optimized_llvm_ir(self) -> str:

@@ -16,8 +16,10 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import onnx
 import pytest
 from ir_snippets import GRAPH, binary_op, one_op
+from onnx import helper
 
 from rlx_mlir.cli import opt as opt_cli
 from rlx_mlir.cli import run as run_cli
@@ -160,6 +162,58 @@ def test_cli_processes_report_one_line(files: Path) -> None:
         assert "Traceback" not in result.stderr
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith(f"rlx-{tool}: error: "), result.stderr
+
+
+@pytest.fixture(scope="module")
+def onnx_files(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """y = Relu(x) over x: [n, 3], a model with unsupported nodes, and inputs."""
+    d = tmp_path_factory.mktemp("cli_onnx")
+    x = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, ["n", 3])
+    y = helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, ["n", 3])
+    model = helper.make_model(helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "relu", [x], [y]))
+    onnx.save(model, str(d / "m.onnx"))
+    model.graph.node.extend(
+        [helper.make_node("NonMaxSuppression", ["y"], ["a"], name="nms"), helper.make_node("Hardmax", ["a"], ["b"])]
+    )
+    onnx.save(model, str(d / "unsupported.onnx"))
+    np.save(d / "x.npy", np.ones((2, 3), np.float32))
+    np.save(d / "x64.npy", np.ones((2, 3), np.float64))
+    np.save(d / "x4.npy", np.ones((2, 4), np.float32))
+    return d
+
+
+ONNX_RUN_ERRORS = [
+    ([], "missing input(s) 'x'"),
+    (["-i", "q={d}/x.npy"], "unknown input 'q': the model's inputs are 'x'"),
+    (["-i", "x={d}/x.npy", "-i", "x={d}/x.npy"], "--input gives 'x' twice"),
+    (["-i", "{d}/x.npy", "-i", "{d}/x.npy"], "the model takes 1 input(s) (x), got 2 --input files"),
+    (["-i", "{d}/x64.npy"], "input 'x' has dtype float64, the model takes float32 (tensor(float))"),
+    (["-i", "{d}/x4.npy"], "input 'x' has shape [2, 4]: dimension 1 must be 3"),
+    (["-i", "{d}/x.npy", "--input-shape", "x=4x3"], "--input-shape gives 'x' the shape [4, 3], its .npy file [2, 3]"),
+    (["-i", "{d}/x.npy", "--input-shape", "y=4x3"], "--input-shape names no input of the model: 'y'"),
+    (["-i", "{d}/x.npy", "--entry", "relu"], "--entry picks a function of an .mlir file"),
+    (["-i", "{d}/x.npy", "--threads", "-1"], "argument --threads: takes a count >= 0 (0: every CPU), got '-1'"),
+    (["-i", "{d}/x.npy", "--threads", "two"], "argument --threads: takes a count >= 0"),
+]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"), ONNX_RUN_ERRORS, ids=[" ".join(a) or "no inputs" for a, _ in ONNX_RUN_ERRORS]
+)
+def test_rlx_run_onnx_error_is_one_line(onnx_files: Path, args: list[str], message: str) -> None:
+    assert_cli_error("rlx-run", str(onnx_files / "m.onnx"), *_in(onnx_files, args), message=message)
+
+
+def test_rlx_run_lists_every_unsupported_node_on_its_line(onnx_files: Path) -> None:
+    """The import error of a model that needs compiling at its first run: every node, not only the first."""
+    assert_cli_error(
+        "rlx-run",
+        str(onnx_files / "unsupported.onnx"),
+        "-i",
+        str(onnx_files / "x.npy"),
+        message="cannot import 2 node(s) or output(s) of the ONNX graph: NonMaxSuppression 'nms': "
+        "no importer for this op type; Hardmax",
+    )
 
 
 # ---------------------------------------------------------------------------

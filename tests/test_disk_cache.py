@@ -19,9 +19,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 from ir_snippets import GRAPH
+from xdsl.dialects.builtin import ModuleOp
 
 import rlx_mlir as rlx
-from rlx_mlir import disk_cache
+from rlx_mlir import compiler, disk_cache
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "bias_gelu.mlir"
 
@@ -114,6 +115,34 @@ def test_a_tuning_constant_is_part_of_the_key(tmp_path: Path, monkeypatch: pytes
     called = rlx.compile(text, tuning={"gemm_tiled_max_mnk": 0, "gemm_panel_max_mnk": 0})
     assert not called.cached["module"]
     assert "cblas_sgemm" in called.llvm_ir and "cblas_sgemm" not in tiled.llvm_ir
+
+
+def _graph_module() -> ModuleOp:
+    """A module-level build for a Source (what a pickled executable must be able to call again)."""
+    return rlx.parse(GRAPH)
+
+
+def test_a_source_is_built_only_on_a_miss(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The key stands for the module: a hit neither builds nor prints it; another key is a miss;
+    the executable pickles as its Source."""
+    monkeypatch.setenv("RLX_MLIR_CACHE_DIR", str(tmp_path))
+    builds: list[str] = []
+
+    def build() -> ModuleOp:
+        builds.append("built")
+        return rlx.parse(GRAPH)
+
+    first = rlx.compile(compiler.Source("graph v1", build))
+    again = rlx.compile(compiler.Source("graph v1", build))
+    assert builds == ["built"] and not first.cached["module"] and again.cached["module"]
+    assert not rlx.compile(compiler.Source("graph v2", build)).cached["module"] and len(builds) == 2
+    a, b = np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3), np.ones(3, np.float32)
+    pickled = pickle.loads(pickle.dumps(rlx.compile(compiler.Source("graph v3", _graph_module))))
+    np.testing.assert_allclose(pickled(a, b)[0], np.tanh(a + b), rtol=1e-6)
+    with pytest.raises(rlx.CompileError, match="must return a builtin.module"):
+        rlx.compile(compiler.Source("graph v4", lambda: GRAPH))
+    with pytest.raises(rlx.CompileError, match="takes a string and a callable"):
+        compiler.Source(b"bytes", build)  # type: ignore[arg-type]
 
 
 def test_an_unreadable_entry_is_a_miss(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -2,8 +2,8 @@
 
 `rlx-opt model.onnx` finds `OnnxFrontend` by the file extension, through xDSL's
 frontend registry (`-f onnx` forces it); `rlx-opt model.onnx -f
-'onnx{input-shapes="x=1x128"}'` fixes dynamic dimensions, as `rlx-run model.onnx
---input-shape x=1x128` does. Both read the model with `read_model`.
+'onnx{input-shapes="x=1x128"}'` fixes dynamic dimensions (`rlx-run` takes
+them from its .npy inputs, through `rlx_mlir/onnx.py`).
 """
 
 from __future__ import annotations
@@ -35,8 +35,7 @@ def parse_shapes(specs: Iterable[str]) -> dict[str, tuple[int, ...]]:
 
 
 def read_model(model: str | Path | bytes, input_shapes: dict[str, tuple[int, ...]] | None = None) -> ModuleOp:
-    """The imported model. The tools print an error on one line, so the list of
-    unsupported nodes (one per line from `load`) is joined with '; ' rather than cut."""
+    """The imported model, its import errors on one line (`joined_import_error`)."""
     try:
         from rlx_mlir.frontends.onnx import load
     except ImportError as error:
@@ -46,8 +45,14 @@ def read_model(model: str | Path | bytes, input_shapes: dict[str, tuple[int, ...
     try:
         return load(model, input_shapes=input_shapes)
     except CompileError as error:
-        heading, *items = str(error).splitlines()
-        raise CompileError(" ".join([heading, "; ".join(item.strip() for item in items)]).strip()) from None
+        raise joined_import_error(error) from None
+
+
+def joined_import_error(error: CompileError) -> CompileError:
+    """The error on one line: the tools print one, so the list of unsupported
+    nodes (one per line from `load`) is joined with '; ' rather than cut."""
+    heading, *items = str(error).splitlines() or [""]
+    return CompileError(" ".join([heading, "; ".join(item.strip() for item in items)]).strip())
 
 
 @dataclass(frozen=True)
