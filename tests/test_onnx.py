@@ -185,6 +185,49 @@ def test_every_unsupported_node_is_listed_in_one_error() -> None:
     assert "Hardmax 'hm': no importer for this op type" in message
 
 
+def test_an_import_error_names_its_root_causes_first_and_sums_up_their_knock_on_failures() -> None:
+    """Two unsupported nodes (nms, hm) feed chains of 7 nodes that fail only through
+    them, one a Scan whose body reads a failed value (no input of the Scan itself);
+    a node with no importer (Det) is a cause even behind a failure. The error lists
+    the 3 causes, located, then one line for the 7 knock-on nodes."""
+    f = onnx.TensorProto.FLOAT
+    body = helper.make_graph(
+        [helper.make_node("Add", ["s_in", "e1"], ["s_out"])],
+        "body",
+        [helper.make_tensor_value_info("s_in", f, [2, 3])],
+        [helper.make_tensor_value_info("s_out", f, [2, 3])],
+    )
+    nodes = [
+        helper.make_node("Relu", ["x"], ["r"], name="ok"),
+        helper.make_node("NonMaxSuppression", ["r"], ["n"], name="nms"),
+        helper.make_node("Add", ["n", "x"], ["a1"], name="a1"),
+        helper.make_node("Mul", ["a1", "r"], ["m1"], name="m1"),
+        helper.make_node("Exp", ["m1"], ["e1"], name="e1"),
+        helper.make_node("Add", ["e1", "x"], ["a2"], name="a2"),
+        helper.make_node("Det", ["a2"], ["d"], name="det"),
+        helper.make_node("Scan", ["x"], ["s"], body=body, num_scan_inputs=0, name="scan"),
+        helper.make_node("Hardmax", ["r"], ["h"], name="hm"),
+        helper.make_node("Softmax", ["h"], ["sm"], name="sm"),
+        helper.make_node("Add", ["sm", "s"], ["y"], name="a3"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", f, [2, 3])],
+        [helper.make_tensor_value_info(name, f, None) for name in ("y", "d")],
+    )
+    with pytest.raises(rlx.CompileError) as info:
+        load(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    assert str(info.value).splitlines() == [
+        "cannot import 3 node(s) or output(s) of the ONNX graph:",
+        "  NonMaxSuppression 'nms': no importer for this op type",
+        "  Det 'det': no importer for this op type",
+        "  Hardmax 'hm': no importer for this op type",
+        "  and 7 node(s) not imported only because an input was not: Add 'a1', Mul 'm1', Exp 'e1', ... "
+        "(by op type: Add 3, Mul 1, Exp 1, 2 other op type(s))",
+    ]
+
+
 def test_mod_with_fmod_0_takes_the_divisors_sign() -> None:
     """ONNX Mod(fmod=0) is Python's %, not C's fmod (rlx.mod): composed, never mapped naively."""
     a = helper.make_tensor_value_info("a", onnx.TensorProto.INT32, [6])

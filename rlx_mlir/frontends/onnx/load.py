@@ -50,8 +50,8 @@ def load(
             ctx.values[value.name] = ctx.builder.input(*_input_type(value, shapes.get(value.name)))
     problems = import_nodes(ctx, graph)
     if problems:
-        listed = "\n".join(problems)
-        raise CompileError(f"cannot import {len(problems)} node(s) or output(s) of the ONNX graph:\n{listed}")
+        listed = "\n".join(problems.lines())
+        raise CompileError(f"cannot import {len(problems.causes)} node(s) or output(s) of the ONNX graph:\n{listed}")
     try:
         ctx.builder.output(*(ctx.tensor(ctx.values[v.name]) for v in graph.output))
     except Unsupported as error:
