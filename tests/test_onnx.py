@@ -445,6 +445,7 @@ def test_recurrences_rlx_lacks_are_scans_matching_onnxruntime(cell: str) -> None
         (helper.make_node("MatMul", ["x"], ["y"]), "MatMul '#0': invalid node: Node with schema(::MatMul:13)"),
         (helper.make_node("Scan", ["x", "x"], ["y"], num_scan_inputs=1), "Required attribute 'body' is missing"),
         (helper.make_node("Transpose", ["x"], ["y"], perm=[0, 5]), "perm [0, 5] is not a permutation of the 2 axes"),
+        (helper.make_node("Transpose", ["x"], ["y"], perm=[-3, 0]), "perm [-3, 0] is not a permutation of the 2 axes"),
         (helper.make_node("Split", ["x"], ["y", "z"], axis=9), "Split '#0': axis 9 is out of range for rank 2"),
         (helper.make_node("LSTM", ["x", "x", "x"], ["y"]), "LSTM '#0': malformed node ("),
     ],
@@ -461,6 +462,27 @@ def test_a_malformed_node_is_a_compile_error_naming_it(node: onnx.NodeProto, mes
     with pytest.raises(rlx.CompileError) as info:
         load(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
     assert message in str(info.value)
+
+
+def test_a_negative_transpose_axis_counts_from_the_end() -> None:
+    """torch's TorchScript export of Mamba2 writes perm [0, -2, -1, 1]: NumPy's and
+    ONNX's reference meaning (onnxruntime refuses it), on a run-time and a known input."""
+    nodes = [
+        helper.make_node("Transpose", ["x"], ["y"], perm=[0, -2, -1, 1]),
+        helper.make_node("Transpose", ["w"], ["z"], perm=[-1, 0]),
+    ]
+    w = np.arange(6, dtype=np.float32).reshape(2, 3)
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, 3, 4, 5])],
+        [helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, None) for n in ("y", "z")],
+        [numpy_helper.from_array(w, "w")],
+    )
+    x = np.arange(120, dtype=np.float32).reshape(2, 3, 4, 5)
+    y, z = rlx.compile(load(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])))(x)
+    np.testing.assert_array_equal(y, x.transpose(0, 2, 3, 1))
+    np.testing.assert_array_equal(z, w.T)
 
 
 def test_an_unreadable_model_is_an_argument_error() -> None:

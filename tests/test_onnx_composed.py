@@ -4,11 +4,15 @@ no kernel for the element type; their shape-like operands at run time are errors
 
 from __future__ import annotations
 
+import io
+
 import numpy as np
 import onnx
 import onnxruntime
 import pytest
+import torch
 from onnx import helper, numpy_helper
+from test_onnx import EXPORTERS
 
 import rlx_mlir as rlx
 from rlx_mlir.frontends.onnx import load
@@ -264,3 +268,33 @@ def test_run_time_shape_operands_and_bad_equations_are_located_errors(
     with pytest.raises(rlx.CompileError, match="cannot import 1 node") as info:
         load(model)
     assert message in str(info.value)
+
+
+class SegmentSums(torch.nn.Module):
+    """What Mamba2's chunked scan and TorchScript exports of masks and repeats write:
+    a cumsum, segment sums masked by a tril, an einsum outer product, one_hot, repeat, triu."""
+
+    def forward(self, x: torch.Tensor, ids: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        total = torch.cumsum(x, dim=-1)
+        n = x.shape[-1]
+        below = torch.tril(torch.ones(n, n, dtype=torch.bool), diagonal=-1)
+        segments = (total[..., :, None] - total[..., None, :]).masked_fill(~below, -1e9)
+        mixed = torch.einsum("bhl,bhs->bhls", x, x) + segments
+        hot = torch.nn.functional.one_hot(ids, 6).to(x.dtype)
+        return mixed, hot, x.repeat(1, 2, 1), torch.triu(x)
+
+
+@pytest.mark.parametrize("dynamo", EXPORTERS)
+def test_torch_exports_of_the_composed_ops_match_onnxruntime(dynamo: bool) -> None:
+    if dynamo:
+        pytest.importorskip("onnxscript", reason="torch.onnx.export(dynamo=True) needs onnxscript (test extra)")
+    torch.manual_seed(21)
+    x, ids = torch.randn(2, 3, 5), torch.tensor([[1, 5, 0], [2, 3, 4]])
+    buffer = io.BytesIO()
+    torch.onnx.export(SegmentSums(), (x, ids), buffer, input_names=["x", "ids"], opset_version=18, dynamo=dynamo)
+    types = {node.op_type for node in onnx.load_from_string(buffer.getvalue()).graph.node}
+    assert {"CumSum", "Trilu", "Einsum", "Tile"} <= types
+    inputs = {"x": x.numpy(), "ids": ids.numpy()}
+    want = onnxruntime.InferenceSession(buffer.getvalue()).run(None, inputs)
+    got = rlx.compile(load(buffer.getvalue()))(*inputs.values())
+    assert_match(got, want, exact=False)
