@@ -73,9 +73,9 @@ def cumsum_model(x: np.ndarray, axis: int) -> onnx.ModelProto:
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.int64, np.int32])
-@pytest.mark.parametrize(("shape", "axis"), [((3, 5, 4), 1), ((3, 5, 4), -1), ((37, 2), 0), ((1, 3), 0)])
+@pytest.mark.parametrize(("shape", "axis"), [((3, 5, 4), 1), ((3, 5, 4), -1), ((37, 2), 0), ((1, 3), 0), ((0, 3), 1)])
 def test_cumsum_exclusive_and_reverse_match_onnxruntime(shape: tuple[int, ...], axis: int, dtype: type) -> None:
-    """Axes of lengths 1, 4, 5 and 37 (not a power of two: the log-step shifts overrun it)."""
+    """Axes of lengths 1, 4, 5 and 37, first, inner and last, and an empty input."""
     x = sample(shape, dtype)
     got, want = run_both(cumsum_model(x, axis), {"x": x})
     assert_match(got, want, exact=dtype is not np.float32)

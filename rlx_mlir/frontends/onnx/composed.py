@@ -1,10 +1,13 @@
 """Importers of the ONNX ops rlx has no op for, each composed from existing rlx
 ops (opsets 13 and up):
 
-- CumSum: a log-step prefix sum (Hillis-Steele), ⌈log2 n⌉ shifted adds along
-  the axis: O(n log n) adds in any element type rlx.add takes, where a matmul
-  with a triangular constant costs n multiply-adds per element and an n×n
-  constant, and rlx.scan one step per element of the axis;
+- CumSum: an rlx.scan along the axis whose trajectory is the running sum, one
+  add per element in any type rlx.add takes. A log-step (Hillis-Steele) prefix
+  sum of ⌈log2 n⌉ shifted adds, tried first, was 4-8× slower (it writes a
+  tensor per step): 43.8 against 8.3 ms for [8, 4, 256, 256] along the last
+  axis (onnxruntime: 14.9 ms), 0.13 against 0.015 ms for [1024, 64] along the
+  first; a matmul with a triangular constant costs n multiply-adds per
+  element and an n×n constant;
 - Trilu: an rlx.where over a constant [rows, cols] mask;
 - OneHot: an rlx.compare of the indices against a constant iota, then rlx.where
   between the off and on values;
@@ -92,16 +95,21 @@ def _numpy_cumsum(x: np.ndarray, axis: int, exclusive: bool, reverse: bool) -> n
 
 
 def prefix_sum(b: Builder, x: SSAValue, axis: int, exclusive: bool = False, reverse: bool = False) -> SSAValue:
-    """Hillis-Steele: after adding y shifted by 1, 2, 4, ... along `axis`, y[i] holds
-    the sum of the 2^k elements ending at i; ⌈log2 n⌉ steps give the prefix sums.
-    `exclusive` shifts x by one first; `reverse` shifts toward lower indices."""
-    n = shape_of(x.type)[axis]
-    y = _shifted(b, x, axis, 1, reverse) if exclusive else x
-    step = 1
-    while step < n:
-        y = b.add(y, _shifted(b, y, axis, step, reverse))
-        step *= 2
-    return y
+    """An rlx.scan over `axis` (moved first) whose carry is the running sum and whose
+    trajectory is the result: one add per element. `exclusive` shifts x by one place
+    first; `reverse` runs the scan on x reversed along the axis."""
+    shape = shape_of(x.type)
+    if 0 in shape:  # nothing to sum: an empty result, known at import
+        return b.constant(np.zeros(shape, _numpy_type(x)), element_name(x))
+    if exclusive:
+        x = _shifted(b, x, axis, 1, reverse)
+    perm = [axis, *(k for k in range(len(shape)) if k != axis)]
+    steps = b.transpose(x, perm) if axis else x
+    steps = b.reverse(steps, [0]) if reverse else steps
+    start = b.constant(np.zeros(shape_of(steps.type)[1:], _numpy_type(x)), element_name(x))
+    sums = b.scan(start, lambda body, total, step: body.add(total, step), xs=[steps], save_trajectory=True)
+    sums = b.reverse(sums, [0]) if reverse else sums
+    return b.transpose(sums, [int(k) for k in np.argsort(perm)]) if axis else sums
 
 
 def _shifted(b: Builder, x: SSAValue, axis: int, by: int, toward_start: bool) -> SSAValue:
