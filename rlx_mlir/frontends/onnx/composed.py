@@ -5,8 +5,8 @@ ops (opsets 13 and up):
   add per element in any type rlx.add takes. A log-step (Hillis-Steele) prefix
   sum of ⌈log2 n⌉ shifted adds, tried first, was 4-8× slower (it writes a
   tensor per step): 43.8 against 8.3 ms for [8, 4, 256, 256] along the last
-  axis (onnxruntime: 14.9 ms), 0.13 against 0.015 ms for [1024, 64] along the
-  first; a matmul with a triangular constant costs n multiply-adds per
+  axis (onnxruntime: 11-15 ms), 0.13 against 0.020 ms for [1024, 64] along
+  the first (onnxruntime: 0.026 ms); a matmul with a triangular constant costs n multiply-adds per
   element and an n×n constant;
 - Trilu: an rlx.where over a constant [rows, cols] mask;
 - OneHot: an rlx.compare of the indices against a constant iota, then rlx.where
@@ -21,8 +21,9 @@ ops (opsets 13 and up):
 
 Their shape-like operands (CumSum's axis, Trilu's k, OneHot's depth, Tile's
 repeats) must be known at import; a run-time one is `Unsupported`, naming it.
-A node whose data inputs are all known is computed with NumPy, as ONNX's
-reference does."""
+A CumSum, Trilu, OneHot or Tile node whose data inputs are all known is
+computed with NumPy, as ONNX's reference does (exporters write them into shape
+and mask arithmetic)."""
 
 from __future__ import annotations
 
@@ -99,7 +100,7 @@ def prefix_sum(b: Builder, x: SSAValue, axis: int, exclusive: bool = False, reve
     trajectory is the result: one add per element. `exclusive` shifts x by one place
     first; `reverse` runs the scan on x reversed along the axis."""
     shape = shape_of(x.type)
-    if 0 in shape:  # nothing to sum: an empty result, known at import
+    if 0 in shape:  # nothing to sum (and rlx.scan needs a step): an empty constant
         return b.constant(np.zeros(shape, _numpy_type(x)), element_name(x))
     if exclusive:
         x = _shifted(b, x, axis, 1, reverse)
@@ -162,10 +163,14 @@ def _one_hot(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> l
     axis = _checked_axis(int(node_attribute(node, "axis", -1)), rank + 1)
     iota = np.arange(depth).reshape([depth] + [1] * (rank - axis))
     spread = [*ctx.shape(indices)[:axis], 1, *ctx.shape(indices)[axis:]]
+    out = [*spread[:axis], depth, *spread[axis + 1 :]]
     if isinstance(indices, np.ndarray) and isinstance(values, np.ndarray):
-        wrapped = np.where(indices < 0, indices + depth, indices).reshape(spread)
+        whole = indices.astype(np.int64)  # as below: a float index is truncated
+        wrapped = np.where(whole < 0, whole + depth, whole).reshape(spread)
         off, on = values.reshape(-1)
         return [np.where(iota == wrapped, on, off).astype(values.dtype)]
+    if 0 in out:  # an empty result has no data: known at import
+        return [np.zeros(out, values.dtype if isinstance(values, np.ndarray) else _numpy_type(values))]
     b = ctx.builder
     index = ctx.tensor(indices)
     if element_name(index) != "i64":  # ONNX's indices may be any numeric type; a float one is truncated
