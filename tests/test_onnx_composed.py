@@ -244,7 +244,7 @@ def test_ops_of_known_inputs_fold_at_import() -> None:
 
 
 ERRORS = [
-    ("Tile", ["x", "n"], {}, "Tile 'node': its repeats depends on the inputs at run time"),
+    ("Tile", ["x", "n"], {}, "Tile 'node': its repeats operand depends on the inputs at run time"),
     ("Trilu", ["x", "n"], {}, "Trilu 'node': its k depends on the inputs at run time"),
     ("CumSum", ["x", "n"], {}, "CumSum 'node': its axis depends on the inputs at run time"),
     ("OneHot", ["n", "n", "x"], {}, "OneHot 'node': its depth depends on the inputs at run time"),

@@ -192,7 +192,7 @@ def _tile(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list
     axis, expanded to [r, n], and each pair merged into r·n."""
     x = present(inputs[0])
     shape = ctx.shape(x)
-    repeats = [int(r) for r in known(inputs[1], "repeats").reshape(-1)]
+    repeats = [int(r) for r in known(inputs[1], "repeats operand").reshape(-1)]
     if len(repeats) != len(shape) or any(r < 0 for r in repeats):
         raise Unsupported(f"repeats {repeats} are not {len(shape)} counts >= 0 (one per axis of the input)")
     if isinstance(x, np.ndarray):
