@@ -38,6 +38,10 @@ SHAPE_OPERANDS = {
     "LSTM": {1, 2, 3, 4, 7},
     "GRU": {1, 2, 3, 4},
     "RNN": {1, 2, 3, 4},
+    "CumSum": {1},
+    "Trilu": {1},
+    "OneHot": {1},
+    "Tile": {1},
 }
 """Operand positions that must be known at import (shapes, axes; the recurrent
 ops' weights, repacked at import); node tests feed them as graph inputs."""

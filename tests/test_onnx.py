@@ -185,6 +185,49 @@ def test_every_unsupported_node_is_listed_in_one_error() -> None:
     assert "Hardmax 'hm': no importer for this op type" in message
 
 
+def test_an_import_error_names_its_root_causes_first_and_sums_up_their_knock_on_failures() -> None:
+    """Two unsupported nodes (nms, hm) feed chains of 7 nodes that fail only through
+    them, one a Scan whose body reads a failed value (no input of the Scan itself);
+    a node with no importer (Det) is a cause even behind a failure. The error lists
+    the 3 causes, located, then one line for the 7 knock-on nodes."""
+    f = onnx.TensorProto.FLOAT
+    body = helper.make_graph(
+        [helper.make_node("Add", ["s_in", "e1"], ["s_out"])],
+        "body",
+        [helper.make_tensor_value_info("s_in", f, [2, 3])],
+        [helper.make_tensor_value_info("s_out", f, [2, 3])],
+    )
+    nodes = [
+        helper.make_node("Relu", ["x"], ["r"], name="ok"),
+        helper.make_node("NonMaxSuppression", ["r"], ["n"], name="nms"),
+        helper.make_node("Add", ["n", "x"], ["a1"], name="a1"),
+        helper.make_node("Mul", ["a1", "r"], ["m1"], name="m1"),
+        helper.make_node("Exp", ["m1"], ["e1"], name="e1"),
+        helper.make_node("Add", ["e1", "x"], ["a2"], name="a2"),
+        helper.make_node("Det", ["a2"], ["d"], name="det"),
+        helper.make_node("Scan", ["x"], ["s"], body=body, num_scan_inputs=0, name="scan"),
+        helper.make_node("Hardmax", ["r"], ["h"], name="hm"),
+        helper.make_node("Softmax", ["h"], ["sm"], name="sm"),
+        helper.make_node("Add", ["sm", "s"], ["y"], name="a3"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", f, [2, 3])],
+        [helper.make_tensor_value_info(name, f, None) for name in ("y", "d")],
+    )
+    with pytest.raises(rlx.CompileError) as info:
+        load(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    assert str(info.value).splitlines() == [
+        "cannot import 3 node(s) or output(s) of the ONNX graph:",
+        "  NonMaxSuppression 'nms': no importer for this op type",
+        "  Det 'det': no importer for this op type",
+        "  Hardmax 'hm': no importer for this op type",
+        "  and 7 node(s) not imported only because an input was not: Add 'a1', Mul 'm1', Exp 'e1', ... "
+        "(by op type: Add 3, Mul 1, Exp 1, 2 other op type(s))",
+    ]
+
+
 def test_mod_with_fmod_0_takes_the_divisors_sign() -> None:
     """ONNX Mod(fmod=0) is Python's %, not C's fmod (rlx.mod): composed, never mapped naively."""
     a = helper.make_tensor_value_info("a", onnx.TensorProto.INT32, [6])
@@ -402,6 +445,7 @@ def test_recurrences_rlx_lacks_are_scans_matching_onnxruntime(cell: str) -> None
         (helper.make_node("MatMul", ["x"], ["y"]), "MatMul '#0': invalid node: Node with schema(::MatMul:13)"),
         (helper.make_node("Scan", ["x", "x"], ["y"], num_scan_inputs=1), "Required attribute 'body' is missing"),
         (helper.make_node("Transpose", ["x"], ["y"], perm=[0, 5]), "perm [0, 5] is not a permutation of the 2 axes"),
+        (helper.make_node("Transpose", ["x"], ["y"], perm=[-3, 0]), "perm [-3, 0] is not a permutation of the 2 axes"),
         (helper.make_node("Split", ["x"], ["y", "z"], axis=9), "Split '#0': axis 9 is out of range for rank 2"),
         (helper.make_node("LSTM", ["x", "x", "x"], ["y"]), "LSTM '#0': malformed node ("),
     ],
@@ -418,6 +462,27 @@ def test_a_malformed_node_is_a_compile_error_naming_it(node: onnx.NodeProto, mes
     with pytest.raises(rlx.CompileError) as info:
         load(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
     assert message in str(info.value)
+
+
+def test_a_negative_transpose_axis_counts_from_the_end() -> None:
+    """torch's TorchScript export of Mamba2 writes perm [0, -2, -1, 1]: NumPy's and
+    ONNX's reference meaning (onnxruntime refuses it), on a run-time and a known input."""
+    nodes = [
+        helper.make_node("Transpose", ["x"], ["y"], perm=[0, -2, -1, 1]),
+        helper.make_node("Transpose", ["w"], ["z"], perm=[-1, 0]),
+    ]
+    w = np.arange(6, dtype=np.float32).reshape(2, 3)
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, 3, 4, 5])],
+        [helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, None) for n in ("y", "z")],
+        [numpy_helper.from_array(w, "w")],
+    )
+    x = np.arange(120, dtype=np.float32).reshape(2, 3, 4, 5)
+    y, z = rlx.compile(load(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])))(x)
+    np.testing.assert_array_equal(y, x.transpose(0, 2, 3, 1))
+    np.testing.assert_array_equal(z, w.T)
 
 
 def test_an_unreadable_model_is_an_argument_error() -> None:

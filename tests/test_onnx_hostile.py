@@ -101,6 +101,13 @@ CASES: dict[str, tuple[Callable[[], object], type[Exception], str]] = {
         "defines 'y' twice",
     ),
     "duplicate graph inputs": (lambda: load(model(inputs=[X, X])), rlx.CompileError, "defines 'x' twice"),
+    "nodes out of topological order": (
+        lambda: load(
+            model(nodes=[helper.make_node("Relu", ["a"], ["y"], name="r"), helper.make_node("Neg", ["x"], ["a"])])
+        ),
+        rlx.CompileError,
+        "Relu 'r': input 'a' comes from a later node",
+    ),
     "no outputs": (lambda: load(model(outputs=[])), rlx.CompileError, "has no outputs"),
 }
 

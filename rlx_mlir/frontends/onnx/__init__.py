@@ -16,8 +16,9 @@ Each supported op type is one small function in `IMPORTERS` (opsets 13 and
 up). Where ONNX's meaning differs from an rlx op's, the importer composes it
 from rlx ops (Mod with fmod=0, Gemm's alpha and beta, HardSigmoid's alpha and
 beta, Elu's alpha, ...). A model with nodes it cannot import fails with one
-`CompileError` listing every such node (op type, name,
-reason), not only the first.
+`CompileError` listing every node that failed on its own (op type, name,
+reason), not only the first, then one line summing up the nodes that failed
+only because an input had (their count, the first few, their op types).
 """
 
 from rlx_mlir.frontends.onnx.context import ELEMENT_TYPES, Unsupported

@@ -14,7 +14,7 @@ from xdsl.dialects.builtin import ModuleOp
 from rlx_mlir import dtypes
 from rlx_mlir.builder import Builder
 from rlx_mlir.errors import ArgumentError, CompileError
-from rlx_mlir.frontends.onnx import ops, recurrent
+from rlx_mlir.frontends.onnx import composed, ops, recurrent
 from rlx_mlir.frontends.onnx.context import (
     ELEMENT_TYPES,
     Import,
@@ -23,7 +23,7 @@ from rlx_mlir.frontends.onnx.context import (
 )
 from rlx_mlir.frontends.onnx.nodes import ONNX_DOMAINS, import_nodes
 
-IMPORTERS: dict[str, Importer] = {**ops.IMPORTERS, **recurrent.IMPORTERS}
+IMPORTERS: dict[str, Importer] = {**ops.IMPORTERS, **recurrent.IMPORTERS, **composed.IMPORTERS}
 """How each supported ONNX op type becomes rlx ops."""
 
 
@@ -50,8 +50,8 @@ def load(
             ctx.values[value.name] = ctx.builder.input(*_input_type(value, shapes.get(value.name)))
     problems = import_nodes(ctx, graph)
     if problems:
-        listed = "\n".join(problems)
-        raise CompileError(f"cannot import {len(problems)} node(s) or output(s) of the ONNX graph:\n{listed}")
+        listed = "\n".join(problems.lines())
+        raise CompileError(f"cannot import {len(problems.causes)} node(s) or output(s) of the ONNX graph:\n{listed}")
     try:
         ctx.builder.output(*(ctx.tensor(ctx.values[v.name]) for v in graph.output))
     except Unsupported as error:

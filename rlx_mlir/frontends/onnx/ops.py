@@ -162,11 +162,15 @@ def _gemm(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list
 
 
 def _transpose(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    """A negative axis in `perm` counts from the end, as in NumPy and ONNX's reference:
+    torch's TorchScript exporter writes Mamba2's permute(0, -2, -1, 1) so (onnxruntime
+    rejects it)."""
     x = present(inputs[0])
     rank = len(ctx.shape(x))
-    perm = list(node_attribute(node, "perm", list(reversed(range(rank)))))
+    given = [int(p) for p in node_attribute(node, "perm", list(reversed(range(rank))))]
+    perm = [p % rank if -rank <= p < 0 else p for p in given]
     if sorted(perm) != list(range(rank)):
-        raise Unsupported(f"perm {perm} is not a permutation of the {rank} axes")
+        raise Unsupported(f"perm {given} is not a permutation of the {rank} axes")
     if isinstance(x, np.ndarray):
         return [np.transpose(x, perm)]
     return [ctx.builder.transpose(x, perm)]

@@ -365,7 +365,7 @@ def _scan_body(
         ctx.values[value.name] = bound
     problems = import_nodes(ctx, body)
     if problems:
-        raise Unsupported("its body: " + "; ".join(p.strip() for p in problems))
+        raise Unsupported("its body: " + "; ".join(line.strip() for line in problems.lines()))
     return [ctx.tensor(ctx.values[v.name]) for v in body.output]
 
 
