@@ -205,8 +205,8 @@ def _input_type(value: onnx.ValueInfoProto, fixed: Sequence[int] | None) -> tupl
         if not d.HasField("dim_value"):
             raise CompileError(
                 f"input '{value.name}' has a dynamic dimension '{d.dim_param}': give its shape "
-                "(load(..., input_shapes=...), rlx-run --input-shape NAME=DxD..., "
-                "rlx-opt -f 'onnx{input-shapes=\"NAME=DxD...\"}')"
+                "(load(..., input_shapes=...), rlx-opt -f 'onnx{input-shapes=\"NAME=DxD...\"}'), "
+                "or run it with rlx_mlir.onnx.InferenceSession or rlx-run --input x.npy, which take it from the inputs"
             )
         dims.append(int(d.dim_value))
     return tuple(dims), element
