@@ -39,11 +39,9 @@ from model_suite import (
     EXPORTERS,
     SMALL,
     SUITE,
-    TOKEN_AXES,
     decode_inputs,
     decode_step,
     export,
-    token_ids,
 )
 
 import rlx_mlir as rlx
@@ -93,8 +91,11 @@ def cases(args: argparse.Namespace) -> list[tuple[str, str, bytes, dict[str, np.
             continue
         module = spec.module(SMALL)
         for exporter in args.exporters:
-            blob = export(module, {"input_ids": token_ids(2, 16)}, TOKEN_AXES, ["hidden"], exporter)
-            rows += [(spec.name, exporter, blob, {"input_ids": token_ids(b, args.seq)}) for b in args.batch]
+            example = spec.example(SMALL, batch=2, seq=16)
+            blob = export(module, {spec.input.name: example}, spec.axes, ["hidden"], exporter)
+            rows += [
+                (spec.name, exporter, blob, {spec.input.name: spec.example(SMALL, b, args.seq)}) for b in args.batch
+            ]
             if spec.name in DECODERS:
                 step = decode_step(spec.name, SMALL)
                 example = decode_inputs(spec.name, SMALL, batch=2, past=16)
@@ -124,7 +125,7 @@ def main() -> None:
     for name, exporter, blob, feeds in cases(args):
         rlx_ms, ort_ms, seconds = compare(blob, feeds, args.threads, args.repeat)
         ratios.append(ort_ms / rlx_ms)
-        batch = feeds["input_ids"].shape[0]
+        batch = next(iter(feeds.values())).shape[0]
         print(f"{name:<16}{exporter:>12}{batch:>6}{rlx_ms:>10.3f}{ort_ms:>10.3f}{ratios[-1]:>9.2f}{seconds:>11.2f}")
     print(f"median ort/rlx {statistics.median(ratios):.2f}, min {min(ratios):.2f}; load average now {os.getloadavg()}")
 

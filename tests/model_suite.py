@@ -4,9 +4,9 @@ ONNX by both of torch's exporters. tests/test_models.py checks rlx against
 onnxruntime and torch on tiny configs; benchmarks/models.py times rlx and
 onnxruntime on larger ones. Both take the models from here.
 
-Each entry builds a torch module whose one input is token ids [batch, seq]
-(or features, for the LSTM encoder) and whose one output is the last hidden
-state, so every model exports, runs and compares the same way.
+Each entry builds a torch module with one input (token ids, audio features
+or images: its `Input`) and one output (the last hidden state), so every
+model exports, runs and compares the same way.
 """
 
 from __future__ import annotations
@@ -23,6 +23,9 @@ import transformers
 VOCAB = 256
 """Token ids are drawn below this; every config's vocabulary is this size."""
 
+Axes = dict[str, dict[int, str]]
+"""Per input name, its dynamic axes and their names (inputs sharing a name share the size)."""
+
 
 @dataclass(frozen=True)
 class Size:
@@ -31,25 +34,27 @@ class Size:
     width: int
     layers: int
     heads: int
+    image: int
+    """Height and width of the vision models' images."""
 
     @property
     def mlp(self) -> int:
         return 4 * self.width
 
 
-TINY = Size(width=32, layers=2, heads=4)
-SMALL = Size(width=256, layers=4, heads=8)
+TINY = Size(width=32, layers=2, heads=4, image=32)
+SMALL = Size(width=256, layers=4, heads=8, image=224)
 
 
 class LastHiddenState(torch.nn.Module):
-    """A transformers model called on `input_ids` alone, returning its last hidden state."""
+    """A transformers model called on its one input (by keyword), returning its last hidden state."""
 
-    def __init__(self, model: torch.nn.Module) -> None:
+    def __init__(self, model: torch.nn.Module, keyword: str) -> None:
         super().__init__()
-        self.model = model
+        self.model, self.keyword = model, keyword
 
-    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
-        return self.model(input_ids=input_ids).last_hidden_state
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.model(**{self.keyword: x}).last_hidden_state
 
 
 class LSTMEncoder(torch.nn.Module):
@@ -138,12 +143,30 @@ def _decoder(config_class: type, model_class: type) -> Callable[[Size], torch.nn
     return build
 
 
+def token_ids(batch: int, seq: int, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).integers(0, VOCAB, (batch, seq), dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class Input:
+    """A suite model's one input: its name, its dynamic axes, and an example
+    for a batch size, a sequence length (which some inputs fix) and a seed."""
+
+    name: str
+    axes: dict[int, str]
+    example: Callable[[Size, int, int, int], np.ndarray]
+
+
+TOKENS = Input("input_ids", {0: "batch", 1: "seq"}, lambda size, batch, seq, seed: token_ids(batch, seq, seed))
+
+
 @dataclass(frozen=True)
 class SuiteModel:
-    """A suite entry: its name and how to build it at a size."""
+    """A suite entry: its name, how to build it at a size, and its input."""
 
     name: str
     build: Callable[[Size], torch.nn.Module]
+    input: Input = TOKENS
 
     def module(self, size: Size, seed: int = 0) -> torch.nn.Module:
         """The model with seeded random weights, in eval mode, wrapped to one input and one output."""
@@ -151,8 +174,15 @@ class SuiteModel:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # transformers' notices about the small configs
             model = self.build(size)
-        wrapped = model if isinstance(model, LSTMEncoder) else LastHiddenState(model)
+        wrapped = model if isinstance(model, LSTMEncoder) else LastHiddenState(model, self.input.name)
         return wrapped.eval()
+
+    def example(self, size: Size, batch: int, seq: int, seed: int = 0) -> np.ndarray:
+        return self.input.example(size, batch, seq, seed)
+
+    @property
+    def axes(self) -> Axes:
+        return {self.input.name: self.input.axes}
 
 
 SUITE = [
@@ -167,16 +197,6 @@ SUITE = [
 ]
 
 EXPORTERS = ("torchscript", "dynamo")
-
-
-def token_ids(batch: int, seq: int, seed: int = 0) -> np.ndarray:
-    return np.random.default_rng(seed).integers(0, VOCAB, (batch, seq), dtype=np.int64)
-
-
-Axes = dict[str, dict[int, str]]
-"""Per input name, its dynamic axes and their names (inputs sharing a name share the size)."""
-
-TOKEN_AXES: Axes = {"input_ids": {0: "batch", 1: "seq"}}
 
 
 def export(

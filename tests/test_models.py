@@ -20,12 +20,10 @@ from model_suite import (
     EXPORTERS,
     SUITE,
     TINY,
-    TOKEN_AXES,
     SuiteModel,
     decode_inputs,
     decode_step,
     export,
-    token_ids,
 )
 
 import rlx_mlir as rlx
@@ -36,8 +34,10 @@ pytestmark = pytest.mark.slow  # exports take seconds each
 
 @cache
 def exported(name: str, exporter: str) -> tuple[torch.nn.Module, bytes]:
-    module = next(spec for spec in SUITE if spec.name == name).module(TINY)
-    return module, export(module, {"input_ids": token_ids(2, 8)}, TOKEN_AXES, ["hidden"], exporter)
+    spec = next(spec for spec in SUITE if spec.name == name)
+    module = spec.module(TINY)
+    example = spec.example(TINY, batch=2, seq=8)
+    return module, export(module, {spec.input.name: example}, spec.axes, ["hidden"], exporter)
 
 
 def run_both(blob: bytes, feeds: dict[str, np.ndarray]) -> tuple[list[np.ndarray], list[np.ndarray]]:
@@ -51,10 +51,10 @@ def run_both(blob: bytes, feeds: dict[str, np.ndarray]) -> tuple[list[np.ndarray
 @pytest.mark.parametrize("spec", SUITE, ids=lambda spec: spec.name)
 def test_a_model_matches_onnxruntime_and_torch(spec: SuiteModel, exporter: str) -> None:
     module, blob = exported(spec.name, exporter)
-    ids = token_ids(3, 5, seed=1)
-    (got,), (want,) = run_both(blob, {"input_ids": ids})
+    x = spec.example(TINY, batch=3, seq=5, seed=1)
+    (got,), (want,) = run_both(blob, {spec.input.name: x})
     with torch.no_grad():
-        reference = module(torch.from_numpy(ids)).numpy()
+        reference = module(torch.from_numpy(x)).numpy()
     assert got.shape == want.shape == reference.shape
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(got, reference, rtol=1e-4, atol=1e-4)
