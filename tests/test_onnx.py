@@ -1,5 +1,6 @@
-"""ONNX import (rlx_mlir/frontends/onnx/): ONNX's own node tests, a model
-exported by torch.onnx against onnxruntime, and the importer's errors."""
+"""ONNX import (rlx_mlir/frontends/onnx/): models exported by torch.onnx
+against onnxruntime, and the importer's errors (ONNX's own node tests are in
+tests/test_onnx_node_tests.py)."""
 
 from __future__ import annotations
 
@@ -11,23 +12,10 @@ import onnxruntime
 import pytest
 import torch
 from onnx import helper, numpy_helper
-from onnx_cases import run_case, supported_cases
-from onnx_expected_failures import EXPECTED_FAILURES
 from onnx_models import MODELS, Model, export
 
 import rlx_mlir as rlx
 from rlx_mlir.frontends.onnx import load
-
-
-def test_node_tests_pass_except_the_listed_failures() -> None:
-    cases = supported_cases()
-    results = {case.name: run_case(case) for case in cases}
-    passed = sum(r.ok for r in results.values())
-    print(f"\nONNX node tests with supported ops: {passed}/{len(results)} pass ({passed / len(results):.0%})")
-    unexpected = {n: r.reason for n, r in results.items() if not r.ok and n not in EXPECTED_FAILURES}
-    fixed = [n for n, r in results.items() if r.ok and n in EXPECTED_FAILURES]
-    assert not unexpected, f"new failures: {unexpected}"
-    assert not fixed, f"now passing (remove from onnx_expected_failures.py): {fixed}"
 
 
 class MLP(torch.nn.Module):
