@@ -1,0 +1,190 @@
+"""Convolutions of the `rlx` dialect: `rlx.conv`.
+
+torch.nn.functional.conv1d/conv2d/conv3d semantics (a cross-correlation, no
+kernel flip) over any number of spatial axes. With input x [N, C, I...],
+weight w [M, C/groups, K...] and the optional bias b [M], output channel m of
+group g = m // (M/groups) is
+
+    y[n, m, o...] = b[m] + Σ_{c < C/groups, k...} x[n, g·C/groups + c, o·s + k·d − p_before] · w[m, c, k...]
+
+where reads outside [0, I) are zeros (explicit zero padding, `pad_before` and
+`pad_after` per spatial axis, which may differ: ONNX's SAME_UPPER/SAME_LOWER
+and a causal conv1d's left-only padding). Each output extent is
+⌊(I + p_before + p_after − d·(K − 1) − 1) / s⌋ + 1 (`conv_shape`).
+
+```mlir
+%y = rlx.conv %x, %w, %b {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>,
+    pad_before = array<i64: 1, 1>, pad_after = array<i64: 1, 1>, groups = 1 : i64}
+    : (tensor<8x64x56x56xf32>, tensor<64x64x3x3xf32>, tensor<64xf32>) -> tensor<8x64x56x56xf32>
+```
+
+Element types: f32 and f64, and f16/bf16 computed in f32 (a scratch buffer
+of the result's size in f32) and rounded once into the result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+from xdsl.dialects.builtin import I64, DenseArrayBase, IntegerAttr, TensorType
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import irdl_op_definition, operand_def, opt_operand_def, prop_def, result_def
+from xdsl.utils.exceptions import VerifyException
+
+from rlx_mlir import dtypes
+from rlx_mlir.broadcast import numel
+from rlx_mlir.dialects.common import (
+    NeedsScratch,
+    TensorOp,
+    array_values,
+    check_result_shape,
+    check_same_element_type,
+    element_type,
+    i64_array,
+    i64_attr,
+    shape_of,
+)
+
+CONV_TYPES = ("f16", "bf16", "f32", "f64")
+WIDENED_TYPES = ("f16", "bf16")
+"""Accumulated in an f32 scratch buffer and rounded once into the result."""
+
+
+@dataclass(frozen=True)
+class ConvGeometry:
+    """The attributes of a convolution, one entry per spatial axis (and `groups`)."""
+
+    strides: tuple[int, ...]
+    dilations: tuple[int, ...]
+    pad_before: tuple[int, ...]
+    pad_after: tuple[int, ...]
+    groups: int = 1
+
+    @classmethod
+    def default(cls, spatial: int) -> ConvGeometry:
+        """Unit strides and dilations, no padding, one group."""
+        return cls((1,) * spatial, (1,) * spatial, (0,) * spatial, (0,) * spatial)
+
+
+def conv_shape(input: Sequence[int], weight: Sequence[int], geometry: ConvGeometry) -> tuple[int, ...]:
+    """The result shape of the convolution; ValueError says why there is none."""
+    if len(input) < 3:
+        raise ValueError(f"input must be [N, C, spatial...] with at least one spatial axis, got {list(input)}")
+    if len(weight) != len(input):
+        raise ValueError(f"weight rank {len(weight)} must equal the input rank {len(input)} ([M, C/groups, kernel...])")
+    spatial = len(input) - 2
+    for name in ("strides", "dilations", "pad_before", "pad_after"):
+        if len(getattr(geometry, name)) != spatial:
+            count = len(getattr(geometry, name))
+            raise ValueError(f"{name} has {count} entries, expected {spatial} (one per spatial axis)")
+    g = geometry
+    if g.groups < 1:
+        raise ValueError(f"groups must be at least 1, got {g.groups}")
+    if any(s < 1 for s in g.strides):
+        raise ValueError(f"strides must be at least 1, got {list(g.strides)}")
+    if any(d < 1 for d in g.dilations):
+        raise ValueError(f"dilations must be at least 1, got {list(g.dilations)}")
+    if any(p < 0 for p in (*g.pad_before, *g.pad_after)):
+        raise ValueError(f"pads must be >= 0, got pad_before {list(g.pad_before)} and pad_after {list(g.pad_after)}")
+    n, c = input[:2]
+    m, per_group = weight[:2]
+    if c % g.groups:
+        raise ValueError(f"groups {g.groups} does not divide the {c} input channels")
+    if m % g.groups:
+        raise ValueError(f"groups {g.groups} does not divide the {m} output channels")
+    if per_group * g.groups != c:
+        raise ValueError(f"weight has {per_group} input channels per group, expected {c // g.groups} (C/groups)")
+    out = []
+    for axis, (i, k, s, d, pb, pa) in enumerate(
+        zip(input[2:], weight[2:], g.strides, g.dilations, g.pad_before, g.pad_after)
+    ):
+        if k < 1:
+            raise ValueError(f"spatial axis {axis}: the kernel extent must be at least 1, got {k}")
+        span = d * (k - 1) + 1
+        if i + pb + pa < span:
+            raise ValueError(
+                f"spatial axis {axis}: the dilated kernel spans {span}, more than the padded input's {i + pb + pa}"
+            )
+        out.append((i + pb + pa - span) // s + 1)
+    return (n, m, *out)
+
+
+@irdl_op_definition
+class ConvOp(TensorOp, NeedsScratch):
+    """`rlx.conv {strides, dilations, pad_before, pad_after, groups}` (x, w, bias?):
+    torch's conv1d/conv2d/conv3d (cross-correlation) with explicit zero padding."""
+
+    name = "rlx.conv"
+    ALLOWED: ClassVar[tuple[str, ...]] = CONV_TYPES
+    input = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    result = result_def(TensorType)
+    strides = prop_def(DenseArrayBase)
+    dilations = prop_def(DenseArrayBase)
+    pad_before = prop_def(DenseArrayBase)
+    pad_after = prop_def(DenseArrayBase)
+    groups = prop_def(IntegerAttr[I64], default_value=i64_attr(1))
+
+    def __init__(
+        self,
+        input: SSAValue,
+        weight: SSAValue,
+        bias: SSAValue | None,
+        geometry: ConvGeometry,
+        result_type: Attribute,
+    ) -> None:
+        props = {
+            "strides": i64_array(geometry.strides),
+            "dilations": i64_array(geometry.dilations),
+            "pad_before": i64_array(geometry.pad_before),
+            "pad_after": i64_array(geometry.pad_after),
+            "groups": i64_attr(geometry.groups),
+        }
+        super().__init__(operands=[input, weight, bias], result_types=[result_type], properties=props)
+
+    @property
+    def geometry(self) -> ConvGeometry:
+        """The attributes as Python values (verified: one entry per spatial axis)."""
+        spatial = len(shape_of(self.input.type)) - 2
+        return ConvGeometry(
+            array_values(self, "strides", self.strides, spatial),
+            array_values(self, "dilations", self.dilations, spatial),
+            array_values(self, "pad_before", self.pad_before, spatial),
+            array_values(self, "pad_after", self.pad_after, spatial),
+            self.groups.value.data,
+        )
+
+    def scratch_bytes(self) -> tuple[int, ...]:
+        """f16/bf16: the result accumulated in f32; other types accumulate in the result."""
+        if dtypes.from_ir(element_type(self.result.type)).name not in WIDENED_TYPES:
+            return ()
+        return (4 * numel(shape_of(self.result.type)),)
+
+    def verify_rules(self) -> None:
+        dtype = dtypes.from_ir(element_type(self.input.type))
+        if dtype.name not in self.ALLOWED:
+            raise VerifyException(f"'{self.name}' element type {dtype.name} is not one of {', '.join(self.ALLOWED)}")
+        check_same_element_type(self, "weight", self.weight, self.input)
+        check_same_element_type(self, "result", self.result, self.input)
+        weight = shape_of(self.weight.type)
+        if self.bias is not None:
+            check_same_element_type(self, "bias", self.bias, self.input)
+            bias = shape_of(self.bias.type)
+            if len(weight) >= 1 and bias != (weight[0],):
+                raise VerifyException(
+                    f"'{self.name}' bias shape {list(bias)} must be [{weight[0]}] (one per output channel)"
+                )
+        if len(shape_of(self.input.type)) < 3:
+            shape = list(shape_of(self.input.type))
+            raise VerifyException(f"'{self.name}' input must be [N, C, spatial...] with a spatial axis, got {shape}")
+        try:
+            expected = conv_shape(shape_of(self.input.type), weight, self.geometry)
+        except ValueError as error:
+            raise VerifyException(f"'{self.name}' {error}") from None
+        check_result_shape(self, expected)
+
+
+CONVOLUTION_OPS = (ConvOp,)
