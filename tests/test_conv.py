@@ -25,9 +25,11 @@ import numpy as np
 import pytest
 import torch
 from closeness import assert_close
+from xdsl.dialects.builtin import ModuleOp
 
 import rlx_mlir as rlx
 from rlx_mlir.builder import Builder
+from rlx_mlir.dialects.convolution import ConvOp
 from rlx_mlir.errors import ArgumentError, VerificationError
 
 TYPES = {
@@ -72,6 +74,16 @@ CASES = (
     Case("3d", (1, 2, 4, 5, 3), (2, 2, 2, 3, 2), (1, 2, 1), (1, 1, 2), (1, 0, 1), (0, 1, 1)),
     Case("zero_batch", (0, 2, 5), (3, 2, 2), (1,), (1,), (0,), (0,)),
 )
+GEMM_CASES = (
+    # f32/f64 with >= 8 output channels and >= 8 input channels · taps per group: im2col and GEMMs
+    Case("gemm_2d", (2, 4, 9, 7), (16, 4, 3, 3), (2, 1), (1, 1), (1, 1), (1, 0)),
+    Case("gemm_2d_groups_dilated", (1, 4, 6, 6), (16, 2, 3, 2), (1, 1), (2, 1), (2, 0), (1, 1), groups=2, bias=False),
+    Case("gemm_1d_pointwise", (2, 8, 10), (8, 8, 1), (1,), (1,), (0,), (0,)),
+    Case("gemm_1d_strided_pointwise", (2, 8, 10), (8, 8, 1), (3,), (1,), (0,), (0,), bias=False),
+    # 147 KiB of im2col per output row: a block of 5 rows of the 7 and a last block of 2
+    Case("gemm_2d_blocks", (1, 64, 7, 64), (16, 64, 3, 3), (1, 1), (1, 1), (1, 1), (1, 1)),
+    Case("gemm_3d", (1, 2, 4, 5, 3), (8, 2, 2, 3, 2), (1, 2, 1), (1, 1, 1), (1, 0, 1), (0, 1, 1)),
+)
 
 
 def _torch_conv(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None, case: Case) -> torch.Tensor:
@@ -97,13 +109,17 @@ def _inputs(case: Case, t: str, seed: int) -> list[np.ndarray]:
 
 
 def compile_cases(cases: tuple[Case, ...], t: str, threads: int = 1) -> rlx.Executable:
+    return rlx.compile(build_cases(cases, t), threads=threads)
+
+
+def build_cases(cases: tuple[Case, ...], t: str) -> ModuleOp:
     b = Builder("convs")
     for case in cases:
         x, w = b.input(case.input, t), b.input(case.weight, t)
         bias = b.input((case.weight[0],), t) if case.bias else None
         geometry = (case.strides, case.dilations, case.pad_before, case.pad_after)
         b.output(b.conv(x, w, bias, *geometry, groups=case.groups))
-    return rlx.compile(b.module(), threads=threads)
+    return b.module()
 
 
 def check(case: Case, got: np.ndarray, inputs: list[np.ndarray], t: str) -> None:
@@ -114,18 +130,33 @@ def check(case: Case, got: np.ndarray, inputs: list[np.ndarray], t: str) -> None
     assert_close(got, want, rtol=UNIT_ROUNDOFF[t], atol=atol, what=f"{case.name} {t}")
 
 
-@pytest.mark.parametrize("t", TYPES)
-def test_every_case_matches_torch(t: str) -> None:
-    exe = compile_cases(CASES, t)
-    inputs = [_inputs(case, t, seed) for seed, case in enumerate(CASES)]
+def run_cases(cases: tuple[Case, ...], t: str) -> None:
+    exe = compile_cases(cases, t)
+    inputs = [_inputs(case, t, seed) for seed, case in enumerate(cases)]
     results = exe(*(v for group in inputs for v in group))
-    for case, got, given in zip(CASES, results, inputs):
+    for case, got, given in zip(cases, results, inputs):
         check(case, got, given, t)
 
 
+@pytest.mark.parametrize("t", TYPES)
+def test_every_case_matches_torch(t: str) -> None:
+    run_cases(CASES, t)
+
+
+@pytest.mark.parametrize("t", ["f32", "f64"])
+def test_the_gemm_form_matches_torch(t: str) -> None:
+    """The GEMM form is f32/f64 only (f16/bf16 with these shapes run the direct kernel, as CASES test)."""
+    convs = [op for op in build_cases(GEMM_CASES, t).walk() if isinstance(op, ConvOp)]
+    assert [op.gemm_form() for op in convs] == [True] * len(GEMM_CASES)
+    assert not any(op.gemm_form() for op in build_cases(CASES, t).walk() if isinstance(op, ConvOp))
+    run_cases(GEMM_CASES, t)
+
+
 def test_threads_split_units_alike() -> None:
-    """Two threads split the (n, m) units; every unit is computed as on one thread."""
-    cases = (CASES[3], CASES[7])
+    """Two threads split the direct kernel's (n, m) units and the GEMM form's
+    (n, group) units (gemm_2d); a GEMM form with one unit (gemm_2d_blocks) runs
+    its GEMMs on BLAS's threads instead. Every result is as on one thread."""
+    cases = tuple(c for c in CASES + GEMM_CASES if c.name in ("1d_groups", "2d_plain", "gemm_2d", "gemm_2d_blocks"))
     inputs = [_inputs(case, "f32", 7 + k) for k, case in enumerate(cases)]
     flat = [v for group in inputs for v in group]
     one, two = compile_cases(cases, "f32", threads=1)(*flat), compile_cases(cases, "f32", threads=2)(*flat)
