@@ -1,4 +1,4 @@
-"""Convolutions of the `rlx` dialect: `rlx.conv`.
+"""Convolutions and pooling of the `rlx` dialect: `rlx.conv`, `rlx.max_pool`.
 
 torch.nn.functional.conv1d/conv2d/conv3d semantics (a cross-correlation, no
 kernel flip) over any number of spatial axes. With input x [N, C, I...],
@@ -16,7 +16,12 @@ and a causal conv1d's left-only padding). Each output extent is
 %y = rlx.conv %x, %w, %b {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>,
     pad_before = array<i64: 1, 1>, pad_after = array<i64: 1, 1>, groups = 1 : i64}
     : (tensor<8x64x56x56xf32>, tensor<64x64x3x3xf32>, tensor<64xf32>) -> tensor<8x64x56x56xf32>
+%p = rlx.max_pool %y {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>,
+    pad_before = array<i64: 1, 1>, pad_after = array<i64: 1, 1>} : (tensor<8x64x56x56xf32>) -> tensor<8x64x28x28xf32>
 ```
+
+`rlx.max_pool` slides its window the same way (`window_outputs`), with -inf
+padding (the integer minimum for integers).
 
 Element types: f32 and f64, and f16/bf16 computed in f32 (a scratch buffer
 of the result's size in f32) and rounded once into the result.
@@ -54,6 +59,7 @@ from rlx_mlir.dialects.common import (
 )
 
 CONV_TYPES = ("f16", "bf16", "f32", "f64")
+POOL_TYPES = (*CONV_TYPES, "i8", "i16", "i32", "i64", "ui8", "ui16", "ui32", "ui64")
 GEMM_TYPES = ("f32", "f64")
 GEMM_MIN_CHANNELS = 8
 """Output channels per group, and input channels · taps per group, from which a
@@ -86,18 +92,13 @@ class ConvGeometry:
         return cls((1,) * spatial, (1,) * spatial, (0,) * spatial, (0,) * spatial)
 
 
-def conv_shape(input: Sequence[int], weight: Sequence[int], geometry: ConvGeometry) -> tuple[int, ...]:
-    """The result shape of the convolution; ValueError says why there is none."""
-    if len(input) < 3:
-        raise ValueError(f"input must be [N, C, spatial...] with at least one spatial axis, got {list(input)}")
-    if len(weight) != len(input):
-        raise ValueError(f"weight rank {len(weight)} must equal the input rank {len(input)} ([M, C/groups, kernel...])")
-    spatial = len(input) - 2
-    for name in ("strides", "dilations", "pad_before", "pad_after"):
-        if len(getattr(geometry, name)) != spatial:
-            count = len(getattr(geometry, name))
-            raise ValueError(f"{name} has {count} entries, expected {spatial} (one per spatial axis)")
+def _check_geometry(geometry: ConvGeometry, spatial: int) -> None:
+    """One entry per spatial axis, positive strides and dilations, no negative pad."""
     g = geometry
+    for name in ("strides", "dilations", "pad_before", "pad_after"):
+        if len(getattr(g, name)) != spatial:
+            count = len(getattr(g, name))
+            raise ValueError(f"{name} has {count} entries, expected {spatial} (one per spatial axis)")
     if g.groups < 1:
         raise ValueError(f"groups must be at least 1, got {g.groups}")
     if any(s < 1 for s in g.strides):
@@ -106,17 +107,16 @@ def conv_shape(input: Sequence[int], weight: Sequence[int], geometry: ConvGeomet
         raise ValueError(f"dilations must be at least 1, got {list(g.dilations)}")
     if any(p < 0 for p in (*g.pad_before, *g.pad_after)):
         raise ValueError(f"pads must be >= 0, got pad_before {list(g.pad_before)} and pad_after {list(g.pad_after)}")
-    n, c = input[:2]
-    m, per_group = weight[:2]
-    if c % g.groups:
-        raise ValueError(f"groups {g.groups} does not divide the {c} input channels")
-    if m % g.groups:
-        raise ValueError(f"groups {g.groups} does not divide the {m} output channels")
-    if per_group * g.groups != c:
-        raise ValueError(f"weight has {per_group} input channels per group, expected {c // g.groups} (C/groups)")
+
+
+def window_outputs(spatial_in: Sequence[int], kernel: Sequence[int], geometry: ConvGeometry) -> tuple[int, ...]:
+    """The output extents of a window of `kernel` sliding over the padded input
+    (conv and pooling alike); ValueError says why there are none."""
+    g = geometry
+    _check_geometry(g, len(spatial_in))
     out = []
     for axis, (i, k, s, d, pb, pa) in enumerate(
-        zip(input[2:], weight[2:], g.strides, g.dilations, g.pad_before, g.pad_after)
+        zip(spatial_in, kernel, g.strides, g.dilations, g.pad_before, g.pad_after)
     ):
         if k < 1:
             raise ValueError(f"spatial axis {axis}: the kernel extent must be at least 1, got {k}")
@@ -126,7 +126,40 @@ def conv_shape(input: Sequence[int], weight: Sequence[int], geometry: ConvGeomet
                 f"spatial axis {axis}: the dilated kernel spans {span}, more than the padded input's {i + pb + pa}"
             )
         out.append((i + pb + pa - span) // s + 1)
-    return (n, m, *out)
+    return tuple(out)
+
+
+def _check_input(input: Sequence[int]) -> None:
+    if len(input) < 3:
+        raise ValueError(f"input must be [N, C, spatial...] with at least one spatial axis, got {list(input)}")
+
+
+def conv_shape(input: Sequence[int], weight: Sequence[int], geometry: ConvGeometry) -> tuple[int, ...]:
+    """The result shape of the convolution; ValueError says why there is none."""
+    _check_input(input)
+    if len(weight) != len(input):
+        raise ValueError(f"weight rank {len(weight)} must equal the input rank {len(input)} ([M, C/groups, kernel...])")
+    _check_geometry(geometry, len(input) - 2)
+    n, c = input[:2]
+    m, per_group = weight[:2]
+    g = geometry
+    if c % g.groups:
+        raise ValueError(f"groups {g.groups} does not divide the {c} input channels")
+    if m % g.groups:
+        raise ValueError(f"groups {g.groups} does not divide the {m} output channels")
+    if per_group * g.groups != c:
+        raise ValueError(f"weight has {per_group} input channels per group, expected {c // g.groups} (C/groups)")
+    return (n, m, *window_outputs(input[2:], weight[2:], g))
+
+
+def pool_shape(input: Sequence[int], kernel: Sequence[int], geometry: ConvGeometry) -> tuple[int, ...]:
+    """The result shape of a pooling window `kernel` over input [N, C, spatial...]."""
+    _check_input(input)
+    if len(kernel) != len(input) - 2:
+        raise ValueError(f"kernel_shape has {len(kernel)} entries, expected {len(input) - 2} (one per spatial axis)")
+    if geometry.groups != 1:
+        raise ValueError("a pooling window has no groups")
+    return (*input[:2], *window_outputs(input[2:], kernel, geometry))
 
 
 @irdl_op_definition
@@ -241,4 +274,62 @@ class ConvOp(TensorOp, NeedsScratch):
         check_result_shape(self, expected)
 
 
-CONVOLUTION_OPS = (ConvOp,)
+@irdl_op_definition
+class MaxPoolOp(TensorOp):
+    """`rlx.max_pool {kernel_shape, strides, dilations, pad_before, pad_after}` (x):
+    torch's max_pool1d/2d/3d, the maximum of each window over x [N, C, spatial...];
+    padding is -inf, or the integer type's minimum (never chosen over a real input),
+    NaN propagates (as np.maximum)."""
+
+    name = "rlx.max_pool"
+    ALLOWED: ClassVar[tuple[str, ...]] = POOL_TYPES
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    kernel_shape = prop_def(DenseArrayBase)
+    strides = prop_def(DenseArrayBase)
+    dilations = prop_def(DenseArrayBase)
+    pad_before = prop_def(DenseArrayBase)
+    pad_after = prop_def(DenseArrayBase)
+
+    def __init__(self, input: SSAValue, kernel: Sequence[int], geometry: ConvGeometry, result_type: Attribute) -> None:
+        props = {
+            "kernel_shape": i64_array(kernel),
+            "strides": i64_array(geometry.strides),
+            "dilations": i64_array(geometry.dilations),
+            "pad_before": i64_array(geometry.pad_before),
+            "pad_after": i64_array(geometry.pad_after),
+        }
+        super().__init__(operands=[input], result_types=[result_type], properties=props)
+
+    @property
+    def kernel(self) -> tuple[int, ...]:
+        return array_values(self, "kernel_shape", self.kernel_shape, len(shape_of(self.input.type)) - 2)
+
+    @property
+    def geometry(self) -> ConvGeometry:
+        spatial = len(shape_of(self.input.type)) - 2
+        return ConvGeometry(
+            array_values(self, "strides", self.strides, spatial),
+            array_values(self, "dilations", self.dilations, spatial),
+            array_values(self, "pad_before", self.pad_before, spatial),
+            array_values(self, "pad_after", self.pad_after, spatial),
+        )
+
+    def verify_rules(self) -> None:
+        dtype = dtypes.from_ir(element_type(self.input.type))
+        if dtype.name not in self.ALLOWED:
+            raise VerifyException(f"'{self.name}' element type {dtype.name} is not one of {', '.join(self.ALLOWED)}")
+        check_same_element_type(self, "result", self.result, self.input)
+        shape = shape_of(self.input.type)
+        if len(shape) < 3:
+            raise VerifyException(
+                f"'{self.name}' input must be [N, C, spatial...] with a spatial axis, got {list(shape)}"
+            )
+        try:
+            expected = pool_shape(shape, self.kernel, self.geometry)
+        except ValueError as error:
+            raise VerifyException(f"'{self.name}' {error}") from None
+        check_result_shape(self, expected)
+
+
+CONVOLUTION_OPS = (ConvOp, MaxPoolOp)

@@ -297,6 +297,33 @@ class Builder(ElementwiseMethods):
             raise ArgumentError(f"Builder.conv: {error}") from None
         return self._add(cv.ConvOp(x, weight, bias, geometry, self._like(x, shape)))
 
+    def max_pool(
+        self,
+        x: SSAValue,
+        kernel_shape: Sequence[int],
+        strides: Sequence[int] | None = None,
+        dilations: Sequence[int] | None = None,
+        pad_before: Sequence[int] | None = None,
+        pad_after: Sequence[int] | None = None,
+    ) -> SSAValue:
+        """torch's max_pool1d/2d/...: the maximum of each window over x [N, C, spatial...];
+        per spatial axis, strides and dilations default to 1 and pads (-inf) to 0."""
+        kernel = integers(kernel_shape, "Builder.max_pool kernel_shape")
+        default = cv.ConvGeometry.default(len(kernel))
+        geometry = cv.ConvGeometry(
+            tuple(integers(strides, "Builder.max_pool strides")) if strides is not None else default.strides,
+            tuple(integers(dilations, "Builder.max_pool dilations")) if dilations is not None else default.dilations,
+            tuple(integers(pad_before, "Builder.max_pool pad_before"))
+            if pad_before is not None
+            else default.pad_before,
+            tuple(integers(pad_after, "Builder.max_pool pad_after")) if pad_after is not None else default.pad_after,
+        )
+        try:
+            shape = cv.pool_shape(shape_of(x.type), kernel, geometry)
+        except ValueError as error:
+            raise ArgumentError(f"Builder.max_pool: {error}") from None
+        return self._add(cv.MaxPoolOp(x, kernel, geometry, self._like(x, shape)))
+
     def _reduce(self, op: type[rd.ReduceOp], x: SSAValue, axes: Sequence[int] | None, keepdims: bool) -> SSAValue:
         shape = shape_of(x.type)
         axes = range(len(shape)) if axes is None else integers(axes, "reduction axes")

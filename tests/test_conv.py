@@ -194,3 +194,61 @@ def test_verifier_names_the_rule() -> None:
         VerificationError, match=r"result shape \[1, 2, 5\] does not match the expected shape \[1, 2, 6\]"
     ):
         rlx.compile(text)
+
+
+# (name, input shape, kernel, strides, dilations, pad_before, pad_after)
+POOLS = (
+    ("1d", (2, 3, 9), (3,), (2,), (1,), (1,), (1,)),
+    ("1d_dilated_uneven", (1, 2, 10), (2,), (3,), (2,), (0,), (2,)),
+    ("2d", (2, 3, 8, 7), (3, 2), (2, 1), (1, 2), (1, 0), (1, 1)),
+    ("2d_resnet", (1, 4, 9, 9), (3, 3), (2, 2), (1, 1), (1, 1), (1, 1)),
+    ("3d", (1, 2, 4, 5, 3), (2, 2, 2), (1, 2, 1), (1, 1, 1), (1, 0, 1), (0, 1, 0)),
+)
+
+
+def _torch_max_pool(x: np.ndarray, kernel, strides, dilations, pad_before, pad_after) -> np.ndarray:
+    pool = (torch.nn.functional.max_pool1d, torch.nn.functional.max_pool2d, torch.nn.functional.max_pool3d)
+    pads = [p for before, after in zip(reversed(pad_before), reversed(pad_after)) for p in (before, after)]
+    padded = torch.nn.functional.pad(torch.from_numpy(x.astype(np.float64)), pads, value=-np.inf)
+    return pool[len(kernel) - 1](padded, kernel, strides, 0, dilations).numpy()
+
+
+@pytest.mark.parametrize("t", TYPES)
+def test_max_pool_matches_torch_exactly(t: str) -> None:
+    """A maximum is exact: every type equals torch's float64 result rounded back, NaN
+    propagates from its window (as torch and np.maximum), and pads are never chosen
+    (a window of negative values next to the padding keeps its negative maximum)."""
+    b = Builder("pools")
+    rng = np.random.default_rng(11)
+    inputs = []
+    for _, shape, *geometry in POOLS:
+        b.output(b.max_pool(b.input(shape, t), *geometry))
+        x = (rng.standard_normal(shape) - 3.0).astype(TYPES[t])
+        x.flat[rng.integers(x.size)] = np.nan
+        inputs.append(x)
+    results = rlx.compile(b.module())(*inputs)
+    for (name, _, *geometry), x, got in zip(POOLS, inputs, results):
+        want = _torch_max_pool(x, *geometry).astype(TYPES[t])
+        assert got.dtype == TYPES[t]
+        np.testing.assert_array_equal(got, want, err_msg=f"{name} {t}")
+
+
+@pytest.mark.parametrize("t", ["i8", "ui8", "i64"])
+def test_max_pool_of_integers_never_chooses_the_padding(t: str) -> None:
+    """Integer pads are the type's minimum: a window of minima and padding gives the minimum."""
+    dtype = np.dtype({"i8": np.int8, "ui8": np.uint8, "i64": np.int64}[t])
+    info = np.iinfo(dtype)
+    x = np.random.default_rng(3).integers(info.min, info.max, (2, 3, 6, 5), dtype=dtype, endpoint=True)
+    x[0, 0, :2, :2] = info.min
+    b = Builder()
+    b.output(b.max_pool(b.input(x.shape, t), [2, 2], [2, 2], [1, 1], [1, 1], [0, 1]))
+    (got,) = rlx.compile(b.module())(x)
+    padded = np.pad(x, ((0, 0), (0, 0), (1, 0), (1, 1)), constant_values=info.min)
+    want = padded[:, :, :6, :6].reshape(2, 3, 3, 2, 3, 2).max(axis=(3, 5))
+    np.testing.assert_array_equal(got, want)
+
+
+def test_builder_max_pool_rejects_a_window_longer_than_the_input() -> None:
+    b = Builder()
+    with pytest.raises(ArgumentError, match="the dilated kernel spans 5, more than the padded input's 4"):
+        b.max_pool(b.input((1, 2, 4)), [3], dilations=[2])

@@ -1,4 +1,4 @@
-"""ONNX Conv, GlobalAveragePool and AveragePool import
+"""ONNX Conv, MaxPool, GlobalAveragePool and AveragePool import
 (rlx_mlir/frontends/onnx/conv.py) against onnxruntime: models built with
 onnx.helper over the attributes (auto_pad modes, strides, dilations, group,
 bias), and small torch modules exported with torch.onnx. ONNX's own node
@@ -50,6 +50,12 @@ def _conv_model() -> tuple[bytes, dict[str, np.ndarray]]:
         outputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, None))
     pools = (
         ("gap", "GlobalAveragePool", {}),
+        ("max_same", "MaxPool", {"kernel_shape": [3, 3], "auto_pad": "SAME_UPPER", "strides": [2, 2]}),
+        (
+            "max_ceil_dilated",
+            "MaxPool",
+            {"kernel_shape": [2, 2], "ceil_mode": 1, "dilations": [2, 1], "strides": [2, 2]},
+        ),
         ("avg_pads", "AveragePool", {"kernel_shape": [3, 2], "pads": [1, 1, 1, 0], "strides": [2, 1]}),
         (
             "avg_ceil_include",
@@ -79,8 +85,8 @@ def test_conv_and_pool_nodes_match_onnxruntime() -> None:
 
 
 class Vision(torch.nn.Module):
-    """A strided Conv2d stem, a grouped 3x3 Conv2d with ReLU, average pooling and a
-    global average pool: the conv and pool shapes of ResNet and ViT, small."""
+    """A strided Conv2d stem, a 3x3 max pool (ResNet's), a grouped 3x3 Conv2d with ReLU,
+    average pooling and a global average pool: the conv and pool shapes of ResNet and ViT, small."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -89,7 +95,8 @@ class Vision(torch.nn.Module):
         self.pool = torch.nn.AvgPool2d(2)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        h = self.pool(torch.relu(self.grouped(self.stem(x))))
+        h = torch.nn.functional.max_pool2d(self.stem(x), 3, stride=2, padding=1)
+        h = self.pool(torch.relu(self.grouped(h)))
         return torch.nn.functional.adaptive_avg_pool2d(h, 1).flatten(1)
 
 
@@ -108,7 +115,7 @@ class CausalConv1d(torch.nn.Module):
         return torch.nn.functional.gelu(self.strided(h))
 
 
-@pytest.mark.parametrize(("module", "shape"), [(Vision, (2, 3, 12, 12)), (CausalConv1d, (2, 6, 9))])
+@pytest.mark.parametrize(("module", "shape"), [(Vision, (2, 3, 16, 16)), (CausalConv1d, (2, 6, 9))])
 def test_an_exported_conv_module_matches_onnxruntime(module: type[torch.nn.Module], shape: tuple[int, ...]) -> None:
     torch.manual_seed(5)
     x = torch.randn(*shape)

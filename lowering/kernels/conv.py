@@ -41,6 +41,7 @@ from rlx_mlir import blas, dtypes
 from rlx_mlir.broadcast import numel, row_major_strides
 from rlx_mlir.dialects import convolution as cv
 from rlx_mlir.dialects.common import element_type, shape_of
+from rlx_mlir.dtypes import Kind
 from rlx_mlir.lowering.core.element_types import Codec, codec, real
 from rlx_mlir.lowering.core.emitter import Emitter
 from rlx_mlir.lowering.core.gemm import (
@@ -66,6 +67,20 @@ def _valid_range(
     last = e.sub(e.i64(size_in - 1), tap_start)  # the last readable o·s
     hi = e.select(e.icmp("slt", last, zero), zero, e.smin(e.add(e.sdiv(last, s), e.i64(1)), e.i64(size_out)))
     return lo, hi
+
+
+@dataclass(frozen=True)
+class _Window:
+    """A window sliding over the padded input planes (a conv's kernel, a pooling window)."""
+
+    spatial_in: tuple[int, ...]
+    kernel: tuple[int, ...]
+    spatial_out: tuple[int, ...]
+    geometry: cv.ConvGeometry
+
+    @property
+    def rank(self) -> int:
+        return len(self.kernel)
 
 
 @dataclass(frozen=True)
@@ -101,6 +116,10 @@ class _Conv:
     def rank(self) -> int:
         return len(self.kernel)
 
+    @property
+    def window(self) -> _Window:
+        return _Window(self.spatial_in, self.kernel, self.spatial_out, self.op.geometry)
+
 
 Element = Callable[[SSAValue, SSAValue], None]
 """element(x index, output position): what one valid (tap, output) pair does."""
@@ -112,9 +131,9 @@ class _Walk:
     """The loops both forms share: over the kernel taps, and over the outputs
     whose read of one tap falls inside the input."""
 
-    def __init__(self, e: Emitter, region: Region, conv: _Conv) -> None:
-        self.e, self.region, self.conv = e, region, conv
-        self.geometry = conv.op.geometry
+    def __init__(self, e: Emitter, region: Region, window: _Window) -> None:
+        self.e, self.region, self.window = e, region, window
+        self.geometry = window.geometry
 
     def loop(self, lo: SSAValue | int, hi: SSAValue | int, body: Callable[[SSAValue], None]) -> None:
         e = self.e
@@ -123,7 +142,7 @@ class _Walk:
 
     def taps(self, leaf: Leaf, at: SSAValue, axis: int = 0, starts: tuple[SSAValue, ...] = ()) -> None:
         """One loop per kernel axis; leaf(starts, at + the tap's row-major offset)."""
-        e, c, g = self.e, self.conv, self.geometry
+        e, c, g = self.e, self.window, self.geometry
         if axis == c.rank:
             leaf(list(starts), at)
             return
@@ -139,7 +158,7 @@ class _Walk:
         self, starts: list[SSAValue], x_at: SSAValue, element: Element, axis: int = 0, y_at: SSAValue | None = None
     ) -> None:
         """element(x[o·s + start], o) over the valid outputs o of each axis (o a flat plane position)."""
-        e, c, g = self.e, self.conv, self.geometry
+        e, c, g = self.e, self.window, self.geometry
         y_at = y_at if y_at is not None else e.i64(0)
         in_stride = row_major_strides(c.spatial_in)[axis]
         out_stride = row_major_strides(c.spatial_out)[axis]
@@ -158,9 +177,9 @@ class _Walk:
         self.loop(lo, hi, position)
 
 
-def _direct_unit(walk: _Walk, pointers: list[SSAValue], row: SSAValue) -> None:
+def _direct_unit(walk: _Walk, conv: _Conv, pointers: list[SSAValue], row: SSAValue) -> None:
     """Unit (n, m) of the direct form: its plane = bias, then += every channel's taps."""
-    e, c = walk.e, walk.conv
+    e, c = walk.e, conv
     has_bias = c.op.bias is not None
     x, w = pointers[0], pointers[1]
     bias = pointers[2] if has_bias else None
@@ -201,8 +220,8 @@ def _direct_unit(walk: _Walk, pointers: list[SSAValue], row: SSAValue) -> None:
 
 def _direct_kernels(op: cv.ConvOp, conv: _Conv, ctx: KernelContext) -> list[Kernel]:
     def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
-        walk = _Walk(e, region, conv)
-        for_range(e, region, begin, end, lambda row: _direct_unit(walk, pointers, row))
+        walk = _Walk(e, region, conv.window)
+        for_range(e, region, begin, end, lambda row: _direct_unit(walk, conv, pointers, row))
 
     buffers = _operands(op)
     if conv.widened:
@@ -216,12 +235,14 @@ def _operands(op: cv.ConvOp) -> list[SSAValue | str | Scratch]:
     return [op.input, op.weight, *([op.bias] if op.bias is not None else []), op.result]
 
 
-def _im2col(walk: _Walk, x: SSAValue, col: SSAValue, x_base: SSAValue, block: tuple[SSAValue, SSAValue]) -> int:
+def _im2col(
+    walk: _Walk, conv: _Conv, x: SSAValue, col: SSAValue, x_base: SSAValue, block: tuple[SSAValue, SSAValue]
+) -> None:
     """The im2col rows (c, tap) of output rows [first, last) along the first spatial
     axis: col[(c·taps + t)·width + o] = x[c, o·s + k_t·d − p] (0 outside the input),
     with width = (last − first) · row columns; zeros are written only where a read
     falls outside, each element once."""
-    e, c = walk.e, walk.conv
+    e, c = walk.e, conv
     first, last = block
     width = e.mul(e.sub(last, first), e.i64(numel(c.spatial_out[1:])))
     zero = real(c.item.constant(e, 0.0))
@@ -263,7 +284,6 @@ def _im2col(walk: _Walk, x: SSAValue, col: SSAValue, x_base: SSAValue, block: tu
         walk.taps(leaf, e.mul(k, e.i64(numel(c.kernel))))
 
     walk.loop(0, c.per_group, channel)
-    return 0
 
 
 def _gemm_kernels(op: cv.ConvOp, conv: _Conv, ctx: KernelContext) -> list[Kernel]:
@@ -286,7 +306,7 @@ def _gemm_kernels(op: cv.ConvOp, conv: _Conv, ctx: KernelContext) -> list[Kernel
     beta = 1.0 if has_bias else 0.0
 
     def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
-        walk = _Walk(e, region, conv)
+        walk = _Walk(e, region, conv.window)
         x, w = pointers[0], pointers[1]
         bias = pointers[2] if has_bias else None
         out = pointers[3 if has_bias else 2]
@@ -319,7 +339,7 @@ def _gemm_kernels(op: cv.ConvOp, conv: _Conv, ctx: KernelContext) -> list[Kernel
             col = byte_pointer(e, pointers[-1], e.mul(u, e.i64(depth * block_rows * row)), nbytes)
 
             def block(first: SSAValue, count: int) -> None:
-                _im2col(walk, x, col, x_base, (first, e.add(first, e.i64(count))))
+                _im2col(walk, conv, x, col, x_base, (first, e.add(first, e.i64(count))))
                 c = byte_pointer(e, out, e.add(out_at, e.mul(first, e.i64(row))), nbytes)
                 calls[count](lhs, col, c)
 
@@ -348,4 +368,49 @@ def conv_kernels(op: cv.ConvOp, ctx: KernelContext) -> list[Kernel]:
     return _gemm_kernels(op, conv, ctx) if op.gemm_form() else _direct_kernels(op, conv, ctx)
 
 
-KERNELS: dict[type[Operation], EmitKernels] = {cv.ConvOp: conv_kernels}
+def _lowest(item: Codec) -> float | int:
+    """What no input loses to: -inf, or the integer type's minimum."""
+    if item.dtype.kind is Kind.FLOAT:
+        return float("-inf")
+    return -(1 << (item.dtype.bits - 1)) if item.signed else 0
+
+
+def _maximum(e: Emitter, item: Codec, a: SSAValue, b: SSAValue) -> SSAValue:
+    """NaN-propagating for floats (llvm.maximum, as np.maximum), signed or unsigned for integers."""
+    if item.dtype.kind is Kind.FLOAT:
+        return e.maximum(a, b)
+    return e.select(e.icmp("sgt" if item.signed else "ugt", a, b), a, b)
+
+
+def max_pool_kernels(op: cv.MaxPoolOp, ctx: KernelContext) -> list[Kernel]:
+    """Units (n, c), split over threads: the plane starts at -inf and each tap
+    takes y[o] = maximum(y[o], x[o·s + k·d − p]) over its valid outputs, in the
+    result itself (a maximum is exact in any type, f16/bf16 included)."""
+    x_shape, y_shape = shape_of(op.input.type), shape_of(op.result.type)
+    window = _Window(x_shape[2:], op.kernel, y_shape[2:], op.geometry)
+    item = codec(element_type(op.result.type))
+    plane_in, plane_out = numel(window.spatial_in), numel(window.spatial_out)
+
+    def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
+        x, out = pointers
+        walk = _Walk(e, region, window)
+        lowest = real(item.constant(e, _lowest(item)))
+
+        def unit(row: SSAValue) -> None:
+            base_in, base_out = e.mul(row, e.i64(plane_in)), e.mul(row, e.i64(plane_out))
+            walk.loop(0, plane_out, lambda q: item.store(e, lowest, out, e.add(base_out, q)))
+
+            def larger(x_at: SSAValue, o: SSAValue) -> None:
+                at = e.add(base_out, o)
+                item.store(e, _maximum(e, item, real(item.load(e, out, at)), real(item.load(e, x, x_at))), out, at)
+
+            walk.taps(lambda starts, _: walk.outputs(starts, base_in, larger), e.i64(0))
+
+        for_range(e, region, begin, end, unit)
+
+    units = x_shape[0] * x_shape[1]
+    function = kernel_function(ctx.name, 2, build)
+    return [Kernel(function, [op.input, op.result], units, numel(y_shape) * numel(window.kernel))]
+
+
+KERNELS: dict[type[Operation], EmitKernels] = {cv.ConvOp: conv_kernels, cv.MaxPoolOp: max_pool_kernels}

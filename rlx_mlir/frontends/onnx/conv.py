@@ -1,5 +1,6 @@
 """Import of ONNX's convolution and pooling ops: `Conv` as `rlx.conv`,
-`GlobalAveragePool` as `rlx.reduce_mean` over the spatial axes, and
+`MaxPool` as `rlx.max_pool`, `GlobalAveragePool` as `rlx.reduce_mean` over
+the spatial axes, and
 `AveragePool` as a depthwise `rlx.conv` whose weights are 1 / window (with
 `count_include_pad = 0`, the sum is divided by each window's count of real
 inputs, a constant computed at import)."""
@@ -27,13 +28,13 @@ def _ints(node: onnx.NodeProto, name: str, default: Sequence[int]) -> tuple[int,
     return tuple(int(v) for v in node_attribute(node, name, default))
 
 
-def _spatial_input(ctx: Import, value: Value | None) -> SSAValue:
-    """The data input [N, C, spatial...] of a float type the conv kernel takes."""
+def _spatial_input(ctx: Import, value: Value | None, allowed: Sequence[str] = cv.CONV_TYPES) -> SSAValue:
+    """The data input [N, C, spatial...], of an element type the kernel takes."""
     x = ctx.tensor(value)
     if len(ctx.shape(x)) < 3:
         raise Unsupported(f"input must be [N, C, spatial...] with a spatial axis, got shape {list(ctx.shape(x))}")
-    if element_name(x) not in cv.CONV_TYPES:
-        raise Unsupported(f"element type {element_name(x)} is not one of {', '.join(cv.CONV_TYPES)}")
+    if element_name(x) not in allowed:
+        raise Unsupported(f"element type {element_name(x)} is not one of {', '.join(allowed)}")
     return x
 
 
@@ -136,8 +137,25 @@ def _average_pool(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None])
     return [total if uniform else b.div(total, b.constant(counts, element))]
 
 
+def _max_pool(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    """MaxPool as rlx.max_pool: explicit pads or auto_pad, dilations, ceil_mode (the
+    extra padding is -inf too, so it is never chosen); not the Indices output."""
+    if len(node.output) > 1 and node.output[1]:
+        raise Unsupported("the Indices output is not supported")
+    x = _spatial_input(ctx, inputs[0], cv.POOL_TYPES)
+    shape = ctx.shape(x)
+    kernel = _ints(node, "kernel_shape", ())
+    if len(kernel) != len(shape) - 2:
+        raise Unsupported(f"kernel_shape {list(kernel)} needs one entry per spatial axis of {list(shape)}")
+    g = geometry(node, shape[2:], kernel)
+    if int(node_attribute(node, "ceil_mode", 0)):
+        g = _ceil_mode(shape[2:], kernel, g)
+    return [ctx.builder.max_pool(x, kernel, g.strides, g.dilations, g.pad_before, g.pad_after)]
+
+
 IMPORTERS: dict[str, Importer] = {
     "Conv": _conv,
     "GlobalAveragePool": _global_average_pool,
     "AveragePool": _average_pool,
+    "MaxPool": _max_pool,
 }

@@ -170,3 +170,53 @@ func.func @wrong_result_shape(%x: tensor<2x4x9xf32>, %w: tensor<6x4x3xf32>) {
   %y = rlx.conv %x, %w {strides = array<i64: 2>, dilations = array<i64: 1>, pad_before = array<i64: 1>, pad_after = array<i64: 0>} : (tensor<2x4x9xf32>, tensor<6x4x3xf32>) -> tensor<2x6x5xf32>
   func.return
 }
+
+// -----
+
+// rlx.max_pool takes the conv's float types.
+// CHECK-LABEL: sym_name = "pool_element_type"
+// CHECK: Operation does not verify: 'rlx.max_pool' element type i32 is not one of f16, bf16, f32, f64
+func.func @pool_element_type(%x: tensor<2x4x9xi32>) {
+  %y = rlx.max_pool %x {kernel_shape = array<i64: 3>, strides = array<i64: 1>, dilations = array<i64: 1>, pad_before = array<i64: 0>, pad_after = array<i64: 0>} : (tensor<2x4x9xi32>) -> tensor<2x4x7xi32>
+  func.return
+}
+
+// -----
+
+// kernel_shape has one entry per spatial axis.
+// CHECK-LABEL: sym_name = "pool_kernel_entries"
+// CHECK: Operation does not verify: 'rlx.max_pool' kernel_shape has 2 entries, expected 1 (one per axis)
+func.func @pool_kernel_entries(%x: tensor<2x4x9xf32>) {
+  %y = rlx.max_pool %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1>, dilations = array<i64: 1>, pad_before = array<i64: 0>, pad_after = array<i64: 0>} : (tensor<2x4x9xf32>) -> tensor<2x4x7xf32>
+  func.return
+}
+
+// -----
+
+// Pooling shares the conv's window rules: strides are at least 1 ...
+// CHECK-LABEL: sym_name = "pool_stride_positive"
+// CHECK: Operation does not verify: 'rlx.max_pool' strides must be at least 1, got [0]
+func.func @pool_stride_positive(%x: tensor<2x4x9xf32>) {
+  %y = rlx.max_pool %x {kernel_shape = array<i64: 3>, strides = array<i64: 0>, dilations = array<i64: 1>, pad_before = array<i64: 0>, pad_after = array<i64: 0>} : (tensor<2x4x9xf32>) -> tensor<2x4x7xf32>
+  func.return
+}
+
+// -----
+
+// ... and the dilated window fits in the padded input.
+// CHECK-LABEL: sym_name = "pool_window_fits"
+// CHECK: Operation does not verify: 'rlx.max_pool' spatial axis 0: the dilated kernel spans 5, more than the padded input's 4
+func.func @pool_window_fits(%x: tensor<2x4x3xf32>) {
+  %y = rlx.max_pool %x {kernel_shape = array<i64: 3>, strides = array<i64: 1>, dilations = array<i64: 2>, pad_before = array<i64: 1>, pad_after = array<i64: 0>} : (tensor<2x4x3xf32>) -> tensor<2x4x1xf32>
+  func.return
+}
+
+// -----
+
+// Channels are kept; (9 + 1 + 1 − 3) // 2 + 1 = 5 outputs.
+// CHECK-LABEL: sym_name = "pool_result_shape"
+// CHECK: Operation does not verify: 'rlx.max_pool' result shape [2, 4, 4] does not match the expected shape [2, 4, 5]
+func.func @pool_result_shape(%x: tensor<2x4x9xf32>) {
+  %y = rlx.max_pool %x {kernel_shape = array<i64: 3>, strides = array<i64: 2>, dilations = array<i64: 1>, pad_before = array<i64: 1>, pad_after = array<i64: 1>} : (tensor<2x4x9xf32>) -> tensor<2x4x4xf32>
+  func.return
+}

@@ -23,3 +23,18 @@ func.func @forms(%x: tensor<2x4x9xf32>, %w: tensor<6x2x3xf32>, %b: tensor<6xf32>
   %e = rlx.conv %x3, %w3 {strides = array<i64: 1, 1, 1>, dilations = array<i64: 1, 1, 1>, pad_before = array<i64: 0, 0, 0>, pad_after = array<i64: 0, 0, 0>} : (tensor<1x2x4x4x4xf64>, tensor<2x2x2x2x2xf64>) -> tensor<1x2x3x3x3xf64>
   func.return
 }
+
+// -----
+
+// rlx.max_pool: 1-D and 2-D windows; every attribute is printed.
+
+// CHECK-LABEL: func.func @pools(
+// CHECK-SAME: [[X:%[a-zA-Z0-9_]+]]: tensor<2x4x9xf32>, [[Y:%[a-zA-Z0-9_]+]]: tensor<1x3x8x8xf16>
+// CHECK-NEXT: {{%[a-zA-Z0-9_]+}} = rlx.max_pool [[X]] {kernel_shape = array<i64: 3>, strides = array<i64: 2>, dilations = array<i64: 1>, pad_before = array<i64: 1>, pad_after = array<i64: 1>} : (tensor<2x4x9xf32>) -> tensor<2x4x5xf32>
+// CHECK-NEXT: {{%[a-zA-Z0-9_]+}} = rlx.max_pool [[Y]] {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 2>, pad_before = array<i64: 1, 1>, pad_after = array<i64: 0, 1>} : (tensor<1x3x8x8xf16>) -> tensor<1x3x4x3xf16>
+// CHECK-NEXT: func.return
+func.func @pools(%x: tensor<2x4x9xf32>, %y: tensor<1x3x8x8xf16>) {
+  %a = rlx.max_pool %x {kernel_shape = array<i64: 3>, strides = array<i64: 2>, dilations = array<i64: 1>, pad_before = array<i64: 1>, pad_after = array<i64: 1>} : (tensor<2x4x9xf32>) -> tensor<2x4x5xf32>
+  %b = rlx.max_pool %y {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 2>, pad_before = array<i64: 1, 1>, pad_after = array<i64: 0, 1>} : (tensor<1x3x8x8xf16>) -> tensor<1x3x4x3xf16>
+  func.return
+}
