@@ -280,3 +280,14 @@ def test_the_adjoint_matches_torch_autograd() -> None:
     assert len(grads) == len(want)
     for got, expected in zip(grads, want):
         np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_the_profile_counts_conv_and_pool_flops() -> None:
+    """A conv does 2·(C/groups)·taps FLOPs per output (16 · 4·3·3 · 2 · 2·16·8 here); a max pool one per tap."""
+    b = Builder()
+    y = b.conv(b.input((2, 8, 16, 16)), b.input((16, 4, 3, 3)), None, [1, 2], None, [1, 1], [1, 1], groups=2)
+    b.output(b.max_pool(y, [2, 2], [2, 2]))
+    exe = rlx.compile(b.module())
+    rows = exe.profile(np.ones((2, 8, 16, 16), np.float32), np.ones((16, 4, 3, 3), np.float32), repeat=1).rows
+    flops = {row.op.name: row.op.flops for row in rows}
+    assert flops == {"rlx.conv": 2 * 4 * 9 * (2 * 16 * 16 * 8), "rlx.max_pool": 4 * (2 * 16 * 8 * 4)}

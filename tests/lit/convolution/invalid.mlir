@@ -173,11 +173,11 @@ func.func @wrong_result_shape(%x: tensor<2x4x9xf32>, %w: tensor<6x4x3xf32>) {
 
 // -----
 
-// rlx.max_pool takes the conv's float types.
+// rlx.max_pool takes the conv's float types and the integers, not bool.
 // CHECK-LABEL: sym_name = "pool_element_type"
-// CHECK: Operation does not verify: 'rlx.max_pool' element type i32 is not one of f16, bf16, f32, f64
-func.func @pool_element_type(%x: tensor<2x4x9xi32>) {
-  %y = rlx.max_pool %x {kernel_shape = array<i64: 3>, strides = array<i64: 1>, dilations = array<i64: 1>, pad_before = array<i64: 0>, pad_after = array<i64: 0>} : (tensor<2x4x9xi32>) -> tensor<2x4x7xi32>
+// CHECK: Operation does not verify: 'rlx.max_pool' element type i1 is not one of f16, bf16, f32, f64, i8, i16, i32, i64, ui8, ui16, ui32, ui64
+func.func @pool_element_type(%x: tensor<2x4x9xi1>) {
+  %y = rlx.max_pool %x {kernel_shape = array<i64: 3>, strides = array<i64: 1>, dilations = array<i64: 1>, pad_before = array<i64: 0>, pad_after = array<i64: 0>} : (tensor<2x4x9xi1>) -> tensor<2x4x7xi1>
   func.return
 }
 
