@@ -65,6 +65,8 @@ GEMM_MIN_CHANNELS = 8
 """Output channels per group, and input channels · taps per group, from which a
 conv runs as GEMMs: below, the GEMM is too thin to beat the direct kernel
 (depthwise convs always run direct)."""
+BLAS_INT_MAX = (1 << 31) - 1
+"""CBLAS takes 32-bit sizes: a conv whose GEMM dimension exceeds them runs direct."""
 IM2COL_BLOCK_BYTES = 768 << 10
 """The im2col matrix is built and multiplied one block of output rows (along the
 first spatial axis) at a time, each block at most about this large, so it is
@@ -236,10 +238,10 @@ class ConvOp(TensorOp, NeedsScratch):
         if dtypes.from_ir(element_type(self.result.type)).name not in GEMM_TYPES:
             return False
         weight = shape_of(self.weight.type)
-        out_per_group = weight[0] // self.geometry.groups
-        if out_per_group < GEMM_MIN_CHANNELS or weight[1] * numel(weight[2:]) < GEMM_MIN_CHANNELS:
+        out_per_group, depth = weight[0] // self.geometry.groups, weight[1] * numel(weight[2:])
+        if out_per_group < GEMM_MIN_CHANNELS or depth < GEMM_MIN_CHANNELS:
             return False
-        return True
+        return max(depth, numel(shape_of(self.result.type)[2:])) <= BLAS_INT_MAX
 
     def scratch_bytes(self) -> tuple[int, ...]:
         """f16/bf16: the result accumulated in f32; the GEMM form (but pointwise):
