@@ -27,10 +27,10 @@ Element types: f32 and f64, and f16/bf16 computed in f32 (a scratch buffer
 of the result's size in f32) and rounded once into the result.
 
 Two lowerings, chosen here because they declare different scratch buffers
-(`ConvOp.gemm_form`): a direct kernel, and for f32/f64 convolutions with
-enough channels per group, im2col into a scratch buffer (none for a
-pointwise conv, whose input already is the matrix) and one GEMM per
-(image, group).
+(`ConvOp.gemm_form`): a direct kernel (f16/bf16 with an f32 scratch), and
+for f32/f64 convolutions with enough channels per group, im2col blocks on
+the kernel's stack (none for a pointwise conv, whose input already is the
+matrix) and one GEMM per (image, group, block of output rows).
 """
 
 from __future__ import annotations
@@ -67,6 +67,9 @@ conv runs as GEMMs: below, the GEMM is too thin to beat the direct kernel
 (depthwise convs always run direct)."""
 BLAS_INT_MAX = (1 << 31) - 1
 """CBLAS takes 32-bit sizes: a conv whose GEMM dimension exceeds them runs direct."""
+IM2COL_STACK_MAX_BYTES = 2 << 20
+"""The largest im2col block a kernel builds on its stack (threads have 8 MiB
+stacks); a conv whose one output row needs more runs the direct kernel."""
 IM2COL_BLOCK_BYTES = 768 << 10
 """The im2col matrix is built and multiplied one block of output rows (along the
 first spatial axis) at a time, each block at most about this large, so it is
@@ -219,19 +222,15 @@ class ConvOp(TensorOp, NeedsScratch):
 
     def im2col_block(self) -> tuple[int, int]:
         """(output rows along the first spatial axis per im2col block, columns per such row)."""
+        result = shape_of(self.result.type)
+        row = numel(result[3:])
+        return max(1, min(result[2], IM2COL_BLOCK_BYTES // max(1, self._im2col_row_bytes()))), row
+
+    def _im2col_row_bytes(self) -> int:
+        """The bytes of the im2col matrix of one output row: [C/groups · taps, row columns]."""
         item = dtypes.from_ir(element_type(self.result.type)).nbytes
         weight, result = shape_of(self.weight.type), shape_of(self.result.type)
-        row = numel(result[3:])
-        depth = weight[1] * numel(weight[2:])
-        return max(1, min(result[2], IM2COL_BLOCK_BYTES // max(1, depth * row * item))), row
-
-    def im2col_bytes(self) -> int:
-        """One im2col block [C/groups · taps, block columns] per unit (image, group),
-        so the units the entry's threads run at once never share one."""
-        item = dtypes.from_ir(element_type(self.result.type)).nbytes
-        x, w = shape_of(self.input.type), shape_of(self.weight.type)
-        rows, row = self.im2col_block()
-        return item * x[0] * self.geometry.groups * w[1] * numel(w[2:]) * rows * row
+        return item * weight[1] * numel(weight[2:]) * numel(result[3:])
 
     def gemm_form(self) -> bool:
         """Whether the conv lowers to im2col and GEMMs (else to the direct kernel)."""
@@ -241,15 +240,15 @@ class ConvOp(TensorOp, NeedsScratch):
         out_per_group, depth = weight[0] // self.geometry.groups, weight[1] * numel(weight[2:])
         if out_per_group < GEMM_MIN_CHANNELS or depth < GEMM_MIN_CHANNELS:
             return False
+        if not self.pointwise and self._im2col_row_bytes() > IM2COL_STACK_MAX_BYTES:
+            return False
         return max(depth, numel(shape_of(self.result.type)[2:])) <= BLAS_INT_MAX
 
     def scratch_bytes(self) -> tuple[int, ...]:
-        """f16/bf16: the result accumulated in f32; the GEMM form (but pointwise):
-        the im2col matrices; else none."""
+        """f16/bf16: the result accumulated in f32; other types need none (the GEMM
+        form builds its im2col blocks on the stack)."""
         if dtypes.from_ir(element_type(self.result.type)).name in WIDENED_TYPES:
             return (4 * numel(shape_of(self.result.type)),)
-        if self.gemm_form() and not self.pointwise:
-            return (self.im2col_bytes(),)
         return ()
 
     def verify_rules(self) -> None:

@@ -82,6 +82,8 @@ GEMM_CASES = (
     Case("gemm_1d_strided_pointwise", (2, 8, 10), (8, 8, 1), (3,), (1,), (0,), (0,), bias=False),
     # 147 KiB of im2col per output row: a block of 5 rows of the 7 and a last block of 2
     Case("gemm_2d_blocks", (1, 64, 7, 64), (16, 64, 3, 3), (1, 1), (1, 1), (1, 1), (1, 1)),
+    # a pointwise conv reads its blocks (256 KiB per row: 3 + 3 + 2 rows) from the input in place
+    Case("gemm_2d_pointwise_blocks", (1, 64, 8, 1024), (16, 64, 1, 1), (1, 1), (1, 1), (0, 0), (0, 0)),
     Case("gemm_3d", (1, 2, 4, 5, 3), (8, 2, 2, 3, 2), (1, 2, 1), (1, 1, 1), (1, 0, 1), (0, 1, 1)),
 )
 
@@ -154,8 +156,8 @@ def test_the_gemm_form_matches_torch(t: str) -> None:
 
 def test_threads_split_units_alike() -> None:
     """Two threads split the direct kernel's (n, m) units and the GEMM form's
-    (n, group) units (gemm_2d); a GEMM form with one unit (gemm_2d_blocks) runs
-    its GEMMs on BLAS's threads instead. Every result is as on one thread."""
+    (n, group, block) units (one block per image in gemm_2d, two blocks of one
+    image in gemm_2d_blocks). Every result is as on one thread."""
     cases = tuple(c for c in CASES + GEMM_CASES if c.name in ("1d_groups", "2d_plain", "gemm_2d", "gemm_2d_blocks"))
     inputs = [_inputs(case, "f32", 7 + k) for k, case in enumerate(cases)]
     flat = [v for group in inputs for v in group]

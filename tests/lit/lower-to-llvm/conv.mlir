@@ -38,17 +38,18 @@ func.func @depthwise(%x: tensor<2x4x9xf32>, %w: tensor<4x1x3xf32>, %b: tensor<4x
 
 // -----
 
-// 8 output and 4·9 input channels·taps: the GEMM form. Two units (n) for two
-// threads: a kernel first sets OpenBLAS to one thread, then the units run
-// in parallel, each writing its im2col block [36, 36] into the scratch (x,
-// w, the result and the scratch are its pointers) and calling sgemm with
-// M = 8, N = 36, K = 36 (row-major, no transposes).
+// 8 output and 4·9 input channels·taps: the GEMM form. A kernel first sets
+// OpenBLAS to one thread, then the units (image, group, block of output rows;
+// here one block per image) run in parallel over x, w and the result, each
+// writing its im2col block [36, 36] into a 64-byte aligned stack buffer and
+// calling sgemm with M = 8, N = 36, K = 36 (row-major, no transposes).
 
 // CHECK: llvm.func @scipy_cblas_sgemm(
 // CHECK-LABEL: llvm.func internal @gemm_form_k0_blas(
 // CHECK: llvm.call @scipy_openblas_set_num_threads
 // CHECK-LABEL: llvm.func internal @gemm_form_k0(
-// CHECK-SAME: {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: i64, {{%[0-9]+}}: i64) {
+// CHECK-SAME: {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: i64, {{%[0-9]+}}: i64) {
+// CHECK: llvm.alloca {{%[0-9]+}} x f32 {alignment = 64 : i64}
 // CHECK: [[ROW:%[0-9]+]] = llvm.mlir.constant(101 : i32) : i32
 // CHECK-NEXT: [[NT:%[0-9]+]] = llvm.mlir.constant(111 : i32) : i32
 // CHECK-NEXT: [[NT2:%[0-9]+]] = llvm.mlir.constant(111 : i32) : i32
