@@ -1,4 +1,5 @@
-"""The kernels of `rlx.conv`: a direct kernel, and im2col with GEMMs.
+"""The kernels of `rlx.conv` (a direct kernel, and im2col with GEMMs) and of
+`rlx.max_pool` (the direct kernel's walk with a maximum instead of an FMA).
 
 Which one runs is `ConvOp.gemm_form` (it decides the scratch the op declares):
 the GEMM form for f32/f64 with at least 8 output channels and 8 input
@@ -28,6 +29,9 @@ multiplies W[group rows] by it with one CBLAS GEMM into the output (beta = 1
 over the bias). A pointwise conv (1x1, unit strides, no padding) multiplies
 its input planes in place. (conv2d 3x3 [8, 64, 56, 56], 2 threads on a
 loaded host: 0.85-0.92x torch; its BLAS GEMMs take 90% of the time.)
+
+**Max pool.** Units (n, c): the plane starts at -inf (the integer minimum)
+and each tap takes the maximum over its valid outputs (`_Walk`, as above).
 """
 
 from __future__ import annotations
