@@ -55,6 +55,7 @@ from rlx_mlir.lowering.core.parallel import POOL, emit_parallel_launcher
 from rlx_mlir.lowering.kernels import (
     arg_reduce,
     contraction,
+    conv,
     delta_rule,
     indexing,
     movement,
@@ -599,6 +600,7 @@ KERNELS: dict[type[Operation], EmitKernels] = {
     **movement.KERNELS,
     **indexing.KERNELS,
     **contraction.KERNELS,
+    **conv.KERNELS,
     **arg_reduce.KERNELS,
     **normalize.KERNELS,
     **reduction_region.KERNELS,

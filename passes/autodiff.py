@@ -61,6 +61,7 @@ from xdsl.utils.exceptions import PassFailedException
 from rlx_mlir import dtypes
 from rlx_mlir.broadcast import broadcast_shapes, numel
 from rlx_mlir.dialects import contraction as ct
+from rlx_mlir.dialects import convolution as cv
 from rlx_mlir.dialects import elementwise as ew
 from rlx_mlir.dialects import movement as mv
 from rlx_mlir.dialects import reduction as rd
@@ -528,6 +529,89 @@ def _scatter_elements(b: Backward, op: mv.ScatterElementsOp, g: SSAValue) -> Cot
         yield op.updates, b.emit(mv.GatherElementsOp(g, op.indices, axis, op.updates.type))
 
 
+# convolution ----------------------------------------------------------------
+
+
+def _dilate(b: Backward, g: SSAValue, strides: Sequence[int]) -> SSAValue:
+    """`g` [N, M, O...] with strides − 1 zeros between neighbours on each spatial axis
+    ([..., (O − 1)·s + 1, ...]): the outputs placed where a stride-1 conv would put them."""
+    for axis, s in enumerate(strides, 2):
+        if s == 1:
+            continue
+        shape = shape_of(g.type)
+        spread = b.pad(
+            b.reshape(g, (*shape[: axis + 1], 1, *shape[axis + 1 :])),
+            [0] * (len(shape) + 1),
+            [0] * (axis + 1) + [s - 1] + [0] * (len(shape) - axis - 1),
+        )
+        merged = b.reshape(spread, (*shape[:axis], shape[axis] * s, *shape[axis + 1 :]))
+        g = b.narrow(merged, axis, 0, (shape[axis] - 1) * s + 1)
+    return g
+
+
+def _conv_op(b: Backward, x: SSAValue, w: SSAValue, geometry: cv.ConvGeometry) -> SSAValue:
+    shape = cv.conv_shape(shape_of(x.type), shape_of(w.type), geometry)
+    return b.emit(cv.ConvOp(x, w, None, geometry, TensorType(element_type(x.type), list(shape))))
+
+
+def _transpose_to(b: Backward, x: SSAValue, perm: Sequence[int]) -> SSAValue:
+    shape = mv.transposed_shape(shape_of(x.type), perm)
+    return b.emit(mv.TransposeOp(x, perm, TensorType(element_type(x.type), list(shape))))
+
+
+def _conv_input_grad(b: Backward, op: cv.ConvOp, g: SSAValue) -> SSAValue:
+    """dx: the transposed conv, a stride-1 conv of the dilated `g` with the kernel
+    flipped and its channel axes swapped per group, padded to reach every input
+    (cropped where the forward padding exceeded the kernel's span)."""
+    geo, x_shape, w_shape = op.geometry, shape_of(op.input.type), shape_of(op.weight.type)
+    groups, kernel = geo.groups, w_shape[2:]
+    g = _dilate(b, g, geo.strides)
+    before, after = [], []
+    for axis, (i, k, d, pb) in enumerate(zip(x_shape[2:], kernel, geo.dilations, geo.pad_before), 2):
+        length = shape_of(g.type)[axis]
+        span = d * (k - 1) + 1
+        low, high = span - 1 - pb, i - length + pb
+        if low < 0 or high < 0:
+            g = b.narrow(g, axis, max(0, -low), length - max(0, -low) - max(0, -high))
+        before.append(max(0, low))
+        after.append(max(0, high))
+    m, per_group = w_shape[:2]
+    w = b.reshape(op.weight, (groups, m // groups, per_group, *kernel))
+    w = _transpose_to(b, w, (0, 2, 1, *range(3, len(w_shape) + 1)))
+    w = b.reshape(w, (groups * per_group, m // groups, *kernel))
+    spatial = tuple(range(2, len(w_shape)))
+    w = b.emit(mv.ReverseOp(w, spatial, w.type))
+    ones = (1,) * len(kernel)
+    return _conv_op(b, g, w, cv.ConvGeometry(ones, geo.dilations, tuple(before), tuple(after), groups))
+
+
+def _conv_weight_grad(b: Backward, op: cv.ConvOp, g: SSAValue) -> SSAValue:
+    """dw[m, c, k] = Σ_{n, o} g[n, m, o] · x[n, c', o·s + k·d − p]: a conv of x with
+    the batch as its channels and g as the kernel (strides and dilations swapped),
+    cut to the kernel's extent."""
+    geo, x_shape, w_shape = op.geometry, shape_of(op.input.type), shape_of(op.weight.type)
+    groups, n, spatial = geo.groups, x_shape[0], tuple(range(3, len(x_shape) + 1))
+    per_group = w_shape[1]
+    x = b.reshape(op.input, (n, groups, per_group, *x_shape[2:]))
+    x = b.reshape(_transpose_to(b, x, (2, 1, 0, *spatial)), (per_group, groups * n, *x_shape[2:]))
+    kernels = _transpose_to(b, g, (1, 0, *range(2, len(x_shape))))
+    swapped = cv.ConvGeometry(geo.dilations, geo.strides, geo.pad_before, geo.pad_after, groups)
+    dw = _conv_op(b, x, kernels, swapped)  # [C/groups, M, K' >= K...]
+    for axis, k in enumerate(w_shape[2:], 2):
+        if shape_of(dw.type)[axis] != k:
+            dw = b.narrow(dw, axis, 0, k)
+    return _transpose_to(b, dw, (1, 0, *range(2, len(x_shape))))
+
+
+def _conv(b: Backward, op: cv.ConvOp, g: SSAValue) -> Cotangents:
+    if op.bias is not None and b.wants(op.bias):
+        yield op.bias, b.reduce_sum(g, [0, *range(2, len(shape_of(g.type)))], keepdims=False)
+    if b.wants(op.input):
+        yield op.input, _conv_input_grad(b, op, g)
+    if b.wants(op.weight):
+        yield op.weight, _conv_weight_grad(b, op, g)
+
+
 # contraction ----------------------------------------------------------------
 
 
@@ -714,6 +798,7 @@ ADJOINTS: dict[type[Operation], Adjoint] = {
     rlx.ExpandOp: _expand,
     rlx.ReshapeOp: _reshape,
     ct.MatmulOp: _matmul,
+    cv.ConvOp: _conv,
     rd.ReduceSumOp: _reduce_sum,
     rd.ReduceMeanOp: _reduce_mean,
     rd.ReduceProdOp: _reduce_prod,

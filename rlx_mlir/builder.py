@@ -12,7 +12,7 @@ Every unary, binary and compare op of the dialect is a method of the same name
 `rlx_mlir/builder_ops.py`, which `python -m rlx_mlir.builder_gen` writes from
 the op tables of the dialect (the only list of them). Data movement and indexing ops are methods too
 (`b.transpose(x, [1, 0])`, `b.gather(table, ids, axis=0)`), and so are the
-contractions and reductions (`b.matmul(x, w)`, `b.reduce_sum(x, [1])`,
+contractions, convolutions and reductions (`b.matmul(x, w)`, `b.conv(x, w, bias)`, `b.reduce_sum(x, [1])`,
 `b.softmax(x)`), their result
 shapes computed by the dialect's shape functions; the module is verified when
 `module()` builds it, so a bad argument is a VerificationError there.
@@ -33,6 +33,7 @@ from rlx_mlir.broadcast import broadcast_shapes
 from rlx_mlir.builder_ops import ElementwiseMethods
 from rlx_mlir.compiler import verify
 from rlx_mlir.dialects import contraction as ct
+from rlx_mlir.dialects import convolution as cv
 from rlx_mlir.dialects import elementwise as ew
 from rlx_mlir.dialects import movement as mv
 from rlx_mlir.dialects import recurrent as rc
@@ -267,6 +268,61 @@ class Builder(ElementwiseMethods):
         except ValueError as error:
             raise ArgumentError(f"Builder.matmul: {error}") from None
         return self._add(ct.MatmulOp(lhs, rhs, self._like(lhs, shape), transpose_lhs, transpose_rhs))
+
+    def conv(
+        self,
+        x: SSAValue,
+        weight: SSAValue,
+        bias: SSAValue | None = None,
+        strides: Sequence[int] | None = None,
+        dilations: Sequence[int] | None = None,
+        pad_before: Sequence[int] | None = None,
+        pad_after: Sequence[int] | None = None,
+        groups: int = 1,
+    ) -> SSAValue:
+        """torch's conv1d/conv2d/...: x [N, C, spatial...], weight [M, C/groups, kernel...],
+        bias [M]; per spatial axis, strides and dilations default to 1 and pads to 0."""
+        spatial = max(len(shape_of(x.type)) - 2, 0)
+        default = cv.ConvGeometry.default(spatial)
+        geometry = cv.ConvGeometry(
+            tuple(integers(strides, "Builder.conv strides")) if strides is not None else default.strides,
+            tuple(integers(dilations, "Builder.conv dilations")) if dilations is not None else default.dilations,
+            tuple(integers(pad_before, "Builder.conv pad_before")) if pad_before is not None else default.pad_before,
+            tuple(integers(pad_after, "Builder.conv pad_after")) if pad_after is not None else default.pad_after,
+            integer(groups, "Builder.conv groups"),
+        )
+        try:
+            shape = cv.conv_shape(shape_of(x.type), shape_of(weight.type), geometry)
+        except ValueError as error:
+            raise ArgumentError(f"Builder.conv: {error}") from None
+        return self._add(cv.ConvOp(x, weight, bias, geometry, self._like(x, shape)))
+
+    def max_pool(
+        self,
+        x: SSAValue,
+        kernel_shape: Sequence[int],
+        strides: Sequence[int] | None = None,
+        dilations: Sequence[int] | None = None,
+        pad_before: Sequence[int] | None = None,
+        pad_after: Sequence[int] | None = None,
+    ) -> SSAValue:
+        """torch's max_pool1d/2d/...: the maximum of each window over x [N, C, spatial...];
+        per spatial axis, strides and dilations default to 1 and pads (-inf) to 0."""
+        kernel = integers(kernel_shape, "Builder.max_pool kernel_shape")
+        default = cv.ConvGeometry.default(len(kernel))
+        geometry = cv.ConvGeometry(
+            tuple(integers(strides, "Builder.max_pool strides")) if strides is not None else default.strides,
+            tuple(integers(dilations, "Builder.max_pool dilations")) if dilations is not None else default.dilations,
+            tuple(integers(pad_before, "Builder.max_pool pad_before"))
+            if pad_before is not None
+            else default.pad_before,
+            tuple(integers(pad_after, "Builder.max_pool pad_after")) if pad_after is not None else default.pad_after,
+        )
+        try:
+            shape = cv.pool_shape(shape_of(x.type), kernel, geometry)
+        except ValueError as error:
+            raise ArgumentError(f"Builder.max_pool: {error}") from None
+        return self._add(cv.MaxPoolOp(x, kernel, geometry, self._like(x, shape)))
 
     def _reduce(self, op: type[rd.ReduceOp], x: SSAValue, axes: Sequence[int] | None, keepdims: bool) -> SSAValue:
         shape = shape_of(x.type)

@@ -37,6 +37,7 @@ from xdsl.ir import Operation, SSAValue
 from rlx_mlir import jit
 from rlx_mlir.broadcast import numel
 from rlx_mlir.dialects import contraction as ct
+from rlx_mlir.dialects import convolution as cv
 from rlx_mlir.dialects import reduction as rd
 from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects.common import shape_of
@@ -107,7 +108,14 @@ def _elements(value: SSAValue) -> int:
 def _flops(op: Operation) -> int | None:
     """The op's floating-point operations: a matmul's 2·M·N·K (plus its
     epilogue's), a region's body ops at every point it visits, a reduction's
-    one combine per input element; None for the other kinds."""
+    one combine per input element, a conv's 2·(C/groups)·taps per output
+    (its bias add not counted) and a max pool's one per tap and output; None
+    for the other kinds."""
+    if isinstance(op, cv.ConvOp):
+        weight = shape_of(op.weight.type)
+        return 2 * numel(weight[1:]) * _elements(op.result)
+    if isinstance(op, cv.MaxPoolOp):
+        return numel(op.kernel) * _elements(op.result)
     if isinstance(op, (ct.MatmulOp, rg.ContractionRegionOp)):
         lhs = shape_of(op.operands[0].type)
         depth = lhs[-2] if op.transpose_lhs.value.data else lhs[-1]

@@ -55,5 +55,7 @@ EXPECTED_FAILURES: dict[str, str] = {
     "test_identity_opt": "input 'opt_in' has element type UNDEFINED, which rlx does not support",
     "test_identity_sequence": "input 'x' has element type UNDEFINED, which rlx does not support",
     "test_linear_attention_fp16_expanded": "Scan '#34': state variables and scan outputs of several element types (f16, f32)",
+    "test_maxpool_with_argmax_2d_precomputed_pads": "MaxPool '#0': the Indices output is not supported",
+    "test_maxpool_with_argmax_2d_precomputed_strides": "MaxPool '#0': the Indices output is not supported",
     "test_scan_sum": "Scan '#0': Scan before opset 9 (a batch axis and sequence_lens) is not supported",
 }

@@ -1,0 +1,161 @@
+"""Import of ONNX's convolution and pooling ops: `Conv` as `rlx.conv`,
+`MaxPool` as `rlx.max_pool`, `GlobalAveragePool` as `rlx.reduce_mean` over
+the spatial axes, and
+`AveragePool` as a depthwise `rlx.conv` whose weights are 1 / window (with
+`count_include_pad = 0`, the sum is divided by each window's count of real
+inputs, a constant computed at import)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import onnx
+from xdsl.ir import SSAValue
+
+from rlx_mlir.dialects import convolution as cv
+from rlx_mlir.frontends.onnx.context import (
+    Import,
+    Importer,
+    Unsupported,
+    Value,
+    element_name,
+    node_attribute,
+)
+
+
+def _ints(node: onnx.NodeProto, name: str, default: Sequence[int]) -> tuple[int, ...]:
+    return tuple(int(v) for v in node_attribute(node, name, default))
+
+
+def _spatial_input(ctx: Import, value: Value | None, allowed: Sequence[str] = cv.CONV_TYPES) -> SSAValue:
+    """The data input [N, C, spatial...], of an element type the kernel takes."""
+    x = ctx.tensor(value)
+    if len(ctx.shape(x)) < 3:
+        raise Unsupported(f"input must be [N, C, spatial...] with a spatial axis, got shape {list(ctx.shape(x))}")
+    if element_name(x) not in allowed:
+        raise Unsupported(f"element type {element_name(x)} is not one of {', '.join(allowed)}")
+    return x
+
+
+def geometry(
+    node: onnx.NodeProto, spatial_in: Sequence[int], kernel: Sequence[int], groups: int = 1
+) -> cv.ConvGeometry:
+    """The node's strides, dilations and pads (explicit, or from `auto_pad`), per spatial axis.
+
+    SAME_UPPER / SAME_LOWER give ceil(I / s) outputs, the odd pad at the end
+    (upper) or at the start (lower); VALID pads nothing."""
+    rank = len(spatial_in)
+    strides = _ints(node, "strides", (1,) * rank)
+    dilations = _ints(node, "dilations", (1,) * rank)
+    if len(strides) != rank or len(dilations) != rank:
+        raise Unsupported(f"strides {list(strides)} and dilations {list(dilations)} need {rank} entries each")
+    auto_pad = node_attribute(node, "auto_pad", b"NOTSET")
+    auto_pad = auto_pad.decode() if isinstance(auto_pad, bytes) else str(auto_pad)
+    if auto_pad == "NOTSET":
+        pads = _ints(node, "pads", (0,) * (2 * rank))
+        if len(pads) != 2 * rank:
+            raise Unsupported(f"pads {list(pads)} need {2 * rank} entries (begins, then ends)")
+        return cv.ConvGeometry(strides, dilations, pads[:rank], pads[rank:], groups)
+    if auto_pad == "VALID":
+        return cv.ConvGeometry(strides, dilations, (0,) * rank, (0,) * rank, groups)
+    if auto_pad not in ("SAME_UPPER", "SAME_LOWER"):
+        raise Unsupported(f'auto_pad "{auto_pad}" is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID')
+    before, after = [], []
+    for i, k, s, d in zip(spatial_in, kernel, strides, dilations):
+        total = max(0, (-(-i // s) - 1) * s + d * (k - 1) + 1 - i)
+        small, large = total // 2, total - total // 2
+        before.append(small if auto_pad == "SAME_UPPER" else large)
+        after.append(large if auto_pad == "SAME_UPPER" else small)
+    return cv.ConvGeometry(strides, dilations, tuple(before), tuple(after), groups)
+
+
+def _conv(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    """Conv: X [N, C, spatial...], W [M, C/group, kernel...], optional B [M]."""
+    x = _spatial_input(ctx, inputs[0])
+    w = ctx.tensor(inputs[1] if len(inputs) > 1 else None)
+    bias = ctx.tensor(inputs[2]) if len(inputs) > 2 and inputs[2] is not None else None
+    shape, kernel = ctx.shape(x), ctx.shape(w)[2:]
+    declared = node_attribute(node, "kernel_shape")
+    if declared is not None and tuple(declared) != tuple(kernel):
+        raise Unsupported(f"kernel_shape {list(declared)} differs from the weight's kernel {list(kernel)}")
+    g = geometry(node, shape[2:], kernel, int(node_attribute(node, "group", 1)))
+    return [ctx.builder.conv(x, w, bias, g.strides, g.dilations, g.pad_before, g.pad_after, g.groups)]
+
+
+def _global_average_pool(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    """The mean over every spatial axis, kept as 1s: [N, C, 1, ...]."""
+    x = _spatial_input(ctx, inputs[0])
+    return [ctx.builder.reduce_mean(x, list(range(2, len(ctx.shape(x)))), keepdims=True)]
+
+
+def _window_counts(
+    spatial_in: Sequence[int], kernel: Sequence[int], g: cv.ConvGeometry, padded: cv.ConvGeometry
+) -> np.ndarray:
+    """How many inputs each output window of `g` covers over the output's spatial axes:
+    real inputs, and the explicit pads of `padded` (its pads, or none)."""
+    counts = np.ones((), np.float64)
+    for axis, (i, k, s, d) in enumerate(zip(spatial_in, kernel, g.strides, g.dilations)):
+        outputs = (i + g.pad_before[axis] + g.pad_after[axis] - d * (k - 1) - 1) // s + 1
+        positions = np.arange(outputs)[:, None] * s + np.arange(k)[None, :] * d - g.pad_before[axis]
+        low, high = -padded.pad_before[axis], i + padded.pad_after[axis]
+        counts = np.multiply.outer(counts, ((positions >= low) & (positions < high)).sum(axis=1).astype(np.float64))
+    return counts
+
+
+def _ceil_mode(spatial_in: Sequence[int], kernel: Sequence[int], g: cv.ConvGeometry) -> cv.ConvGeometry:
+    """`g` with pad_after grown so the output rounds up, except for a last window
+    that would start in the right padding (ONNX drops it)."""
+    after = []
+    for axis, (i, k, s, d) in enumerate(zip(spatial_in, kernel, g.strides, g.dilations)):
+        pb, pa, span = g.pad_before[axis], g.pad_after[axis], d * (k - 1) + 1
+        outputs = -(-(i + pb + pa - span) // s) + 1
+        if (outputs - 1) * s >= i + pb:
+            outputs -= 1
+        after.append(pa + max(0, (outputs - 1) * s + span - (i + pb + pa)))
+    return cv.ConvGeometry(g.strides, g.dilations, g.pad_before, tuple(after), g.groups)
+
+
+def _average_pool(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    """AveragePool as a depthwise conv: weights 1 / window where every window
+    covers the same count, else weights 1 and a division by each window's count
+    (real inputs, plus the explicit pads with count_include_pad; never the
+    padding ceil_mode adds), a constant computed at import."""
+    x = _spatial_input(ctx, inputs[0])
+    shape = ctx.shape(x)
+    kernel = _ints(node, "kernel_shape", ())
+    if len(kernel) != len(shape) - 2:
+        raise Unsupported(f"kernel_shape {list(kernel)} needs one entry per spatial axis of {list(shape)}")
+    b, channels, element = ctx.builder, shape[1], element_name(x)
+    explicit = geometry(node, shape[2:], kernel, groups=channels)
+    g = _ceil_mode(shape[2:], kernel, explicit) if int(node_attribute(node, "ceil_mode", 0)) else explicit
+    include_pad = bool(node_attribute(node, "count_include_pad", 0))
+    counts = _window_counts(shape[2:], kernel, g, explicit if include_pad else cv.ConvGeometry.default(len(kernel)))
+    uniform = bool(counts.size) and bool(np.all(counts == counts.flat[0]))
+    weight = np.full((channels, 1, *kernel), 1.0 / counts.flat[0] if uniform else 1.0)
+    total = b.conv(x, b.constant(weight, element), None, g.strides, g.dilations, g.pad_before, g.pad_after, channels)
+    return [total if uniform else b.div(total, b.constant(counts, element))]
+
+
+def _max_pool(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    """MaxPool as rlx.max_pool: explicit pads or auto_pad, dilations, ceil_mode (the
+    extra padding is -inf too, so it is never chosen); not the Indices output."""
+    if len(node.output) > 1 and node.output[1]:
+        raise Unsupported("the Indices output is not supported")
+    x = _spatial_input(ctx, inputs[0], cv.POOL_TYPES)
+    shape = ctx.shape(x)
+    kernel = _ints(node, "kernel_shape", ())
+    if len(kernel) != len(shape) - 2:
+        raise Unsupported(f"kernel_shape {list(kernel)} needs one entry per spatial axis of {list(shape)}")
+    g = geometry(node, shape[2:], kernel)
+    if int(node_attribute(node, "ceil_mode", 0)):
+        g = _ceil_mode(shape[2:], kernel, g)
+    return [ctx.builder.max_pool(x, kernel, g.strides, g.dilations, g.pad_before, g.pad_after)]
+
+
+IMPORTERS: dict[str, Importer] = {
+    "Conv": _conv,
+    "GlobalAveragePool": _global_average_pool,
+    "AveragePool": _average_pool,
+    "MaxPool": _max_pool,
+}

@@ -1,0 +1,295 @@
+"""rlx.conv against torch.nn.functional.conv1d/conv2d/conv3d in float64.
+
+The reference runs on the inputs widened to float64 (exact), with the pads
+applied by torch.nn.functional.pad (torch's own `padding` is symmetric only).
+Tolerance, per element, with K = C/groups · taps the terms of one output, u
+the unit roundoff of the type the sums are computed in (f32 for f16 and bf16)
+and u_out that of the stored type:
+
+    |got - ref| <= 2·K·u·(|x| ⋆ |w| + |b|) + u_out·|ref| + tiny_out
+
+the summation bound with room for any order, plus the one final rounding of
+f16/bf16. A sum accumulated in f16/bf16 instead of f32 misses it by orders of
+magnitude (see `test_f16_sums_are_computed_in_f32`).
+
+Every dtype compiles one module holding every case of `CASES` (a compile per
+case would take most of the file's time); each case is checked on its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import ml_dtypes
+import numpy as np
+import pytest
+import torch
+from closeness import assert_close
+from xdsl.dialects.builtin import ModuleOp
+
+import rlx_mlir as rlx
+from rlx_mlir.builder import Builder
+from rlx_mlir.dialects.convolution import ConvOp
+from rlx_mlir.errors import ArgumentError, VerificationError
+
+TYPES = {
+    "f16": np.dtype(np.float16),
+    "bf16": np.dtype(ml_dtypes.bfloat16),
+    "f32": np.dtype(np.float32),
+    "f64": np.dtype(np.float64),
+}
+UNIT_ROUNDOFF = {"f16": 2.0**-11, "bf16": 2.0**-8, "f32": 2.0**-24, "f64": 2.0**-53}
+COMPUTED_IN = {"f16": "f32", "bf16": "f32", "f32": "f32", "f64": "f64"}
+HALF_SUBNORMAL = {"f16": 2.0**-25, "bf16": 2.0**-134, "f32": 0.0, "f64": 0.0}
+
+
+@dataclass(frozen=True)
+class Case:
+    """One convolution: shapes and attributes (per spatial axis), bias or not."""
+
+    name: str
+    input: tuple[int, ...]
+    weight: tuple[int, ...]
+    strides: tuple[int, ...]
+    dilations: tuple[int, ...]
+    pad_before: tuple[int, ...]
+    pad_after: tuple[int, ...]
+    groups: int = 1
+    bias: bool = True
+
+
+CASES = (
+    Case("1d_plain", (2, 3, 10), (4, 3, 3), (1,), (1,), (0,), (0,)),
+    Case("1d_same_no_bias", (2, 3, 10), (5, 3, 3), (1,), (1,), (1,), (1,), bias=False),
+    Case("1d_stride_dilation", (1, 4, 17), (3, 4, 3), (2,), (3,), (2,), (1,)),
+    Case("1d_groups", (2, 6, 9), (4, 3, 2), (1,), (1,), (0,), (1,), groups=2),
+    Case("1d_depthwise_causal", (2, 8, 12), (8, 1, 4), (1,), (1,), (3,), (0,), groups=8),
+    Case("1d_depthwise_multiplier", (1, 3, 7), (6, 1, 3), (2,), (1,), (1,), (2,), groups=3, bias=False),
+    Case("1d_kernel_beyond_input_with_pads", (1, 2, 2), (2, 2, 5), (1,), (1,), (2,), (3,)),
+    Case("2d_plain", (2, 3, 6, 5), (4, 3, 3, 3), (1, 1), (1, 1), (1, 1), (1, 1)),
+    Case("2d_strided_asymmetric", (1, 2, 9, 8), (3, 2, 3, 2), (2, 3), (1, 2), (0, 2), (1, 0), bias=False),
+    Case("2d_patch_embedding", (2, 3, 8, 8), (5, 3, 4, 4), (4, 4), (1, 1), (0, 0), (0, 0)),
+    Case("2d_groups_dilated", (1, 4, 7, 7), (6, 2, 2, 3), (1, 2), (2, 1), (1, 1), (2, 0), groups=2),
+    Case("2d_depthwise", (2, 4, 6, 6), (4, 1, 3, 3), (1, 1), (1, 1), (1, 1), (1, 1), groups=4),
+    Case("3d", (1, 2, 4, 5, 3), (2, 2, 2, 3, 2), (1, 2, 1), (1, 1, 2), (1, 0, 1), (0, 1, 1)),
+    Case("zero_batch", (0, 2, 5), (3, 2, 2), (1,), (1,), (0,), (0,)),
+)
+GEMM_CASES = (
+    # f32/f64 with >= 8 output channels and >= 8 input channels · taps per group: im2col and GEMMs
+    Case("gemm_2d", (2, 4, 9, 7), (16, 4, 3, 3), (2, 1), (1, 1), (1, 1), (1, 0)),
+    Case("gemm_2d_groups_dilated", (1, 4, 6, 6), (16, 2, 3, 2), (1, 1), (2, 1), (2, 0), (1, 1), groups=2, bias=False),
+    Case("gemm_1d_pointwise", (2, 8, 10), (8, 8, 1), (1,), (1,), (0,), (0,)),
+    Case("gemm_1d_strided_pointwise", (2, 8, 10), (8, 8, 1), (3,), (1,), (0,), (0,), bias=False),
+    # 147 KiB of im2col per output row: a block of 5 rows of the 7 and a last block of 2
+    Case("gemm_2d_blocks", (1, 64, 7, 64), (16, 64, 3, 3), (1, 1), (1, 1), (1, 1), (1, 1)),
+    # a pointwise conv reads its blocks (256 KiB per row: 3 + 3 + 2 rows) from the input in place
+    Case("gemm_2d_pointwise_blocks", (1, 64, 8, 1024), (16, 64, 1, 1), (1, 1), (1, 1), (0, 0), (0, 0)),
+    Case("gemm_3d", (1, 2, 4, 5, 3), (8, 2, 2, 3, 2), (1, 2, 1), (1, 1, 1), (1, 0, 1), (0, 1, 1)),
+)
+
+
+def _torch_conv(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None, case: Case) -> torch.Tensor:
+    pads = [p for before, after in zip(reversed(case.pad_before), reversed(case.pad_after)) for p in (before, after)]
+    conv = (torch.nn.functional.conv1d, torch.nn.functional.conv2d, torch.nn.functional.conv3d)[len(case.input) - 3]
+    padded = torch.nn.functional.pad(x, pads)
+    return conv(padded, w, b, stride=case.strides, dilation=case.dilations, groups=case.groups)
+
+
+def reference(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, case: Case) -> tuple[np.ndarray, np.ndarray]:
+    """The float64 result and its magnitude |x| ⋆ |w| + |b| (the error scale)."""
+    tx, tw = (torch.from_numpy(np.asarray(v, np.float64)) for v in (x, w))
+    tb = torch.from_numpy(np.asarray(b, np.float64)) if b is not None else None
+    want = _torch_conv(tx, tw, tb, case).numpy()
+    scale = _torch_conv(tx.abs(), tw.abs(), tb.abs() if tb is not None else None, case).numpy()
+    return want, scale
+
+
+def _inputs(case: Case, t: str, seed: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    shapes = [case.input, case.weight, *([(case.weight[0],)] if case.bias else [])]
+    return [rng.standard_normal(shape).astype(TYPES[t]) for shape in shapes]
+
+
+def compile_cases(cases: tuple[Case, ...], t: str, threads: int = 1) -> rlx.Executable:
+    return rlx.compile(build_cases(cases, t), threads=threads)
+
+
+def build_cases(cases: tuple[Case, ...], t: str) -> ModuleOp:
+    b = Builder("convs")
+    for case in cases:
+        x, w = b.input(case.input, t), b.input(case.weight, t)
+        bias = b.input((case.weight[0],), t) if case.bias else None
+        geometry = (case.strides, case.dilations, case.pad_before, case.pad_after)
+        b.output(b.conv(x, w, bias, *geometry, groups=case.groups))
+    return b.module()
+
+
+def check(case: Case, got: np.ndarray, inputs: list[np.ndarray], t: str) -> None:
+    want, scale = reference(inputs[0], inputs[1], inputs[2] if case.bias else None, case)
+    terms = case.weight[1] * int(np.prod(case.weight[2:]))
+    atol = 2 * terms * UNIT_ROUNDOFF[COMPUTED_IN[t]] * scale + HALF_SUBNORMAL[t]
+    assert got.dtype == TYPES[t], case.name
+    assert_close(got, want, rtol=UNIT_ROUNDOFF[t], atol=atol, what=f"{case.name} {t}")
+
+
+def run_cases(cases: tuple[Case, ...], t: str) -> None:
+    exe = compile_cases(cases, t)
+    inputs = [_inputs(case, t, seed) for seed, case in enumerate(cases)]
+    results = exe(*(v for group in inputs for v in group))
+    for case, got, given in zip(cases, results, inputs):
+        check(case, got, given, t)
+
+
+@pytest.mark.parametrize("t", TYPES)
+def test_every_case_matches_torch(t: str) -> None:
+    run_cases(CASES, t)
+
+
+@pytest.mark.parametrize("t", ["f32", "f64"])
+def test_the_gemm_form_matches_torch(t: str) -> None:
+    """The GEMM form is f32/f64 only (f16/bf16 with these shapes run the direct kernel, as CASES test)."""
+    convs = [op for op in build_cases(GEMM_CASES, t).walk() if isinstance(op, ConvOp)]
+    assert [op.gemm_form() for op in convs] == [True] * len(GEMM_CASES)
+    assert not any(op.gemm_form() for op in build_cases(CASES, t).walk() if isinstance(op, ConvOp))
+    run_cases(GEMM_CASES, t)
+
+
+def test_threads_split_units_alike() -> None:
+    """Two threads split the direct kernel's (n, m) units and the GEMM form's
+    (n, group, block) units (one block per image in gemm_2d, two blocks of one
+    image in gemm_2d_blocks). Every result is as on one thread."""
+    cases = tuple(c for c in CASES + GEMM_CASES if c.name in ("1d_groups", "2d_plain", "gemm_2d", "gemm_2d_blocks"))
+    inputs = [_inputs(case, "f32", 7 + k) for k, case in enumerate(cases)]
+    flat = [v for group in inputs for v in group]
+    one, two = compile_cases(cases, "f32", threads=1)(*flat), compile_cases(cases, "f32", threads=2)(*flat)
+    for a, b in zip(one, two):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_f16_sums_are_computed_in_f32() -> None:
+    """Many equal terms: 2048 · 1.0 + 1.0 · ... is exact in f32 but stalls in f16 at 2048."""
+    case = Case("long_sum", (1, 4096, 1), (1, 4096, 1), (1,), (1,), (0,), (0,), bias=False)
+    x = np.ones(case.input, np.float16)
+    w = np.full(case.weight, 0.5, np.float16)
+    (got,) = compile_cases((case,), "f16")(x, w)
+    assert float(got.reshape(())) == 2048.0
+
+
+def test_builder_rejects_bad_geometry() -> None:
+    b = Builder()
+    x, w = b.input((1, 4, 8)), b.input((2, 3, 3))
+    with pytest.raises(ArgumentError, match="weight has 3 input channels per group, expected 4"):
+        b.conv(x, w)
+    with pytest.raises(ArgumentError, match="strides must be a list of integers"):
+        b.conv(x, b.input((2, 4, 3)), strides=2)  # type: ignore[arg-type]
+
+
+def test_verifier_names_the_rule() -> None:
+    text = """
+    func.func @f(%x: tensor<1x4x8xf32>, %w: tensor<2x4x3xf32>) -> tensor<1x2x5xf32> {
+      %y = rlx.conv %x, %w {strides = array<i64: 1>, dilations = array<i64: 1>, pad_before = array<i64: 0>,
+                            pad_after = array<i64: 0>} : (tensor<1x4x8xf32>, tensor<2x4x3xf32>) -> tensor<1x2x5xf32>
+      func.return %y : tensor<1x2x5xf32>
+    }
+    """
+    with pytest.raises(
+        VerificationError, match=r"result shape \[1, 2, 5\] does not match the expected shape \[1, 2, 6\]"
+    ):
+        rlx.compile(text)
+
+
+# (name, input shape, kernel, strides, dilations, pad_before, pad_after)
+POOLS = (
+    ("1d", (2, 3, 9), (3,), (2,), (1,), (1,), (1,)),
+    ("1d_dilated_uneven", (1, 2, 10), (2,), (3,), (2,), (0,), (2,)),
+    ("2d", (2, 3, 8, 7), (3, 2), (2, 1), (1, 2), (1, 0), (1, 1)),
+    ("2d_resnet", (1, 4, 9, 9), (3, 3), (2, 2), (1, 1), (1, 1), (1, 1)),
+    ("3d", (1, 2, 4, 5, 3), (2, 2, 2), (1, 2, 1), (1, 1, 1), (1, 0, 1), (0, 1, 0)),
+)
+
+
+def _torch_max_pool(x: np.ndarray, kernel, strides, dilations, pad_before, pad_after) -> np.ndarray:
+    pool = (torch.nn.functional.max_pool1d, torch.nn.functional.max_pool2d, torch.nn.functional.max_pool3d)
+    pads = [p for before, after in zip(reversed(pad_before), reversed(pad_after)) for p in (before, after)]
+    padded = torch.nn.functional.pad(torch.from_numpy(x.astype(np.float64)), pads, value=-np.inf)
+    return pool[len(kernel) - 1](padded, kernel, strides, 0, dilations).numpy()
+
+
+@pytest.mark.parametrize("t", TYPES)
+def test_max_pool_matches_torch_exactly(t: str) -> None:
+    """A maximum is exact: every type equals torch's float64 result rounded back, NaN
+    propagates from its window (as torch and np.maximum), and pads are never chosen
+    (a window of negative values next to the padding keeps its negative maximum)."""
+    b = Builder("pools")
+    rng = np.random.default_rng(11)
+    inputs = []
+    for _, shape, *geometry in POOLS:
+        b.output(b.max_pool(b.input(shape, t), *geometry))
+        x = (rng.standard_normal(shape) - 3.0).astype(TYPES[t])
+        x.flat[rng.integers(x.size)] = np.nan
+        inputs.append(x)
+    results = rlx.compile(b.module())(*inputs)
+    for (name, _, *geometry), x, got in zip(POOLS, inputs, results):
+        want = _torch_max_pool(x, *geometry).astype(TYPES[t])
+        assert got.dtype == TYPES[t]
+        np.testing.assert_array_equal(got, want, err_msg=f"{name} {t}")
+
+
+@pytest.mark.parametrize("t", ["i8", "ui8", "i64"])
+def test_max_pool_of_integers_never_chooses_the_padding(t: str) -> None:
+    """Integer pads are the type's minimum: a window of minima and padding gives the minimum."""
+    dtype = np.dtype({"i8": np.int8, "ui8": np.uint8, "i64": np.int64}[t])
+    info = np.iinfo(dtype)
+    x = np.random.default_rng(3).integers(info.min, info.max, (2, 3, 6, 5), dtype=dtype, endpoint=True)
+    x[0, 0, :2, :2] = info.min
+    b = Builder()
+    b.output(b.max_pool(b.input(x.shape, t), [2, 2], [2, 2], [1, 1], [1, 1], [0, 1]))
+    (got,) = rlx.compile(b.module())(x)
+    padded = np.pad(x, ((0, 0), (0, 0), (1, 0), (1, 1)), constant_values=info.min)
+    want = padded[:, :, :6, :6].reshape(2, 3, 3, 2, 3, 2).max(axis=(3, 5))
+    np.testing.assert_array_equal(got, want)
+
+
+def test_builder_max_pool_rejects_a_window_longer_than_the_input() -> None:
+    b = Builder()
+    with pytest.raises(ArgumentError, match="the dilated kernel spans 5, more than the padded input's 4"):
+        b.max_pool(b.input((1, 2, 4)), [3], dilations=[2])
+
+
+ADJOINT_CASES = (
+    Case("1d_groups_strided_dilated", (2, 4, 9), (6, 2, 3), (2,), (2,), (1,), (3,), groups=2),
+    Case("1d_pads_beyond_the_kernel", (2, 3, 10), (4, 3, 2), (3,), (1,), (3,), (0,), bias=False),
+    Case("2d_depthwise", (1, 4, 7, 6), (4, 1, 3, 3), (2, 1), (1, 2), (1, 0), (0, 2), groups=4),
+    Case("2d_gemm_form", (2, 4, 9, 7), (16, 4, 3, 3), (2, 1), (1, 1), (1, 1), (1, 0)),
+)
+
+
+def test_the_adjoint_matches_torch_autograd() -> None:
+    """rlx.vjp of convs (input, weight and bias gradients) against torch.autograd in
+    float64: strides and dilations (the transposed conv's dilated cotangent), pads
+    wider than the kernel reaches (cropped), groups, depthwise and a GEMM-form conv."""
+    rng = np.random.default_rng(21)
+    inputs = [_inputs(case, "f64", 30 + k) for k, case in enumerate(ADJOINT_CASES)]
+    leaves = [[torch.tensor(v, requires_grad=True) for v in given] for given in inputs]
+    cotangents = []
+    for case, (x, w, *bias) in zip(ADJOINT_CASES, leaves):
+        y = _torch_conv(x, w, bias[0] if bias else None, case)
+        cotangents.append(rng.standard_normal(tuple(y.shape)))
+        y.backward(torch.from_numpy(cotangents[-1]))
+    results = rlx.compile(rlx.vjp(build_cases(ADJOINT_CASES, "f64")))(*(v for g in inputs for v in g), *cotangents)
+    want = [leaf.grad.numpy() for group in leaves for leaf in group]  # the gradients follow the arguments
+    grads = results[len(ADJOINT_CASES) :]
+    assert len(grads) == len(want)
+    for got, expected in zip(grads, want):
+        np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_the_profile_counts_conv_and_pool_flops() -> None:
+    """A conv does 2·(C/groups)·taps FLOPs per output (16 · 4·3·3 · 2 · 2·16·8 here); a max pool one per tap."""
+    b = Builder()
+    y = b.conv(b.input((2, 8, 16, 16)), b.input((16, 4, 3, 3)), None, [1, 2], None, [1, 1], [1, 1], groups=2)
+    b.output(b.max_pool(y, [2, 2], [2, 2]))
+    exe = rlx.compile(b.module())
+    rows = exe.profile(np.ones((2, 8, 16, 16), np.float32), np.ones((16, 4, 3, 3), np.float32), repeat=1).rows
+    flops = {row.op.name: row.op.flops for row in rows}
+    assert flops == {"rlx.conv": 2 * 4 * 9 * (2 * 16 * 16 * 8), "rlx.max_pool": 4 * (2 * 16 * 8 * 4)}
