@@ -143,6 +143,80 @@ def _decoder(config_class: type, model_class: type) -> Callable[[Size], torch.nn
     return build
 
 
+def _mamba(s: Size) -> torch.nn.Module:
+    config = transformers.MambaConfig(
+        vocab_size=VOCAB, hidden_size=s.width, state_size=16, num_hidden_layers=s.layers, expand=2, conv_kernel=4
+    )
+    return transformers.MambaModel(config)
+
+
+def _mamba2(s: Size) -> torch.nn.Module:
+    config = transformers.Mamba2Config(
+        vocab_size=VOCAB,
+        hidden_size=s.width,
+        state_size=16,
+        num_hidden_layers=s.layers,
+        expand=2,
+        conv_kernel=4,
+        num_heads=2 * s.width // 16,
+        head_dim=16,
+        n_groups=1,
+        chunk_size=16,
+    )
+    return transformers.Mamba2Model(config)
+
+
+MEL_BINS = 16
+"""The Whisper encoder's feature channels (80 in the released models)."""
+
+
+def _whisper_encoder(s: Size) -> torch.nn.Module:
+    config = transformers.WhisperConfig(
+        vocab_size=VOCAB,
+        d_model=s.width,
+        encoder_layers=s.layers,
+        decoder_layers=1,
+        encoder_attention_heads=s.heads,
+        decoder_attention_heads=s.heads,
+        encoder_ffn_dim=s.mlp,
+        decoder_ffn_dim=s.mlp,
+        num_mel_bins=MEL_BINS,
+        max_source_positions=_whisper_frames(s) // 2,
+        max_target_positions=16,
+        pad_token_id=0,
+        bos_token_id=0,
+        eos_token_id=0,
+        decoder_start_token_id=0,
+    )
+    return transformers.WhisperModel(config).get_encoder()
+
+
+def _whisper_frames(s: Size) -> int:
+    """The encoder takes exactly this many feature frames (its positions, two per stride-2 step)."""
+    return 4 * s.width
+
+
+def _vit(s: Size) -> torch.nn.Module:
+    config = transformers.ViTConfig(
+        hidden_size=s.width,
+        num_hidden_layers=s.layers,
+        num_attention_heads=s.heads,
+        intermediate_size=s.mlp,
+        image_size=s.image,
+        patch_size=s.image // 4 if s.image <= 64 else 16,
+    )
+    return transformers.ViTModel(config, add_pooling_layer=False)
+
+
+def _resnet18(s: Size) -> torch.nn.Module:
+    """ResNet-18's layout (basic blocks, two per stage) with `width` channels in the first stage."""
+    widths = [s.width // 2, s.width, 2 * s.width, 4 * s.width] if s.width < 64 else [64, 128, 256, 512]
+    config = transformers.ResNetConfig(
+        embedding_size=widths[0], hidden_sizes=widths, depths=[2, 2, 2, 2], layer_type="basic"
+    )
+    return transformers.ResNetModel(config)
+
+
 def token_ids(batch: int, seq: int, seed: int = 0) -> np.ndarray:
     return np.random.default_rng(seed).integers(0, VOCAB, (batch, seq), dtype=np.int64)
 
@@ -160,6 +234,22 @@ class Input:
 TOKENS = Input("input_ids", {0: "batch", 1: "seq"}, lambda size, batch, seq, seed: token_ids(batch, seq, seed))
 
 
+def _normal(shape: tuple[int, ...], seed: int) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal(shape, dtype=np.float32)
+
+
+FEATURES = Input(
+    "input_features",
+    {0: "batch"},
+    lambda size, batch, seq, seed: _normal((batch, MEL_BINS, _whisper_frames(size)), seed),
+)
+"""Audio features [batch, mel bins, frames]: the frame count is fixed by the encoder."""
+
+IMAGES = Input(
+    "pixel_values", {0: "batch"}, lambda size, batch, seq, seed: _normal((batch, 3, size.image, size.image), seed)
+)
+
+
 @dataclass(frozen=True)
 class SuiteModel:
     """A suite entry: its name, how to build it at a size, and its input."""
@@ -167,6 +257,10 @@ class SuiteModel:
     name: str
     build: Callable[[Size], torch.nn.Module]
     input: Input = TOKENS
+    fixed_length: bool = False
+    """Its exports fix the sequence length they saw (the model's code branches on
+    it: TorchScript bakes it into a Gather, dynamo into the input's shape), so it
+    runs at that length only, in onnxruntime too."""
 
     def module(self, size: Size, seed: int = 0) -> torch.nn.Module:
         """The model with seeded random weights, in eval mode, wrapped to one input and one output."""
@@ -194,9 +288,19 @@ SUITE = [
     SuiteModel("llama", _decoder(transformers.LlamaConfig, transformers.LlamaModel)),
     SuiteModel("qwen2", _decoder(transformers.Qwen2Config, transformers.Qwen2Model)),
     SuiteModel("lstm_encoder", LSTMEncoder),
+    SuiteModel("mamba", _mamba, fixed_length=True),
+    SuiteModel("mamba2", _mamba2, fixed_length=True),
+    SuiteModel("whisper_encoder", _whisper_encoder, FEATURES),
+    SuiteModel("vit", _vit, IMAGES),
+    SuiteModel("resnet18", _resnet18, IMAGES),
 ]
 
 EXPORTERS = ("torchscript", "dynamo")
+
+ONNXRUNTIME_REJECTS = {
+    ("mamba2", "torchscript"): "a Transpose with perm [0, -2, -1, 1]: ONNX allows negative axes, onnxruntime not"
+}
+"""Exports onnxruntime refuses to load: rlx is compared with torch alone on them."""
 
 
 def export(
@@ -208,8 +312,8 @@ def export(
     dynamo = exporter == "dynamo"
     if dynamo:
         dims = {name: torch.export.Dim(name) for per_input in axes.values() for name in per_input.values()}
-        shapes = {key: {axis: dims[name] for axis, name in per_input.items()} for key, per_input in axes.items()}
-        options: dict = {"dynamic_shapes": shapes, "verbose": False}
+        shapes = tuple({axis: dims[name] for axis, name in axes.get(key, {}).items()} for key in inputs)
+        options: dict = {"dynamic_shapes": shapes, "verbose": False}  # by position: forward's names may differ
     else:
         options = {"dynamic_axes": axes}
     with warnings.catch_warnings(), torch.no_grad():

@@ -174,11 +174,22 @@ def _checked_shapes(given: Mapping[str, Sequence[int]] | None, graph: onnx.Graph
             or not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 0 for d in shape)
         ):
             raise ArgumentError(f"input_shapes['{name}'] must be a list of dimensions >= 0, got {shape!r}")
-        rank = len(declared[name].type.tensor_type.shape.dim)
-        if declared[name].type.tensor_type.HasField("shape") and rank != len(shape):
-            raise ArgumentError(f"input_shapes['{name}'] has rank {len(shape)}, the model declares rank {rank}")
+        tensor = declared[name].type.tensor_type
+        if tensor.HasField("shape"):
+            _check_declared(name, tuple(int(d) for d in shape), tensor.shape.dim)
         shapes[name] = tuple(int(d) for d in shape)
     return shapes
+
+
+def _check_declared(name: str, shape: tuple[int, ...], dims: Sequence[onnx.TensorShapeProto.Dimension]) -> None:
+    """A given shape has the declared rank and, where the model fixes a dimension, its size."""
+    if len(dims) != len(shape):
+        raise ArgumentError(f"input_shapes['{name}'] has rank {len(shape)}, the model declares rank {len(dims)}")
+    for axis, (size, dim) in enumerate(zip(shape, dims)):
+        if dim.HasField("dim_value") and dim.dim_value != size:
+            raise ArgumentError(
+                f"input_shapes['{name}'] gives dimension {axis} size {size}, the model fixes it at {dim.dim_value}"
+            )
 
 
 def _opset(proto: onnx.ModelProto) -> int:
