@@ -135,8 +135,8 @@ def test_builder_rejects_bad_broadcast() -> None:
     b = rlx.Builder()
     with pytest.raises(rlx.VerificationError, match="incompatible broadcast"):
         b.add(b.input((4, 3)), b.input((5,)))
-    with pytest.raises(AttributeError, match="no op 'conv'"):
-        getattr(b, "conv")  # noqa: B009 - the attribute is looked up to fail
+    with pytest.raises(AttributeError, match="no op 'deconvolve'"):
+        getattr(b, "deconvolve")  # noqa: B009 - the attribute is looked up to fail
 
 
 def test_large_kernel_runs_on_both_threads_and_matches() -> None:

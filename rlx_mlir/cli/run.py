@@ -120,13 +120,14 @@ def _onnx_model(options: argparse.Namespace) -> tuple[Executable, list[np.ndarra
         raise CompileError(
             f"running ONNX models needs the onnx package (pip install 'rlx-mlir[onnx]'): {error}"
         ) from None
+    shapes = parse_shapes(options.input_shape)  # the arguments first, then the model
     try:
         session = InferenceSession(
             options.file, threads=options.threads, target=options.target, pipeline=options.pipeline
         )
         names = [arg.name for arg in session.get_inputs()]
         feed = _feed(names, options.input)
-        _check_shapes(feed, names, parse_shapes(options.input_shape))
+        _check_shapes(feed, names, shapes)
         return session.executable(feed), [feed[name] for name in names]
     except CompileError as error:
         raise joined_import_error(error) from None
