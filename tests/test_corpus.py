@@ -215,6 +215,7 @@ def cli_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, subproces
         return dict(zip(cli.CASES, pool.map(run, cli.CASES.values())))
 
 
+@pytest.mark.xdist_group("corpus-cli")  # one worker runs the module fixture's processes
 @pytest.mark.parametrize("name", cli.CASES)
 def test_cli_case(name: str, cli_results: dict[str, subprocess.CompletedProcess[str]]) -> None:
     tool, _, code, fragment = cli.CASES[name]
