@@ -34,7 +34,8 @@ from xdsl.irdl import (
     traits_def,
 )
 from xdsl.irdl.operations import ParsePropInAttrDict
-from xdsl.traits import Pure
+from xdsl.pattern_rewriter import RewritePattern
+from xdsl.traits import HasCanonicalizationPatternsTrait, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from rlx_mlir import dtypes
@@ -410,13 +411,23 @@ class MinOp(BinaryOp):
     ALLOWED: ClassVar[frozenset[Kind]] = REALS
 
 
+class _PowCanonicalization(HasCanonicalizationPatternsTrait):
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        from rlx_mlir.dialects.rlx import SmallPowerToProducts  # it reads rlx.constant, which imports this module
+
+        return (SmallPowerToProducts(),)
+
+
 @irdl_op_definition
 class PowOp(BinaryOp):
     """`rlx.pow`: a ** b (np.power); on integers exact and wrapping, a negative
-    exponent giving the power truncated toward zero (see `lowering/scalar/scalar_ops.py`)."""
+    exponent giving the power truncated toward zero (see `lowering/scalar/scalar_ops.py`).
+    A constant float exponent of 2 or 3 canonicalizes to products."""
 
     name = "rlx.pow"
     ALLOWED: ClassVar[frozenset[Kind]] = REALS
+    traits = traits_def(Pure(), _PowCanonicalization())
 
 
 @irdl_op_definition

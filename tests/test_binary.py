@@ -14,6 +14,7 @@ All ops of one family share one compiled function per (dtype, shapes).
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import pytest
 from accuracy import accuracy
@@ -389,3 +390,28 @@ def test_streamed_output_at_every_alignment(t: str, dtype: type) -> None:
         out = np.full(want.nbytes + 64, 0x5A, np.uint8)[offset : offset + want.nbytes].view(dtype)
         streamed(a, b, s, out=(out,))
         assert out.tobytes() == want.tobytes(), f"output at byte offset {offset}"
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+def test_a_constant_square_or_cube_is_correctly_rounded(dtype: str) -> None:
+    """`canonicalize` turns x ** 2 and x ** 3 (constant exponent) into products
+    (dialects/rlx.py:SmallPowerToProducts): a square is x * x, correctly
+    rounded; a cube is the f64 cube (the square is exact) rounded to x's type,
+    as the pow kernel rounds its f64 result: specials and overflow included."""
+    np_type = {"f32": np.float32, "f16": np.float16, "bf16": ml_dtypes.bfloat16}[dtype]
+    x = np.concatenate([specials(np_type), np.linspace(-60, 60, 4001, dtype=np.float64).astype(np_type)])
+    t = f"tensor<{x.size}x{dtype}>"
+    exe = rlx.compile(
+        f"func.func @f(%x: {t}) -> ({t}, {t}) {{\n"
+        f"  %two = rlx.constant dense<2.0> : tensor<{dtype}>\n"
+        f"  %three = rlx.constant dense<3.0> : tensor<{dtype}>\n"
+        f"  %s = rlx.pow %x, %two : ({t}, tensor<{dtype}>) -> {t}\n"
+        f"  %c = rlx.pow %x, %three : ({t}, tensor<{dtype}>) -> {t}\n"
+        f"  func.return %s, %c : {t}, {t}\n}}"
+    )
+    assert "rlx.pow" not in exe.planned_ir
+    square, cube = exe(x)
+    wide = x.astype(np.float64)
+    with np.errstate(over="ignore"):  # the largest values overflow to inf, as they should
+        assert bits_equal(square.astype(np.float32), (wide * wide).astype(np_type).astype(np.float32))
+        assert ulp_error(cube, wide * wide * wide, np_type).max() == 0
