@@ -23,7 +23,7 @@ from __future__ import annotations
 from abc import ABC
 from typing import ClassVar
 
-from xdsl.dialects.builtin import BoolAttr, StringAttr
+from xdsl.dialects.builtin import BoolAttr, DenseIntOrFPElementsAttr, StringAttr, TensorType, f64
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -34,7 +34,7 @@ from xdsl.irdl import (
     traits_def,
 )
 from xdsl.irdl.operations import ParsePropInAttrDict
-from xdsl.pattern_rewriter import RewritePattern
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.traits import HasCanonicalizationPatternsTrait, Pure
 from xdsl.utils.exceptions import VerifyException
 
@@ -52,6 +52,7 @@ from rlx_mlir.dialects.common import (
     check_kind,
     check_same_level,
     check_value_type,
+    element_type,
     shape_of,
 )
 from rlx_mlir.dtypes import Kind
@@ -414,8 +415,6 @@ class MinOp(BinaryOp):
 class _PowCanonicalization(HasCanonicalizationPatternsTrait):
     @classmethod
     def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
-        from rlx_mlir.dialects.rlx import SmallPowerToProducts  # it reads rlx.constant, which imports this module
-
         return (SmallPowerToProducts(),)
 
 
@@ -730,3 +729,41 @@ ELEMENTWISE_OPS: tuple[type[ElementwiseOp], ...] = (
 
 def is_elementwise(op: Operation) -> bool:
     return isinstance(op, ELEMENTWISE_OPS)
+
+
+def _scalar_constant(value: SSAValue) -> float | None:
+    """The one value of a rank-0 or splat constant, seen through an expand; else
+    None. By op name: rlx.constant and rlx.expand are defined over this module."""
+    owner = value.owner
+    if isinstance(owner, Operation) and owner.name == "rlx.expand":
+        owner = owner.operands[0].owner
+    constant = owner.properties.get("value") if isinstance(owner, Operation) and owner.name == "rlx.constant" else None
+    if not isinstance(constant, DenseIntOrFPElementsAttr) or shape_of(constant.type) != ():
+        return None
+    (scalar,) = constant.iter_values()
+    return float(scalar) if isinstance(scalar, (int, float)) else None
+
+
+class SmallPowerToProducts(RewritePattern):
+    """`x ** 2` is `x * x`, the same correctly rounded value. `x ** 3` below f64
+    is `x * x * x` in f64 (the square exact, the cube rounded once in f64, then
+    once to x's type, as the pow kernel rounds its f64 result), so a GELU's
+    cube is two multiplies instead of an f64 exp and log; f64's cube stays a
+    pow, which rounds once."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: PowOp, rewriter: PatternRewriter) -> None:
+        exponent = _scalar_constant(op.rhs)
+        dtype = dtypes.lookup(element_type(op.result.type))
+        if exponent not in (2.0, 3.0) or dtype is None or dtype.kind is not Kind.FLOAT:
+            return
+        if op.lhs.type != op.result.type:  # the exponent's shape broadcasts x: not a product of x alone
+            return
+        if exponent == 2.0:
+            rewriter.replace(op, MulOp(op.lhs, op.lhs, op.result.type))
+        elif dtype.name != "f64":
+            wide = TensorType(f64, shape_of(op.result.type))
+            x = CastOp(op.lhs, wide)
+            square = MulOp(x.result, x.result, wide)
+            cube = MulOp(square.result, x.result, wide)
+            rewriter.replace(op, [x, square, cube, CastOp(cube.result, op.result.type)])

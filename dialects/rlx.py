@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from typing import TypeAlias, TypeGuard
 
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType, f64
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType
 from xdsl.ir import Attribute, Block, Dialect, Operation, SSAValue
 from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, prop_def, result_def, traits_def
 from xdsl.parser import Parser
@@ -35,7 +35,7 @@ from rlx_mlir.broadcast import broadcasts_to, numel
 from rlx_mlir.dialects.common import FUNCTIONAL_FORMAT, ArenaConstant, check_value_type, element_type, shape_of
 from rlx_mlir.dialects.contraction import CONTRACTION_OPS
 from rlx_mlir.dialects.convolution import CONVOLUTION_OPS
-from rlx_mlir.dialects.elementwise import ELEMENTWISE_OPS, CastOp, MulOp, PowOp
+from rlx_mlir.dialects.elementwise import ELEMENTWISE_OPS
 from rlx_mlir.dialects.elision import print_constant
 from rlx_mlir.dialects.movement import INDEX_MAP_OPS, MOVEMENT_OPS, IndexMapOp
 from rlx_mlir.dialects.recurrent import RECURRENT_OPS
@@ -182,42 +182,6 @@ class SplatToExpand(RewritePattern):
             return
         scalar = ConstantOp(op.value)
         rewriter.replace(op, [scalar, ExpandOp(scalar.result, op.result.type)])
-
-
-def _scalar_constant(value: SSAValue) -> float | None:
-    """The one value of a rank-0 or splat constant, seen through an expand; else None."""
-    owner = value.owner
-    if isinstance(owner, ExpandOp):
-        owner = owner.input.owner
-    if not isinstance(owner, ConstantOp) or shape_of(owner.value.type) != ():
-        return None
-    (scalar,) = owner.value.iter_values()
-    return float(scalar) if isinstance(scalar, (int, float)) else None
-
-
-class SmallPowerToProducts(RewritePattern):
-    """`x ** 2` is `x * x`, the same correctly rounded value. `x ** 3` below f64
-    is `x * x * x` in f64 (the square exact, the cube rounded once in f64, then
-    once to x's type, as the pow kernel rounds its f64 result), so a GELU's
-    cube is two multiplies instead of an f64 exp and log; f64's cube stays a
-    pow, which rounds once."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: PowOp, rewriter: PatternRewriter) -> None:
-        exponent = _scalar_constant(op.rhs)
-        dtype = dtypes.lookup(element_type(op.result.type))
-        if exponent not in (2.0, 3.0) or dtype is None or dtype.kind is not Kind.FLOAT:
-            return
-        if op.lhs.type != op.result.type:  # the exponent's shape broadcasts x: not a product of x alone
-            return
-        if exponent == 2.0:
-            rewriter.replace(op, MulOp(op.lhs, op.lhs, op.result.type))
-        elif dtype.name != "f64":
-            wide = TensorType(f64, shape_of(op.result.type))
-            x = CastOp(op.lhs, wide)
-            square = MulOp(x.result, x.result, wide)
-            cube = MulOp(square.result, x.result, wide)
-            rewriter.replace(op, [x, square, cube, CastOp(cube.result, op.result.type)])
 
 
 InputMapOp: TypeAlias = ExpandOp | IndexMapOp
