@@ -176,7 +176,8 @@ class ElementwiseMethods(ABC):
 
     def pow(self, a: SSAValue, b: SSAValue) -> SSAValue:
         """`rlx.pow`: a ** b (np.power); on integers exact and wrapping, a negative exponent giving the power truncated
-        toward zero (see `lowering/scalar/scalar_ops.py`)."""
+        toward zero (see `lowering/scalar/scalar_ops.py`). A constant float exponent of 2 or 3 canonicalizes to
+        products."""
         return self._append_binary(ew.PowOp, a, b)
 
     def atan2(self, a: SSAValue, b: SSAValue) -> SSAValue:
