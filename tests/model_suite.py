@@ -88,16 +88,23 @@ def _distilbert(s: Size) -> torch.nn.Module:
     return transformers.DistilBertModel(config)
 
 
+def _encoder_decoder(s: Size) -> dict[str, int]:
+    """The sizes BART's and Whisper's configs share; only the encoder is used, so one decoder layer."""
+    return {
+        "vocab_size": VOCAB,
+        "d_model": s.width,
+        "encoder_layers": s.layers,
+        "decoder_layers": 1,
+        "encoder_attention_heads": s.heads,
+        "decoder_attention_heads": s.heads,
+        "encoder_ffn_dim": s.mlp,
+        "decoder_ffn_dim": s.mlp,
+    }
+
+
 def _bart_encoder(s: Size) -> torch.nn.Module:
     config = transformers.BartConfig(
-        vocab_size=VOCAB,
-        d_model=s.width,
-        encoder_layers=s.layers,
-        decoder_layers=1,
-        encoder_attention_heads=s.heads,
-        decoder_attention_heads=s.heads,
-        encoder_ffn_dim=s.mlp,
-        decoder_ffn_dim=s.mlp,
+        **_encoder_decoder(s),
         max_position_embeddings=512,
     )
     return transformers.BartModel(config).get_encoder()
@@ -172,14 +179,7 @@ MEL_BINS = 16
 
 def _whisper_encoder(s: Size) -> torch.nn.Module:
     config = transformers.WhisperConfig(
-        vocab_size=VOCAB,
-        d_model=s.width,
-        encoder_layers=s.layers,
-        decoder_layers=1,
-        encoder_attention_heads=s.heads,
-        decoder_attention_heads=s.heads,
-        encoder_ffn_dim=s.mlp,
-        decoder_ffn_dim=s.mlp,
+        **_encoder_decoder(s),
         num_mel_bins=MEL_BINS,
         max_source_positions=_whisper_frames(s) // 2,
         max_target_positions=16,
