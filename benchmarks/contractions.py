@@ -29,11 +29,9 @@ import os
 from collections.abc import Mapping
 
 import numpy as np
-from elementwise import (  # the one timing loop of benchmarks/ (this script's folder is on sys.path)
-    median_ms,
-    torch_or_none,
-)
-from machine import add_target_argument, use_target  # this script's folder is on sys.path
+from elementwise import torch_or_none  # this script's folder is on sys.path
+from machine import add_target_argument, use_target
+from timing import median_ms
 
 import rlx_mlir as rlx
 from rlx_mlir.builder import Builder

@@ -16,13 +16,12 @@ all of them alike and the ratios stay comparable.
 from __future__ import annotations
 
 import argparse
-import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from types import ModuleType
 
 import numpy as np
 from machine import add_target_argument, use_target  # this script's folder is on sys.path
+from timing import interleaved_ms, median_ms
 
 import rlx_mlir as rlx
 
@@ -56,42 +55,6 @@ def torch_or_none(threads: int) -> ModuleType | None:
         return None
     torch.set_num_threads(threads)
     return torch
-
-
-def median_ms(fn: Callable[[], object], repeat: int) -> float:
-    fn()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return sorted(times)[len(times) // 2] * 1e3
-
-
-@dataclass(frozen=True)
-class Best:
-    """A function's best wall time and best CPU time (all threads of the process), ms."""
-
-    wall: float
-    cpu: float
-
-
-def interleaved_ms(fns: dict[str, Callable[[], object]], repeat: int) -> dict[str, Best]:
-    """The minimum times of each function over `repeat` rounds that call every function once:
-    the statistic to take ratios of on a shared machine. The CPU time does not count the time
-    a thread waits for a core, so its ratios hold up better when the machine is oversubscribed
-    (for kernels that keep all their threads busy)."""
-    for fn in fns.values():
-        fn()
-    wall = dict.fromkeys(fns, float("inf"))
-    cpu = dict.fromkeys(fns, float("inf"))
-    for _ in range(repeat):
-        for name, fn in fns.items():
-            start, start_cpu = time.perf_counter(), time.process_time()
-            fn()
-            cpu[name] = min(cpu[name], time.process_time() - start_cpu)
-            wall[name] = min(wall[name], time.perf_counter() - start)
-    return {name: Best(wall[name] * 1e3, cpu[name] * 1e3) for name in fns}
 
 
 CACHED_STORES = {"nontemporal_min_bytes": 1 << 62}

@@ -24,7 +24,6 @@ import os
 import statistics
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -45,6 +44,7 @@ from model_suite import (
     decode_step,
     export,
 )
+from timing import interleaved_medians
 
 import rlx_mlir as rlx
 from rlx_mlir.frontends.onnx import load
@@ -59,19 +59,6 @@ def session(blob: bytes, threads: int) -> onnxruntime.InferenceSession:
     return onnxruntime.InferenceSession(blob, options, providers=["CPUExecutionProvider"])
 
 
-def alternating_medians(fns: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
-    """Median ms of each function over `repeat` rounds that call each once, in turn."""
-    for fn in fns.values():
-        fn()
-    times: dict[str, list[float]] = {name: [] for name in fns}
-    for _ in range(repeat):
-        for name, fn in fns.items():
-            start = time.perf_counter()
-            fn()
-            times[name].append(time.perf_counter() - start)
-    return {name: statistics.median(t) * 1e3 for name, t in times.items()}
-
-
 def compare(blob: bytes, feeds: dict[str, np.ndarray], threads: int, repeat: int) -> tuple[float, float, float]:
     """(rlx ms, onnxruntime ms, rlx compile s) after checking both agree."""
     start = time.perf_counter()
@@ -82,7 +69,7 @@ def compare(blob: bytes, feeds: dict[str, np.ndarray], threads: int, repeat: int
     outputs = exe(*arrays)
     for got, want in zip(outputs, ort.run(None, feeds), strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
-    times = alternating_medians({"rlx": lambda: exe(*arrays, out=outputs), "ort": lambda: ort.run(None, feeds)}, repeat)
+    times = interleaved_medians({"rlx": lambda: exe(*arrays, out=outputs), "ort": lambda: ort.run(None, feeds)}, repeat)
     return times["rlx"], times["ort"], compile_seconds
 
 

@@ -23,8 +23,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from elementwise import interleaved_ms, median_ms
 from machine import add_target_argument, use_target  # this script's folder is on sys.path
+from timing import interleaved_ms, median_ms
 
 import rlx_mlir as rlx
 

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import onnxruntime
 import torch
-from elementwise import median_ms  # the one timing loop of benchmarks/ (this script's folder is on sys.path)
+from timing import median_ms
 
 import rlx_mlir as rlx
 from rlx_mlir.frontends.onnx import load

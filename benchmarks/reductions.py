@@ -34,8 +34,8 @@ import time
 from collections.abc import Callable
 
 import numpy as np
-from elementwise import median_ms  # the one timing loop of benchmarks/ (this script's folder is on sys.path)
 from machine import add_target_argument, use_target  # this script's folder is on sys.path
+from timing import median_ms
 from xdsl.dialects.builtin import ModuleOp
 
 import rlx_mlir as rlx

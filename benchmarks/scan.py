@@ -24,8 +24,8 @@ import argparse
 import time
 
 import numpy as np
-from elementwise import median_ms  # the one timing loop of benchmarks/ (this script's folder is on sys.path)
 from machine import add_target_argument, use_target  # this script's folder is on sys.path
+from timing import median_ms
 
 import rlx_mlir as rlx
 from rlx_mlir.builder import Builder

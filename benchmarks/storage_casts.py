@@ -19,8 +19,8 @@ import ml_dtypes
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from elementwise import median_ms
 from machine import add_target_argument, use_target  # this script's folder is on sys.path
+from timing import median_ms
 
 import rlx_mlir as rlx
 
