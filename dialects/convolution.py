@@ -70,13 +70,6 @@ BLAS_INT_MAX = (1 << 31) - 1
 IM2COL_STACK_MAX_BYTES = 2 << 20
 """The largest im2col block a kernel builds on its stack (threads have 8 MiB
 stacks); a conv whose one output row needs more runs the direct kernel."""
-IM2COL_BLOCK_BYTES = 768 << 10
-"""The im2col matrix is built and multiplied one block of output rows (along the
-first spatial axis) at a time, each block at most about this large, so it is
-mostly still in L2 when the GEMM reads it back (Zen 5: 1 MiB of L2 per core).
-Of 192, 384, 768 and 1536 KiB, 768 was the fastest for conv2d 3x3
-[8, 64, 56, 56] on a loaded 2-vCPU host (0.8-0.9x torch, against 0.7-0.8x
-for 192-384 and 0.5x for 1536)."""
 WIDENED_TYPES = ("f16", "bf16")
 """Accumulated in an f32 scratch buffer and rounded once into the result."""
 
@@ -220,13 +213,7 @@ class ConvOp(TensorOp, NeedsScratch):
         kernel = shape_of(self.weight.type)[2:]
         return all(k == 1 for k in kernel) and all(s == 1 for s in g.strides) and not any(g.pad_before + g.pad_after)
 
-    def im2col_block(self) -> tuple[int, int]:
-        """(output rows along the first spatial axis per im2col block, columns per such row)."""
-        result = shape_of(self.result.type)
-        row = numel(result[3:])
-        return max(1, min(result[2], IM2COL_BLOCK_BYTES // max(1, self._im2col_row_bytes()))), row
-
-    def _im2col_row_bytes(self) -> int:
+    def im2col_row_bytes(self) -> int:
         """The bytes of the im2col matrix of one output row: [C/groups · taps, row columns]."""
         item = dtypes.from_ir(element_type(self.result.type)).nbytes
         weight, result = shape_of(self.weight.type), shape_of(self.result.type)
@@ -240,7 +227,7 @@ class ConvOp(TensorOp, NeedsScratch):
         out_per_group, depth = weight[0] // self.geometry.groups, weight[1] * numel(weight[2:])
         if out_per_group < GEMM_MIN_CHANNELS or depth < GEMM_MIN_CHANNELS:
             return False
-        if not self.pointwise and self._im2col_row_bytes() > IM2COL_STACK_MAX_BYTES:
+        if not self.pointwise and self.im2col_row_bytes() > IM2COL_STACK_MAX_BYTES:
             return False
         return max(depth, numel(shape_of(self.result.type)[2:])) <= BLAS_INT_MAX
 

@@ -61,6 +61,13 @@ class Tuning:
     rnn_ih_panel_tiles: int
     """Register tiles side by side in a W_ih panel of the recurrent projection."""
 
+    # convolutions (lowering/kernels/conv.py)
+    conv_im2col_block_bytes: int
+    """An im2col block's bytes: built, then read back by its GEMM while still in L2."""
+    conv_min_units: int
+    """Units the GEMM form is cut into at least, so the cores' equal shares balance
+    (fixed by the target, not the thread count, so results do not depend on threads)."""
+
     # gated delta net (lowering/kernels/delta_rule.py)
     gdn_chunked_min_seq: int
     """Sequences of at least this many steps run the chunked (WY) form."""
@@ -131,6 +138,8 @@ class Tuning:
             gemm_panel_max_bytes=l1_block,
             gemm_epilogue_block_bytes=min(4 << 20, target.llc_bytes // 8),
             rnn_ih_panel_tiles=4,
+            conv_im2col_block_bytes=3 * target.l2_bytes // 4,
+            conv_min_units=4 * target.cores,
             gdn_chunked_min_seq=NEVER,
             gdn_strip_bytes=l1_block // 2,
             gdn_strip_vectors=max(1, (target.vector_registers - 8) // 3),

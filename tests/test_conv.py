@@ -31,6 +31,10 @@ import rlx_mlir as rlx
 from rlx_mlir.builder import Builder
 from rlx_mlir.dialects.convolution import ConvOp
 from rlx_mlir.errors import ArgumentError, VerificationError
+from rlx_mlir.lowering.core.kernel import KernelContext
+from rlx_mlir.lowering.kernels.conv import _Conv, _gemm_split, _GemmSplit
+from rlx_mlir.target import target
+from rlx_mlir.tuning import Tuning
 
 TYPES = {
     "f16": np.dtype(np.float16),
@@ -80,10 +84,12 @@ GEMM_CASES = (
     Case("gemm_2d_groups_dilated", (1, 4, 6, 6), (16, 2, 3, 2), (1, 1), (2, 1), (2, 0), (1, 1), groups=2, bias=False),
     Case("gemm_1d_pointwise", (2, 8, 10), (8, 8, 1), (1,), (1,), (0,), (0,)),
     Case("gemm_1d_strided_pointwise", (2, 8, 10), (8, 8, 1), (3,), (1,), (0,), (0,), bias=False),
-    # 147 KiB of im2col per output row: a block of 5 rows of the 7 and a last block of 2
+    # 147 KiB of im2col per output row: blocks of 2 rows of the 7 and a last block of 1
     Case("gemm_2d_blocks", (1, 64, 7, 64), (16, 64, 3, 3), (1, 1), (1, 1), (1, 1), (1, 1)),
-    # a pointwise conv reads its blocks (256 KiB per row: 3 + 3 + 2 rows) from the input in place
+    # a pointwise conv reads its blocks (256 KiB per row: 2 + 2 + 2 + 2 rows) from the input in place
     Case("gemm_2d_pointwise_blocks", (1, 64, 8, 1024), (16, 64, 1, 1), (1, 1), (1, 1), (0, 0), (0, 0)),
+    # 48 output channels, 3x3 outputs: channel chunks of 32 and 16 rows, blocks of 2 and 1 rows
+    Case("gemm_2d_channel_chunks", (1, 8, 3, 3), (48, 8, 3, 3), (1, 1), (1, 1), (1, 1), (1, 1)),
     Case("gemm_3d", (1, 2, 4, 5, 3), (8, 2, 2, 3, 2), (1, 2, 1), (1, 1, 1), (1, 0, 1), (0, 1, 1)),
 )
 
@@ -156,14 +162,38 @@ def test_the_gemm_form_matches_torch(t: str) -> None:
 
 def test_threads_split_units_alike() -> None:
     """Two threads split the direct kernel's (n, m) units and the GEMM form's
-    (n, group, block) units (one block per image in gemm_2d, two blocks of one
-    image in gemm_2d_blocks). Every result is as on one thread."""
-    cases = tuple(c for c in CASES + GEMM_CASES if c.name in ("1d_groups", "2d_plain", "gemm_2d", "gemm_2d_blocks"))
+    (n, group, block, channel chunk) units. Every result is as on one thread."""
+    names = ("1d_groups", "2d_plain", "gemm_2d", "gemm_2d_blocks", "gemm_2d_channel_chunks")
+    cases = tuple(c for c in CASES + GEMM_CASES if c.name in names)
     inputs = [_inputs(case, "f32", 7 + k) for k, case in enumerate(cases)]
     flat = [v for group in inputs for v in group]
     one, two = compile_cases(cases, "f32", threads=1)(*flat), compile_cases(cases, "f32", threads=2)(*flat)
     for a, b in zip(one, two):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize(
+    ("shape", "weight", "cores", "split"),
+    [
+        # ResNet's last 3x3 layer at batch 1: 7 output rows were 2 units (6 + 1 rows)
+        ((1, 512, 7, 7), (512, 512, 3, 3), 2, _GemmSplit(block_rows=4, blocks=2, chunk=128, chunks=4)),
+        # its first stage at batch 8: 8 images x 10 L2-sized blocks already balance
+        ((8, 64, 56, 56), (64, 64, 3, 3), 2, _GemmSplit(block_rows=6, blocks=10, chunk=64, chunks=1)),
+        # Whisper's first conv1d: 3000 columns in 4 L2-sized blocks, halved to 8
+        ((1, 80, 3000), (384, 80, 3), 2, _GemmSplit(block_rows=375, blocks=8, chunk=384, chunks=1)),
+    ],
+)
+def test_the_gemm_form_cuts_enough_equal_units(
+    shape: tuple[int, ...], weight: tuple[int, ...], cores: int, split: _GemmSplit
+) -> None:
+    """At least `conv_min_units` units (4 per core), by halving a unit's larger GEMM side."""
+    b = Builder()
+    pads = [1] * (len(shape) - 2) if weight[-1] == 3 else None
+    b.output(b.conv(b.input(shape), b.input(weight), pad_before=pads, pad_after=pads))
+    (op,) = (op for op in b.module().walk() if isinstance(op, ConvOp))
+    tuning = Tuning.for_target(target("x86-64-v3")).replace({"conv_im2col_block_bytes": 768 << 10})
+    ctx = KernelContext("conv", tuning.replace({"conv_min_units": 4 * cores}))
+    assert _gemm_split(op, _Conv.of(op), ctx) == split
 
 
 def test_f16_sums_are_computed_in_f32() -> None:

@@ -20,9 +20,9 @@ each unit rounding its plane once into the result. (Depthwise causal conv1d
 C=1536 k=4 S=1024, 2 threads: 0.5 ms, 4x faster than torch.)
 
 **GEMM.** Units are (n, group, block of output rows along the first
-spatial axis, `ConvOp.im2col_block`), split over the entry's threads after a
-kernel that sets BLAS to one thread. A unit fills its columns of the group's
-output rows with the bias, writes the block's im2col matrix
+spatial axis, chunk of output channels: `_gemm_split`), split over the entry's
+threads after a kernel that sets BLAS to one thread. A unit fills its part of
+the output with the bias, writes the block's im2col matrix
 [C/groups · taps, block columns] into a stack buffer (zeros only where a read
 falls outside the input; the block is sized to stay in L2 for the GEMM) and
 multiplies W[group rows] by it with one CBLAS GEMM into the output (beta = 1
@@ -291,90 +291,153 @@ def _im2col(
     walk.loop(0, c.per_group, channel)
 
 
+@dataclass(frozen=True)
+class _GemmSplit:
+    """How the GEMM form cuts one conv into units (n, group, column block, channel chunk):
+    `blocks` blocks of `block_rows` output rows along the first spatial axis, and
+    `chunks` chunks of `chunk` output channels (rows of W) of each group. The last
+    block and the last chunk may be shorter."""
+
+    block_rows: int
+    blocks: int
+    chunk: int
+    chunks: int
+
+    @property
+    def parts(self) -> int:
+        return self.blocks * self.chunks
+
+
+def _gemm_split(op: cv.ConvOp, conv: _Conv, ctx: KernelContext) -> _GemmSplit:
+    """Blocks as large as L2 allows (`conv_im2col_block_bytes`), then, while there are
+    fewer units than `conv_min_units` (4 per core: the pool hands each thread an
+    equal share, so few unequal units leave one idle: ResNet's 7x7 layers at batch 1 had
+    2 units of 6 and 1 rows), the larger of a unit's GEMM sides is halved: its columns
+    (more blocks, each re-reading its rows of W) or its rows (more channel chunks, each
+    building the same im2col block). Units stay near square, where a GEMM's packing
+    costs least per FLOP."""
+    extent, row = conv.spatial_out[0], numel(conv.spatial_out[1:])
+    rows = conv.out_per_group
+    budget = min(ctx.tuning.conv_im2col_block_bytes, cv.IM2COL_STACK_MAX_BYTES)
+    cap = max(1, min(extent, budget // max(1, op.im2col_row_bytes())))
+    blocks, chunks = -(-extent // cap), 1
+    images = shape_of(op.result.type)[0] * op.geometry.groups
+    want = ctx.tuning.conv_min_units
+    while images * blocks * chunks < want:
+        columns, chunk_rows = -(-extent // blocks) * row, -(-rows // chunks)
+        if chunk_rows >= max(columns, 2 * CHUNK_ROWS_MIN):
+            chunks *= 2
+        elif blocks < extent:
+            blocks = min(extent, 2 * blocks)
+        else:
+            break
+    block_rows = -(-extent // blocks)
+    per_chunk = -(-rows // chunks)
+    chunk = min(rows, -(-per_chunk // CHUNK_ROWS_MIN) * CHUNK_ROWS_MIN)
+    return _GemmSplit(block_rows, -(-extent // block_rows), chunk, -(-rows // chunk))
+
+
+CHUNK_ROWS_MIN = 16
+"""A channel chunk's rows are a multiple of this: whole register tiles of the BLAS's kernels."""
+
+
 def _gemm_kernels(op: cv.ConvOp, conv: _Conv, ctx: KernelContext) -> list[Kernel]:
-    """Units (n, group, block of output rows along the first spatial axis,
-    `ConvOp.im2col_block`), all split over the entry's threads after a kernel
-    that sets BLAS to one thread (a BLAS-threaded GEMM per block was 6x slower
-    on a loaded 2-vCPU host). A unit fills its columns of the group's output
-    rows with the bias (if any), builds the block's im2col matrix in a stack
-    buffer (a pointwise conv reads the input planes in place, ldb = plane) and
-    multiplies W[group rows] by it with one GEMM (beta = 1 over the bias)."""
+    """Units (n, group, column block, channel chunk: `_gemm_split`), all split over the
+    entry's threads after a kernel that sets BLAS to one thread (a BLAS-threaded GEMM
+    per block was 6x slower on a loaded 2-vCPU host). A unit fills its part of the
+    output with the bias (if any), builds its block's im2col matrix in a stack buffer
+    (a pointwise conv reads the input planes in place, ldb = plane) and multiplies its
+    rows of W by it with one GEMM (beta = 1 over the bias)."""
     blas.load()
     dtype = conv.item.dtype.name
     gemm = gemm_external(dtype)
     groups, has_bias, pointwise = op.geometry.groups, op.bias is not None, op.pointwise
     rows, plane, depth = conv.out_per_group, numel(conv.spatial_out), conv.per_group * numel(conv.kernel)
-    block_rows, row = op.im2col_block()
-    extent = conv.spatial_out[0]
-    blocks = -(-extent // block_rows)
-    units = shape_of(op.result.type)[0] * groups * blocks
+    split = _gemm_split(op, conv, ctx)
+    row, extent = numel(conv.spatial_out[1:]), conv.spatial_out[0]
+    units = shape_of(op.result.type)[0] * groups * split.parts
     nbytes = conv.item.dtype.nbytes
     beta = 1.0 if has_bias else 0.0
+    counts = sorted({split.block_rows, extent - (split.blocks - 1) * split.block_rows})
+    chunk_rows = sorted({split.chunk, rows - (split.chunks - 1) * split.chunk})
 
     def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
         walk = _Walk(e, region, conv.window)
         x, w = pointers[0], pointers[1]
         bias = pointers[2] if has_bias else None
         out = pointers[-1]
-        col = (
-            None if pointwise else e.op(llvm.AllocaOp(e.i64(depth * block_rows * row), conv.item.storage, alignment=64))
-        )
-        counts = sorted({block_rows, extent % block_rows or block_rows})
+        col_elements = depth * split.block_rows * row
+        col = None if pointwise else e.op(llvm.AllocaOp(e.i64(col_elements), conv.item.storage, alignment=64))
         calls = {
-            n: gemm_call(
+            (m, n): gemm_call(
                 e,
                 dtype,
-                (rows, n * row, depth),
+                (m, n * row, depth),
                 (False, False),
                 (depth, plane if pointwise else n * row, plane),
                 None,
                 beta,
             )
+            for m in chunk_rows
             for n in counts
         }
 
         def unit(u: SSAValue) -> None:
-            image_group = e.udiv(u, e.i64(blocks))
-            first = e.mul(e.sub(u, e.mul(image_group, e.i64(blocks))), e.i64(block_rows))
+            part = e.urem(u, e.i64(split.parts))
+            image_group = e.udiv(u, e.i64(split.parts))
+            block = e.udiv(part, e.i64(split.chunks))
+            first = e.mul(block, e.i64(split.block_rows))
+            first_channel = e.mul(e.sub(part, e.mul(block, e.i64(split.chunks))), e.i64(split.chunk))
             n = e.udiv(image_group, e.i64(groups))
             g = e.sub(image_group, e.mul(n, e.i64(groups)))
-            first_row = e.add(e.mul(n, e.i64(conv.out_channels)), e.mul(g, e.i64(rows)))
+            channel = e.add(e.mul(g, e.i64(rows)), first_channel)
+            first_row = e.add(e.mul(n, e.i64(conv.out_channels)), channel)
             x_base = e.mul(
                 e.add(e.mul(n, e.i64(conv.channels)), e.mul(g, e.i64(conv.per_group))), e.i64(numel(conv.spatial_in))
             )
-            lhs = byte_pointer(e, w, e.mul(g, e.i64(rows * depth)), nbytes)
+            lhs = byte_pointer(e, w, e.mul(channel, e.i64(depth)), nbytes)
             out_at = e.add(e.mul(first_row, e.i64(plane)), e.mul(first, e.i64(row)))
 
-            def block(count: int) -> None:
+            def compute(m: int, count: int) -> None:
                 if bias is not None:
 
                     def fill_bias(r: SSAValue) -> None:
-                        value = real(conv.item.load(e, bias, e.add(e.mul(g, e.i64(rows)), r)))
+                        value = real(conv.item.load(e, bias, e.add(channel, r)))
                         at = e.add(out_at, e.mul(r, e.i64(plane)))
                         walk.loop(0, count * row, lambda q: conv.item.store(e, value, out, e.add(at, q)))
 
-                    walk.loop(0, rows, fill_bias)
+                    walk.loop(0, m, fill_bias)
                 if col is None:
                     rhs = byte_pointer(e, x, e.add(x_base, e.mul(first, e.i64(row))), nbytes)
                 else:
                     _im2col(walk, conv, x, col, x_base, (first, e.add(first, e.i64(count))))
                     rhs = col
-                calls[count](lhs, rhs, byte_pointer(e, out, out_at, nbytes))
+                calls[m, count](lhs, rhs, byte_pointer(e, out, out_at, nbytes))
 
-            if len(counts) > 1:
-                last = e.icmp("eq", first, e.i64((blocks - 1) * block_rows))
-                if_else(e, region, last, lambda: block(extent % block_rows), lambda: block(block_rows))
-            else:
-                block(block_rows)
+            def by_count(m: int) -> None:
+                last = e.icmp("eq", first, e.i64((split.blocks - 1) * split.block_rows))
+                _choose(e, region, last, counts, lambda count: compute(m, count))
+
+            last_chunk = e.icmp("eq", first_channel, e.i64((split.chunks - 1) * split.chunk))
+            _choose(e, region, last_chunk, chunk_rows, by_count)
 
         for_range(e, region, begin, end, unit)
 
     buffers = _operands(op)
-    work = units * rows * block_rows * row * depth // MACS_PER_ELEMENT
+    work = shape_of(op.result.type)[0] * conv.out_channels * plane * depth // MACS_PER_ELEMENT
     main = Kernel(
         kernel_function(ctx.name, len(buffers), build), buffers, units, work, parallel=True, externals=(gemm,)
     )
     return [single_threaded_blas(f"{ctx.name}_blas"), main]
+
+
+def _choose(e: Emitter, region: Region, is_last: SSAValue, sizes: list[int], body: Callable[[int], None]) -> None:
+    """body(the last part's size) if `is_last`, else body(the full size); one call when they agree.
+    `sizes` is sorted: [last, full] or [full]."""
+    if len(sizes) > 1:
+        if_else(e, region, is_last, lambda: body(sizes[0]), lambda: body(sizes[1]))
+    else:
+        body(sizes[0])
 
 
 def conv_kernels(op: cv.ConvOp, ctx: KernelContext) -> list[Kernel]:

@@ -1,0 +1,148 @@
+"""Convolutions: rlx_mlir vs PyTorch (and onnxruntime), same inputs, one process,
+2 threads for everyone, calls alternating.
+
+    python benchmarks/conv.py [--repeat 20]
+
+Prints median times and the ratio peer / rlx (> 1 means rlx is faster) for:
+- ResNet's conv2d 3x3, pad 1, [8, 64, 56, 56] with 64 filters (im2col onto the
+  BLAS), with and without its bias;
+- a strided conv2d 3x3 / 2, [8, 64, 56, 56] -> [8, 128, 28, 28];
+- Mamba's depthwise causal conv1d, d = 1536, k = 4, S = 1024, pad 3 on the left
+  (the direct kernel);
+- Whisper's conv1d 3, pad 1, [1, 80, 3000] -> 384 channels.
+
+torch runs with OMP_WAIT_POLICY=PASSIVE (set before it is imported) so that its
+threads do not spin into rlx's turns; onnxruntime's spinning is off for the same
+reason.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from dataclasses import dataclass
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import numpy as np
+import onnx
+import onnxruntime
+import torch
+from machine import add_target_argument, use_target  # this script's folder is on sys.path
+from timing import interleaved_medians
+
+import rlx_mlir as rlx
+from rlx_mlir.builder import Builder
+
+THREADS = 2
+
+
+@dataclass(frozen=True)
+class Case:
+    title: str
+    input: tuple[int, ...]
+    weight: tuple[int, ...]
+    stride: int = 1
+    pad_before: int = 0
+    pad_after: int = 0
+    groups: int = 1
+    bias: bool = False
+
+    @property
+    def spatial(self) -> int:
+        return len(self.input) - 2
+
+
+CASES = (
+    Case("conv2d 3x3 [8,64,56,56] x 64", (8, 64, 56, 56), (64, 64, 3, 3), pad_before=1, pad_after=1),
+    Case("  + bias", (8, 64, 56, 56), (64, 64, 3, 3), pad_before=1, pad_after=1, bias=True),
+    Case("conv2d 3x3/2 [8,64,56,56] x 128", (8, 64, 56, 56), (128, 64, 3, 3), stride=2, pad_before=1, pad_after=1),
+    Case("depthwise causal conv1d d=1536 k=4 S=1024", (1, 1536, 1024), (1536, 1, 4), pad_before=3, groups=1536),
+    Case("conv1d 3 [1,80,3000] x 384", (1, 80, 3000), (384, 80, 3), pad_before=1, pad_after=1),
+)
+
+
+def rlx_conv(case: Case) -> rlx.Executable:
+    b = Builder("conv")
+    x, w = b.input(case.input), b.input(case.weight)
+    bias = b.input((case.weight[0],)) if case.bias else None
+    n = case.spatial
+    b.output(b.conv(x, w, bias, [case.stride] * n, None, [case.pad_before] * n, [case.pad_after] * n, case.groups))
+    return rlx.compile(b.module(), threads=THREADS)
+
+
+def torch_conv(case: Case, x: torch.Tensor, w: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
+    """torch pads both sides alike, so an asymmetric (causal) pad is an F.pad first."""
+    fn = torch.nn.functional.conv1d if case.spatial == 1 else torch.nn.functional.conv2d
+    if case.pad_before == case.pad_after:
+        return fn(x, w, bias, case.stride, case.pad_before, 1, case.groups)
+    padded = torch.nn.functional.pad(x, (case.pad_before, case.pad_after) * case.spatial)
+    return fn(padded, w, bias, case.stride, 0, 1, case.groups)
+
+
+def ort_conv(case: Case, arrays: list[np.ndarray]) -> onnxruntime.InferenceSession:
+    names = ["x", "w", "b"][: len(arrays)]
+    node = onnx.helper.make_node(
+        "Conv",
+        names,
+        ["y"],
+        strides=[case.stride] * case.spatial,
+        pads=[case.pad_before] * case.spatial + [case.pad_after] * case.spatial,
+        group=case.groups,
+    )
+    graph = onnx.helper.make_graph(
+        [node],
+        "conv",
+        [onnx.helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, a.shape) for n, a in zip(names, arrays)],
+        [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)],
+    )
+    model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 17)])
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = THREADS
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return onnxruntime.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+
+
+def row(case: Case, repeat: int) -> None:
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(case.input, np.float32), rng.standard_normal(case.weight, np.float32)]
+    if case.bias:
+        arrays.append(rng.standard_normal(case.weight[0], np.float32))
+    exe, ort = rlx_conv(case), ort_conv(case, arrays)
+    tensors = [torch.from_numpy(a) for a in arrays]
+    feeds = dict(zip(["x", "w", "b"], arrays))
+    (out,) = exe(*arrays)
+    want = torch_conv(case, *tensors, *([None] * (3 - len(tensors)))).numpy()
+    np.testing.assert_allclose(out, want, rtol=1e-3, atol=1e-3)
+    with torch.inference_mode():
+        ms = interleaved_medians(
+            {
+                "rlx": lambda: exe(*arrays, out=(out,)),
+                "torch": lambda: torch_conv(case, *tensors, *([None] * (3 - len(tensors)))),
+                "ort": lambda: ort.run(None, feeds),
+            },
+            repeat,
+        )
+    flop = 2 * out.size * int(np.prod(case.weight[1:])) / 1e9
+    print(
+        f"{case.title:<44}{ms['rlx']:8.2f} ms {flop / ms['rlx'] * 1e3:6.1f} GFLOP/s"
+        f"   torch/rlx {ms['torch'] / ms['rlx']:5.2f}x   ort/rlx {ms['ort'] / ms['rlx']:5.2f}x"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeat", type=int, default=20)
+    add_target_argument(parser)
+    options = parser.parse_args()
+    print(use_target(options.target))
+    torch.set_num_threads(THREADS)
+    print(
+        f"threads = {THREADS}; torch {torch.__version__}, onnxruntime {onnxruntime.__version__}; median of {options.repeat}"
+    )
+    for case in CASES:
+        row(case, options.repeat)
+
+
+if __name__ == "__main__":
+    main()
