@@ -35,13 +35,14 @@ matrix) and one GEMM per (image, group, block of output rows).
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
 from xdsl.dialects.builtin import I64, DenseArrayBase, IntegerAttr, TensorType
 from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import irdl_op_definition, operand_def, opt_operand_def, prop_def, result_def
+from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, opt_operand_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
 from rlx_mlir import dtypes
@@ -160,42 +161,22 @@ def pool_shape(input: Sequence[int], kernel: Sequence[int], geometry: ConvGeomet
     return (*input[:2], *window_outputs(input[2:], kernel, geometry))
 
 
-@irdl_op_definition
-class ConvOp(TensorOp, NeedsScratch):
-    """`rlx.conv {strides, dilations, pad_before, pad_after, groups}` (x, w, bias?):
-    torch's conv1d/conv2d/conv3d (cross-correlation) with explicit zero padding."""
+class SlidingWindowOp(IRDLOperation, ABC):
+    """The window geometry `rlx.conv`, `rlx.conv_region` and `rlx.max_pool` share,
+    declared once: one entry per spatial axis of `strides`, `dilations`,
+    `pad_before` and `pad_after`."""
 
-    name = "rlx.conv"
-    ALLOWED: ClassVar[tuple[str, ...]] = CONV_TYPES
-    input = operand_def(TensorType)
-    weight = operand_def(TensorType)
-    bias = opt_operand_def(TensorType)
-    result = result_def(TensorType)
     strides = prop_def(DenseArrayBase)
     dilations = prop_def(DenseArrayBase)
     pad_before = prop_def(DenseArrayBase)
     pad_after = prop_def(DenseArrayBase)
-    groups = prop_def(IntegerAttr[I64], default_value=i64_attr(1))
-
-    def __init__(
-        self,
-        input: SSAValue,
-        weight: SSAValue,
-        bias: SSAValue | None,
-        geometry: ConvGeometry,
-        result_type: Attribute,
-    ) -> None:
-        props = {
-            "strides": i64_array(geometry.strides),
-            "dilations": i64_array(geometry.dilations),
-            "pad_before": i64_array(geometry.pad_before),
-            "pad_after": i64_array(geometry.pad_after),
-            "groups": i64_attr(geometry.groups),
-        }
-        super().__init__(operands=[input, weight, bias], result_types=[result_type], properties=props)
 
     @property
-    def geometry(self) -> ConvGeometry:
+    @abstractmethod
+    def input(self) -> SSAValue:
+        """The windowed input [N, C, spatial...]."""
+
+    def window(self, groups: int = 1) -> ConvGeometry:
         """The attributes as Python values (verified: one entry per spatial axis)."""
         spatial = len(shape_of(self.input.type)) - 2
         return ConvGeometry(
@@ -203,8 +184,37 @@ class ConvOp(TensorOp, NeedsScratch):
             array_values(self, "dilations", self.dilations, spatial),
             array_values(self, "pad_before", self.pad_before, spatial),
             array_values(self, "pad_after", self.pad_after, spatial),
-            self.groups.value.data,
+            groups,
         )
+
+
+def window_properties(geometry: ConvGeometry) -> dict[str, Attribute]:
+    """The properties of `SlidingWindowOp` for `geometry`."""
+    return {
+        "strides": i64_array(geometry.strides),
+        "dilations": i64_array(geometry.dilations),
+        "pad_before": i64_array(geometry.pad_before),
+        "pad_after": i64_array(geometry.pad_after),
+    }
+
+
+class ConvolutionOp(SlidingWindowOp, NeedsScratch, ABC):
+    """What `rlx.conv` and `rlx.conv_region` (a conv with its epilogue) share: the
+    weight, the `groups` property, and the facts the kernels choose their form by."""
+
+    groups = prop_def(IntegerAttr[I64], default_value=i64_attr(1))
+
+    @property
+    @abstractmethod
+    def weight(self) -> SSAValue: ...
+
+    @property
+    @abstractmethod
+    def result(self) -> SSAValue: ...
+
+    @property
+    def geometry(self) -> ConvGeometry:
+        return self.window(self.groups.value.data)
 
     @property
     def pointwise(self) -> bool:
@@ -238,32 +248,59 @@ class ConvOp(TensorOp, NeedsScratch):
             return (4 * numel(shape_of(self.result.type)),)
         return ()
 
-    def verify_rules(self) -> None:
+    def verify_convolution(self) -> None:
+        """The element types and shapes of input, weight and result."""
         dtype = dtypes.from_ir(element_type(self.input.type))
-        if dtype.name not in self.ALLOWED:
-            raise VerifyException(f"'{self.name}' element type {dtype.name} is not one of {', '.join(self.ALLOWED)}")
+        if dtype.name not in CONV_TYPES:
+            raise VerifyException(f"'{self.name}' element type {dtype.name} is not one of {', '.join(CONV_TYPES)}")
         check_same_element_type(self, "weight", self.weight, self.input)
         check_same_element_type(self, "result", self.result, self.input)
-        weight = shape_of(self.weight.type)
-        if self.bias is not None:
-            check_same_element_type(self, "bias", self.bias, self.input)
-            bias = shape_of(self.bias.type)
-            if len(weight) >= 1 and bias != (weight[0],):
-                raise VerifyException(
-                    f"'{self.name}' bias shape {list(bias)} must be [{weight[0]}] (one per output channel)"
-                )
         if len(shape_of(self.input.type)) < 3:
             shape = list(shape_of(self.input.type))
             raise VerifyException(f"'{self.name}' input must be [N, C, spatial...] with a spatial axis, got {shape}")
         try:
-            expected = conv_shape(shape_of(self.input.type), weight, self.geometry)
+            expected = conv_shape(shape_of(self.input.type), shape_of(self.weight.type), self.geometry)
         except ValueError as error:
             raise VerifyException(f"'{self.name}' {error}") from None
         check_result_shape(self, expected)
 
 
 @irdl_op_definition
-class MaxPoolOp(TensorOp):
+class ConvOp(TensorOp, ConvolutionOp):
+    """`rlx.conv {strides, dilations, pad_before, pad_after, groups}` (x, w, bias?):
+    torch's conv1d/conv2d/conv3d (cross-correlation) with explicit zero padding."""
+
+    name = "rlx.conv"
+    ALLOWED: ClassVar[tuple[str, ...]] = CONV_TYPES
+    input = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    result = result_def(TensorType)
+
+    def __init__(
+        self,
+        input: SSAValue,
+        weight: SSAValue,
+        bias: SSAValue | None,
+        geometry: ConvGeometry,
+        result_type: Attribute,
+    ) -> None:
+        props = {**window_properties(geometry), "groups": i64_attr(geometry.groups)}
+        super().__init__(operands=[input, weight, bias], result_types=[result_type], properties=props)
+
+    def verify_rules(self) -> None:
+        if self.bias is not None:
+            check_same_element_type(self, "bias", self.bias, self.input)
+            weight, bias = shape_of(self.weight.type), shape_of(self.bias.type)
+            if len(weight) >= 1 and bias != (weight[0],):
+                raise VerifyException(
+                    f"'{self.name}' bias shape {list(bias)} must be [{weight[0]}] (one per output channel)"
+                )
+        self.verify_convolution()
+
+
+@irdl_op_definition
+class MaxPoolOp(TensorOp, SlidingWindowOp):
     """`rlx.max_pool {kernel_shape, strides, dilations, pad_before, pad_after}` (x):
     torch's max_pool1d/2d/3d, the maximum of each window over x [N, C, spatial...];
     padding is -inf, or the integer type's minimum (never chosen over a real input),
@@ -274,19 +311,9 @@ class MaxPoolOp(TensorOp):
     input = operand_def(TensorType)
     result = result_def(TensorType)
     kernel_shape = prop_def(DenseArrayBase)
-    strides = prop_def(DenseArrayBase)
-    dilations = prop_def(DenseArrayBase)
-    pad_before = prop_def(DenseArrayBase)
-    pad_after = prop_def(DenseArrayBase)
 
     def __init__(self, input: SSAValue, kernel: Sequence[int], geometry: ConvGeometry, result_type: Attribute) -> None:
-        props = {
-            "kernel_shape": i64_array(kernel),
-            "strides": i64_array(geometry.strides),
-            "dilations": i64_array(geometry.dilations),
-            "pad_before": i64_array(geometry.pad_before),
-            "pad_after": i64_array(geometry.pad_after),
-        }
+        props = {"kernel_shape": i64_array(kernel), **window_properties(geometry)}
         super().__init__(operands=[input], result_types=[result_type], properties=props)
 
     @property
@@ -295,13 +322,7 @@ class MaxPoolOp(TensorOp):
 
     @property
     def geometry(self) -> ConvGeometry:
-        spatial = len(shape_of(self.input.type)) - 2
-        return ConvGeometry(
-            array_values(self, "strides", self.strides, spatial),
-            array_values(self, "dilations", self.dilations, spatial),
-            array_values(self, "pad_before", self.pad_before, spatial),
-            array_values(self, "pad_after", self.pad_after, spatial),
-        )
+        return self.window()
 
     def verify_rules(self) -> None:
         dtype = dtypes.from_ir(element_type(self.input.type))

@@ -58,6 +58,7 @@ from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from rlx_mlir import index_maps
+from rlx_mlir.broadcast import row_major_strides
 from rlx_mlir.dialects.common import (
     NeedsScratch,
     array_values,
@@ -71,6 +72,7 @@ from rlx_mlir.dialects.common import (
     shape_of,
 )
 from rlx_mlir.dialects.contraction import MatmulOp, matmul_shape
+from rlx_mlir.dialects.convolution import ConvolutionOp, ConvOp, window_properties
 from rlx_mlir.dialects.elementwise import ELEMENTWISE_OPS, is_elementwise
 from rlx_mlir.dialects.reduction import (
     NORMALIZE_OPS,
@@ -549,6 +551,110 @@ class ContractionRegionOp(ScalarBodyRegionOp):
             )
 
 
+@irdl_op_definition
+class ConvRegionOp(ScalarBodyRegionOp, ConvolutionOp):
+    """A convolution and its elementwise epilogue, computed unit by unit.
+
+    The first two inputs are the conv's input and weight (geometry as on
+    `rlx.conv`, which has no bias here: `fuse-epilogues` moves it into the
+    body); the others are the epilogue's, read through `indexing_maps` over the
+    conv's result. The body gets the conv's element first, then one element per
+    epilogue input, and yields the result element: each unit of the kernel
+    (an output plane of the direct form, a GEMM block of the im2col form)
+    finishes its part of the output while it is in cache. An epilogue input
+    reads the spatial axes either all broadcast (a per-channel bias) or all as
+    the result does (a residual), so that its reads advance with the output's.
+
+    ```mlir
+    %y = rlx.conv_region ins(%x, %w, %b : tensor<1x8x6x6xf32>, tensor<16x8x3x3xf32>, tensor<16xf32>)
+           {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d1)>], strides = array<i64: 1, 1>,
+            dilations = array<i64: 1, 1>, pad_before = array<i64: 1, 1>, pad_after = array<i64: 1, 1>,
+            groups = 1 : i64} -> tensor<1x16x6x6xf32> {
+    ^bb0(%acc: f32, %bias: f32):
+      %s = rlx.add %acc, %bias : (f32, f32) -> f32
+      %r = rlx.relu %s : (f32) -> f32
+      rlx.yield %r : f32
+    }
+    ```
+    """
+
+    name = "rlx.conv_region"
+    PROPERTIES: ClassVar[tuple[str, ...]] = (
+        "indexing_maps",
+        "strides",
+        "dilations",
+        "pad_before",
+        "pad_after",
+        "groups",
+    )
+
+    def __init__(
+        self, conv: ConvOp, inputs: Sequence[SSAValue], maps: Sequence[AffineMap], result_type: Attribute, body: Region
+    ) -> None:
+        properties = {
+            "indexing_maps": ArrayAttr([AffineMapAttr(m) for m in maps]),
+            **window_properties(conv.geometry),
+            "groups": conv.groups,
+        }
+        operands = [[conv.input, conv.weight, *inputs]]
+        super().__init__(operands=operands, result_types=[[result_type]], properties=properties, regions=[body])
+
+    @property
+    def input(self) -> SSAValue:
+        return self.inputs[0]
+
+    @property
+    def weight(self) -> SSAValue:
+        return self.inputs[1]
+
+    @property
+    def result(self) -> SSAValue:
+        return self.outputs[0]
+
+    @property
+    def mapped_inputs(self) -> Sequence[SSAValue]:
+        return self.inputs[2:]
+
+    @property
+    def iteration_shape(self) -> tuple[int, ...]:
+        return shape_of(self.outputs[0].type)
+
+    def argument_types(self) -> list[Attribute]:
+        return [element_type(self.input.type), *(element_type(v.type) for v in self.mapped_inputs)]
+
+    def verify_results(self) -> None:
+        if len(self.outputs) != 1 or len(self.inputs) < 2:
+            raise VerifyException(f"'{self.name}' takes input, weight and epilogue inputs and has one result")
+        check_value_type(self, self.outputs[0].type, "result")
+        self.verify_convolution()
+        result = shape_of(self.result.type)
+        for i, (value, amap) in enumerate(zip(self.mapped_inputs, self.maps)):
+            if not epilogue_reads_planes(amap, shape_of(value.type), result):
+                raise VerifyException(
+                    f"'{self.name}' indexing map #{i} {amap} must read the spatial axes all broadcast "
+                    "or all as the result does"
+                )
+
+
+def epilogue_reads_planes(amap: AffineMap, shape: Sequence[int], result: Sequence[int]) -> bool:
+    """Whether an input of `shape` read through `amap` over a conv's `result` advances
+    over the spatial axes not at all or exactly as the result does (one element per
+    output position), so that a kernel walking a plane's positions walks it alike."""
+    if amap.num_dims != len(result) or len(amap.results) != len(shape):
+        return True  # the map's own rule reports it
+    try:
+        reads = index_maps.accesses(amap)
+    except ValueError:
+        return True
+    strides = [0] * len(result)
+    own = row_major_strides(tuple(shape))
+    for axis, access in enumerate(reads):
+        if access.dim is not None:
+            strides[access.dim] += access.scale * own[axis]
+    spatial = tuple(strides[2:])
+    return not any(spatial) or spatial == row_major_strides(tuple(result[2:]))
+
+
 class RowRegionOp(ScalarBodyRegionOp, ABC):
     """What the two regions that normalize along one axis share: a prologue
     `body` computing the value to normalize at each point from the first
@@ -906,7 +1012,14 @@ def _inline_body(body: Block, values: dict[SSAValue, SSAValue], into: Block) -> 
 
 REDUCTIONS_BY_NAME: dict[str, type[ReduceOp]] = {op.name.removeprefix("rlx."): op for op in REDUCE_OPS}
 NORMALIZATIONS_BY_NAME: dict[str, type[NormalizeOp]] = {op.name.removeprefix("rlx."): op for op in NORMALIZE_OPS}
-REGION_OPS = (ElementwiseRegionOp, ReductionRegionOp, ContractionRegionOp, NormalizeRegionOp, StandardizeRegionOp)
+REGION_OPS = (
+    ElementwiseRegionOp,
+    ReductionRegionOp,
+    ContractionRegionOp,
+    ConvRegionOp,
+    NormalizeRegionOp,
+    StandardizeRegionOp,
+)
 
 
 @irdl_op_definition

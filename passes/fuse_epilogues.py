@@ -1,14 +1,20 @@
-"""fuse-epilogues: elementwise consumers of a matmul become its epilogue.
+"""fuse-epilogues: elementwise consumers of a matmul or a conv become its epilogue.
 
 An `rlx.elementwise_region` (what fuse-elementwise made of a bias add, an
 activation, a residual add, ...) or a lone elementwise op that reads a
-matmul's result at the same index it writes, as that result's only user, is
-merged with the matmul into
-one `rlx.contraction_region`: the kernel applies the region's body to each
-block of the product right after computing it, while the block is in cache.
+matmul's or conv's result at the same index it writes, as that result's only
+user, is merged with it into one `rlx.contraction_region` or
+`rlx.conv_region`: the kernel applies the region's body to each block of the
+product right after computing it, while the block is in cache.
+
 Fused are 2-D f32/f64 products (one BLAS GEMM computed by row blocks) whose
 epilogue result keeps the product's element type; batched, narrow and integer
-matmuls keep their epilogue as one elementwise pass of its own.
+matmuls keep their epilogue as one elementwise pass of its own. Convs fuse at
+every type when the epilogue keeps the element type and its other inputs read
+the spatial axes all broadcast or all as the result (`epilogue_reads_planes`);
+a conv's own bias becomes the first step of the body, so a ResNet block's
+conv, bias, residual add and ReLU are one kernel (except at f16/bf16, whose
+conv adds its bias to the f32 sums before rounding them once).
 """
 
 from __future__ import annotations
@@ -17,12 +23,21 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Block, Region
+from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
 
 from rlx_mlir import dtypes, index_maps
 from rlx_mlir.dialects import contraction as ct
+from rlx_mlir.dialects import convolution as cv
+from rlx_mlir.dialects import elementwise as ew
 from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects.common import element_type, shape_of
 
@@ -88,9 +103,70 @@ class FuseMatmulEpilogue(RewritePattern):
         )
 
 
+def _reads_at_index(region: rg.ElementwiseRegionOp, value: SSAValue, shape: tuple[int, ...]) -> int | None:
+    """The position of `value` among the region's inputs if the region has one
+    output of `shape` and reads `value` once, at the point it writes."""
+    inputs = list(region.inputs)
+    if inputs.count(value) != 1 or len(region.outputs) != 1 or region.iteration_shape != shape:
+        return None
+    k = inputs.index(value)
+    return k if index_maps.accesses(region.maps[k]) == index_maps.identity(region.maps[k].num_dims) else None
+
+
+def _body_after_bias(region: rg.ElementwiseRegionOp, k: int, bias_type: Attribute) -> Region:
+    """The region's body, with the product first, after `acc + bias` (the bias an
+    extra argument right after the product): the conv's bias folded into its epilogue."""
+    old = _body_with_product_first(region, k).block
+    block = Block(arg_types=[old.args[0].type, element_type(bias_type), *(a.type for a in old.args[1:])])
+    added = ew.AddOp(block.args[0], block.args[1], old.args[0].type)
+    block.add_op(added)
+    old.args[0].replace_all_uses_with(added.result)
+    for new, arg in zip(block.args[2:], old.args[1:]):
+        arg.replace_all_uses_with(new)
+        new.name_hint = arg.name_hint
+    for op in list(old.ops):
+        op.detach()
+        block.add_op(op)
+    return Region([block])
+
+
+class FuseConvEpilogue(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, conv: cv.ConvOp, rewriter: PatternRewriter) -> None:
+        uses = list(conv.result.uses)
+        if len(uses) != 1:
+            return
+        consumer = uses[0].operation
+        with rg.ElementwiseRegionOp.covering(consumer) as region:
+            fused = None if region is None else self._fused(conv, region)
+        if fused is not None:
+            rewriter.replace(consumer, fused)
+            rewriter.erase(conv)
+
+    @staticmethod
+    def _fused(conv: cv.ConvOp, region: rg.ElementwiseRegionOp) -> rg.ConvRegionOp | None:
+        shape = shape_of(conv.result.type)
+        k = _reads_at_index(region, conv.result, shape)
+        element = element_type(conv.result.type)
+        if k is None or element_type(region.outputs[0].type) != element:
+            return None
+        if conv.bias is not None and dtypes.from_ir(element).name in cv.WIDENED_TYPES:
+            return None  # its f32 sums take the bias before their one rounding; a body would add it after
+        others = [i for i in range(len(region.inputs)) if i != k]
+        inputs, maps = [region.inputs[i] for i in others], [region.maps[i] for i in others]
+        if not all(rg.epilogue_reads_planes(m, shape_of(v.type), shape) for v, m in zip(inputs, maps)):
+            return None
+        if conv.bias is None:
+            return rg.ConvRegionOp(conv, inputs, maps, region.outputs[0].type, _body_with_product_first(region, k))
+        channel = AffineMap(len(shape), 0, (AffineExpr.dimension(1),))
+        body = _body_after_bias(region, k, conv.bias.type)
+        return rg.ConvRegionOp(conv, [conv.bias, *inputs], [channel, *maps], region.outputs[0].type, body)
+
+
 @dataclass(frozen=True)
 class FuseEpiloguesPass(ModulePass):
     name = "fuse-epilogues"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(FuseMatmulEpilogue(), apply_recursively=False).rewrite_module(op)
+        patterns = GreedyRewritePatternApplier([FuseMatmulEpilogue(), FuseConvEpilogue()])
+        PatternRewriteWalker(patterns, apply_recursively=False).rewrite_module(op)

@@ -109,11 +109,12 @@ def _flops(op: Operation) -> int | None:
     """The op's floating-point operations: a matmul's 2·M·N·K (plus its
     epilogue's), a region's body ops at every point it visits, a reduction's
     one combine per input element, a conv's 2·(C/groups)·taps per output
-    (its bias add not counted) and a max pool's one per tap and output; None
-    for the other kinds."""
-    if isinstance(op, cv.ConvOp):
+    (its bias add not counted; its epilogue's body ops are) and a max pool's
+    one per tap and output; None for the other kinds."""
+    if isinstance(op, cv.ConvolutionOp):
         weight = shape_of(op.weight.type)
-        return 2 * numel(weight[1:]) * _elements(op.result)
+        epilogue = _body_ops(op) if isinstance(op, rg.ConvRegionOp) else 0
+        return (2 * numel(weight[1:]) + epilogue) * _elements(op.result)
     if isinstance(op, cv.MaxPoolOp):
         return numel(op.kernel) * _elements(op.result)
     if isinstance(op, (ct.MatmulOp, rg.ContractionRegionOp)):

@@ -172,6 +172,40 @@ def test_threads_split_units_alike() -> None:
         np.testing.assert_array_equal(a, b)
 
 
+EPILOGUE_CASES = ("gemm_2d", "gemm_2d_channel_chunks", "gemm_1d_pointwise", "2d_plain", "1d_same_no_bias", "3d")
+
+
+@pytest.mark.parametrize("t", TYPES)
+def test_epilogues_fuse_and_match_torch(t: str) -> None:
+    """relu(conv(x, w) + bias + residual) becomes one `rlx.conv_region` per conv, in
+    the GEMM form (which finishes each block after its GEMM) and the direct form
+    (each plane); f16/bf16 convs fuse only without a bias. The values are the
+    unfused graph's: the conv's bound, its rounding (which the residual may
+    cancel: u·|conv|), and the add's rounding."""
+    cases = [c for c in CASES + GEMM_CASES if c.name in EPILOGUE_CASES and (COMPUTED_IN[t] == t or not c.bias)]
+    b = Builder("epilogues")
+    inputs = []
+    for seed, case in enumerate(cases):
+        given = _inputs(case, t, seed)
+        shape = reference(*given, *([None] * (3 - len(given))), case)[0].shape
+        given.append(np.random.default_rng(seed).standard_normal(shape).astype(TYPES[t]))
+        x, w = b.input(case.input, t), b.input(case.weight, t)
+        bias = b.input((case.weight[0],), t) if case.bias else None
+        y = b.conv(x, w, bias, case.strides, case.dilations, case.pad_before, case.pad_after, case.groups)
+        b.output(b.relu(b.add(y, b.input(shape, t))))
+        inputs.append(given)
+    exe = rlx.compile(b.module())
+    assert exe.planned_ir.count("rlx.conv_region") == len(cases)
+    assert "rlx.conv " not in exe.planned_ir
+    for case, got, given in zip(cases, exe(*(v for g in inputs for v in g)), inputs):
+        want, scale = reference(given[0], given[1], given[2] if case.bias else None, case)
+        terms = case.weight[1] * int(np.prod(case.weight[2:]))
+        u = UNIT_ROUNDOFF[t]
+        atol = 2 * terms * UNIT_ROUNDOFF[COMPUTED_IN[t]] * scale + u * np.abs(want) + 2 * HALF_SUBNORMAL[t]
+        residual = given[-1].astype(np.float64)
+        assert_close(got, np.maximum(want + residual, 0), rtol=u, atol=atol, what=f"{case.name} {t}")
+
+
 @pytest.mark.parametrize(
     ("shape", "weight", "cores", "split"),
     [

@@ -30,6 +30,10 @@ over the bias). A pointwise conv (1x1, unit strides, no padding) multiplies
 its input planes in place. (conv2d 3x3 [8, 64, 56, 56], 2 threads on a
 loaded host: 0.85-0.92x torch; its BLAS GEMMs take 90% of the time.)
 
+**Epilogue.** `rlx.conv_region` (what fuse-epilogues makes of a conv and its
+bias add, activation and residual) runs either form, then applies its body to
+the unit's part of the output (`_epilogue`) while it is still in cache.
+
 **Max pool.** Units (n, c): the plane starts at -inf (the integer minimum)
 and each tap takes the maximum over its valid outputs (`_Walk`, as above).
 """
@@ -43,12 +47,13 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import f32
 from xdsl.ir import Operation, Region, SSAValue
 
-from rlx_mlir import blas, dtypes
+from rlx_mlir import blas, dtypes, index_maps
 from rlx_mlir.broadcast import numel, row_major_strides
 from rlx_mlir.dialects import convolution as cv
+from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects.common import element_type, shape_of
 from rlx_mlir.dtypes import Kind
-from rlx_mlir.lowering.core.element_types import Codec, codec, real
+from rlx_mlir.lowering.core.element_types import Codec, Value, codec, real
 from rlx_mlir.lowering.core.emitter import Emitter
 from rlx_mlir.lowering.core.gemm import (
     MACS_PER_ELEMENT,
@@ -58,7 +63,8 @@ from rlx_mlir.lowering.core.gemm import (
     single_threaded_blas,
 )
 from rlx_mlir.lowering.core.kernel import EmitKernels, Kernel, KernelContext, kernel_function
-from rlx_mlir.lowering.core.loops import for_range, if_else
+from rlx_mlir.lowering.core.loops import advance, for_range, if_else, read_strides
+from rlx_mlir.lowering.scalar.scalar_ops import body_value
 from rlx_mlir.memory_plan import Scratch
 
 
@@ -92,7 +98,8 @@ class _Window:
 class _Conv:
     """The static shape of one convolution, as the kernel walks it."""
 
-    op: cv.ConvOp
+    op: cv.ConvolutionOp
+    bias: SSAValue | None
     channels: int
     out_channels: int
     per_group: int
@@ -105,13 +112,14 @@ class _Conv:
     """Where the sums build up: the result's codec, or f32 for f16/bf16."""
 
     @classmethod
-    def of(cls, op: cv.ConvOp) -> _Conv:
+    def of(cls, op: cv.ConvolutionOp) -> _Conv:
         x, w, y = (shape_of(v.type) for v in (op.input, op.weight, op.result))
         groups = op.geometry.groups
         item = codec(element_type(op.result.type))
         widened = dtypes.from_ir(element_type(op.result.type)).name in cv.WIDENED_TYPES
         acc = codec(f32) if widened else item
-        return cls(op, x[1], y[1], x[1] // groups, y[1] // groups, x[2:], w[2:], y[2:], item, acc)
+        bias = op.bias if isinstance(op, cv.ConvOp) else None
+        return cls(op, bias, x[1], y[1], x[1] // groups, y[1] // groups, x[2:], w[2:], y[2:], item, acc)
 
     @property
     def widened(self) -> bool:
@@ -185,10 +193,9 @@ class _Walk:
 def _direct_unit(walk: _Walk, conv: _Conv, pointers: list[SSAValue], row: SSAValue) -> None:
     """Unit (n, m) of the direct form: its plane = bias, then += every channel's taps."""
     e, c = walk.e, conv
-    has_bias = c.op.bias is not None
     x, w = pointers[0], pointers[1]
-    bias = pointers[2] if has_bias else None
-    out = pointers[3 if has_bias else 2]
+    bias = pointers[2] if c.bias is not None else None
+    out = pointers[len(_operands(c.op)) - 1]
     plane = pointers[-1]  # the result, or its f32 scratch
     batch = e.udiv(row, e.i64(c.out_channels))
     m = e.sub(row, e.mul(batch, e.i64(c.out_channels)))
@@ -221,9 +228,57 @@ def _direct_unit(walk: _Walk, conv: _Conv, pointers: list[SSAValue], row: SSAVal
             c.item.store(e, c.acc.load(e, plane, at), out, at)
 
         walk.loop(0, numel(c.spatial_out), round_once)
+    if isinstance(c.op, rg.ConvRegionOp):
+        _epilogue(walk, c.op, pointers, (batch, m, e.i64(0)), (1, numel(c.spatial_out)))
 
 
-def _direct_kernels(op: cv.ConvOp, conv: _Conv, ctx: KernelContext) -> list[Kernel]:
+def _epilogue(
+    walk: _Walk,
+    op: rg.ConvRegionOp,
+    pointers: list[SSAValue],
+    first: tuple[SSAValue, SSAValue, SSAValue],
+    extents: tuple[int, int],
+) -> None:
+    """out[n, m + r, q + j] = body(out[n, m + r, q + j], epilogue inputs there) for
+    r < rows and j < columns, with (n, m, q) = `first` and (rows, columns) = `extents`
+    (q, j: flat positions in the output plane), in place. The inputs' reads advance
+    along the plane by 0 or 1 per position (`rg.epilogue_reads_planes`)."""
+    e = walk.e
+    result = shape_of(op.result.type)
+    plane = numel(result[2:])
+    out = pointers[len(_operands(op)) - 1]
+    item = codec(element_type(op.result.type))
+    args = op.body.block.args
+    reads = [
+        read_strides(shape_of(v.type), index_maps.accesses(m), len(result)) for v, m in zip(op.mapped_inputs, op.maps)
+    ]
+    n, m, q = first
+
+    def row(r: SSAValue) -> None:
+        channel = e.add(m, r)
+        at_row = e.add(e.mul(e.add(e.mul(n, e.i64(result[1])), channel), e.i64(plane)), q)
+        starts = [
+            advance(e, advance(e, advance(e, e.i64(base), n, strides[0]), channel, strides[1]), q, strides[-1])
+            for strides, base in reads
+        ]
+
+        def column(j: SSAValue) -> None:
+            at = e.add(at_row, j)
+
+            def load(k: int) -> Value:
+                if k == 0:
+                    return item.load(e, out, at)
+                strides, _ = reads[k - 1]
+                return codec(args[k].type).load(e, pointers[1 + k], advance(e, starts[k - 1], j, strides[-1]))
+
+            item.store(e, body_value(e, op.body.block, load), out, at)
+
+        walk.loop(0, extents[1], column)
+
+    walk.loop(0, extents[0], row)
+
+
+def _direct_kernels(op: cv.ConvolutionOp, conv: _Conv, ctx: KernelContext) -> list[Kernel]:
     def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
         walk = _Walk(e, region, conv.window)
         for_range(e, region, begin, end, lambda row: _direct_unit(walk, conv, pointers, row))
@@ -236,8 +291,11 @@ def _direct_kernels(op: cv.ConvOp, conv: _Conv, ctx: KernelContext) -> list[Kern
     return [Kernel(kernel_function(ctx.name, len(buffers), build), buffers, units, work)]
 
 
-def _operands(op: cv.ConvOp) -> list[SSAValue | str | Scratch]:
-    return [op.input, op.weight, *([op.bias] if op.bias is not None else []), op.result]
+def _operands(op: cv.ConvolutionOp) -> list[SSAValue | str | Scratch]:
+    """input, weight, then the bias or the epilogue's inputs, then the result."""
+    if isinstance(op, cv.ConvOp):
+        return [op.input, op.weight, *([op.bias] if op.bias is not None else []), op.result]
+    return [*op.operands, op.result]
 
 
 def _im2col(
@@ -308,7 +366,7 @@ class _GemmSplit:
         return self.blocks * self.chunks
 
 
-def _gemm_split(op: cv.ConvOp, conv: _Conv, ctx: KernelContext) -> _GemmSplit:
+def _gemm_split(op: cv.ConvolutionOp, conv: _Conv, ctx: KernelContext) -> _GemmSplit:
     """Blocks as large as L2 allows (`conv_im2col_block_bytes`), then, while there are
     fewer units than `conv_min_units` (4 per core: the pool hands each thread an
     equal share, so few unequal units leave one idle: ResNet's 7x7 layers at batch 1 had
@@ -341,7 +399,7 @@ CHUNK_ROWS_MIN = 16
 """A channel chunk's rows are a multiple of this: whole register tiles of the BLAS's kernels."""
 
 
-def _gemm_kernels(op: cv.ConvOp, conv: _Conv, ctx: KernelContext) -> list[Kernel]:
+def _gemm_kernels(op: cv.ConvolutionOp, conv: _Conv, ctx: KernelContext) -> list[Kernel]:
     """Units (n, group, column block, channel chunk: `_gemm_split`), all split over the
     entry's threads after a kernel that sets BLAS to one thread (a BLAS-threaded GEMM
     per block was 6x slower on a loaded 2-vCPU host). A unit fills its part of the
@@ -351,7 +409,7 @@ def _gemm_kernels(op: cv.ConvOp, conv: _Conv, ctx: KernelContext) -> list[Kernel
     blas.load()
     dtype = conv.item.dtype.name
     gemm = gemm_external(dtype)
-    groups, has_bias, pointwise = op.geometry.groups, op.bias is not None, op.pointwise
+    groups, has_bias, pointwise = op.geometry.groups, conv.bias is not None, op.pointwise
     rows, plane, depth = conv.out_per_group, numel(conv.spatial_out), conv.per_group * numel(conv.kernel)
     split = _gemm_split(op, conv, ctx)
     row, extent = numel(conv.spatial_out[1:]), conv.spatial_out[0]
@@ -413,6 +471,8 @@ def _gemm_kernels(op: cv.ConvOp, conv: _Conv, ctx: KernelContext) -> list[Kernel
                     _im2col(walk, conv, x, col, x_base, (first, e.add(first, e.i64(count))))
                     rhs = col
                 calls[m, count](lhs, rhs, byte_pointer(e, out, out_at, nbytes))
+                if isinstance(op, rg.ConvRegionOp):
+                    _epilogue(walk, op, pointers, (n, channel, e.mul(first, e.i64(row))), (m, count * row))
 
             def by_count(m: int) -> None:
                 last = e.icmp("eq", first, e.i64((split.blocks - 1) * split.block_rows))
@@ -440,7 +500,7 @@ def _choose(e: Emitter, region: Region, is_last: SSAValue, sizes: list[int], bod
         body(sizes[0])
 
 
-def conv_kernels(op: cv.ConvOp, ctx: KernelContext) -> list[Kernel]:
+def conv_kernels(op: cv.ConvolutionOp, ctx: KernelContext) -> list[Kernel]:
     """The GEMM form where the op chooses it (`ConvOp.gemm_form`), else the direct kernel."""
     conv = _Conv.of(op)
     return _gemm_kernels(op, conv, ctx) if op.gemm_form() else _direct_kernels(op, conv, ctx)
@@ -491,4 +551,8 @@ def max_pool_kernels(op: cv.MaxPoolOp, ctx: KernelContext) -> list[Kernel]:
     return [Kernel(function, [op.input, op.result], units, numel(y_shape) * numel(window.kernel))]
 
 
-KERNELS: dict[type[Operation], EmitKernels] = {cv.ConvOp: conv_kernels, cv.MaxPoolOp: max_pool_kernels}
+KERNELS: dict[type[Operation], EmitKernels] = {
+    cv.ConvOp: conv_kernels,
+    rg.ConvRegionOp: conv_kernels,
+    cv.MaxPoolOp: max_pool_kernels,
+}

@@ -1,4 +1,4 @@
-// RUN: rlx-opt %s --split-input-file -p 'plan-memory,lower-to-llvm{threads=2}' | filecheck %s
+// RUN: rlx-opt %s --split-input-file -p 'plan-memory,lower-to-llvm{threads=2 tuning="conv_min_units=1"}' | filecheck %s
 
 // Lowering of rlx.conv: the direct kernel and the im2col + GEMM form.
 
@@ -40,7 +40,8 @@ func.func @depthwise(%x: tensor<2x4x9xf32>, %w: tensor<4x1x3xf32>, %b: tensor<4x
 
 // 8 output and 4·9 input channels·taps: the GEMM form. A kernel first sets
 // OpenBLAS to one thread, then the units (image, group, block of output rows;
-// here one block per image) run in parallel over x, w and the result, each
+// here one block per image, as conv_min_units = 1 does not cut the work for
+// the cores) run in parallel over x, w and the result, each
 // writing its im2col block [36, 36] into a 64-byte aligned stack buffer and
 // calling sgemm with M = 8, N = 36, K = 36 (row-major, no transposes).
 
@@ -62,5 +63,28 @@ func.func @depthwise(%x: tensor<2x4x9xf32>, %w: tensor<4x1x3xf32>, %b: tensor<4x
 // CHECK: llvm.call @gemm_form_k0_thunk
 func.func @gemm_form(%x: tensor<2x4x6x6xf32>, %w: tensor<8x4x3x3xf32>) -> tensor<2x8x6x6xf32> {
   %y = rlx.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_before = array<i64: 1, 1>, pad_after = array<i64: 1, 1>} : (tensor<2x4x6x6xf32>, tensor<8x4x3x3xf32>) -> tensor<2x8x6x6xf32>
+  func.return %y : tensor<2x8x6x6xf32>
+}
+
+// -----
+
+// A conv region: the same GEMM, then its epilogue (the bias add and ReLU of
+// the body) over the unit's block, loading the bias of each output channel.
+
+// CHECK-LABEL: llvm.func internal @gemm_epilogue_k0(
+// CHECK: llvm.call @scipy_cblas_sgemm(
+// CHECK: [[ACC:%[0-9]+]] = llvm.load {{%[0-9]+}} {alignment = 4 : i64} : !llvm.ptr -> f32
+// CHECK-NEXT: {{%[0-9]+}} = llvm.getelementptr
+// CHECK-NEXT: [[BIAS:%[0-9]+]] = llvm.load {{%[0-9]+}} {alignment = 4 : i64} : !llvm.ptr -> f32
+// CHECK-NEXT: [[SUM:%[0-9]+]] = llvm.fadd [[ACC]], [[BIAS]] : f32
+// CHECK: llvm.fcmp "olt" [[SUM]]
+// CHECK-LABEL: llvm.func @gemm_epilogue(
+func.func @gemm_epilogue(%x: tensor<2x4x6x6xf32>, %w: tensor<8x4x3x3xf32>, %b: tensor<8xf32>) -> tensor<2x8x6x6xf32> {
+  %y = rlx.conv_region ins(%x, %w, %b : tensor<2x4x6x6xf32>, tensor<8x4x3x3xf32>, tensor<8xf32>) {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d1)>], strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_before = array<i64: 1, 1>, pad_after = array<i64: 1, 1>, groups = 1 : i64} -> tensor<2x8x6x6xf32> {
+  ^bb0(%acc: f32, %bias: f32):
+    %s = rlx.add %acc, %bias : (f32, f32) -> f32
+    %r = rlx.relu %s : (f32) -> f32
+    rlx.yield %r : f32
+  }
   func.return %y : tensor<2x8x6x6xf32>
 }

@@ -148,3 +148,57 @@ func.func @contraction_map_count(%x: tensor<2x3xf32>, %w: tensor<3x5xf32>, %b: t
   }
   func.return
 }
+
+// -----
+
+// rlx.conv_region: an epilogue input reads the spatial axes all broadcast or all as the result.
+// CHECK-LABEL: sym_name = "conv_region_partial_plane"
+// CHECK: Operation does not verify: 'rlx.conv_region' indexing map #0 (d0, d1, d2, d3) -> (d0, d1, d2, 0) must read the spatial axes all broadcast or all as the result does
+func.func @conv_region_partial_plane(%x: tensor<1x8x6x6xf32>, %w: tensor<16x8x3x3xf32>, %r: tensor<1x16x4x1xf32>) {
+  %y = rlx.conv_region ins(%x, %w, %r : tensor<1x8x6x6xf32>, tensor<16x8x3x3xf32>, tensor<1x16x4x1xf32>) {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, 0)>], strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_before = array<i64: 0, 0>, pad_after = array<i64: 0, 0>, groups = 1 : i64} -> tensor<1x16x4x4xf32> {
+  ^bb0(%acc: f32, %res: f32):
+    %s = rlx.add %acc, %res : (f32, f32) -> f32
+    rlx.yield %s : f32
+  }
+  func.return
+}
+
+// -----
+
+// rlx.conv_region: the conv's rules (here groups) hold for it too.
+// CHECK-LABEL: sym_name = "conv_region_groups"
+// CHECK: Operation does not verify: 'rlx.conv_region' groups 3 does not divide the 8 input channels
+func.func @conv_region_groups(%x: tensor<1x8x6x6xf32>, %w: tensor<15x8x3x3xf32>) {
+  %y = rlx.conv_region ins(%x, %w : tensor<1x8x6x6xf32>, tensor<15x8x3x3xf32>) {indexing_maps = [], strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_before = array<i64: 0, 0>, pad_after = array<i64: 0, 0>, groups = 3 : i64} -> tensor<1x15x4x4xf32> {
+  ^bb0(%acc: f32):
+    rlx.yield %acc : f32
+  }
+  func.return
+}
+
+// -----
+
+// rlx.conv_region: its result keeps the conv's element type (the kernel finishes it in place).
+// CHECK-LABEL: sym_name = "conv_region_result_type"
+// CHECK: Operation does not verify: 'rlx.conv_region' result element type f64 must equal f32
+func.func @conv_region_result_type(%x: tensor<1x8x6x6xf32>, %w: tensor<16x8x3x3xf32>) {
+  %y = rlx.conv_region ins(%x, %w : tensor<1x8x6x6xf32>, tensor<16x8x3x3xf32>) {indexing_maps = [], strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_before = array<i64: 0, 0>, pad_after = array<i64: 0, 0>, groups = 1 : i64} -> tensor<1x16x4x4xf64> {
+  ^bb0(%acc: f32):
+    %c = rlx.cast %acc : (f32) -> f64
+    rlx.yield %c : f64
+  }
+  func.return
+}
+
+// -----
+
+// rlx.conv_region: input and weight come first.
+// CHECK-LABEL: sym_name = "conv_region_no_weight"
+// CHECK: Operation does not verify: 'rlx.conv_region' takes input, weight and epilogue inputs and has one result
+func.func @conv_region_no_weight(%x: tensor<1x8x6x6xf32>) {
+  %y = rlx.conv_region ins(%x : tensor<1x8x6x6xf32>) {indexing_maps = [], strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_before = array<i64: 0, 0>, pad_after = array<i64: 0, 0>, groups = 1 : i64} -> tensor<1x16x4x4xf32> {
+  ^bb0(%acc: f32):
+    rlx.yield %acc : f32
+  }
+  func.return
+}
