@@ -34,7 +34,6 @@ from xdsl.utils.exceptions import VerifyException
 from rlx_mlir import dtypes
 from rlx_mlir.broadcast import broadcasts_to
 from rlx_mlir.dialects.common import (
-    NeedsScratch,
     TensorOp,
     bool_attr,
     check_result_shape,
@@ -76,7 +75,7 @@ def default_scale(head_size: int) -> float:
 
 
 @irdl_op_definition
-class AttentionOp(TensorOp, NeedsScratch):
+class AttentionOp(TensorOp):
     """`rlx.attention {scale, causal}` (q, k, v, mask?): softmax(q @ k^T · scale + mask) @ v
     per head, with grouped-query head sharing and an optional causal mask.
 
