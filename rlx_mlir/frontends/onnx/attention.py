@@ -1,4 +1,4 @@
-"""Import of ONNX's `Attention` (opsets 23 and 24) as one `rlx.attention`.
+"""Import of ONNX's `Attention` (opsets 23 to 25) as one `rlx.attention`.
 
 Covered: 4-D inputs [B, H, S, D] and 3-D ones [B, S, H·D] (split into heads
 by `q_num_heads` / `kv_num_heads` and merged back in the output); `scale`
@@ -11,20 +11,21 @@ keys and values, and the `present_key` / `present_value` outputs); `is_causal`,
 top-left without a cache (the op's `causal`), bottom-right with one (query i
 attends keys j <= i + past, an additive constant added to the mask);
 `nonpad_kv_seqlen` (opset 24: keys from each batch entry's count on are
-masked, and a causal query i attends keys j <= i + count − Sq). A fully masked
+masked, and a causal query i attends keys j <= i + count − Sq); opset 25's
+sliding window (`left_window_size`, `right_window_size`, from the same query
+position), a constant bias, or compares against the counts. A fully masked
 row gives zeros, as ONNX specifies and the kernel computes; the scale is
 applied once to q·kᵀ, not as √scale to q and k (a few ulps of the scores).
 
 Not imported, each with an error naming the node: `softcap` (non-zero), the
 `qk_matmul_output` output (any `qk_matmul_output_mode`), a `softmax_precision`
 other than the inputs' type (or f32 for f16/bf16 inputs, which the kernel
-computes in), and opset 25's sliding window (`left_window_size`,
-`right_window_size` other than -1).
+computes in).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import onnx
@@ -63,8 +64,8 @@ def _check_supported(node: onnx.NodeProto, dtype: str) -> None:
                 f"(the kernel's softmax runs in {'f32' if dtype in ('f16', 'bf16') else dtype})"
             )
     for window in ("left_window_size", "right_window_size"):
-        if int(node_attribute(node, window, -1)) != -1:
-            raise Unsupported(f"{window} (a sliding window) is not supported")
+        if int(node_attribute(node, window, -1)) < -1:
+            raise Unsupported(f"{window} must be -1 (unbounded) or >= 0")
 
 
 def _heads(b: Builder, x: SSAValue, heads: int, what: str) -> SSAValue:
@@ -124,22 +125,55 @@ def _add(b: Builder, mask: SSAValue | None, bias: SSAValue) -> SSAValue:
     return bias if mask is None else b.add(mask, bias)
 
 
-def _offset_causal(b: Builder, queries: int, keys: int, past: int, dtype: str) -> SSAValue:
-    """The bias of a causal mask aligned at the bottom right: query i attends keys j <= i + past."""
+@dataclass(frozen=True)
+class Positions:
+    """Which keys a query may attend by position, from the query's position p
+    among the keys: causal (j <= p) and the sliding window (p − left <= j <= p + right;
+    -1 leaves a side unbounded)."""
+
+    causal: bool
+    left: int
+    right: int
+
+    @property
+    def bounded(self) -> bool:
+        return self.causal or self.left >= 0 or self.right >= 0
+
+
+def _offset_bias(b: Builder, queries: int, keys: int, offset: int, pos: Positions, dtype: str) -> SSAValue:
+    """The bias [Sq, Sk] of `pos` when query i is at position i + offset (the cached keys' count)."""
     i, j = np.arange(queries)[:, None], np.arange(keys)[None, :]
-    return b.constant(np.where(j <= i + past, 0.0, -np.inf), dtype)
+    p = i + offset
+    allowed = np.ones((queries, keys), bool)
+    if pos.causal:
+        allowed &= j <= p
+    if pos.left >= 0:
+        allowed &= j >= p - pos.left
+    if pos.right >= 0:
+        allowed &= j <= p + pos.right
+    return b.constant(np.where(allowed, 0.0, -np.inf), dtype)
 
 
-def _valid_keys(b: Builder, counts: SSAValue, shape: Sequence[int], causal: bool, dtype: str) -> SSAValue:
-    """nonpad_kv_seqlen's bias [B, 1, Sq or 1, Sk]: key j of batch entry n is
-    masked from counts[n] on and, causally, for query i beyond i + counts[n] − Sq:
-    j attends iff need[i, j] <= counts[n], need = j + 1 (and j − i + Sq)."""
-    (batch,), (queries, keys) = shape_of(counts.type), shape
-    rows = queries if causal else 1
+def _valid_keys(b: Builder, counts: SSAValue, queries: int, keys: int, pos: Positions, dtype: str) -> SSAValue:
+    """nonpad_kv_seqlen's bias [B, 1, Sq or 1, Sk]: batch entry n's keys from
+    counts[n] on are padding, and its query i is at position p = i + counts[n] − Sq.
+    With reach = j − i + Sq: j <= p iff reach <= counts[n], p − left <= j iff
+    counts[n] <= reach + left, j <= p + right iff reach − right <= counts[n]."""
+    (batch,) = shape_of(counts.type)
+    count = b.reshape(counts, [batch, 1, 1, 1])
+    rows = queries if pos.bounded else 1
     i, j = np.arange(rows)[:, None], np.arange(keys)[None, :]
-    need = np.maximum(j + 1, j - i + queries) if causal else np.broadcast_to(j + 1, (rows, keys))
-    valid = b.le(b.constant(need.astype(np.int64), "i64"), b.reshape(counts, [batch, 1, 1, 1]))
-    return b.where(valid, b.constant(np.zeros(()), dtype), b.constant(np.array(-np.inf), dtype))
+    reach = j - i + queries
+    need = np.broadcast_to(j + 1, (rows, keys))
+    if pos.causal:
+        need = np.maximum(need, reach)
+    if pos.right >= 0:
+        need = np.maximum(need, reach - pos.right)
+    zero, blocked = b.constant(np.zeros(()), dtype), b.constant(np.array(-np.inf), dtype)
+    bias = b.where(b.le(b.constant(need.astype(np.int64), "i64"), count), zero, blocked)
+    if pos.left >= 0:
+        bias = b.add(bias, b.where(b.le(count, b.constant((reach + pos.left).astype(np.int64), "i64")), zero, blocked))
+    return bias
 
 
 def _attention(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
@@ -159,15 +193,20 @@ def _attention(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) ->
     queries, keys = shape_of(q.type)[2], shape_of(k.type)[2]
     raw_mask, counts = _input(inputs, 3), _input(inputs, 6)
     mask = None if raw_mask is None else _additive(ctx, raw_mask, dtype, keys)
-    causal = bool(node_attribute(node, "is_causal", 0))
+    pos = Positions(
+        bool(node_attribute(node, "is_causal", 0)),
+        int(node_attribute(node, "left_window_size", -1)),
+        int(node_attribute(node, "right_window_size", -1)),
+    )
+    causal = False
     if counts is not None:
         if past_key is not None:
             raise Unsupported("nonpad_kv_seqlen cannot be combined with past_key and past_value")
-        mask = _add(b, mask, _valid_keys(b, ctx.tensor(counts), (queries, keys), causal, dtype))
-        causal = False
-    elif causal and past:
-        mask = _add(b, mask, _offset_causal(b, queries, keys, past, dtype))
-        causal = False
+        mask = _add(b, mask, _valid_keys(b, ctx.tensor(counts), queries, keys, pos, dtype))
+    elif pos == Positions(True, -1, -1) and not past:
+        causal = True  # top-left: the op's own causal flag
+    elif pos.bounded:
+        mask = _add(b, mask, _offset_bias(b, queries, keys, past, pos, dtype))
     scale = node_attribute(node, "scale")
     y = b.attention(q, k, v, mask, None if scale is None else float(scale), causal)
     if split:  # back to [B, Sq, Hq·Dv]
