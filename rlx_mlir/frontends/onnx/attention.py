@@ -17,10 +17,13 @@ position), a constant bias, or compares against the counts. A fully masked
 row gives zeros, as ONNX specifies and the kernel computes; the scale is
 applied once to q·kᵀ, not as √scale to q and k (a few ulps of the scores).
 
-Not imported, each with an error naming the node: `softcap` (non-zero), the
-`qk_matmul_output` output (any `qk_matmul_output_mode`), a `softmax_precision`
-other than the inputs' type (or f32 for f16/bf16 inputs, which the kernel
-computes in).
+What the kernel does not compute — a `softcap`, the `qk_matmul_output`
+output (modes 0 to 3; mode 0 is the product, before any cap, as the spec
+says), a `softmax_precision` other than the inputs' type (or f32 for f16/bf16
+inputs, which the kernel computes in) — is imported as the reference's graph,
+op by op (matmul, tanh, add, cast, softmax, the fully-masked-row guard on the
+bias, matmul), which fuse-attention leaves alone. Nothing of the op is left
+out.
 """
 
 from __future__ import annotations
@@ -49,23 +52,71 @@ def _input(inputs: list[Value | None], index: int) -> Value | None:
     return inputs[index] if len(inputs) > index else None
 
 
-def _check_supported(node: onnx.NodeProto, dtype: str) -> None:
-    """The attributes and outputs rlx.attention has no counterpart for."""
-    if float(node_attribute(node, "softcap", 0.0)) != 0.0:
-        raise Unsupported("softcap is not supported (rlx.attention has no soft cap of the scores)")
-    if len(node.output) > 3 and node.output[3]:
-        raise Unsupported("the qk_matmul_output output is not supported (the fused kernel never forms the scores)")
-    precision = node_attribute(node, "softmax_precision")
-    if precision is not None:
-        name = ELEMENT_TYPES.get(int(precision))
-        if not (name == dtype or (name == "f32" and dtype in ("f16", "bf16"))):
-            raise Unsupported(
-                f"softmax_precision {name or precision} is not supported for {dtype} inputs "
-                f"(the kernel's softmax runs in {'f32' if dtype in ('f16', 'bf16') else dtype})"
-            )
-    for window in ("left_window_size", "right_window_size"):
-        if int(node_attribute(node, window, -1)) < -1:
-            raise Unsupported(f"{window} must be -1 (unbounded) or >= 0")
+@dataclass(frozen=True)
+class Extras:
+    """What only the composed graph computes: a soft cap of the scores, the
+    qk_matmul_output output (its mode: 0 the product, 1 after the cap, 2 with
+    the mask, 3 the probabilities) and the softmax's element type."""
+
+    softcap: float
+    mode: int | None
+    precision: str
+
+    @staticmethod
+    def of(node: onnx.NodeProto, dtype: str) -> Extras:
+        mode = int(node_attribute(node, "qk_matmul_output_mode", 0))
+        if not 0 <= mode <= 3:
+            raise Unsupported(f"qk_matmul_output_mode {mode} is not one of 0, 1, 2, 3")
+        precision = node_attribute(node, "softmax_precision")
+        name = dtype if precision is None else ELEMENT_TYPES.get(int(precision))
+        if name not in at.ATTENTION_TYPES:
+            raise Unsupported(f"softmax_precision {name or precision} is not one of {', '.join(at.ATTENTION_TYPES)}")
+        for window in ("left_window_size", "right_window_size"):
+            if int(node_attribute(node, window, -1)) < -1:
+                raise Unsupported(f"{window} must be -1 (unbounded) or >= 0")
+        wanted = len(node.output) > 3 and bool(node.output[3])
+        return Extras(float(node_attribute(node, "softcap", 0.0)), mode if wanted else None, name)
+
+    def fused(self, dtype: str) -> bool:
+        """Whether rlx.attention computes it: no cap, no scores output, the softmax
+        in the inputs' type (or f32 for f16/bf16 inputs, which the kernel widens to)."""
+        kernel = "f32" if dtype in ("f16", "bf16") else dtype
+        return self.softcap <= 0.0 and self.mode is None and self.precision in (dtype, kernel)
+
+
+def _repeated(b: Builder, x: SSAValue, times: int) -> SSAValue:
+    """[B, H, S, D] with each head repeated `times` times in place (h0, h0, h1, h1, ...)."""
+    if times == 1:
+        return x
+    batch, heads, seq, width = shape_of(x.type)
+    wide = b.expand(b.reshape(x, [batch, heads, 1, seq, width]), [batch, heads, times, seq, width])
+    return b.reshape(wide, [batch, heads * times, seq, width])
+
+
+def _composed(
+    b: Builder, qkv: tuple[SSAValue, SSAValue, SSAValue], bias: SSAValue | None, scale: float, extras: Extras
+) -> tuple[SSAValue, SSAValue]:
+    """(Y, qk_matmul_output) op by op as ONNX's reference computes them: √scale on q
+    and k, the cap tanh(s / c) · c, the bias, the softmax in its precision, rows
+    whose bias is -inf everywhere zeroed, the product with v."""
+    q, k, v = qkv
+    dtype = element_name(q)
+    groups = shape_of(q.type)[1] // shape_of(k.type)[1]
+    root = b.constant(np.array(np.sqrt(scale)), dtype)
+    raw = b.matmul(b.mul(q, root), b.mul(_repeated(b, k, groups), root), transpose_rhs=True)
+    capped = raw
+    if extras.softcap > 0:
+        cap = b.constant(np.array(extras.softcap), dtype)
+        capped = b.mul(b.tanh(b.div(raw, cap)), cap)
+    biased = capped if bias is None else b.add(capped, bias)
+    wide = biased if extras.precision == dtype else b.cast(biased, extras.precision)
+    p = b.softmax(wide)
+    if bias is not None:
+        blocked = b.eq(b.reduce_max(bias, [-1], keepdims=True), b.constant(np.array(-np.inf), dtype))
+        p = b.where(blocked, b.constant(np.zeros(()), extras.precision), p)
+    probs = p if extras.precision == dtype else b.cast(p, dtype)
+    y = b.matmul(probs, _repeated(b, v, groups))
+    return y, [raw, capped, biased, probs][extras.mode or 0]
 
 
 def _heads(b: Builder, x: SSAValue, heads: int, what: str) -> SSAValue:
@@ -184,7 +235,7 @@ def _attention(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) ->
     dtype = element_name(q)
     if dtype not in at.ATTENTION_TYPES:
         raise Unsupported(f"element type {dtype} is not one of {', '.join(at.ATTENTION_TYPES)}")
-    _check_supported(node, dtype)
+    extras = Extras.of(node, dtype)
     past_key, past_value = _input(inputs, 4), _input(inputs, 5)
     if (past_key is None) != (past_value is None):
         raise Unsupported("past_key and past_value must be given together")
@@ -203,16 +254,22 @@ def _attention(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) ->
         if past_key is not None:
             raise Unsupported("nonpad_kv_seqlen cannot be combined with past_key and past_value")
         mask = _add(b, mask, _valid_keys(b, ctx.tensor(counts), queries, keys, pos, dtype))
-    elif pos == Positions(True, -1, -1) and not past:
+    elif pos == Positions(True, -1, -1) and not past and extras.fused(dtype):
         causal = True  # top-left: the op's own causal flag
     elif pos.bounded:
         mask = _add(b, mask, _offset_bias(b, queries, keys, past, pos, dtype))
-    scale = node_attribute(node, "scale")
-    y = b.attention(q, k, v, mask, None if scale is None else float(scale), causal)
+    given = node_attribute(node, "scale")
+    scale = at.default_scale(shape_of(q.type)[3]) if given is None else float(given)
+    qk: list[Value] = []
+    if extras.fused(dtype):
+        y = b.attention(q, k, v, mask, scale, causal)
+    else:
+        y, scores = _composed(b, (q, k, v), mask, scale, extras)
+        qk = [scores]
     if split:  # back to [B, Sq, Hq·Dv]
         batch, heads, _, width = shape_of(y.type)
         y = b.reshape(b.transpose(y, [0, 2, 1, 3]), [batch, queries, heads * width])
-    outputs: list[Value] = [y, k, v]
+    outputs: list[Value] = [y, k, v, *qk]  # unnamed outputs ('') are not read
     return outputs[: len(node.output)]
 
 
