@@ -2,7 +2,9 @@
 built with the Builder, becomes one `rlx.attention` in the default pipeline
 and matches a float64 NumPy reference in every float type; suite models
 exported by both of torch's exporters contain `rlx.attention` after the
-pipeline and still match onnxruntime.
+pipeline and still match onnxruntime. ONNX's own `Attention` op
+(frontends/onnx/attention.py) matches onnxruntime too (ONNX's node tests,
+tests/test_onnx_node_tests.py, cover every attribute against its reference).
 """
 
 from __future__ import annotations
@@ -12,8 +14,10 @@ from dataclasses import dataclass
 
 import ml_dtypes
 import numpy as np
+import onnx
 import pytest
 from model_suite import SUITE, TINY
+from onnx import TensorProto, helper
 from pipelines import NO_GRAPH_PASSES
 from test_models import exported, run_onnxruntime
 from xdsl.dialects.builtin import ModuleOp
@@ -196,3 +200,75 @@ def test_suite_models_run_fused_attention_and_match_onnxruntime(name: str, expor
     (got,) = rlx.compile(module, pipeline=NO_GRAPH_PASSES, threads=2)(*feeds.values())
     (want,) = run_onnxruntime(blob, feeds)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+Spec = tuple[str, int, list[int] | None]
+"""An ONNX graph input or output: name, element type, shape."""
+
+
+def attention_model(attributes: dict[str, object], inputs: list[Spec], outputs: list[Spec]) -> onnx.ModelProto:
+    """One opset-23 Attention node reading the graph's inputs (an empty name skips an optional one)."""
+    node = helper.make_node("Attention", [n for n, *_ in inputs], [n for n, *_ in outputs], name="att")
+    node.attribute.extend(helper.make_attribute(key, value) for key, value in attributes.items())
+    graph = helper.make_graph(
+        [node],
+        "attention",
+        [helper.make_tensor_value_info(n, t, s) for n, t, s in inputs if n],
+        [helper.make_tensor_value_info(n, t, s) for n, t, s in outputs],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23)])
+
+
+F32, BOOL = int(TensorProto.FLOAT), int(TensorProto.BOOL)
+ONNX_CASES: dict[str, tuple[dict[str, object], list[Spec], list[Spec]]] = {
+    "4d_gqa_causal_bool_mask": (
+        {"is_causal": 1},
+        [("Q", F32, [2, 4, 5, 8]), ("K", F32, [2, 2, 5, 8]), ("V", F32, [2, 2, 5, 8]), ("attn_mask", BOOL, [5, 5])],
+        [("Y", F32, [2, 4, 5, 8])],
+    ),
+    "3d_past_present_scaled_mask": (
+        {"q_num_heads": 4, "kv_num_heads": 2, "scale": 0.3},
+        [
+            ("Q", F32, [2, 3, 32]),
+            ("K", F32, [2, 3, 16]),
+            ("V", F32, [2, 3, 12]),
+            ("attn_mask", F32, [2, 1, 3, 7]),
+            ("past_key", F32, [2, 2, 4, 8]),
+            ("past_value", F32, [2, 2, 4, 6]),
+        ],
+        [("Y", F32, [2, 3, 24]), ("present_key", F32, [2, 2, 7, 8]), ("present_value", F32, [2, 2, 7, 6])],
+    ),
+    "4d_softcap_composed": (
+        {"softcap": 2.0, "is_causal": 1},
+        [("Q", F32, [1, 2, 4, 8]), ("K", F32, [1, 2, 4, 8]), ("V", F32, [1, 2, 4, 8])],
+        [("Y", F32, [1, 2, 4, 8])],
+    ),
+}
+
+
+def _feed(spec: Spec, rng: np.random.Generator) -> np.ndarray:
+    _, element, shape = spec
+    return rng.random(shape) < 0.8 if element == BOOL else rng.standard_normal(shape).astype(np.float32)
+
+
+@pytest.mark.parametrize("case", sorted(ONNX_CASES))
+def test_onnx_attention_matches_onnxruntime(case: str) -> None:
+    attributes, inputs, outputs = ONNX_CASES[case]
+    model = attention_model(attributes, inputs, outputs)
+    rng = np.random.default_rng(0)
+    feeds = {spec[0]: _feed(spec, rng) for spec in inputs}
+    module = load(model)
+    assert count(module, AttentionOp) == (0 if "softcap" in attributes else 1)
+    got = rlx.compile(module)(*feeds.values())
+    want = run_onnxruntime(model.SerializeToString(), feeds)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+
+
+def test_onnx_attention_error_names_the_node() -> None:
+    """3-D inputs need the head counts: the import error names the node and the attribute."""
+    model = attention_model(
+        {}, [("Q", F32, [1, 3, 8]), ("K", F32, [1, 3, 8]), ("V", F32, [1, 3, 8])], [("Y", F32, None)]
+    )
+    with pytest.raises(rlx.CompileError, match="Attention 'att': 3-D inputs need the q_num_heads and kv_num_heads"):
+        load(model)
