@@ -267,3 +267,13 @@ def test_the_adjoint_matches_torch_autograd() -> None:
     assert np.all(want[0][:, :, 2] == 0) and np.all(want[3][2] == 0)  # torch's, for the masked row
     for got, expected in zip(grads, want):
         np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_head_sizes_too_large_for_the_stack_are_a_compile_error() -> None:
+    """The kernel's workspace lives on the stack; when even one query by one key
+    would not fit, compiling says so instead of overflowing a thread's stack."""
+    b = Builder()
+    q, k, v = b.input((1, 1, 2, 4)), b.input((1, 1, 3, 4)), b.input((1, 1, 3, 600_000))
+    b.output(b.attention(q, k, v))
+    with pytest.raises(rlx.CompileError, match=r"'rlx.attention' needs a \d+ byte workspace per thread"):
+        rlx.compile(b.module())
