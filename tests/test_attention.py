@@ -277,3 +277,13 @@ def test_head_sizes_too_large_for_the_stack_are_a_compile_error() -> None:
     b.output(b.attention(q, k, v))
     with pytest.raises(rlx.CompileError, match=r"'rlx.attention' needs a \d+ byte workspace per thread"):
         rlx.compile(b.module())
+
+
+def test_the_profile_counts_the_products_of_the_pairs_not_masked_causally() -> None:
+    """2·(D + Dv) FLOPs per (query, key) pair: 5 queries of 7 keys causally see
+    1 + 2 + 3 + 4 + 5 pairs, 7 queries of 5 keys 1 + 2 + 3 + 4 + 5 + 5 + 5."""
+    cases = (Case("wide", (2, 3, 5, 8), 3, 7, 4, causal=True), Case("tall", (1, 2, 7, 8), 1, 5, 4, causal=True))
+    exe = rlx.compile(build(cases, "f32"))
+    profile = exe.profile(*(a for n, case in enumerate(cases) for a in inputs(case, "f32", n)), repeat=1)
+    flops = sorted(row.op.flops for row in profile.rows if row.op.name == "rlx.attention")
+    assert flops == sorted([2 * 12 * 15 * 6, 2 * 12 * 25 * 2])
