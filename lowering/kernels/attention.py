@@ -119,15 +119,14 @@ class _Attention:
         return -(-self.queries // self.block_q)
 
     def workspace(self) -> tuple[int, ...]:
-        """Element counts of the stack arrays: scores, accumulator, m, l (then Q, K, V widened)."""
-        bq, bk = self.block_q, self.block_k
-        arrays = (bq * bk, bq * self.value_size, bq, bq)
-        return (*arrays, bq * self.head_size, bk * self.head_size, bk * self.value_size) if self.widened else arrays
+        return _workspace(self.block_q, self.block_k, self.head_size, self.value_size, self.widened)
 
 
-def _workspace_bytes(bq: int, bk: int, d: int, dv: int, nbytes: int, widened: bool) -> int:
-    count = bq * bk + bq * dv + 2 * bq + (bq * d + bk * (d + dv) if widened else 0)
-    return count * nbytes
+def _workspace(bq: int, bk: int, d: int, dv: int, widened: bool) -> tuple[int, ...]:
+    """Element counts of the stack arrays: the score tile, the accumulator, the rows'
+    m and l, and for f16/bf16 the Q, K and V tiles widened to f32."""
+    arrays = (bq * bk, bq * dv, bq, bq)
+    return (*arrays, bq * d, bk * d, bk * dv) if widened else arrays
 
 
 def _blocks(sq: int, sk: int, d: int, dv: int, nbytes: int, widened: bool) -> tuple[int, int]:
@@ -136,12 +135,16 @@ def _blocks(sq: int, sk: int, d: int, dv: int, nbytes: int, widened: bool) -> tu
     ValueError, which compile reports, if even 1 x 1 does not: head sizes of
     hundreds of thousands)."""
     bq, bk = max(1, min(BLOCK_Q, sq)), max(1, min(BLOCK_K, sk))
-    while _workspace_bytes(bq, bk, d, dv, nbytes, widened) > WORKSPACE_MAX_BYTES and (bq > 1 or bk > 1):
+
+    def size(bq: int, bk: int) -> int:
+        return nbytes * sum(_workspace(bq, bk, d, dv, widened))
+
+    while size(bq, bk) > WORKSPACE_MAX_BYTES and (bq > 1 or bk > 1):
         if bq >= bk:
             bq = max(1, bq // 2)
         else:
             bk = max(1, bk // 2)
-    needed = _workspace_bytes(bq, bk, d, dv, nbytes, widened)
+    needed = size(bq, bk)
     if needed > WORKSPACE_MAX_BYTES:
         raise ValueError(
             f"'rlx.attention' needs a {needed} byte workspace per thread even with one query and one key "
@@ -283,18 +286,21 @@ class _Unit:
         base = e.mul(r, e.i64(a.block_k))
         # a causal row sees keys j <= i: the first `seen` columns of the tile
         seen = e.smax(e.i64(0), e.smin(cols, e.sub(e.add(i, e.i64(1)), j0))) if a.causal else cols
-        mask_at = None
+        mask = None
         if self.mask is not None and a.mask_strides is not None:
             sb, sh, sq, sk = a.mask_strides
             mask_at = e.add(
                 e.add(e.mul(batch, e.i64(sb)), e.mul(head, e.i64(sh))),
                 e.add(e.mul(i, e.i64(sq)), e.mul(j0, e.i64(sk))),
             )
+            mask = (self.mask, mask_at, sk)
 
         def masked(j: SSAValue, values: list[SSAValue]) -> list[SSAValue]:
             s = real(self.scores.get(e, e.add(base, j)))
-            if mask_at is not None and self.mask is not None:
-                s = e.fadd(s, real(a.item.load(e, self.mask, e.add(mask_at, e.mul(j, e.i64(a.mask_strides[3]))))))  # type: ignore[index]
+            if mask is not None:
+                pointer, at, stride = mask  # a mask broadcast along the keys reads one value per row
+                index = at if stride == 0 else e.add(at, j if stride == 1 else e.mul(j, e.i64(stride)))
+                s = e.fadd(s, real(a.item.load(e, pointer, index)))
                 self.scores.set(e, e.add(base, j), s)
             return [e.maximum(values[0], s)]
 
@@ -343,16 +349,22 @@ class _Unit:
 def attention_kernels(op: at.AttentionOp, ctx: KernelContext) -> list[Kernel]:
     """Units (batch, query head, query block), split over the entry's threads
     after a kernel that sets BLAS to one thread; see the module docstring."""
-    a = _Attention.of(op)
     if numel(shape_of(op.result.type)) == 0:
         return []
+    a = _Attention.of(op)
     blas.load()
 
     def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
         unit = _Unit(a, e, region, pointers)
         for_range(e, region, begin, end, unit.run)
 
-    buffers: list[SSAValue | str | Scratch] = [op.query, op.key, op.value, *([op.mask] if op.mask else []), op.result]
+    buffers: list[SSAValue | str | Scratch] = [
+        op.query,
+        op.key,
+        op.value,
+        *([op.mask] if op.mask is not None else []),
+        op.result,
+    ]
     units = a.batch * a.heads * a.query_blocks
     pairs = a.batch * a.heads * a.queries * a.keys // (2 if a.causal else 1)
     work = max(1, pairs * (a.head_size + a.value_size) // MACS_PER_ELEMENT)
