@@ -26,6 +26,7 @@ blocks.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 import ml_dtypes
@@ -287,3 +288,15 @@ def test_the_profile_counts_the_products_of_the_pairs_not_masked_causally() -> N
     profile = exe.profile(*(a for n, case in enumerate(cases) for a in inputs(case, "f32", n)), repeat=1)
     flops = sorted(row.op.flops for row in profile.rows if row.op.name == "rlx.attention")
     assert flops == sorted([2 * 12 * 15 * 6, 2 * 12 * 25 * 2])
+
+
+@pytest.mark.x86_64
+@pytest.mark.parametrize(("name", "register"), [("x86-64-v3", "ymm"), ("x86-64-v4", "zmm")])
+def test_the_row_passes_vectorize(name: str, register: str) -> None:
+    """The online softmax's loops are packed: the row maximum (vmaxps), exp's
+    polynomial (vfmadd...ps) in the target's widest registers, and no libm exp."""
+    case = Case("rows", (1, 2, 128, 64), 2, 128, 64, mask=(128, 128), causal=True)
+    asm = rlx.compile(build((case,), "f32"), target=name).assembly()
+    assert re.search(rf"\bvmaxps\s+%{register}", asm), "the row maximum is not vectorized"
+    assert len(re.findall(rf"\bvfmadd\w+ps\s+%{register}", asm)) >= 6, "exp is not vectorized"
+    assert not re.search(r"call\w*\s+\w*exp", asm)
