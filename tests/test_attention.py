@@ -224,6 +224,8 @@ def test_builder_rejects_bad_operands_with_located_errors() -> None:
         b.attention(q, k3, v3, b.input((4, 6)))
     with pytest.raises(ArgumentError, match="scale must be a number, got 'big'"):
         b.attention(q, k3, v3, scale="big")  # type: ignore[arg-type]
+    with pytest.raises(ArgumentError, match="scale must be finite, got nan"):
+        b.attention(q, k3, v3, scale=math.nan)
     with pytest.raises(ArgumentError, match="causal must be a bool, got 1"):
         b.attention(q, k3, v3, causal=1)  # type: ignore[arg-type]
 
