@@ -4,10 +4,11 @@
 // the flash-attention kernel over units (batch, query head, query block).
 
 // GQA (4 query heads on 2 kv heads), causal, a [5, 1] mask broadcast along
-// the keys. Pointers to q, k, v, the mask and the result; the stack
-// workspace holds one [5, 7] score tile (the blocks shrink to the sequence
-// lengths), the [5, 4] output accumulator and the rows' running maximum and
-// sum: never more than a tile of scores. S = 0.5 · Q Kᵀ is one sgemm (alpha
+// the keys. Pointers to q, k, v, the mask and the result. A unit takes rows
+// of one kv head's group: its 2 query heads are adjacent in q, one [10, 8]
+// matrix, so the stack workspace holds one [10, 7] score tile (the blocks
+// shrink to the group's rows and the keys), the [10, 4] output accumulator
+// and the rows' running maximum and sum: never more than a tile of scores. S = 0.5 · Q Kᵀ is one sgemm (alpha
 // = the scale, K transposed: 112); the row pass adds the mask (its key
 // stride is 0: one value per row, read with no index arithmetic), stores the
 // score back and takes llvm.maximum; the probabilities' sum carries reassoc;
@@ -18,13 +19,13 @@
 // CHECK: llvm.call @scipy_openblas_set_num_threads
 // CHECK-LABEL: llvm.func internal @gqa_k0(
 // CHECK-SAME: {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, [[MASK:%[0-9]+]]: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: i64, {{%[0-9]+}}: i64) {
-// CHECK-NEXT: llvm.mlir.constant(35) : i64
+// CHECK-NEXT: llvm.mlir.constant(70) : i64
 // CHECK-NEXT: [[SCORES:%[0-9]+]] = llvm.alloca {{%[0-9]+}} x f32 {alignment = 64 : i64}
-// CHECK-NEXT: llvm.mlir.constant(20) : i64
+// CHECK-NEXT: llvm.mlir.constant(40) : i64
 // CHECK-NEXT: [[ACC:%[0-9]+]] = llvm.alloca {{%[0-9]+}} x f32 {alignment = 64 : i64}
-// CHECK-NEXT: llvm.mlir.constant(5) : i64
+// CHECK-NEXT: llvm.mlir.constant(10) : i64
 // CHECK-NEXT: llvm.alloca
-// CHECK-NEXT: llvm.mlir.constant(5) : i64
+// CHECK-NEXT: llvm.mlir.constant(10) : i64
 // CHECK-NEXT: llvm.alloca
 // CHECK-NEXT: [[SCALE:%[0-9]+]] = llvm.mlir.constant(5.000000e-01 : f32) : f32
 // CHECK-NEXT: [[ZERO:%[0-9]+]] = llvm.mlir.constant(0.000000e+00 : f32) : f32
