@@ -37,20 +37,23 @@ class Case:
     length: int
     head_size: int
     causal: bool = False
+    queries: int | None = None
+    """Sq, if not `length` (a decode step: 1 query, `length` keys)."""
 
     def __str__(self) -> str:
         kind = "causal" if self.causal else "full"
         gqa = f" GQA {self.heads}/{self.kv_heads}" if self.kv_heads != self.heads else ""
-        return f"[{self.batch},{self.heads},{self.length},{self.head_size}]{gqa} {kind}"
+        keys = f" x {self.length} keys" if self.queries is not None else ""
+        return f"[{self.batch},{self.heads},{self.query_length},{self.head_size}]{keys}{gqa} {kind}"
+
+    @property
+    def query_length(self) -> int:
+        return self.length if self.queries is None else self.queries
 
     @property
     def shapes(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        return (self.batch, self.heads, self.length, self.head_size), (
-            self.batch,
-            self.kv_heads,
-            self.length,
-            self.head_size,
-        )
+        query = (self.batch, self.heads, self.query_length, self.head_size)
+        return query, (self.batch, self.kv_heads, self.length, self.head_size)
 
 
 CASES = (
@@ -60,6 +63,7 @@ CASES = (
     Case(1, 8, 2, 512, 64),
     Case(1, 8, 2, 512, 64, causal=True),
     Case(1, 8, 8, 2048, 64, causal=True),
+    Case(1, 32, 8, 4096, 128, queries=1),
 )
 
 
@@ -79,11 +83,12 @@ def unfused(case: Case, threads: int) -> rlx.runtime.Executable:
     if case.kv_heads != case.heads:
         group = case.heads // case.kv_heads
         spread = (case.batch, case.kv_heads, group, case.length, case.head_size)
-        k, v = (b.reshape(b.expand(b.reshape(x, (*kv_shape[:2], 1, *kv_shape[2:])), spread), q_shape) for x in (k, v))
+        repeated = (case.batch, case.heads, case.length, case.head_size)
+        k, v = (b.reshape(b.expand(b.reshape(x, (*kv_shape[:2], 1, *kv_shape[2:])), spread), repeated) for x in (k, v))
     scores = b.mul(b.matmul(q, k, transpose_rhs=True), b.constant(np.float32(1 / math.sqrt(case.head_size))))
     if case.causal:
-        n = case.length
-        mask = np.where(np.tril(np.ones((n, n), bool)), 0, -np.inf).astype(np.float32)
+        allowed = np.tril(np.ones((case.query_length, case.length), bool))
+        mask = np.where(allowed, 0, -np.inf).astype(np.float32)
         scores = b.add(scores, b.constant(mask))
     b.output(b.matmul(b.softmax(scores), v))
     return rlx.compile(b.module(), threads=threads)
@@ -115,7 +120,8 @@ def main() -> None:
             )
         times = alternating_medians(fns, options.repeat)
         mine = times["rlx.attention"]
-        flop = 4 * case.batch * case.heads * case.length**2 * case.head_size / (2 if case.causal else 1)
+        pairs = case.query_length * case.length / (2 if case.causal else 1)
+        flop = 4 * case.batch * case.heads * pairs * case.head_size
         print(f"\n{case}: rlx.attention {mine * 1e3:9.1f} us  {flop / mine / 1e6:6.1f} GFLOP/s")
         for name, ms in times.items():
             if name != "rlx.attention":

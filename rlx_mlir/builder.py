@@ -291,6 +291,8 @@ class Builder(ElementwiseMethods):
             scale = at.default_scale(shape_of(q.type)[3])
         elif isinstance(scale, bool) or not isinstance(scale, (int, float, np.floating, np.integer)):
             raise ArgumentError(f"Builder.attention scale must be a number, got {scale!r}")
+        elif not np.isfinite(scale):
+            raise ArgumentError(f"Builder.attention scale must be finite, got {scale!r}")
         if not isinstance(causal, (bool, np.bool_)):
             raise ArgumentError(f"Builder.attention causal must be a bool, got {causal!r}")
         return self._add(at.AttentionOp(q, k, v, mask, float(scale), bool(causal), self._like(q, shape)))

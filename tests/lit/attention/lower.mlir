@@ -4,26 +4,28 @@
 // the flash-attention kernel over units (batch, query head, query block).
 
 // GQA (4 query heads on 2 kv heads), causal, a [5, 1] mask broadcast along
-// the keys. Pointers to q, k, v, the mask and the result; the stack
-// workspace holds one [5, 7] score tile (the blocks shrink to the sequence
-// lengths), the [5, 4] output accumulator and the rows' running maximum and
-// sum: never more than a tile of scores. S = 0.5 · Q Kᵀ is one sgemm (alpha
-// = the scale, K transposed: 112); the row pass adds the mask (its key stride
-// is 0), stores the score back and takes llvm.maximum; the probabilities'
-// sum carries reassoc; P V is a second sgemm accumulating (beta = 1).
+// the keys. Pointers to q, k, v, the mask and the result. A unit takes rows
+// of one kv head's group: its 2 query heads are adjacent in q, one [10, 8]
+// matrix, so the stack workspace holds one [10, 7] score tile (the blocks
+// shrink to the group's rows and the keys), the [10, 4] output accumulator
+// and the rows' running maximum and sum: never more than a tile of scores. S = 0.5 · Q Kᵀ is one sgemm (alpha
+// = the scale, K transposed: 112); the row pass adds the mask (its key
+// stride is 0: one value per row, read with no index arithmetic), stores the
+// score back and takes llvm.maximum; the probabilities' sum carries reassoc;
+// P V is a second sgemm accumulating (beta = 1).
 
 // CHECK: llvm.func @scipy_cblas_sgemm(
 // CHECK-LABEL: llvm.func internal @gqa_k0_blas(
 // CHECK: llvm.call @scipy_openblas_set_num_threads
 // CHECK-LABEL: llvm.func internal @gqa_k0(
 // CHECK-SAME: {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, [[MASK:%[0-9]+]]: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: i64, {{%[0-9]+}}: i64) {
-// CHECK-NEXT: llvm.mlir.constant(35) : i64
+// CHECK-NEXT: llvm.mlir.constant(70) : i64
 // CHECK-NEXT: [[SCORES:%[0-9]+]] = llvm.alloca {{%[0-9]+}} x f32 {alignment = 64 : i64}
-// CHECK-NEXT: llvm.mlir.constant(20) : i64
+// CHECK-NEXT: llvm.mlir.constant(40) : i64
 // CHECK-NEXT: [[ACC:%[0-9]+]] = llvm.alloca {{%[0-9]+}} x f32 {alignment = 64 : i64}
-// CHECK-NEXT: llvm.mlir.constant(5) : i64
+// CHECK-NEXT: llvm.mlir.constant(10) : i64
 // CHECK-NEXT: llvm.alloca
-// CHECK-NEXT: llvm.mlir.constant(5) : i64
+// CHECK-NEXT: llvm.mlir.constant(10) : i64
 // CHECK-NEXT: llvm.alloca
 // CHECK-NEXT: [[SCALE:%[0-9]+]] = llvm.mlir.constant(5.000000e-01 : f32) : f32
 // CHECK-NEXT: [[ZERO:%[0-9]+]] = llvm.mlir.constant(0.000000e+00 : f32) : f32
@@ -34,8 +36,7 @@
 // CHECK: llvm.call @scipy_cblas_sgemm([[ROW]], [[NT]], [[T]], {{%[0-9]+}}, {{%[0-9]+}}, {{%[0-9]+}}, [[SCALE]], {{%[0-9]+}}, {{%[0-9]+}}, {{%[0-9]+}}, {{%[0-9]+}}, [[ZERO]], [[SCORES]], {{%[0-9]+}})
 // CHECK: llvm.getelementptr inbounds [[SCORES]][{{%[0-9]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, f32
 // CHECK-NEXT: [[S:%[0-9]+]] = llvm.load
-// CHECK-NEXT: [[ZERO_STRIDE:%[0-9]+]] = llvm.mlir.constant(0) : i64
-// CHECK: llvm.getelementptr inbounds [[MASK]][{{%[0-9]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK-NEXT: llvm.getelementptr inbounds [[MASK]][{{%[0-9]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, f32
 // CHECK-NEXT: [[M:%[0-9]+]] = llvm.load
 // CHECK-NEXT: [[SM:%[0-9]+]] = llvm.fadd [[S]], [[M]] : f32
 // CHECK: llvm.store [[SM]]
