@@ -29,8 +29,8 @@ pass rewrites the chain into `rlx.attention q, k, v[, mask] {scale = a·b·c}`:
 
 It matches only when the scores, probabilities and guard have no user but
 the chain (otherwise the [S, S] matrix is needed anyway), the softmax is over
-the last axis, every scale is a scalar constant (a rank-0 or one-valued
-constant) and the batch axes of q, k and v agree (matmul's broadcasting of
+the last axis, every scale is a finite scalar constant (a rank-0 or one-valued
+constant, their product finite) and the batch axes of q, k and v agree (matmul's broadcasting of
 batch axes is not attention's). Everything else is left as it is.
 
 Exactness: the rewrite computes the same function. Two things differ in
@@ -49,6 +49,7 @@ which would otherwise take the scale, mask and guard into regions.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -312,7 +313,10 @@ def match(product: ct.MatmulOp) -> Match | None:
     batch = queries.shape[:-2]
     if keys.shape[:-2] != batch or v.shape[:-2] != batch:
         return None
-    return Match(queries, keys, v, mask, scale * q_scale * k_scale, tuple(chain.ops))
+    total = scale * q_scale * k_scale
+    if not math.isfinite(total):  # an infinite factor: the graph's NaNs and infinities, not attention
+        return None
+    return Match(queries, keys, v, mask, total, tuple(chain.ops))
 
 
 # ---------------------------------------------------------------------------

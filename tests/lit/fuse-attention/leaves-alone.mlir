@@ -129,3 +129,19 @@ func.func @log_softmax(%q: tensor<2x4x5x8xf32>, %k: tensor<2x4x5x8xf32>, %v: ten
   %o = rlx.matmul %p, %v : (tensor<2x4x5x5xf32>, tensor<2x4x5x8xf32>) -> tensor<2x4x5x8xf32>
   func.return %o : tensor<2x4x5x8xf32>
 }
+
+// -----
+
+// Two factors of 1e300 multiply to infinity in f64: no finite scale to give the op.
+// CHECK-LABEL: func.func @infinite_scale(
+// CHECK-NOT: rlx.attention
+// CHECK: rlx.softmax
+func.func @infinite_scale(%q: tensor<2x4x5x8xf64>, %k: tensor<2x4x5x8xf64>, %v: tensor<2x4x5x8xf64>) -> tensor<2x4x5x8xf64> {
+  %s = rlx.matmul %q, %k {transpose_rhs = true} : (tensor<2x4x5x8xf64>, tensor<2x4x5x8xf64>) -> tensor<2x4x5x5xf64>
+  %c = rlx.constant dense<1.000000e+300> : tensor<f64>
+  %a = rlx.mul %s, %c : (tensor<2x4x5x5xf64>, tensor<f64>) -> tensor<2x4x5x5xf64>
+  %b = rlx.mul %a, %c : (tensor<2x4x5x5xf64>, tensor<f64>) -> tensor<2x4x5x5xf64>
+  %p = rlx.softmax %b : (tensor<2x4x5x5xf64>) -> tensor<2x4x5x5xf64>
+  %o = rlx.matmul %p, %v : (tensor<2x4x5x5xf64>, tensor<2x4x5x8xf64>) -> tensor<2x4x5x8xf64>
+  func.return %o : tensor<2x4x5x8xf64>
+}
