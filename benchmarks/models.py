@@ -3,6 +3,7 @@ that `transformers` builds from small configs with random weights.
 
     python benchmarks/models.py [--models bert,gpt2] [--exporters torchscript,dynamo]
                                 [--batch 1 8] [--seq 128] [--repeat 20] [--threads 2]
+                                [--without fuse-attention]
 
 Each model (width 256, 4 layers, 8 heads, MLP 1024: `model_suite.SMALL`) is
 exported by each exporter with dynamic batch and sequence axes, imported by
@@ -14,7 +15,10 @@ figures are medians and the ratio is onnxruntime / rlx (> 1: rlx is faster).
 onnxruntime's threads do not spin between calls
 (`session.intra_op.allow_spinning = 0`): spinning workers of one runtime would
 take the cores the other is timed on. Compile time is rlx's import and
-compile of each shape, cold (the disk cache is off).
+compile of each shape, cold (the disk cache is off). `--without PASS` also
+compiles each shape without that tensor pass of the default pipeline and
+times it in the same rounds (the `w/o` columns): a pass's before and after
+on one loaded machine.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import os
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -48,6 +53,7 @@ from timing import interleaved_medians
 
 import rlx_mlir as rlx
 from rlx_mlir.frontends.onnx import load
+from rlx_mlir.passes import default_pipeline
 
 
 def session(blob: bytes, threads: int) -> onnxruntime.InferenceSession:
@@ -59,18 +65,40 @@ def session(blob: bytes, threads: int) -> onnxruntime.InferenceSession:
     return onnxruntime.InferenceSession(blob, options, providers=["CPUExecutionProvider"])
 
 
-def compare(blob: bytes, feeds: dict[str, np.ndarray], threads: int, repeat: int) -> tuple[float, float, float]:
-    """(rlx ms, onnxruntime ms, rlx compile s) after checking both agree."""
+def without(name: str) -> str:
+    """The default tensor pipeline less the pass called `name`."""
+    kept = tuple(p for p in default_pipeline.TENSOR_PASSES if p.name != name)
+    if len(kept) == len(default_pipeline.TENSOR_PASSES):
+        raise SystemExit(f"--without {name}: no such pass in the default pipeline")
+    return default_pipeline.spec(kept)
+
+
+def compare(
+    blob: bytes, feeds: dict[str, np.ndarray], threads: int, repeat: int, baseline: str | None = None
+) -> tuple[dict[str, float], float]:
+    """(ms of rlx, onnxruntime and, given a `baseline` pipeline, rlx compiled with
+    it; rlx compile s) after checking all agree."""
+    shapes = {name: x.shape for name, x in feeds.items()}
     start = time.perf_counter()
-    exe = rlx.compile(load(blob, input_shapes={name: x.shape for name, x in feeds.items()}), threads=threads)
+    exe = rlx.compile(load(blob, input_shapes=shapes), threads=threads)
     compile_seconds = time.perf_counter() - start
     ort = session(blob, threads)
     arrays = list(feeds.values())
     outputs = exe(*arrays)
-    for got, want in zip(outputs, ort.run(None, feeds), strict=True):
-        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
-    times = interleaved_medians({"rlx": lambda: exe(*arrays, out=outputs), "ort": lambda: ort.run(None, feeds)}, repeat)
-    return times["rlx"], times["ort"], compile_seconds
+    want = ort.run(None, feeds)
+    for got, expected in zip(outputs, want, strict=True):
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+    fns: dict[str, Callable[[], object]] = {
+        "rlx": lambda: exe(*arrays, out=outputs),
+        "ort": lambda: ort.run(None, feeds),
+    }
+    if baseline is not None:
+        base = rlx.compile(load(blob, input_shapes=shapes), pipeline=baseline, threads=threads)
+        base_outputs = base(*arrays)
+        for got, expected in zip(base_outputs, want, strict=True):
+            np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+        fns["base"] = lambda: base(*arrays, out=base_outputs)
+    return interleaved_medians(fns, repeat), compile_seconds
 
 
 def cases(args: argparse.Namespace) -> list[tuple[str, str, bytes, dict[str, np.ndarray]]]:
@@ -107,20 +135,32 @@ def main() -> None:
     parser.add_argument("--past", type=int, default=128, help="cached steps of the decode rows")
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--threads", type=int, default=2, help="for rlx and onnxruntime alike")
+    parser.add_argument("--without", help="also time rlx without this pass of the default pipeline")
     add_target_argument(parser)
     args = parser.parse_args()
     os.environ["RLX_MLIR_CACHE"] = "0"
     print(use_target(args.target))
     torch.set_num_threads(1)  # torch only builds and exports
     print(f"threads = {args.threads}; onnxruntime {onnxruntime.__version__}; seq {args.seq}; median of {args.repeat}")
-    print(f"{'model':<16}{'exporter':>12}{'batch':>6}{'rlx ms':>10}{'ort ms':>10}{'ort/rlx':>9}{'compile s':>11}")
-    ratios = []
+    baseline = without(args.without) if args.without else None
+    extra = f"{'w/o ms':>10}{'ort/w/o':>9}" if baseline else ""
+    print(
+        f"{'model':<16}{'exporter':>12}{'batch':>6}{'rlx ms':>10}{'ort ms':>10}{'ort/rlx':>9}{extra}{'compile s':>11}"
+    )
+    ratios, base_ratios = [], []
     for name, exporter, blob, feeds in cases(args):
-        rlx_ms, ort_ms, seconds = compare(blob, feeds, args.threads, args.repeat)
-        ratios.append(ort_ms / rlx_ms)
+        ms, seconds = compare(blob, feeds, args.threads, args.repeat, baseline)
+        ratios.append(ms["ort"] / ms["rlx"])
         batch = next(iter(feeds.values())).shape[0]
-        print(f"{name:<16}{exporter:>12}{batch:>6}{rlx_ms:>10.3f}{ort_ms:>10.3f}{ratios[-1]:>9.2f}{seconds:>11.2f}")
-    print(f"median ort/rlx {statistics.median(ratios):.2f}, min {min(ratios):.2f}; load average now {os.getloadavg()}")
+        row = f"{name:<16}{exporter:>12}{batch:>6}{ms['rlx']:>10.3f}{ms['ort']:>10.3f}{ratios[-1]:>9.2f}"
+        if "base" in ms:
+            base_ratios.append(ms["ort"] / ms["base"])
+            row += f"{ms['base']:>10.3f}{base_ratios[-1]:>9.2f}"
+        print(f"{row}{seconds:>11.2f}", flush=True)
+    summary = f"median ort/rlx {statistics.median(ratios):.2f}, min {min(ratios):.2f}"
+    if base_ratios:
+        summary += f"; without {args.without}: median {statistics.median(base_ratios):.2f}, min {min(base_ratios):.2f}"
+    print(f"{summary}; load average now {os.getloadavg()}")
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ func.func @f(%a: tensor<4x3xf32>, %b: tensor<3xf32>) -> tensor<4x3xf32> {
 One module per op family: `elementwise` (unary, binary, compare, where,
 fma, cast, gradients), `region` (the fused elementwise and reduction
 regions), `movement` (layout and
-indexing), `contraction` (matmul), `convolution` (conv), `reduction` (reduce_*, argmax/argmin,
+indexing), `contraction` (matmul), `convolution` (conv), `attention` (fused attention), `reduction` (reduce_*, argmax/argmin,
 softmax/log_softmax). This module holds the shape ops every family meets (`expand`,
 `reshape`, `constant`) and assembles the `Dialect`.
 """
@@ -32,6 +32,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from rlx_mlir import dtypes, index_maps
 from rlx_mlir.broadcast import broadcasts_to, numel
+from rlx_mlir.dialects.attention import ATTENTION_OPS
 from rlx_mlir.dialects.common import FUNCTIONAL_FORMAT, ArenaConstant, check_value_type, element_type, shape_of
 from rlx_mlir.dialects.contraction import CONTRACTION_OPS
 from rlx_mlir.dialects.convolution import CONVOLUTION_OPS
@@ -201,6 +202,7 @@ RLX = Dialect(
         *MOVEMENT_OPS,
         *CONTRACTION_OPS,
         *CONVOLUTION_OPS,
+        *ATTENTION_OPS,
         *REDUCTION_OPS,
         *RECURRENT_OPS,
         *SCAN_OPS,

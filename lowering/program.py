@@ -54,6 +54,7 @@ from rlx_mlir.lowering.core.loops import for_range, if_then, while_loop
 from rlx_mlir.lowering.core.parallel import POOL, emit_parallel_launcher
 from rlx_mlir.lowering.kernels import (
     arg_reduce,
+    attention,
     contraction,
     conv,
     delta_rule,
@@ -601,6 +602,7 @@ KERNELS: dict[type[Operation], EmitKernels] = {
     **indexing.KERNELS,
     **contraction.KERNELS,
     **conv.KERNELS,
+    **attention.KERNELS,
     **arg_reduce.KERNELS,
     **normalize.KERNELS,
     **reduction_region.KERNELS,

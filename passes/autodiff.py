@@ -60,6 +60,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from rlx_mlir import dtypes
 from rlx_mlir.broadcast import broadcast_shapes, numel
+from rlx_mlir.dialects import attention as at
 from rlx_mlir.dialects import contraction as ct
 from rlx_mlir.dialects import convolution as cv
 from rlx_mlir.dialects import elementwise as ew
@@ -646,6 +647,79 @@ def _matmul(b: Backward, op: ct.MatmulOp, g: SSAValue) -> Cotangents:
         yield op.rhs, b.reshape(b.unbroadcast(d, rhs), shape_of(op.rhs.type))
 
 
+# attention ------------------------------------------------------------------
+
+
+def _kv_heads_spread(b: Backward, x: SSAValue, heads: int) -> SSAValue:
+    """k or v [B, Hkv, Sk, E] with each kv head repeated for the Hq / Hkv query
+    heads that share it: [B, Hq, Sk, E] (reshape, expand, reshape)."""
+    batch, kv_heads, keys, size = shape_of(x.type)
+    if kv_heads == heads:
+        return x
+    grouped = (batch, kv_heads, heads // kv_heads, keys, size)
+    one = b.reshape(x, (batch, kv_heads, 1, keys, size))
+    spread = b.emit(rlx.ExpandOp(one, TensorType(element_type(x.type), list(grouped))))
+    return b.reshape(spread, (batch, heads, keys, size))
+
+
+def _kv_heads_sum(b: Backward, g: SSAValue, like: SSAValue) -> SSAValue:
+    """The adjoint of `_kv_heads_spread`: the query heads' gradients summed per kv head."""
+    batch, heads, keys, size = shape_of(g.type)
+    kv_heads = shape_of(like.type)[1]
+    if kv_heads == heads:
+        return g
+    grouped = b.reshape(g, (batch, kv_heads, heads // kv_heads, keys, size))
+    return b.reduce_sum(grouped, [2], keepdims=False)
+
+
+def _attention_probabilities(b: Backward, op: at.AttentionOp, k: SSAValue) -> SSAValue:
+    """P = softmax(q kᵀ · scale + mask (+ causal)), recomputed [B, Hq, Sq, Sk];
+    a row with every key masked is 0 (as the forward's output), not NaN."""
+    scores = b.mul(b.matmul(op.query, k, False, True), b.scalar(op.scale_value, op.query))
+    if op.mask is not None:
+        scores = b.add(scores, op.mask)
+    queries, keys = shape_of(op.query.type)[2], shape_of(k.type)[2]
+    if op.is_causal:
+        above = np.triu(np.ones((queries, keys), dtype=bool), 1)
+        element = element_type(op.query.type)
+        assert isinstance(element, AnyFloat), "the verifier admits float types only"
+        causal = TensorType(element, [queries, keys])
+        values = np.where(above, -np.inf, 0.0).reshape(-1).tolist()
+        scores = b.add(scores, b.emit(rlx.ConstantOp(DenseIntOrFPElementsAttr.from_list(causal, values))))
+    p = b.emit(rd.SoftmaxOp(scores, -1))
+    if op.mask is None:
+        return p  # a causal row always sees key 0; without a mask no row is all -inf
+    kept = TensorType(element_type(p.type), list(rd.reduced_shape(shape_of(p.type), [3], True)))
+    top = b.emit(rd.ReduceMaxOp(scores, [3], True, kept))
+    masked = b.compare(ew.EqOp, top, b.scalar(-math.inf, top))
+    return b.where(masked, b.zeros(p), p)
+
+
+def _attention(b: Backward, op: at.AttentionOp, g: SSAValue) -> Cotangents:
+    """FlashAttention's backward, composed of rlx ops (so the [Sq, Sk] matrices are
+    materialized here): with P recomputed, dV = Pᵀ dO, dP = dO Vᵀ,
+    dS = P ⊙ (dP − rowsum(dO ⊙ O)), dQ = dS K · scale, dK = dSᵀ Q · scale, the
+    query heads' dK and dV summed per kv head (GQA), and the mask's gradient dS
+    summed over the axes it was broadcast along."""
+    heads = shape_of(op.query.type)[1]
+    k, v = _kv_heads_spread(b, op.key, heads), _kv_heads_spread(b, op.value, heads)
+    p = _attention_probabilities(b, op, k)
+    if b.wants(op.value):
+        yield op.value, _kv_heads_sum(b, b.matmul(p, g, True, False), op.value)
+    wanted = [x for x in (op.query, op.key, op.mask) if x is not None and b.wants(x)]
+    if not wanted:
+        return
+    row = b.reduce_sum(b.mul(g, op.result), [3], keepdims=True)
+    ds = b.mul(p, b.binary(ew.SubOp, b.matmul(g, v, False, True), row))
+    scale = b.scalar(op.scale_value, op.query)
+    if b.wants(op.query):
+        yield op.query, b.mul(b.matmul(ds, k, False, False), scale)
+    if b.wants(op.key):
+        yield op.key, _kv_heads_sum(b, b.mul(b.matmul(ds, op.query, True, False), scale), op.key)
+    if op.mask is not None and b.wants(op.mask):
+        yield op.mask, b.unbroadcast(ds, op.mask)
+
+
 # reductions -----------------------------------------------------------------
 
 
@@ -799,6 +873,7 @@ ADJOINTS: dict[type[Operation], Adjoint] = {
     rlx.ReshapeOp: _reshape,
     ct.MatmulOp: _matmul,
     cv.ConvOp: _conv,
+    at.AttentionOp: _attention,
     rd.ReduceSumOp: _reduce_sum,
     rd.ReduceMeanOp: _reduce_mean,
     rd.ReduceProdOp: _reduce_prod,

@@ -14,6 +14,7 @@ from xdsl.passes import ModulePass
 from xdsl.transforms.canonicalize import CanonicalizePass
 
 from rlx_mlir.passes.canonicalize_broadcast import CanonicalizeBroadcastPass
+from rlx_mlir.passes.fuse_attention import FuseAttentionPass
 from rlx_mlir.passes.fuse_elementwise import FuseElementwisePass
 from rlx_mlir.passes.fuse_epilogues import FuseEpiloguesPass
 from rlx_mlir.passes.fuse_reductions import FuseReductionsPass
@@ -25,6 +26,7 @@ from rlx_mlir.passes.plan_memory import PlanMemoryPass
 TENSOR_PASSES: tuple[ModulePass, ...] = (
     CanonicalizePass(),
     CanonicalizeBroadcastPass(),
+    FuseAttentionPass(),
     FuseStandardizationPass(),
     FuseElementwisePass(),
     FuseReductionsPass(),
@@ -33,7 +35,8 @@ TENSOR_PASSES: tuple[ModulePass, ...] = (
     CanonicalizeBroadcastPass(),
 )
 """Graph-level rewrites: op canonicalizations (transpose/reverse chains, identity
-slices and pads), expands folded into implicit broadcasts, layer and RMS norms
+slices and pads), expands folded into implicit broadcasts, attention written
+out (matmul, scale, mask, softmax, matmul) made one `rlx.attention`, layer and RMS norms
 written out made one region each, chains fused, chains
 feeding reductions fused in as their prologues and chains after matmuls as
 their epilogues, elementwise siblings that read one input merged, then

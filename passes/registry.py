@@ -19,6 +19,12 @@ def _autodiff() -> type[ModulePass]:
     return AutodiffPass
 
 
+def _fuse_attention() -> type[ModulePass]:
+    from rlx_mlir.passes.fuse_attention import FuseAttentionPass
+
+    return FuseAttentionPass
+
+
 def _fuse_elementwise() -> type[ModulePass]:
     from rlx_mlir.passes.fuse_elementwise import FuseElementwisePass
 
@@ -72,6 +78,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     return {
         "autodiff": _autodiff,
         "canonicalize-broadcast": _canonicalize_broadcast,
+        "fuse-attention": _fuse_attention,
         "fuse-standardization": _fuse_standardization,
         "fuse-elementwise": _fuse_elementwise,
         "fuse-reductions": _fuse_reductions,

@@ -32,6 +32,7 @@ from rlx_mlir import dtypes
 from rlx_mlir.broadcast import broadcast_shapes
 from rlx_mlir.builder_ops import ElementwiseMethods
 from rlx_mlir.compiler import verify
+from rlx_mlir.dialects import attention as at
 from rlx_mlir.dialects import contraction as ct
 from rlx_mlir.dialects import convolution as cv
 from rlx_mlir.dialects import elementwise as ew
@@ -268,6 +269,33 @@ class Builder(ElementwiseMethods):
         except ValueError as error:
             raise ArgumentError(f"Builder.matmul: {error}") from None
         return self._add(ct.MatmulOp(lhs, rhs, self._like(lhs, shape), transpose_lhs, transpose_rhs))
+
+    def attention(
+        self,
+        q: SSAValue,
+        k: SSAValue,
+        v: SSAValue,
+        mask: SSAValue | None = None,
+        scale: float | None = None,
+        causal: bool = False,
+    ) -> SSAValue:
+        """torch's scaled_dot_product_attention (with enable_gqa): q [B, Hq, Sq, D],
+        k [B, Hkv, Sk, D], v [B, Hkv, Sk, Dv], an additive mask broadcasting to
+        [B, Hq, Sq, Sk]; scale defaults to 1/sqrt(D)."""
+        mask_shape = shape_of(mask.type) if mask is not None else None
+        try:
+            shape = at.attention_shape(shape_of(q.type), shape_of(k.type), shape_of(v.type), mask_shape)
+        except ValueError as error:
+            raise ArgumentError(f"Builder.attention: {error}") from None
+        if scale is None:
+            scale = at.default_scale(shape_of(q.type)[3])
+        elif isinstance(scale, bool) or not isinstance(scale, (int, float, np.floating, np.integer)):
+            raise ArgumentError(f"Builder.attention scale must be a number, got {scale!r}")
+        elif not np.isfinite(scale):
+            raise ArgumentError(f"Builder.attention scale must be finite, got {scale!r}")
+        if not isinstance(causal, (bool, np.bool_)):
+            raise ArgumentError(f"Builder.attention causal must be a bool, got {causal!r}")
+        return self._add(at.AttentionOp(q, k, v, mask, float(scale), bool(causal), self._like(q, shape)))
 
     def conv(
         self,

@@ -36,6 +36,7 @@ from xdsl.ir import Operation, SSAValue
 
 from rlx_mlir import jit
 from rlx_mlir.broadcast import numel
+from rlx_mlir.dialects import attention as at
 from rlx_mlir.dialects import contraction as ct
 from rlx_mlir.dialects import convolution as cv
 from rlx_mlir.dialects import reduction as rd
@@ -109,8 +110,15 @@ def _flops(op: Operation) -> int | None:
     """The op's floating-point operations: a matmul's 2·M·N·K (plus its
     epilogue's), a region's body ops at every point it visits, a reduction's
     one combine per input element, a conv's 2·(C/groups)·taps per output
-    (its bias add not counted; its epilogue's body ops are) and a max pool's
-    one per tap and output; None for the other kinds."""
+    (its bias add not counted; its epilogue's body ops are), a max pool's one
+    per tap and output, an attention's 2·(D + Dv) per (query, key) pair it does
+    not mask causally (its two products); None for the other kinds."""
+    if isinstance(op, at.AttentionOp):
+        batch, heads, queries, head_size = shape_of(op.query.type)
+        keys, value_size = shape_of(op.value.type)[2:]
+        seen = min(queries, keys)  # causal: query i sees i + 1 keys, at most all of them
+        pairs = seen * (seen + 1) // 2 + (queries - seen) * keys if op.is_causal else queries * keys
+        return 2 * (head_size + value_size) * pairs * batch * heads
     if isinstance(op, cv.ConvolutionOp):
         weight = shape_of(op.weight.type)
         epilogue = _body_ops(op) if isinstance(op, rg.ConvRegionOp) else 0

@@ -14,7 +14,7 @@ from xdsl.dialects.builtin import ModuleOp
 from rlx_mlir import dtypes
 from rlx_mlir.builder import Builder
 from rlx_mlir.errors import ArgumentError, CompileError
-from rlx_mlir.frontends.onnx import composed, conv, ops, recurrent
+from rlx_mlir.frontends.onnx import attention, composed, conv, ops, recurrent
 from rlx_mlir.frontends.onnx.context import (
     ELEMENT_TYPES,
     Import,
@@ -23,7 +23,13 @@ from rlx_mlir.frontends.onnx.context import (
 )
 from rlx_mlir.frontends.onnx.nodes import ONNX_DOMAINS, import_nodes
 
-IMPORTERS: dict[str, Importer] = {**ops.IMPORTERS, **recurrent.IMPORTERS, **composed.IMPORTERS, **conv.IMPORTERS}
+IMPORTERS: dict[str, Importer] = {
+    **ops.IMPORTERS,
+    **recurrent.IMPORTERS,
+    **composed.IMPORTERS,
+    **conv.IMPORTERS,
+    **attention.IMPORTERS,
+}
 """How each supported ONNX op type becomes rlx ops."""
 
 
