@@ -25,6 +25,11 @@ Markers:
 * ``isa_subset`` — given by `ISA_SUBSET` below to whole modules: the numeric
   tests `.ci/run` runs a second time with ``RLX_MLIR_TARGET=x86-64-v3`` (AVX2
   code, which an AVX-512 host runs too), selected with ``-m isa_subset``.
+* ``target_independent`` — a test of an `ISA_SUBSET` module that does not
+  read ``RLX_MLIR_TARGET``: it compiles for a target it names
+  (``target="x86-64-v3"``: the second run would compile and run the very
+  same code) or compiles nothing (a table, an import). It keeps no
+  ``isa_subset`` mark, so it runs once.
 """
 
 from __future__ import annotations
@@ -91,11 +96,14 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "x86_64_avx: reads x86 AVX register names in host assembly (skipped elsewhere)")
     config.addinivalue_line("markers", "x86_64: reads the assembly of forced x86-64 targets (skipped elsewhere)")
     config.addinivalue_line("markers", "isa_subset: also run at RLX_MLIR_TARGET=x86-64-v3 by .ci/run")
+    config.addinivalue_line(
+        "markers", "target_independent: in an ISA_SUBSET module, but the same code on every target: run once"
+    )
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if item.path.name in ISA_SUBSET:
+        if item.path.name in ISA_SUBSET and item.get_closest_marker("target_independent") is None:
             item.add_marker(pytest.mark.isa_subset)
 
 
