@@ -39,6 +39,7 @@ import os
 import platform
 import shutil
 import tempfile
+from pathlib import Path
 
 import llvmlite.binding as llvm
 import pytest
@@ -99,6 +100,16 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "target_independent: in an ISA_SUBSET module, but the same code on every target: run once"
     )
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Under exactly `-m isa_subset` (the second pytest run of `.ci/run`), a test module
+    outside `ISA_SUBSET` is not imported: none of its tests carries the mark, and
+    importing them all (torch, transformers, ONNX's node-test generators, which run
+    every reference at import) cost each worker about a minute of that run."""
+    if config.option.markexpr != "isa_subset" or collection_path.suffix != ".py":
+        return None
+    return True if collection_path.name.startswith("test_") and collection_path.name not in ISA_SUBSET else None
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
