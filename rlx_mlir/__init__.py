@@ -45,11 +45,18 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> object:
-    if name not in _LAZY:
-        raise AttributeError(f"module 'rlx_mlir' has no attribute '{name}'")
-    value = getattr(importlib.import_module(_LAZY[name]), name)
-    globals()[name] = value  # later lookups find it without this hook
-    return value
+    """A public name of `_LAZY`, or a submodule (`rlx.runtime.Executable`, `rlx.dialects`),
+    which importing the compiler used to load with the package."""
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value  # later lookups find it without this hook
+        return value
+    try:
+        return importlib.import_module(f"{__name__}.{name}")
+    except ModuleNotFoundError as error:
+        if error.name != f"{__name__}.{name}":
+            raise
+    raise AttributeError(f"module '{__name__}' has no attribute '{name}'")
 
 
 __all__ = [
