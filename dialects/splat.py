@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import ml_dtypes
 from xdsl.dialects.builtin import BytesAttr, ContainerType, DenseIntOrFPElementsAttr, ShapedType, TensorType
 from xdsl.parser import Parser
 
@@ -130,7 +129,7 @@ def _hex_bytes(parser: Parser, literal: str, span: tuple[int, int]) -> bytes:
 def _literal_value(parser: Parser, literal: float, dtype: dtypes.DType, span: tuple[int, int]) -> float:
     """The literal as a value of `dtype`: in range, or a parse error at the literal naming both."""
     if dtype.kind is Kind.FLOAT:
-        largest = float(ml_dtypes.finfo(dtype.numpy).max)
+        largest = dtype.largest
         if abs(literal) > largest:
             shown = "a literal beyond f64's range" if math.isinf(literal) else literal  # the lexer made it inf
             parser.raise_error(f"{shown} is out of range for {dtype.name} (largest finite value {largest:g})", *span)

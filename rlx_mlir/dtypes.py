@@ -16,10 +16,12 @@ ignored when read); rlx does not pack two to a byte.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from enum import Enum
+from functools import cache
+from types import ModuleType
 
-import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import (
     BFloat16Type,
@@ -54,8 +56,14 @@ class Kind(Enum):
 class DType:
     name: str
     ir_type: Attribute
-    numpy: np.dtype
+    storage: np.dtype | str
+    """NumPy's own dtype, or the name of an ml_dtypes type (imported at first use)."""
     kind: Kind
+
+    @property
+    def numpy(self) -> np.dtype:
+        """The NumPy dtype at the boundary (for an ml_dtypes row, this imports ml_dtypes)."""
+        return _ml_dtype(self.storage) if isinstance(self.storage, str) else self.storage
 
     @property
     def nbytes(self) -> int:
@@ -71,8 +79,25 @@ class DType:
     @property
     def int_range(self) -> tuple[int, int]:
         """(min, max) of an integer type (i4/ui4 included, which np.iinfo does not know)."""
-        info = ml_dtypes.iinfo(self.numpy)
+        info = _ml_dtypes().iinfo(self.storage) if isinstance(self.storage, str) else np.iinfo(self.storage)
         return int(info.min), int(info.max)
+
+    @property
+    def largest(self) -> float:
+        """The largest finite value of a float type (the float8 formats included, which np.finfo does not know)."""
+        info = _ml_dtypes().finfo(self.numpy) if isinstance(self.storage, str) else np.finfo(self.storage)
+        return float(info.max)
+
+
+def _ml_dtypes() -> ModuleType:
+    import ml_dtypes
+
+    return ml_dtypes
+
+
+@cache
+def _ml_dtype(name: str) -> np.dtype:
+    return np.dtype(getattr(_ml_dtypes(), name))
 
 
 i4 = IntegerType(4)
@@ -87,20 +112,20 @@ c128 = ComplexType(f64)
 
 DTYPES: tuple[DType, ...] = (
     DType("f16", f16, np.dtype(np.float16), Kind.FLOAT),
-    DType("bf16", bf16, np.dtype(ml_dtypes.bfloat16), Kind.FLOAT),
+    DType("bf16", bf16, "bfloat16", Kind.FLOAT),
     DType("f32", f32, np.dtype(np.float32), Kind.FLOAT),
     DType("f64", f64, np.dtype(np.float64), Kind.FLOAT),
-    DType("f8E4M3FN", Float8E4M3FNType(), np.dtype(ml_dtypes.float8_e4m3fn), Kind.FLOAT),
-    DType("f8E4M3FNUZ", Float8E4M3FNUZType(), np.dtype(ml_dtypes.float8_e4m3fnuz), Kind.FLOAT),
-    DType("f8E5M2", Float8E5M2Type(), np.dtype(ml_dtypes.float8_e5m2), Kind.FLOAT),
-    DType("f8E5M2FNUZ", Float8E5M2FNUZType(), np.dtype(ml_dtypes.float8_e5m2fnuz), Kind.FLOAT),
+    DType("f8E4M3FN", Float8E4M3FNType(), "float8_e4m3fn", Kind.FLOAT),
+    DType("f8E4M3FNUZ", Float8E4M3FNUZType(), "float8_e4m3fnuz", Kind.FLOAT),
+    DType("f8E5M2", Float8E5M2Type(), "float8_e5m2", Kind.FLOAT),
+    DType("f8E5M2FNUZ", Float8E5M2FNUZType(), "float8_e5m2fnuz", Kind.FLOAT),
     DType("i1", i1, np.dtype(np.bool_), Kind.BOOL),
-    DType("i4", i4, np.dtype(ml_dtypes.int4), Kind.INT),
+    DType("i4", i4, "int4", Kind.INT),
     DType("i8", i8, np.dtype(np.int8), Kind.INT),
     DType("i16", i16, np.dtype(np.int16), Kind.INT),
     DType("i32", i32, np.dtype(np.int32), Kind.INT),
     DType("i64", i64, np.dtype(np.int64), Kind.INT),
-    DType("ui4", ui4, np.dtype(ml_dtypes.uint4), Kind.UINT),
+    DType("ui4", ui4, "uint4", Kind.UINT),
     DType("ui8", ui8, np.dtype(np.uint8), Kind.UINT),
     DType("ui16", ui16, np.dtype(np.uint16), Kind.UINT),
     DType("ui32", ui32, np.dtype(np.uint32), Kind.UINT),
@@ -110,7 +135,7 @@ DTYPES: tuple[DType, ...] = (
 )
 
 _BY_IR = {d.ir_type: d for d in DTYPES}
-_BY_NUMPY = {d.numpy: d for d in DTYPES}
+_BY_NUMPY = {d.storage: d for d in DTYPES if not isinstance(d.storage, str)}
 _BY_NAME = {d.name: d for d in DTYPES} | {"c64": _BY_IR[c64], "c128": _BY_IR[c128]}
 
 
@@ -127,7 +152,16 @@ def from_ir(ir_type: Attribute) -> DType:
 
 
 def from_numpy(dtype: np.dtype) -> DType | None:
-    return _BY_NUMPY.get(np.dtype(dtype))
+    dtype = np.dtype(dtype)
+    found = _BY_NUMPY.get(dtype)
+    if found is None and "ml_dtypes" in sys.modules:  # only then can `dtype` be one of its types
+        found = _by_ml_dtype().get(dtype)
+    return found
+
+
+@cache
+def _by_ml_dtype() -> dict[np.dtype, DType]:
+    return {d.numpy: d for d in DTYPES if isinstance(d.storage, str)}
 
 
 def from_name(name: str) -> DType:

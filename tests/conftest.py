@@ -25,6 +25,11 @@ Markers:
 * ``isa_subset`` — given by `ISA_SUBSET` below to whole modules: the numeric
   tests `.ci/run` runs a second time with ``RLX_MLIR_TARGET=x86-64-v3`` (AVX2
   code, which an AVX-512 host runs too), selected with ``-m isa_subset``.
+* ``target_independent`` — a test of an `ISA_SUBSET` module that does not
+  read ``RLX_MLIR_TARGET``: it compiles for a target it names
+  (``target="x86-64-v3"``: the second run would compile and run the very
+  same code) or compiles nothing (a table, an import). It keeps no
+  ``isa_subset`` mark, so it runs once.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ import os
 import platform
 import shutil
 import tempfile
+from pathlib import Path
 
 import llvmlite.binding as llvm
 import pytest
@@ -91,11 +97,24 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "x86_64_avx: reads x86 AVX register names in host assembly (skipped elsewhere)")
     config.addinivalue_line("markers", "x86_64: reads the assembly of forced x86-64 targets (skipped elsewhere)")
     config.addinivalue_line("markers", "isa_subset: also run at RLX_MLIR_TARGET=x86-64-v3 by .ci/run")
+    config.addinivalue_line(
+        "markers", "target_independent: in an ISA_SUBSET module, but the same code on every target: run once"
+    )
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Under exactly `-m isa_subset` (the second pytest run of `.ci/run`), a test module
+    outside `ISA_SUBSET` is not imported: none of its tests carries the mark, and
+    importing them all (torch, transformers, ONNX's node-test generators, which run
+    every reference at import) cost each worker about a minute of that run."""
+    if config.option.markexpr != "isa_subset" or collection_path.suffix != ".py":
+        return None
+    return True if collection_path.name.startswith("test_") and collection_path.name not in ISA_SUBSET else None
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if item.path.name in ISA_SUBSET:
+        if item.path.name in ISA_SUBSET and item.get_closest_marker("target_independent") is None:
             item.add_marker(pytest.mark.isa_subset)
 
 

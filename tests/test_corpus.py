@@ -17,8 +17,8 @@ fragment) and, unless compile() alone rejects it (CompileError: IR that is
 valid but not compilable), through rlx-opt's main in-process (exit 1, one
 line `rlx-opt: error: ...` holding the fragment too, no escaped exception). Any other exception type
 fails the case, and so does a case running past `DEADLINE` (a hang); a crash
-takes the run down. In-process cases run back to back; the CLI cases run as
-processes, a few at a time, before their checks.
+takes the run down. In-process cases run back to back; each CLI case runs
+as a process of its own.
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ import signal
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -198,28 +197,28 @@ def test_result_case(name: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def cli_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, subprocess.CompletedProcess[str]]:
-    """Every CLI case run once, a few processes at a time."""
+def cli_files(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder of the files the CLI cases name, written once."""
     d = tmp_path_factory.mktemp("corpus-cli")
     cli.write_files(d)
-
-    def run(case: tuple[str, list[str], int, str]) -> subprocess.CompletedProcess[str]:
-        tool, args, _, _ = case
-        command = [str(Path(sys.executable).with_name(tool)), *(a.replace("{d}", str(d)) for a in args)]
-        try:
-            return subprocess.run(command, capture_output=True, text=True, timeout=CLI_TIMEOUT, check=False)
-        except subprocess.TimeoutExpired:
-            return subprocess.CompletedProcess(command, -1, "", f"timed out after {CLI_TIMEOUT} s (a hang)")
-
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        return dict(zip(cli.CASES, pool.map(run, cli.CASES.values())))
+    return d
 
 
-@pytest.mark.xdist_group("corpus-cli")  # one worker runs the module fixture's processes
+def run_cli(case: tuple[str, list[str], int, str], d: Path) -> subprocess.CompletedProcess[str]:
+    """One CLI case as a process of its own (each test runs its own case: pytest-xdist
+    spreads them over its workers, and a worker never runs another's processes)."""
+    tool, args, _, _ = case
+    command = [str(Path(sys.executable).with_name(tool)), *(a.replace("{d}", str(d)) for a in args)]
+    try:
+        return subprocess.run(command, capture_output=True, text=True, timeout=CLI_TIMEOUT, check=False)
+    except subprocess.TimeoutExpired:
+        return subprocess.CompletedProcess(command, -1, "", f"timed out after {CLI_TIMEOUT} s (a hang)")
+
+
 @pytest.mark.parametrize("name", cli.CASES)
-def test_cli_case(name: str, cli_results: dict[str, subprocess.CompletedProcess[str]]) -> None:
+def test_cli_case(name: str, cli_files: Path) -> None:
     tool, _, code, fragment = cli.CASES[name]
-    done = cli_results[name]
+    done = run_cli(cli.CASES[name], cli_files)
     assert "Traceback" not in done.stderr, done.stderr
     assert done.returncode == code, (done.returncode, done.stderr)
     assert fragment in done.stderr, done.stderr

@@ -345,6 +345,7 @@ AVX2 = "x86-64-v3"
 narrower decode strips (`gdn_strip_vectors`); it runs on an AVX-512 host too."""
 
 
+@pytest.mark.target_independent
 @pytest.mark.parametrize("dtype", ["f32", "f64"])
 @pytest.mark.parametrize(
     ("shape", "per_channel", "overrides"),

@@ -12,6 +12,7 @@ import json
 import multiprocessing
 import os
 import pickle
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -68,20 +69,26 @@ def compile_in_a_new_process(cache: Path, example: Path = EXAMPLE, **env: str) -
     return json.loads(done.stdout)
 
 
-def test_a_second_process_loads_everything_from_the_cache(tmp_path: Path) -> None:
-    first = compile_in_a_new_process(tmp_path)
-    second = compile_in_a_new_process(tmp_path)
+@pytest.fixture(scope="module")
+def two_processes(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, dict, Path]:
+    """The example compiled by a process in a new cache, then by a second one
+    (the two tests below read different things off the same pair of runs)."""
+    cache = tmp_path_factory.mktemp("two-processes")
+    return compile_in_a_new_process(cache), compile_in_a_new_process(cache), cache
+
+
+def test_a_second_process_loads_everything_from_the_cache(two_processes: tuple[dict, dict, Path]) -> None:
+    first, second, cache = two_processes
     assert first["cached"] == {"module": False, "machine code": False}
     assert second["cached"] == {"module": True, "machine code": True}
     assert second["out"] == first["out"]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["module", "object", "pool"]
+    assert sorted(p.name for p in cache.iterdir()) == ["module", "object", "pool"]
 
 
-def test_a_second_process_skips_every_compiler_stage(tmp_path: Path) -> None:
+def test_a_second_process_skips_every_compiler_stage(two_processes: tuple[dict, dict, Path]) -> None:
     """What makes a second process fast: it neither parses, runs passes nor lowers
     the graph, runs no LLVM optimization and parses no LLVM IR text."""
-    first = compile_in_a_new_process(tmp_path)
-    second = compile_in_a_new_process(tmp_path)
+    first, second, _ = two_processes
     assert first["stages"]["derive"] == 1 and first["stages"]["optimize"] >= 1, first["stages"]
     assert second["stages"] == {"derive": 0, "optimize": 0, "parse llvm ir": 0}, second["stages"]
 
@@ -232,19 +239,33 @@ def _corrupt(kind: str, entries: list[Path]) -> None:
 CORRUPTIONS = ["payload", "header", "truncate", "swap", "plant", "symlink", "fifo", "foreign"]
 
 
+@pytest.fixture(scope="module")
+def intact_cache(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list]:
+    """A cache two processes filled (the example, then a second graph: two entries of
+    the module and object kinds), and the example's result; each corruption test
+    damages a copy of it, so the two processes run once for all of them."""
+    root = tmp_path_factory.mktemp("intact")
+    cache, other = root / "cache", root / "graph.mlir"
+    other.write_text(GRAPH)
+    want = compile_in_a_new_process(cache)["out"]
+    compile_in_a_new_process(cache, other)
+    return cache, want
+
+
 @pytest.mark.parametrize("kind", CORRUPTIONS)
-def test_a_damaged_or_planted_entry_is_compiled_again(kind: str, tmp_path: Path) -> None:
+def test_a_damaged_or_planted_entry_is_compiled_again(
+    kind: str, tmp_path: Path, intact_cache: tuple[Path, list]
+) -> None:
     """Every entry of every level (module, object, pool) damaged one way: a fresh
     process gives the right result from a recompile (with a warning), never a wrong
     result, a crash, a hang or a traceback; its new entries are then used again."""
     if kind == "foreign" and os.getuid() != 0:
         pytest.skip("giving a file to another user needs root")
-    cache, other = tmp_path / "cache", tmp_path / "graph.mlir"
-    other.write_text(GRAPH)
-    want = compile_in_a_new_process(cache)["out"]
-    compile_in_a_new_process(cache, other)  # a second entry of the module and object kinds
+    cache, want = tmp_path / "cache", intact_cache[1]
+    shutil.copytree(intact_cache[0], cache)  # modes kept: folders 0700, as the cache made them
     entries = _entries(cache)
     assert {p.parent.name for p in entries} == {"module", "object", "pool"}
+    assert len(entries) == len(_entries(intact_cache[0]))
     _corrupt(kind, entries)
     again = compile_in_a_new_process(cache)
     assert again["cached"] == {"module": False, "machine code": False}

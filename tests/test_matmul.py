@@ -357,6 +357,7 @@ WIDEST = {"f32": ("<8 x float>", "<16 x float>"), "f64": ("<4 x double>", "<8 x 
 """The widest vector of an AVX2 build's tiles, and the AVX-512 one it must not use."""
 
 
+@pytest.mark.target_independent
 @pytest.mark.parametrize("t", ["f32", "f64"])
 def test_avx2_target_tiles_and_panels(t: str) -> None:
     """Compiled for x86-64-v3 (AVX2; it runs on an AVX-512 host too): register
@@ -369,6 +370,7 @@ def test_avx2_target_tiles_and_panels(t: str) -> None:
     assert exe.llvm_ir.count('call ccc void @"scipy_cblas_') == 1  # only the long-K case calls BLAS
 
 
+@pytest.mark.target_independent
 def test_avx2_target_epilogues() -> None:
     """relu(x @ w) as `rlx.contraction_region`s at x86-64-v3, in f32 and f64: the
     tile kernel, the packed panels and the BLAS row blocks, each finished by the
@@ -390,6 +392,7 @@ def test_avx2_target_epilogues() -> None:
         assert_matmul_close(got, arrays[2 * k], arrays[2 * k + 1], False, False, t, then=lambda x: np.maximum(x, 0))
 
 
+@pytest.mark.target_independent
 @pytest.mark.parametrize("tr", [False, True], ids=["plain", "transposed"])
 @pytest.mark.parametrize("t", ["f32", "f64"])
 def test_avx2_target_loop_weights(t: str, tr: bool) -> None:

@@ -374,6 +374,7 @@ def test_full_reductions_do_not_depend_on_the_thread_count(name: str) -> None:
         assert one.tobytes() == two.tobytes(), (case.op, case.x.shape, one, two)
 
 
+@pytest.mark.target_independent
 def test_full_reduction_splits_only_from_the_threshold() -> None:
     """The split is a function of the shape alone: parts of PART elements along
     the outermost reduced axis of extent > 1, from SPLIT elements on."""

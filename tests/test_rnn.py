@@ -285,6 +285,7 @@ AVX2_CASES = [
 ]
 
 
+@pytest.mark.target_independent
 @pytest.mark.parametrize("constant", [False, True], ids=["inputs", "constants"])
 @pytest.mark.parametrize("dtype", ["f32", "f64"])
 @pytest.mark.parametrize("case", AVX2_CASES, ids=case_id)

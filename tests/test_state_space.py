@@ -345,6 +345,7 @@ AVX2 = "x86-64-v3"
 vectors and the selective scan's units 32 channels (`scan_channel_block`)."""
 
 
+@pytest.mark.target_independent
 @pytest.mark.parametrize("dtype", ["f32", "f64"])
 @pytest.mark.parametrize(
     ("kind", "shape", "tuning"),

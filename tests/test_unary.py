@@ -27,6 +27,7 @@ DTYPES = [pytest.param(F32, id="f32"), pytest.param(F64, id="f64")]
 OPS = [pytest.param(op, id=short_name(op)) for op in unary_ops()]
 
 
+@pytest.mark.target_independent
 def test_every_unary_op_has_a_record() -> None:
     """A unary op of the dialect without a record is named here (and errors in every test of it)."""
     missing = [op.name for op in unary_ops() if op not in RECORDS]
@@ -114,6 +115,7 @@ def test_signed_zero_and_exact_points(dtype: type) -> None:
 ONNX_OPS = [pytest.param(op, id=short_name(op)) for op, rec in RECORDS.items() if rec.onnx is not None]
 
 
+@pytest.mark.target_independent
 @pytest.mark.parametrize("op", ONNX_OPS)
 def test_onnx_name_imports_to_the_op(op: type[ew.UnaryOp]) -> None:
     """The record's ONNX operator, with default attributes, imports as this op alone."""

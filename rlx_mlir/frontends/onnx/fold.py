@@ -7,7 +7,6 @@ from collections.abc import Callable
 from functools import reduce
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 import onnx
 
@@ -156,7 +155,7 @@ def fold_cast(array: np.ndarray, to: str, saturate: bool) -> np.ndarray:
     """A known array cast as ONNX's reference does: astype, float8 saturating by a clip first."""
     target = dtypes.from_name(to)
     if saturate and to.startswith("f8"):
-        largest = float(ml_dtypes.finfo(target.numpy).max)
+        largest = target.largest
         array = np.clip(array.astype(np.float64), -largest, largest)
     with np.errstate(all="ignore"):
         return array.astype(target.numpy)
