@@ -104,6 +104,9 @@ class Executable:
         """Large results of earlier calls, reused once the caller drops them (`_new_outputs`)."""
         self.recompile: tuple[Callable[..., Executable], tuple[object, ...]] | None = None
         """How to build this executable again (the compiler and its arguments): what it pickles as."""
+        self.pickled_source: Callable[[ModuleOp], object] | None = None
+        """What a module it was compiled from pickles as (`compiler.pickled_source`:
+        its text and its resources' bytes as arrays)."""
         self.threads = 1
         """How many threads its large kernels are split over."""
         self._profiling: Executable | None = None
@@ -118,11 +121,14 @@ class Executable:
     def __reduce__(self) -> tuple[Callable[..., Executable], tuple[object, ...]]:
         """Pickled as its IR text and compile options; unpickling compiles again,
         through the persistent cache (for dask, multiprocessing, Ray workers).
-        A module compiled as a ModuleOp is printed only now."""
+        A module compiled as a ModuleOp is printed only now, its resources'
+        bytes pickled beside the text as arrays."""
         if self.recompile is None:
             raise TypeError(f"{self.name}: this executable was not made by rlx_mlir.compile and cannot be pickled")
         compile_again, (source, *options) = self.recompile
-        return compile_again, (str(source) if isinstance(source, ModuleOp) else source, *options)
+        if isinstance(source, ModuleOp):
+            source = self.pickled_source(source) if self.pickled_source is not None else str(source)
+        return compile_again, (source, *options)
 
     @property
     def optimized_llvm_ir(self) -> str:
