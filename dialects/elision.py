@@ -53,10 +53,23 @@ class ElidingPrinter(Printer, HandleNamer):
     blobs: dict[str, Blob]
     """The blobs printed, by the handle they were printed as."""
 
-    def __init__(self, stream: IO[str], elide_over: int, digest: bool) -> None:
-        super().__init__(stream)
+    def __init__(
+        self,
+        stream: IO[str],
+        elide_over: int,
+        digest: bool,
+        print_generic_format: bool = False,
+        print_properties_as_attributes: bool = False,
+        print_debuginfo: bool = False,
+    ) -> None:
+        super().__init__(
+            stream,
+            print_generic_format=print_generic_format,
+            print_properties_as_attributes=print_properties_as_attributes,
+            print_debuginfo=print_debuginfo,
+        )
         self.elide_over, self.digest, self.blobs = elide_over, digest, {}
-        self._handles: dict[int, str] = {}
+        self._handles: dict[tuple[int, int], str] = {}
 
     def elides(self, value: DenseIntOrFPElementsAttr) -> bool:
         return numel(shape_of(value.type)) > self.elide_over
@@ -74,7 +87,8 @@ class ElidingPrinter(Printer, HandleNamer):
         blob = attr.blob.data
         if self.digest:
             return f"blake2b_{blob.digest()}"
-        handle = self._handles.get(id(blob))
+        where = (blob.array.ctypes.data, blob.nbytes)  # one buffer viewed as two types is one blob
+        handle = self._handles.get(where)
         if handle is None:
             wanted = attr.resource_handle.data
             base = wanted if _BARE_ID.fullmatch(wanted) else "_" + re.sub(r"[^A-Za-z0-9_$.]", "_", wanted)
@@ -82,7 +96,7 @@ class ElidingPrinter(Printer, HandleNamer):
             while handle in self.blobs:
                 n += 1
                 handle = f"{base}_{n}"
-            self._handles[id(blob)] = handle
+            self._handles[where] = handle
             self.blobs[handle] = blob
         return handle
 

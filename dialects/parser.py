@@ -46,7 +46,7 @@ from xdsl.parser import Parser
 from xdsl.utils.lexer import Span
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 
-from rlx_mlir.dialects.resources import ResourceElementsAttr, blob_from_hex
+from rlx_mlir.dialects.resources import ResourceElementsAttr, blob_from_hex, viewed_as
 from rlx_mlir.dialects.rlx import ConstantOp
 from rlx_mlir.dialects.splat import EXPANSION_LIMIT, Splat, parse_splat, splat_bytes
 
@@ -117,7 +117,8 @@ class RlxParser(Parser):
         blob, where = self._blobs[handle]
         assert isinstance(t, TensorType), "the verifier names any other type"
         try:
-            array = blob_from_hex(blob, t) if isinstance(blob, str) else blob
+            array = blob_from_hex(blob, t) if isinstance(blob, str) else viewed_as(blob, t)
+            self._blobs[handle] = (array, where)  # parsed once, however many types view it
             return ResourceElementsAttr.from_array(handle, t, array)
         except (ValueError, KeyError) as error:
             self.raise_error(f"resource '{handle}': {error}", where or self._handles[handle])

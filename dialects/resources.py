@@ -79,7 +79,7 @@ class Blob:
     def digest(self) -> str:
         """blake2b of the bytes (computed once: a model's weights are hashed once however often they are compiled)."""
         if not self._digest:
-            self._digest.append(hashlib.blake2b(self.bytes, digest_size=16).hexdigest())
+            self._digest.append(hashlib.blake2b(self.bytes.data, digest_size=16).hexdigest())
         return self._digest[0]
 
     def hex_chunks(self, chunk: int = 1 << 20) -> Iterator[str]:
@@ -159,6 +159,16 @@ def _itemsize(t: Attribute) -> int:
     return dtypes.from_ir(element_type(t)).numpy.itemsize
 
 
+def viewed_as(array: np.ndarray, t: Attribute) -> np.ndarray:
+    """A blob's bytes as `t`'s elements (one blob may back constants of several
+    types, as in MLIR); ValueError when the sizes differ."""
+    raw = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
+    expected = _numel(t) * _itemsize(t)
+    if raw.size != expected:
+        raise ValueError(f"the blob holds {raw.size} bytes, {t} needs {expected}")
+    return raw.view(dtypes.from_ir(element_type(t)).numpy)
+
+
 def constant_values(value: ConstantValue) -> np.ndarray:
     """The values of a constant's attribute as a read-only array of its type's
     shape, without copying: the one way passes and the compiler read constants."""
@@ -182,7 +192,4 @@ def blob_from_hex(text: str, t: Attribute) -> np.ndarray:
         raise ValueError("a blob holds a character that is not a hex digit") from None
     if len(raw) < 4:
         raise ValueError("a blob starts with its 4-byte alignment")
-    data, expected = raw[4:], _numel(t) * _itemsize(t)
-    if len(data) != expected:
-        raise ValueError(f"the blob holds {len(data)} bytes, {t} needs {expected}")
-    return np.frombuffer(data, dtype=dtypes.from_ir(element_type(t)).numpy)
+    return viewed_as(np.frombuffer(raw, dtype=np.uint8, offset=4), t)

@@ -24,7 +24,7 @@ from typing import TypeAlias, TypeGuard
 import numpy as np
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, DenseResourceAttr, TensorType
 from xdsl.ir import Attribute, Block, Dialect, Operation, SSAValue
-from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, prop_def, result_def, traits_def
+from xdsl.irdl import IRDLOperation, base, irdl_op_definition, operand_def, prop_def, result_def, traits_def
 from xdsl.parser import Parser
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.printer import Printer
@@ -42,7 +42,7 @@ from rlx_mlir.dialects.movement import INDEX_MAP_OPS, MOVEMENT_OPS, IndexMapOp
 from rlx_mlir.dialects.recurrent import RECURRENT_OPS
 from rlx_mlir.dialects.reduction import REDUCTION_OPS
 from rlx_mlir.dialects.region import REGION_OPS, YieldOp
-from rlx_mlir.dialects.resources import ConstantValue, constant_values
+from rlx_mlir.dialects.resources import ConstantValue, ResourceElementsAttr, constant_values
 from rlx_mlir.dialects.scan import SCAN_OPS
 from rlx_mlir.dialects.splat import parse_splat
 from rlx_mlir.dtypes import Kind
@@ -119,7 +119,7 @@ class ConstantOp(IRDLOperation):
     index maps."""
 
     name = "rlx.constant"
-    value = prop_def(ConstantValue)
+    value = prop_def(base(DenseIntOrFPElementsAttr) | base(ResourceElementsAttr))
     result = result_def(TensorType)
     traits = traits_def(Pure(), ArenaConstant(), _SplatCanonicalization())
 

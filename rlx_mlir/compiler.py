@@ -208,7 +208,7 @@ class Artifacts:
         the constants are written from where they are, not joined in memory."""
         pieces, constants, start = [], [], 0
         for constant in self.constants:
-            raw = memoryview(np.ascontiguousarray(constant.data).reshape(-1).view(np.uint8))
+            raw = np.ascontiguousarray(constant.data).reshape(-1).view(np.uint8).data
             dtype = dtypes.from_numpy(constant.data.dtype)
             assert dtype is not None, "a constant's data has its tensor's dtype"
             constants.append(

@@ -19,6 +19,7 @@ from typing import IO
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.frontend.mlir import MLIRFrontend
+from xdsl.targets.mlir import MLIRTarget
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
@@ -46,6 +47,7 @@ class RlxOptMain(xDSLOptMain):
     def register_all_targets(self) -> None:
         # before xDSL's own `llvm` target, which drops the `!nontemporal` metadata of streaming stores
         self.available_targets["llvm"] = _print_llvm_ir
+        self.available_targets["mlir"] = lambda: RlxMLIRTarget  # resources' bytes in the trailer
         super().register_all_targets()
 
     @staticmethod
@@ -72,6 +74,32 @@ class RlxTextFrontend(MLIRFrontend):
         from rlx_mlir.dialects.parser import RlxParser
 
         return RlxParser(ctx, input.read(), input_name).parse_module(not self.no_implicit_module)
+
+
+@dataclass(frozen=True)
+class RlxMLIRTarget(MLIRTarget):
+    """`-t mlir`, the default output: xDSL's, with the blobs of the module's
+    resources in MLIR's `{-# dialect_resources #-}` trailer, so the output
+    parses back as it does with mlir-opt; `-t 'mlir{elide_resources=true}'`
+    prints their handles only (a model's IR without its weights)."""
+
+    elide_resources: bool = False
+
+    def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
+        from rlx_mlir.dialects.elision import NO_ELISION, ElidingPrinter
+
+        printer = ElidingPrinter(
+            output,
+            NO_ELISION,
+            False,
+            print_generic_format=self.print_generic_format,
+            print_properties_as_attributes=self.print_properties_as_attributes,
+            print_debuginfo=self.print_debuginfo,
+        )
+        printer.print_op(module)
+        if not self.elide_resources:
+            printer.print_blobs()
+        print("\n", file=output)
 
 
 def _print_llvm_ir(module: ModuleOp, output: IO[str]) -> None:
