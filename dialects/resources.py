@@ -32,6 +32,7 @@ missing or does not fit its tensor.
 from __future__ import annotations
 
 import hashlib
+import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -61,11 +62,21 @@ class Blob:
 
     @classmethod
     def of(cls, array: np.ndarray) -> Blob:
-        """A blob viewing `array` (copied only if it is not C-contiguous); the view is read-only."""
+        """A blob viewing `array` (copied only if it is not C-contiguous); the view
+        is read-only. A read-only array already behind a live blob gets that blob,
+        digest and all: an ONNX session imports its model's weights again at each
+        new input shape, as views of the same bytes, and hashes them once."""
         flat = np.ascontiguousarray(array).reshape(-1)
+        where = (flat.ctypes.data, flat.nbytes, flat.dtype.str)
+        known = _LIVE.get(where) if not array.flags.writeable else None
+        if known is not None:
+            return known
         view = flat.view()
         view.flags.writeable = False
-        return cls(view)
+        blob = cls(view)
+        if not array.flags.writeable:
+            _LIVE[where] = blob
+        return blob
 
     @property
     def nbytes(self) -> int:
@@ -89,6 +100,11 @@ class Blob:
         data = self.bytes
         for start in range(0, data.size, chunk):
             yield data[start : start + chunk].tobytes().hex().upper()
+
+
+_LIVE: weakref.WeakValueDictionary[tuple[int, int, str], Blob] = weakref.WeakValueDictionary()
+"""The blob of each read-only buffer (address, size, dtype) some constant still holds:
+while it lives its memory cannot be another array's."""
 
 
 @irdl_attr_definition

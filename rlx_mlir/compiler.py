@@ -11,7 +11,7 @@ import functools
 import json
 import re
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,6 +29,7 @@ from rlx_mlir.dialects import rlx
 from rlx_mlir.dialects.common import element_type, shape_of
 from rlx_mlir.dialects.elision import elided_text, key_text, text_and_blobs
 from rlx_mlir.dialects.parser import RlxParser
+from rlx_mlir.dialects.resources import ResourceElementsAttr
 from rlx_mlir.errors import AllocationError, CompileError, ParseError, VerificationError
 from rlx_mlir.jit import compile_text, module_text
 from rlx_mlir.lowering.core.translate import to_llvmlite
@@ -110,7 +111,9 @@ def _constants(function: func.FuncOp) -> list[ConstantData]:
             data = values if values.size == count else np.ascontiguousarray(np.broadcast_to(values, (count,)))
             offsets = op.attributes[OFFSETS]
             assert isinstance(offsets, DenseArrayBase), "plan-memory records the offsets"
-            found.append(ConstantData(offsets.get_values()[0], data))
+            resource = op.value if isinstance(op.value, ResourceElementsAttr) else None
+            digest = None if resource is None else f"{resource.blob.data.digest()}:{data.dtype.str}"
+            found.append(ConstantData(offsets.get_values()[0], data, digest))
     return found
 
 
@@ -202,20 +205,29 @@ class Artifacts:
     timed: list[TimedOp] | None = None
     """A profiling build's time-stamped ops, in order (`rlx_mlir.profiler`)."""
 
-    def encode(self) -> list[memoryview]:
+    def encode(self) -> tuple[list[memoryview], Weights | None]:
         """A disk-cache payload: JSON of everything but the constants' bytes, a newline,
         then those bytes (no pickle: loading an entry never runs code), in pieces:
-        the constants are written from where they are, not joined in memory."""
-        pieces, constants, start = [], [], 0
+        the constants are written from where they are, not joined in memory. The
+        resources' bytes (a model's weights) go to their own entry instead
+        (`Weights`), which every input shape of the model shares."""
+        pieces: list[memoryview] = []
+        shared: list[ConstantData] = [c for c in self.constants if c.digest is not None]
+        weights = Weights.of(shared) if shared else None
+        constants, start = [], 0
         for constant in self.constants:
-            raw = np.ascontiguousarray(constant.data).reshape(-1).view(np.uint8).data
             dtype = dtypes.from_numpy(constant.data.dtype)
             assert dtype is not None, "a constant's data has its tensor's dtype"
-            constants.append(
-                {"offset": constant.offset, "dtype": dtype.name, "start": start, "count": int(constant.data.size)}
-            )
-            pieces.append(raw)
-            start += raw.nbytes
+            row: dict[str, object] = {"offset": constant.offset, "dtype": dtype.name, "count": int(constant.data.size)}
+            if constant.digest is not None:
+                assert weights is not None
+                row["weights"] = weights.starts[constant.digest]
+            else:
+                raw = _bytes_of(constant.data)
+                row["start"] = start
+                pieces.append(raw)
+                start += raw.nbytes
+            constants.append(row)
         document = {
             "name": self.name,
             "inputs": [[list(s.shape), s.dtype.name] for s in self.inputs],
@@ -228,12 +240,14 @@ class Artifacts:
             "checks": [c.op for c in self.checks],
             "tuned": [[t.op, t.choice, t.source, dict(t.seconds)] for t in self.tuned],
             "timed": None if self.timed is None else [t.encode() for t in self.timed],
+            "weights": None if weights is None else weights.key,
         }
-        return [memoryview(json.dumps(document).encode() + b"\n"), *pieces]
+        return [memoryview(json.dumps(document).encode() + b"\n"), *pieces], weights
 
     @classmethod
-    def decode(cls, payload: Buffer) -> Artifacts:
-        """`encode`'s payload back, its constants viewing `payload`, not copied (a
+    def decode(cls, payload: Buffer, load_weights: Callable[[str], Buffer | None]) -> Artifacts | None:
+        """`encode`'s payload back, its constants viewing `payload` and the weights
+        entry `load_weights` gives, not copied; None if that entry is missing (a
         malformed one raises ValueError, KeyError or TypeError)."""
         view = memoryview(payload).cast("B")
         end = _line_end(view)
@@ -244,10 +258,14 @@ class Artifacts:
         def specs(rows: list) -> list[TensorSpec]:
             return [TensorSpec(tuple(int(n) for n in shape), dtypes.from_name(name)) for shape, name in rows]
 
+        shared = None if d["weights"] is None else load_weights(str(d["weights"]))
+        if d["weights"] is not None and shared is None:
+            return None
         constants = []
         for c in d["constants"]:
             dtype = dtypes.from_name(c["dtype"]).numpy
-            data = np.frombuffer(blob, dtype=dtype, count=int(c["count"]), offset=int(c["start"]))
+            source, start = (blob, c["start"]) if "start" in c else (shared, c["weights"])
+            data = np.frombuffer(source, dtype=dtype, count=int(c["count"]), offset=int(start))  # type: ignore[call-overload]
             constants.append(ConstantData(int(c["offset"]), data))
         size, bound, offsets = d["plan"]
         return cls(
@@ -263,6 +281,39 @@ class Artifacts:
             [autotune.Tuned(str(op), str(c), str(s), dict(t)) for op, c, s, t in d["tuned"]],
             None if d["timed"] is None else [TimedOp.decode(row) for row in d["timed"]],
         )
+
+
+def _bytes_of(array: np.ndarray) -> memoryview:
+    return np.ascontiguousarray(array).reshape(-1).view(np.uint8).data
+
+
+@dataclass(frozen=True)
+class Weights:
+    """The resources' bytes of a compiled module, one disk-cache entry keyed by
+    their digests: each input shape of a model compiles to its own module
+    entry, and all of them name this one (written once, never as text)."""
+
+    key: str
+    starts: dict[str, int]
+    """Where each blob (by digest) starts in the entry."""
+    pieces: list[memoryview]
+
+    @classmethod
+    def of(cls, constants: Sequence[ConstantData]) -> Weights:
+        starts: dict[str, int] = {}
+        pieces, size = [], 0
+        for constant in constants:
+            assert constant.digest is not None
+            if constant.digest not in starts:
+                starts[constant.digest] = size
+                pieces.append(_bytes_of(constant.data))
+                size += pieces[-1].nbytes
+        key = disk_cache.key("weights", *starts)
+        return cls(key, starts, pieces)
+
+    def store(self) -> None:
+        if not disk_cache.exists("weights", self.key):
+            disk_cache.store("weights", self.key, self.pieces)
 
 
 def _line_end(view: memoryview) -> int:
@@ -334,7 +385,10 @@ def compile(
         with cycle_collection_paused():
             built = _built(source.build) if isinstance(source, Source) else source
             artifacts = derived = _derive(built, pipeline, entry, effective, machine, kernel_tuning, measuring, profile)
-        disk_cache.store("module", disk_key, artifacts.encode())
+        payload, weights = artifacts.encode()
+        if weights is not None:
+            weights.store()  # before the module entry that names it
+        disk_cache.store("module", disk_key, payload)
     else:
         derived = None
     if blas.PREFIX in artifacts.jit_text:  # kernels call the BLAS: MCJIT resolves them in the process
@@ -390,7 +444,7 @@ def _load_artifacts(disk_key: str) -> Artifacts | None:
     if data is None:
         return None
     try:
-        return Artifacts.decode(data)
+        return Artifacts.decode(data, lambda key: disk_cache.load_view("weights", key))
     except (ValueError, KeyError, TypeError, AttributeError):  # a verified entry of an older layout
         return None
 

@@ -19,6 +19,9 @@ once per process), two entry reads and MCJIT loading the stored object into
 an empty module (`rlx_mlir/jit.py`: no IR is parsed); `tests/test_disk_cache.py`
 checks it is >= 20x cheaper than a miss.
 
+`weights/` holds the resources' bytes of compiled modules (a model's
+weights), keyed by their digests and shared by every module entry that
+names them: a model compiled at eight input shapes stores its weights once.
 Two more kinds hold small things: `pool/` the thread pool's LLVM IR
 (`rlx_mlir/thread_pool.py`) and `wisdom/` the measured choices of
 `rlx_mlir/autotune.py`.
@@ -106,7 +109,7 @@ def key(*parts: str) -> str:
 MAGIC = b"rlx-cache 1\n"
 """The first bytes of every entry: the format and its version."""
 
-KINDS = ("module", "object", "pool", "wisdom")
+KINDS = ("module", "object", "pool", "wisdom", "weights")
 """The subfolders entries live in; `clear()` touches nothing else."""
 
 MAX_ENTRY_BYTES = 1 << 34
@@ -229,6 +232,12 @@ def load_view(kind: str, entry: str) -> memoryview | None:
         with contextlib.suppress(OSError):
             path.unlink()
     return payload
+
+
+def exists(kind: str, entry: str) -> bool:
+    """Whether an entry is stored (unverified: `load` checks it)."""
+    where = directory()
+    return where is not None and (where / kind / entry).is_file()
 
 
 def store(kind: str, entry: str, data: Payload) -> None:

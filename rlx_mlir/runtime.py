@@ -49,6 +49,9 @@ class IndexCheck:
 class ConstantData:
     offset: int
     data: np.ndarray
+    digest: str | None = None
+    """A resource's (its blob's digest and dtype): the disk cache keeps its bytes
+    in an entry every compile of the same weights shares."""
 
 
 def aligned_buffer(nbytes: int) -> np.ndarray:

@@ -6,6 +6,7 @@ and computed with exactly as before."""
 from __future__ import annotations
 
 import pickle
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -16,11 +17,14 @@ import rlx_mlir as rlx
 from rlx_mlir.compiler import parse
 from rlx_mlir.dialects import rlx as ops
 from rlx_mlir.dialects.elision import ir_text, key_text
-from rlx_mlir.dialects.resources import ResourceElementsAttr
+from rlx_mlir.dialects.resources import Blob, ResourceElementsAttr
 from rlx_mlir.errors import ParseError
 from rlx_mlir.frontends.onnx import load
+from rlx_mlir.onnx import InferenceSession
 
 WEIGHTS = np.random.default_rng(0).standard_normal((48, 64)).astype(np.float32)
+BIG = np.random.default_rng(0).standard_normal((256, 512)).astype(np.float32)
+"""Weights larger than a module entry's text (its LLVM IR, planned IR)."""
 
 
 def _affine(weights: np.ndarray) -> rlx.Builder:
@@ -33,13 +37,13 @@ def _affine(weights: np.ndarray) -> rlx.Builder:
     return b
 
 
-def _model_bytes(weights: np.ndarray) -> bytes:
-    """An ONNX MatMul + Add whose weight is an initializer of raw data."""
+def _model_bytes(weights: np.ndarray, batch: int | str = 2) -> bytes:
+    """An ONNX MatMul whose weight is an initializer of raw data."""
     graph = helper.make_graph(
         [helper.make_node("MatMul", ["x", "encoder.weight"], ["y"])],
         "g",
-        [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, weights.shape[0]])],
-        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [2, weights.shape[1]])],
+        [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [batch, weights.shape[0]])],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [batch, weights.shape[1]])],
         [numpy_helper.from_array(weights, "encoder.weight")],
     )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
@@ -128,3 +132,26 @@ def test_the_cache_key_follows_the_weight_bytes() -> None:
     changed[3, 4] += 1
     assert key_text(_affine(WEIGHTS).module()) == key_text(_affine(WEIGHTS.copy()).module())
     assert key_text(_affine(changed).module()) != key_text(_affine(WEIGHTS).module())
+
+
+def test_input_shapes_of_one_model_share_its_weights_hashed_once_stored_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RLX_MLIR_CACHE_DIR", str(tmp_path))
+    hashed = []
+    digest = Blob.digest
+    monkeypatch.setattr(Blob, "digest", lambda self: hashed.append(self) or digest(self))
+    session = InferenceSession(_model_bytes(BIG, batch="batch"))
+    for batch in (2, 3):
+        x = np.random.default_rng(batch).standard_normal((batch, 256)).astype(np.float32)
+        np.testing.assert_allclose(session.run(None, {"x": x})[0], x @ BIG, rtol=1e-5, atol=1e-5)
+    assert len({id(blob) for blob in hashed}) == 1  # one blob: the second import views the same bytes
+    assert len(list((tmp_path / "module").iterdir())) == 2
+    (entry,) = (tmp_path / "weights").iterdir()
+    assert entry.stat().st_size > BIG.nbytes
+    assert all(p.stat().st_size < BIG.nbytes // 4 for p in (tmp_path / "module").iterdir())
+    x = np.ones((3, 256), dtype=np.float32)
+    again = InferenceSession(_model_bytes(BIG, batch="batch"))
+    exe = again.executable({"x": x})
+    assert exe.cached["module"]  # from the module entry and the shared weights
+    np.testing.assert_allclose(exe(x)[0], x @ BIG, rtol=1e-5, atol=1e-5)
