@@ -100,16 +100,18 @@ class ElidingPrinter(Printer, HandleNamer):
             self.blobs[handle] = blob
         return handle
 
-    def print_blobs(self) -> None:
-        """The file trailer holding the printed blobs, as MLIR prints it."""
-        if not self.blobs:
+    def print_blobs(self, up_to: int | None = None) -> None:
+        """The file trailer holding the printed blobs (those of at most `up_to`
+        bytes, if given), as MLIR prints it."""
+        blobs = {h: b for h, b in self.blobs.items() if up_to is None or b.nbytes <= up_to}
+        if not blobs:
             return
         self.print_string("\n\n{-#\n  dialect_resources: {\n    builtin: {\n")
-        for k, (handle, blob) in enumerate(self.blobs.items()):
+        for k, (handle, blob) in enumerate(blobs.items()):
             self.print_string(f'      {handle}: "')
             for chunk in blob.hex_chunks():
                 self.print_string(chunk)
-            self.print_string('",\n' if k + 1 < len(self.blobs) else '"\n')
+            self.print_string('",\n' if k + 1 < len(blobs) else '"\n')
         self.print_string("    }\n  }\n#-}\n")
 
 

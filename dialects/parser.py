@@ -111,7 +111,8 @@ class RlxParser(Parser):
         if handle not in self._blobs:
             self.raise_error(
                 f"dense_resource<{handle}> has no blob: the file's dialect_resources trailer does not "
-                "hold it (IR printed without its weights cannot be parsed back)",
+                "hold it (IR printed without its weights cannot be parsed back; rlx-opt prints large "
+                "blobs with -t 'mlir{resources_up_to=-1}')",
                 self._handles[handle],
             )
         blob, where = self._blobs[handle]

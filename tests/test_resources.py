@@ -6,6 +6,8 @@ and computed with exactly as before."""
 from __future__ import annotations
 
 import pickle
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -155,3 +157,20 @@ def test_input_shapes_of_one_model_share_its_weights_hashed_once_stored_once(
     exe = again.executable({"x": x})
     assert exe.cached["module"]  # from the module entry and the shared weights
     np.testing.assert_allclose(exe(x)[0], x @ BIG, rtol=1e-5, atol=1e-5)
+
+
+def test_rlx_opt_prints_a_models_weights_only_when_asked(tmp_path: Path) -> None:
+    model = tmp_path / "model.onnx"
+    model.write_bytes(_model_bytes(BIG))
+
+    def opt(*args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "rlx_mlir.cli.opt", str(model), *args], capture_output=True, text=True, check=True
+        )
+        return done.stdout
+
+    small = opt()
+    assert "dense_resource<encoder.weight>" in small and len(small) < 2000
+    full = opt("-t", "mlir{resources_up_to=-1}")
+    assert len(full) > 2 * BIG.nbytes
+    np.testing.assert_array_equal(_resources(parse(full))[0].blob.data.array, BIG.reshape(-1))

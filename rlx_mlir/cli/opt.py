@@ -76,14 +76,20 @@ class RlxTextFrontend(MLIRFrontend):
         return RlxParser(ctx, input.read(), input_name).parse_module(not self.no_implicit_module)
 
 
+PRINTED_RESOURCES_UP_TO = 1 << 16
+"""rlx-opt prints the blobs of resources up to this many bytes (64 KiB) unless asked for more."""
+
+
 @dataclass(frozen=True)
 class RlxMLIRTarget(MLIRTarget):
     """`-t mlir`, the default output: xDSL's, with the blobs of the module's
     resources in MLIR's `{-# dialect_resources #-}` trailer, so the output
-    parses back as it does with mlir-opt; `-t 'mlir{elide_resources=true}'`
-    prints their handles only (a model's IR without its weights)."""
+    parses back as it does with mlir-opt, but for blobs of more than
+    `resources_up_to` bytes (a model's weights: the IR of a BERT-base would
+    be 870 MB of hex), which are printed only when asked:
+    `-t 'mlir{resources_up_to=-1}'` prints every blob, `=0` none."""
 
-    elide_resources: bool = False
+    resources_up_to: int = PRINTED_RESOURCES_UP_TO
 
     def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
         from rlx_mlir.dialects.elision import NO_ELISION, ElidingPrinter
@@ -97,8 +103,7 @@ class RlxMLIRTarget(MLIRTarget):
             print_debuginfo=self.print_debuginfo,
         )
         printer.print_op(module)
-        if not self.elide_resources:
-            printer.print_blobs()
+        printer.print_blobs(None if self.resources_up_to < 0 else self.resources_up_to)
         print("\n", file=output)
 
 
