@@ -62,19 +62,21 @@ class Blob:
 
     @classmethod
     def of(cls, array: np.ndarray) -> Blob:
-        """A blob viewing `array` (copied only if it is not C-contiguous); the view
-        is read-only. A read-only array already behind a live blob gets that blob,
-        digest and all: an ONNX session imports its model's weights again at each
-        new input shape, as views of the same bytes, and hashes them once."""
-        flat = np.ascontiguousarray(array).reshape(-1)
+        """A blob viewing `array` (copied unless it is `immutable` and C-contiguous);
+        the view is read-only. An immutable array already behind a live blob gets
+        that blob, digest and all: an ONNX session imports its model's weights
+        again at each new input shape, as views of the same bytes, and hashes
+        them once."""
+        kept = immutable(array) and array.flags.c_contiguous
+        flat = (array if kept else array.copy()).reshape(-1)
         where = (flat.ctypes.data, flat.nbytes, flat.dtype.str)
-        known = _LIVE.get(where) if not array.flags.writeable else None
+        known = _LIVE.get(where) if kept else None
         if known is not None:
             return known
         view = flat.view()
         view.flags.writeable = False
         blob = cls(view)
-        if not array.flags.writeable:
+        if kept:
             _LIVE[where] = blob
         return blob
 
@@ -100,6 +102,23 @@ class Blob:
         data = self.bytes
         for start in range(0, data.size, chunk):
             yield data[start : start + chunk].tobytes().hex().upper()
+
+
+def immutable(array: np.ndarray) -> bool:
+    """Whether no one can change `array`'s values: it and every array it views are
+    read-only, down to a read-only buffer (bytes, a read-only map of a file) or
+    a read-only array owning its memory (the ONNX loader's). A read-only view of
+    a writeable array is not: its owner may write it after the constant is made."""
+    while isinstance(array, np.ndarray):
+        if array.flags.writeable:
+            return False
+        if array.base is None:
+            return True
+        array = array.base
+    try:
+        return memoryview(array).readonly
+    except TypeError:
+        return False
 
 
 _LIVE: weakref.WeakValueDictionary[tuple[int, int, str], Blob] = weakref.WeakValueDictionary()

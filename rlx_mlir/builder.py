@@ -587,9 +587,9 @@ class Builder(ElementwiseMethods):
         """A constant of `value`: of `dtype` if given, else of a NumPy array's or scalar's
         own dtype, else f32. A conversion that loses the imaginary part is an ArgumentError.
         One of more than `RESOURCE_OVER` elements is a resource named `name` (or
-        `cst`; `dialects/resources.py`) holding the array itself when it is
-        read-only and of `dtype` (a model's weights are never copied), else a copy
-        (a writeable array the caller may change later is taken as it is now)."""
+        `cst`; `dialects/resources.py`) holding the array itself when no one can
+        change it and it has `dtype` (a model's weights are never copied), else a
+        copy (an array the caller may change later is taken as it is now)."""
         own = dtypes.from_numpy(value.dtype) if isinstance(value, (np.ndarray, np.generic)) else None
         dtype = dtype or (own.name if own is not None else "f32")
         target = element_dtype(dtype)
@@ -605,9 +605,8 @@ class Builder(ElementwiseMethods):
         except (ValueError, TypeError, OverflowError, FloatingPointError) as error:  # also a ragged list
             raise ArgumentError(f"Builder.constant: {value!r} does not fit {dtype} ({error})") from None
         t = tensor_type(array.shape, dtype)
-        if array.size > RESOURCE_OVER:
-            kept = array if array is value and not array.flags.writeable else array.copy()
-            return self._add(rlx.ConstantOp(ResourceElementsAttr.from_array(name or "cst", t, kept)))
+        if array.size > RESOURCE_OVER:  # Blob.of copies an array anyone may still change
+            return self._add(rlx.ConstantOp(ResourceElementsAttr.from_array(name or "cst", t, array)))
         flat = array.reshape(-1).tolist()
         if target.kind is Kind.COMPLEX:
             flat = [(v.real, v.imag) for v in flat]

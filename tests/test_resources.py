@@ -71,14 +71,16 @@ def test_a_large_constant_is_a_resource_viewing_a_read_only_array_uncopied() -> 
     assert np.shares_memory(_resources(b.module())[0].blob.data.array, kept)
 
 
-def test_a_writeable_array_is_taken_as_it_is_now() -> None:
+def test_an_array_its_owner_may_change_is_taken_as_it_is_now() -> None:
     weights = WEIGHTS.copy()
+    view = weights.view()
+    view.flags.writeable = False  # read-only, but `weights` may still write its memory
     b = rlx.Builder()
-    b.output(b.constant(weights))
+    b.output(b.constant(weights), b.constant(view))
     module = b.module()
     weights[0, 0] = 99.0
-    (resource,) = _resources(module)
-    assert resource.blob.data.array[0] == WEIGHTS[0, 0]
+    for resource in _resources(module):
+        assert resource.blob.data.array[0] == WEIGHTS[0, 0]
 
 
 def test_printed_ir_holds_no_weight_bytes_unless_asked() -> None:
