@@ -212,16 +212,16 @@ class Artifacts:
         resources' bytes (a model's weights) go to their own entry instead
         (`Weights`), which every input shape of the model shares."""
         pieces: list[memoryview] = []
-        shared: list[ConstantData] = [c for c in self.constants if c.digest is not None]
+        shared = [c for c in self.constants if c.digest is not None and c.data.nbytes >= SHARED_WEIGHTS_OVER]
         weights = Weights.of(shared) if shared else None
         constants, start = [], 0
         for constant in self.constants:
             dtype = dtypes.from_numpy(constant.data.dtype)
             assert dtype is not None, "a constant's data has its tensor's dtype"
             row: dict[str, object] = {"offset": constant.offset, "dtype": dtype.name, "count": int(constant.data.size)}
-            if constant.digest is not None:
-                assert weights is not None
-                row["weights"] = weights.starts[constant.digest]
+            if constant in shared:
+                assert constant.digest is not None
+                row["weights"] = Weights.key(constant.digest)
             else:
                 raw = _bytes_of(constant.data)
                 row["start"] = start
@@ -240,14 +240,13 @@ class Artifacts:
             "checks": [c.op for c in self.checks],
             "tuned": [[t.op, t.choice, t.source, dict(t.seconds)] for t in self.tuned],
             "timed": None if self.timed is None else [t.encode() for t in self.timed],
-            "weights": None if weights is None else weights.key,
         }
         return [memoryview(json.dumps(document).encode() + b"\n"), *pieces], weights
 
     @classmethod
-    def decode(cls, payload: Buffer, load_weights: Callable[[str], Buffer | None]) -> Artifacts | None:
+    def decode(cls, payload: Buffer, load_weights: Callable[[str], memoryview | None]) -> Artifacts | None:
         """`encode`'s payload back, its constants viewing `payload` and the weights
-        entry `load_weights` gives, not copied; None if that entry is missing (a
+        entries `load_weights` gives, not copied; None if one is missing (a
         malformed one raises ValueError, KeyError or TypeError)."""
         view = memoryview(payload).cast("B")
         end = _line_end(view)
@@ -258,15 +257,15 @@ class Artifacts:
         def specs(rows: list) -> list[TensorSpec]:
             return [TensorSpec(tuple(int(n) for n in shape), dtypes.from_name(name)) for shape, name in rows]
 
-        shared = None if d["weights"] is None else load_weights(str(d["weights"]))
-        if d["weights"] is not None and shared is None:
-            return None
         constants = []
         for c in d["constants"]:
             dtype = dtypes.from_name(c["dtype"]).numpy
-            source, start = (blob, c["start"]) if "start" in c else (shared, c["weights"])
-            data = np.frombuffer(source, dtype=dtype, count=int(c["count"]), offset=int(start))  # type: ignore[call-overload]
-            constants.append(ConstantData(int(c["offset"]), data))
+            source, start = (blob, int(c["start"])) if "start" in c else (load_weights(str(c["weights"])), 0)
+            if source is None:
+                return None
+            constants.append(
+                ConstantData(int(c["offset"]), np.frombuffer(memoryview(source), dtype, int(c["count"]), start))
+            )
         size, bound, offsets = d["plan"]
         return cls(
             str(d["name"]),
@@ -287,33 +286,38 @@ def _bytes_of(array: np.ndarray) -> memoryview:
     return np.ascontiguousarray(array).reshape(-1).view(np.uint8).data
 
 
+SHARED_WEIGHTS_OVER = 1 << 16
+"""Resources of at least this many bytes (64 KiB) get weights entries of their
+own; smaller ones are written in their module's entry."""
+
+
 @dataclass(frozen=True)
 class Weights:
-    """The resources' bytes of a compiled module, one disk-cache entry keyed by
-    their digests: each input shape of a model compiles to its own module
-    entry, and all of them name this one (written once, never as text)."""
+    """The large resources' bytes of a compiled module, one disk-cache entry per
+    blob keyed by its digest: each input shape of a model compiles to its own
+    module entry, and all of them name these (written once, never as text).
+    A constant that depends on the shape (a slice of the position embeddings)
+    is another blob and another entry; the model's matrices are shared."""
 
-    key: str
-    starts: dict[str, int]
-    """Where each blob (by digest) starts in the entry."""
-    pieces: list[memoryview]
+    entries: dict[str, memoryview]
+    """Each blob's bytes by its entry key."""
+
+    @staticmethod
+    def key(digest: str) -> str:
+        return disk_cache.key("weights", digest)
 
     @classmethod
     def of(cls, constants: Sequence[ConstantData]) -> Weights:
-        starts: dict[str, int] = {}
-        pieces, size = [], 0
+        entries = {}
         for constant in constants:
             assert constant.digest is not None
-            if constant.digest not in starts:
-                starts[constant.digest] = size
-                pieces.append(_bytes_of(constant.data))
-                size += pieces[-1].nbytes
-        key = disk_cache.key("weights", *starts)
-        return cls(key, starts, pieces)
+            entries[cls.key(constant.digest)] = _bytes_of(constant.data)
+        return cls(entries)
 
     def store(self) -> None:
-        if not disk_cache.exists("weights", self.key):
-            disk_cache.store("weights", self.key, self.pieces)
+        for key, data in self.entries.items():
+            if not disk_cache.exists("weights", key):
+                disk_cache.store("weights", key, [data])
 
 
 def _line_end(view: memoryview) -> int:
