@@ -55,6 +55,7 @@ from rlx_mlir.dialects.common import (
     element_type,
     shape_of,
 )
+from rlx_mlir.dialects.resources import ResourceElementsAttr, constant_values
 from rlx_mlir.dtypes import Kind
 
 # ---------------------------------------------------------------------------
@@ -738,9 +739,9 @@ def _scalar_constant(value: SSAValue) -> float | None:
     if isinstance(owner, Operation) and owner.name == "rlx.expand":
         owner = owner.operands[0].owner
     constant = owner.properties.get("value") if isinstance(owner, Operation) and owner.name == "rlx.constant" else None
-    if not isinstance(constant, DenseIntOrFPElementsAttr) or shape_of(constant.type) != ():
+    if not isinstance(constant, (DenseIntOrFPElementsAttr, ResourceElementsAttr)) or shape_of(constant.type) != ():
         return None
-    (scalar,) = constant.iter_values()
+    scalar = constant_values(constant).reshape(-1)[0].item()
     return float(scalar) if isinstance(scalar, (int, float)) else None
 
 

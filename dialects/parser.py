@@ -16,17 +16,37 @@ one result type); any other spelling goes to xDSL's parser, as does any splat
 elsewhere, which is refused past `EXPANSION_LIMIT` bytes rather than expanded.
 Every entry point parses with it: `rlx.parse`/`rlx.compile` and rlx-opt. It also
 parses each spelling of a simple tensor type once (`SIMPLE_TENSOR_TYPE`).
+
+Resources (`dialects/resources.py`): `dense_resource<w>` handles are kept per
+parse (xDSL's builtin resource table is process-wide and renames a handle it
+has seen before, so a second parse of the same text would lose its blobs),
+the `{-# dialect_resources: { builtin: {...} } #-}` trailer is read into this
+parser, or the blobs are given (`blobs=`, the unpickling of an executable),
+and at the end of the module every handle is bound to its bytes: a handle
+with no blob, or a blob that does not fit its tensor, is an error at the handle.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, RankedStructure
+import numpy as np
+from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    DenseResourceAttr,
+    ModuleOp,
+    RankedStructure,
+    ShapedType,
+    TensorType,
+)
 from xdsl.ir import Attribute, Operation, TypeAttribute
 from xdsl.parser import Parser
+from xdsl.utils.lexer import Span
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 
+from rlx_mlir.dialects.resources import ResourceElementsAttr, blob_from_hex, viewed_as
 from rlx_mlir.dialects.rlx import ConstantOp
 from rlx_mlir.dialects.splat import EXPANSION_LIMIT, Splat, parse_splat, splat_bytes
 
@@ -39,9 +59,70 @@ _SIMPLE_TENSOR_TYPE_BYTES = re.compile(SIMPLE_TENSOR_TYPE.pattern.encode())
 class RlxParser(Parser):
     """xDSL's `Parser`; see the module docstring for what it reads otherwise."""
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
+    def __init__(self, *args: object, blobs: Mapping[str, np.ndarray] | None = None, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self._tensor_types: dict[str | bytes, TypeAttribute] = {}
+        self._handles: dict[str, Span] = {}
+        """Each resource handle the text uses, at its first use."""
+        self._blobs: dict[str, tuple[str | np.ndarray, Span | None]] = {k: (v, None) for k, v in (blobs or {}).items()}
+        """Each blob (hex text, or an array given) by handle, with where the trailer holds it."""
+
+    def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
+        module = super().parse_module(allow_implicit_module)
+        if self._handles:
+            self._bind_resources(module)
+        return module
+
+    def _parse_builtin_dense_resource_attr(self) -> DenseResourceAttr:
+        """`dense_resource<handle> : type`, the handle noted for binding (no global table)."""
+        self.parse_characters("<", " in dense_resource attribute")
+        start = self.pos
+        handle = self.parse_identifier(context_msg=" for resource handle")
+        self._handles.setdefault(handle, Span(start, self.pos, self.lexer.input))
+        self.parse_characters(">", " in dense_resource attribute")
+        self.parse_characters(":", " in dense_resource attribute")
+        t = self.parse_type()
+        if not isinstance(t, ShapedType):
+            self.raise_error(f"dense resource should have a shaped type, got: {t}")
+        return DenseResourceAttr.from_params(handle, t)
+
+    def _parse_resource(self, dialect_name: str, interface: OpAsmDialectInterface) -> None:
+        """One `handle: "0x..."` entry of the trailer; the builtin dialect's are kept here."""
+        if dialect_name != "builtin":
+            return super()._parse_resource(dialect_name, interface)
+        start = self.pos
+        handle = self.parse_identifier(context_msg=" for resource handle")
+        where = Span(start, self.pos, self.lexer.input)
+        self.parse_punctuation(":", "expected `:`")
+        self._blobs[handle] = (self.parse_str_literal(" as a resource blob"), where)
+
+    def _bind_resources(self, module: ModuleOp) -> None:
+        """Every `dense_resource` property bound to its blob (`ResourceElementsAttr`)."""
+        bound: dict[tuple[str, Attribute], ResourceElementsAttr] = {}
+        for op in module.walk():
+            for name, value in op.properties.items():
+                if isinstance(value, DenseResourceAttr):
+                    key = (value.resource_handle.data, value.type)
+                    if key not in bound:
+                        bound[key] = self._bound(*key)
+                    op.properties[name] = bound[key]
+
+    def _bound(self, handle: str, t: Attribute) -> ResourceElementsAttr:
+        if handle not in self._blobs:
+            self.raise_error(
+                f"dense_resource<{handle}> has no blob: the file's dialect_resources trailer does not "
+                "hold it (IR printed without its weights cannot be parsed back; rlx-opt prints large "
+                "blobs with -t 'mlir{resources_up_to=-1}')",
+                self._handles[handle],
+            )
+        blob, where = self._blobs[handle]
+        assert isinstance(t, TensorType), "the verifier names any other type"
+        try:
+            array = blob_from_hex(blob, t) if isinstance(blob, str) else viewed_as(blob, t)
+            self._blobs[handle] = (array, where)  # parsed once, however many types view it
+            return ResourceElementsAttr.from_array(handle, t, array)
+        except (ValueError, KeyError) as error:
+            self.raise_error(f"resource '{handle}': {error}", where or self._handles[handle])
 
     def parse_optional_type(self) -> TypeAttribute | None:
         """xDSL's, with each spelling of a simple tensor type parsed once: a type is

@@ -21,9 +21,10 @@ from __future__ import annotations
 import math
 from typing import TypeAlias, TypeGuard
 
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType
+import numpy as np
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, DenseResourceAttr, TensorType
 from xdsl.ir import Attribute, Block, Dialect, Operation, SSAValue
-from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, prop_def, result_def, traits_def
+from xdsl.irdl import IRDLOperation, base, irdl_op_definition, operand_def, prop_def, result_def, traits_def
 from xdsl.parser import Parser
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.printer import Printer
@@ -42,6 +43,7 @@ from rlx_mlir.dialects.movement import INDEX_MAP_OPS, MOVEMENT_OPS, IndexMapOp
 from rlx_mlir.dialects.recurrent import RECURRENT_OPS
 from rlx_mlir.dialects.reduction import REDUCTION_OPS
 from rlx_mlir.dialects.region import REGION_OPS, YieldOp
+from rlx_mlir.dialects.resources import ConstantValue, ResourceElementsAttr, constant_values
 from rlx_mlir.dialects.scan import SCAN_OPS
 from rlx_mlir.dialects.splat import parse_splat
 from rlx_mlir.dtypes import Kind
@@ -106,6 +108,11 @@ class _SplatCanonicalization(HasCanonicalizationPatternsTrait):
 class ConstantOp(IRDLOperation):
     """`rlx.constant dense<[1.0, 2.0]> : tensor<2xf32>`: data placed once in the arena.
 
+    A large one (a model's weights) is a resource, `rlx.constant
+    dense_resource<w> : tensor<768x768xf32>`, whose bytes stay binary and are
+    not copied (`dialects/resources.py`). Whatever reads the values reads them
+    through `values()`, which knows both forms.
+
     A splat (`dense<1.0> : tensor<1000000000xf32>`) keeps its one value: the
     property holds a rank-0 attribute and the result type gives the shape, so
     no splat is ever expanded in memory, and `canonicalize` turns it into a
@@ -113,12 +120,17 @@ class ConstantOp(IRDLOperation):
     index maps."""
 
     name = "rlx.constant"
-    value = prop_def(DenseIntOrFPElementsAttr)
+    value = prop_def(base(DenseIntOrFPElementsAttr) | base(ResourceElementsAttr))
     result = result_def(TensorType)
     traits = traits_def(Pure(), ArenaConstant(), _SplatCanonicalization())
 
-    def __init__(self, value: DenseIntOrFPElementsAttr, result_type: Attribute | None = None) -> None:
+    def __init__(self, value: ConstantValue | DenseResourceAttr, result_type: Attribute | None = None) -> None:
+        # an unbound DenseResourceAttr only while parsing: `RlxParser` binds it to its blob
         super().__init__(properties={"value": value}, result_types=[result_type or value.type])
+
+    def values(self) -> np.ndarray:
+        """The value as a read-only array of the value's shape (rank 0 for a splat), not copied."""
+        return constant_values(self.value)
 
     @property
     def is_splat(self) -> bool:
@@ -148,9 +160,12 @@ class ConstantOp(IRDLOperation):
                 value = parser.parse_attribute()
             except (OverflowError, ValueError) as error:  # xDSL packing a value its type cannot hold
                 parser.raise_error(f"a value of the dense literal does not fit its element type ({error})", start)
-            if not isinstance(value, DenseIntOrFPElementsAttr):
-                parser.raise_error("rlx.constant expects a dense elements attribute, e.g. dense<1.0> : tensor<4xf32>")
-            if _overflows(value):
+            if not isinstance(value, (DenseIntOrFPElementsAttr, DenseResourceAttr)):
+                parser.raise_error(
+                    "rlx.constant expects a dense elements attribute or a resource, "
+                    "e.g. dense<1.0> : tensor<4xf32> or dense_resource<w> : tensor<4xf32>"
+                )
+            if isinstance(value, DenseIntOrFPElementsAttr) and _overflows(value):
                 element = element_type(value.type)
                 parser.raise_error(f"a value of the dense literal is out of range for {element}", start)
             op = cls(value)

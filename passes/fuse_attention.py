@@ -93,8 +93,7 @@ def constant_array(value: SSAValue) -> np.ndarray | None:
     dtype = dtypes.from_ir(element_type(owner.result.type))
     if dtype.kind is not dtypes.Kind.FLOAT:
         return None
-    values = np.frombuffer(owner.value.data.data, dtype=dtype.numpy)
-    return np.broadcast_to(values.reshape(shape_of(owner.value.type)), shape_of(owner.result.type))
+    return np.broadcast_to(owner.values(), shape_of(owner.result.type))
 
 
 def _scalar(value: SSAValue) -> float | None:

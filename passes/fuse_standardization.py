@@ -54,8 +54,10 @@ def _constant(value: SSAValue) -> float | None:
     owner = value.owner
     if not isinstance(owner, rlx.ConstantOp):
         return None
-    values = set(owner.value.get_values())
-    return float(values.pop()) if len(values) == 1 else None
+    values = owner.values().reshape(-1)
+    if values.size == 0 or (values.size > 1 and not (values == values[0]).all()):
+        return None
+    return float(values[0])
 
 
 class Chain:

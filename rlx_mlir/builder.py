@@ -43,6 +43,7 @@ from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects import rlx
 from rlx_mlir.dialects import scan as sc
 from rlx_mlir.dialects.common import element_type, shape_of
+from rlx_mlir.dialects.resources import ResourceElementsAttr
 from rlx_mlir.dtypes import Kind
 from rlx_mlir.errors import ArgumentError, VerificationError
 
@@ -97,6 +98,11 @@ def _family_op(table: Mapping[str, OpClass], family: str, name: str) -> OpClass:
     if name not in table:
         raise UnknownOpError(f"Builder has no {family} op '{name}' (known: {', '.join(sorted(table))})")
     return table[name]
+
+
+RESOURCE_OVER = 1024
+"""`Builder.constant` keeps arrays of more elements than this as resources
+(binary, not copied); smaller ones are dense literals that print in full."""
 
 
 class Builder(ElementwiseMethods):
@@ -605,9 +611,13 @@ class Builder(ElementwiseMethods):
     def activation_backward(self, x: SSAValue, dy: SSAValue, kind: str) -> SSAValue:
         return self._add(ew.ActivationBackwardOp(x, dy, kind, self._broadcast_type(x, dy)))
 
-    def constant(self, value: np.ndarray | complex, dtype: str | None = None) -> SSAValue:
+    def constant(self, value: np.ndarray | complex, dtype: str | None = None, name: str | None = None) -> SSAValue:
         """A constant of `value`: of `dtype` if given, else of a NumPy array's or scalar's
-        own dtype, else f32. A conversion that loses the imaginary part is an ArgumentError."""
+        own dtype, else f32. A conversion that loses the imaginary part is an ArgumentError.
+        One of more than `RESOURCE_OVER` elements is a resource named `name` (or
+        `cst`; `dialects/resources.py`) holding the array itself when no one can
+        change it and it has `dtype` (a model's weights are never copied), else a
+        copy (an array the caller may change later is taken as it is now)."""
         own = dtypes.from_numpy(value.dtype) if isinstance(value, (np.ndarray, np.generic)) else None
         dtype = dtype or (own.name if own is not None else "f32")
         target = element_dtype(dtype)
@@ -623,6 +633,8 @@ class Builder(ElementwiseMethods):
         except (ValueError, TypeError, OverflowError, FloatingPointError) as error:  # also a ragged list
             raise ArgumentError(f"Builder.constant: {value!r} does not fit {dtype} ({error})") from None
         t = tensor_type(array.shape, dtype)
+        if array.size > RESOURCE_OVER:  # Blob.of copies an array anyone may still change
+            return self._add(rlx.ConstantOp(ResourceElementsAttr.from_array(name or "cst", t, array)))
         flat = array.reshape(-1).tolist()
         if target.kind is Kind.COMPLEX:
             flat = [(v.real, v.imag) for v in flat]

@@ -7,13 +7,15 @@ function (signature, constants, memory plan), then lowers to LLVM and JITs.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from typing_extensions import Buffer
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DenseArrayBase, ModuleOp
 from xdsl.ir import Attribute
@@ -25,8 +27,9 @@ from rlx_mlir import autotune, blas, disk_cache, dtypes, thread_pool
 from rlx_mlir.context import cycle_collection_paused, make_context
 from rlx_mlir.dialects import rlx
 from rlx_mlir.dialects.common import element_type, shape_of
-from rlx_mlir.dialects.elision import elided_text, key_text
+from rlx_mlir.dialects.elision import elided_text, key_text, text_and_blobs
 from rlx_mlir.dialects.parser import RlxParser
+from rlx_mlir.dialects.resources import ResourceElementsAttr
 from rlx_mlir.errors import AllocationError, CompileError, ParseError, VerificationError
 from rlx_mlir.jit import compile_text, module_text
 from rlx_mlir.lowering.core.translate import to_llvmlite
@@ -43,13 +46,14 @@ from rlx_mlir.tuning import Tuning
 from rlx_mlir.verification import function_block, verify_module
 
 
-def parse(text: str) -> ModuleOp:
-    """Parse and verify rlx IR text; errors carry line:column and the rule broken."""
+def parse(text: str, blobs: Mapping[str, np.ndarray] | None = None) -> ModuleOp:
+    """Parse and verify rlx IR text; errors carry line:column and the rule broken.
+    `blobs` gives resources' bytes by handle, as the text's trailer would."""
     if not isinstance(text, str):
         raise CompileError(f"parse() takes IR text, got {type(text).__name__}")
     _check_text(text)
     try:
-        module = RlxParser(make_context(), text, name="<input>").parse_module()
+        module = RlxParser(make_context(), text, name="<input>", blobs=blobs).parse_module()
     except XdslParseError as error:
         raise ParseError(str(error)) from None
     except VerifyException as error:  # an attribute of the wrong kind, caught while parsing
@@ -102,11 +106,14 @@ def _constants(function: func.FuncOp) -> list[ConstantData]:
     for op in function_block(function).walk():
         if isinstance(op, rlx.ConstantOp):
             spec = _spec(op.result.type)
-            values = np.frombuffer(op.value.data.data, dtype=spec.dtype.numpy)
-            data = np.ascontiguousarray(np.broadcast_to(values, (int(np.prod(spec.shape)),)))
+            values = op.values().reshape(-1)  # a resource's bytes, not copied
+            count = int(np.prod(spec.shape))
+            data = values if values.size == count else np.ascontiguousarray(np.broadcast_to(values, (count,)))
             offsets = op.attributes[OFFSETS]
             assert isinstance(offsets, DenseArrayBase), "plan-memory records the offsets"
-            found.append(ConstantData(offsets.get_values()[0], data))
+            resource = op.value if isinstance(op.value, ResourceElementsAttr) else None
+            digest = None if resource is None else f"{resource.blob.data.digest()}:{data.dtype.str}"
+            found.append(ConstantData(offsets.get_values()[0], data, digest))
     return found
 
 
@@ -198,18 +205,29 @@ class Artifacts:
     timed: list[TimedOp] | None = None
     """A profiling build's time-stamped ops, in order (`rlx_mlir.profiler`)."""
 
-    def encode(self) -> bytes:
+    def encode(self) -> tuple[list[memoryview], Weights | None]:
         """A disk-cache payload: JSON of everything but the constants' bytes, a newline,
-        then those bytes (no pickle: loading an entry never runs code)."""
-        blob, constants = bytearray(), []
+        then those bytes (no pickle: loading an entry never runs code), in pieces:
+        the constants are written from where they are, not joined in memory. The
+        resources' bytes (a model's weights) go to their own entry instead
+        (`Weights`), which every input shape of the model shares."""
+        pieces: list[memoryview] = []
+        shared = [c for c in self.constants if c.digest is not None and c.data.nbytes >= SHARED_WEIGHTS_OVER]
+        weights = Weights.of(shared) if shared else None
+        constants, start = [], 0
         for constant in self.constants:
-            raw = constant.data.tobytes()
             dtype = dtypes.from_numpy(constant.data.dtype)
             assert dtype is not None, "a constant's data has its tensor's dtype"
-            constants.append(
-                {"offset": constant.offset, "dtype": dtype.name, "start": len(blob), "count": int(constant.data.size)}
-            )
-            blob += raw
+            row: dict[str, object] = {"offset": constant.offset, "dtype": dtype.name, "count": int(constant.data.size)}
+            if constant in shared:
+                assert constant.digest is not None
+                row["weights"] = Weights.key(constant.digest)
+            else:
+                raw = _bytes_of(constant.data)
+                row["start"] = start
+                pieces.append(raw)
+                start += raw.nbytes
+            constants.append(row)
         document = {
             "name": self.name,
             "inputs": [[list(s.shape), s.dtype.name] for s in self.inputs],
@@ -223,13 +241,18 @@ class Artifacts:
             "tuned": [[t.op, t.choice, t.source, dict(t.seconds)] for t in self.tuned],
             "timed": None if self.timed is None else [t.encode() for t in self.timed],
         }
-        return json.dumps(document).encode() + b"\n" + bytes(blob)
+        return [memoryview(json.dumps(document).encode() + b"\n"), *pieces], weights
 
     @classmethod
-    def decode(cls, payload: bytes) -> Artifacts:
-        """`encode`'s payload back (a malformed one raises ValueError, KeyError or TypeError)."""
-        head, _, blob = payload.partition(b"\n")
-        d = json.loads(head)
+    def decode(cls, payload: Buffer, load_weights: Callable[[str], memoryview | None]) -> Artifacts | None:
+        """`encode`'s payload back, its constants viewing `payload` and the weights
+        entries `load_weights` gives, not copied; None if one is missing (a
+        malformed one raises ValueError, KeyError or TypeError)."""
+        view = memoryview(payload).cast("B")
+        end = _line_end(view)
+        if end < 0:
+            raise ValueError("an entry without its JSON line")
+        d, blob = json.loads(bytes(view[:end])), view[end + 1 :]
 
         def specs(rows: list) -> list[TensorSpec]:
             return [TensorSpec(tuple(int(n) for n in shape), dtypes.from_name(name)) for shape, name in rows]
@@ -237,8 +260,12 @@ class Artifacts:
         constants = []
         for c in d["constants"]:
             dtype = dtypes.from_name(c["dtype"]).numpy
-            data = np.frombuffer(blob, dtype=dtype, count=int(c["count"]), offset=int(c["start"])).copy()
-            constants.append(ConstantData(int(c["offset"]), data))
+            source, start = (blob, int(c["start"])) if "start" in c else (load_weights(str(c["weights"])), 0)
+            if source is None:
+                return None
+            constants.append(
+                ConstantData(int(c["offset"]), np.frombuffer(memoryview(source), dtype, int(c["count"]), start))
+            )
         size, bound, offsets = d["plan"]
         return cls(
             str(d["name"]),
@@ -253,6 +280,54 @@ class Artifacts:
             [autotune.Tuned(str(op), str(c), str(s), dict(t)) for op, c, s, t in d["tuned"]],
             None if d["timed"] is None else [TimedOp.decode(row) for row in d["timed"]],
         )
+
+
+def _bytes_of(array: np.ndarray) -> memoryview:
+    return np.ascontiguousarray(array).reshape(-1).view(np.uint8).data
+
+
+SHARED_WEIGHTS_OVER = 1 << 16
+"""Resources of at least this many bytes (64 KiB) get weights entries of their
+own; smaller ones are written in their module's entry."""
+
+
+@dataclass(frozen=True)
+class Weights:
+    """The large resources' bytes of a compiled module, one disk-cache entry per
+    blob keyed by its digest: each input shape of a model compiles to its own
+    module entry, and all of them name these (written once, never as text).
+    A constant that depends on the shape (a slice of the position embeddings)
+    is another blob and another entry; the model's matrices are shared."""
+
+    entries: dict[str, memoryview]
+    """Each blob's bytes by its entry key."""
+
+    @staticmethod
+    def key(digest: str) -> str:
+        return disk_cache.key("weights", digest)
+
+    @classmethod
+    def of(cls, constants: Sequence[ConstantData]) -> Weights:
+        entries = {}
+        for constant in constants:
+            assert constant.digest is not None
+            entries[cls.key(constant.digest)] = _bytes_of(constant.data)
+        return cls(entries)
+
+    def store(self) -> None:
+        for key, data in self.entries.items():
+            if not disk_cache.exists("weights", key):
+                disk_cache.store("weights", key, [data])
+
+
+def _line_end(view: memoryview) -> int:
+    """Where the JSON line of an entry ends (its constants' bytes follow, and may hold any byte)."""
+    step = 1 << 20
+    for start in range(0, len(view), step):
+        found = bytes(view[start : start + step]).find(b"\n")
+        if found >= 0:
+            return start + found
+    return -1
 
 
 def compile(
@@ -314,7 +389,10 @@ def compile(
         with cycle_collection_paused():
             built = _built(source.build) if isinstance(source, Source) else source
             artifacts = derived = _derive(built, pipeline, entry, effective, machine, kernel_tuning, measuring, profile)
-        disk_cache.store("module", disk_key, artifacts.encode())
+        payload, weights = artifacts.encode()
+        if weights is not None:
+            weights.store()  # before the module entry that names it
+        disk_cache.store("module", disk_key, payload)
     else:
         derived = None
     if blas.PREFIX in artifacts.jit_text:  # kernels call the BLAS: MCJIT resolves them in the process
@@ -340,6 +418,7 @@ def compile(
     except MemoryError:
         raise AllocationError(f"the arena of {a.plan.arena_size} bytes cannot be allocated") from None
     exe.tuned = artifacts.tuned
+    exe.pickled_source = pickled_source
     exe.threads = effective
     exe.recompile = (
         compile,
@@ -347,6 +426,14 @@ def compile(
     )
     exe.cached = {"module": artifacts is not derived, "machine code": compiled.from_disk}
     return exe
+
+
+def pickled_source(module: ModuleOp) -> Source:
+    """What an executable compiled from a module pickles as: its text without
+    the resources' bytes and those bytes as arrays (pickled in binary, never
+    as hex), keyed by the digests of both (`key_text`, computed once per blob)."""
+    text, blobs = text_and_blobs(module)
+    return Source(f"pickled:{key_text(module)}", functools.partial(parse, text, blobs))
 
 
 def _built(build: Callable[[], ModuleOp]) -> ModuleOp:
@@ -357,11 +444,11 @@ def _built(build: Callable[[], ModuleOp]) -> ModuleOp:
 
 
 def _load_artifacts(disk_key: str) -> Artifacts | None:
-    data = disk_cache.load("module", disk_key)
+    data = disk_cache.load_view("module", disk_key)
     if data is None:
         return None
     try:
-        return Artifacts.decode(data)
+        return Artifacts.decode(data, lambda key: disk_cache.load_view("weights", key))
     except (ValueError, KeyError, TypeError, AttributeError):  # a verified entry of an older layout
         return None
 

@@ -19,6 +19,9 @@ once per process), two entry reads and MCJIT loading the stored object into
 an empty module (`rlx_mlir/jit.py`: no IR is parsed); `tests/test_disk_cache.py`
 checks it is >= 20x cheaper than a miss.
 
+`weights/` holds the resources' bytes of compiled modules (a model's
+weights), keyed by their digests and shared by every module entry that
+names them: a model compiled at eight input shapes stores its weights once.
 Two more kinds hold small things: `pool/` the thread pool's LLVM IR
 (`rlx_mlir/thread_pool.py`) and `wisdom/` the measured choices of
 `rlx_mlir/autotune.py`.
@@ -46,17 +49,20 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import mmap
 import os
 import re
 import stat
 import struct
 import tempfile
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from functools import cache
 from pathlib import Path
+from typing import TypeAlias
 
 import llvmlite
+from typing_extensions import Buffer
 
 
 def directory() -> Path | None:
@@ -103,7 +109,7 @@ def key(*parts: str) -> str:
 MAGIC = b"rlx-cache 1\n"
 """The first bytes of every entry: the format and its version."""
 
-KINDS = ("module", "object", "pool", "wisdom")
+KINDS = ("module", "object", "pool", "wisdom", "weights")
 """The subfolders entries live in; `clear()` touches nothing else."""
 
 MAX_ENTRY_BYTES = 1 << 34
@@ -119,26 +125,42 @@ _KIND_BYTES = 8
 _warned: set[str] = set()
 
 
-def _digest(kind: str, entry: str, payload: bytes) -> bytes:
-    return hashlib.blake2b(b"\0".join([kind.encode(), entry.encode(), payload]), digest_size=32).digest()
+Payload: TypeAlias = bytes | Sequence[Buffer]
+"""What an entry holds: bytes, or pieces written one after the other (a
+module's weights are written from where they are, never joined in memory)."""
 
 
-def _pack(kind: str, entry: str, payload: bytes) -> bytes:
-    header = _HEADER.pack(entry.encode(), _digest(kind, entry, payload), len(payload))
-    return MAGIC + kind.encode().ljust(_KIND_BYTES, b"\0") + header + payload
+def _pieces(payload: Payload) -> list[memoryview]:
+    pieces = [payload] if isinstance(payload, bytes) else payload
+    return [memoryview(p).cast("B") for p in pieces]
 
 
-def _unpack(kind: str, entry: str, data: bytes) -> bytes | None:
-    """The payload of an entry read from disk, or None if any part of it is not
-    what `_pack(kind, entry, ...)` wrote (a flipped byte, a cut, another entry)."""
+def _digest(kind: str, entry: str, pieces: Sequence[memoryview]) -> bytes:
+    """blake2b of kind, key and payload, joined by NUL bytes."""
+    digest = hashlib.blake2b(kind.encode() + b"\0" + entry.encode() + b"\0", digest_size=32)
+    for piece in pieces:
+        digest.update(piece)
+    return digest.digest()
+
+
+def _pack(kind: str, entry: str, payload: Payload) -> list[memoryview]:
+    pieces = _pieces(payload)
+    header = _HEADER.pack(entry.encode(), _digest(kind, entry, pieces), sum(p.nbytes for p in pieces))
+    return [memoryview(MAGIC + kind.encode().ljust(_KIND_BYTES, b"\0") + header), *pieces]
+
+
+def _unpack(kind: str, entry: str, data: Buffer) -> memoryview | None:
+    """The payload of an entry read from disk (not copied), or None if any part of
+    it is not what `_pack(kind, entry, ...)` wrote (a flipped byte, a cut, another entry)."""
+    view = memoryview(data).cast("B")
     start = len(MAGIC) + _KIND_BYTES + _HEADER.size
-    if len(data) < start or not data.startswith(MAGIC):
+    if len(view) < start or view[: len(MAGIC)] != MAGIC:
         return None
-    if data[len(MAGIC) : len(MAGIC) + _KIND_BYTES] != kind.encode().ljust(_KIND_BYTES, b"\0"):
+    if view[len(MAGIC) : len(MAGIC) + _KIND_BYTES] != kind.encode().ljust(_KIND_BYTES, b"\0"):
         return None
-    stored_key, digest, length = _HEADER.unpack_from(data, len(MAGIC) + _KIND_BYTES)
-    payload = data[start:]
-    if stored_key != entry.encode() or length != len(payload) or digest != _digest(kind, entry, payload):
+    stored_key, digest, length = _HEADER.unpack_from(view, len(MAGIC) + _KIND_BYTES)
+    payload = view[start:]
+    if stored_key != entry.encode() or length != len(payload) or digest != _digest(kind, entry, [payload]):
         return None
     return payload
 
@@ -159,9 +181,14 @@ def _warn_once(what: str, why: str) -> None:
         warnings.warn(f"rlx_mlir cache: {why}; {what} is ignored and compiled again", RuntimeWarning, stacklevel=3)
 
 
-def _read_entry(path: Path) -> bytes | None:
-    """The bytes of a regular file we own, of bounded size; None for anything else
-    (missing, a symlink, a FIFO or device, another user's, too large)."""
+MAP_OVER = 1 << 24
+"""Entries larger than this (16 MiB: a model's weights) are memory-mapped, not read."""
+
+
+def _read_entry(path: Path) -> bytes | mmap.mmap | None:
+    """The bytes of a regular file we own, of bounded size (a large one mapped
+    read-only); None for anything else (missing, a symlink, a FIFO or device,
+    another user's, too large)."""
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
         handle = os.open(path, flags)
@@ -173,6 +200,8 @@ def _read_entry(path: Path) -> bytes | None:
         if not stat.S_ISREG(info.st_mode) or not owned or info.st_size > MAX_ENTRY_BYTES:
             _warn_once(str(path), "an entry is not a regular file of this user of bounded size")
             return None
+        if info.st_size > MAP_OVER:
+            return mmap.mmap(handle, 0, access=mmap.ACCESS_READ)
         with os.fdopen(handle, "rb", closefd=False) as stream:
             return stream.read(info.st_size + 1)
     except OSError:
@@ -184,6 +213,12 @@ def _read_entry(path: Path) -> bytes | None:
 def load(kind: str, entry: str) -> bytes | None:
     """The payload stored under (kind, entry), verified; None on a miss. An entry that
     fails verification is deleted (with one warning), so it is compiled and written again."""
+    payload = load_view(kind, entry)
+    return None if payload is None else bytes(payload)
+
+
+def load_view(kind: str, entry: str) -> memoryview | None:
+    """`load`'s payload not copied: a large entry stays a read-only map of its file."""
     where = directory()
     if where is None or not _trusted_folder(where) or not _trusted_folder(where / kind):
         return None
@@ -199,7 +234,13 @@ def load(kind: str, entry: str) -> bytes | None:
     return payload
 
 
-def store(kind: str, entry: str, data: bytes) -> None:
+def exists(kind: str, entry: str) -> bool:
+    """Whether an entry is stored (unverified: `load` checks it)."""
+    where = directory()
+    return where is not None and (where / kind / entry).is_file()
+
+
+def store(kind: str, entry: str, data: Payload) -> None:
     """Write one entry atomically (temporary file, fsync, rename) in folders only this
     user can write (best effort: a read-only or full disk only costs the cache)."""
     where = directory()
@@ -213,7 +254,8 @@ def store(kind: str, entry: str, data: bytes) -> None:
             _warn_once(str(folder), "the cache folder is not this user's alone")
             return
         with tempfile.NamedTemporaryFile(dir=folder, prefix=".tmp-", delete=False) as handle:
-            handle.write(_pack(kind, entry, data))
+            for piece in _pack(kind, entry, data):
+                handle.write(piece)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(handle.name, folder / entry)

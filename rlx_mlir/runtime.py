@@ -8,6 +8,7 @@ allocated once, 64-byte aligned, with constants written once.
 from __future__ import annotations
 
 import ctypes
+import mmap
 import sys
 import threading
 from collections.abc import Callable, Sequence
@@ -49,10 +50,23 @@ class IndexCheck:
 class ConstantData:
     offset: int
     data: np.ndarray
+    digest: str | None = None
+    """A resource's (its blob's digest and dtype): the disk cache keeps its bytes
+    in an entry every compile of the same weights shares."""
+
+
+HUGE_PAGES_OVER = 1 << 26
+"""Arenas larger than this (64 MiB: a model's weights) are mapped with transparent
+huge pages where the kernel offers them on request: writing a BERT-base's 435 MB
+of constants into 4 KiB pages takes over 100,000 page faults."""
 
 
 def aligned_buffer(nbytes: int) -> np.ndarray:
-    """A zeroed uint8 buffer whose data pointer is ALIGNMENT-aligned."""
+    """A zeroed uint8 buffer whose data pointer is ALIGNMENT-aligned (a large one page-aligned, on huge pages)."""
+    if nbytes > HUGE_PAGES_OVER and hasattr(mmap, "MADV_HUGEPAGE"):
+        region = mmap.mmap(-1, nbytes)
+        region.madvise(mmap.MADV_HUGEPAGE)
+        return np.frombuffer(region, dtype=np.uint8)
     raw = np.zeros(nbytes + ALIGNMENT, dtype=np.uint8)
     start = (-raw.ctypes.data) % ALIGNMENT
     return raw[start : start + nbytes]
@@ -104,6 +118,9 @@ class Executable:
         """Large results of earlier calls, reused once the caller drops them (`_new_outputs`)."""
         self.recompile: tuple[Callable[..., Executable], tuple[object, ...]] | None = None
         """How to build this executable again (the compiler and its arguments): what it pickles as."""
+        self.pickled_source: Callable[[ModuleOp], object] | None = None
+        """What a module it was compiled from pickles as (`compiler.pickled_source`:
+        its text and its resources' bytes as arrays)."""
         self.threads = 1
         """How many threads its large kernels are split over."""
         self._profiling: Executable | None = None
@@ -118,11 +135,14 @@ class Executable:
     def __reduce__(self) -> tuple[Callable[..., Executable], tuple[object, ...]]:
         """Pickled as its IR text and compile options; unpickling compiles again,
         through the persistent cache (for dask, multiprocessing, Ray workers).
-        A module compiled as a ModuleOp is printed only now."""
+        A module compiled as a ModuleOp is printed only now, its resources'
+        bytes pickled beside the text as arrays."""
         if self.recompile is None:
             raise TypeError(f"{self.name}: this executable was not made by rlx_mlir.compile and cannot be pickled")
         compile_again, (source, *options) = self.recompile
-        return compile_again, (str(source) if isinstance(source, ModuleOp) else source, *options)
+        if isinstance(source, ModuleOp):
+            source = self.pickled_source(source) if self.pickled_source is not None else str(source)
+        return compile_again, (source, *options)
 
     @property
     def optimized_llvm_ir(self) -> str:

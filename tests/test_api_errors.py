@@ -63,8 +63,12 @@ PARSE_ERRORS = {
         "previously used or defined with type",
     ),
     "constant without dense attr": (
+        "func.func @f() -> tensor<2xf32> {\n  %c = rlx.constant array<i64: 1, 2>\n  func.return %c : tensor<2xf32>\n}",
+        "expects a dense elements attribute or a resource",
+    ),
+    "resource without its blob": (
         "func.func @f() -> tensor<2xf32> {\n  %c = rlx.constant dense_resource<blob> : tensor<2xf32>\n  func.return %c : tensor<2xf32>\n}",
-        "expects a dense elements attribute",
+        "dense_resource<blob> has no blob",
     ),
     "region without indexing_maps": (
         (

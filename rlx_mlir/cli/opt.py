@@ -19,6 +19,7 @@ from typing import IO
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.frontend.mlir import MLIRFrontend
+from xdsl.targets.mlir import MLIRTarget
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
@@ -46,6 +47,7 @@ class RlxOptMain(xDSLOptMain):
     def register_all_targets(self) -> None:
         # before xDSL's own `llvm` target, which drops the `!nontemporal` metadata of streaming stores
         self.available_targets["llvm"] = _print_llvm_ir
+        self.available_targets["mlir"] = lambda: RlxMLIRTarget  # resources' bytes in the trailer
         super().register_all_targets()
 
     @staticmethod
@@ -72,6 +74,37 @@ class RlxTextFrontend(MLIRFrontend):
         from rlx_mlir.dialects.parser import RlxParser
 
         return RlxParser(ctx, input.read(), input_name).parse_module(not self.no_implicit_module)
+
+
+PRINTED_RESOURCES_UP_TO = 1 << 16
+"""rlx-opt prints the blobs of resources up to this many bytes (64 KiB) unless asked for more."""
+
+
+@dataclass(frozen=True)
+class RlxMLIRTarget(MLIRTarget):
+    """`-t mlir`, the default output: xDSL's, with the blobs of the module's
+    resources in MLIR's `{-# dialect_resources #-}` trailer, so the output
+    parses back as it does with mlir-opt, but for blobs of more than
+    `resources_up_to` bytes (a model's weights: the IR of a BERT-base would
+    be 870 MB of hex), which are printed only when asked:
+    `-t 'mlir{resources_up_to=-1}'` prints every blob, `=0` none."""
+
+    resources_up_to: int = PRINTED_RESOURCES_UP_TO
+
+    def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
+        from rlx_mlir.dialects.elision import NO_ELISION, ElidingPrinter
+
+        printer = ElidingPrinter(
+            output,
+            NO_ELISION,
+            False,
+            print_generic_format=self.print_generic_format,
+            print_properties_as_attributes=self.print_properties_as_attributes,
+            print_debuginfo=self.print_debuginfo,
+        )
+        printer.print_op(module)
+        printer.print_blobs(None if self.resources_up_to < 0 else self.resources_up_to)
+        print("\n", file=output)
 
 
 def _print_llvm_ir(module: ModuleOp, output: IO[str]) -> None:

@@ -62,6 +62,9 @@ class Import:
     values: dict[str, Value] = field(default_factory=dict)
     opset: int = 13
     """The model's version of the standard domain (ops whose meaning changed by version check it)."""
+    names: dict[int, str] = field(default_factory=dict)
+    """The initializer name of each known array of `values` (by id: they live as
+    long as the import), which its constant's resource is called."""
 
     def tensor(self, value: Value | None) -> SSAValue:
         """`value` as an rlx value (a known array becomes an `rlx.constant`)."""
@@ -71,7 +74,7 @@ class Import:
         name = NUMPY_NAMES.get(value.dtype)
         if name is None:
             raise Unsupported(f"a constant of element type {value.dtype} is not supported")
-        return self.builder.constant(value, name)
+        return self.builder.constant(value, name, self.names.get(id(value)))
 
     def shape(self, value: Value | None) -> tuple[int, ...]:
         value = present(value)

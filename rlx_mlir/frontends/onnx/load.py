@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import mmap
+import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +17,7 @@ from xdsl.dialects.builtin import ModuleOp
 from rlx_mlir import dtypes
 from rlx_mlir.builder import Builder
 from rlx_mlir.errors import ArgumentError, CompileError
-from rlx_mlir.frontends.onnx import attention, composed, conv, ops, recurrent
+from rlx_mlir.frontends.onnx import attention, composed, conv, ops, recurrent, weights
 from rlx_mlir.frontends.onnx.context import (
     ELEMENT_TYPES,
     Import,
@@ -41,13 +44,16 @@ def load(
     """The model's graph as a verified module with one function. `constants`
     fixes graph inputs to values at import, like initializers (a shape or
     axes operand that a model takes as an input)."""
-    proto = _read(model)
+    proto, raw = _read(model)
     graph = proto.graph
     _check_graph(graph)
     ctx = Import(Builder(_symbol(graph.name)), IMPORTERS, opset=_opset(proto))
     folder = Path(model).resolve().parent if isinstance(model, (str, Path)) else None
-    for tensor in graph.initializer:
-        ctx.values[tensor.name] = _initializer(tensor, folder)
+    for index, tensor in enumerate(graph.initializer):
+        array = _initializer(tensor, folder, raw, index)
+        array.flags.writeable = False  # the import's own: constants keep it, uncopied
+        ctx.values[tensor.name] = array
+        ctx.names[id(array)] = tensor.name
     for name, value in (constants or {}).items():
         ctx.values[name] = np.asarray(value)
     shapes = _checked_shapes(input_shapes, graph)
@@ -65,22 +71,43 @@ def load(
     return ctx.builder.module()
 
 
-def _read(model: str | Path | bytes | onnx.ModelProto) -> onnx.ModelProto:
-    """The model, its external data not read (`_initializer` reads it, checked)."""
+@dataclass(frozen=True)
+class RawData:
+    """The model's bytes (a read-only map of its file, or the caller's bytes) and
+    where each initializer's raw data lies in them (`weights.split`)."""
+
+    buffer: memoryview
+    spans: list[tuple[int, int] | None]
+
+
+def _read(model: str | Path | bytes | onnx.ModelProto) -> tuple[onnx.ModelProto, RawData | None]:
+    """The model, its external data not read (`_initializer` reads it, checked),
+    its initializers' raw data left in the file's bytes (`weights.py`)."""
     if isinstance(model, onnx.ModelProto):
-        return model
+        return model, None
     if not isinstance(model, (str, Path, bytes)):
         raise ArgumentError(f"an ONNX model is a path, bytes or a ModelProto, got {type(model).__name__}")
     try:
-        if isinstance(model, bytes):
-            proto = onnx.load_from_string(model)
+        buffer = memoryview(model) if isinstance(model, bytes) else _mapped(Path(model))
+        try:
+            parts = weights.split(buffer)
+        except weights.WireError:  # protobuf names what is wrong
+            proto, raw = onnx.load_from_string(bytes(buffer)), None
         else:
-            proto = onnx.load(str(model), load_external_data=False)
+            proto, raw = onnx.load_from_string(parts.stripped), RawData(buffer, parts.spans)
     except (OSError, ValueError, DecodeError) as error:
         raise ArgumentError(f"cannot read the ONNX model: {error}") from None
     if not proto.HasField("graph"):
         raise ArgumentError("cannot read the ONNX model: it has no graph (empty or not an ONNX file)")
-    return proto
+    return proto, raw
+
+
+def _mapped(path: Path) -> memoryview:
+    """The file's bytes, mapped read-only (an empty file is empty bytes: mmap refuses it)."""
+    with open(path, "rb") as stream:
+        if os.fstat(stream.fileno()).st_size == 0:
+            return memoryview(b"")
+        return memoryview(mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ))
 
 
 MAX_ELEMENTS = 1 << 40
@@ -102,10 +129,11 @@ def _check_graph(graph: onnx.GraphProto) -> None:
             seen.add(name)
 
 
-def _initializer(tensor: onnx.TensorProto, folder: Path | None) -> np.ndarray:
+def _initializer(tensor: onnx.TensorProto, folder: Path | None, raw: RawData | None, index: int) -> np.ndarray:
     """An initializer as an array, its type, dims and data checked against each other
     (an error naming the tensor, never NumPy's); external data read only from a
-    regular file inside the model's folder, no more than the tensor needs."""
+    regular file inside the model's folder, no more than the tensor needs; raw
+    data a view on the model's bytes when its type's layout is NumPy's."""
     name = f"initializer '{tensor.name}'"
     if tensor.data_type not in ELEMENT_TYPES:
         label = (
@@ -120,6 +148,18 @@ def _initializer(tensor: onnx.TensorProto, folder: Path | None) -> np.ndarray:
     count = int(np.prod(dims, dtype=object)) if dims else 1
     if count > MAX_ELEMENTS:
         raise CompileError(f"{name} declares {count} elements, more than {MAX_ELEMENTS}")
+    span = raw.spans[index] if raw is not None and index < len(raw.spans) else None
+    if span is not None:
+        assert raw is not None
+        start, length = span
+        dtype = NUMPY_NAMES_VIEWABLE.get(tensor.data_type)
+        if dtype is not None:
+            if length != count * dtype.itemsize:
+                raise CompileError(
+                    f"{name}: its data holds {length} bytes, its dims {dims} need {count * dtype.itemsize}"
+                )
+            return np.frombuffer(raw.buffer, dtype=dtype, count=count, offset=start).reshape(dims)
+        tensor = _with_raw_data(tensor, bytes(raw.buffer[start : start + length]))
     if tensor.data_location == onnx.TensorProto.EXTERNAL:
         tensor = _with_external_data(tensor, folder, count)
     try:
@@ -129,6 +169,22 @@ def _initializer(tensor: onnx.TensorProto, folder: Path | None) -> np.ndarray:
     if array.size != count:
         raise CompileError(f"{name}: its data holds {array.size} elements, its dims {dims} say {count}")
     return array
+
+
+def _with_raw_data(tensor: onnx.TensorProto, data: bytes) -> onnx.TensorProto:
+    """The tensor with its raw data put back (a type whose bytes NumPy does not view: int4)."""
+    loaded = onnx.TensorProto()
+    loaded.CopyFrom(tensor)
+    loaded.raw_data = data
+    return loaded
+
+
+NUMPY_NAMES_VIEWABLE: dict[int, np.dtype] = {
+    code: dtypes.from_name(name).numpy
+    for code, name in ELEMENT_TYPES.items()
+    if name not in ("i4", "ui4") and np.little_endian
+}
+"""The ONNX element types whose raw data (little-endian) is the NumPy dtype's layout."""
 
 
 def _with_external_data(tensor: onnx.TensorProto, folder: Path | None, count: int) -> onnx.TensorProto:
