@@ -28,21 +28,26 @@ with no blob, or a blob that does not fit its tensor, is an error at the handle.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 
 import numpy as np
 from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.dialects.builtin import (
+    AnyFloat,
+    ComplexType,
     DenseIntOrFPElementsAttr,
     DenseResourceAttr,
+    IndexType,
+    IntegerType,
     ModuleOp,
     RankedStructure,
     ShapedType,
     TensorType,
 )
 from xdsl.ir import Attribute, Operation, TypeAttribute
-from xdsl.parser import Parser
+from xdsl.parser import AttrParser, Parser
 from xdsl.utils.lexer import Span
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 
@@ -54,6 +59,19 @@ SIMPLE_TENSOR_TYPE = re.compile(r"tensor<(?:[0-9]+x)*[a-z][a-zA-Z0-9]*>")
 """A static tensor type of a plain element type, spelled in full: the type of
 nearly every value, parsed once per spelling (`RlxParser.parse_optional_type`)."""
 _SIMPLE_TENSOR_TYPE_BYTES = re.compile(SIMPLE_TENSOR_TYPE.pattern.encode())
+
+
+class _BitPattern(Parser._TensorLiteralElement):
+    """A hex tensor literal element: a float's bits, an integer's value."""
+
+    def to_type(self, parser: AttrParser, type: AnyFloat | IntegerType | IndexType | ComplexType) -> object:
+        if not isinstance(type, AnyFloat):
+            return super().to_type(parser, type)
+        bits = self.value
+        assert isinstance(bits, int)
+        if bits.bit_length() > type.bitwidth:
+            parser.raise_error(f"hexadecimal float {bits:#x} does not fit in {type}", at_position=self.span)
+        return next(type.iter_unpack(bits.to_bytes(type.compile_time_size, "little")))
 
 
 class RlxParser(Parser):
@@ -195,6 +213,21 @@ class RlxParser(Parser):
         if self.parse_optional_identifier_or_str_literal() != "value" or self.parse_optional_punctuation("=") is None:
             return None
         return parse_splat(self)
+
+    def _parse_tensor_literal_element(self) -> Parser._TensorLiteralElement:
+        """A hex integer in a dense literal is a float's bit pattern, as MLIR reads it
+        and xDSL prints a non-finite float (`0xff800000` is -inf); xDSL would read it
+        as the integer's value (4286578688.0)."""
+        hex_literal = self._current_token.text[:2] in ("0x", "0X")
+        element = super()._parse_tensor_literal_element()
+        if hex_literal:
+            return _BitPattern(element.is_negative, element.value, element.span)
+        if isinstance(element.value, float) and math.isinf(element.value):  # the lexer made a decimal inf
+            self.raise_error(
+                "a literal beyond f64's range; an infinity is written as its bits (0xff800000 is -inf in f32)",
+                at_position=element.span,
+            )
+        return element
 
     def parse_dense_int_or_fp_elements_attr(self, type: RankedStructure[Attribute] | None) -> DenseIntOrFPElementsAttr:
         if type is None and (size := splat_bytes(self)) is not None and size > EXPANSION_LIMIT:

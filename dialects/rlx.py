@@ -18,7 +18,6 @@ softmax/log_softmax). This module holds the shape ops every family meets (`expan
 
 from __future__ import annotations
 
-import math
 from typing import TypeAlias, TypeGuard
 
 import numpy as np
@@ -31,7 +30,7 @@ from xdsl.printer import Printer
 from xdsl.traits import HasCanonicalizationPatternsTrait, Pure
 from xdsl.utils.exceptions import VerifyException
 
-from rlx_mlir import dtypes, index_maps
+from rlx_mlir import index_maps
 from rlx_mlir.broadcast import broadcasts_to, numel
 from rlx_mlir.dialects.attention import ATTENTION_OPS
 from rlx_mlir.dialects.common import FUNCTIONAL_FORMAT, ArenaConstant, check_value_type, element_type, shape_of
@@ -46,7 +45,6 @@ from rlx_mlir.dialects.region import REGION_OPS, YieldOp
 from rlx_mlir.dialects.resources import ConstantValue, ResourceElementsAttr, constant_values
 from rlx_mlir.dialects.scan import SCAN_OPS
 from rlx_mlir.dialects.splat import parse_splat
-from rlx_mlir.dtypes import Kind
 
 
 @irdl_op_definition
@@ -165,9 +163,6 @@ class ConstantOp(IRDLOperation):
                     "rlx.constant expects a dense elements attribute or a resource, "
                     "e.g. dense<1.0> : tensor<4xf32> or dense_resource<w> : tensor<4xf32>"
                 )
-            if isinstance(value, DenseIntOrFPElementsAttr) and _overflows(value):
-                element = element_type(value.type)
-                parser.raise_error(f"a value of the dense literal is out of range for {element}", start)
             op = cls(value)
         op.attributes.update(attrs)
         return op
@@ -178,15 +173,6 @@ class ConstantOp(IRDLOperation):
         print_constant(printer, self.value)
         printer.print_string(" : ")
         printer.print_attribute(self.result.type)
-
-
-def _overflows(value: DenseIntOrFPElementsAttr) -> bool:
-    """Whether a float literal list holds an infinity: rlx text has no inf
-    literal, so it is a decimal literal beyond the type (1.0e309 in f64)."""
-    dtype = dtypes.lookup(element_type(value.type))
-    if dtype is None or dtype.kind is not Kind.FLOAT:
-        return False
-    return any(isinstance(v, float) and math.isinf(v) for v in value.iter_values())
 
 
 class SplatToExpand(RewritePattern):

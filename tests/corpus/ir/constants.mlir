@@ -343,3 +343,21 @@ func.func @f() -> tensor<1000000000xf32> {
   %c = "rlx.constant"() <{value = dense<1.0e39> : tensor<1000000000xf32>}> : () -> tensor<1000000000xf32>
   func.return %c : tensor<1000000000xf32>
 }
+
+// -----
+
+// A decimal beyond f64 in a list: an infinity is written as its bits.
+// expect: ParseError: a literal beyond f64's range; an infinity is written as its bits (0xff800000 is -inf in f32)
+func.func @f() -> tensor<2xf64> {
+  %c = rlx.constant dense<[1.0, 1.0e309]> : tensor<2xf64>
+  func.return %c : tensor<2xf64>
+}
+
+// -----
+
+// A hex element wider than the float type it gives the bits of.
+// expect: ParseError: hexadecimal float 0x1ff800000 does not fit in f16
+func.func @f() -> tensor<2xf16> {
+  %c = rlx.constant dense<[1.0, 0x1ff800000]> : tensor<2xf16>
+  func.return %c : tensor<2xf16>
+}
