@@ -64,7 +64,10 @@ of constants into 4 KiB pages takes over 100,000 page faults."""
 def aligned_buffer(nbytes: int) -> np.ndarray:
     """A zeroed uint8 buffer whose data pointer is ALIGNMENT-aligned (a large one page-aligned, on huge pages)."""
     if nbytes > HUGE_PAGES_OVER and hasattr(mmap, "MADV_HUGEPAGE"):
-        region = mmap.mmap(-1, nbytes)
+        try:
+            region = mmap.mmap(-1, nbytes)
+        except OSError as error:  # ENOMEM: fail as np.zeros does, so callers see one kind of error
+            raise MemoryError(f"cannot map {nbytes} bytes: {error}") from None
         region.madvise(mmap.MADV_HUGEPAGE)
         return np.frombuffer(region, dtype=np.uint8)
     raw = np.zeros(nbytes + ALIGNMENT, dtype=np.uint8)
