@@ -19,11 +19,12 @@ conv adds its bias to the f32 sums before rounding them once).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -67,31 +68,34 @@ def _blockable(matmul: ct.MatmulOp, region: rg.ElementwiseRegionOp) -> bool:
     )
 
 
+def _fuse_sole_consumer(
+    producer: ct.MatmulOp | cv.ConvOp,
+    fused_with: Callable[[rg.ElementwiseRegionOp], Operation | None],
+    rewriter: PatternRewriter,
+) -> None:
+    """Replace `producer` and its only user, an elementwise region or op, by what
+    `fused_with(the user as a region)` makes of them (None: leave both)."""
+    uses = list(producer.result.uses)
+    if len(uses) != 1:
+        return
+    consumer = uses[0].operation
+    with rg.ElementwiseRegionOp.covering(consumer) as region:
+        fused = None if region is None else fused_with(region)
+    if fused is not None:
+        rewriter.replace(consumer, fused)
+        rewriter.erase(producer)
+
+
 class FuseMatmulEpilogue(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, matmul: ct.MatmulOp, rewriter: PatternRewriter) -> None:
-        uses = list(matmul.result.uses)
-        if len(uses) != 1:
-            return
-        consumer = uses[0].operation
-        with rg.ElementwiseRegionOp.covering(consumer) as region:
-            fused = None if region is None else self._fused(matmul, region)
-        if fused is not None:
-            rewriter.replace(consumer, fused)
-            rewriter.erase(matmul)
+        _fuse_sole_consumer(matmul, lambda region: self._fused(matmul, region), rewriter)
 
     @staticmethod
     def _fused(matmul: ct.MatmulOp, region: rg.ElementwiseRegionOp) -> rg.ContractionRegionOp | None:
         inputs = list(region.inputs)
-        k = inputs.index(matmul.result) if inputs.count(matmul.result) == 1 else -1
-        fusible = (
-            k >= 0
-            and len(region.outputs) == 1
-            and _blockable(matmul, region)
-            and shape_of(matmul.result.type) == region.iteration_shape
-            and index_maps.accesses(region.maps[k]) == index_maps.identity(region.maps[k].num_dims)
-        )
-        if not fusible:
+        k = _reads_at_index(region, matmul.result, shape_of(matmul.result.type))
+        if k is None or not _blockable(matmul, region):
             return None
         others = [i for i in range(len(inputs)) if i != k]
         return rg.ContractionRegionOp(
@@ -133,15 +137,7 @@ def _body_after_bias(region: rg.ElementwiseRegionOp, k: int, bias_type: Attribut
 class FuseConvEpilogue(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, conv: cv.ConvOp, rewriter: PatternRewriter) -> None:
-        uses = list(conv.result.uses)
-        if len(uses) != 1:
-            return
-        consumer = uses[0].operation
-        with rg.ElementwiseRegionOp.covering(consumer) as region:
-            fused = None if region is None else self._fused(conv, region)
-        if fused is not None:
-            rewriter.replace(consumer, fused)
-            rewriter.erase(conv)
+        _fuse_sole_consumer(conv, lambda region: self._fused(conv, region), rewriter)
 
     @staticmethod
     def _fused(conv: cv.ConvOp, region: rg.ElementwiseRegionOp) -> rg.ConvRegionOp | None:
