@@ -16,7 +16,19 @@ tests/op_records.py instead.
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
+
+FLOAT_TYPES = {
+    "f16": np.dtype(np.float16),
+    "bf16": np.dtype(ml_dtypes.bfloat16),
+    "f32": np.dtype(np.float32),
+    "f64": np.dtype(np.float64),
+}
+"""The floating types the kernels that widen f16/bf16 support, by rlx name."""
+UNIT_ROUNDOFF = {"f16": 2.0**-11, "bf16": 2.0**-8, "f32": 2.0**-24, "f64": 2.0**-53}
+COMPUTED_IN = {"f16": "f32", "bf16": "f32", "f32": "f32", "f64": "f64"}
+"""The type a kernel sums in: f16/bf16 are widened to f32 and rounded once."""
 
 
 def largest(want: np.ndarray, floor: float = 1e-30) -> float:

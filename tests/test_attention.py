@@ -29,12 +29,11 @@ import math
 import re
 from dataclasses import dataclass
 
-import ml_dtypes
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-from closeness import assert_close
+from closeness import COMPUTED_IN, FLOAT_TYPES, UNIT_ROUNDOFF, assert_close
 from xdsl.dialects.builtin import ModuleOp
 
 import rlx_mlir as rlx
@@ -42,14 +41,7 @@ from rlx_mlir.builder import Builder
 from rlx_mlir.errors import ArgumentError, VerificationError
 from rlx_mlir.lowering.kernels import attention as kernel
 
-TYPES = {
-    "f16": np.dtype(np.float16),
-    "bf16": np.dtype(ml_dtypes.bfloat16),
-    "f32": np.dtype(np.float32),
-    "f64": np.dtype(np.float64),
-}
-UNIT_ROUNDOFF = {"f16": 2.0**-11, "bf16": 2.0**-8, "f32": 2.0**-24, "f64": 2.0**-53}
-COMPUTED_IN = {"f16": "f32", "bf16": "f32", "f32": "f32", "f64": "f64"}
+TYPES = FLOAT_TYPES
 
 
 @dataclass(frozen=True)

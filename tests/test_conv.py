@@ -20,11 +20,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import ml_dtypes
 import numpy as np
 import pytest
 import torch
-from closeness import assert_close
+from closeness import COMPUTED_IN, FLOAT_TYPES, UNIT_ROUNDOFF, assert_close
 from xdsl.dialects.builtin import ModuleOp
 
 import rlx_mlir as rlx
@@ -36,14 +35,7 @@ from rlx_mlir.lowering.kernels.conv import _Conv, _gemm_split, _GemmSplit
 from rlx_mlir.target import target
 from rlx_mlir.tuning import Tuning
 
-TYPES = {
-    "f16": np.dtype(np.float16),
-    "bf16": np.dtype(ml_dtypes.bfloat16),
-    "f32": np.dtype(np.float32),
-    "f64": np.dtype(np.float64),
-}
-UNIT_ROUNDOFF = {"f16": 2.0**-11, "bf16": 2.0**-8, "f32": 2.0**-24, "f64": 2.0**-53}
-COMPUTED_IN = {"f16": "f32", "bf16": "f32", "f32": "f32", "f64": "f64"}
+TYPES = FLOAT_TYPES
 HALF_SUBNORMAL = {"f16": 2.0**-25, "bf16": 2.0**-134, "f32": 0.0, "f64": 0.0}
 
 
