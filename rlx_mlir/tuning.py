@@ -45,7 +45,7 @@ class Tuning:
     parallel_min_elements: int
     """Below this many elements a kernel runs on the calling thread (a pool launch costs ~0.7 us)."""
     nontemporal_min_bytes: int
-    """Outputs larger than this (the last-level cache) are stored non-temporally."""
+    """Outputs larger than this (`Target.llc_share`) are stored non-temporally."""
 
     # GEMMs (lowering/core/gemm.py, contraction.py, rnn.py)
     gemm_tile_rows: int
@@ -131,7 +131,7 @@ class Tuning:
             vector_bytes=target.vector_bytes,
             accumulators=accumulators,
             parallel_min_elements=1 << 15,
-            nontemporal_min_bytes=target.llc_bytes,
+            nontemporal_min_bytes=target.llc_share,
             gemm_tile_rows=accumulators // 2,
             gemm_tiled_max_mnk=65536 * 4,  # OpenBLAS's own caller-thread bound (rlx_mlir.blas)
             gemm_panel_max_mnk=NEVER,

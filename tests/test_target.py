@@ -4,6 +4,7 @@ keeping builds apart, and code for a level the host lacks refused at the call.""
 
 from __future__ import annotations
 
+import dataclasses
 import pickle
 from pathlib import Path
 
@@ -140,6 +141,21 @@ def test_cache_sizes_come_from_sysfs_or_the_defaults(tmp_path: Path) -> None:
     assert cache_sizes(tmp_path) == (48 << 10, 2 << 20, 2 << 20)  # no L3: the L2 is the last level
     cache(3, 3, "Unified", "96M")
     assert cache_sizes(tmp_path) == (48 << 10, 2 << 20, 96 << 20)
+
+
+def test_streaming_stores_start_at_the_cores_share_of_the_last_level_cache() -> None:
+    """A 2-vCPU guest's sysfs reports the whole socket's L3 (480 MiB on a Xeon 6):
+    its cores count on at most LLC_BYTES_PER_CORE_LIMIT each; a cache smaller than
+    that share is taken whole."""
+    host = target("x86-64-v4")
+    for llc, cores, share in (
+        (480 << 20, 2, 16 << 20),
+        (32 << 20, 2, 16 << 20),
+        (8 << 20, 2, 8 << 20),
+        (32 << 20, 8, 32 << 20),
+    ):
+        t = dataclasses.replace(host, llc_bytes=llc, cores=cores)
+        assert t.llc_share == share == Tuning.for_target(t).nontemporal_min_bytes
 
 
 def test_code_the_host_cannot_run_is_refused_at_the_call(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,6 +1,7 @@
-// RUN: rlx-opt %s -p 'plan-memory,lower-to-llvm{threads=1}' -t llvm | filecheck %s
+// RUN: rlx-opt %s -p 'plan-memory,lower-to-llvm{threads=1 tuning="nontemporal_min_bytes=33554432"}' -t llvm | filecheck %s
 
-// An output larger than the last-level cache is stored non-temporally, in
+// An output larger than `nontemporal_min_bytes` (by default the cores' share of
+// the last-level cache, a host fact: pinned here to 32 MiB) is stored non-temporally, in
 // whole 64-byte lines from a stack buffer; `-t llvm` prints the IR the JIT
 // compiles, `!nontemporal` metadata included (lowering/translate.py).
 
