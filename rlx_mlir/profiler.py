@@ -61,15 +61,19 @@ class TimedOp:
     """Bytes the op must read and write at least: each operand and result once."""
     flops: int | None
     """Floating-point operations, where the op's kind has a count (else None)."""
+    source: str = ""
+    """Where the op comes from: its first result's name in the IR, which the ONNX
+    importer sets to the node's name (a fused region keeps the name of the op
+    whose result it computes); "" for an unnamed value."""
 
     def encode(self) -> list[object]:
-        return [self.position, self.name, self.shapes, self.bytes, self.flops]
+        return [self.position, self.name, self.shapes, self.bytes, self.flops, self.source]
 
     @classmethod
     def decode(cls, row: Sequence[int | str | None]) -> TimedOp:
-        position, name, shapes, size, flops = row
+        position, name, shapes, size, flops, source = row
         assert isinstance(position, int) and isinstance(size, int) and (flops is None or isinstance(flops, int))
-        return cls(position, str(name), str(shapes), size, flops)
+        return cls(position, str(name), str(shapes), size, flops, str(source))
 
 
 def describe(function: func.FuncOp) -> dict[int, TimedOp]:
@@ -85,7 +89,8 @@ def _describe(position: int, op: Operation) -> TimedOp:
         name = f"{name}({', '.join(o.name.removeprefix('rlx.') for o in _body(op))})"
     shapes = f"{_types(op.operands)} -> {_types(op.results)}"
     moved = sum(nbytes(v) for v in {*op.operands, *op.results} if _is_tensor(v))
-    return TimedOp(position, name, shapes, moved, _flops(op))
+    source = (op.results[0].name_hint or "") if op.results else ""
+    return TimedOp(position, name, shapes, moved, _flops(op), source)
 
 
 def _is_tensor(value: SSAValue) -> bool:
@@ -178,7 +183,7 @@ class Profile:
             f"profile of @{self.function}: median of {self.runs} runs, {self.total * 1e3:.3f} ms per call "
             f"(target {self.target.name}, {self.threads} threads)"
         )
-        columns = f"{'#':>4}  {'op':<44}{'ms':>9}{'share':>8}{'MB':>9}{'GB/s':>8}{'GFLOP/s':>9}  shapes"
+        columns = f"{'#':>4}  {'op':<44}{'ms':>9}{'share':>8}{'MB':>9}{'GB/s':>8}{'GFLOP/s':>9}  shapes  [source]"
         lines = [header, columns]
         for row in self.rows:
             lines.append(_line(row, self.total))
@@ -193,9 +198,10 @@ def _line(row: Row, total: float) -> str:
     rate = op.bytes / seconds / 1e9 if seconds > 0 else math.inf
     flops = f"{op.flops / seconds / 1e9:9.1f}" if op.flops is not None and seconds > 0 else f"{'-':>9}"
     name = op.name if len(op.name) <= 43 else op.name[:40] + "..."
+    source = f"  [{op.source}]" if op.source else ""
     return (
         f"{op.position:>4}  {name:<44}{seconds * 1e3:9.3f}{share:8.1%}{op.bytes / 1e6:9.2f}{rate:8.1f}{flops}  "
-        f"{op.shapes}"
+        f"{op.shapes}{source}"
     )
 
 

@@ -9,10 +9,14 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import onnx
+import onnx.numpy_helper
 import pytest
 
 import rlx_mlir as rlx
+import rlx_mlir.onnx as rlx_onnx
 from rlx_mlir.errors import ArgumentError
+from rlx_mlir.frontends.onnx.context import value_name
 
 MLP = """
 func.func @mlp(%x: tensor<64x32xf32>, %w: tensor<32x16xf32>, %b: tensor<16xf32>) -> tensor<64xf32> {
@@ -40,6 +44,7 @@ def test_rows_name_each_op_with_its_bytes_and_flops(mlp: rlx.Executable) -> None
     assert names == ["rlx.matmul", "rlx.reduction_region(add)"]  # the bias add is the sum's prologue
     gemm, reduce = profile.rows
     assert gemm.op.shapes == "64x32xf32, 32x16xf32 -> 64x16xf32"
+    assert (gemm.op.source, reduce.op.source) == ("y", "s")  # a fused region keeps its tail's name
     assert gemm.op.bytes == 4 * (64 * 32 + 32 * 16 + 64 * 16)
     assert gemm.op.flops == 2 * 64 * 16 * 32
     assert reduce.op.bytes == 4 * (64 * 16 + 16 + 64)
@@ -90,6 +95,52 @@ def test_bad_repeat_is_refused(mlp: rlx.Executable, repeat: object) -> None:
 def test_wrong_inputs_get_the_call_error(mlp: rlx.Executable) -> None:
     with pytest.raises(ArgumentError):
         mlp.profile(np.zeros((3, 3), np.float32))
+
+
+def _onnx_mlp() -> bytes:
+    """max(relu(x @ W + b)), by nodes named as TorchScript (`/l1/MatMul`) and dynamo (`node_Relu_3`) name them."""
+    rng = np.random.default_rng(0)
+    weights = [
+        onnx.numpy_helper.from_array(rng.standard_normal(s, dtype=np.float32), name)
+        for name, s in (("W", (32, 16)), ("b", (16,)))
+    ]
+    nodes = [
+        onnx.helper.make_node("MatMul", ["x", "W"], ["xw"], name="/l1/MatMul"),
+        onnx.helper.make_node("Add", ["xw", "b"], ["h"], name="/l1/Add"),
+        onnx.helper.make_node("Relu", ["h"], ["r"], name="node_Relu_3"),
+        onnx.helper.make_node("ReduceMax", ["r"], ["y"], name="/head/ReduceMax", keepdims=0),
+    ]
+    x = onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [8, 32])
+    y = onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [])
+    graph = onnx.helper.make_graph(nodes, "mlp", [x], [y], weights)
+    return onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 17)]).SerializeToString()
+
+
+def test_rows_of_an_onnx_model_name_its_nodes() -> None:
+    session = rlx_onnx.InferenceSession(_onnx_mlp())
+    x = np.ones((8, 32), np.float32)
+    profile = session.executable({"x": x}).profile(x, repeat=2)
+    assert [(row.op.name, row.op.source) for row in profile.rows] == [
+        ("rlx.matmul", "l1_MatMul"),
+        ("rlx.reduction_region(add, relu)", "head_ReduceMax"),  # the Add and Relu fused in: the tail's name
+    ]
+    assert "[head_ReduceMax]" in str(profile)
+    planned = session.executable({"x": x}).planned_ir
+    assert "%W = rlx.constant" in planned and "%node_Relu.3 = rlx.relu" in planned  # initializers: their own names
+
+
+@pytest.mark.parametrize(
+    ("node", "value"),
+    [
+        ("/encoder/layer.0/MatMul", "encoder_layer.0_MatMul"),
+        ("node_MatMul_12", "node_MatMul.12"),
+        ("", "node"),
+        ("3d", "_3d"),
+        ("h\u00e9 w\u00f6rld", "h__w_rld"),  # MLIR names are ASCII
+    ],
+)
+def test_node_names_become_value_names(node: str, value: str) -> None:
+    assert value_name(node) == value
 
 
 def test_rlx_run_prints_the_profile(tmp_path: Path) -> None:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,6 +49,20 @@ Value = SSAValue | np.ndarray
 """A graph value: computed at run time, or known at import (folded with NumPy)."""
 
 
+VALUE_NAME_INVALID = re.compile(r"[^A-Za-z0-9_$.-]")
+"""What an SSA value's name cannot hold: MLIR's suffix-id characters, ASCII (xDSL's check takes any `\\w`)."""
+
+
+def value_name(onnx_name: str) -> str:
+    """An ONNX node's name as an SSA value name, still telling nodes apart:
+    `/encoder/layer.0/MatMul` -> `encoder_layer.0_MatMul`; a numbered
+    `node_MatMul_12` -> `node_MatMul.12` (xDSL drops a `_12` suffix, which its
+    printer uses to tell equal names apart)."""
+    name = VALUE_NAME_INVALID.sub("_", onnx_name).lstrip("_") or "node"
+    name = re.sub(r"_(\d+)$", r".\1", name)
+    return name if not name[0].isdigit() else f"_{name}"
+
+
 class Unsupported(Exception):
     """A node the importer cannot map (the reason is the message)."""
 
@@ -65,6 +81,8 @@ class Import:
     names: dict[int, str] = field(default_factory=dict)
     """The initializer name of each known array of `values` (by id: they live as
     long as the import), which its constant's resource is called."""
+    value_names: Counter[str] = field(default_factory=Counter)
+    """How many values each imported node's name has named (`nodes._name_results`)."""
 
     def tensor(self, value: Value | None) -> SSAValue:
         """`value` as an rlx value (a known array becomes an `rlx.constant`)."""
@@ -74,7 +92,11 @@ class Import:
         name = NUMPY_NAMES.get(value.dtype)
         if name is None:
             raise Unsupported(f"a constant of element type {value.dtype} is not supported")
-        return self.builder.constant(value, name, self.names.get(id(value)))
+        initializer = self.names.get(id(value))
+        constant = self.builder.constant(value, name, initializer)
+        if initializer is not None:
+            constant.name_hint = value_name(initializer)
+        return constant
 
     def shape(self, value: Value | None) -> tuple[int, ...]:
         value = present(value)

@@ -23,6 +23,7 @@ from rlx_mlir.frontends.onnx.context import (
     Import,
     Importer,
     Unsupported,
+    value_name,
 )
 from rlx_mlir.frontends.onnx.nodes import ONNX_DOMAINS, import_nodes
 
@@ -59,7 +60,9 @@ def load(
     shapes = _checked_shapes(input_shapes, graph)
     for value in graph.input:
         if value.name not in ctx.values:
-            ctx.values[value.name] = ctx.builder.input(*_input_type(value, shapes.get(value.name)))
+            argument = ctx.builder.input(*_input_type(value, shapes.get(value.name)))
+            argument.name_hint = value_name(value.name)
+            ctx.values[value.name] = argument
     problems = import_nodes(ctx, graph)
     if problems:
         listed = "\n".join(problems.lines())

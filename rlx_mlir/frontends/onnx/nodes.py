@@ -5,17 +5,20 @@ root causes first, the nodes that failed only through an input in one line."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
 
 import numpy as np
 import onnx
+from xdsl.ir import Block, Operation, SSAValue
 
 from rlx_mlir.errors import RlxError
 from rlx_mlir.frontends.onnx.context import (
     Import,
     Unsupported,
     Value,
+    value_name,
 )
 from rlx_mlir.frontends.onnx.fold import fold
 
@@ -75,7 +78,9 @@ def import_nodes(ctx: Import, graph: onnx.GraphProto) -> Problems:
             _check_inputs(node, inputs, index, producers)
             outputs = fold(node, inputs)
             if outputs is None:
+                before = ctx.builder.block.last_op
                 outputs = ctx.importers[node.op_type](ctx, node, inputs)
+                _name_results(ctx, _after(ctx.builder.block, before), outputs, value_name(node.name or node.output[0]))
         except (Unsupported, RlxError, ValueError, KeyError) as error:
             problems.causes.append(f"  {label}: {error}")
             failed.update(node.output)
@@ -90,6 +95,33 @@ def import_nodes(ctx: Import, graph: onnx.GraphProto) -> Problems:
         missing = [v.name for v in graph.output if v.name not in ctx.values]
         problems.causes = [f"  output '{name}': not computed by the importer" for name in missing]
     return problems
+
+
+def _after(block: Block, mark: Operation | None) -> list[Operation]:
+    """The ops of `block` after `mark` (all of them when `mark` is None)."""
+    ops = []
+    op = block.first_op if mark is None else mark.next_op
+    while op is not None:
+        ops.append(op)
+        op = op.next_op
+    return ops
+
+
+def _name_results(ctx: Import, ops: list[Operation], outputs: Sequence[object], name: str) -> None:
+    """Name the results of the ops a node imported as, for the printed IR and
+    `exe.profile`'s rows: the node's first output `name`, its k-th `name.outK`,
+    the other results (a composed node's steps) `name.opJ`. A name a node of
+    the same name took already gets `.dupN`, so the memory plan's by-name
+    offsets keep every value apart."""
+    taken = ctx.value_names[name]
+    ctx.value_names[name] += 1
+    base = name if taken == 0 else f"{name}.dup{taken}"
+    for k, value in enumerate(outputs):
+        if isinstance(value, SSAValue) and value.name_hint is None and value.owner in ops:
+            value.name_hint = base if k == 0 else f"{base}.out{k}"
+    steps = (result for op in ops for result in op.results if result.name_hint is None)
+    for j, result in enumerate(steps, start=1):
+        result.name_hint = f"{base}.op{j}"
 
 
 def _reads(node: onnx.NodeProto) -> set[str]:

@@ -7,12 +7,17 @@
 // prints the imported rlx function; input-shapes fixes the dynamic batch size.
 // (This file only holds the checks: the model is written by the first RUN line.)
 
+// Values are named after the graph's: inputs and initializers by their names,
+// a node's results by its name (else its first output's), `.opN` for the steps
+// of a node imported as several ops.
+
 // CHECK-LABEL: func.func @classifier(
-// CHECK-SAME: [[X:%[a-zA-Z0-9_]+]]: tensor<2x4xf32>) -> tensor<2x3xf32>
-// CHECK: [[W:%[a-zA-Z0-9_]+]] = rlx.constant
-// CHECK: [[H:%[a-zA-Z0-9_]+]] = rlx.matmul [[X]], [[W]]
-// CHECK: rlx.softmax
-// CHECK: func.return
+// CHECK-SAME: %x: tensor<2x4xf32>) -> tensor<2x3xf32>
+// CHECK: %w = rlx.constant
+// CHECK: %h.op1 = rlx.matmul %x, %w
+// CHECK: %h = rlx.add %h.op1, %b
+// CHECK: %y = rlx.softmax %h
+// CHECK: func.return %y
 
 // PLANNED-LABEL: func.func @classifier(
 // PLANNED: rlx.arena_size
