@@ -6,11 +6,16 @@ A `Target` is chosen by name, by `compile(..., target=)`, `rlx-opt -p
 - `native` (the default): the host's LLVM CPU name and feature string;
 - `x86-64-v3` (AVX2 + FMA, 16 ymm registers) or `x86-64-v4` (AVX-512 F/BW/CD/
   DQ/VL, 32 zmm registers): the psABI levels, so an AVX2 build can be made,
-  inspected and run on an AVX-512 host. LLVM's generic v4 tuning vectorizes
-  loops 256 bits wide (for Skylake-X's clocks); ours asks for 512, the width
-  the explicit-vector kernels are written for (`LEVEL_TUNING`);
+  inspected and run on an AVX-512 host;
 - any LLVM x86 CPU name (`znver3`, `skylake-avx512`, ...): LLVM is asked, in a
   child process (an unknown name aborts LLVM), what that CPU's vectors are.
+
+Whatever the name, an AVX-512 target is compiled for 512-bit vectors
+(`LEVEL_TUNING`). LLVM's tuning of the generic v4 level and of every Intel
+AVX-512 CPU (Skylake-X to Xeon 6) prefers 256 bits, for Skylake-X's clocks,
+and then splits even explicit 512-bit IR into ymm pairs: the kernels, written
+for 32 zmm registers, lost 1.1-1.4x on a Xeon 6 (softmax 1.38x, GELU 1.22x;
+memory-bound kernels and the GEMM tiles unchanged).
 
 The kernels read the target only through `rlx_mlir.tuning.Tuning`, whose
 defaults are derived from it. Caches and cores are the host's whichever ISA
@@ -75,7 +80,7 @@ LEVEL_FEATURES = {
 """The features each x86-64 psABI level guarantees (the ones the kernels can use)."""
 
 LEVEL_TUNING = {"x86-64-v4": "-prefer-256-bit"}
-"""LLVM features (tuning flags) a level target is compiled with besides its CPU's."""
+"""LLVM features (tuning flags) every target of a level is compiled with besides its CPU's."""
 
 LEVEL_VECTORS = {"x86-64": (16, 16), "x86-64-v2": (16, 16), "x86-64-v3": (32, 16), "x86-64-v4": (64, 32)}
 """(widest vector register in bytes, vector registers) of each level."""
@@ -89,7 +94,7 @@ class Target:
     cpu: str
     """The LLVM CPU name code is generated for."""
     features: str
-    """The LLVM feature string ("" for a named CPU: its own; a level's `LEVEL_TUNING`)."""
+    """The LLVM feature string: the host's for `native`, else none (the CPU's own), then its level's `LEVEL_TUNING`."""
     level: str
     """The highest x86-64 psABI level the target has (a key of LEVEL_FEATURES)."""
     fma_units: int
@@ -201,9 +206,10 @@ def _resolve(name: str, cores: int) -> Target:
         cpu, features = llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
         level = _level_of(host_features())
     elif name in LEVEL_FEATURES:
-        cpu, features, level = name, LEVEL_TUNING.get(name, ""), name
+        cpu, features, level = name, "", name
     else:
         cpu, features, level = name, "", _probe_level(name, triple)
+    features = ",".join(f for f in (features, LEVEL_TUNING.get(level, "")) if f)
     return Target(name, triple, cpu, features, level, 2, cores, l1, l2, llc)
 
 
