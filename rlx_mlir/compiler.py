@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from typing_extensions import Buffer
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DenseArrayBase, ModuleOp
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.utils.exceptions import ArgSpecParseError, PassFailedException, VerifyException
@@ -33,13 +33,13 @@ from rlx_mlir.dialects.resources import ResourceElementsAttr
 from rlx_mlir.errors import AllocationError, CompileError, ParseError, VerificationError
 from rlx_mlir.jit import compile_text, module_text
 from rlx_mlir.lowering.core.translate import to_llvmlite
-from rlx_mlir.memory_plan import OFFSETS, MemoryPlan, index_checks, read_plan
+from rlx_mlir.memory_plan import MemoryPlan, constant_slot, index_checks, planned_constants, read_plan
 from rlx_mlir.passes.default_pipeline import TENSOR_PIPELINE
 from rlx_mlir.passes.lower_to_llvm import lower_module
 from rlx_mlir.passes.plan_memory import PlanMemoryPass
 from rlx_mlir.passes.registry import available_passes
 from rlx_mlir.profiler import TimedOp, describe
-from rlx_mlir.runtime import ConstantData, Executable, IndexCheck, TensorSpec
+from rlx_mlir.runtime import ConstantData, Executable, IndexCheck, TensorSpec, shared_constant
 from rlx_mlir.target import Target, available_cpus
 from rlx_mlir.target import target as resolve_target
 from rlx_mlir.tuning import Tuning
@@ -101,19 +101,19 @@ def _spec(t: Attribute) -> TensorSpec:
 
 
 def _constants(function: func.FuncOp) -> list[ConstantData]:
-    """Every constant of the function, those in scan bodies too: the function's arena holds them all."""
+    """Every constant of the function, those in scan bodies too, by slot: the
+    function's table of constants points at them all."""
     found = []
-    for op in function_block(function).walk():
-        if isinstance(op, rlx.ConstantOp):
-            spec = _spec(op.result.type)
-            values = op.values().reshape(-1)  # a resource's bytes, not copied
-            count = int(np.prod(spec.shape))
-            data = values if values.size == count else np.ascontiguousarray(np.broadcast_to(values, (count,)))
-            offsets = op.attributes[OFFSETS]
-            assert isinstance(offsets, DenseArrayBase), "plan-memory records the offsets"
-            resource = op.value if isinstance(op.value, ResourceElementsAttr) else None
-            digest = None if resource is None else f"{resource.blob.data.digest()}:{data.dtype.str}"
-            found.append(ConstantData(offsets.get_values()[0], data, digest))
+    for op in planned_constants(function):
+        spec = _spec(op.result.type)
+        values = op.values().reshape(-1)  # a resource's bytes, not copied
+        count = int(np.prod(spec.shape))
+        resource = op.value if isinstance(op.value, ResourceElementsAttr) else None
+        digest = None if resource is None else f"{resource.blob.data.digest()}:{values.dtype.str}"
+        if values.size != count:  # a splat: its bytes are not the blob's
+            values, digest = np.ascontiguousarray(np.broadcast_to(values, (count,))), None
+            values.flags.writeable = False
+        found.append(ConstantData(constant_slot(op), values, digest))
     return found
 
 
@@ -218,10 +218,10 @@ class Artifacts:
         for constant in self.constants:
             dtype = dtypes.from_numpy(constant.data.dtype)
             assert dtype is not None, "a constant's data has its tensor's dtype"
-            row: dict[str, object] = {"offset": constant.offset, "dtype": dtype.name, "count": int(constant.data.size)}
+            row: dict[str, object] = {"slot": constant.slot, "dtype": dtype.name, "count": int(constant.data.size)}
             if constant in shared:
                 assert constant.digest is not None
-                row["weights"] = Weights.key(constant.digest)
+                row["digest"] = constant.digest
             else:
                 raw = _bytes_of(constant.data)
                 row["start"] = start
@@ -232,7 +232,7 @@ class Artifacts:
             "name": self.name,
             "inputs": [[list(s.shape), s.dtype.name] for s in self.inputs],
             "outputs": [[list(s.shape), s.dtype.name] for s in self.outputs],
-            "plan": [self.plan.arena_size, self.plan.lower_bound, self.plan.offsets],
+            "plan": [self.plan.arena_size, self.plan.lower_bound, self.plan.offsets, self.plan.constant_bytes],
             "constants": constants,
             "llvm_ir": self.llvm_ir,
             "jit_text": self.jit_text,
@@ -244,10 +244,10 @@ class Artifacts:
         return [memoryview(json.dumps(document).encode() + b"\n"), *pieces], weights
 
     @classmethod
-    def decode(cls, payload: Buffer, load_weights: Callable[[str], memoryview | None]) -> Artifacts | None:
-        """`encode`'s payload back, its constants viewing `payload` and the weights
-        entries `load_weights` gives, not copied; None if one is missing (a
-        malformed one raises ValueError, KeyError or TypeError)."""
+    def decode(cls, payload: Buffer, load_weights: Callable[[str], Buffer | None]) -> Artifacts | None:
+        """`encode`'s payload back, its constants viewing `payload` and the bytes
+        `load_weights` gives for each weights digest, not copied; None if one is
+        missing (a malformed one raises ValueError, KeyError or TypeError)."""
         view = memoryview(payload).cast("B")
         end = _line_end(view)
         if end < 0:
@@ -260,18 +260,18 @@ class Artifacts:
         constants = []
         for c in d["constants"]:
             dtype = dtypes.from_name(c["dtype"]).numpy
-            source, start = (blob, int(c["start"])) if "start" in c else (load_weights(str(c["weights"])), 0)
+            digest = str(c["digest"]) if "digest" in c else None
+            source, start = (blob, int(c["start"])) if digest is None else (load_weights(digest), 0)
             if source is None:
                 return None
-            constants.append(
-                ConstantData(int(c["offset"]), np.frombuffer(memoryview(source), dtype, int(c["count"]), start))
-            )
-        size, bound, offsets = d["plan"]
+            data = np.frombuffer(memoryview(source), dtype, int(c["count"]), start)
+            constants.append(ConstantData(int(c["slot"]), data, digest))
+        size, bound, offsets, constant_bytes = d["plan"]
         return cls(
             str(d["name"]),
             specs(d["inputs"]),
             specs(d["outputs"]),
-            MemoryPlan(int(size), int(bound), {str(k): int(v) for k, v in offsets.items()}),
+            MemoryPlan(int(size), int(bound), {str(k): int(v) for k, v in offsets.items()}, int(constant_bytes)),
             constants,
             str(d["llvm_ir"]),
             str(d["jit_text"]),
@@ -448,9 +448,16 @@ def _load_artifacts(disk_key: str) -> Artifacts | None:
     if data is None:
         return None
     try:
-        return Artifacts.decode(data, lambda key: disk_cache.load_view("weights", key))
+        return Artifacts.decode(data, _weights)
     except (ValueError, KeyError, TypeError, AttributeError):  # a verified entry of an older layout
         return None
+
+
+def _weights(digest: str) -> Buffer | None:
+    """The bytes of the weights of `digest`: those a live executable reads (nothing
+    to load), else the disk cache's entry."""
+    shared = shared_constant(digest)
+    return shared if shared is not None else disk_cache.load_view("weights", Weights.key(digest))
 
 
 def _derive(
