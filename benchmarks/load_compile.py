@@ -16,7 +16,11 @@ peak memory is its own (`ru_maxrss`) and nothing is cached in memory:
   (import, compile, one call), then a second input shape [2, 64] (what a new
   shape costs);
 - warm: a new process running the session at [1, 128] on the session's
-  cache folder (a disk-cache hit);
+  cache folder (a disk-cache hit): opening the session, its first run, and
+  the two together; then the same in one more process (the first warm
+  process may hash what the cache's stamps do not vouch for yet:
+  `rlx_mlir/disk_cache.py`, "Stamps"), and once more under cProfile
+  (`--profile N`: its N costliest functions);
 - jax: `jax.jit` of the same forward pass written in jax.numpy with the same
   weights, its lower + compile (the compile-time peer; `--no-jax` leaves it out).
 
@@ -112,14 +116,24 @@ def child_cold(path: str, threads: int, profile: int) -> dict[str, object]:
     return {"load": load_row, "compile": compile_row, "checksum": float(np.abs(y).sum())}
 
 
-def child_session(path: str, threads: int) -> dict[str, object]:
+def child_session(path: str, threads: int, profile: int = 0, second: bool = True) -> dict[str, object]:
+    profiler = cProfile.Profile() if profile else None
+    if profiler:
+        profiler.enable()
     from rlx_mlir.onnx import InferenceSession
 
     session, open_row = _timed(lambda: InferenceSession(path, threads=threads))
     first, first_row = _timed(lambda: session.run(None, {"input_ids": _ids(FIRST)}))  # type: ignore[attr-defined]
-    _, second_row = _timed(lambda: session.run(None, {"input_ids": _ids(SECOND)}))  # type: ignore[attr-defined]
+    if profiler:
+        profiler.disable()
+        stats = pstats.Stats(profiler, stream=sys.stderr)
+        stats.sort_stats("cumulative").print_stats(profile)
+        stats.sort_stats("tottime").print_stats(profile)
     checksum = float(np.abs(first[0]).sum())  # type: ignore[index]
-    return {"open": open_row, "first shape": first_row, "second shape": second_row, "checksum": checksum}
+    result: dict[str, object] = {"open": open_row, "first shape": first_row, "checksum": checksum}
+    if second:
+        _, result["second shape"] = _timed(lambda: session.run(None, {"input_ids": _ids(SECOND)}))  # type: ignore[attr-defined]
+    return result
 
 
 def child_jax() -> dict[str, object]:
@@ -175,6 +189,10 @@ def _child(kind: str, path: Path, cache: Path, threads: int, profile: int) -> di
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def _sum(first: dict[str, float], then: dict[str, float]) -> dict[str, float]:
+    return {"wall": first["wall"] + then["wall"], "cpu": first["cpu"] + then["cpu"], "rss": then["rss"]}
+
+
 def _row(label: str, figures: dict[str, float]) -> str:
     return f"| {label} | {figures['wall']:.2f} | {figures['cpu']:.2f} | {figures['rss']:.0f} |"
 
@@ -198,6 +216,8 @@ def main() -> None:
             return
         elif kind == "jax":
             result = child_jax()
+        elif kind == "warm":
+            result = child_session(path, args.threads, args.profile, second=False)
         else:
             result = child_session(path, args.threads)
         print(json.dumps(result))
@@ -217,8 +237,13 @@ def main() -> None:
             print(_row("session: open", session["open"]))  # type: ignore[arg-type]
             print(_row(f"session: first run {list(FIRST)}", session["first shape"]))  # type: ignore[arg-type]
             print(_row(f"session: new shape {list(SECOND)}", session["second shape"]))  # type: ignore[arg-type]
-            warm = _child("session", path, Path(session_cache), args.threads, 0)
-            print(_row(f"new process, warm cache: first run {list(FIRST)}", warm["first shape"]))  # type: ignore[arg-type]
+            for label in ("new process, warm cache", "one more new process"):
+                warm = _child("warm", path, Path(session_cache), args.threads, 0)
+                print(_row(f"{label}: open", warm["open"]))  # type: ignore[arg-type]
+                print(_row(f"{label}: first run {list(FIRST)}", warm["first shape"]))  # type: ignore[arg-type]
+                print(_row(f"{label}: open + first run", _sum(warm["open"], warm["first shape"])))  # type: ignore[arg-type]
+            if args.profile:
+                _child("warm", path, Path(session_cache), args.threads, args.profile)
             if not args.no_jax:
                 peer = _child("jax", path, Path(cold_cache), args.threads, 0)
                 print(_row(f"peer: jax.jit lower + compile {list(FIRST)}", peer["compile"]))  # type: ignore[arg-type]

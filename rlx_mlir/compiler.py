@@ -7,6 +7,7 @@ function (signature, constants, memory plan), then lowers to LLVM and JITs.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import re
@@ -25,7 +26,6 @@ from xdsl.utils.exceptions import ParseError as XdslParseError
 
 from rlx_mlir import autotune, blas, disk_cache, dtypes, thread_pool
 from rlx_mlir.context import cycle_collection_paused, make_context
-from rlx_mlir.dialects import rlx
 from rlx_mlir.dialects.common import element_type, shape_of
 from rlx_mlir.dialects.elision import elided_text, key_text, text_and_blobs
 from rlx_mlir.dialects.parser import RlxParser
@@ -314,10 +314,29 @@ class Weights:
             entries[cls.key(constant.digest)] = _bytes_of(constant.data)
         return cls(entries)
 
-    def store(self) -> None:
+    def store(self) -> dict[str, memoryview]:
+        """Write the entries not stored yet; the payloads written, by entry key, as
+        read-only maps of the new files (where the executable then reads them)."""
+        written = {}
         for key, data in self.entries.items():
             if not disk_cache.exists("weights", key):
-                disk_cache.store("weights", key, [data])
+                view = disk_cache.store("weights", key, [data], mapped=True)
+                if view is not None:
+                    written[key] = view
+        return written
+
+
+def _in_stored_weights(constants: list[ConstantData], written: Mapping[str, memoryview]) -> list[ConstantData]:
+    """`constants`, each whose weights entry was just written viewing the entry's map
+    instead of the bytes it was compiled from (a model file's, at any alignment:
+    the entry's payload is 64-byte aligned and needs no copy; its pages are the
+    page cache's, shared with every process reading the entry)."""
+    moved = []
+    for c in constants:
+        view = None if c.digest is None else written.get(Weights.key(c.digest))
+        data = c.data if view is None else np.frombuffer(view, c.data.dtype, c.data.size)
+        moved.append(ConstantData(c.slot, data, c.digest))
+    return moved
 
 
 def _line_end(view: memoryview) -> int:
@@ -390,8 +409,9 @@ def compile(
             built = _built(source.build) if isinstance(source, Source) else source
             artifacts = derived = _derive(built, pipeline, entry, effective, machine, kernel_tuning, measuring, profile)
         payload, weights = artifacts.encode()
-        if weights is not None:
-            weights.store()  # before the module entry that names it
+        if weights is not None:  # before the module entry that names it
+            stored = _in_stored_weights(artifacts.constants, weights.store())
+            artifacts = derived = dataclasses.replace(artifacts, constants=stored)
         disk_cache.store("module", disk_key, payload)
     else:
         derived = None
@@ -457,7 +477,7 @@ def _weights(digest: str) -> Buffer | None:
     """The bytes of the weights of `digest`: those a live executable reads (nothing
     to load), else the disk cache's entry."""
     shared = shared_constant(digest)
-    return shared if shared is not None else disk_cache.load_view("weights", Weights.key(digest))
+    return shared.data if shared is not None else disk_cache.load_view("weights", Weights.key(digest))
 
 
 def _derive(

@@ -31,7 +31,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr
 from xdsl.ir import Block, Operation, OpResult, SSAValue
@@ -51,7 +50,6 @@ ARENA_LOWER_BOUND = "rlx.arena_lower_bound"
 
 ALIGNMENT = 64
 NOT_IN_ARENA = -1
-
 
 
 def constant_alignment(dtype: np.dtype) -> int:
