@@ -301,6 +301,8 @@ class Weights:
 
     entries: dict[str, memoryview]
     """Each blob's bytes by its entry key."""
+    live: frozenset[str] = frozenset()
+    """The entries whose bytes a live executable reads already (`runtime.shared_constant`)."""
 
     @staticmethod
     def key(digest: str) -> str:
@@ -308,29 +310,35 @@ class Weights:
 
     @classmethod
     def of(cls, constants: Sequence[ConstantData]) -> Weights:
-        entries = {}
+        entries, live = {}, set()
         for constant in constants:
             assert constant.digest is not None
             entries[cls.key(constant.digest)] = _bytes_of(constant.data)
-        return cls(entries)
+            if shared_constant(constant.digest) is not None:
+                live.add(cls.key(constant.digest))
+        return cls(entries, frozenset(live))
 
     def store(self) -> dict[str, memoryview]:
-        """Write the entries not stored yet; the payloads written, by entry key, as
-        read-only maps of the new files (where the executable then reads them)."""
-        written = {}
+        """Write the entries not stored yet. Where each entry's payload can be read
+        in place, by entry key: a read-only map of the file just written, or of the
+        one stored before (verified, as every load is) unless a live executable
+        reads its bytes already."""
+        found = {}
         for key, data in self.entries.items():
             if not disk_cache.exists("weights", key):
                 view = disk_cache.store("weights", key, [data], mapped=True)
-                if view is not None:
-                    written[key] = view
-        return written
+            else:
+                view = None if key in self.live else disk_cache.load_view("weights", key)
+            if view is not None:
+                found[key] = view
+        return found
 
 
 def _in_stored_weights(constants: list[ConstantData], written: Mapping[str, memoryview]) -> list[ConstantData]:
-    """`constants`, each whose weights entry was just written viewing the entry's map
-    instead of the bytes it was compiled from (a model file's, at any alignment:
-    the entry's payload is 64-byte aligned and needs no copy; its pages are the
-    page cache's, shared with every process reading the entry)."""
+    """`constants`, each whose weights entry `written` maps viewing that map instead
+    of the bytes it was compiled from (a model file's, at any alignment: the
+    entry's payload is 64-byte aligned and needs no copy; its pages are the page
+    cache's, shared with every process reading the entry)."""
     moved = []
     for c in constants:
         view = None if c.digest is None else written.get(Weights.key(c.digest))

@@ -38,7 +38,6 @@ import json
 import mmap
 import os
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -288,7 +287,7 @@ class _Model:
             with open(path, "rb") as stream:
                 info = os.fstat(stream.fileno())
                 graph = _outline(_mapped(stream))
-                sha = _file_sha256(stream, info)
+                sha = weights.file_sha256(stream)
         except OSError as error:
             raise ArgumentError(f"cannot read the ONNX model '{path}': {error.strerror or error}") from None
         path = path.resolve()
@@ -353,32 +352,10 @@ def _external_files(graph: onnx.GraphProto, folder: Path) -> dict[str, Path]:
     return {n: folder / n for n in inside if (folder / n).is_file() and not (folder / n).is_symlink()}
 
 
-def _file_sha256(stream: BinaryIO, info: os.stat_result) -> str:
-    """SHA-256 of an open file's bytes, remembered in the cache folder by the file's
-    identity (`disk_cache.remember`): a session of an unchanged file hashes nothing."""
-    what = "sha256"
-    known = disk_cache.recall(what, info)
-    if known is not None:
-        return known.decode()
-    started = time.time_ns()
-    digest = _hash_file(stream)
-    disk_cache.remember(what, info, digest.encode(), started)
-    return digest
-
-
-def _hash_file(stream: BinaryIO) -> str:
-    """SHA-256 of an open file's bytes, read in chunks."""
-    stream.seek(0)
-    digest = hashlib.sha256()
-    for chunk in iter(lambda: stream.read(1 << 24), b""):
-        digest.update(chunk)
-    return digest.hexdigest()
-
-
 def _file_sha256_of(path: Path, location: str) -> str:
     try:
         with open(path, "rb") as stream:
-            return _file_sha256(stream, os.fstat(stream.fileno()))
+            return weights.file_sha256(stream)
     except OSError as error:
         raise ArgumentError(f"cannot read the model's external data '{location}': {error}") from None
 

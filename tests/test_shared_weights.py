@@ -21,6 +21,7 @@ from onnx import TensorProto, helper, numpy_helper
 import rlx_mlir as rlx
 import rlx_mlir.onnx as rlx_onnx
 from rlx_mlir import disk_cache, runtime
+from rlx_mlir.frontends.onnx import weights
 
 WIDTH = 600
 """A [600, 600] f32 weight: 1.44 MB, over `disk_cache.MAP_OVER` (a mapped, stamped entry)."""
@@ -133,13 +134,13 @@ def test_the_model_digest_is_remembered_until_the_file_changes(tmp_path: Path, m
     rewritten in place with other weights of the same size, it is hashed again
     and its own results come out, never the first file's compile."""
     hashed: list[str] = []
-    real = rlx_onnx._hash_file
+    real = weights.hash_file
 
     def counting(stream: BinaryIO) -> str:
         hashed.append(stream.name)
         return real(stream)
 
-    monkeypatch.setattr(rlx_onnx, "_hash_file", counting)
+    monkeypatch.setattr(weights, "hash_file", counting)
     path = tmp_path / "mm.onnx"
     path.write_bytes(_model(_weight(2)))
     time.sleep(0.05)  # older than RACY_NS: not racily clean
@@ -210,3 +211,27 @@ def test_a_damaged_weights_entry_is_still_a_miss(private_cache: Path) -> None:
     assert not exe.cached["module"]
     assert any("does not match its header" in str(w.message) for w in caught)
     np.testing.assert_array_equal(exe(data)[0], want)
+
+
+def _weight_digest(path: Path) -> str:
+    from rlx_mlir.dialects.resources import ResourceElementsAttr
+    from rlx_mlir.frontends.onnx import load
+
+    module = load(str(path), {"x": (2, WIDTH)})
+    (value,) = [op.value for op in module.walk() if isinstance(getattr(op, "value", None), ResourceElementsAttr)]
+    return value.blob.data.digest()
+
+
+def test_an_imported_weight_is_known_by_its_span_of_the_hashed_file(tmp_path: Path) -> None:
+    """A weight viewed in a model file's map gets its digest from the file's SHA-256
+    and its span (no hash of its bytes: a second import reads none of its pages);
+    the same file gives the same digest, other weights another one."""
+    import hashlib
+
+    path = tmp_path / "mm.onnx"
+    path.write_bytes(_model(_weight(8)))
+    digest = _weight_digest(path)
+    assert digest != hashlib.blake2b(_weight(8).tobytes(), digest_size=16).hexdigest()
+    assert _weight_digest(path) == digest
+    path.write_bytes(_model(_weight(9)))
+    assert _weight_digest(path) != digest

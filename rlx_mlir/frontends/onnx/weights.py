@@ -14,7 +14,13 @@ or in an external file is read by the loader as before.
 
 from __future__ import annotations
 
+import hashlib
+import os
+import time
 from dataclasses import dataclass
+from typing import BinaryIO
+
+from rlx_mlir import disk_cache
 
 MODEL_GRAPH, GRAPH_INITIALIZER, TENSOR_RAW_DATA = 7, 5, 9
 _LENGTH_DELIMITED = 2
@@ -136,3 +142,32 @@ def outline(data: memoryview) -> bytes:
                 graph += _message(GRAPH_INITIALIZER, tensor)
         model += _message(MODEL_GRAPH, bytes(graph))
     return bytes(model)
+
+
+def file_sha256(stream: BinaryIO) -> str:
+    """SHA-256 of an open file's bytes, remembered in the cache folder by the file's
+    identity (`disk_cache.remember`): an unchanged model file is hashed once, and
+    opening a session or importing the model again reads none of it."""
+    info = os.fstat(stream.fileno())
+    known = disk_cache.recall("sha256", info)
+    if known is not None:
+        return known.decode()
+    started = time.time_ns()
+    digest = hash_file(stream)
+    disk_cache.remember("sha256", info, digest.encode(), started)
+    return digest
+
+
+def hash_file(stream: BinaryIO) -> str:
+    """SHA-256 of an open file's bytes, read in chunks."""
+    stream.seek(0)
+    digest = hashlib.sha256()
+    for chunk in iter(lambda: stream.read(1 << 24), b""):
+        digest.update(chunk)
+    return digest.hexdigest()
+
+
+def span_digest(file_sha256: str, start: int, length: int) -> str:
+    """The digest of the bytes at [start, start + length) of the file of that SHA-256:
+    they are determined by it, so they need not be hashed (`resources.declare_digest`)."""
+    return hashlib.blake2b(f"onnx span {file_sha256}:{start}:{length}".encode(), digest_size=16).hexdigest()
