@@ -86,22 +86,22 @@ def _export(exporter: str, folder: Path) -> Path:
 
 def _usage() -> dict[str, float]:
     """This process's CPU seconds so far, its peak RSS in MB, and its anonymous
-    (private) resident memory now: RSS also counts the pages of mapped files it
-    touched (weights read in place from the disk cache), which are the page
-    cache's, shared with every process mapping them."""
+    resident memory now: RSS also counts the pages of mapped files it touched
+    (weights read in place from the disk cache), which are the page cache's,
+    shared with every process mapping them."""
     own = resource.getrusage(resource.RUSAGE_SELF)
     return {"cpu": own.ru_utime + own.ru_stime, "rss": own.ru_maxrss / 1024, "anon": _anonymous_mb()}
 
 
 def _anonymous_mb() -> float:
+    """RssAnon + RssShmem of /proc/self/status (a large arena is an anonymous
+    shared map: `runtime.aligned_buffer`), NaN where there is none."""
     try:
         with open("/proc/self/status") as status:
-            for line in status:
-                if line.startswith("RssAnon:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return float("nan")
+            fields = dict(line.split(":", 1) for line in status if ":" in line)
+        return sum(int(fields[k].split()[0]) for k in ("RssAnon", "RssShmem")) / 1024
+    except (OSError, KeyError, ValueError):
+        return float("nan")
 
 
 def _timed(work: Callable[[], object]) -> tuple[object, dict[str, float]]:

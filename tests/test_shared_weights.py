@@ -235,3 +235,17 @@ def test_an_imported_weight_is_known_by_its_span_of_the_hashed_file(tmp_path: Pa
     assert _weight_digest(path) == digest
     path.write_bytes(_model(_weight(9)))
     assert _weight_digest(path) != digest
+
+
+def test_a_profiling_build_reads_the_same_weights() -> None:
+    """`exe.profile` compiles a second build of the same plan: it reads the
+    first build's weight buffer, not a copy."""
+    b = rlx.Builder("f")
+    x = b.input((2, WIDTH))
+    b.output(b.matmul(x, b.constant(_weight(10))))
+    exe = rlx.compile(b.module())
+    data = _feed(2)["x"]
+    exe.profile(data, repeat=1)
+    assert exe._profiling is not None
+    ((ours,), (theirs,)) = _weight_buffers(exe), _weight_buffers(exe._profiling)
+    assert ours.ctypes.data == theirs.ctypes.data
