@@ -16,13 +16,20 @@ peak memory is its own (`ru_maxrss`) and nothing is cached in memory:
   (import, compile, one call), then a second input shape [2, 64] (what a new
   shape costs);
 - warm: a new process running the session at [1, 128] on the session's
-  cache folder (a disk-cache hit);
+  cache folder (a disk-cache hit): opening the session, compiling for the
+  feed (`session.executable`), the two together, then the first call (the
+  model's own work, and the first touch of its weights' pages); then the
+  same in one more process (the first warm process hashes the weights
+  entries once, which no stamp vouches for yet: `rlx_mlir/disk_cache.py`,
+  "Stamps"), and once more under cProfile with `--profile N`;
 - jax: `jax.jit` of the same forward pass written in jax.numpy with the same
   weights, its lower + compile (the compile-time peer; `--no-jax` leaves it out).
 
 Every figure is wall seconds and the child's CPU seconds (user + system; the
-host is shared), peak RSS in MB. `--profile N` prints the N functions of most
-cumulative time of the cold child (cProfile).
+host is shared), peak RSS in MB and anonymous resident MB at the step's end
+(RSS counts the mapped weights' pages too). `--profile N` prints the N
+functions of most cumulative time of the cold child and of a warm one
+(cProfile).
 """
 
 from __future__ import annotations
@@ -78,16 +85,31 @@ def _export(exporter: str, folder: Path) -> Path:
 
 
 def _usage() -> dict[str, float]:
-    """This process's CPU seconds so far and its peak RSS in MB."""
+    """This process's CPU seconds so far, its peak RSS in MB, and its anonymous
+    resident memory now: RSS also counts the pages of mapped files it touched
+    (weights read in place from the disk cache), which are the page cache's,
+    shared with every process mapping them."""
     own = resource.getrusage(resource.RUSAGE_SELF)
-    return {"cpu": own.ru_utime + own.ru_stime, "rss": own.ru_maxrss / 1024}
+    return {"cpu": own.ru_utime + own.ru_stime, "rss": own.ru_maxrss / 1024, "anon": _anonymous_mb()}
+
+
+def _anonymous_mb() -> float:
+    """RssAnon + RssShmem of /proc/self/status (a large arena is an anonymous
+    shared map: `runtime.aligned_buffer`), NaN where there is none."""
+    try:
+        with open("/proc/self/status") as status:
+            fields = dict(line.split(":", 1) for line in status if ":" in line)
+        return sum(int(fields[k].split()[0]) for k in ("RssAnon", "RssShmem")) / 1024
+    except (OSError, KeyError, ValueError):
+        return float("nan")
 
 
 def _timed(work: Callable[[], object]) -> tuple[object, dict[str, float]]:
     before, start = _usage(), time.perf_counter()
     result = work()
     after = _usage()
-    return result, {"wall": time.perf_counter() - start, "cpu": after["cpu"] - before["cpu"], "rss": after["rss"]}
+    wall = time.perf_counter() - start
+    return result, {"wall": wall, "cpu": after["cpu"] - before["cpu"], "rss": after["rss"], "anon": after["anon"]}
 
 
 def _ids(shape: tuple[int, int]) -> np.ndarray:
@@ -112,14 +134,28 @@ def child_cold(path: str, threads: int, profile: int) -> dict[str, object]:
     return {"load": load_row, "compile": compile_row, "checksum": float(np.abs(y).sum())}
 
 
-def child_session(path: str, threads: int) -> dict[str, object]:
+def child_session(path: str, threads: int, profile: int = 0, second: bool = True) -> dict[str, object]:
+    profiler = cProfile.Profile() if profile else None
+    if profiler:
+        profiler.enable()
     from rlx_mlir.onnx import InferenceSession
 
     session, open_row = _timed(lambda: InferenceSession(path, threads=threads))
-    first, first_row = _timed(lambda: session.run(None, {"input_ids": _ids(FIRST)}))  # type: ignore[attr-defined]
-    _, second_row = _timed(lambda: session.run(None, {"input_ids": _ids(SECOND)}))  # type: ignore[attr-defined]
+    feed = {"input_ids": _ids(FIRST)}
+    _, compile_row = _timed(lambda: session.executable(feed))  # type: ignore[attr-defined]
+    first, call_row = _timed(lambda: session.run(None, feed))  # type: ignore[attr-defined]
+    first_row = _sum(compile_row, call_row)
+    if profiler:
+        profiler.disable()
+        stats = pstats.Stats(profiler, stream=sys.stderr)
+        stats.sort_stats("cumulative").print_stats(profile)
+        stats.sort_stats("tottime").print_stats(profile)
     checksum = float(np.abs(first[0]).sum())  # type: ignore[index]
-    return {"open": open_row, "first shape": first_row, "second shape": second_row, "checksum": checksum}
+    result: dict[str, object] = {"open": open_row, "compile": compile_row, "call": call_row}
+    result.update({"first shape": first_row, "checksum": checksum})
+    if second:
+        _, result["second shape"] = _timed(lambda: session.run(None, {"input_ids": _ids(SECOND)}))  # type: ignore[attr-defined]
+    return result
 
 
 def child_jax() -> dict[str, object]:
@@ -175,8 +211,12 @@ def _child(kind: str, path: Path, cache: Path, threads: int, profile: int) -> di
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def _sum(first: dict[str, float], then: dict[str, float]) -> dict[str, float]:
+    return {**then, "wall": first["wall"] + then["wall"], "cpu": first["cpu"] + then["cpu"]}
+
+
 def _row(label: str, figures: dict[str, float]) -> str:
-    return f"| {label} | {figures['wall']:.2f} | {figures['cpu']:.2f} | {figures['rss']:.0f} |"
+    return f"| {label} | {figures['wall']:.2f} | {figures['cpu']:.2f} | {figures['rss']:.0f} | {figures['anon']:.0f} |"
 
 
 def main() -> None:
@@ -198,6 +238,8 @@ def main() -> None:
             return
         elif kind == "jax":
             result = child_jax()
+        elif kind == "warm":
+            result = child_session(path, args.threads, args.profile, second=False)
         else:
             result = child_session(path, args.threads)
         print(json.dumps(result))
@@ -208,7 +250,8 @@ def main() -> None:
         path = _export(exporter, args.models_dir)
         print(f"\nBERT-base, {exporter} export: {path.stat().st_size / 1e6:.0f} MB, threads={args.threads}")
         print(f"load average at start: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
-        print("| step | wall s | CPU s | peak RSS MB (the child's, so far) |\n|---|---|---|---|")
+        print("| step | wall s | CPU s | peak RSS MB (the child's, so far) | anonymous MB at its end |")
+        print("|---|---|---|---|---|")
         with tempfile.TemporaryDirectory() as cold_cache, tempfile.TemporaryDirectory() as session_cache:
             cold = _child("cold", path, Path(cold_cache), args.threads, args.profile)
             print(_row(f"load {list(FIRST)}", cold["load"]))  # type: ignore[arg-type]
@@ -217,8 +260,14 @@ def main() -> None:
             print(_row("session: open", session["open"]))  # type: ignore[arg-type]
             print(_row(f"session: first run {list(FIRST)}", session["first shape"]))  # type: ignore[arg-type]
             print(_row(f"session: new shape {list(SECOND)}", session["second shape"]))  # type: ignore[arg-type]
-            warm = _child("session", path, Path(session_cache), args.threads, 0)
-            print(_row(f"new process, warm cache: first run {list(FIRST)}", warm["first shape"]))  # type: ignore[arg-type]
+            for label in ("new process, warm cache", "one more new process"):
+                warm = _child("warm", path, Path(session_cache), args.threads, 0)
+                print(_row(f"{label}: open", warm["open"]))  # type: ignore[arg-type]
+                print(_row(f"{label}: compile {list(FIRST)}", warm["compile"]))  # type: ignore[arg-type]
+                print(_row(f"{label}: open + compile", _sum(warm["open"], warm["compile"])))  # type: ignore[arg-type]
+                print(_row(f"{label}: first call", warm["call"]))  # type: ignore[arg-type]
+            if args.profile:
+                _child("warm", path, Path(session_cache), args.threads, args.profile)
             if not args.no_jax:
                 peer = _child("jax", path, Path(cold_cache), args.threads, 0)
                 print(_row(f"peer: jax.jit lower + compile {list(FIRST)}", peer["compile"]))  # type: ignore[arg-type]

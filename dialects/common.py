@@ -202,9 +202,10 @@ class TensorOp(IRDLOperation, ABC):
 
 
 class ArenaConstant(OpTrait):
-    """The op's result is data written into the arena once, when the executable is
-    made, and never by a kernel: what a kernel derives from it on one call (a
-    packed copy, kept in scratch) still holds on every later call."""
+    """The op's result is data fixed when the executable is made (outside the
+    arena, read through its slot of the constants' table) and never written by a
+    kernel: what a kernel derives from it on one call (a packed copy, kept in
+    scratch) still holds on every later call."""
 
 
 def holds_constant(value: SSAValue) -> bool:

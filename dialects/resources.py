@@ -75,7 +75,8 @@ class Blob:
             return known
         view = flat.view()
         view.flags.writeable = False
-        blob = cls(view)
+        digest = _DECLARED.get(where) if kept else None
+        blob = cls(view, [] if digest is None else [digest])
         if kept:
             _LIVE[where] = blob
         return blob
@@ -119,6 +120,22 @@ def immutable(array: np.ndarray) -> bool:
         return memoryview(array).readonly
     except TypeError:
         return False
+
+
+_DECLARED: dict[tuple[int, int, str], str] = {}
+"""Digests declared for immutable arrays' bytes (`declare_digest`), by (address, size, dtype)."""
+
+
+def declare_digest(array: np.ndarray, digest: str) -> None:
+    """Declare the digest of an immutable array's bytes, known from what holds
+    them (an ONNX file's SHA-256 and their span in it: `frontends/onnx/load.py`),
+    so a blob of them need not hash them: a model's second import reads none of
+    its weights' pages. Forgotten when the array is freed, before its memory
+    can hold other bytes. The digest must determine the bytes, as a hash of
+    them would."""
+    where = (array.ctypes.data, array.nbytes, array.dtype.str)
+    _DECLARED[where] = digest
+    weakref.finalize(array, _DECLARED.pop, where, None)
 
 
 _LIVE: weakref.WeakValueDictionary[tuple[int, int, str], Blob] = weakref.WeakValueDictionary()

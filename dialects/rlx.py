@@ -104,7 +104,7 @@ class _SplatCanonicalization(HasCanonicalizationPatternsTrait):
 
 @irdl_op_definition
 class ConstantOp(IRDLOperation):
-    """`rlx.constant dense<[1.0, 2.0]> : tensor<2xf32>`: data placed once in the arena.
+    """`rlx.constant dense<[1.0, 2.0]> : tensor<2xf32>`: read-only data, outside the arena.
 
     A large one (a model's weights) is a resource, `rlx.constant
     dense_resource<w> : tensor<768x768xf32>`, whose bytes stay binary and are

@@ -3,12 +3,15 @@
 The result is, per kernel, a kernel function, a uniform thunk and (for large
 kernels) a parallel launcher, plus the entry function
 
-    void @<name>(ptr %arena, ptr %io, ptr %status)
+    void @<name>(ptr %arena, ptr %io, ptr %status, ptr %constants)
 
-where `io` points at the input pointers followed by the output pointers and
-`status` at the index-error block (see `lowering.core.kernel`).
+where `io` points at the input pointers followed by the output pointers,
+`status` at the index-error block (see `lowering.core.kernel`) and
+`constants` at the table of constant pointers (slot k: the address of the
+constant with `rlx.constant_slot` k; `rlx_mlir/memory_plan.py`).
 The entry walks the schedule: it computes each kernel's buffer pointers
-(arena + planned offset, an input, or an output) and calls the kernel.
+(arena + planned offset, a constant's pointer, an input, or an output) and
+calls the kernel.
 Reshape views cost nothing (they reuse their source's pointer); returned
 values that no kernel wrote in place are copied with `llvm.memcpy`.
 
@@ -73,6 +76,7 @@ from rlx_mlir.memory_plan import (
     SCRATCH_OFFSETS,
     Scratch,
     block_bindings,
+    constant_slot,
     index_checks,
     kept_scratch,
     nbytes,
@@ -110,10 +114,12 @@ class _EntryBuilder:
         self.threads = threads
         self.tuning = tuning
         self.name = function.sym_name.data
-        self.block = Block(arg_types=[PTR, PTR, PTR])
+        self.block = Block(arg_types=[PTR, PTR, PTR, PTR])
         self.region = Region([self.block])
         self.e = Emitter(self.block)
-        self.arena, self.io, self.status = self.block.args
+        self.arena, self.io, self.status, self.constants = self.block.args
+        self.constant_pointers: dict[int, SSAValue] = {}
+        """Each constant's pointer, loaded from its slot once, at the entry's start."""
         self.n_inputs = len(function.function_type.inputs)
         self.bindings = output_bindings(function)
         self.pointers: dict[tuple[str, int, int], SSAValue] = {}
@@ -135,13 +141,25 @@ class _EntryBuilder:
         e = self.e
         return e.op(llvm.LoadOp(e.op(llvm.GEPOp(self.io, [slot], PTR, inbounds=True)), PTR))
 
+    def constant_pointer(self, slot: int) -> SSAValue:
+        """The pointer in slot `slot` of the constants' table, loaded at the entry's
+        start (so it dominates every use, in a scan's loops too) the first time."""
+        if slot not in self.constant_pointers:
+            at = llvm.GEPOp(self.constants, [slot], PTR, inbounds=True)
+            load = llvm.LoadOp(at.results[0], PTR)
+            Rewriter.insert_op([at, load], InsertPoint.at_start(self.block))
+            self.constant_pointers[slot] = load.results[0]
+        return self.constant_pointers[slot]
+
     def location(self, value: SSAValue) -> tuple[str, int, int]:
-        """Where `value` lives: (io slot or arena, slot or offset, byte offset into it)."""
+        """Where `value` lives: (io slot, constant slot or arena; slot or offset; byte offset into it)."""
         root, delta = view_source(value)
         if isinstance(root, BlockArgument):
             return ("io", root.index, delta)
         if root in self.bindings:
             return ("io", self.n_inputs + self.bindings[root], delta)
+        if isinstance(root.owner, rlx.ConstantOp):
+            return ("constant", constant_slot(root.owner), delta)
         return ("arena", planned_offset(root) + delta, 0)
 
     def byte_offset(self, base: SSAValue, offset: int) -> SSAValue:
@@ -157,8 +175,8 @@ class _EntryBuilder:
         location = self.location(value)
         if location not in self.pointers:
             kind, where, delta = location
-            if kind == "io":
-                base = self.io_pointer(where)
+            if kind in ("io", "constant"):
+                base = self.io_pointer(where) if kind == "io" else self.constant_pointer(where)
                 self.pointers[location] = self.byte_offset(base, delta) if delta else base
             else:
                 self.pointers[location] = self.byte_offset(self.arena, where)
@@ -588,7 +606,7 @@ class _EntryBuilder:
         self.e.op(llvm.ReturnOp())
         entry = llvm.FuncOp(
             self.name,
-            llvm.LLVMFunctionType([PTR, PTR, PTR]),
+            llvm.LLVMFunctionType([PTR, PTR, PTR, PTR]),
             body=self.region,
             linkage=llvm.LinkageAttr("external"),
         )

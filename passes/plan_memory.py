@@ -1,30 +1,34 @@
-"""plan-memory: place every constant and intermediate tensor in one arena.
+"""plan-memory: place every intermediate tensor in one arena.
 
 Function inputs and results are not in the arena: the runtime passes their
-pointers in, so nothing is copied at the boundary. Everything else gets a
-64-byte aligned offset:
+pointers in, so nothing is copied at the boundary. Constants are not in it
+either: each gets a slot in the table of constant pointers (`rlx.constant_slot`,
+numbered in walk order, scan bodies included), so a model's weights stay
+where their bytes are and executables share them. Everything else (results
+and scratch) gets a 64-byte aligned offset:
 
 1. the schedule is the op order; each value lives from its definition to its
    last use (uses of a `rlx.reshape` view count as uses of its source, which
    the view shares memory with);
 2. an elementwise op may write its result over an input that dies at that op
    (same byte size, read at the same index: an identity index map) - the
-   input's lifetime then ends just before the result's begins;
+   input's lifetime then ends just before the result's begins; never over a
+   constant, which is not a buffer of the arena and is read-only;
 3. buffers are placed in order of birth, each into the tightest free gap
    (best fit) among the buffers alive at the same time.
 
-The pass records `rlx.offsets` (one entry per result; -1 = bound by pointer)
-on each op and `rlx.arena_size` / `rlx.arena_lower_bound` on the function,
+The pass records `rlx.offsets` (one entry per result; -1 = bound by pointer
+or a view of a constant) on each op that computes, `rlx.constant_slot` on
+each constant and `rlx.arena_size` / `rlx.arena_lower_bound` on the function,
 where the lower bound is the peak of simultaneously live bytes. What those
-mean to their readers (views, output bindings, alignment) is
-`rlx_mlir/memory_plan.py`; this module is only the planner.
+mean to their readers (views, output bindings, alignment, the constants'
+table) is `rlx_mlir/memory_plan.py`; this module is only the planner.
 """
 
 from __future__ import annotations
 
 import bisect
 import heapq
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -43,6 +47,7 @@ from rlx_mlir.dialects.scan import BODY_ARENA, LoopOp
 from rlx_mlir.memory_plan import (
     ARENA_LOWER_BOUND,
     ARENA_SIZE,
+    CONSTANT_SLOT,
     NOT_IN_ARENA,
     OFFSETS,
     SCRATCH_OFFSETS,
@@ -53,6 +58,7 @@ from rlx_mlir.memory_plan import (
     element_size,
     kept_scratch,
     nbytes,
+    planned_constants,
     scratch_buffers,
     scratch_label,
     view_offset,
@@ -89,7 +95,7 @@ def is_identity(amap: AffineMap) -> bool:
     return index_maps.accesses(amap) == index_maps.identity(amap.num_dims)
 
 
-def collect_buffers(block: Block, constants: Sequence[ConstantOp]) -> list[Buffer]:
+def collect_buffers(block: Block) -> list[Buffer]:
     """The arena buffers of `block` with lifetimes in half-steps.
 
     Op `k` reads its inputs at time 2k and writes its results from 2k+1, so a
@@ -97,16 +103,12 @@ def collect_buffers(block: Block, constants: Sequence[ConstantOp]) -> list[Buffe
     first one's end is moved to 2k (the in-place case). An op's scratch
     buffers live over [2k, 2k+1], beside all its operands and results, but
     those it keeps from call to call (`NeedsScratch.kept_scratch`), which
-    live as long as the constants.
-    `constants` live for the whole call: the function's plan holds every
-    constant, those of its scan bodies too, whose plans hold none.
+    live for the whole call. Constants are not buffers (their table holds them).
     """
     ops = list(block.ops)
     bound = block_bindings(block)
     buffers: dict[SSAValue, Buffer] = {}
     horizon = 2 * len(ops) + 2
-    for constant in constants:
-        buffers[constant.result] = Buffer(constant.result, align(nbytes(constant.result)), 0, horizon)
     for k, op in enumerate(ops):
         for result in op.results:
             if result in bound or view_offset(op) is not None or isinstance(op, ConstantOp):
@@ -143,7 +145,6 @@ def _pair_in_place(ops: list[Operation], buffers: dict[SSAValue, Buffer]) -> Non
                     or delta != 0
                     or id(source) in claimed
                     or source.end != 2 * k + 1
-                    or source.start == 0  # constants stay
                     or source.size != out.size
                     or nbytes(operand) != nbytes(result)
                     or element_size(operand) != element_size(result)
@@ -213,20 +214,17 @@ def plan_function(function: func.FuncOp) -> MemoryPlan:
     block = function_block(function)
     for loop in _scans(block):
         _plan_body(loop)
-    constants = [op for op in block.walk() if isinstance(op, ConstantOp)]
-    buffers = collect_buffers(block, constants)
+    buffers = collect_buffers(block)
     size = place(buffers)
     bound = lower_bound(buffers)
     offsets = _annotate(block, buffers)
-    by_value = {b.value: b for b in buffers}
-    for constant in constants:
-        if constant.parent_block() is not block:  # a scan body's
-            offset = by_value[constant.result].offset
-            constant.attributes[OFFSETS] = DenseArrayBase.from_list(i64, [offset])
-            offsets[constant.result.name_hint or f"{constant.name}@{offset}"] = offset
+    constants = planned_constants(function)
+    for slot, constant in enumerate(constants):
+        constant.attributes.pop(OFFSETS, None)  # planned before constants left the arena
+        constant.attributes[CONSTANT_SLOT] = IntegerAttr(slot, i64)
     function.attributes[ARENA_SIZE] = IntegerAttr(size, i64)
     function.attributes[ARENA_LOWER_BOUND] = IntegerAttr(bound, i64)
-    return MemoryPlan(size, bound, offsets)
+    return MemoryPlan(size, bound, offsets, sum(nbytes(c.result) for c in constants))
 
 
 def _scans(block: Block) -> list[LoopOp]:
@@ -235,14 +233,14 @@ def _scans(block: Block) -> list[LoopOp]:
 
 def _plan_body(loop: LoopOp) -> None:
     """The nested plans: each body's buffers placed from 0 (its constants are
-    the function's), their sizes recorded as BODY_ARENA so the loop declares
+    in the function's table), their sizes recorded as BODY_ARENA so the loop declares
     that much scratch for its lifetime; `_annotate` moves the offsets to where
     that scratch lands."""
     sizes = []
     for block in loop.bodies():
         for inner in _scans(block):
             _plan_body(inner)
-        buffers = collect_buffers(block, [])
+        buffers = collect_buffers(block)
         sizes.append(place(buffers))
         _annotate(block, buffers)
     loop.attributes[BODY_ARENA] = DenseArrayBase.from_list(i64, sizes)
@@ -254,8 +252,7 @@ def _annotate(block: Block, buffers: list[Buffer]) -> dict[str, int]:
     by_value = {b.value: b for b in buffers}
     offsets: dict[str, int] = {}
     for index, op in enumerate(block.ops):
-        constant_elsewhere = isinstance(op, ConstantOp) and op.result not in by_value  # a body's: the function's
-        if op.results and not constant_elsewhere:
+        if op.results and not isinstance(op, ConstantOp):  # a constant has a slot instead
             entries = []
             for r, result in enumerate(op.results):
                 root, delta = view_source(result)
@@ -279,8 +276,6 @@ def _annotate(block: Block, buffers: list[Buffer]) -> dict[str, int]:
 def _shift(block: Block, base: int) -> None:
     """Move a body's plan (nested bodies included) from offset 0 to `base`."""
     for op in block.walk():
-        if isinstance(op, ConstantOp):
-            continue  # the function's own buffers
         for name in (OFFSETS, SCRATCH_OFFSETS):
             attr = op.attributes.get(name)
             if isinstance(attr, DenseArrayBase):

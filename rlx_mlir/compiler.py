@@ -7,6 +7,7 @@ function (signature, constants, memory plan), then lowers to LLVM and JITs.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import re
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from typing_extensions import Buffer
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DenseArrayBase, ModuleOp
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.utils.exceptions import ArgSpecParseError, PassFailedException, VerifyException
@@ -25,7 +26,6 @@ from xdsl.utils.exceptions import ParseError as XdslParseError
 
 from rlx_mlir import autotune, blas, disk_cache, dtypes, thread_pool
 from rlx_mlir.context import cycle_collection_paused, make_context
-from rlx_mlir.dialects import rlx
 from rlx_mlir.dialects.common import element_type, shape_of
 from rlx_mlir.dialects.elision import elided_text, key_text, text_and_blobs
 from rlx_mlir.dialects.parser import RlxParser
@@ -33,13 +33,13 @@ from rlx_mlir.dialects.resources import ResourceElementsAttr
 from rlx_mlir.errors import AllocationError, CompileError, ParseError, VerificationError
 from rlx_mlir.jit import compile_text, module_text
 from rlx_mlir.lowering.core.translate import to_llvmlite
-from rlx_mlir.memory_plan import OFFSETS, MemoryPlan, index_checks, read_plan
+from rlx_mlir.memory_plan import MemoryPlan, constant_slot, index_checks, planned_constants, read_plan
 from rlx_mlir.passes.default_pipeline import TENSOR_PIPELINE
 from rlx_mlir.passes.lower_to_llvm import lower_module
 from rlx_mlir.passes.plan_memory import PlanMemoryPass
 from rlx_mlir.passes.registry import available_passes
 from rlx_mlir.profiler import TimedOp, describe
-from rlx_mlir.runtime import ConstantData, Executable, IndexCheck, TensorSpec
+from rlx_mlir.runtime import ConstantData, Executable, IndexCheck, TensorSpec, shared_constant
 from rlx_mlir.target import Target, available_cpus
 from rlx_mlir.target import target as resolve_target
 from rlx_mlir.tuning import Tuning
@@ -101,19 +101,19 @@ def _spec(t: Attribute) -> TensorSpec:
 
 
 def _constants(function: func.FuncOp) -> list[ConstantData]:
-    """Every constant of the function, those in scan bodies too: the function's arena holds them all."""
+    """Every constant of the function, those in scan bodies too, by slot: the
+    function's table of constants points at them all."""
     found = []
-    for op in function_block(function).walk():
-        if isinstance(op, rlx.ConstantOp):
-            spec = _spec(op.result.type)
-            values = op.values().reshape(-1)  # a resource's bytes, not copied
-            count = int(np.prod(spec.shape))
-            data = values if values.size == count else np.ascontiguousarray(np.broadcast_to(values, (count,)))
-            offsets = op.attributes[OFFSETS]
-            assert isinstance(offsets, DenseArrayBase), "plan-memory records the offsets"
-            resource = op.value if isinstance(op.value, ResourceElementsAttr) else None
-            digest = None if resource is None else f"{resource.blob.data.digest()}:{data.dtype.str}"
-            found.append(ConstantData(offsets.get_values()[0], data, digest))
+    for op in planned_constants(function):
+        spec = _spec(op.result.type)
+        values = op.values().reshape(-1)  # a resource's bytes, not copied
+        count = int(np.prod(spec.shape))
+        resource = op.value if isinstance(op.value, ResourceElementsAttr) else None
+        digest = None if resource is None else f"{resource.blob.data.digest()}:{values.dtype.str}"
+        if values.size != count:  # a splat: its bytes are not the blob's
+            values, digest = np.ascontiguousarray(np.broadcast_to(values, (count,))), None
+            values.flags.writeable = False
+        found.append(ConstantData(constant_slot(op), values, digest))
     return found
 
 
@@ -218,10 +218,10 @@ class Artifacts:
         for constant in self.constants:
             dtype = dtypes.from_numpy(constant.data.dtype)
             assert dtype is not None, "a constant's data has its tensor's dtype"
-            row: dict[str, object] = {"offset": constant.offset, "dtype": dtype.name, "count": int(constant.data.size)}
+            row: dict[str, object] = {"slot": constant.slot, "dtype": dtype.name, "count": int(constant.data.size)}
             if constant in shared:
                 assert constant.digest is not None
-                row["weights"] = Weights.key(constant.digest)
+                row["digest"] = constant.digest
             else:
                 raw = _bytes_of(constant.data)
                 row["start"] = start
@@ -232,7 +232,7 @@ class Artifacts:
             "name": self.name,
             "inputs": [[list(s.shape), s.dtype.name] for s in self.inputs],
             "outputs": [[list(s.shape), s.dtype.name] for s in self.outputs],
-            "plan": [self.plan.arena_size, self.plan.lower_bound, self.plan.offsets],
+            "plan": [self.plan.arena_size, self.plan.lower_bound, self.plan.offsets, self.plan.constant_bytes],
             "constants": constants,
             "llvm_ir": self.llvm_ir,
             "jit_text": self.jit_text,
@@ -244,10 +244,10 @@ class Artifacts:
         return [memoryview(json.dumps(document).encode() + b"\n"), *pieces], weights
 
     @classmethod
-    def decode(cls, payload: Buffer, load_weights: Callable[[str], memoryview | None]) -> Artifacts | None:
-        """`encode`'s payload back, its constants viewing `payload` and the weights
-        entries `load_weights` gives, not copied; None if one is missing (a
-        malformed one raises ValueError, KeyError or TypeError)."""
+    def decode(cls, payload: Buffer, load_weights: Callable[[str], Buffer | None]) -> Artifacts | None:
+        """`encode`'s payload back, its constants viewing `payload` and the bytes
+        `load_weights` gives for each weights digest, not copied; None if one is
+        missing (a malformed one raises ValueError, KeyError or TypeError)."""
         view = memoryview(payload).cast("B")
         end = _line_end(view)
         if end < 0:
@@ -260,18 +260,18 @@ class Artifacts:
         constants = []
         for c in d["constants"]:
             dtype = dtypes.from_name(c["dtype"]).numpy
-            source, start = (blob, int(c["start"])) if "start" in c else (load_weights(str(c["weights"])), 0)
+            digest = str(c["digest"]) if "digest" in c else None
+            source, start = (blob, int(c["start"])) if digest is None else (load_weights(digest), 0)
             if source is None:
                 return None
-            constants.append(
-                ConstantData(int(c["offset"]), np.frombuffer(memoryview(source), dtype, int(c["count"]), start))
-            )
-        size, bound, offsets = d["plan"]
+            data = np.frombuffer(memoryview(source), dtype, int(c["count"]), start)
+            constants.append(ConstantData(int(c["slot"]), data, digest))
+        size, bound, offsets, constant_bytes = d["plan"]
         return cls(
             str(d["name"]),
             specs(d["inputs"]),
             specs(d["outputs"]),
-            MemoryPlan(int(size), int(bound), {str(k): int(v) for k, v in offsets.items()}),
+            MemoryPlan(int(size), int(bound), {str(k): int(v) for k, v in offsets.items()}, int(constant_bytes)),
             constants,
             str(d["llvm_ir"]),
             str(d["jit_text"]),
@@ -301,6 +301,8 @@ class Weights:
 
     entries: dict[str, memoryview]
     """Each blob's bytes by its entry key."""
+    live: frozenset[str] = frozenset()
+    """The entries whose bytes a live executable reads already (`runtime.shared_constant`)."""
 
     @staticmethod
     def key(digest: str) -> str:
@@ -308,16 +310,41 @@ class Weights:
 
     @classmethod
     def of(cls, constants: Sequence[ConstantData]) -> Weights:
-        entries = {}
+        entries, live = {}, set()
         for constant in constants:
             assert constant.digest is not None
             entries[cls.key(constant.digest)] = _bytes_of(constant.data)
-        return cls(entries)
+            if shared_constant(constant.digest) is not None:
+                live.add(cls.key(constant.digest))
+        return cls(entries, frozenset(live))
 
-    def store(self) -> None:
+    def store(self) -> dict[str, memoryview]:
+        """Write the entries not stored yet. Where each entry's payload can be read
+        in place, by entry key: a read-only map of the file just written, or of the
+        one stored before (verified, as every load is) unless a live executable
+        reads its bytes already."""
+        found = {}
         for key, data in self.entries.items():
             if not disk_cache.exists("weights", key):
-                disk_cache.store("weights", key, [data])
+                view = disk_cache.store("weights", key, [data], mapped=True)
+            else:
+                view = None if key in self.live else disk_cache.load_view("weights", key)
+            if view is not None:
+                found[key] = view
+        return found
+
+
+def _in_stored_weights(constants: list[ConstantData], written: Mapping[str, memoryview]) -> list[ConstantData]:
+    """`constants`, each whose weights entry `written` maps viewing that map instead
+    of the bytes it was compiled from (a model file's, at any alignment: the
+    entry's payload is 64-byte aligned and needs no copy; its pages are the page
+    cache's, shared with every process reading the entry)."""
+    moved = []
+    for c in constants:
+        view = None if c.digest is None else written.get(Weights.key(c.digest))
+        data = c.data if view is None else np.frombuffer(view, c.data.dtype, c.data.size)
+        moved.append(ConstantData(c.slot, data, c.digest))
+    return moved
 
 
 def _line_end(view: memoryview) -> int:
@@ -390,8 +417,9 @@ def compile(
             built = _built(source.build) if isinstance(source, Source) else source
             artifacts = derived = _derive(built, pipeline, entry, effective, machine, kernel_tuning, measuring, profile)
         payload, weights = artifacts.encode()
-        if weights is not None:
-            weights.store()  # before the module entry that names it
+        if weights is not None:  # before the module entry that names it
+            stored = _in_stored_weights(artifacts.constants, weights.store())
+            artifacts = derived = dataclasses.replace(artifacts, constants=stored)
         disk_cache.store("module", disk_key, payload)
     else:
         derived = None
@@ -448,9 +476,16 @@ def _load_artifacts(disk_key: str) -> Artifacts | None:
     if data is None:
         return None
     try:
-        return Artifacts.decode(data, lambda key: disk_cache.load_view("weights", key))
+        return Artifacts.decode(data, _weights)
     except (ValueError, KeyError, TypeError, AttributeError):  # a verified entry of an older layout
         return None
+
+
+def _weights(digest: str) -> Buffer | None:
+    """The bytes of the weights of `digest`: those a live executable reads (nothing
+    to load), else the disk cache's entry."""
+    shared = shared_constant(digest)
+    return shared.data if shared is not None else disk_cache.load_view("weights", Weights.key(digest))
 
 
 def _derive(

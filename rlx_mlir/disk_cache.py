@@ -22,9 +22,12 @@ checks it is >= 20x cheaper than a miss.
 `weights/` holds the resources' bytes of compiled modules (a model's
 weights), keyed by their digests and shared by every module entry that
 names them: a model compiled at eight input shapes stores its weights once.
-Two more kinds hold small things: `pool/` the thread pool's LLVM IR
-(`rlx_mlir/thread_pool.py`) and `wisdom/` the measured choices of
-`rlx_mlir/autotune.py`.
+Their payload starts 64-byte aligned in the file (the header is padded), so
+an executable reads a mapped entry in place (`rlx_mlir/runtime.py`).
+Three more kinds hold small things: `pool/` the thread pool's LLVM IR
+(`rlx_mlir/thread_pool.py`), `wisdom/` the measured choices of
+`rlx_mlir/autotune.py`, and `stamps/` what is known of a file as long as
+it is not changed (`remember`, below).
 
 Location: `$RLX_MLIR_CACHE_DIR`, else `$XDG_CACHE_HOME/rlx_mlir`, else
 `~/.cache/rlx_mlir`. `RLX_MLIR_CACHE=0` turns the cache off.
@@ -43,6 +46,25 @@ this user's own processes, which can rewrite the package itself. No level
 holds a pickle: a module entry is JSON and the constants' bytes, an object
 entry the optimized IR and the object file, so reading an entry never runs
 code (`tests/test_disk_cache.py` corrupts every kind of entry).
+
+Stamps: hashing a file costs ~1.5 ms per MB (a BERT-base's weights
+entry, 435 MB: 0.7 s at every load; its .onnx file's SHA-256, 1 s at every
+session), so what a hash of a file found is remembered in a `stamps/` entry
+keyed by the file's identity: (device, inode, size, mtime_ns, ctime_ns), as
+git's index remembers a file's blob. A large entry (`MAP_OVER`) whose stamp
+says its digest was verified, and matches the header's, is not hashed again;
+the session's model digest is reused likewise (`rlx_mlir/onnx.py`). Why
+this keeps the rules above: any write to a file, by any tool, changes its
+ctime (which no user call can set back) and so its identity, and a
+replaced file has another inode, so a damaged, swapped or planted file
+never matches a stamp and is hashed (and refused) as before. The one gap
+git also has, a write within the same timestamp tick as the hash, is
+closed as git closes it: a stamp records when the hash started and is
+trusted only for a file whose mtime and ctime are at least `RACY_NS`
+older (a "racily clean" file is hashed again, and stamped again). What a
+stamp does not catch is damage that bypasses the file system (the
+medium's own bit rot, which no mtime shows), which the file system's
+checksums are for; a stamp entry is itself verified like every entry.
 """
 
 from __future__ import annotations
@@ -55,6 +77,7 @@ import re
 import stat
 import struct
 import tempfile
+import time
 import warnings
 from collections.abc import Iterator, Sequence
 from functools import cache
@@ -106,10 +129,10 @@ def key(*parts: str) -> str:
     return digest.hexdigest()
 
 
-MAGIC = b"rlx-cache 1\n"
+MAGIC = b"rlx-cache 2\n"
 """The first bytes of every entry: the format and its version."""
 
-KINDS = ("module", "object", "pool", "wisdom", "weights")
+KINDS = ("module", "object", "pool", "wisdom", "weights", "stamps")
 """The subfolders entries live in; `clear()` touches nothing else."""
 
 MAX_ENTRY_BYTES = 1 << 34
@@ -121,6 +144,12 @@ _HEADER = struct.Struct("<64s32sQ")
 the blake2b digest of kind, key and payload, and the payload's length."""
 
 _KIND_BYTES = 8
+
+PAYLOAD_AT = 128
+"""Where an entry's payload starts: after MAGIC, the kind and the header, padded
+to a multiple of 64 bytes, so a mapped entry's payload is 64-byte aligned."""
+
+_PADDING = PAYLOAD_AT - len(MAGIC) - _KIND_BYTES - _HEADER.size
 
 _warned: set[str] = set()
 
@@ -146,23 +175,36 @@ def _digest(kind: str, entry: str, pieces: Sequence[memoryview]) -> bytes:
 def _pack(kind: str, entry: str, payload: Payload) -> list[memoryview]:
     pieces = _pieces(payload)
     header = _HEADER.pack(entry.encode(), _digest(kind, entry, pieces), sum(p.nbytes for p in pieces))
-    return [memoryview(MAGIC + kind.encode().ljust(_KIND_BYTES, b"\0") + header), *pieces]
+    return [memoryview(MAGIC + kind.encode().ljust(_KIND_BYTES, b"\0") + header + bytes(_PADDING)), *pieces]
 
 
-def _unpack(kind: str, entry: str, data: Buffer) -> memoryview | None:
+def _unpack(kind: str, entry: str, data: Buffer, verified: bytes | None = None) -> memoryview | None:
     """The payload of an entry read from disk (not copied), or None if any part of
-    it is not what `_pack(kind, entry, ...)` wrote (a flipped byte, a cut, another entry)."""
+    it is not what `_pack(kind, entry, ...)` wrote (a flipped byte, a cut, another
+    entry). The payload is hashed unless `verified` is the header's digest (a
+    stamp of this very file says a hash found it)."""
     view = memoryview(data).cast("B")
-    start = len(MAGIC) + _KIND_BYTES + _HEADER.size
-    if len(view) < start or view[: len(MAGIC)] != MAGIC:
+    if len(view) < PAYLOAD_AT or view[: len(MAGIC)] != MAGIC:
         return None
     if view[len(MAGIC) : len(MAGIC) + _KIND_BYTES] != kind.encode().ljust(_KIND_BYTES, b"\0"):
         return None
     stored_key, digest, length = _HEADER.unpack_from(view, len(MAGIC) + _KIND_BYTES)
-    payload = view[start:]
-    if stored_key != entry.encode() or length != len(payload) or digest != _digest(kind, entry, [payload]):
+    payload = view[PAYLOAD_AT:]
+    if (
+        stored_key != entry.encode()
+        or length != len(payload)
+        or view[PAYLOAD_AT - _PADDING : PAYLOAD_AT] != bytes(_PADDING)
+    ):
+        return None
+    if digest != verified and digest != _digest(kind, entry, [payload]):
         return None
     return payload
+
+
+def _header_digest(data: Buffer) -> bytes:
+    """The digest an entry's header declares (what a stamp remembers as verified)."""
+    view = memoryview(data).cast("B")
+    return bytes(_HEADER.unpack_from(view, len(MAGIC) + _KIND_BYTES)[1]) if len(view) >= PAYLOAD_AT else b""
 
 
 def _trusted_folder(folder: Path) -> bool:
@@ -181,14 +223,16 @@ def _warn_once(what: str, why: str) -> None:
         warnings.warn(f"rlx_mlir cache: {why}; {what} is ignored and compiled again", RuntimeWarning, stacklevel=3)
 
 
-MAP_OVER = 1 << 24
-"""Entries larger than this (16 MiB: a model's weights) are memory-mapped, not read."""
+MAP_OVER = 1 << 20
+"""Entries larger than this (1 MiB: a model's weight matrices) are memory-mapped,
+not read (executables read the weights in place), and verified once per file
+version (their stamps)."""
 
 
-def _read_entry(path: Path) -> bytes | mmap.mmap | None:
+def _read_entry(path: Path) -> tuple[bytes | mmap.mmap, os.stat_result] | None:
     """The bytes of a regular file we own, of bounded size (a large one mapped
-    read-only); None for anything else (missing, a symlink, a FIFO or device,
-    another user's, too large)."""
+    read-only), and its status; None for anything else (missing, a symlink, a
+    FIFO or device, another user's, too large)."""
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
         handle = os.open(path, flags)
@@ -201,9 +245,9 @@ def _read_entry(path: Path) -> bytes | mmap.mmap | None:
             _warn_once(str(path), "an entry is not a regular file of this user of bounded size")
             return None
         if info.st_size > MAP_OVER:
-            return mmap.mmap(handle, 0, access=mmap.ACCESS_READ)
+            return mmap.mmap(handle, 0, access=mmap.ACCESS_READ), info
         with os.fdopen(handle, "rb", closefd=False) as stream:
-            return stream.read(info.st_size + 1)
+            return stream.read(info.st_size + 1), info
     except OSError:
         return None
     finally:
@@ -223,15 +267,55 @@ def load_view(kind: str, entry: str) -> memoryview | None:
     if where is None or not _trusted_folder(where) or not _trusted_folder(where / kind):
         return None
     path = where / kind / entry
-    data = _read_entry(path)
-    if data is None:
+    read = _read_entry(path)
+    if read is None:
         return None
-    payload = _unpack(kind, entry, data)
+    data, info = read
+    stamp = f"verified {kind}/{entry}"
+    large = info.st_size > MAP_OVER
+    verified = recall(stamp, info) if large else None
+    started = time.time_ns()
+    payload = _unpack(kind, entry, data, verified)
+    if payload is not None and large and verified is None:
+        remember(stamp, info, _header_digest(data), started)
     if payload is None:
         _warn_once(str(path), "an entry does not match its header (damaged or not written for this key)")
         with contextlib.suppress(OSError):
             path.unlink()
     return payload
+
+
+RACY_NS = 2_000_000_000
+"""How much older than the start of its hash a file's mtime and ctime must be for
+a stamp of it to be trusted: more than a timestamp tick of any file system
+(1-4 ms on ext4, xfs, btrfs, tmpfs; 1 s on some network and older ones, 2 s on
+FAT), so a write just after the hash started cannot share the hashed
+version's timestamps."""
+
+
+def identity(info: os.stat_result) -> str:
+    """What changes whenever a file's bytes may have: its device, inode, size,
+    mtime and ctime (to the nanosecond)."""
+    return f"{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
+
+
+def remember(what: str, info: os.stat_result, value: bytes, started: int) -> None:
+    """Stamp `value` as what a hash of the file of status `info`, begun at
+    `started` (`time.time_ns()`), found about `what` (see the docstring's Stamps)."""
+    store("stamps", key("stamp", what, identity(info)), started.to_bytes(8, "little") + value)
+
+
+def recall(what: str, info: os.stat_result) -> bytes | None:
+    """What `remember` stamped about `what` for the very file of status `info`;
+    None if nothing is, or if the file is racily clean (changed within `RACY_NS`
+    of the hash: a later write may share its timestamps)."""
+    stamp = load("stamps", key("stamp", what, identity(info)))
+    if stamp is None or len(stamp) < 8:
+        return None
+    started = int.from_bytes(stamp[:8], "little")
+    if max(info.st_mtime_ns, info.st_ctime_ns) > started - RACY_NS:
+        return None
+    return stamp[8:]
 
 
 def exists(kind: str, entry: str) -> bool:
@@ -240,27 +324,35 @@ def exists(kind: str, entry: str) -> bool:
     return where is not None and (where / kind / entry).is_file()
 
 
-def store(kind: str, entry: str, data: Payload) -> None:
+def store(kind: str, entry: str, data: Payload, mapped: bool = False) -> memoryview | None:
     """Write one entry atomically (temporary file, fsync, rename) in folders only this
-    user can write (best effort: a read-only or full disk only costs the cache)."""
+    user can write (best effort: a read-only or full disk only costs the cache).
+    If `mapped`, the payload as written, in a read-only map of the new file
+    (made before the rename, so it is the file this call wrote; 64-byte aligned:
+    `PAYLOAD_AT`), which a compile reads its weights from instead of the bytes
+    it was given; None if nothing was written."""
     where = directory()
     if where is None:
-        return
+        return None
     try:
         folder = where / kind
         for level in (where, folder):
             level.mkdir(mode=0o700, parents=True, exist_ok=True)
         if not _trusted_folder(where) or not _trusted_folder(folder):
             _warn_once(str(folder), "the cache folder is not this user's alone")
-            return
+            return None
+        view = None
         with tempfile.NamedTemporaryFile(dir=folder, prefix=".tmp-", delete=False) as handle:
             for piece in _pack(kind, entry, data):
                 handle.write(piece)
             handle.flush()
             os.fsync(handle.fileno())
+            if mapped and os.fstat(handle.fileno()).st_size > PAYLOAD_AT:
+                view = memoryview(mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ))[PAYLOAD_AT:]
         os.replace(handle.name, folder / entry)
     except OSError:
-        return
+        return None
+    return view
 
 
 _ENTRY_NAME = re.compile(r"[0-9a-f]{64}|\.tmp-\w+")

@@ -1,13 +1,26 @@
 """What a memory plan means to the code that reads it: the contract between
 `plan-memory` (which writes it) and the lowering, the runtime and the driver.
 
-A planned function carries `rlx.offsets` on each op (one byte offset per
-result, NOT_IN_ARENA for values bound by pointer: function inputs and the
-outputs a kernel writes in place), `rlx.scratch_offsets` on each op that
-declares scratch buffers (`dialects.common.NeedsScratch`), and `rlx.arena_size` /
-`rlx.arena_lower_bound` on the function. Views (reshapes, contiguous
-narrows/slices) are offsets into their source's memory. Index-checking ops
-report errors by their position in the schedule (`index_checks`).
+A planned function carries `rlx.offsets` on each op that computes (one byte
+offset per result, NOT_IN_ARENA for values bound by pointer: function inputs
+and the outputs a kernel writes in place), `rlx.scratch_offsets` on each op
+that declares scratch buffers (`dialects.common.NeedsScratch`), and
+`rlx.arena_size` / `rlx.arena_lower_bound` on the function. Views (reshapes,
+contiguous narrows/slices) are offsets into their source's memory.
+Index-checking ops report errors by their position in the schedule
+(`index_checks`).
+
+Constants are not in the arena. Each `rlx.constant` (those of scan bodies
+too) carries `rlx.constant_slot`, its position in the table of constant
+pointers the entry function receives (`void @f(ptr %arena, ptr %io, ptr
+%status, ptr %constants)`): slot k holds the address of constant k's bytes.
+So a constant stays wherever its bytes already are (a read-only map of the
+model file or of a disk-cache entry, one buffer shared by every executable
+compiled from the same weights: `rlx_mlir/runtime.py`), and the arena holds
+only what a call computes. The bytes need only be aligned to their element
+type (`constant_alignment`), as the kernels' loads are; they are never
+written: no kernel writes its result over a constant (in place) and a
+returned constant is copied out.
 
 Everything here is derived from the IR, so the planner and its readers agree
 by construction; `passes/plan_memory.py` keeps only the planning algorithm.
@@ -17,6 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr
 from xdsl.ir import Block, Operation, OpResult, SSAValue
@@ -29,12 +43,23 @@ from rlx_mlir.dialects.rlx import ConstantOp, ReshapeOp
 from rlx_mlir.verification import function_block
 
 OFFSETS = "rlx.offsets"
+CONSTANT_SLOT = "rlx.constant_slot"
 SCRATCH_OFFSETS = "rlx.scratch_offsets"
 ARENA_SIZE = "rlx.arena_size"
 ARENA_LOWER_BOUND = "rlx.arena_lower_bound"
 
 ALIGNMENT = 64
 NOT_IN_ARENA = -1
+
+
+def constant_alignment(dtype: np.dtype) -> int:
+    """What the kernels assume of a constant's address: aligned to one element of
+    its type (its scalar component for complex types), the alignment of every
+    load they emit (`lowering/core/vectors.py`, `element_types.py`), as for the
+    caller's input arrays; the arena's 64-byte alignment serves stores
+    (non-temporal lines), which never go to a constant. The runtime copies a
+    constant only when its bytes are less aligned than this."""
+    return dtype.alignment
 
 
 def nbytes(value: SSAValue) -> int:
@@ -113,10 +138,14 @@ class MemoryPlan:
     arena_size: int
     lower_bound: int
     offsets: dict[str, int] = field(default_factory=dict)
+    constant_bytes: int = 0
+    """The constants' bytes, held outside the arena (see the module's docstring)."""
 
     def __str__(self) -> str:
         ratio = self.arena_size / self.lower_bound if self.lower_bound else 1.0
         lines = [f"arena {self.arena_size} B, lower bound {self.lower_bound} B ({ratio:.2f}x)"]
+        if self.constant_bytes:
+            lines.append(f"constants {self.constant_bytes} B, outside the arena")
         lines += [f"  {name}: offset {off}" for name, off in self.offsets.items()]
         return "\n".join(lines)
 
@@ -137,7 +166,22 @@ def read_plan(function: func.FuncOp) -> MemoryPlan:
     size = function.attributes[ARENA_SIZE]
     bound = function.attributes[ARENA_LOWER_BOUND]
     assert isinstance(size, IntegerAttr) and isinstance(bound, IntegerAttr), "plan-memory records integers"
-    return MemoryPlan(size.value.data, bound.value.data, offsets)
+    constant_bytes = sum(nbytes(op.result) for op in planned_constants(function))
+    return MemoryPlan(size.value.data, bound.value.data, offsets, constant_bytes)
+
+
+def planned_constants(function: func.FuncOp) -> list[ConstantOp]:
+    """The function's constants (its scan bodies' too), in the order of their
+    slots: the order `plan-memory` numbers them in."""
+    return [op for op in function_block(function).walk() if isinstance(op, ConstantOp)]
+
+
+def constant_slot(op: ConstantOp) -> int:
+    """The slot `plan-memory` gave a constant in the table of constant pointers."""
+    attr = op.attributes.get(CONSTANT_SLOT)
+    if not isinstance(attr, IntegerAttr):
+        raise ValueError(f"'{op.name}' has no constant slot: run plan-memory before lower-to-llvm")
+    return attr.value.data
 
 
 def planned_offset(value: SSAValue) -> int:

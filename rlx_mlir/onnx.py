@@ -35,21 +35,24 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import mmap
 import os
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 import onnx
 from google.protobuf.message import DecodeError
+from xdsl.dialects.builtin import ModuleOp
 
-from rlx_mlir import dtypes
+from rlx_mlir import disk_cache, dtypes
 from rlx_mlir.compiler import Source, compile
 from rlx_mlir.errors import ArgumentError, CompileError
-from rlx_mlir.frontends.onnx import ELEMENT_TYPES, load
+from rlx_mlir.frontends.onnx import ELEMENT_TYPES, load, weights
 from rlx_mlir.runtime import Executable
 
 CACHED_SHAPES = 8
@@ -104,19 +107,16 @@ class InferenceSession:
         pipeline: str | None = None,
     ) -> None:
         del providers, provider_options  # rlx compiles for the CPU it runs on
-        blob, path = _model_bytes(path_or_bytes)
-        proto = _parse(blob)
-        graph = proto.graph
+        model = _Model.open(path_or_bytes)
+        graph = model.graph
         self._initializers = {t.name for t in graph.initializer}
         self._inputs = [_Input.of(v) for v in graph.input if v.name not in self._initializers]
         self._input_args = [i.arg for i in self._inputs]
         self._input_names = [i.arg.name for i in self._inputs]
         self._output_args = [_node_arg(v) for v in graph.output]
         self._output_names = [arg.name for arg in self._output_args]
-        external = _external_files(graph, None if path is None else path.parent)
-        self._digest = _digest(blob, external)
-        # A model with external data is read from its file (its folder holds the data), any other from the bytes hashed
-        self._model: str | bytes = str(path) if external and path is not None else blob
+        self._digest = model.digest
+        self._model = model
         self._threads = _threads(threads, sess_options)
         self._target, self._pipeline = target, pipeline
         self._compiled: OrderedDict[tuple[tuple[int, ...], ...], Executable] = OrderedDict()
@@ -170,7 +170,7 @@ class InferenceSession:
     def _compile(self, shapes: tuple[tuple[int, ...], ...]) -> Executable:
         named = dict(zip(self._input_names, shapes, strict=True))
         key = json.dumps(["onnx", self._digest, list(named.items()), onnx.__version__, np.__version__])
-        build = functools.partial(load, self._model, input_shapes=named)
+        build = functools.partial(_import, self._model, named)
         return compile(Source(key, build), self._pipeline, threads=self._threads, target=self._target)
 
     def _output_positions(self, names: Sequence[str] | None) -> list[int] | range:
@@ -262,18 +262,72 @@ class _Input:
         raise ArgumentError(f"{where} must be a NumPy array, got {type(value).__name__}")
 
 
-def _model_bytes(model: object) -> tuple[bytes, Path | None]:
-    """The model's bytes, and its absolute path (None for bytes): a later compile
-    reads its external data from the model's folder, wherever the caller has moved."""
-    if isinstance(model, bytes):
-        return model, None
-    if not isinstance(model, (str, os.PathLike)):
-        raise ArgumentError(f"an ONNX model is a path or bytes, got {type(model).__name__}")
-    path = Path(os.fspath(model))
+@dataclass(frozen=True)
+class _Model:
+    """An ONNX model as a session holds it: its outline (`weights.outline`), the
+    digest of its bytes and its external data's, and where to import it from."""
+
+    graph: onnx.GraphProto
+    digest: str
+    source: str | bytes
+    """The model's absolute path (a later compile reads its external data from
+    its folder, wherever the caller has moved), or the caller's bytes."""
+    identity: str | None = None
+    """The file's identity when it was hashed (`disk_cache.identity`)."""
+
+    @classmethod
+    def open(cls, model: object) -> _Model:
+        if isinstance(model, bytes):
+            graph = _outline(memoryview(model))
+            return cls(graph, _digest(hashlib.sha256(model).hexdigest(), {}), model)
+        if not isinstance(model, (str, os.PathLike)):
+            raise ArgumentError(f"an ONNX model is a path or bytes, got {type(model).__name__}")
+        path = Path(os.fspath(model))
+        try:
+            with open(path, "rb") as stream:
+                info = os.fstat(stream.fileno())
+                graph = _outline(_mapped(stream))
+                sha = weights.file_sha256(stream)
+        except OSError as error:
+            raise ArgumentError(f"cannot read the ONNX model '{path}': {error.strerror or error}") from None
+        path = path.resolve()
+        external = {n: _file_sha256_of(p, n) for n, p in _external_files(graph, path.parent).items()}
+        return cls(graph, _digest(sha, external), str(path), disk_cache.identity(info))
+
+
+def _import(model: _Model, shapes: dict[str, tuple[int, ...]]) -> ModuleOp:
+    """The model imported at `shapes` (a compile that missed the cache): from the
+    caller's bytes, or from its file if that is still the one hashed."""
+    source = model.source
+    if isinstance(source, str) and model.identity is not None:
+        try:
+            now = disk_cache.identity(os.stat(source))
+        except OSError as error:
+            raise CompileError(f"cannot read the ONNX model '{source}': {error.strerror or error}") from None
+        if now != model.identity:
+            raise CompileError(f"the ONNX model '{source}' changed since the session opened it; open it again")
+    return load(source, input_shapes=shapes)
+
+
+def _mapped(stream: BinaryIO) -> memoryview:
+    """The file's bytes, mapped read-only (an empty file is empty bytes: mmap refuses it)."""
+    if os.fstat(stream.fileno()).st_size == 0:
+        return memoryview(b"")
+    return memoryview(mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ))
+
+
+def _outline(data: memoryview) -> onnx.GraphProto:
+    """The graph's inputs, outputs and initializer names (`weights.outline`); a file
+    the walk cannot follow is parsed whole, so protobuf names what is wrong."""
     try:
-        return path.read_bytes(), path.resolve()
-    except OSError as error:
-        raise ArgumentError(f"cannot read the ONNX model '{path}': {error.strerror or error}") from None
+        proto = onnx.load_from_string(weights.outline(data))
+    except weights.WireError:
+        proto = _parse(bytes(data))
+    except (ValueError, DecodeError) as error:
+        raise ArgumentError(f"cannot read the ONNX model: {error}") from None
+    if not proto.HasField("graph"):
+        raise ArgumentError("cannot read the ONNX model: it has no graph (empty or not an ONNX file)")
+    return proto.graph
 
 
 def _parse(blob: bytes) -> onnx.ModelProto:
@@ -286,7 +340,7 @@ def _parse(blob: bytes) -> onnx.ModelProto:
     return proto
 
 
-def _external_files(graph: onnx.GraphProto, folder: Path | None) -> dict[str, Path]:
+def _external_files(graph: onnx.GraphProto, folder: Path) -> dict[str, Path]:
     """The files holding the initializers' external data, by location. Only regular
     files inside the model's folder, as the loader reads them: any other location
     fails the import, so nothing is compiled that a key would have to name."""
@@ -294,23 +348,24 @@ def _external_files(graph: onnx.GraphProto, folder: Path | None) -> dict[str, Pa
     for tensor in graph.initializer:
         if tensor.data_location == onnx.TensorProto.EXTERNAL:
             locations.update(e.value for e in tensor.external_data if e.key == "location")
-    if folder is None:
-        return {}
     inside = (n for n in sorted(locations) if n and not Path(n).is_absolute() and ".." not in Path(n).parts)
     return {n: folder / n for n in inside if (folder / n).is_file() and not (folder / n).is_symlink()}
 
 
-def _digest(blob: bytes, external: Mapping[str, Path]) -> str:
-    """What the model computes, as bytes: the file, then each external data file's location and contents."""
-    digest = hashlib.sha256(blob)
-    for location, path in external.items():
-        digest.update(b"\0" + location.encode() + b"\0")
-        try:
-            with open(path, "rb") as stream:
-                for chunk in iter(lambda: stream.read(1 << 24), b""):
-                    digest.update(chunk)
-        except OSError as error:
-            raise ArgumentError(f"cannot read the model's external data '{location}': {error}") from None
+def _file_sha256_of(path: Path, location: str) -> str:
+    try:
+        with open(path, "rb") as stream:
+            return weights.file_sha256(stream)
+    except OSError as error:
+        raise ArgumentError(f"cannot read the model's external data '{location}': {error}") from None
+
+
+def _digest(model: str, external: Mapping[str, str]) -> str:
+    """What the model computes, as bytes: the SHA-256 of the file, then each external
+    data file's location and SHA-256."""
+    digest = hashlib.sha256(model.encode())
+    for location, sha in external.items():
+        digest.update(b"\0" + location.encode() + b"\0" + sha.encode())
     return digest.hexdigest()
 
 

@@ -1,8 +1,12 @@
 """Executables: a JIT-compiled function plus the arena it runs over.
 
 Calling one binds the NumPy inputs and outputs by pointer (zero-copy), so the
-only memory the runtime owns is the arena of constants and intermediates,
-allocated once, 64-byte aligned, with constants written once.
+only memory an executable owns is its arena of intermediates, allocated once,
+64-byte aligned. Constants are not in it: the entry reads them through a table
+of pointers (`rlx_mlir/memory_plan.py`), each at its bytes where they already
+are (a read-only map of a model file or of a disk-cache entry), copied only
+when less aligned than the kernels need (`constant_buffer`), and shared by
+every executable of the process compiled from the same weights.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ import ctypes
 import mmap
 import sys
 import threading
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -22,12 +27,12 @@ from rlx_mlir.dtypes import Kind
 from rlx_mlir.errors import AllocationError, ArgumentError
 from rlx_mlir.jit import CompiledModule
 from rlx_mlir.lowering.core.kernel import STATUS_FIELDS
-from rlx_mlir.memory_plan import ALIGNMENT, MemoryPlan
+from rlx_mlir.memory_plan import ALIGNMENT, MemoryPlan, constant_alignment
 from rlx_mlir.profiler import Profile, TimedOp
 from rlx_mlir.target import TargetError
 from rlx_mlir.tuning import Tuning
 
-_ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+_ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
 
 
 @dataclass(frozen=True)
@@ -48,17 +53,55 @@ class IndexCheck:
 
 @dataclass(frozen=True)
 class ConstantData:
-    offset: int
+    slot: int
+    """Its place in the table of constant pointers (`rlx.constant_slot`)."""
     data: np.ndarray
     digest: str | None = None
     """A resource's (its blob's digest and dtype): the disk cache keeps its bytes
-    in an entry every compile of the same weights shares."""
+    in an entry every compile of the same weights shares, and the executables of
+    a process share one buffer of them (`constant_buffer`)."""
+
+
+_SHARED: weakref.WeakValueDictionary[str, np.ndarray] = weakref.WeakValueDictionary()
+"""The buffer of each resource constant (by digest) that a live executable reads:
+a model compiled at a second input shape, or profiled, reads the first one's."""
+
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_constant(digest: str) -> np.ndarray | None:
+    """The buffer a live executable reads for the constant of `digest`, if any
+    (the compiler then need not even load it from the disk cache)."""
+    with _SHARED_LOCK:
+        return _SHARED.get(digest)
+
+
+def constant_buffer(constant: ConstantData) -> np.ndarray:
+    """The read-only bytes the kernels read for `constant`: a live executable's for
+    the same digest, else its own data where it is (aligned as the kernels assume:
+    `memory_plan.constant_alignment`) or, when it is not aligned enough or may be
+    written by its owner, a copy in an aligned buffer."""
+    data = constant.data.reshape(-1)
+    with _SHARED_LOCK:
+        found = None if constant.digest is None else _SHARED.get(constant.digest)
+        if found is not None:
+            return found
+        misaligned = data.ctypes.data % constant_alignment(data.dtype) != 0
+        if misaligned or data.flags.writeable or not data.flags.c_contiguous:
+            copy = aligned_buffer(data.nbytes)
+            copy[:] = np.ascontiguousarray(data).view(np.uint8).reshape(-1)
+            data = copy
+        buffer = data.view(np.uint8)
+        buffer.flags.writeable = False
+        if constant.digest is not None:
+            _SHARED[constant.digest] = buffer
+        return buffer
 
 
 HUGE_PAGES_OVER = 1 << 26
-"""Arenas larger than this (64 MiB: a model's weights) are mapped with transparent
-huge pages where the kernel offers them on request: writing a BERT-base's 435 MB
-of constants into 4 KiB pages takes over 100,000 page faults."""
+"""Buffers larger than this (64 MiB: a large arena, a copied weight) are mapped
+with transparent huge pages where the kernel offers them on request: writing
+435 MB into 4 KiB pages takes over 100,000 page faults."""
 
 
 def aligned_buffer(nbytes: int) -> np.ndarray:
@@ -106,15 +149,21 @@ class Executable:
         self._compiled = compiled
         self._entry = self._refuse if self.target.missing_on_host() else _ENTRY(compiled.address(name))
         self._arena = aligned_buffer(max(memory_plan.arena_size, ALIGNMENT))
-        for constant in constants:
-            raw = constant.data.view(np.uint8).reshape(-1)
-            self._arena[constant.offset : constant.offset + raw.size] = raw
+        ordered = sorted(constants, key=lambda c: c.slot)
+        assert [c.slot for c in ordered] == list(range(len(ordered))), "one constant per slot"
+        self.constants = tuple(constant_buffer(c) for c in ordered)
+        """Each constant's bytes (read-only uint8), by slot: shared with every live
+        executable compiled from the same weights, never written by a kernel."""
+        self._constant_table = (ctypes.c_void_p * max(1, len(self.constants)))(
+            *(buffer.ctypes.data for buffer in self.constants)
+        )
         self._io = (ctypes.c_void_p * (len(self.inputs) + len(self.outputs)))()
         self._timed = None if timed is None else tuple(timed)
         stamps = 0 if timed is None else len(timed) + 1  # a profiling build's time stamps follow
         self._status = (ctypes.c_int64 * (STATUS_FIELDS + stamps))()  # code, index, axis, size
         self._arena_address, self._status_address = self._arena.ctypes.data, ctypes.addressof(self._status)
         self._io_address = ctypes.addressof(self._io)
+        self._constants_address = ctypes.addressof(self._constant_table)
         self._index_checks = tuple(index_checks)
         self._lock = threading.Lock()  # the arena is shared state: one call at a time
         self._kept: list[np.ndarray | None] = [None] * len(self.outputs)
@@ -167,7 +216,7 @@ class Executable:
             # mypy's ctypes plugin types this slice as list[c_void_p | int | None] (invariant); ints are what it holds
             self._io[:] = _addresses((*inputs, *outputs))  # type: ignore[assignment]
             self._status[0] = 0  # a kernel that meets a bad index writes all four fields
-            self._entry(self._arena_address, self._io_address, self._status_address)
+            self._entry(self._arena_address, self._io_address, self._status_address, self._constants_address)
             if self._status[0]:
                 raise self._index_error()
         return tuple(outputs)

@@ -16,6 +16,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from rlx_mlir import dtypes
 from rlx_mlir.builder import Builder
+from rlx_mlir.dialects.resources import declare_digest
 from rlx_mlir.errors import ArgumentError, CompileError
 from rlx_mlir.frontends.onnx import attention, composed, conv, ops, recurrent, weights
 from rlx_mlir.frontends.onnx.context import (
@@ -81,6 +82,9 @@ class RawData:
 
     buffer: memoryview
     spans: list[tuple[int, int] | None]
+    sha256: str | None = None
+    """The file's SHA-256 (a model read from a file): its weights' digests are
+    declared from it and their spans, not hashed (`weights.span_digest`)."""
 
 
 def _read(model: str | Path | bytes | onnx.ModelProto) -> tuple[onnx.ModelProto, RawData | None]:
@@ -91,13 +95,13 @@ def _read(model: str | Path | bytes | onnx.ModelProto) -> tuple[onnx.ModelProto,
     if not isinstance(model, (str, Path, bytes)):
         raise ArgumentError(f"an ONNX model is a path, bytes or a ModelProto, got {type(model).__name__}")
     try:
-        buffer = memoryview(model) if isinstance(model, bytes) else _mapped(Path(model))
+        buffer, sha256 = (memoryview(model), None) if isinstance(model, bytes) else _mapped(Path(model))
         try:
             parts = weights.split(buffer)
         except weights.WireError:  # protobuf names what is wrong
             proto, raw = onnx.load_from_string(bytes(buffer)), None
         else:
-            proto, raw = onnx.load_from_string(parts.stripped), RawData(buffer, parts.spans)
+            proto, raw = onnx.load_from_string(parts.stripped), RawData(buffer, parts.spans, sha256)
     except (OSError, ValueError, DecodeError) as error:
         raise ArgumentError(f"cannot read the ONNX model: {error}") from None
     if not proto.HasField("graph"):
@@ -105,12 +109,15 @@ def _read(model: str | Path | bytes | onnx.ModelProto) -> tuple[onnx.ModelProto,
     return proto, raw
 
 
-def _mapped(path: Path) -> memoryview:
-    """The file's bytes, mapped read-only (an empty file is empty bytes: mmap refuses it)."""
+def _mapped(path: Path) -> tuple[memoryview, str | None]:
+    """The file's bytes, mapped read-only (an empty file is empty bytes: mmap
+    refuses it), and their SHA-256 (`weights.file_sha256`: remembered while the
+    file is unchanged)."""
     with open(path, "rb") as stream:
         if os.fstat(stream.fileno()).st_size == 0:
-            return memoryview(b"")
-        return memoryview(mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ))
+            return memoryview(b""), None
+        buffer = memoryview(mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ))
+        return buffer, weights.file_sha256(stream)
 
 
 MAX_ELEMENTS = 1 << 40
@@ -161,7 +168,10 @@ def _initializer(tensor: onnx.TensorProto, folder: Path | None, raw: RawData | N
                 raise CompileError(
                     f"{name}: its data holds {length} bytes, its dims {dims} need {count * dtype.itemsize}"
                 )
-            return np.frombuffer(raw.buffer, dtype=dtype, count=count, offset=start).reshape(dims)
+            array = np.frombuffer(raw.buffer, dtype=dtype, count=count, offset=start).reshape(dims)
+            if raw.sha256 is not None:
+                declare_digest(array, weights.span_digest(raw.sha256, start, length))
+            return array
         tensor = _with_raw_data(tensor, bytes(raw.buffer[start : start + length]))
     if tensor.data_location == onnx.TensorProto.EXTERNAL:
         tensor = _with_external_data(tensor, folder, count)

@@ -17,7 +17,7 @@
 // the result, and the reduction's partial sums, whatever the element count.
 // PLAN-LABEL: func.func @generic_billion(
 // PLAN-SAME: rlx.arena_size = [[#ARENA:]] : i64
-// PLAN-NEXT: rlx.constant {rlx.offsets = array<i64: 0>} dense<1.000000e+00> : tensor<f32>
+// PLAN-NEXT: rlx.constant {rlx.constant_slot = 0 : i64} dense<1.000000e+00> : tensor<f32>
 // PLAN-NEXT: rlx.reduction_region ins(%{{.*}} : tensor<f32>) {indexing_maps = [affine_map<(d0) -> ()>], iteration_shape = array<i64: 1000000000>
 func.func @generic_billion() -> tensor<f32> {
   %c = "rlx.constant"() <{value = dense<1.0> : tensor<1000000000xf32>}> : () -> tensor<1000000000xf32>
@@ -36,7 +36,7 @@ func.func @generic_billion() -> tensor<f32> {
 // CHECK-NEXT: rlx.expand [[C]] : (tensor<f32>) -> tensor<1000000000000xf32>
 // PLAN-LABEL: func.func @generic_trillion(
 // PLAN-SAME: rlx.arena_size = [[#ARENA]] : i64
-// PLAN-NEXT: rlx.constant {rlx.offsets = array<i64: 0>} dense<1.000000e+00> : tensor<f32>
+// PLAN-NEXT: rlx.constant {rlx.constant_slot = 0 : i64} dense<1.000000e+00> : tensor<f32>
 func.func @generic_trillion() -> tensor<f32> {
   %c = "rlx.constant"() {value = dense<1.0> : tensor<1000000000000xf32>} : () -> tensor<1000000000000xf32>
   %s = rlx.reduce_sum %c {axes = array<i64: 0>} : (tensor<1000000000000xf32>) -> tensor<f32>

@@ -20,7 +20,7 @@
 // CHECK: llvm.store [[M]], %{{[0-9]+}} {alignment = 4 : i64} : f32, !llvm.ptr
 // CHECK-LABEL: llvm.func internal @bias_relu_k0_thunk(
 // CHECK-LABEL: llvm.func @bias_relu(
-// CHECK-SAME: !llvm.ptr, %{{[0-9]+}}: !llvm.ptr, %{{[0-9]+}}: !llvm.ptr) {
+// CHECK-SAME: !llvm.ptr, %{{[0-9]+}}: !llvm.ptr, %{{[0-9]+}}: !llvm.ptr, %{{[0-9]+}}: !llvm.ptr) {
 // CHECK: llvm.call @bias_relu_k0_thunk(
 // CHECK-NOT: llvm.call
 // CHECK: llvm.return
@@ -31,7 +31,7 @@
 // IR: [[M:%"[.0-9]+"]] = fmul float
 // IR: store float [[M]]
 // IR: define void @"bias_relu_k0_thunk"(ptr
-// IR: define void @"bias_relu"(ptr {{%"[.0-9]+"}}, ptr {{%"[.0-9]+"}}, ptr {{%"[.0-9]+"}})
+// IR: define void @"bias_relu"(ptr {{%"[.0-9]+"}}, ptr {{%"[.0-9]+"}}, ptr {{%"[.0-9]+"}}, ptr {{%"[.0-9]+"}})
 // IR: call ccc void @"bias_relu_k0_thunk"(ptr {{%"[.0-9]+"}}, i64 0, i64 4)
 // IR-NOT: memcpy
 // IR-NOT: @"bias_relu_k1"

@@ -37,7 +37,7 @@
 // CHECK-NEXT: llvm.return
 
 // CHECK-LABEL: llvm.func @add(
-// CHECK-SAME: [[ARENA:%[0-9]+]]: !llvm.ptr, [[IO:%[0-9]+]]: !llvm.ptr, [[STATUS:%[0-9]+]]: !llvm.ptr) {
+// CHECK-SAME: [[ARENA:%[0-9]+]]: !llvm.ptr, [[IO:%[0-9]+]]: !llvm.ptr, [[STATUS:%[0-9]+]]: !llvm.ptr, [[CONSTANTS:%[0-9]+]]: !llvm.ptr) {
 // CHECK-NEXT: [[IO0:%[0-9]+]] = llvm.getelementptr inbounds [[IO]][0] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
 // CHECK-NEXT: [[A:%[0-9]+]] = llvm.load [[IO0]] : !llvm.ptr -> !llvm.ptr
 // CHECK-NEXT: [[IO1:%[0-9]+]] = llvm.getelementptr inbounds [[IO]][1] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
@@ -100,7 +100,7 @@ func.func @bias(%a: tensor<4x3xf32>, %b: tensor<3xf32>) -> tensor<4x3xf32> {
 // (a constant GEP index would be 32 bits).
 
 // CHECK-LABEL: llvm.func @arena_offsets(
-// CHECK-SAME: [[ARENA:%[0-9]+]]: !llvm.ptr, [[IO:%[0-9]+]]: !llvm.ptr, [[STATUS:%[0-9]+]]: !llvm.ptr) {
+// CHECK-SAME: [[ARENA:%[0-9]+]]: !llvm.ptr, [[IO:%[0-9]+]]: !llvm.ptr, [[STATUS:%[0-9]+]]: !llvm.ptr, [[CONSTANTS:%[0-9]+]]: !llvm.ptr) {
 // CHECK: [[ZERO:%[0-9]+]] = llvm.mlir.constant(0) : i64
 // CHECK-NEXT: [[A:%[0-9]+]] = llvm.getelementptr inbounds [[ARENA]][[[ZERO]]] : (!llvm.ptr, i64) -> !llvm.ptr, i8
 // CHECK: llvm.call @arena_offsets_k0_thunk

@@ -17,7 +17,7 @@
 // CHECK: define void @"f_k0_thunk"(ptr {{%"[.0-9]+"}}, i64 {{%"[.0-9]+"}}, i64 {{%"[.0-9]+"}})
 // CHECK: call ccc void @"f_k0"(ptr
 
-// CHECK: define void @"f"(ptr [[ARENA:%"[.0-9]+"]], ptr [[IO:%"[.0-9]+"]], ptr [[STATUS:%"[.0-9]+"]])
+// CHECK: define void @"f"(ptr [[ARENA:%"[.0-9]+"]], ptr [[IO:%"[.0-9]+"]], ptr [[STATUS:%"[.0-9]+"]], ptr [[CONSTANTS:%"[.0-9]+"]])
 // CHECK: call ccc void @"f_k0_thunk"(ptr {{%"[.0-9]+"}}, i64 0, i64 8)
 // CHECK: call void @"llvm.memcpy.p0.p0.i64"(ptr {{%"[.0-9]+"}}, ptr {{%"[.0-9]+"}}, i64 32, i1 0)
 // CHECK: ret void

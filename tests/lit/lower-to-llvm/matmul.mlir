@@ -158,7 +158,7 @@ func.func @tiled(%x: tensor<6x8x16xf32>, %w: tensor<6x16x32xf32>) -> tensor<6x8x
 // CHECK: llvm.load {{%[0-9]+}} {alignment = 4 : i64} : !llvm.ptr -> f32
 // CHECK-NEXT: llvm.fptrunc {{%[0-9]+}} : f32 to f16
 // CHECK-LABEL: llvm.func @half(
-// CHECK-SAME: [[ARENA:%[0-9]+]]: !llvm.ptr, {{%[0-9]+}}: !llvm.ptr, {{%[0-9]+}}: !llvm.ptr) {
+// CHECK-SAME: [[ARENA:%[0-9]+]]: !llvm.ptr, {{%[0-9]+}}: !llvm.ptr, {{%[0-9]+}}: !llvm.ptr, {{%[0-9]+}}: !llvm.ptr) {
 // CHECK: [[S0:%[0-9]+]] = llvm.mlir.constant(73728) : i64
 // CHECK-NEXT: {{%[0-9]+}} = llvm.getelementptr inbounds [[ARENA]][[[S0]]] : (!llvm.ptr, i64) -> !llvm.ptr, i8
 // CHECK: llvm.call @half_k1_lhs_thunk(

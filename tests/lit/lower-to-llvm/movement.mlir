@@ -32,7 +32,7 @@
 // CHECK: llvm.call @gather_then_exp_k0({{%[0-9]+}}, {{%[0-9]+}}, {{%[0-9]+}}, {{%[0-9]+}}, {{%[0-9]+}}, {{%[0-9]+}}) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64) -> ()
 
 // CHECK-LABEL: llvm.func @gather_then_exp(
-// CHECK-SAME: [[ARENA:%[0-9]+]]: !llvm.ptr, [[IO:%[0-9]+]]: !llvm.ptr, [[STATUS:%[0-9]+]]: !llvm.ptr) {
+// CHECK-SAME: [[ARENA:%[0-9]+]]: !llvm.ptr, [[IO:%[0-9]+]]: !llvm.ptr, [[STATUS:%[0-9]+]]: !llvm.ptr, {{%[0-9]+}}: !llvm.ptr) {
 // CHECK: [[PTRS:%[0-9]+]] = llvm.alloca {{%[0-9]+}} x !llvm.ptr
 // CHECK: [[P3:%[0-9]+]] = llvm.getelementptr inbounds [[PTRS]][3] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
 // CHECK-NEXT: llvm.store [[STATUS]], [[P3]] : !llvm.ptr, !llvm.ptr

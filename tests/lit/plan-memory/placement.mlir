@@ -1,13 +1,14 @@
 // RUN: rlx-opt %s --split-input-file -p plan-memory | filecheck %s
 
-// Constants get their own slot for the whole function: %k is dead after the
-// mul, yet %b does not reuse offset 0 (and the mul does not write over %k).
+// Constants are not in the arena: each gets a slot in the table of constant
+// pointers, and no offset. %k dies at the mul, yet the mul does not write
+// its result over it (a constant is read-only): %a and %b take the arena.
 
 // CHECK-LABEL: func.func @constant_pinned(
-// CHECK-SAME: attributes {rlx.arena_size = 192 : i64, rlx.arena_lower_bound = 192 : i64}
-// CHECK-NEXT: rlx.constant {rlx.offsets = array<i64: 0>} dense<2.000000e+00> : tensor<16xf32>
-// CHECK-NEXT: rlx.mul {{.*}} {rlx.offsets = array<i64: 64>}
-// CHECK-NEXT: rlx.exp {{.*}} {rlx.offsets = array<i64: 128>}
+// CHECK-SAME: attributes {rlx.arena_size = 128 : i64, rlx.arena_lower_bound = 128 : i64}
+// CHECK-NEXT: rlx.constant {rlx.constant_slot = 0 : i64} dense<2.000000e+00> : tensor<16xf32>
+// CHECK-NEXT: rlx.mul {{.*}} {rlx.offsets = array<i64: 0>}
+// CHECK-NEXT: rlx.exp {{.*}} {rlx.offsets = array<i64: 64>}
 // CHECK-NEXT: rlx.add {{.*}} {rlx.offsets = array<i64: -1>}
 // CHECK-NEXT: func.return
 func.func @constant_pinned(%x: tensor<16xf32>) -> tensor<16xf32> {
@@ -41,12 +42,12 @@ func.func @reshape_view_aliases(%x: tensor<4x4xf32>, %y: tensor<16xf32>) -> tens
 // -----
 
 // Function boundary: arguments are never in the arena; a computed result is
-// bound by pointer (-1), and so is a view of it. A returned constant stays in
-// the arena (it is copied out at the end).
+// bound by pointer (-1), and so is a view of it. A returned constant keeps
+// its slot (it is copied out at the end), so the arena is empty.
 
 // CHECK-LABEL: func.func @results_bound_by_pointer(
-// CHECK-SAME: attributes {rlx.arena_size = 64 : i64, rlx.arena_lower_bound = 64 : i64}
-// CHECK-NEXT: rlx.constant {rlx.offsets = array<i64: 0>}
+// CHECK-SAME: attributes {rlx.arena_size = 0 : i64, rlx.arena_lower_bound = 0 : i64}
+// CHECK-NEXT: rlx.constant {rlx.constant_slot = 0 : i64}
 // CHECK-NEXT: rlx.exp {{.*}} {rlx.offsets = array<i64: -1>}
 // CHECK-NEXT: rlx.reshape {{.*}} {rlx.offsets = array<i64: -1>}
 // CHECK-NEXT: func.return

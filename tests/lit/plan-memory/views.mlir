@@ -189,14 +189,15 @@ func.func @early_view_use_frees_source(%x: tensor<4x16xf32>, %y: tensor<16xf32>)
 
 // -----
 
-// A view of a function argument is bound by pointer too (-1); a view of a
-// constant is the constant's offset plus the delta (0 + 1 * 16 * 4).
+// A view of a function argument is bound by pointer too (-1); so is a view
+// of a constant, which is read through the constant's slot (at a delta of
+// 1 * 16 * 4 bytes): nothing is in the arena.
 
 // CHECK-LABEL: func.func @views_of_argument_and_constant(
-// CHECK-SAME: attributes {rlx.arena_size = 256 : i64, rlx.arena_lower_bound = 256 : i64}
-// CHECK-NEXT: rlx.constant {rlx.offsets = array<i64: 0>}
+// CHECK-SAME: attributes {rlx.arena_size = 0 : i64, rlx.arena_lower_bound = 0 : i64}
+// CHECK-NEXT: rlx.constant {rlx.constant_slot = 0 : i64}
 // CHECK-NEXT: rlx.narrow {{.*}} {rlx.offsets = array<i64: -1>, axis = 0 : i64, start = 2 : i64, length = 2 : i64}
-// CHECK-NEXT: rlx.narrow {{.*}} {rlx.offsets = array<i64: 64>, axis = 0 : i64, start = 1 : i64, length = 2 : i64}
+// CHECK-NEXT: rlx.narrow {{.*}} {rlx.offsets = array<i64: -1>, axis = 0 : i64, start = 1 : i64, length = 2 : i64}
 // CHECK-NEXT: rlx.add {{.*}} {rlx.offsets = array<i64: -1>}
 // CHECK-NEXT: func.return
 func.func @views_of_argument_and_constant(%x: tensor<8x16xf32>) -> tensor<2x16xf32> {

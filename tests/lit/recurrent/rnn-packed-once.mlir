@@ -4,12 +4,12 @@
 // An RNN-family op whose W_ih and W_hh are constants packs them on the first
 // call only: its packed scratch (#2) holds every layer's panels and a flag
 // element after them (here 4·5·(5 + 4) = 180 floats, the flag at 180), and the
-// plan keeps it for the whole call, like the constants, so no other buffer
+// plan keeps it for the whole call, so no other buffer
 // reuses its bytes between calls. The same op on input weights packs on every
 // call into an ordinary scratch, here over the first op's projections.
 
 // PLAN-LABEL: func.func @packed
-// PLAN: %cwi = rlx.constant {rlx.offsets = array<i64: [[CWI:[0-9]+]]>}
+// PLAN: %cwi = rlx.constant {rlx.constant_slot = 0 : i64}
 // PLAN: %y = rlx.lstm {{.*}} {rlx.offsets = array<i64: -1>, rlx.scratch_offsets = array<i64: [[PROJ:[0-9]+]], {{[0-9]+}}, 0, 0, 0,
 // PLAN: %z = rlx.lstm {{.*}} {rlx.offsets = array<i64: -1>, rlx.scratch_offsets = array<i64: {{[0-9]+}}, {{[0-9]+}}, [[PROJ]], 0, 0,
 
