@@ -181,6 +181,8 @@ def _readout(piece: SSAValue, ops: list[Operation]) -> ct.MatmulOp | None:
         if isinstance(owner, rlx.ReshapeOp):
             value = owner.input
         elif isinstance(owner, mv.GatherOp) and shape_of(owner.data.type)[owner.normalized_axis()] == 1:
+            if _slice(value, owner.normalized_axis()) is None:  # an index that is not a constant 0 or -1
+                return None
             value = owner.data
         else:
             return None
@@ -234,7 +236,13 @@ def _steps(concat: mv.ConcatOp, ops: list[Operation]) -> list[Step] | None:
     steps: list[Step] = []
     for i, readout in enumerate(readouts):
         found = None if readout is None else _step(readout, i, steps[-1].state if steps else None)
-        if found is None or (steps and (found.decay, found.drive) != (steps[0].decay, steps[0].drive)):
+        if found is None:
+            return None
+        if steps and (found.decay, found.drive, found.state.type) != (
+            steps[0].decay,
+            steps[0].drive,
+            steps[0].state.type,
+        ):
             return None
         steps.append(found)
     for step, after in pairwise(steps):
