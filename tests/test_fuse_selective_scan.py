@@ -103,16 +103,18 @@ def count(module: ModuleOp, kind: type) -> int:
     return sum(isinstance(op, kind) for op in module.walk())
 
 
-@pytest.mark.parametrize("dtype", ["f32", "f64"])
+@pytest.mark.parametrize("dtype", sorted(FLOAT_TYPES))
 @pytest.mark.parametrize("variant", VARIANTS, ids=lambda variant: variant.name)
 def test_an_unrolled_scan_becomes_one_selective_scan_and_matches_float64(variant: Variant, dtype: str) -> None:
     fused = tensor_passes(unrolled(variant, dtype))
     assert (count(fused, SelectiveScanOp), count(fused, ConcatOp), count(fused, GatherOp)) == (1, 0, 0)
     arrays = inputs(variant, dtype, np.random.default_rng(0))
     got = rlx.compile(fused, pipeline=NO_GRAPH_PASSES)(*arrays)
+    # a few unit roundoffs of the largest output: the kernel keeps the state in f32 (f64)
+    # and rounds each output once, where the unrolled f16/bf16 graph rounds every step
     for result, want in zip(got, reference(variant, arrays), strict=True):
         assert result.dtype == FLOAT_TYPES[dtype]
-        assert_close(result, want, rtol=0, atol=64 * UNIT_ROUNDOFF[dtype] * largest(want))
+        assert_close(result, want, rtol=0, atol=8 * UNIT_ROUNDOFF[dtype] * largest(want))
 
 
 @pytest.mark.slow  # exports take seconds each
