@@ -145,3 +145,48 @@ func.func @channels_last(%x: tensor<2x4x3xf32>, %dt: tensor<2x4x3xf32>, %a: tens
   %y = rlx.concat %r0, %r1, %r2 {axis = 1 : i64} : (tensor<2x1x4xf32>, tensor<2x1x4xf32>, tensor<2x1x4xf32>) -> tensor<2x3x4xf32>
   func.return %y : tensor<2x3x4xf32>
 }
+
+// -----
+
+// The zero initial state as the exports after canonicalize-broadcast may
+// spell it: a rank-0 constant the first product broadcasts. No state operand.
+// CHECK-LABEL: func.func @broadcast_zero_state(
+// CHECK: rlx.selective_scan {{%[a-zA-Z0-9_]+}}, {{%[a-zA-Z0-9_]+}}, {{%[a-zA-Z0-9_]+}}, {{%[a-zA-Z0-9_]+}}, {{%[a-zA-Z0-9_]+}} {state_size = 5 : i64}
+// CHECK-NOT: rlx.constant
+func.func @broadcast_zero_state(%x: tensor<2x4x3xf32>, %dt: tensor<2x4x3xf32>, %a: tensor<4x5xf32>, %b: tensor<2x3x5xf32>, %c: tensor<2x3x5xf32>) -> tensor<2x4x3xf32> {
+  %a4 = rlx.reshape %a : (tensor<4x5xf32>) -> tensor<1x4x1x5xf32>
+  %dt4 = rlx.reshape %dt : (tensor<2x4x3xf32>) -> tensor<2x4x3x1xf32>
+  %dadt = rlx.mul %a4, %dt4 : (tensor<1x4x1x5xf32>, tensor<2x4x3x1xf32>) -> tensor<2x4x3x5xf32>
+  %da = rlx.exp %dadt : (tensor<2x4x3x5xf32>) -> tensor<2x4x3x5xf32>
+  %b4 = rlx.reshape %b : (tensor<2x3x5xf32>) -> tensor<2x1x3x5xf32>
+  %x4 = rlx.reshape %x : (tensor<2x4x3xf32>) -> tensor<2x4x3x1xf32>
+  %db = rlx.mul %dt4, %b4 : (tensor<2x4x3x1xf32>, tensor<2x1x3x5xf32>) -> tensor<2x4x3x5xf32>
+  %dbu = rlx.mul %db, %x4 : (tensor<2x4x3x5xf32>, tensor<2x4x3x1xf32>) -> tensor<2x4x3x5xf32>
+  %h = rlx.constant dense<0.000000e+00> : tensor<f32>
+  %i0 = rlx.constant dense<0> : tensor<i64>
+  %da0 = rlx.gather %da, %i0 {axis = 2 : i64} : (tensor<2x4x3x5xf32>, tensor<i64>) -> tensor<2x4x5xf32>
+  %p0 = rlx.mul %da0, %h : (tensor<2x4x5xf32>, tensor<f32>) -> tensor<2x4x5xf32>
+  %dbu0 = rlx.gather %dbu, %i0 {axis = 2 : i64} : (tensor<2x4x3x5xf32>, tensor<i64>) -> tensor<2x4x5xf32>
+  %h0 = rlx.add %p0, %dbu0 : (tensor<2x4x5xf32>, tensor<2x4x5xf32>) -> tensor<2x4x5xf32>
+  %c0 = rlx.gather %c, %i0 {axis = 1 : i64} : (tensor<2x3x5xf32>, tensor<i64>) -> tensor<2x5xf32>
+  %cc0 = rlx.reshape %c0 : (tensor<2x5xf32>) -> tensor<2x5x1xf32>
+  %y0 = rlx.matmul %h0, %cc0 : (tensor<2x4x5xf32>, tensor<2x5x1xf32>) -> tensor<2x4x1xf32>
+  %i1 = rlx.constant dense<1> : tensor<i64>
+  %da1 = rlx.gather %da, %i1 {axis = 2 : i64} : (tensor<2x4x3x5xf32>, tensor<i64>) -> tensor<2x4x5xf32>
+  %p1 = rlx.mul %da1, %h0 : (tensor<2x4x5xf32>, tensor<2x4x5xf32>) -> tensor<2x4x5xf32>
+  %dbu1 = rlx.gather %dbu, %i1 {axis = 2 : i64} : (tensor<2x4x3x5xf32>, tensor<i64>) -> tensor<2x4x5xf32>
+  %h1 = rlx.add %p1, %dbu1 : (tensor<2x4x5xf32>, tensor<2x4x5xf32>) -> tensor<2x4x5xf32>
+  %c1 = rlx.gather %c, %i1 {axis = 1 : i64} : (tensor<2x3x5xf32>, tensor<i64>) -> tensor<2x5xf32>
+  %cc1 = rlx.reshape %c1 : (tensor<2x5xf32>) -> tensor<2x5x1xf32>
+  %y1 = rlx.matmul %h1, %cc1 : (tensor<2x4x5xf32>, tensor<2x5x1xf32>) -> tensor<2x4x1xf32>
+  %i2 = rlx.constant dense<2> : tensor<i64>
+  %da2 = rlx.gather %da, %i2 {axis = 2 : i64} : (tensor<2x4x3x5xf32>, tensor<i64>) -> tensor<2x4x5xf32>
+  %p2 = rlx.mul %da2, %h1 : (tensor<2x4x5xf32>, tensor<2x4x5xf32>) -> tensor<2x4x5xf32>
+  %dbu2 = rlx.gather %dbu, %i2 {axis = 2 : i64} : (tensor<2x4x3x5xf32>, tensor<i64>) -> tensor<2x4x5xf32>
+  %h2 = rlx.add %p2, %dbu2 : (tensor<2x4x5xf32>, tensor<2x4x5xf32>) -> tensor<2x4x5xf32>
+  %c2 = rlx.gather %c, %i2 {axis = 1 : i64} : (tensor<2x3x5xf32>, tensor<i64>) -> tensor<2x5xf32>
+  %cc2 = rlx.reshape %c2 : (tensor<2x5xf32>) -> tensor<2x5x1xf32>
+  %y2 = rlx.matmul %h2, %cc2 : (tensor<2x4x5xf32>, tensor<2x5x1xf32>) -> tensor<2x4x1xf32>
+  %y = rlx.concat %y0, %y1, %y2 {axis = -1 : i64} : (tensor<2x4x1xf32>, tensor<2x4x1xf32>, tensor<2x4x1xf32>) -> tensor<2x4x3xf32>
+  func.return %y : tensor<2x4x3xf32>
+}
