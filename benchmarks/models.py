@@ -17,8 +17,8 @@ onnxruntime's threads do not spin between calls
 take the cores the other is timed on. Compile time is rlx's import and
 compile of each shape, cold (the disk cache is off). `--without PASS` also
 compiles each shape without that tensor pass of the default pipeline and
-times it in the same rounds (the `w/o` columns): a pass's before and after
-on one loaded machine.
+times it in the same rounds (the `w/o` columns, its compile time too): a
+pass's before and after on one loaded machine.
 """
 
 from __future__ import annotations
@@ -75,13 +75,13 @@ def without(name: str) -> str:
 
 def compare(
     blob: bytes, feeds: dict[str, np.ndarray], threads: int, repeat: int, baseline: str | None = None
-) -> tuple[dict[str, float], float]:
+) -> tuple[dict[str, float], dict[str, float]]:
     """(ms of rlx, onnxruntime and, given a `baseline` pipeline, rlx compiled with
-    it; rlx compile s) after checking all agree."""
+    it; compile s of rlx and the baseline) after checking all agree."""
     shapes = {name: x.shape for name, x in feeds.items()}
     start = time.perf_counter()
     exe = rlx.compile(load(blob, input_shapes=shapes), threads=threads)
-    compile_seconds = time.perf_counter() - start
+    compile_seconds = {"rlx": time.perf_counter() - start}
     ort = session(blob, threads)
     arrays = list(feeds.values())
     outputs = exe(*arrays)
@@ -93,7 +93,9 @@ def compare(
         "ort": lambda: ort.run(None, feeds),
     }
     if baseline is not None:
+        start = time.perf_counter()
         base = rlx.compile(load(blob, input_shapes=shapes), pipeline=baseline, threads=threads)
+        compile_seconds["base"] = time.perf_counter() - start
         base_outputs = base(*arrays)
         for got, expected in zip(base_outputs, want, strict=True):
             np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
@@ -144,8 +146,10 @@ def main() -> None:
     print(f"threads = {args.threads}; onnxruntime {onnxruntime.__version__}; seq {args.seq}; median of {args.repeat}")
     baseline = without(args.without) if args.without else None
     extra = f"{'w/o ms':>10}{'ort/w/o':>9}" if baseline else ""
+    base_compile = f"{'w/o compile s':>15}" if baseline else ""
     print(
-        f"{'model':<16}{'exporter':>12}{'batch':>6}{'rlx ms':>10}{'ort ms':>10}{'ort/rlx':>9}{extra}{'compile s':>11}"
+        f"{'model':<16}{'exporter':>12}{'batch':>6}{'rlx ms':>10}{'ort ms':>10}{'ort/rlx':>9}{extra}"
+        f"{'compile s':>11}{base_compile}"
     )
     ratios, base_ratios = [], []
     for name, exporter, blob, feeds in cases(args):
@@ -156,7 +160,8 @@ def main() -> None:
         if "base" in ms:
             base_ratios.append(ms["ort"] / ms["base"])
             row += f"{ms['base']:>10.3f}{base_ratios[-1]:>9.2f}"
-        print(f"{row}{seconds:>11.2f}", flush=True)
+        row += f"{seconds['rlx']:>11.2f}" + (f"{seconds['base']:>15.2f}" if "base" in seconds else "")
+        print(row, flush=True)
     summary = f"median ort/rlx {statistics.median(ratios):.2f}, min {min(ratios):.2f}"
     if base_ratios:
         summary += f"; without {args.without}: median {statistics.median(base_ratios):.2f}, min {min(base_ratios):.2f}"

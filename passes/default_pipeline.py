@@ -18,6 +18,7 @@ from rlx_mlir.passes.fuse_attention import FuseAttentionPass
 from rlx_mlir.passes.fuse_elementwise import FuseElementwisePass
 from rlx_mlir.passes.fuse_epilogues import FuseEpiloguesPass
 from rlx_mlir.passes.fuse_reductions import FuseReductionsPass
+from rlx_mlir.passes.fuse_selective_scan import FuseSelectiveScanPass
 from rlx_mlir.passes.fuse_siblings import FuseSiblingsPass
 from rlx_mlir.passes.fuse_standardization import FuseStandardizationPass
 from rlx_mlir.passes.lower_to_llvm import LowerToLLVMPass
@@ -27,6 +28,7 @@ TENSOR_PASSES: tuple[ModulePass, ...] = (
     CanonicalizePass(),
     CanonicalizeBroadcastPass(),
     FuseAttentionPass(),
+    FuseSelectiveScanPass(),
     FuseStandardizationPass(),
     FuseElementwisePass(),
     FuseReductionsPass(),
@@ -36,7 +38,8 @@ TENSOR_PASSES: tuple[ModulePass, ...] = (
 )
 """Graph-level rewrites: op canonicalizations (transpose/reverse chains, identity
 slices and pads), expands folded into implicit broadcasts, attention written
-out (matmul, scale, mask, softmax, matmul) made one `rlx.attention`, layer and RMS norms
+out (matmul, scale, mask, softmax, matmul) made one `rlx.attention`, Mamba's
+selective scan unrolled step by step made one `rlx.selective_scan`, layer and RMS norms
 written out made one region each, chains fused, chains
 feeding reductions fused in as their prologues and chains after matmuls as
 their epilogues, elementwise siblings that read one input merged, then

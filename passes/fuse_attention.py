@@ -400,7 +400,7 @@ def rewrite(found: Match) -> tuple[list[Operation], SSAValue]:
     return emitter.ops, out
 
 
-def _erase_unused(ops: Sequence[Operation], rewriter: PatternRewriter) -> None:
+def erase_unused(ops: Sequence[Operation], rewriter: PatternRewriter) -> None:
     """Erase the ops of `ops` (and the constants they read) that nothing uses any more,
     until none is left to erase."""
     pending = [op for op in ops if op.parent is not None]
@@ -430,7 +430,7 @@ class FuseAttention(RewritePattern):
         new_ops, result = rewrite(found)
         look_through = _sources(found)
         rewriter.replace(op, new_ops, [result])
-        _erase_unused([*found.ops[1:], *look_through], rewriter)
+        erase_unused([*found.ops[1:], *look_through], rewriter)
 
 
 def _sources(found: Match) -> list[Operation]:

@@ -25,6 +25,12 @@ def _fuse_attention() -> type[ModulePass]:
     return FuseAttentionPass
 
 
+def _fuse_selective_scan() -> type[ModulePass]:
+    from rlx_mlir.passes.fuse_selective_scan import FuseSelectiveScanPass
+
+    return FuseSelectiveScanPass
+
+
 def _fuse_elementwise() -> type[ModulePass]:
     from rlx_mlir.passes.fuse_elementwise import FuseElementwisePass
 
@@ -79,6 +85,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "autodiff": _autodiff,
         "canonicalize-broadcast": _canonicalize_broadcast,
         "fuse-attention": _fuse_attention,
+        "fuse-selective-scan": _fuse_selective_scan,
         "fuse-standardization": _fuse_standardization,
         "fuse-elementwise": _fuse_elementwise,
         "fuse-reductions": _fuse_reductions,
