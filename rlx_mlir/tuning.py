@@ -58,6 +58,10 @@ class Tuning:
     """The largest K x tile panel of op(B) the panel kernel keeps in L1."""
     gemm_epilogue_block_bytes: int
     """Product rows computed and finished by a contraction's epilogue together."""
+    gemm_min_units: int
+    """Row blocks a contraction's BLAS GEMM is cut into at least, run single-threaded
+    on the entry's threads (`lowering/kernels/contraction.py`): 4 per core of the
+    target, so equal shares balance (not the thread count: results do not depend on it)."""
     rnn_ih_panel_tiles: int
     """Register tiles side by side in a W_ih panel of the recurrent projection."""
 
@@ -137,6 +141,7 @@ class Tuning:
             gemm_panel_max_mnk=NEVER,
             gemm_panel_max_bytes=l1_block,
             gemm_epilogue_block_bytes=min(4 << 20, target.llc_bytes // 8),
+            gemm_min_units=4 * target.cores,
             rnn_ih_panel_tiles=4,
             conv_im2col_block_bytes=3 * target.l2_bytes // 4,
             conv_min_units=4 * target.cores,

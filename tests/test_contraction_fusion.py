@@ -80,6 +80,21 @@ def test_fused_agrees_with_unfused_and_threads() -> None:
     np.testing.assert_allclose(fused, unfused, rtol=0, atol=1e-4)
 
 
+def test_a_product_in_one_cache_block_still_splits_across_threads() -> None:
+    """[1024, 512] x [512, 256] f32 is 1 MiB of product, one epilogue cache block:
+    it is still cut into `gemm_min_units` row blocks for the entry's threads (one
+    unit, as before that knob, leaves the second thread idle), and the cut is the
+    target's, so 1 and 2 threads agree bit for bit."""
+    module = _dense(1024, 512, 256, "f32")
+    split = rlx.compile(module, threads=2)
+    assert 'define void @"f_k0_parallel"' in split.llvm_ir
+    assert "f_k0_parallel" not in rlx.compile(module, threads=2, tuning={"gemm_min_units": 1}).llvm_ir
+    rng = np.random.default_rng(5)
+    args = [rng.standard_normal(s).astype(np.float32) for s in ((1024, 512), (512, 256), (256,), (1024, 256))]
+    np.testing.assert_array_equal(split(*args)[0], rlx.compile(module, threads=1)(*args)[0])
+    np.testing.assert_allclose(split(*args)[0], _reference(*args), rtol=0, atol=2e-3)
+
+
 def test_epilogue_is_not_a_pass_of_its_own() -> None:
     """No path has a kernel that only runs the epilogue over the product: the BLAS
     row blocks, the packed panels' tiles and the in-place tiles (here full and

@@ -16,6 +16,9 @@ By element type:
   thread count to the entry's `threads` before its first GEMM; a batch of
   GEMMs small enough for OpenBLAS to run on the calling thread
   (`blas.CALLER_THREAD_MNK`) is split across the entry's threads instead.
+  OpenBLAS's own threads are what a busy core hurts most (a [128, 512] x
+  [512, 48] GEMM went from 0.04 to 7.9 ms with another process busy); a
+  contraction region's row blocks (`_row_block_kernel`) already run on ours.
 - Small real GEMMs (M·N·K <= `Tuning.gemm_tiled_max_mnk`, rhs not
   transposed) skip the call: a register-tiled kernel in explicit vector IR
   (`_tiled_gemm_kernels`) runs them about twice as fast as OpenBLAS does
@@ -168,7 +171,7 @@ def _blas_kernel(
     blas.load()
     gemm = gemm_external(dtype)
     item_bytes = dtypes.from_name(dtype).nbytes
-    split = layout.count > 1 and layout.m * layout.n * layout.k <= blas.CALLER_THREAD_MNK[dtype.startswith("complex")]
+    split = _caller_thread(layout, dtype)
 
     def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
         call = _gemm_call(e, layout, dtype, None if split else threads)
@@ -184,6 +187,60 @@ def _blas_kernel(
     function = kernel_function(name, 3, build)
     externals = (gemm,) if split else (gemm, SET_THREADS)
     return Kernel(function, buffers, layout.count, layout.work, parallel=split, externals=externals)
+
+
+MIN_BLOCK_ROWS = 16
+"""The fewest rows a row block of a GEMM gets: each block's call packs op(B)
+again, K·N loads against its rows·N·K multiply-adds, so 16 rows keep the
+repacking near 1/16 of the block's work whatever the CPU."""
+
+
+def _row_blocks(layout: GemmLayout, tuning: Tuning, most_rows: int) -> int:
+    """How many row blocks a GEMM is cut into: `tuning.gemm_min_units`, and
+    blocks of at most `most_rows` rows (an epilogue's cache block), but none
+    under MIN_BLOCK_ROWS. Cutting by the cache block alone left a product of
+    one block on one thread: [1024, 1024] x [1024, 256] + bias took 3.34 ms
+    on 2 threads, 1.99 ms in 8 blocks (a Xeon 6, 2 cores)."""
+    wanted = max(tuning.gemm_min_units, -(-layout.m // max(1, most_rows)))
+    return max(1, min(wanted, layout.m // MIN_BLOCK_ROWS))
+
+
+def _row_block_kernel(
+    name: str,
+    layout: GemmLayout,
+    dtype: str,
+    buffers: list[SSAValue | str | Scratch],
+    blocks: int,
+    finish: Callable[[Emitter, Region, list[SSAValue], tuple[SSAValue, SSAValue]], None],
+) -> Kernel:
+    """One GEMM's row blocks split across the entry's threads, each a
+    single-threaded BLAS call for its rows (after `single_threaded_blas`), then
+    `finish` over those rows while they are in cache (a 2-D contraction's
+    epilogue). Buffers: lhs, rhs, ..., result."""
+    assert layout.count == 1, "a 2-D product"
+    blas.load()
+    gemm = gemm_external(dtype)
+    item_bytes = dtypes.from_name(dtype).nbytes
+    m, n = layout.m, layout.n
+    rows = -(-m // blocks)
+    blocks = -(-m // rows)
+    a_row = 1 if layout.transposes[0] else layout.leading[0]  # elements between rows of op(A)
+
+    def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
+        call = _gemm_call(e, layout, dtype)
+
+        def one(unit: SSAValue) -> None:
+            first = e.mul(unit, e.i64(rows))
+            last = e.smin(e.add(first, e.i64(rows)), e.i64(m))
+            a = byte_pointer(e, pointers[0], e.mul(first, e.i64(a_row)), item_bytes)
+            c = byte_pointer(e, pointers[-1], e.mul(first, e.i64(n)), item_bytes)
+            call(a, pointers[1], c, e.itrunc(e.sub(last, first), i32))
+            finish(e, region, pointers, (first, last))
+
+        for_range(e, region, begin, end, one)
+
+    function = kernel_function(name, len(buffers), build)
+    return Kernel(function, buffers, blocks, layout.work + m * n, externals=(gemm,))
 
 
 def _convert_kernel(
@@ -377,6 +434,11 @@ def _gemm_kernels(
     return [_blas_kernel(name, layout, dtype, buffers, threads)]
 
 
+def _caller_thread(layout: GemmLayout, dtype: str) -> bool:
+    """Whether each GEMM of a batch is small enough for OpenBLAS to run on the calling thread."""
+    return layout.count > 1 and layout.m * layout.n * layout.k <= blas.CALLER_THREAD_MNK[dtype.startswith("complex")]
+
+
 def _tiles(layout: GemmLayout, dtype: str, tuning: Tuning) -> bool:
     """Whether the tile kernel runs this GEMM with B read in place: M·N·K up to
     `tuning.gemm_tiled_max_mnk`, the size OpenBLAS would run on the calling
@@ -512,41 +574,6 @@ def _epilogue_rows(
     for_range(e, region, rows[0], rows[1], row)
 
 
-def _blocked_blas_kernel(
-    op: rg.ContractionRegionOp, layout: GemmLayout, dtype: str, name: str, block_bytes: int
-) -> Kernel:
-    """Row blocks split across the entry's threads: each runs one single-threaded
-    GEMM for its rows of the product, straight into the result, then the epilogue
-    over them. A block is about `block_bytes` of the product
-    (`Tuning.gemm_epilogue_block_bytes`), so it is still in the last-level cache
-    when the epilogue reads it; every call packs the rhs again, so much smaller
-    blocks cost more than they save."""
-    blas.load()
-    gemm = gemm_external(dtype)
-    item_bytes = dtypes.from_name(dtype).nbytes
-    m, n = layout.m, layout.n
-    block = max(1, min(m, block_bytes // max(1, n * item_bytes)))
-    blocks = -(-m // block)
-    a_row = 1 if layout.transposes[0] else layout.leading[0]  # elements between rows of op(A)
-
-    def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
-        call = _gemm_call(e, layout, dtype)
-
-        def one(b: SSAValue) -> None:
-            first = e.mul(b, e.i64(block))
-            last = e.smin(e.add(first, e.i64(block)), e.i64(m))
-            a = byte_pointer(e, pointers[0], e.mul(first, e.i64(a_row)), item_bytes)
-            c = byte_pointer(e, pointers[-1], e.mul(first, e.i64(n)), item_bytes)
-            call(a, pointers[1], c, e.itrunc(e.sub(last, first), i32))
-            _epilogue_rows(e, region, op, pointers, (first, last))
-
-        for_range(e, region, begin, end, one)
-
-    buffers: list[SSAValue | str | Scratch] = [*op.inputs, *op.outputs]
-    function = kernel_function(name, len(buffers), build)
-    return Kernel(function, buffers, blocks, layout.work + m * n, externals=(gemm,))
-
-
 def contraction_region_kernels(op: rg.ContractionRegionOp, ctx: KernelContext) -> list[Kernel]:
     """A 2-D f32/f64 product (what fuse-epilogues makes): register tiles, each
     finished by the epilogue right after it (GEMMs the tile kernel runs, and any
@@ -576,8 +603,17 @@ def contraction_region_kernels(op: rg.ContractionRegionOp, ctx: KernelContext) -
         return _tiled_gemm_kernels(ctx.name, layout, dtype, buffers, ctx.tuning, finish=finish)
     if _panels(layout, dtype, ctx.tuning):
         return [_panel_gemm_kernel(ctx.name, layout, dtype, buffers, ctx.threads, ctx.tuning, finish)]
-    block_bytes = ctx.tuning.gemm_epilogue_block_bytes
-    return [single_threaded_blas(f"{ctx.name}_blas1"), _blocked_blas_kernel(op, layout, dtype, ctx.name, block_bytes)]
+    item_bytes = dtypes.from_name(dtype).nbytes
+    cache_rows = ctx.tuning.gemm_epilogue_block_bytes // max(1, layout.n * item_bytes)
+    blocks = _row_blocks(layout, ctx.tuning, cache_rows)
+
+    def epilogue(e: Emitter, region: Region, pointers: list[SSAValue], rows: tuple[SSAValue, SSAValue]) -> None:
+        _epilogue_rows(e, region, op, pointers, rows)
+
+    return [
+        single_threaded_blas(f"{ctx.name}_blas1"),
+        _row_block_kernel(ctx.name, layout, dtype, buffers, blocks, epilogue),
+    ]
 
 
 KERNELS: dict[type[Operation], EmitKernels] = {
