@@ -1,6 +1,6 @@
 // RUN: rlx-opt %s --split-input-file -p 'plan-memory,lower-to-llvm{threads=2 target=x86-64-v4 tuning="conv_min_units=1"}' | filecheck %s
 
-// Lowering of rlx.conv to the tiled form (AVX-512: register tiles of 4 output
+// Lowering of rlx.conv to the tiled form (AVX-512: register tiles of 6 output
 // channels x 4 vectors of 16 positions), and where it gives way to im2col.
 
 // A 3x3 conv, pad 1, on 14x14: one unit (conv_min_units = 1) copies its 16
@@ -8,7 +8,8 @@
 // a tile's 64 and the last tap's reach of 2·16 + 2 as zero slack) and keeps its
 // sums in a second one (16 channels x 4 tiles of 64 positions). Each tile loads
 // 4 vectors of the block per tap, splats one weight per channel from w as
-// stored, and does 16 vector FMAs: 9 taps unrolled, 144 FMAs per tile. No
+// stored, and does a vector FMA per channel and vector, 9 taps unrolled: 216
+// FMAs in a tile of 6 channels (twice), then 144 in one of the last 4. No
 // im2col, no BLAS.
 
 // CHECK-LABEL: llvm.func internal @tiled_k0(
@@ -23,7 +24,7 @@
 // CHECK-NEXT: [[WV:%[0-9]+]] = llvm.load {{%[0-9]+}} {alignment = 4 : i64} : !llvm.ptr -> f32
 // CHECK: [[SPLAT:%[0-9]+]] = llvm.shufflevector {{%[0-9]+}}, {{%[0-9]+}} [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0] : vector<16xf32>
 // CHECK-NEXT: llvm.intr.fma([[SPLAT]], [[XV]], {{%[0-9]+}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
-// CHECK-COUNT-143: llvm.intr.fma
+// CHECK-COUNT-359: llvm.intr.fma
 // CHECK-NOT: llvm.intr.fma
 // CHECK: llvm.store {{%[0-9]+}}, {{%[0-9]+}} {alignment = 4 : i64} : vector<16xf32>, !llvm.ptr
 // CHECK-NOT: sgemm
