@@ -61,6 +61,7 @@ import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeGuard
 
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import f32
@@ -253,6 +254,42 @@ def _direct_unit(walk: _Walk, conv: _Conv, pointers: list[SSAValue], row: SSAVal
         _epilogue(walk, c.op, pointers, (batch, m, e.i64(0)), (1, numel(c.spatial_out)))
 
 
+class _EpilogueRow:
+    """The epilogue along one output row of planes (n, channel) from flat plane position q on:
+    `apply(j, sum)` sets out[n, channel, q + j] = body(sum, epilogue inputs there), the sum
+    given or read from out. The inputs' reads advance along the plane by 0 or 1 per
+    position (`rg.epilogue_reads_planes`)."""
+
+    def __init__(
+        self, walk: _Walk, op: rg.ConvRegionOp, pointers: list[SSAValue], at: tuple[SSAValue, SSAValue, SSAValue]
+    ) -> None:
+        e = self.e = walk.e
+        self.op, self.pointers = op, pointers
+        result = shape_of(op.result.type)
+        self.out = pointers[len(_operands(op)) - 1]
+        self.item = codec(element_type(op.result.type))
+        maps = zip(op.mapped_inputs, op.maps)
+        self.reads = [read_strides(shape_of(v.type), index_maps.accesses(m), len(result)) for v, m in maps]
+        n, channel, q = at
+        self.at_row = e.add(e.mul(e.add(e.mul(n, e.i64(result[1])), channel), e.i64(numel(result[2:]))), q)
+        self.starts = [
+            advance(e, advance(e, advance(e, e.i64(base), n, strides[0]), channel, strides[1]), q, strides[-1])
+            for strides, base in self.reads
+        ]
+
+    def apply(self, j: SSAValue, total: Value | None = None) -> None:
+        e, args = self.e, self.op.body.block.args
+        at = e.add(self.at_row, j)
+
+        def load(k: int) -> Value:
+            if k == 0:
+                return total if total is not None else self.item.load(e, self.out, at)
+            strides, _ = self.reads[k - 1]
+            return codec(args[k].type).load(e, self.pointers[1 + k], advance(e, self.starts[k - 1], j, strides[-1]))
+
+        self.item.store(e, body_value(e, self.op.body.block, load), self.out, at)
+
+
 def _epilogue(
     walk: _Walk,
     op: rg.ConvRegionOp,
@@ -262,39 +299,13 @@ def _epilogue(
 ) -> None:
     """out[n, m + r, q + j] = body(out[n, m + r, q + j], epilogue inputs there) for
     r < rows and j < columns, with (n, m, q) = `first` and (rows, columns) = `extents`
-    (q, j: flat positions in the output plane), in place. The inputs' reads advance
-    along the plane by 0 or 1 per position (`rg.epilogue_reads_planes`)."""
+    (q, j: flat positions in the output plane), in place."""
     e = walk.e
-    result = shape_of(op.result.type)
-    plane = numel(result[2:])
-    out = pointers[len(_operands(op)) - 1]
-    item = codec(element_type(op.result.type))
-    args = op.body.block.args
-    reads = [
-        read_strides(shape_of(v.type), index_maps.accesses(m), len(result)) for v, m in zip(op.mapped_inputs, op.maps)
-    ]
     n, m, q = first
 
     def row(r: SSAValue) -> None:
-        channel = e.add(m, r)
-        at_row = e.add(e.mul(e.add(e.mul(n, e.i64(result[1])), channel), e.i64(plane)), q)
-        starts = [
-            advance(e, advance(e, advance(e, e.i64(base), n, strides[0]), channel, strides[1]), q, strides[-1])
-            for strides, base in reads
-        ]
-
-        def column(j: SSAValue) -> None:
-            at = e.add(at_row, j)
-
-            def load(k: int) -> Value:
-                if k == 0:
-                    return item.load(e, out, at)
-                strides, _ = reads[k - 1]
-                return codec(args[k].type).load(e, pointers[1 + k], advance(e, starts[k - 1], j, strides[-1]))
-
-            item.store(e, body_value(e, op.body.block, load), out, at)
-
-        walk.loop(0, extents[1], column)
+        epilogue = _EpilogueRow(walk, op, pointers, (n, e.add(m, r), q))
+        walk.loop(0, extents[1], epilogue.apply)
 
     walk.loop(0, extents[0], row)
 
@@ -660,7 +671,6 @@ def _tiled_kernels(op: cv.ConvolutionOp, conv: _Conv, tiled: _Tiled, ctx: Kernel
     t = tiled
     item, nbytes = conv.item, conv.item.dtype.nbytes
     groups, rows = op.geometry.groups, conv.out_per_group
-    row_out = numel(conv.spatial_out[1:])
     per_row = t.input_elements(2) - t.input_elements(1) + rows * t.row  # input and output elements per output row
     fixed = t.input_elements(1) + rows * t.tile
     split = _gemm_split(op, conv, ctx, per_row * nbytes, fixed * nbytes)
@@ -668,7 +678,7 @@ def _tiled_kernels(op: cv.ConvolutionOp, conv: _Conv, tiled: _Tiled, ctx: Kernel
 
     def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
         walk = _Walk(e, region, conv.window)
-        x, w, out = pointers[0], pointers[1], pointers[len(_operands(op)) - 1]
+        x, w = pointers[0], pointers[1]
         bias = pointers[2] if conv.bias is not None else None
         block = e.op(llvm.AllocaOp(e.i64(t.input_elements(split.block_rows)), item.storage, alignment=64))
         sums = e.op(llvm.AllocaOp(e.i64(split.chunk * t.positions(split.block_rows)), item.storage, alignment=64))
@@ -687,10 +697,7 @@ def _tiled_kernels(op: cv.ConvolutionOp, conv: _Conv, tiled: _Tiled, ctx: Kernel
                     _tile(walk, t, tiles, (at.channel, e.i64(whole), q0), (m % t.tile_rows, depth, count))
 
             for_range(e, region, e.i64(0), e.i64(t.positions(count)), tile_column, t.tile)
-            out_at = e.add(e.mul(at.first_row, e.i64(numel(conv.spatial_out))), e.mul(at.first, e.i64(row_out)))
-            _unpad_block(walk, t, (sums, out), out_at, (m, count))
-            if isinstance(op, rg.ConvRegionOp):
-                _epilogue(walk, op, pointers, (at.n, at.channel, e.mul(at.first, e.i64(row_out))), (m, count * row_out))
+            _unpad_block(walk, t, pointers, sums, (at, (m, count)))
 
         for_range(e, region, begin, end, lambda u: _units(e, region, conv, split, u, compute))
 
@@ -800,36 +807,46 @@ def _tile(
 
 
 def _unpad_block(
-    walk: _Walk, t: _Tiled, pointers: tuple[SSAValue, SSAValue], out_at: SSAValue, extents: tuple[int, int]
+    walk: _Walk,
+    t: _Tiled,
+    pointers: list[SSAValue],
+    sums: SSAValue,
+    at: tuple[_Unit, tuple[int, int]],
 ) -> None:
-    """out[out_at + r·plane + (o...)] = sums[r, (o...) in block coordinates] for the `extents`
-    (channels, output rows) of a unit: its real positions, dropping the padding columns."""
-    e, c = walk.e, t.conv
-    sums, out = pointers
-    channels, rows = extents
+    """out[n, channel + r, first row + (o...)] = sums[r, (o...) in block coordinates] for
+    the (channels, output rows) `extents` of a unit: its real positions, dropping the
+    padding columns; a conv region applies its epilogue to each (`_EpilogueRow`) as it goes."""
+    e, c, op = walk.e, t.conv, t.conv.op
+    unit, (channels, rows) = at
+    out = pointers[len(_operands(op)) - 1]
     extents_out = (rows, *c.spatial_out[1:])
     out_strides, block_strides = row_major_strides(extents_out), t.strides(rows)
-    stride = t.positions(rows)
+    stride, q = t.positions(rows), e.mul(unit.first, e.i64(numel(c.spatial_out[1:])))
 
-    def axis_copy(axis: int, y_at: SSAValue, b_at: SSAValue) -> None:
-        if axis == c.rank:
-            c.item.copy(e, sums, b_at, out, y_at)
-            return
-        walk.loop(
-            0,
-            extents_out[axis],
-            lambda o: axis_copy(
-                axis + 1,
-                e.add(y_at, e.mul(o, e.i64(out_strides[axis]))),
-                e.add(b_at, e.mul(o, e.i64(block_strides[axis]))),
-            ),
-        )
+    def row(r: SSAValue) -> None:
+        out_at = e.add(e.mul(e.add(unit.first_row, r), e.i64(numel(c.spatial_out))), q)
+        epilogue = _EpilogueRow(walk, op, pointers, (unit.n, e.add(unit.channel, r), q)) if _is_region(op) else None
 
-    walk.loop(
-        0,
-        channels,
-        lambda r: axis_copy(0, e.add(out_at, e.mul(r, e.i64(numel(c.spatial_out)))), e.mul(r, e.i64(stride))),
-    )
+        def axis_copy(axis: int, j: SSAValue, b_at: SSAValue) -> None:
+            if axis == c.rank:
+                if epilogue is None:
+                    c.item.copy(e, sums, b_at, out, e.add(out_at, j))
+                else:
+                    epilogue.apply(j, c.item.load(e, sums, b_at))
+                return
+
+            def position(o: SSAValue) -> None:
+                axis_copy(axis + 1, advance(e, j, o, out_strides[axis]), advance(e, b_at, o, block_strides[axis]))
+
+            walk.loop(0, extents_out[axis], position)
+
+        axis_copy(0, e.i64(0), e.mul(r, e.i64(stride)))
+
+    walk.loop(0, channels, row)
+
+
+def _is_region(op: cv.ConvolutionOp) -> TypeGuard[rg.ConvRegionOp]:
+    return isinstance(op, rg.ConvRegionOp)
 
 
 def _choose(e: Emitter, region: Region, is_last: SSAValue, sizes: list[int], body: Callable[[int], None]) -> None:
