@@ -41,11 +41,12 @@ computes [chunk x block positions] with register tiles (`_tile`: 6 channels x
 4 vectors of 16 positions on AVX-512, 24 FMAs per 4 vector loads and 6 weight
 splats, every tap unrolled) whose lhs is the weight as stored: no im2col
 matrix, no packing, no BLAS call. The sums land in a stack block in the
-input's coordinates, from which the real positions are copied out. On a
-2-vCPU Xeon (AVX-512), one thread: ResNet's 3x3 layers at 135-155 GFLOP/s
-tiled against 70-115 through im2col and OpenBLAS (the 7x7 layers gained
-most: their GEMMs, N = 49, are OpenBLAS's slowest), ResNet-18 at batch 1
-from 0.52-0.58x to 0.80-0.94x onnxruntime.
+input's coordinates, from which the real positions are copied out (through a
+conv region's epilogue). On a loaded 2-vCPU Xeon (AVX-512), one thread:
+ResNet's 3x3 layers at 140-165 GFLOP/s tiled against 70-115 through im2col
+and OpenBLAS (the 7x7 layers gained most: their GEMMs, N = 49, are
+OpenBLAS's slowest); 2 threads, same process: ResNet-18 from 0.48-0.74x
+onnxruntime to 0.88-1.07x, its 3x3 conv on [8, 64, 56, 56] 1.5x faster.
 
 **Epilogue.** `rlx.conv_region` (what fuse-epilogues makes of a conv and its
 bias add, activation and residual) runs any form, then applies its body to
@@ -667,7 +668,7 @@ def _tiled_kernels(op: cv.ConvolutionOp, conv: _Conv, tiled: _Tiled, ctx: Kernel
     register tiles of `_tile` over it (tiles of positions outside, of channels inside, so a
     tile's inputs stay in L1 across the channels), each tile storing its sums (from the
     bias, if any) into an output block in the input block's coordinates; then copies the
-    real positions into the result and runs the epilogue over them."""
+    real positions into the result, applying a conv region's epilogue on the way."""
     t = tiled
     item, nbytes = conv.item, conv.item.dtype.nbytes
     groups, rows = op.geometry.groups, conv.out_per_group
