@@ -191,6 +191,7 @@ def test_threads_split_units_alike(form: str) -> None:
         np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.target_independent
 def test_the_tiled_form_reads_inside_its_block() -> None:
     """The farthest read of any position of any tap (the last channel's, a dropped
     position's) stays inside the input block, for every block height: a read past it
@@ -219,6 +220,7 @@ def test_the_tiled_form_reads_inside_its_block() -> None:
         ((1, 64, 8, 8), (64, 64, 1, 1), (1, 1), False),  # pointwise: the input is the GEMM's rhs already
     ],
 )
+@pytest.mark.target_independent
 def test_the_tiled_form_runs_where_few_positions_are_dropped(
     shape: tuple[int, ...], weight: tuple[int, ...], strides: tuple[int, ...], tiled: bool
 ) -> None:
@@ -287,6 +289,7 @@ def test_epilogues_fuse_and_match_torch(t: str, form: str) -> None:
         ((1, 80, 3000), (384, 80, 3), 2, _GemmSplit(block_rows=375, blocks=8, chunk=384, chunks=1)),
     ],
 )
+@pytest.mark.target_independent
 def test_the_gemm_form_cuts_enough_equal_units(
     shape: tuple[int, ...], weight: tuple[int, ...], cores: int, split: _GemmSplit
 ) -> None:
@@ -309,6 +312,7 @@ def test_f16_sums_are_computed_in_f32() -> None:
     assert float(got.reshape(())) == 2048.0
 
 
+@pytest.mark.target_independent
 def test_builder_rejects_bad_geometry() -> None:
     b = Builder()
     x, w = b.input((1, 4, 8)), b.input((2, 3, 3))
@@ -318,6 +322,7 @@ def test_builder_rejects_bad_geometry() -> None:
         b.conv(x, b.input((2, 4, 3)), strides=2)  # type: ignore[arg-type]
 
 
+@pytest.mark.target_independent
 def test_verifier_names_the_rule() -> None:
     text = """
     func.func @f(%x: tensor<1x4x8xf32>, %w: tensor<2x4x3xf32>) -> tensor<1x2x5xf32> {
@@ -384,6 +389,7 @@ def test_max_pool_of_integers_never_chooses_the_padding(t: str) -> None:
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.target_independent
 def test_builder_max_pool_rejects_a_window_longer_than_the_input() -> None:
     b = Builder()
     with pytest.raises(ArgumentError, match="the dilated kernel spans 5, more than the padded input's 4"):
