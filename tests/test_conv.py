@@ -216,7 +216,7 @@ def test_the_tiled_form_reads_inside_its_block() -> None:
         ((1, 3, 224, 224), (64, 3, 7, 7), (2, 2), True),  # its stem: phase planes of 115 places per 112 outputs
         ((1, 512, 7, 7), (512, 512, 3, 3), (1, 1), True),  # its last stage: 64 positions per 49 outputs
         ((1, 80, 3000), (384, 80, 3), (1,), True),  # Whisper's first conv1d
-        ((1, 64, 2, 2), (64, 64, 3, 3), (1, 1), False),  # one 64-position tile for 4 outputs: im2col
+        ((1, 64, 2, 2), (64, 64, 3, 3), (1, 1), False),  # a 16-position vector for 4 outputs: im2col
         ((1, 64, 8, 8), (64, 64, 1, 1), (1, 1), False),  # pointwise: the input is the GEMM's rhs already
     ],
 )
@@ -224,7 +224,7 @@ def test_the_tiled_form_reads_inside_its_block() -> None:
 def test_the_tiled_form_runs_where_few_positions_are_dropped(
     shape: tuple[int, ...], weight: tuple[int, ...], strides: tuple[int, ...], tiled: bool
 ) -> None:
-    """With AVX-512's tiles (4 x 64 positions), the default tuning tiles the GEMM-form convs
+    """With AVX-512's vectors (16 positions), the default tuning tiles the GEMM-form convs
     that compute fewer than twice their outputs and are not pointwise."""
     b = Builder()
     pads = [(k - 1) // 2 for k in weight[2:]]

@@ -7,7 +7,7 @@ picks the GEMM form for f32/f64 with at least 8 output channels and 8 input
 channels · taps per group, the direct kernel otherwise (depthwise convs, thin
 convs, f16/bf16). A GEMM-form conv then runs tiled (`_tiled_form`) unless it
 is pointwise (its input already is the GEMM's rhs) or its plane is so small
-that whole tiles would mostly compute dropped positions; those run im2col and
+that whole vectors would mostly compute dropped positions; those run im2col and
 BLAS.
 
 **Direct.** Units are the rows (n, m) of the result, one output plane each,
@@ -569,7 +569,7 @@ class _Tiled:
     register tile of `tile_rows` output channels x `tile_vectors` vectors of positions
     is a GEMM micro-kernel over (channel, tap) whose lhs is the weight as stored and
     whose rhs is the block in place: no im2col, no packing. Positions past an output
-    extent (a plane's extra places) are computed and dropped."""
+    extent (a plane's extra places, the last vector's rest) are computed and dropped."""
 
     conv: _Conv
     lanes: int
@@ -631,8 +631,9 @@ class _Tiled:
         return sum(max(self.tap_offset(a, rows, k) for k in range(kernel[a])) for a in range(len(kernel)))
 
     def positions(self, rows: int) -> int:
-        """The positions a block of `rows` output rows computes: whole tiles."""
-        return -(-rows * self.row // self.tile) * self.tile
+        """The positions a block of `rows` output rows computes: whole vectors (whole tiles,
+        then one of fewer vectors)."""
+        return -(-rows * self.row // self.lanes) * self.lanes
 
     def input_elements(self, rows: int) -> int:
         """The input block: every channel's phase planes, then a tile's and a reach's
@@ -688,16 +689,20 @@ def _tiled_kernels(op: cv.ConvolutionOp, conv: _Conv, tiled: _Tiled, ctx: Kernel
             _pad_block(walk, t, x, block, at.x_base, at.first, count)
             tiles = (block, w, sums, bias)
 
-            def tile_column(q0: SSAValue) -> None:
+            def tile_column(q0: SSAValue, vectors: int) -> None:
                 def full(m0: SSAValue) -> None:
-                    _tile(walk, t, tiles, (at.channel, m0, q0), (t.tile_rows, depth, count))
+                    _tile(walk, t, tiles, (at.channel, m0, q0), (t.tile_rows, vectors, depth, count))
 
                 whole = m // t.tile_rows * t.tile_rows
                 for_range(e, region, e.i64(0), e.i64(whole), full, t.tile_rows)
                 if m % t.tile_rows:
-                    _tile(walk, t, tiles, (at.channel, e.i64(whole), q0), (m % t.tile_rows, depth, count))
+                    _tile(walk, t, tiles, (at.channel, e.i64(whole), q0), (m % t.tile_rows, vectors, depth, count))
 
-            for_range(e, region, e.i64(0), e.i64(t.positions(count)), tile_column, t.tile)
+            positions = t.positions(count)
+            whole = positions // t.tile * t.tile
+            for_range(e, region, e.i64(0), e.i64(whole), lambda q0: tile_column(q0, t.tile_vectors), t.tile)
+            if positions > whole:  # the last positions: a tile of fewer vectors
+                tile_column(e.i64(whole), (positions - whole) // t.lanes)
             _unpad_block(walk, t, pointers, sums, (at, (m, count)))
 
         for_range(e, region, begin, end, lambda u: _units(e, region, conv, split, u, compute))
@@ -757,16 +762,16 @@ def _tile(
     t: _Tiled,
     pointers: tuple[SSAValue, SSAValue, SSAValue, SSAValue | None],
     at: tuple[SSAValue, SSAValue, SSAValue],
-    shape: tuple[int, int, int],
+    shape: tuple[int, int, int, int],
 ) -> None:
     """sums[m0 + r, q0 + j] = bias + Σ_(c, tap) w[channel + m0 + r, c, tap] · block[c, q0 + j + tap]
-    for r < rows, j < one tile: rows x tile_vectors accumulators in registers across the
+    for r < rows, j < vectors · lanes: rows x vectors accumulators in registers across the
     channels and taps, the weight splat from where it is stored, the block read in vectors;
-    (channel, m0, q0) = `at`, (rows, depth, output rows of the block) = `shape`."""
+    (channel, m0, q0) = `at`, (rows, vectors, depth, output rows of the block) = `shape`."""
     e, c = walk.e, t.conv
     block, w, sums, bias = pointers
     channel, m0, q0 = at
-    rows, depth, count = shape
+    rows, width, depth, count = shape
     lanes, storage = t.lanes, c.item.storage
     plane, stride = t.plane(count), t.positions(count)
     w_rows = e.mul(e.add(channel, m0), e.i64(depth))
@@ -780,11 +785,11 @@ def _tile(
         return vectors.splat(e, real(c.item.load(e, bias, e.add(e.add(channel, m0), e.i64(r)))), lanes)
 
     def fmas(x_at: SSAValue, w_at: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
-        xs = [vectors.load(e, storage, block, e.add(x_at, e.i64(v * lanes)), lanes) for v in range(t.tile_vectors)]
+        xs = [vectors.load(e, storage, block, e.add(x_at, e.i64(v * lanes)), lanes) for v in range(width)]
         new = []
         for r in range(rows):
             weight = vectors.splat(e, vectors.load(e, storage, w, e.add(w_at, e.i64(r * depth)), 1), lanes)
-            new += [e.fma(weight, xv, accs[r * t.tile_vectors + v]) for v, xv in enumerate(xs)]
+            new += [e.fma(weight, xv, accs[r * width + v]) for v, xv in enumerate(xs)]
         return new
 
     def tap_axis(axis: int, x_at: SSAValue, w_at: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
@@ -799,12 +804,12 @@ def _tile(
         x_at = e.add(e.mul(k, e.i64(plane)), q0)
         return tap_axis(0, x_at, e.add(w_rows, e.mul(k, e.i64(taps))), accs)
 
-    init = [start(r) for r in range(rows) for _ in range(t.tile_vectors)]
+    init = [start(r) for r in range(rows) for _ in range(width)]
     accs = vectors.carry(e, walk.region, c.per_group, init, channel_step)
     for r in range(rows):
         row_at = e.add(e.mul(e.add(m0, e.i64(r)), e.i64(stride)), q0)
-        for v in range(t.tile_vectors):
-            vectors.store(e, accs[r * t.tile_vectors + v], sums, e.add(row_at, e.i64(v * lanes)))
+        for v in range(width):
+            vectors.store(e, accs[r * width + v], sums, e.add(row_at, e.i64(v * lanes)))
 
 
 def _unpad_block(
