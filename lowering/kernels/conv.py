@@ -43,10 +43,10 @@ splats, every tap unrolled) whose lhs is the weight as stored: no im2col
 matrix, no packing, no BLAS call. The sums land in a stack block in the
 input's coordinates, from which the real positions are copied out (through a
 conv region's epilogue). On a loaded 2-vCPU Xeon (AVX-512), one thread:
-ResNet's 3x3 layers at 140-165 GFLOP/s tiled against 70-115 through im2col
+ResNet's 3x3 layers at 165-190 GFLOP/s tiled against 70-115 through im2col
 and OpenBLAS (the 7x7 layers gained most: their GEMMs, N = 49, are
-OpenBLAS's slowest); 2 threads, same process: ResNet-18 from 0.48-0.74x
-onnxruntime to 0.88-1.07x, its 3x3 conv on [8, 64, 56, 56] 1.5x faster.
+OpenBLAS's slowest); 2 threads, same process: ResNet-18 from 0.54-0.65x
+onnxruntime to 0.82-0.91x, its 3x3 conv on [8, 64, 56, 56] 1.44x faster.
 
 **Epilogue.** `rlx.conv_region` (what fuse-epilogues makes of a conv and its
 bias add, activation and residual) runs any form, then applies its body to
