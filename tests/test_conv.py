@@ -287,6 +287,8 @@ def test_epilogues_fuse_and_match_torch(t: str, form: str) -> None:
         ((8, 64, 56, 56), (64, 64, 3, 3), 2, _GemmSplit(block_rows=6, blocks=10, chunk=64, chunks=1)),
         # Whisper's first conv1d: 3000 columns in 4 L2-sized blocks, halved to 8
         ((1, 80, 3000), (384, 80, 3), 2, _GemmSplit(block_rows=375, blocks=8, chunk=384, chunks=1)),
+        # 28 output rows: 8 blocks as cut are 7 of 4 rows (4 + 3 units for 2 threads), so 14 of 2
+        ((1, 16, 28, 28), (64, 16, 3, 3), 2, _GemmSplit(block_rows=2, blocks=14, chunk=64, chunks=1)),
     ],
 )
 @pytest.mark.target_independent

@@ -410,19 +410,27 @@ class _GemmSplit:
 def _gemm_split(op: cv.ConvolutionOp, conv: _Conv, ctx: KernelContext, row_bytes: int, fixed: int = 0) -> _GemmSplit:
     """Blocks of as many output rows as L2 allows (`_block_budget`: `fixed` bytes per
     block and `row_bytes` per output row of it), then, while there are
-    fewer units than `conv_min_units` (4 per core: the pool hands each thread an
+    fewer units than `conv_min_units` as cut (4 per core: the pool hands each thread an
     equal share, so few unequal units leave one idle: ResNet's 7x7 layers at batch 1 had
-    2 units of 6 and 1 rows), the larger of a unit's GEMM sides is halved: its columns
+    2 units of 6 and 1 rows, its 28x28 ones 7 units of 4 rows for 2 threads), the larger
+    of a unit's GEMM sides is halved: its columns
     (more blocks, each re-reading its rows of W) or its rows (more channel chunks, each
     building the same im2col block). Units stay near square, where a GEMM's packing
     costs least per FLOP."""
     extent, row = conv.spatial_out[0], numel(conv.spatial_out[1:])
     rows = conv.out_per_group
     cap = max(1, min(extent, (_block_budget(ctx) - fixed) // max(1, row_bytes)))
-    blocks, chunks = -(-extent // cap), 1
     images = shape_of(op.result.type)[0] * op.geometry.groups
-    want = ctx.tuning.conv_min_units
-    while images * blocks * chunks < want:
+
+    def split(blocks: int, chunks: int) -> _GemmSplit:
+        """At most `blocks` blocks and `chunks` chunks, as cut: 28 rows in 8 blocks are 7 of 4."""
+        block_rows = -(-extent // blocks)
+        per_chunk = -(-rows // chunks)
+        chunk = min(rows, -(-per_chunk // CHUNK_ROWS_MIN) * CHUNK_ROWS_MIN)
+        return _GemmSplit(block_rows, -(-extent // block_rows), chunk, -(-rows // chunk))
+
+    blocks, chunks = -(-extent // cap), 1
+    while images * split(blocks, chunks).parts < ctx.tuning.conv_min_units:
         columns, chunk_rows = -(-extent // blocks) * row, -(-rows // chunks)
         if chunk_rows >= max(columns, 2 * CHUNK_ROWS_MIN):
             chunks *= 2
@@ -430,10 +438,7 @@ def _gemm_split(op: cv.ConvolutionOp, conv: _Conv, ctx: KernelContext, row_bytes
             blocks = min(extent, 2 * blocks)
         else:
             break
-    block_rows = -(-extent // blocks)
-    per_chunk = -(-rows // chunks)
-    chunk = min(rows, -(-per_chunk // CHUNK_ROWS_MIN) * CHUNK_ROWS_MIN)
-    return _GemmSplit(block_rows, -(-extent // block_rows), chunk, -(-rows // chunk))
+    return split(blocks, chunks)
 
 
 CHUNK_ROWS_MIN = 16
