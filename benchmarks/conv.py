@@ -1,15 +1,25 @@
 """Convolutions: rlx_mlir vs PyTorch (and onnxruntime), same inputs, one process,
 2 threads for everyone, calls alternating.
 
-    python benchmarks/conv.py [--repeat 20]
+    python benchmarks/conv.py [--repeat 20] [--versus conv_tiled_max_padded_percent=0]
 
 Prints median times and the ratio peer / rlx (> 1 means rlx is faster) for:
-- ResNet's conv2d 3x3, pad 1, [8, 64, 56, 56] with 64 filters (im2col onto the
-  BLAS), with and without its bias;
+- ResNet's conv2d 3x3, pad 1, [8, 64, 56, 56] with 64 filters, with and
+  without its bias;
 - a strided conv2d 3x3 / 2, [8, 64, 56, 56] -> [8, 128, 28, 28];
+- ResNet's stem (7x7 / 2, pad 3, 3 -> 64 channels) and its last 3x3 layer
+  (512 channels on 7x7) at batch 1;
 - Mamba's depthwise causal conv1d, d = 1536, k = 4, S = 1024, pad 3 on the left
   (the direct kernel);
 - Whisper's conv1d 3, pad 1, [1, 80, 3000] -> 384 channels.
+
+Peers: torch, and onnxruntime twice: given the weights as inputs (as rlx and
+torch are: it runs im2col and its GEMMs) and as initializers (as in a model:
+it prepacks them for its blocked-layout conv kernels, "ort const").
+`--versus KNOB=VALUE,...` also times rlx compiled with those tuning overrides
+in the same rounds (the `rlx/base` column: > 1 means the overrides are slower),
+e.g. `conv_tiled_max_padded_percent=0` for im2col and BLAS GEMMs instead of the
+tiled form.
 
 torch runs with OMP_WAIT_POLICY=PASSIVE (set before it is imported) so that its
 threads do not spin into rlx's turns; onnxruntime's spinning is off for the same
@@ -26,6 +36,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import numpy as np
 import onnx
+import onnx.numpy_helper
 import onnxruntime
 import torch
 from machine import add_target_argument, use_target  # this script's folder is on sys.path
@@ -33,6 +44,7 @@ from timing import interleaved_medians
 
 import rlx_mlir as rlx
 from rlx_mlir.builder import Builder
+from rlx_mlir.tuning import parse_overrides
 
 THREADS = 2
 
@@ -57,18 +69,20 @@ CASES = (
     Case("conv2d 3x3 [8,64,56,56] x 64", (8, 64, 56, 56), (64, 64, 3, 3), pad_before=1, pad_after=1),
     Case("  + bias", (8, 64, 56, 56), (64, 64, 3, 3), pad_before=1, pad_after=1, bias=True),
     Case("conv2d 3x3/2 [8,64,56,56] x 128", (8, 64, 56, 56), (128, 64, 3, 3), stride=2, pad_before=1, pad_after=1),
+    Case("conv2d 7x7/2 [1,3,224,224] x 64", (1, 3, 224, 224), (64, 3, 7, 7), stride=2, pad_before=3, pad_after=3),
+    Case("conv2d 3x3 [1,512,7,7] x 512", (1, 512, 7, 7), (512, 512, 3, 3), pad_before=1, pad_after=1),
     Case("depthwise causal conv1d d=1536 k=4 S=1024", (1, 1536, 1024), (1536, 1, 4), pad_before=3, groups=1536),
     Case("conv1d 3 [1,80,3000] x 384", (1, 80, 3000), (384, 80, 3), pad_before=1, pad_after=1),
 )
 
 
-def rlx_conv(case: Case) -> rlx.Executable:
+def rlx_conv(case: Case, tuning: dict[str, int] | None = None) -> rlx.Executable:
     b = Builder("conv")
     x, w = b.input(case.input), b.input(case.weight)
     bias = b.input((case.weight[0],)) if case.bias else None
     n = case.spatial
     b.output(b.conv(x, w, bias, [case.stride] * n, None, [case.pad_before] * n, [case.pad_after] * n, case.groups))
-    return rlx.compile(b.module(), threads=THREADS)
+    return rlx.compile(b.module(), threads=THREADS, tuning=tuning)
 
 
 def torch_conv(case: Case, x: torch.Tensor, w: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
@@ -80,8 +94,11 @@ def torch_conv(case: Case, x: torch.Tensor, w: torch.Tensor, bias: torch.Tensor 
     return fn(padded, w, bias, case.stride, 0, 1, case.groups)
 
 
-def ort_conv(case: Case, arrays: list[np.ndarray]) -> onnxruntime.InferenceSession:
+def ort_conv(case: Case, arrays: list[np.ndarray], constant_weights: bool = False) -> onnxruntime.InferenceSession:
+    """The conv as an ONNX model: x an input, the weights (and bias) inputs too, or
+    initializers with `constant_weights`."""
     names = ["x", "w", "b"][: len(arrays)]
+    inputs = names[:1] if constant_weights else names
     node = onnx.helper.make_node(
         "Conv",
         names,
@@ -93,8 +110,9 @@ def ort_conv(case: Case, arrays: list[np.ndarray]) -> onnxruntime.InferenceSessi
     graph = onnx.helper.make_graph(
         [node],
         "conv",
-        [onnx.helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, a.shape) for n, a in zip(names, arrays)],
+        [onnx.helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, a.shape) for n, a in zip(inputs, arrays)],
         [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)],
+        [onnx.numpy_helper.from_array(a, n) for n, a in zip(names, arrays) if n not in inputs],
     )
     model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 17)])
     options = onnxruntime.SessionOptions()
@@ -103,36 +121,39 @@ def ort_conv(case: Case, arrays: list[np.ndarray]) -> onnxruntime.InferenceSessi
     return onnxruntime.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
 
 
-def row(case: Case, repeat: int) -> None:
+def row(case: Case, repeat: int, versus: dict[str, int] | None) -> None:
     rng = np.random.default_rng(0)
     arrays = [rng.standard_normal(case.input, np.float32), rng.standard_normal(case.weight, np.float32)]
     if case.bias:
         arrays.append(rng.standard_normal(case.weight[0], np.float32))
-    exe, ort = rlx_conv(case), ort_conv(case, arrays)
+    exe, ort, ort_const = rlx_conv(case), ort_conv(case, arrays), ort_conv(case, arrays, constant_weights=True)
     tensors = [torch.from_numpy(a) for a in arrays]
     feeds = dict(zip(["x", "w", "b"], arrays))
     (out,) = exe(*arrays)
     want = torch_conv(case, *tensors, *([None] * (3 - len(tensors)))).numpy()
     np.testing.assert_allclose(out, want, rtol=1e-3, atol=1e-3)
+    fns = {
+        "rlx": lambda: exe(*arrays, out=(out,)),
+        "torch": lambda: torch_conv(case, *tensors, *([None] * (3 - len(tensors)))),
+        "ort": lambda: ort.run(None, feeds),
+        "ort const": lambda: ort_const.run(None, {"x": arrays[0]}),
+    }
+    if versus is not None:
+        base = rlx_conv(case, versus)
+        (base_out,) = base(*arrays)
+        np.testing.assert_allclose(base_out, want, rtol=1e-3, atol=1e-3)
+        fns["base"] = lambda: base(*arrays, out=(base_out,))
     with torch.inference_mode():
-        ms = interleaved_medians(
-            {
-                "rlx": lambda: exe(*arrays, out=(out,)),
-                "torch": lambda: torch_conv(case, *tensors, *([None] * (3 - len(tensors)))),
-                "ort": lambda: ort.run(None, feeds),
-            },
-            repeat,
-        )
+        ms = interleaved_medians(fns, repeat)
     flop = 2 * out.size * int(np.prod(case.weight[1:])) / 1e9
-    print(
-        f"{case.title:<44}{ms['rlx']:8.2f} ms {flop / ms['rlx'] * 1e3:6.1f} GFLOP/s"
-        f"   torch/rlx {ms['torch'] / ms['rlx']:5.2f}x   ort/rlx {ms['ort'] / ms['rlx']:5.2f}x"
-    )
+    ratios = "".join(f"   {peer}/rlx {ms[peer] / ms['rlx']:5.2f}x" for peer in fns if peer != "rlx")
+    print(f"{case.title:<44}{ms['rlx']:8.2f} ms {flop / ms['rlx'] * 1e3:6.1f} GFLOP/s{ratios}", flush=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--versus", type=parse_overrides, help="also time rlx with these tuning overrides (KNOB=V,...)")
     add_target_argument(parser)
     options = parser.parse_args()
     print(use_target(options.target))
@@ -141,7 +162,8 @@ def main() -> None:
         f"threads = {THREADS}; torch {torch.__version__}, onnxruntime {onnxruntime.__version__}; median of {options.repeat}"
     )
     for case in CASES:
-        row(case, options.repeat)
+        row(case, options.repeat, options.versus)
+    print(f"load average now {os.getloadavg()}")
 
 
 if __name__ == "__main__":

@@ -28,9 +28,10 @@ of the result's size in f32) and rounded once into the result.
 
 Two lowerings, chosen here because they declare different scratch buffers
 (`ConvOp.gemm_form`): a direct kernel (f16/bf16 with an f32 scratch), and
-for f32/f64 convolutions with enough channels per group, im2col blocks on
-the kernel's stack (none for a pointwise conv, whose input already is the
-matrix) and one GEMM per (image, group, block of output rows).
+for f32/f64 convolutions with enough channels per group, GEMMs per (image,
+group, block of output rows): register tiles over the block's zero-padded
+input on the kernel's stack, or (for pointwise convs, whose input already is
+the matrix, and planes too small for whole tiles) im2col blocks and BLAS.
 """
 
 from __future__ import annotations

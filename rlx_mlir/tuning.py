@@ -71,6 +71,14 @@ class Tuning:
     conv_min_units: int
     """Units the GEMM form is cut into at least, so the cores' equal shares balance
     (fixed by the target, not the thread count, so results do not depend on threads)."""
+    conv_tile_accumulators: int
+    """Vector accumulators of the tiled conv's register tiles: three quarters of the
+    registers (24 of AVX-512's 32: 5-10% faster than 16 on ResNet's layers; 12 of
+    AVX2's 16), the rest for a tile's vectors of input and the weight's splat."""
+    conv_tiled_max_padded_percent: int
+    """A stride-1 conv runs the tiled form (register tiles over its zero-padded input,
+    no im2col, no BLAS) when the positions it computes, padding columns included, are
+    fewer than this percent of its outputs (0: never)."""
 
     # gated delta net (lowering/kernels/delta_rule.py)
     gdn_chunked_min_seq: int
@@ -145,6 +153,8 @@ class Tuning:
             rnn_ih_panel_tiles=4,
             conv_im2col_block_bytes=3 * target.l2_bytes // 4,
             conv_min_units=4 * target.cores,
+            conv_tile_accumulators=3 * target.vector_registers // 4,
+            conv_tiled_max_padded_percent=200,
             gdn_chunked_min_seq=NEVER,
             gdn_strip_bytes=l1_block // 2,
             gdn_strip_vectors=max(1, (target.vector_registers - 8) // 3),
@@ -211,6 +221,7 @@ THRESHOLDS = frozenset(
         "gemm_tiled_max_mnk",
         "gemm_panel_max_mnk",
         "gemm_panel_max_bytes",
+        "conv_tiled_max_padded_percent",
         "gdn_chunked_min_seq",
         "gdn_short_seq",
         "gdn_parallel_cells",

@@ -71,9 +71,10 @@ ISA_SUBSET = (
     "test_rnn.py",
     "test_delta_rule.py",
     "test_state_space.py",
+    "test_conv.py",
 )
 """The modules whose kernels depend on the target's vectors (activations, casts,
-reductions, GEMM tiles, recurrences): `.ci/run` runs them at x86-64-v3 too."""
+reductions, GEMM and conv tiles, recurrences): `.ci/run` runs them at x86-64-v3 too."""
 
 
 def _host_x86_64() -> str | None:

@@ -18,6 +18,7 @@ case would take most of the file's time); each case is checked on its own.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,12 +29,12 @@ from xdsl.dialects.builtin import ModuleOp
 
 import rlx_mlir as rlx
 from rlx_mlir.builder import Builder
-from rlx_mlir.dialects.convolution import ConvOp
+from rlx_mlir.dialects.convolution import GEMM_TYPES, ConvOp
 from rlx_mlir.errors import ArgumentError, VerificationError
 from rlx_mlir.lowering.core.kernel import KernelContext
-from rlx_mlir.lowering.kernels.conv import _Conv, _gemm_split, _GemmSplit
+from rlx_mlir.lowering.kernels.conv import _Conv, _gemm_split, _GemmSplit, _Tiled, _tiled_form
 from rlx_mlir.target import target
-from rlx_mlir.tuning import Tuning
+from rlx_mlir.tuning import NEVER, Tuning
 
 TYPES = FLOAT_TYPES
 HALF_SUBNORMAL = {"f16": 2.0**-25, "bf16": 2.0**-134, "f32": 0.0, "f64": 0.0}
@@ -83,7 +84,20 @@ GEMM_CASES = (
     # 48 output channels, 3x3 outputs: channel chunks of 32 and 16 rows, blocks of 2 and 1 rows
     Case("gemm_2d_channel_chunks", (1, 8, 3, 3), (48, 8, 3, 3), (1, 1), (1, 1), (1, 1), (1, 1)),
     Case("gemm_3d", (1, 2, 4, 5, 3), (8, 2, 2, 3, 2), (1, 2, 1), (1, 1, 1), (1, 0, 1), (0, 1, 1)),
+    # ResNet's stem (7x7 / 2, pad 3): four phase planes per channel in the tiled form
+    Case("gemm_2d_stem", (1, 3, 20, 18), (16, 3, 7, 7), (2, 2), (1, 1), (3, 3), (3, 3)),
+    # a downsampling 1x1 / 2 (not pointwise: its rhs is every other input)
+    Case("gemm_2d_strided_1x1", (2, 16, 9, 10), (24, 16, 1, 1), (2, 2), (1, 1), (0, 0), (0, 0), bias=False),
+    # 22 output channels: register tiles of all their rows and one of the rest
+    Case("gemm_1d_tail_channels", (2, 10, 37), (22, 10, 3), (1,), (1,), (1,), (1,)),
+    Case("gemm_1d_strided_dilated", (1, 8, 40), (10, 8, 3), (3,), (2,), (2,), (1,)),
 )
+FORMS = {
+    "im2col": {"conv_tiled_max_padded_percent": 0},
+    "tiled": {"conv_tiled_max_padded_percent": NEVER},
+}
+"""Tunings that force the GEMM-form convs into one lowering: im2col blocks and BLAS
+GEMMs, or the tiled form (every one but the pointwise convs, which stay BLAS GEMMs)."""
 
 
 def _torch_conv(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None, case: Case) -> torch.Tensor:
@@ -108,8 +122,10 @@ def _inputs(case: Case, t: str, seed: int) -> list[np.ndarray]:
     return [rng.standard_normal(shape).astype(TYPES[t]) for shape in shapes]
 
 
-def compile_cases(cases: tuple[Case, ...], t: str, threads: int = 1) -> rlx.Executable:
-    return rlx.compile(build_cases(cases, t), threads=threads)
+def compile_cases(
+    cases: tuple[Case, ...], t: str, threads: int = 1, tuning: dict[str, int] | None = None
+) -> rlx.Executable:
+    return rlx.compile(build_cases(cases, t), threads=threads, tuning=tuning)
 
 
 def build_cases(cases: tuple[Case, ...], t: str) -> ModuleOp:
@@ -130,8 +146,8 @@ def check(case: Case, got: np.ndarray, inputs: list[np.ndarray], t: str) -> None
     assert_close(got, want, rtol=UNIT_ROUNDOFF[t], atol=atol, what=f"{case.name} {t}")
 
 
-def run_cases(cases: tuple[Case, ...], t: str) -> None:
-    exe = compile_cases(cases, t)
+def run_cases(cases: tuple[Case, ...], t: str, tuning: dict[str, int] | None = None) -> None:
+    exe = compile_cases(cases, t, tuning=tuning)
     inputs = [_inputs(case, t, seed) for seed, case in enumerate(cases)]
     results = exe(*(v for group in inputs for v in group))
     for case, got, given in zip(cases, results, inputs):
@@ -143,36 +159,100 @@ def test_every_case_matches_torch(t: str) -> None:
     run_cases(CASES, t)
 
 
+def _is_tiled(op: ConvOp, tuning: dict[str, int] | None = None) -> bool:
+    base = Tuning.for_target(target())
+    ctx = KernelContext("conv", base.replace(tuning) if tuning else base)
+    return _tiled_form(op, _Conv.of(op), ctx) is not None
+
+
+@pytest.mark.parametrize("form", FORMS)
 @pytest.mark.parametrize("t", ["f32", "f64"])
-def test_the_gemm_form_matches_torch(t: str) -> None:
-    """The GEMM form is f32/f64 only (f16/bf16 with these shapes run the direct kernel, as CASES test)."""
+def test_the_gemm_form_matches_torch(t: str, form: str) -> None:
+    """The GEMM form is f32/f64 only (f16/bf16 with these shapes run the direct kernel, as CASES
+    test), lowered to im2col and BLAS GEMMs or to the tiled form's register tiles."""
     convs = [op for op in build_cases(GEMM_CASES, t).walk() if isinstance(op, ConvOp)]
     assert [op.gemm_form() for op in convs] == [True] * len(GEMM_CASES)
+    assert [_is_tiled(op, FORMS[form]) for op in convs] == [form == "tiled" and not op.pointwise for op in convs]
     assert not any(op.gemm_form() for op in build_cases(CASES, t).walk() if isinstance(op, ConvOp))
-    run_cases(GEMM_CASES, t)
+    run_cases(GEMM_CASES, t, FORMS[form])
 
 
-def test_threads_split_units_alike() -> None:
-    """Two threads split the direct kernel's (n, m) units and the GEMM form's
+@pytest.mark.parametrize("form", FORMS)
+def test_threads_split_units_alike(form: str) -> None:
+    """Two threads split the direct kernel's (n, m) units and the GEMM and tiled forms'
     (n, group, block, channel chunk) units. Every result is as on one thread."""
-    names = ("1d_groups", "2d_plain", "gemm_2d", "gemm_2d_blocks", "gemm_2d_channel_chunks")
+    names = ("1d_groups", "2d_plain", "gemm_2d", "gemm_2d_blocks", "gemm_2d_channel_chunks", "gemm_2d_stem")
     cases = tuple(c for c in CASES + GEMM_CASES if c.name in names)
     inputs = [_inputs(case, "f32", 7 + k) for k, case in enumerate(cases)]
     flat = [v for group in inputs for v in group]
-    one, two = compile_cases(cases, "f32", threads=1)(*flat), compile_cases(cases, "f32", threads=2)(*flat)
+    one = compile_cases(cases, "f32", threads=1, tuning=FORMS[form])(*flat)
+    two = compile_cases(cases, "f32", threads=2, tuning=FORMS[form])(*flat)
     for a, b in zip(one, two):
         np.testing.assert_array_equal(a, b)
 
 
-EPILOGUE_CASES = ("gemm_2d", "gemm_2d_channel_chunks", "gemm_1d_pointwise", "2d_plain", "1d_same_no_bias", "3d")
+@pytest.mark.target_independent
+def test_the_tiled_form_reads_inside_its_block() -> None:
+    """The farthest read of any position of any tap (the last channel's, a dropped
+    position's) stays inside the input block, for every block height: a read past it
+    would only feed dropped positions, so no numeric test sees it."""
+    for op in build_cases(GEMM_CASES, "f32").walk():
+        if not isinstance(op, ConvOp) or op.pointwise:
+            continue
+        conv = _Conv.of(op)
+        for tuning in (Tuning.for_target(target(name)) for name in ("x86-64-v3", "x86-64-v4")):
+            t = _Tiled.of(conv, tuning)
+            for rows in range(1, conv.spatial_out[0] + 1):
+                taps = itertools.product(*(range(k) for k in conv.kernel))
+                farthest = max(sum(t.tap_offset(axis, rows, k) for axis, k in enumerate(tap)) for tap in taps)
+                last = (conv.per_group - 1) * t.plane(rows) + t.positions(rows) - 1 + farthest
+                assert last < t.input_elements(rows), (conv.kernel, op.geometry, rows)
 
 
-@pytest.mark.parametrize("t", TYPES)
-def test_epilogues_fuse_and_match_torch(t: str) -> None:
+@pytest.mark.parametrize(
+    ("shape", "weight", "strides", "tiled"),
+    [
+        ((1, 64, 56, 56), (64, 64, 3, 3), (1, 1), True),  # ResNet's first stage: 58 positions per 56 outputs
+        ((1, 3, 224, 224), (64, 3, 7, 7), (2, 2), True),  # its stem: phase planes of 115 places per 112 outputs
+        ((1, 512, 7, 7), (512, 512, 3, 3), (1, 1), True),  # its last stage: 64 positions per 49 outputs
+        ((1, 80, 3000), (384, 80, 3), (1,), True),  # Whisper's first conv1d
+        ((1, 64, 2, 2), (64, 64, 3, 3), (1, 1), False),  # a 16-position vector for 4 outputs: im2col
+        ((1, 64, 8, 8), (64, 64, 1, 1), (1, 1), False),  # pointwise: the input is the GEMM's rhs already
+    ],
+)
+@pytest.mark.target_independent
+def test_the_tiled_form_runs_where_few_positions_are_dropped(
+    shape: tuple[int, ...], weight: tuple[int, ...], strides: tuple[int, ...], tiled: bool
+) -> None:
+    """With AVX-512's vectors (16 positions), the default tuning tiles the GEMM-form convs
+    that compute fewer than twice their outputs and are not pointwise."""
+    b = Builder()
+    pads = [(k - 1) // 2 for k in weight[2:]]
+    b.output(b.conv(b.input(shape), b.input(weight), None, list(strides), None, pads, pads))
+    (op,) = (op for op in b.module().walk() if isinstance(op, ConvOp))
+    ctx = KernelContext("conv", Tuning.for_target(target("x86-64-v4")))
+    assert (_tiled_form(op, _Conv.of(op), ctx) is not None) == tiled
+
+
+EPILOGUE_CASES = (
+    "gemm_2d",
+    "gemm_2d_channel_chunks",
+    "gemm_1d_pointwise",
+    "gemm_1d_tail_channels",
+    "2d_plain",
+    "1d_same_no_bias",
+    "3d",
+)
+
+
+@pytest.mark.parametrize(
+    ("t", "form"), [(t, form) for t in TYPES for form in FORMS if form == "tiled" or t in GEMM_TYPES]
+)
+def test_epilogues_fuse_and_match_torch(t: str, form: str) -> None:
     """relu(conv(x, w) + bias + residual) becomes one `rlx.conv_region` per conv, in
-    the GEMM form (which finishes each block after its GEMM) and the direct form
-    (each plane); f16/bf16 convs fuse only without a bias. The values are the
-    unfused graph's: the conv's bound, its rounding (which the residual may
+    the GEMM and tiled forms (which finish each block after its GEMM or tiles) and the
+    direct form (each plane); f16/bf16 convs fuse only without a bias. The values are
+    the unfused graph's: the conv's bound, its rounding (which the residual may
     cancel: u·|conv|), and the add's rounding."""
     cases = [c for c in CASES + GEMM_CASES if c.name in EPILOGUE_CASES and (COMPUTED_IN[t] == t or not c.bias)]
     b = Builder("epilogues")
@@ -186,7 +266,7 @@ def test_epilogues_fuse_and_match_torch(t: str) -> None:
         y = b.conv(x, w, bias, case.strides, case.dilations, case.pad_before, case.pad_after, case.groups)
         b.output(b.relu(b.add(y, b.input(shape, t))))
         inputs.append(given)
-    exe = rlx.compile(b.module())
+    exe = rlx.compile(b.module(), tuning=FORMS[form])
     assert exe.planned_ir.count("rlx.conv_region") == len(cases)
     assert "rlx.conv " not in exe.planned_ir
     for case, got, given in zip(cases, exe(*(v for g in inputs for v in g)), inputs):
@@ -207,8 +287,11 @@ def test_epilogues_fuse_and_match_torch(t: str) -> None:
         ((8, 64, 56, 56), (64, 64, 3, 3), 2, _GemmSplit(block_rows=6, blocks=10, chunk=64, chunks=1)),
         # Whisper's first conv1d: 3000 columns in 4 L2-sized blocks, halved to 8
         ((1, 80, 3000), (384, 80, 3), 2, _GemmSplit(block_rows=375, blocks=8, chunk=384, chunks=1)),
+        # 28 output rows: 8 blocks as cut are 7 of 4 rows (4 + 3 units for 2 threads), so 14 of 2
+        ((1, 16, 28, 28), (64, 16, 3, 3), 2, _GemmSplit(block_rows=2, blocks=14, chunk=64, chunks=1)),
     ],
 )
+@pytest.mark.target_independent
 def test_the_gemm_form_cuts_enough_equal_units(
     shape: tuple[int, ...], weight: tuple[int, ...], cores: int, split: _GemmSplit
 ) -> None:
@@ -219,7 +302,7 @@ def test_the_gemm_form_cuts_enough_equal_units(
     (op,) = (op for op in b.module().walk() if isinstance(op, ConvOp))
     tuning = Tuning.for_target(target("x86-64-v3")).replace({"conv_im2col_block_bytes": 768 << 10})
     ctx = KernelContext("conv", tuning.replace({"conv_min_units": 4 * cores}))
-    assert _gemm_split(op, _Conv.of(op), ctx) == split
+    assert _gemm_split(op, _Conv.of(op), ctx, op.im2col_row_bytes()) == split
 
 
 def test_f16_sums_are_computed_in_f32() -> None:
@@ -231,6 +314,7 @@ def test_f16_sums_are_computed_in_f32() -> None:
     assert float(got.reshape(())) == 2048.0
 
 
+@pytest.mark.target_independent
 def test_builder_rejects_bad_geometry() -> None:
     b = Builder()
     x, w = b.input((1, 4, 8)), b.input((2, 3, 3))
@@ -240,6 +324,7 @@ def test_builder_rejects_bad_geometry() -> None:
         b.conv(x, b.input((2, 4, 3)), strides=2)  # type: ignore[arg-type]
 
 
+@pytest.mark.target_independent
 def test_verifier_names_the_rule() -> None:
     text = """
     func.func @f(%x: tensor<1x4x8xf32>, %w: tensor<2x4x3xf32>) -> tensor<1x2x5xf32> {
@@ -306,6 +391,7 @@ def test_max_pool_of_integers_never_chooses_the_padding(t: str) -> None:
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.target_independent
 def test_builder_max_pool_rejects_a_window_longer_than_the_input() -> None:
     b = Builder()
     with pytest.raises(ArgumentError, match="the dilated kernel spans 5, more than the padded input's 4"):
