@@ -134,7 +134,7 @@ def onnx_model(tmp_path: Path) -> Path:
 def test_opt_prints_rlx_ir_for_an_onnx_model(onnx_model: Path) -> None:
     result = run("opt", str(onnx_model), "-f", 'onnx{input-shapes="x=2x3"}')
     assert result.returncode == 0, result.stderr
-    assert "func.func @relu_matmul(%0: tensor<2x3xf32>) -> tensor<2x2xf32>" in result.stdout
+    assert "func.func @relu_matmul(%x: tensor<2x3xf32>) -> tensor<2x2xf32>" in result.stdout
     assert "rlx.relu" in result.stdout and "rlx.matmul" in result.stdout
     lowered = run("opt", str(onnx_model), "-f", 'onnx{input-shapes="x=2x3"}', "-p", "default", "-t", "llvm")
     assert lowered.returncode == 0, lowered.stderr

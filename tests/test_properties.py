@@ -134,4 +134,9 @@ def test_memory_plan_invariants(builder, fuse) -> None:
             if a.overlaps_in_time(b):
                 assert a.offset + a.size <= b.offset or b.offset + b.size <= a.offset, (a, b)
     assert arena >= bound
-    assert arena <= 1.15 * bound + 1e-9
+    # Placing in schedule order is not optimal: sizes 256 (steps 1-5), 64 (3-11), 448
+    # (7-9) fit in the bound's 512 bytes only if the 64 goes above where the 448
+    # will be. The plan wastes at most 15%, or one buffer on a small graph (which
+    # the old bound hid: constants, then in the arena, padded it).
+    largest = max((b.size for b in buffers), default=0)
+    assert arena <= max(1.15 * bound, bound + largest) + 1e-9
