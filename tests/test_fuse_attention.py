@@ -18,16 +18,14 @@ import onnx
 import pytest
 from model_suite import SUITE, TINY
 from onnx import TensorProto, helper
-from pipelines import NO_GRAPH_PASSES
+from pipelines import NO_GRAPH_PASSES, count, tensor_passes
 from test_models import exported, run_onnxruntime
 from xdsl.dialects.builtin import ModuleOp
 
 import rlx_mlir as rlx
-from rlx_mlir.context import make_context
 from rlx_mlir.dialects.attention import AttentionOp
 from rlx_mlir.dialects.reduction import SoftmaxOp
 from rlx_mlir.frontends.onnx import load
-from rlx_mlir.passes.default_pipeline import TENSOR_PASSES
 
 NUMPY = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "bf16": ml_dtypes.bfloat16}
 TOLERANCE = {"f32": 2e-5, "f64": 1e-12, "f16": 4e-3, "bf16": 3e-2}
@@ -146,18 +144,6 @@ def _module(case: Case, dtype: str) -> ModuleOp:
     b = rlx.Builder(case.name)
     case.build(b, dtype)
     return b.module()
-
-
-def tensor_passes(module: ModuleOp) -> ModuleOp:
-    """The module after the default pipeline's tensor passes."""
-    ctx = make_context()
-    for p in TENSOR_PASSES:
-        p.apply(ctx, module)
-    return module
-
-
-def count(module: ModuleOp, kind: type) -> int:
-    return sum(isinstance(op, kind) for op in module.walk())
 
 
 @pytest.mark.parametrize("dtype", sorted(NUMPY))

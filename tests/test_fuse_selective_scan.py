@@ -15,17 +15,15 @@ import numpy as np
 import pytest
 from closeness import FLOAT_TYPES, UNIT_ROUNDOFF, assert_close, largest
 from model_suite import SUITE, TINY
-from pipelines import NO_GRAPH_PASSES
+from pipelines import NO_GRAPH_PASSES, count, tensor_passes
 from test_models import exported, run_onnxruntime
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
 
 import rlx_mlir as rlx
-from rlx_mlir.context import make_context
 from rlx_mlir.dialects.movement import ConcatOp, GatherOp
 from rlx_mlir.dialects.recurrent import SelectiveScanOp
 from rlx_mlir.frontends.onnx import load
-from rlx_mlir.passes.default_pipeline import TENSOR_PASSES
 
 B, D, L, N = 2, 8, 6, 4
 """Batch, channels, steps, state size."""
@@ -89,18 +87,6 @@ def reference(variant: Variant, arrays: list[np.ndarray]) -> list[np.ndarray]:
     y = np.concatenate(ys, axis=2)
     y = np.swapaxes(y, 1, 2) if variant.channels_last else y
     return [y, h] if variant.final else [y]
-
-
-def tensor_passes(module: ModuleOp) -> ModuleOp:
-    """The module after the default pipeline's tensor passes."""
-    ctx = make_context()
-    for p in TENSOR_PASSES:
-        p.apply(ctx, module)
-    return module
-
-
-def count(module: ModuleOp, kind: type) -> int:
-    return sum(isinstance(op, kind) for op in module.walk())
 
 
 @pytest.mark.parametrize("dtype", sorted(FLOAT_TYPES))

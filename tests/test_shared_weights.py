@@ -17,6 +17,7 @@ from typing import BinaryIO
 import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
+from xdsl.dialects.builtin import ModuleOp
 
 import rlx_mlir as rlx
 import rlx_mlir.onnx as rlx_onnx
@@ -64,6 +65,13 @@ def _weight_buffers(exe: runtime.Executable) -> list[np.ndarray]:
     return [c for c in exe.constants if c.nbytes == WIDTH * WIDTH * 4]
 
 
+def _times(weight: np.ndarray) -> ModuleOp:
+    """x [2, WIDTH] @ a constant `weight`."""
+    b = rlx.Builder("f")
+    b.output(b.matmul(b.input((2, WIDTH)), b.constant(weight)))
+    return b.module()
+
+
 def test_two_shapes_of_a_model_share_their_weights(tmp_path: Path) -> None:
     """A second input shape compiles a second executable that reads the first one's
     weight buffer (one copy in the process), read-only and aligned for its loads."""
@@ -85,10 +93,7 @@ def test_a_new_process_reads_the_weights_entry_in_place(tmp_path: Path) -> None:
     """Compiled again with no live executable (as a new process would), the weights
     are the disk-cache entry's map: 64-byte aligned, not a copy, the same values."""
     weight = _weight(1)
-    b = rlx.Builder("f")
-    x = b.input((2, WIDTH))
-    b.output(b.matmul(x, b.constant(weight)))
-    text = b.module()
+    text = _times(weight)
     data = _feed(2)["x"]
     (want,) = rlx.compile(text)(data)
     gc.collect()
@@ -188,10 +193,7 @@ def test_a_damaged_weights_entry_is_still_a_miss(private_cache: Path) -> None:
     the next compile rejects it (another file identity, no stamp), warns, compiles
     again, and gives the right result."""
     weight = _weight(7)
-    b = rlx.Builder("f")
-    x = b.input((2, WIDTH))
-    b.output(b.matmul(x, b.constant(weight)))
-    text = b.module()
+    text = _times(weight)
     data = _feed(2)["x"]
     (want,) = rlx.compile(text)(data)
     gc.collect()

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import BinaryIO
 
@@ -68,7 +69,11 @@ def _encode_varint(value: int) -> bytes:
             return bytes(out)
 
 
-def _fields(data: memoryview, start: int, end: int) -> list[tuple[int, int, int, int, int]]:
+Field = tuple[int, int, int, int, int]
+"""A protobuf field as `_fields` yields it: (number, wire type, start, payload start, stop)."""
+
+
+def _fields(data: memoryview, start: int, end: int) -> list[Field]:
     """(field number, wire type, field start, payload start, field end) of each field in data[start:end]."""
     fields, at = [], start
     while at < end:
@@ -96,29 +101,37 @@ def _message(number: int, body: bytes) -> bytes:
     return _encode_varint(number << 3 | _LENGTH_DELIMITED) + _encode_varint(len(body)) + body
 
 
-def split(data: memoryview) -> Split:
-    """`data` (a serialized ModelProto) without the initializers' raw data, and the spans of that data."""
-    spans: list[tuple[int, int] | None] = []
+def _with_graph(data: memoryview, graph_field: Callable[[Field], bytes]) -> bytes:
+    """`data` (a serialized ModelProto) with each field of its graph replaced by
+    what `graph_field` makes of it (b"": dropped); the model's other fields as they are."""
     model = bytearray()
     for number, wire, start, payload, stop in _fields(data, 0, len(data)):
         if number != MODEL_GRAPH or wire != _LENGTH_DELIMITED:
             model += data[start:stop]
             continue
-        graph = bytearray()
-        for g_number, g_wire, g_start, g_payload, g_stop in _fields(data, payload, stop):
-            if g_number != GRAPH_INITIALIZER or g_wire != _LENGTH_DELIMITED:
-                graph += data[g_start:g_stop]
-                continue
-            tensor, span = bytearray(), None
-            for t_number, t_wire, t_start, t_payload, t_stop in _fields(data, g_payload, g_stop):
-                if t_number == TENSOR_RAW_DATA and t_wire == _LENGTH_DELIMITED:
-                    span = (t_payload, t_stop - t_payload)
-                else:
-                    tensor += data[t_start:t_stop]
-            spans.append(span)
-            graph += _message(GRAPH_INITIALIZER, bytes(tensor))
-        model += _message(MODEL_GRAPH, bytes(graph))
-    return Split(bytes(model), spans)
+        graph = b"".join(graph_field(field) for field in _fields(data, payload, stop))
+        model += _message(MODEL_GRAPH, graph)
+    return bytes(model)
+
+
+def split(data: memoryview) -> Split:
+    """`data` (a serialized ModelProto) without the initializers' raw data, and the spans of that data."""
+    spans: list[tuple[int, int] | None] = []
+
+    def without_raw_data(field: Field) -> bytes:
+        number, wire, start, payload, stop = field
+        if number != GRAPH_INITIALIZER or wire != _LENGTH_DELIMITED:
+            return bytes(data[start:stop])
+        tensor, span = bytearray(), None
+        for t_number, t_wire, t_start, t_payload, t_stop in _fields(data, payload, stop):
+            if t_number == TENSOR_RAW_DATA and t_wire == _LENGTH_DELIMITED:
+                span = (t_payload, t_stop - t_payload)
+            else:
+                tensor += data[t_start:t_stop]
+        spans.append(span)
+        return _message(GRAPH_INITIALIZER, bytes(tensor))
+
+    return Split(_with_graph(data, without_raw_data), spans)
 
 
 def outline(data: memoryview) -> bytes:
@@ -127,21 +140,18 @@ def outline(data: memoryview) -> bytes:
     and each initializer's name and data location (no nodes, no data). Walking
     a 435 MB BERT-base this way reads a few hundred kB of it (a mapped file's
     pages of weights are never touched); parsing the whole model took 0.5 s."""
-    model = bytearray()
-    for number, wire, start, payload, stop in _fields(data, 0, len(data)):
-        if number != MODEL_GRAPH or wire != _LENGTH_DELIMITED:
-            model += data[start:stop]
-            continue
-        graph = bytearray()
-        for g_number, g_wire, g_start, g_payload, g_stop in _fields(data, payload, stop):
-            if g_number in (GRAPH_INPUT, GRAPH_OUTPUT):
-                graph += data[g_start:g_stop]
-            elif g_number == GRAPH_INITIALIZER and g_wire == _LENGTH_DELIMITED:
-                kept = (TENSOR_NAME, TENSOR_EXTERNAL_DATA, TENSOR_DATA_LOCATION)
-                tensor = b"".join(bytes(data[t[2] : t[4]]) for t in _fields(data, g_payload, g_stop) if t[0] in kept)
-                graph += _message(GRAPH_INITIALIZER, tensor)
-        model += _message(MODEL_GRAPH, bytes(graph))
-    return bytes(model)
+    kept = (TENSOR_NAME, TENSOR_EXTERNAL_DATA, TENSOR_DATA_LOCATION)
+
+    def declarations(field: Field) -> bytes:
+        number, wire, start, payload, stop = field
+        if number in (GRAPH_INPUT, GRAPH_OUTPUT):
+            return bytes(data[start:stop])
+        if number == GRAPH_INITIALIZER and wire == _LENGTH_DELIMITED:
+            tensor = b"".join(bytes(data[t[2] : t[4]]) for t in _fields(data, payload, stop) if t[0] in kept)
+            return _message(GRAPH_INITIALIZER, tensor)
+        return b""
+
+    return _with_graph(data, declarations)
 
 
 def file_sha256(stream: BinaryIO) -> str:
