@@ -432,8 +432,8 @@ class FuseSelectiveScan(RewritePattern):
 
 
 def _sources(found: Match) -> list[Operation]:
-    """The reshapes the new op reads through, and the products forming dA and dBu:
-    erased too when nothing else reads them."""
+    """The reshapes the new op's operands were read through (`found.ops` holds the
+    steps and the products forming dA and dBu): erased too when nothing else reads them."""
     ops: list[Operation] = []
     for value in (found.x, found.delta, found.a, found.b):
         while isinstance(value.owner, rlx.ReshapeOp):

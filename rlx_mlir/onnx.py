@@ -35,14 +35,12 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import mmap
 import os
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
 
 import numpy as np
 import onnx
@@ -286,7 +284,7 @@ class _Model:
         try:
             with open(path, "rb") as stream:
                 info = os.fstat(stream.fileno())
-                graph = _outline(_mapped(stream))
+                graph = _outline(weights.mapped(stream))
                 sha = weights.file_sha256(stream)
         except OSError as error:
             raise ArgumentError(f"cannot read the ONNX model '{path}': {error.strerror or error}") from None
@@ -307,13 +305,6 @@ def _import(model: _Model, shapes: dict[str, tuple[int, ...]]) -> ModuleOp:
         if now != model.identity:
             raise CompileError(f"the ONNX model '{source}' changed since the session opened it; open it again")
     return load(source, input_shapes=shapes)
-
-
-def _mapped(stream: BinaryIO) -> memoryview:
-    """The file's bytes, mapped read-only (an empty file is empty bytes: mmap refuses it)."""
-    if os.fstat(stream.fileno()).st_size == 0:
-        return memoryview(b"")
-    return memoryview(mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ))
 
 
 def _outline(data: memoryview) -> onnx.GraphProto:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import mmap
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -114,10 +112,8 @@ def _mapped(path: Path) -> tuple[memoryview, str | None]:
     refuses it), and their SHA-256 (`weights.file_sha256`: remembered while the
     file is unchanged)."""
     with open(path, "rb") as stream:
-        if os.fstat(stream.fileno()).st_size == 0:
-            return memoryview(b""), None
-        buffer = memoryview(mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ))
-        return buffer, weights.file_sha256(stream)
+        buffer = weights.mapped(stream)
+        return buffer, (weights.file_sha256(stream) if len(buffer) else None)
 
 
 MAX_ELEMENTS = 1 << 40

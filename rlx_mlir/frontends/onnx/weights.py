@@ -15,6 +15,7 @@ or in an external file is read by the loader as before.
 from __future__ import annotations
 
 import hashlib
+import mmap
 import os
 import time
 from collections.abc import Callable
@@ -152,6 +153,13 @@ def outline(data: memoryview) -> bytes:
         return b""
 
     return _with_graph(data, declarations)
+
+
+def mapped(stream: BinaryIO) -> memoryview:
+    """An open file's bytes, mapped read-only (an empty file is empty bytes: mmap refuses it)."""
+    if os.fstat(stream.fileno()).st_size == 0:
+        return memoryview(b"")
+    return memoryview(mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ))
 
 
 def file_sha256(stream: BinaryIO) -> str:
