@@ -65,6 +65,17 @@ class Tuning:
     rnn_ih_panel_tiles: int
     """Register tiles side by side in a W_ih panel of the recurrent projection."""
 
+    # attention (lowering/kernels/attention.py)
+    attention_block_q: int
+    """Query rows per unit of the flash-attention kernel (at most: fewer when its
+    workspace would not fit)."""
+    attention_block_k: int
+    """Keys per score tile of the flash-attention kernel (at most, likewise)."""
+    attention_tiled_panel_bytes: int
+    """The largest Kᵀ panel (head size x keys) the flash-attention kernel packs for its
+    register tiles, which compute Q Kᵀ and P V in place of BLAS calls where a panel
+    of one tile's keys fits (0: never): L1, which every row strip reads it from."""
+
     # convolutions (lowering/kernels/conv.py)
     conv_im2col_block_bytes: int
     """An im2col block's bytes: built, then read back by its GEMM while still in L2."""
@@ -151,6 +162,9 @@ class Tuning:
             gemm_epilogue_block_bytes=min(4 << 20, target.llc_bytes // 8),
             gemm_min_units=4 * target.cores,
             rnn_ih_panel_tiles=4,
+            attention_block_q=64,
+            attention_block_k=128,
+            attention_tiled_panel_bytes=target.l1_bytes,
             conv_im2col_block_bytes=3 * target.l2_bytes // 4,
             conv_min_units=4 * target.cores,
             conv_tile_accumulators=3 * target.vector_registers // 4,
@@ -222,6 +236,7 @@ THRESHOLDS = frozenset(
         "gemm_panel_max_mnk",
         "gemm_panel_max_bytes",
         "conv_tiled_max_padded_percent",
+        "attention_tiled_panel_bytes",
         "gdn_chunked_min_seq",
         "gdn_short_seq",
         "gdn_parallel_cells",

@@ -17,10 +17,11 @@ f16/bf16). Computing in f16 or bf16 instead of f32 misses it by orders of
 magnitude.
 
 Every dtype compiles one module holding its cases (a compile per case would
-take most of the file's time); each case is checked on its own. The tiles
-are BLOCK_Q = 64 query rows by BLOCK_K = 128 keys: the `tiles` cases cross
-both boundaries with odd sizes, `long` needs three key tiles and three query
-blocks.
+take most of the file's time); each case is checked on its own. Both forms
+of the kernel run every case (`FORMS`): Q Kᵀ and P V through BLAS in tiles of
+64 query rows by 128 keys, and through register tiles over a Kᵀ panel small
+enough for 32-64 keys per tile. The `tiles` cases cross both boundaries with
+odd sizes, `long` needs three key tiles and three query blocks.
 """
 
 from __future__ import annotations
@@ -39,7 +40,6 @@ from xdsl.dialects.builtin import ModuleOp
 import rlx_mlir as rlx
 from rlx_mlir.builder import Builder
 from rlx_mlir.errors import ArgumentError, VerificationError
-from rlx_mlir.lowering.kernels import attention as kernel
 
 TYPES = FLOAT_TYPES
 
@@ -98,12 +98,22 @@ NARROW_CASES = tuple(c for c in CASES if c.name in ("mask_2d", "causal_more_keys
 DTYPE_CASES = {"f16": NARROW_CASES, "bf16": NARROW_CASES, "f32": CASES, "f64": CASES}
 
 
+BLOCK_Q, BLOCK_K = 64, 128
+FORMS = {
+    "blas": {"attention_tiled_panel_bytes": 0, "attention_block_q": BLOCK_Q, "attention_block_k": BLOCK_K},
+    "tiled": {"attention_tiled_panel_bytes": 64 * 5 * 4, "attention_block_q": BLOCK_Q},
+}
+"""Tuning overrides of the kernel's two forms. The tiled form's keys per tile are the
+most (a power of two) whose Kᵀ panel fits: 64 keys of f32 for the `tiles` cases'
+head size 5, 32 of f64, 32 keys for head size 8."""
+
+
 def test_the_tile_cases_cross_the_tile_boundaries() -> None:
     """The cases named for tiles need more than one query block and key tile."""
     tiles = next(c for c in CASES if c.name == "tiles")
     long = next(c for c in CASES if c.name == "long")
-    assert kernel.BLOCK_Q < tiles.query[2] < 2 * kernel.BLOCK_Q and kernel.BLOCK_K < tiles.keys
-    assert long.keys > 2 * kernel.BLOCK_K and long.query[2] > 2 * kernel.BLOCK_Q
+    assert BLOCK_Q < tiles.query[2] < 2 * BLOCK_Q and BLOCK_K < tiles.keys
+    assert long.keys > 2 * BLOCK_K and long.query[2] > 2 * BLOCK_Q
 
 
 def _causal_mask(queries: int, keys: int) -> torch.Tensor:
@@ -152,10 +162,11 @@ def check(got: np.ndarray, arrays: list[np.ndarray], case: Case, t: str) -> None
     assert_close(got, want, rtol=UNIT_ROUNDOFF[t], atol=atol, what=f"{case.name} {t}")
 
 
+@pytest.mark.parametrize("form", FORMS)
 @pytest.mark.parametrize("t", TYPES)
-def test_matches_torch(t: str) -> None:
+def test_matches_torch(t: str, form: str) -> None:
     cases = DTYPE_CASES[t]
-    exe = rlx.compile(build(cases, t), threads=2)
+    exe = rlx.compile(build(cases, t), threads=2, tuning=FORMS[form])
     arrays = [inputs(case, t, seed) for seed, case in enumerate(cases)]
     results = exe(*(a for group in arrays for a in group))
     for case, group, got in zip(cases, arrays, results):

@@ -73,8 +73,9 @@ def gemm_call(
     threads: int | None = None,
     beta: float = 0.0,
 ) -> Callable[..., None]:
-    """call(a, b, c[, rows]): C = op(A) · op(B) + beta · C for (m, n, k) = `sizes`
-    (rows: fewer than m, for a row block) with leading dimensions (lda, ldb, ldc).
+    """call(a, b, c[, rows[, cols]]): C = op(A) · op(B) + beta · C for (m, n, k) =
+    `sizes` (rows, cols: fewer than m or n, for a block) with leading dimensions
+    (lda, ldb, ldc).
     The constants are emitted once, here; with `threads`, the BLAS thread count
     is set first. The kernel must list `gemm_external(dtype)` (and SET_THREADS)
     among its externals and have called `blas.load()`."""
@@ -87,8 +88,8 @@ def gemm_call(
     m, n, k = (e.const(i32, d) for d in sizes)
     lda, ldb, ldc = (e.const(i32, d) for d in leading)
 
-    def call(a: SSAValue, b: SSAValue, c: SSAValue, rows: SSAValue | None = None) -> None:
-        e.op(llvm.CallOp(gemm.name, order, *flags, rows or m, n, k, alpha, a, lda, b, ldb, beta_value, c, ldc))
+    def call(a: SSAValue, b: SSAValue, c: SSAValue, rows: SSAValue | None = None, cols: SSAValue | None = None) -> None:
+        e.op(llvm.CallOp(gemm.name, order, *flags, rows or m, cols or n, k, alpha, a, lda, b, ldb, beta_value, c, ldc))
 
     return call
 
@@ -121,17 +122,19 @@ def register_tile(
     e: Emitter,
     region: Region,
     item: Codec,
-    shape: tuple[int, int, int],
+    shape: tuple[int, int, int | SSAValue],
     a: Matrix,
     b: Matrix,
     c: Matrix,
     vector_bytes: int,
+    accumulate: bool = False,
 ) -> None:
-    """C = A · B for a (rows, cols, k) = `shape` tile in explicit vector IR (B and
-    C with unit column stride): rows x cols accumulators (vectors of up to
-    `vector_bytes`, the target's widest, then halves) held in registers over
-    the whole k loop, acc += splat(A[r, kk]) * B[kk, j0:j1] with vector FMAs,
-    then one store each. The callers keep the accumulators within
+    """C = A · B (C += A · B if `accumulate`) for a (rows, cols, k) = `shape` tile
+    in explicit vector IR (B and C with unit column stride; k may be known only
+    at run time): rows x cols accumulators (vectors of up to `vector_bytes`, the
+    target's widest, then halves) held in registers over the whole k loop,
+    acc += splat(A[r, kk]) * B[kk, j0:j1] with vector FMAs, then one store
+    each. The callers keep the accumulators within
     `Tuning.accumulators`, about half the vector registers (the rest hold the
     operands): `Tuning.gemm_tile_rows` rows x `Tuning.tile_bytes()` (two vectors)."""
     rows, cols, k = shape
@@ -149,8 +152,15 @@ def register_tile(
                 new.append(e.fma(splats[w], bv, accs[r * len(pieces) + p]))
         return new
 
-    zeros = [vectors.splat(e, e.const(item.compute, 0.0), w) for _, w in pieces]
-    accs = vectors.carry(e, region, k, zeros * rows, step)
+    if accumulate:
+        init = [
+            vectors.load(e, item.storage, c.ptr, e.add(c.base, e.i64(r * c.row + off)), w)
+            for r in range(rows)
+            for off, w in pieces
+        ]
+    else:
+        init = [vectors.splat(e, e.const(item.compute, 0.0), w) for _, w in pieces] * rows
+    accs = vectors.carry(e, region, k, init, step)
     for r in range(rows):
         for (off, _), acc in zip(pieces, accs[r * len(pieces) : (r + 1) * len(pieces)]):
             vectors.store(e, acc, c.ptr, e.add(c.base, e.i64(r * c.row + off)))

@@ -97,7 +97,7 @@ def splat(e: Emitter, scalar: SSAValue, width: int) -> SSAValue:
 Step = Callable[[SSAValue, list[SSAValue]], list[SSAValue]]
 
 
-def carry(e: Emitter, region: Region, count: int, init: list[SSAValue], step: Step) -> list[SSAValue]:
+def carry(e: Emitter, region: Region, count: int | SSAValue, init: list[SSAValue], step: Step) -> list[SSAValue]:
     """values = init; for i in range(count): values = step(i, values); the final values.
     The values are block arguments, so accumulators stay in registers."""
     header, loop, exit_ = Block(arg_types=[i64, *(v.type for v in init)]), Block(), Block()
@@ -106,7 +106,8 @@ def carry(e: Emitter, region: Region, count: int, init: list[SSAValue], step: St
     e.op(llvm.BrOp(header, e.i64(0), *init))
     e.move_to(header)
     index, *values = header.args
-    e.op(llvm.CondBrOp(e.icmp("slt", index, e.i64(count)), loop, [], exit_, []))
+    bound = e.i64(count) if isinstance(count, int) else count
+    e.op(llvm.CondBrOp(e.icmp("slt", index, bound), loop, [], exit_, []))
     e.move_to(loop)
     e.op(llvm.BrOp(header, e.add(index, e.i64(1)), *step(index, list(values))))
     region.add_block(exit_)

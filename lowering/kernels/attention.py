@@ -1,25 +1,44 @@
 """The kernel of `rlx.attention`: FlashAttention-2's tiled loop with an online softmax.
 
 Units are (batch, kv head, block of `block_q` rows of its group), split over
-the entry's threads after a kernel that sets BLAS to one thread (as conv's
-GEMM form). The Hq / Hkv query heads sharing a kv head are adjacent in q and
-in the result, so the group's rows are one [Hq / Hkv · Sq, D] matrix: a block
-may span heads, and every K and V tile is read once for all of them (a
-decode step, Sq = 1, then multiplies 4 rows per GEMM instead of 1; 1.5-1.8x
-faster at [1, 32, 1, 128] on 8 kv heads of 1024-4096 keys than a unit per
-query head; the same within noise for prefill). A row's head and query index
-come from its place in the group (for the mask and the causal limit). A unit
-never holds more than one [block_q, block_k] tile of scores: for each block
-of `block_k` keys it
+the entry's threads. The Hq / Hkv query heads sharing a kv head are adjacent
+in q and in the result, so the group's rows are one [Hq / Hkv · Sq, D]
+matrix: a block may span heads, and every K and V tile is read once for all
+of them (a decode step, Sq = 1, then multiplies 4 rows per GEMM instead of 1;
+1.5-1.8x faster at [1, 32, 1, 128] on 8 kv heads of 1024-4096 keys than a
+unit per query head; the same within noise for prefill). A row's head and
+query index come from its place in the group (for the mask and the causal
+limit). A unit never holds more than one [block_q, block_k] tile of scores:
+for each block of `block_k` keys it
 
-1. computes the tile S = scale · Q Kᵀ with one single-threaded GEMM;
+1. computes the tile S = scale · Q Kᵀ;
 2. per row, adds the mask (broadcast by strides, 0 on broadcast axes) and
    finds the tile's row maximum in the same pass; the keys a causal row may
    not see (j > i) are left out of it and get probability 0;
 3. with the running maximum m and sum l of the row (FlashAttention-2):
    m' = max(m, tile max), α = exp(m − m'), P = exp(S − m'), l = α·l + Σ P,
    and scales the row's output accumulator by α;
-4. adds P V into the accumulator with a second GEMM (beta = 1).
+4. adds P V into the accumulator.
+
+The two products run in one of two forms:
+- **tiled** (`_tiled`), where a Kᵀ panel of the head size by one register
+  tile of keys fits `Tuning.attention_tiled_panel_bytes` (L1): the unit
+  packs the key block as scale · Kᵀ into a stack panel, zero-padded to whole
+  tiles, then computes S in register tiles (`gemm.register_tile`, 8 rows x
+  2 vectors of keys on AVX-512) over it, and P V in register tiles that read
+  V in place and accumulate into the accumulator. The keys per tile are the
+  most (a power of two) whose panel fits. No BLAS call.
+- **BLAS** otherwise (head sizes past ~L1 / (4 · 32)): two single-threaded
+  GEMMs per key block (after a kernel that sets BLAS to one thread), S with
+  alpha = scale, P V with beta = 1; tiles of `attention_block_q` x
+  `attention_block_k`.
+
+Measured on a 2-vCPU Xeon 6 (AVX-512, 48 KiB L1), one thread, tiled vs BLAS
+form: [8, 8, 512, 32] (Whisper's encoder) 27.5 vs 34.7 ms, [8, 8, 197, 32]
+(ViT) 5.2 vs 6.8, [1, 8, 512, 64] 5.5 vs 6.9, [1, 8, 512, 80] 6.3 vs 7.7; at
+D = 128 (a 64 KiB panel) the tiled form was slower, 17.4 vs 12.1 ms, which the
+panel bound keeps on BLAS. torch's SDPA took 23.8, 4.5, 5.0 and 5.5 ms. (On a
+Zen 4 an earlier tiled form, 64 x 128 blocks at D = 64, ran at 0.94x BLAS.)
 
 After the last block each row is divided by its l once and rounded into the
 result. A row whose every score so far is -inf uses 0 in place of m' (so
@@ -31,22 +50,21 @@ group's last query).
 
 Workspace, on the kernel's stack (allocated once per kernel call, i.e. once
 per thread, as conv's im2col blocks and the state-space workspaces): the
-score tile, the accumulator [block_q, Dv], the rows' m and l, and for
-f16/bf16 the Q, K and V tiles widened to f32, where the products are
-computed and rounded once at the end. The blocks shrink (to powers of two)
-until the workspace fits `WORKSPACE_MAX_BYTES`.
+score tile, the accumulator [block_q, Dv], the rows' m and l, the Kᵀ panel
+(tiled form), and for f16/bf16 the Q and V tiles (and K, BLAS form) widened
+to f32, where the products are computed and rounded once at the end. The
+blocks shrink (to powers of two) until the workspace fits
+`WORKSPACE_MAX_BYTES`.
 
 The row passes are loops LLVM vectorizes: the maximum is `llvm.maximum`
 (NaN-propagating), the sum carries `reassoc` on its one add (only its order
-changes), exp is `math_approx.exp`.
+changes), exp is `math_approx.exp`. At D = 32 they take about 45% of the
+tiled form's time (exp most of it); an explicit-vector row maximum with one
+horizontal reduction per row changed nothing measurable.
 
-Measured (f32 [1, 8, 512, 64], one thread, a loaded 2-vCPU Zen host, same
-process): the GEMMs take ~85% of the time, the row passes ~15%. Emitted
-register tiles (`gemm.register_tile` with K packed transposed into a stack
-panel, P V into a stack tile) in place of the two BLAS calls ran at 0.94x
-(64 x 128 blocks; 0.92x at 64 x 64, 0.65x at 32 x 64), so the BLAS form
-stays. Of 32..256 rows by 64..256 keys, 64 x 128 was the fastest (68.7
-GFLOP/s against 62.7 for 64 x 64).
+Of the BLAS form's 32..256 rows by 64..256 keys, 64 x 128 was the fastest
+(f32 [1, 8, 512, 64], one thread, a Zen 4: 68.7 GFLOP/s against 62.7 for
+64 x 64).
 """
 
 from __future__ import annotations
@@ -65,16 +83,20 @@ from rlx_mlir.dialects import attention as at
 from rlx_mlir.dialects.common import element_type, shape_of
 from rlx_mlir.lowering.core.element_types import Codec, codec, real
 from rlx_mlir.lowering.core.emitter import Emitter
-from rlx_mlir.lowering.core.gemm import MACS_PER_ELEMENT, byte_pointer, gemm_external, single_threaded_blas
+from rlx_mlir.lowering.core.gemm import (
+    MACS_PER_ELEMENT,
+    Matrix,
+    byte_pointer,
+    gemm_external,
+    register_tile,
+    single_threaded_blas,
+)
 from rlx_mlir.lowering.core.kernel import EmitKernels, Kernel, KernelContext, StackArray, kernel_function
 from rlx_mlir.lowering.core.loops import for_range
 from rlx_mlir.lowering.scalar import math_approx as m
 from rlx_mlir.memory_plan import Scratch
+from rlx_mlir.tuning import Tuning
 
-BLOCK_Q: Final = 64
-"""Query rows per unit (at most; fewer when the workspace would not fit)."""
-BLOCK_K: Final = 128
-"""Keys per score tile (at most; fewer when the workspace would not fit)."""
 WORKSPACE_MAX_BYTES: Final = 2 << 20
 """The largest stack workspace the kernel takes (threads have 8 MiB stacks)."""
 REDUCE: Final = llvm.FastMathAttr([llvm.FastMathFlag.REASSOC])
@@ -101,9 +123,12 @@ class _Attention:
     """What the products and sums are computed in: f32 for f16/bf16, else the item's."""
     block_q: int
     block_k: int
+    tile: tuple[int, int, int] | None
+    """(rows, columns, vector bytes) of the register tiles that compute Q Kᵀ and P V
+    in place of BLAS calls (`_tiled`), or None."""
 
     @classmethod
-    def of(cls, op: at.AttentionOp) -> _Attention:
+    def of(cls, op: at.AttentionOp, tuning: Tuning) -> _Attention:
         b, hq, sq, d = shape_of(op.query.type)
         _, hkv, sk, dv = shape_of(op.value.type)
         item = codec(element_type(op.result.type))
@@ -115,8 +140,12 @@ class _Attention:
             strides = (0,) * (4 - len(shape)) + row_major_strides(shape)
             sb, sh, si, sj = (0 if size == 1 else stride for size, stride in zip(padded, strides))
             mask = (sb, sh, si, sj)
-        block_q, block_k = _blocks(hq // max(1, hkv) * sq, sk, d, dv, acc.dtype.nbytes, item.narrow)
-        return cls(b, hq, sq, d, hkv, sk, dv, mask, op.is_causal, op.scale_value, item, acc, block_q, block_k)
+        tile, tiled_keys = _tiled(tuning, (d, dv), acc)
+        preferred = (tuning.attention_block_q, tiled_keys or tuning.attention_block_k)
+        lengths, sizes = (hq // max(1, hkv) * sq, sk), (d, dv)
+        block_q, block_k = _blocks(preferred, lengths, sizes, acc.dtype.nbytes, (item.narrow, tile))
+        shape = (b, hq, sq, d, hkv, sk, dv)
+        return cls(*shape, mask, op.is_causal, op.scale_value, item, acc, block_q, block_k, tile)
 
     @property
     def widened(self) -> bool:
@@ -137,26 +166,72 @@ class _Attention:
     def query_blocks(self) -> int:
         return -(-self.group_rows // self.block_q)
 
-    def workspace(self) -> tuple[int, ...]:
-        return _workspace(self.block_q, self.block_k, self.head_size, self.value_size, self.widened)
+    @property
+    def form(self) -> Form:
+        return self.widened, self.tile
+
+    @property
+    def score_row(self) -> int:
+        """The score tile's row stride: the block of keys, in whole register tiles."""
+        return _score_row(self.block_k, self.form)
+
+    def workspace(self) -> dict[str, int]:
+        return _workspace(self.block_q, self.block_k, (self.head_size, self.value_size), self.form)
 
 
-def _workspace(bq: int, bk: int, d: int, dv: int, widened: bool) -> tuple[int, ...]:
+Form = tuple[bool, tuple[int, int, int] | None]
+"""(widened, register tile or None): what decides the workspace's arrays."""
+
+
+def _tiled(tuning: Tuning, sizes: tuple[int, int], acc: Codec) -> tuple[tuple[int, int, int] | None, int]:
+    """(the register tile of Q Kᵀ and P V, the keys per tile) when a Kᵀ panel of at
+    least one tile's keys fits in `attention_tiled_panel_bytes` (L1: every row strip
+    of the unit reads it), else (None, 0). The keys per tile are then the most
+    (a power of two) whose panel fits. Head sizes past that run BLAS: at D = 128,
+    [1, 8, 512, 128] took 17.4 ms tiled (a 64 KiB panel) against 12.1 through BLAS."""
+    width = tuning.tile_bytes() // acc.dtype.nbytes
+    keys = tuning.attention_tiled_panel_bytes // (max(1, sizes[0]) * acc.dtype.nbytes)
+    if keys < width or acc.components != 1:
+        return None, 0
+    return (tuning.gemm_tile_rows, width, tuning.vector_bytes), 1 << (keys.bit_length() - 1)
+
+
+def _score_row(bk: int, form: Form) -> int:
+    _, tile = form
+    return bk if tile is None else -(-bk // tile[1]) * tile[1]
+
+
+def _workspace(bq: int, bk: int, sizes: tuple[int, int], form: Form) -> dict[str, int]:
     """Element counts of the stack arrays: the score tile, the accumulator, the rows'
-    m and l, and for f16/bf16 the Q, K and V tiles widened to f32."""
-    arrays = (bq * bk, bq * dv, bq, bq)
-    return (*arrays, bq * d, bk * d, bk * dv) if widened else arrays
+    m and l; for f16/bf16 the Q and V tiles widened to f32; and the K tile, widened
+    to f32 for BLAS, or packed transposed (Kᵀ, scaled, in whole tiles) for the
+    register tiles."""
+    (d, dv), (widened, tile) = sizes, form
+    row = _score_row(bk, form)
+    arrays = {"scores": bq * row, "accumulator": bq * dv, "top": bq, "total": bq}
+    if widened:
+        arrays["q"] = bq * d
+    if tile is not None:
+        arrays["k"] = d * row
+    elif widened:
+        arrays["k"] = bk * d
+    if widened:
+        arrays["v"] = bk * dv
+    return arrays
 
 
-def _blocks(sq: int, sk: int, d: int, dv: int, nbytes: int, widened: bool) -> tuple[int, int]:
-    """(block_q, block_k): BLOCK_Q and BLOCK_K (no larger than the sequences), halved
+def _blocks(
+    preferred: tuple[int, int], lengths: tuple[int, int], sizes: tuple[int, int], nbytes: int, form: Form
+) -> tuple[int, int]:
+    """(block_q, block_k): the tuning's blocks (no larger than the sequences), halved
     in turn, the larger first, until the workspace fits WORKSPACE_MAX_BYTES (a
     ValueError, which compile reports, if even 1 x 1 does not: head sizes of
     hundreds of thousands)."""
-    bq, bk = max(1, min(BLOCK_Q, sq)), max(1, min(BLOCK_K, sk))
+    (sq, sk), (d, dv) = lengths, sizes
+    bq, bk = max(1, min(preferred[0], sq)), max(1, min(preferred[1], sk))
 
     def size(bq: int, bk: int) -> int:
-        return nbytes * sum(_workspace(bq, bk, d, dv, widened))
+        return nbytes * sum(_workspace(bq, bk, (d, dv), form).values())
 
     while size(bq, bk) > WORKSPACE_MAX_BYTES and (bq > 1 or bk > 1):
         if bq >= bk:
@@ -230,11 +305,13 @@ class _Unit:
         self.q, self.k, self.v = pointers[:3]
         self.mask = pointers[3] if a.mask_strides is not None else None
         self.out = pointers[-1]
-        arrays = [StackArray.allocate(e, a.acc, count) for count in a.workspace()]
-        self.scores, self.accumulator, self.top, self.total = arrays[:4]
-        self.wide = arrays[4:]
-        self.scores_gemm = _Gemm(e, a, True, a.scale, 0.0)
-        self.values_gemm = _Gemm(e, a, False, 1.0, 1.0)
+        arrays = {name: StackArray.allocate(e, a.acc, count) for name, count in a.workspace().items()}
+        self.scores, self.accumulator = arrays["scores"], arrays["accumulator"]
+        self.top, self.total = arrays["top"], arrays["total"]
+        self.wide: dict[str, StackArray] = {name: arrays[name] for name in ("q", "k", "v") if name in arrays}
+        if a.tile is None:
+            self.scores_gemm = _Gemm(e, a, True, a.scale, 0.0)
+            self.values_gemm = _Gemm(e, a, False, 1.0, 1.0)
         self.minus_inf = e.const(a.acc.compute, float("-inf"))
         self.zero = e.const(a.acc.compute, 0.0)
 
@@ -244,7 +321,7 @@ class _Unit:
             e, self.region, e.i64(lo) if isinstance(lo, int) else lo, e.i64(hi) if isinstance(hi, int) else hi, body
         )
 
-    def operand(self, source: SSAValue, at: SSAValue, count: SSAValue, slot: int) -> SSAValue:
+    def operand(self, source: SSAValue, at: SSAValue, count: SSAValue, slot: str) -> SSAValue:
         """A pointer to `count` elements of `source` from element `at` as the GEMM reads
         them: in place, or (f16/bf16) widened into workspace array `slot` first."""
         a, e = self.a, self.e
@@ -261,7 +338,7 @@ class _Unit:
         first = e.mul(e.sub(u, e.mul(kv, e.i64(a.query_blocks))), e.i64(a.block_q))
         rows = e.smin(e.i64(a.block_q), e.sub(e.i64(a.group_rows), first))
         row_at = e.add(e.mul(kv, e.i64(a.group_rows)), first)
-        q = self.operand(self.q, e.mul(row_at, e.i64(a.head_size)), e.mul(rows, e.i64(a.head_size)), 0)
+        q = self.operand(self.q, e.mul(row_at, e.i64(a.head_size)), e.mul(rows, e.i64(a.head_size)), "q")
 
         def start(r: SSAValue) -> None:
             self.top.set(e, r, self.minus_inf)
@@ -291,17 +368,90 @@ class _Unit:
         j0 = e.mul(t, e.i64(a.block_k))
         cols = e.smin(e.i64(a.block_k), e.sub(keys, j0))
         key_at = e.add(e.mul(kv, e.i64(a.keys)), j0)
-        k = self.operand(self.k, e.mul(key_at, e.i64(a.head_size)), e.mul(cols, e.i64(a.head_size)), 1)
-        v = self.operand(self.v, e.mul(key_at, e.i64(a.value_size)), e.mul(cols, e.i64(a.value_size)), 2)
-        self.scores_gemm((rows, cols, e.i64(a.head_size)), q, k, self.scores.ptr, (a.head_size, a.head_size, a.block_k))
+        v = self.operand(self.v, e.mul(key_at, e.i64(a.value_size)), e.mul(cols, e.i64(a.value_size)), "v")
+        if a.tile is None:
+            k = self.operand(self.k, e.mul(key_at, e.i64(a.head_size)), e.mul(cols, e.i64(a.head_size)), "k")
+            self.scores_gemm(
+                (rows, cols, e.i64(a.head_size)), q, k, self.scores.ptr, (a.head_size, a.head_size, a.score_row)
+            )
+        else:
+            self.pack_keys(e.mul(key_at, e.i64(a.head_size)), cols)
+            self.strips(rows, lambda r0, n: self.tile_scores(q, r0, n, cols))
         self.loop(0, rows, lambda r: self.softmax_row(self.position(kv, e.add(first, r)), r, j0, cols))
-        self.values_gemm(
-            (rows, e.i64(a.value_size), cols),
-            self.scores.ptr,
-            v,
-            self.accumulator.ptr,
-            (a.block_k, a.value_size, a.value_size),
-        )
+        if a.tile is None:
+            self.values_gemm(
+                (rows, e.i64(a.value_size), cols),
+                self.scores.ptr,
+                v,
+                self.accumulator.ptr,
+                (a.score_row, a.value_size, a.value_size),
+            )
+        else:
+            self.strips(rows, lambda r0, n: self.tile_values(v, r0, n, cols))
+
+    def strips(self, rows: SSAValue, body: Callable[[SSAValue, int], None]) -> None:
+        """body(first row, n) over the unit's rows: strips of the tile's rows, then single rows."""
+        a, e = self.a, self.e
+        assert a.tile is not None
+        tall = a.tile[0]
+        height = e.i64(tall)
+        whole = e.udiv(rows, height)
+        self.loop(0, whole, lambda s: body(e.mul(s, height), tall))
+        self.loop(e.mul(whole, height), rows, lambda r: body(r, 1))
+
+    def pack_keys(self, at: SSAValue, cols: SSAValue) -> None:
+        """The K tile's `cols` keys from element `at` into the panel as scale · Kᵀ
+        [D, score_row], zero up to a whole register tile of keys."""
+        a, e = self.a, self.e
+        panel = self.wide["k"]
+        scale = e.const(a.acc.compute, a.scale)
+
+        def key(j: SSAValue) -> None:
+            row = e.add(at, e.mul(j, e.i64(a.head_size)))
+            for kk in range(a.head_size):
+                value = e.fmul(real(a.item.load(e, self.k, e.add(row, e.i64(kk)))), scale)
+                panel.set(e, e.add(e.i64(kk * a.score_row), j), value)
+
+        self.loop(0, cols, key)
+        assert a.tile is not None
+        width = e.i64(a.tile[1])
+        end = e.mul(e.udiv(e.add(cols, e.i64(a.tile[1] - 1)), width), width)
+
+        def pad(j: SSAValue) -> None:
+            for kk in range(a.head_size):
+                panel.set(e, e.add(e.i64(kk * a.score_row), j), self.zero)
+
+        self.loop(cols, end, pad)
+
+    def tile_scores(self, q: SSAValue, r0: SSAValue, height: int, cols: SSAValue) -> None:
+        """Scores of rows r0 .. r0 + height for every whole tile of keys (the panel's zero
+        columns fill the last)."""
+        a, e = self.a, self.e
+        assert a.tile is not None
+        _, width, vector_bytes = a.tile
+        lhs = Matrix(q, e.mul(r0, e.i64(a.head_size)), a.head_size)
+        out_at = e.mul(r0, e.i64(a.score_row))
+
+        def piece(p: SSAValue) -> None:
+            j0 = e.mul(p, e.i64(width))
+            rhs = Matrix(self.wide["k"].ptr, j0, a.score_row)
+            out = Matrix(self.scores.ptr, e.add(out_at, j0), a.score_row)
+            register_tile(e, self.region, a.acc, (height, width, a.head_size), lhs, rhs, out, vector_bytes)
+
+        self.loop(0, e.udiv(e.add(cols, e.i64(width - 1)), e.i64(width)), piece)
+
+    def tile_values(self, v: SSAValue, r0: SSAValue, height: int, cols: SSAValue) -> None:
+        """accumulator[r0 .. r0 + height] += P V over the tile's `cols` keys."""
+        a, e = self.a, self.e
+        assert a.tile is not None
+        _, width, vector_bytes = a.tile
+        lhs = Matrix(self.scores.ptr, e.mul(r0, e.i64(a.score_row)), a.score_row)
+        acc_at = e.mul(r0, e.i64(a.value_size))
+        for c0 in range(0, a.value_size, width):
+            span = min(width, a.value_size - c0)
+            rhs = Matrix(v, e.i64(c0), a.value_size)
+            out = Matrix(self.accumulator.ptr, e.add(acc_at, e.i64(c0)), a.value_size)
+            register_tile(e, self.region, a.acc, (height, span, cols), lhs, rhs, out, vector_bytes, accumulate=True)
 
     def position(self, kv: SSAValue, row: SSAValue) -> tuple[SSAValue, SSAValue, SSAValue]:
         """(batch, query head, query) of row `row` of kv head `kv`'s group."""
@@ -317,7 +467,7 @@ class _Unit:
         """Row r of the tile (query i of head h of batch b): mask, online softmax update."""
         a, e = self.a, self.e
         batch, head, i = position
-        base = e.mul(r, e.i64(a.block_k))
+        base = e.mul(r, e.i64(a.score_row))
         # a causal row sees keys j <= i: the first `seen` columns of the tile
         seen = e.smax(e.i64(0), e.smin(cols, e.sub(e.add(i, e.i64(1)), j0))) if a.causal else cols
         mask = None
@@ -382,12 +532,11 @@ class _Unit:
 
 def attention_kernels(op: at.AttentionOp, ctx: KernelContext) -> list[Kernel]:
     """Units (batch, kv head, block of its group's query rows), split over the
-    entry's threads after a kernel that sets BLAS to one thread; see the module
-    docstring."""
+    entry's threads (after a kernel that sets BLAS to one thread, for the BLAS
+    form); see the module docstring."""
     if numel(shape_of(op.result.type)) == 0:
         return []
-    a = _Attention.of(op)
-    blas.load()
+    a = _Attention.of(op, ctx.tuning)
 
     def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
         unit = _Unit(a, e, region, pointers)
@@ -403,8 +552,11 @@ def attention_kernels(op: at.AttentionOp, ctx: KernelContext) -> list[Kernel]:
     units = a.batch * a.kv_heads * a.query_blocks
     pairs = a.batch * a.heads * a.queries * a.keys // (2 if a.causal else 1)
     work = max(1, pairs * (a.head_size + a.value_size) // MACS_PER_ELEMENT)
-    gemm = gemm_external(a.acc.dtype.name)
-    main = Kernel(kernel_function(ctx.name, len(buffers), build), buffers, units, work, externals=(gemm,))
+    function = kernel_function(ctx.name, len(buffers), build)
+    if a.tile is not None:
+        return [Kernel(function, buffers, units, work)]
+    blas.load()
+    main = Kernel(function, buffers, units, work, externals=(gemm_external(a.acc.dtype.name),))
     return [single_threaded_blas(f"{ctx.name}_blas"), main]
 
 

@@ -1,7 +1,9 @@
-// RUN: rlx-opt %s --split-input-file -p 'plan-memory,lower-to-llvm{threads=2}' | filecheck %s
+// RUN: rlx-opt %s --split-input-file -p 'plan-memory,lower-to-llvm{threads=2 tuning="attention_tiled_panel_bytes=0"}' | filecheck %s
 
-// Lowering of rlx.attention: a kernel that sets OpenBLAS to one thread, then
-// the flash-attention kernel over units (batch, query head, query block).
+// Lowering of rlx.attention in its BLAS form (the tuning turns the register
+// tiles off; lower-tiled.mlir has that form): a kernel that sets OpenBLAS to
+// one thread, then the flash-attention kernel over units (batch, kv head,
+// block of its group's query rows).
 
 // GQA (4 query heads on 2 kv heads), causal, a [5, 1] mask broadcast along
 // the keys. Pointers to q, k, v, the mask and the result. A unit takes rows
