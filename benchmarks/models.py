@@ -3,7 +3,7 @@ that `transformers` builds from small configs with random weights.
 
     python benchmarks/models.py [--models bert,gpt2] [--exporters torchscript,dynamo]
                                 [--batch 1 8] [--seq 128] [--repeat 20] [--threads 2]
-                                [--without fuse-attention]
+                                [--without fuse-attention | --versus KNOB=VALUE,...]
 
 Each model (width 256, 4 layers, 8 heads, MLP 1024: `model_suite.SMALL`) is
 exported by each exporter with dynamic batch and sequence axes, imported by
@@ -18,7 +18,8 @@ take the cores the other is timed on. Compile time is rlx's import and
 compile of each shape, cold (the disk cache is off). `--without PASS` also
 compiles each shape without that tensor pass of the default pipeline and
 times it in the same rounds (the `w/o` columns, its compile time too): a
-pass's before and after on one loaded machine.
+pass's before and after on one loaded machine. `--versus KNOB=VALUE,...` does
+the same with those tuning overrides (`rlx_mlir.tuning`) in place of a pass.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnxruntime
@@ -54,6 +56,7 @@ from timing import interleaved_medians
 import rlx_mlir as rlx
 from rlx_mlir.frontends.onnx import load
 from rlx_mlir.passes import default_pipeline
+from rlx_mlir.tuning import parse_overrides
 
 
 def session(blob: bytes, threads: int) -> onnxruntime.InferenceSession:
@@ -74,10 +77,11 @@ def without(name: str) -> str:
 
 
 def compare(
-    blob: bytes, feeds: dict[str, np.ndarray], threads: int, repeat: int, baseline: str | None = None
+    blob: bytes, feeds: dict[str, np.ndarray], threads: int, repeat: int, baseline: dict[str, Any] | None = None
 ) -> tuple[dict[str, float], dict[str, float]]:
-    """(ms of rlx, onnxruntime and, given a `baseline` pipeline, rlx compiled with
-    it; compile s of rlx and the baseline) after checking all agree."""
+    """(ms of rlx, onnxruntime and, given a `baseline` (a pipeline or tuning overrides
+    as `rlx.compile` takes them), rlx compiled with it; compile s of rlx and the
+    baseline) after checking all agree."""
     shapes = {name: x.shape for name, x in feeds.items()}
     start = time.perf_counter()
     exe = rlx.compile(load(blob, input_shapes=shapes), threads=threads)
@@ -94,7 +98,7 @@ def compare(
     }
     if baseline is not None:
         start = time.perf_counter()
-        base = rlx.compile(load(blob, input_shapes=shapes), pipeline=baseline, threads=threads)
+        base = rlx.compile(load(blob, input_shapes=shapes), threads=threads, **baseline)
         compile_seconds["base"] = time.perf_counter() - start
         base_outputs = base(*arrays)
         for got, expected in zip(base_outputs, want, strict=True):
@@ -137,14 +141,20 @@ def main() -> None:
     parser.add_argument("--past", type=int, default=128, help="cached steps of the decode rows")
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--threads", type=int, default=2, help="for rlx and onnxruntime alike")
-    parser.add_argument("--without", help="also time rlx without this pass of the default pipeline")
+    variant = parser.add_mutually_exclusive_group()
+    variant.add_argument("--without", help="also time rlx without this pass of the default pipeline")
+    variant.add_argument("--versus", type=parse_overrides, help="also time rlx with these tuning overrides")
     add_target_argument(parser)
     args = parser.parse_args()
     os.environ["RLX_MLIR_CACHE"] = "0"
     print(use_target(args.target))
     torch.set_num_threads(1)  # torch only builds and exports
     print(f"threads = {args.threads}; onnxruntime {onnxruntime.__version__}; seq {args.seq}; median of {args.repeat}")
-    baseline = without(args.without) if args.without else None
+    baseline: dict[str, Any] | None = None
+    if args.without:
+        baseline, label = {"pipeline": without(args.without)}, f"without {args.without}"
+    elif args.versus:
+        baseline, label = {"tuning": args.versus}, f"with {args.versus}"
     extra = f"{'w/o ms':>10}{'ort/w/o':>9}" if baseline else ""
     base_compile = f"{'w/o compile s':>15}" if baseline else ""
     print(
@@ -164,7 +174,7 @@ def main() -> None:
         print(row, flush=True)
     summary = f"median ort/rlx {statistics.median(ratios):.2f}, min {min(ratios):.2f}"
     if base_ratios:
-        summary += f"; without {args.without}: median {statistics.median(base_ratios):.2f}, min {min(base_ratios):.2f}"
+        summary += f"; {label}: median {statistics.median(base_ratios):.2f}, min {min(base_ratios):.2f}"
     print(f"{summary}; load average now {os.getloadavg()}")
 
 
