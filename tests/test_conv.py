@@ -345,6 +345,8 @@ POOLS = (
     ("1d_dilated_uneven", (1, 2, 10), (2,), (3,), (2,), (0,), (2,)),
     ("2d", (2, 3, 8, 7), (3, 2), (2, 1), (1, 2), (1, 0), (1, 1)),
     ("2d_resnet", (1, 4, 9, 9), (3, 3), (2, 2), (1, 1), (1, 1), (1, 1)),
+    ("2d_wide_rows", (1, 3, 11, 70), (3, 3), (2, 2), (1, 1), (1, 1), (1, 1)),  # vectors of interior outputs
+    ("2d_no_interior", (1, 2, 5, 4), (2, 3), (1, 1), (1, 2), (0, 1), (0, 1)),  # no output reads all its taps
     ("3d", (1, 2, 4, 5, 3), (2, 2, 2), (1, 2, 1), (1, 1, 1), (1, 0, 1), (0, 1, 0)),
 )
 
@@ -367,7 +369,7 @@ def test_max_pool_matches_torch_exactly(t: str) -> None:
     for _, shape, *geometry in POOLS:
         b.output(b.max_pool(b.input(shape, t), *geometry))
         x = (rng.standard_normal(shape) - 3.0).astype(TYPES[t])
-        x.flat[rng.integers(x.size)] = np.nan
+        x.flat[rng.integers(x.size, size=3)] = np.nan
         inputs.append(x)
     results = rlx.compile(b.module())(*inputs)
     for (name, _, *geometry), x, got in zip(POOLS, inputs, results):

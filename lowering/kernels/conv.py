@@ -53,11 +53,14 @@ bias add, activation and residual) runs any form, then applies its body to
 the unit's part of the output (`_epilogue`) while it is still in cache.
 
 **Max pool.** Units (n, c): the plane starts at -inf (the integer minimum)
-and each tap takes the maximum over its valid outputs (`_Walk`, as above).
+and each tap of the leading axes takes the maximum over its valid output rows
+(`_Walk`, as above), the last axis's taps unrolled in one vectorized loop
+where all of them read inside the input (`_PoolRow`).
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Callable
@@ -176,26 +179,40 @@ class _Walk:
         bounds = [e.i64(v) if isinstance(v, int) else v for v in (lo, hi)]
         for_range(e, self.region, bounds[0], bounds[1], body)
 
-    def taps(self, leaf: Leaf, at: SSAValue, axis: int = 0, starts: tuple[SSAValue, ...] = ()) -> None:
-        """One loop per kernel axis; leaf(starts, at + the tap's row-major offset)."""
+    def taps(
+        self, leaf: Leaf, at: SSAValue, axis: int = 0, starts: tuple[SSAValue, ...] = (), until: int | None = None
+    ) -> None:
+        """One loop per kernel axis (those before `until`, if given); leaf(starts, at + the
+        tap's row-major offset)."""
         e, c, g = self.e, self.window, self.geometry
-        if axis == c.rank:
+        if axis == (c.rank if until is None else until):
             leaf(list(starts), at)
             return
         k_stride = row_major_strides(c.kernel)[axis]
 
         def tap(k: SSAValue) -> None:
             start = e.sub(e.mul(k, e.i64(g.dilations[axis])), e.i64(g.pad_before[axis]))
-            self.taps(leaf, e.add(at, e.mul(k, e.i64(k_stride))), axis + 1, (*starts, start))
+            self.taps(leaf, e.add(at, e.mul(k, e.i64(k_stride))), axis + 1, (*starts, start), until)
 
         self.loop(0, c.kernel[axis], tap)
 
     def outputs(
-        self, starts: list[SSAValue], x_at: SSAValue, element: Element, axis: int = 0, y_at: SSAValue | None = None
+        self,
+        starts: list[SSAValue],
+        x_at: SSAValue,
+        element: Element,
+        axis: int = 0,
+        y_at: SSAValue | None = None,
+        rows: bool = False,
     ) -> None:
-        """element(x[o·s + start], o) over the valid outputs o of each axis (o a flat plane position)."""
+        """element(x[o·s + start], o) over the valid outputs o of each axis (o a flat plane
+        position); with `rows`, the last axis is left to `element`: it is called once per
+        valid output row, with the x index and output position where that row starts."""
         e, c, g = self.e, self.window, self.geometry
         y_at = y_at if y_at is not None else e.i64(0)
+        if rows and axis == c.rank - 1:
+            element(x_at, y_at)
+            return
         in_stride = row_major_strides(c.spatial_in)[axis]
         out_stride = row_major_strides(c.spatial_out)[axis]
         lo, hi = _valid_range(e, starts[axis], c.spatial_in[axis], c.spatial_out[axis], g.strides[axis])
@@ -206,7 +223,7 @@ class _Walk:
             here_x = e.add(x_at, e.mul(o, e.i64(step_in)))
             here_y = e.add(y_at, o if out_stride == 1 else e.mul(o, e.i64(out_stride)))
             if axis + 1 < c.rank:
-                self.outputs(starts, here_x, element, axis + 1, here_y)
+                self.outputs(starts, here_x, element, axis + 1, here_y, rows)
             else:
                 element(here_x, here_y)
 
@@ -885,21 +902,74 @@ def _lowest(item: Codec) -> float | int:
     return -(1 << (item.dtype.bits - 1)) if item.signed else 0
 
 
-def _maximum(e: Emitter, item: Codec, a: SSAValue, b: SSAValue) -> SSAValue:
-    """NaN-propagating for floats (llvm.maximum, as np.maximum), signed or unsigned for integers."""
-    if item.dtype.kind is Kind.FLOAT:
-        return e.maximum(a, b)
-    return e.select(e.icmp("sgt" if item.signed else "ugt", a, b), a, b)
+def _largest(e: Emitter, item: Codec, values: list[SSAValue]) -> SSAValue:
+    """The maximum of `values`, signed or unsigned for integers. For floats a NaN
+    propagates (as np.maximum and torch's pools) and of equal values the first stays
+    (±0, as torch's `val > max`): one compare-select per value (a vmaxps) and one
+    unordered compare per pair, where llvm.maximum's ordering of signed zeros took
+    six instructions per value on AVX-512."""
+    if item.dtype.kind is not Kind.FLOAT:
+        predicate = "sgt" if item.signed else "ugt"
+        return functools.reduce(lambda a, b: e.select(e.icmp(predicate, b, a), b, a), values)
+    largest = functools.reduce(lambda a, b: e.select(e.fcmp("ogt", b, a), b, a), values)
+    pairs = [values[k : k + 2] for k in range(0, len(values), 2)]
+    unordered = [e.fcmp("uno", pair[0], pair[-1]) for pair in pairs]
+    if not unordered:
+        return largest
+    return e.select(functools.reduce(e.or_, unordered), e.const_like(largest, math.nan), largest)
+
+
+def _static_range(tap_start: int, size_in: int, size_out: int, stride: int) -> tuple[int, int]:
+    """`_valid_range` of a tap whose start k·d − p_before is known: [lo, hi), empty as lo = hi."""
+    lo = max(0, -(tap_start // stride) if tap_start < 0 else 0)
+    last = size_in - 1 - tap_start
+    hi = min(size_out, last // stride + 1) if last >= 0 else 0
+    return lo, max(lo, hi)
+
+
+@dataclass(frozen=True)
+class _PoolRow:
+    """The last axis of a pooling window, static: each tap's start k·d − p_before and
+    valid outputs, and the interior [lo, hi) where every tap's read is valid."""
+
+    starts: tuple[int, ...]
+    ranges: tuple[tuple[int, int], ...]
+    stride: int
+
+    @classmethod
+    def of(cls, window: _Window) -> _PoolRow:
+        g, axis = window.geometry, window.rank - 1
+        starts = tuple(k * g.dilations[axis] - g.pad_before[axis] for k in range(window.kernel[axis]))
+        size_in, size_out, stride = window.spatial_in[axis], window.spatial_out[axis], g.strides[axis]
+        return cls(starts, tuple(_static_range(t, size_in, size_out, stride) for t in starts), stride)
+
+    @property
+    def interior(self) -> tuple[int, int]:
+        return max(lo for lo, _ in self.ranges), min(hi for _, hi in self.ranges)
+
+    def edges(self, k: int) -> list[tuple[int, int]]:
+        """Tap k's valid outputs outside the interior (all of them if it is empty)."""
+        (lo, hi), (inner_lo, inner_hi) = self.ranges[k], self.interior
+        if inner_lo >= inner_hi:
+            return [(lo, hi)] if lo < hi else []
+        return [(a, b) for a, b in ((lo, min(hi, inner_lo)), (max(lo, inner_hi), hi)) if a < b]
 
 
 def max_pool_kernels(op: cv.MaxPoolOp, ctx: KernelContext) -> list[Kernel]:
-    """Units (n, c), split over threads: the plane starts at -inf and each tap
-    takes y[o] = maximum(y[o], x[o·s + k·d − p]) over its valid outputs, in the
-    result itself (a maximum is exact in any type, f16/bf16 included)."""
+    """Units (n, c), split over threads: the plane starts at -inf, then each tap of
+    the leading axes takes, over each of its valid output rows, y[o] = maximum(y[o],
+    max over the last axis's taps k of x[o·s + k·d − p]) in the result itself (a
+    maximum is exact in any type, f16/bf16 included). Along the last axis the taps
+    are unrolled where all of them read inside the input (`_PoolRow.interior`: a
+    loop of stride-s loads LLVM vectorizes), and taken one by one at the edges; a
+    maximum is idempotent, so nothing needs to be taken exactly once. (ResNet's 3x3/2
+    pool of [1, 64, 112, 112], one thread on a loaded 2-vCPU Xeon 6: 0.58 ms with
+    every tap a pass over the plane, against onnxruntime's 0.14 ms.)"""
     x_shape, y_shape = shape_of(op.input.type), shape_of(op.result.type)
     window = _Window(x_shape[2:], op.kernel, y_shape[2:], op.geometry)
     item = codec(element_type(op.result.type))
     plane_in, plane_out = numel(window.spatial_in), numel(window.spatial_out)
+    last = _PoolRow.of(window)
 
     def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
         x, out = pointers
@@ -910,11 +980,23 @@ def max_pool_kernels(op: cv.MaxPoolOp, ctx: KernelContext) -> list[Kernel]:
             base_in, base_out = e.mul(row, e.i64(plane_in)), e.mul(row, e.i64(plane_out))
             walk.loop(0, plane_out, lambda q: item.store(e, lowest, out, e.add(base_out, q)))
 
-            def larger(x_at: SSAValue, o: SSAValue) -> None:
-                at = e.add(base_out, o)
-                item.store(e, _maximum(e, item, real(item.load(e, out, at)), real(item.load(e, x, x_at))), out, at)
+            def pool_row(x_row: SSAValue, y_row: SSAValue) -> None:
+                def larger(o: SSAValue, taps: range) -> None:
+                    at = e.add(e.add(base_out, y_row), o)
+                    x_at = e.add(x_row, e.mul(o, e.i64(last.stride)))
+                    reads = [real(item.load(e, x, e.add(x_at, e.i64(last.starts[k])))) for k in taps]
+                    item.store(e, _largest(e, item, [real(item.load(e, out, at)), *reads]), out, at)
 
-            walk.taps(lambda starts, _: walk.outputs(starts, base_in, larger), e.i64(0))
+                lo, hi = last.interior
+                if lo < hi:
+                    walk.loop(lo, hi, lambda o: larger(o, range(len(last.starts))))
+                for k in range(len(last.starts)):
+                    for a, b in last.edges(k):
+                        walk.loop(a, b, lambda o, k=k: larger(o, range(k, k + 1)))
+
+            walk.taps(
+                lambda starts, _: walk.outputs(starts, base_in, pool_row, rows=True), e.i64(0), until=window.rank - 1
+            )
 
         for_range(e, region, begin, end, unit)
 
