@@ -426,9 +426,11 @@ class _GemmSplit:
         return sorted({self.chunk, rows - (self.chunks - 1) * self.chunk})
 
 
-def _gemm_split(op: cv.ConvolutionOp, conv: _Conv, ctx: KernelContext, row_bytes: int, fixed: int = 0) -> _GemmSplit:
-    """Blocks of as many output rows as L2 allows (`_block_budget`: `fixed` bytes per
-    block and `row_bytes` per output row of it), then, while there are
+def _gemm_split(
+    op: cv.ConvolutionOp, conv: _Conv, ctx: KernelContext, row_bytes: int, fixed: int = 0, tiled: bool = False
+) -> _GemmSplit:
+    """Blocks of as many output rows as L2 allows (`_block_budget` of the form: `fixed` bytes
+    per block and `row_bytes` per output row of it), then, while there are
     fewer units than `conv_min_units` as cut (4 per core: the pool hands each thread an
     equal share, so few unequal units leave one idle: ResNet's 7x7 layers at batch 1 had
     2 units of 6 and 1 rows, its 28x28 ones 7 units of 4 rows for 2 threads), the larger
@@ -438,7 +440,7 @@ def _gemm_split(op: cv.ConvolutionOp, conv: _Conv, ctx: KernelContext, row_bytes
     costs least per FLOP."""
     extent, row = conv.spatial_out[0], numel(conv.spatial_out[1:])
     rows = conv.out_per_group
-    cap = max(1, min(extent, (_block_budget(ctx) - fixed) // max(1, row_bytes)))
+    cap = max(1, min(extent, (_block_budget(ctx, tiled) - fixed) // max(1, row_bytes)))
     images = shape_of(op.result.type)[0] * op.geometry.groups
 
     def split(blocks: int, chunks: int) -> _GemmSplit:
@@ -577,9 +579,11 @@ def _gemm_kernels(op: cv.ConvolutionOp, conv: _Conv, ctx: KernelContext) -> list
     return [single_threaded_blas(f"{ctx.name}_blas"), main]
 
 
-def _block_budget(ctx: KernelContext) -> int:
-    """The bytes a unit's stack blocks (im2col, or the tiled form's input and output) may take."""
-    return min(ctx.tuning.conv_im2col_block_bytes, cv.IM2COL_STACK_MAX_BYTES)
+def _block_budget(ctx: KernelContext, tiled: bool = False) -> int:
+    """The bytes a unit's stack blocks (im2col, or the tiled form's input and output:
+    `Tuning.conv_tiled_block_bytes`) may take."""
+    wanted = ctx.tuning.conv_tiled_block_bytes if tiled else ctx.tuning.conv_im2col_block_bytes
+    return min(wanted, cv.IM2COL_STACK_MAX_BYTES)
 
 
 @dataclass(frozen=True)
@@ -699,7 +703,7 @@ def _tiled_kernels(op: cv.ConvolutionOp, conv: _Conv, tiled: _Tiled, ctx: Kernel
     groups, rows = op.geometry.groups, conv.out_per_group
     per_row = t.input_elements(2) - t.input_elements(1) + rows * t.row  # input and output elements per output row
     fixed = t.input_elements(1) + rows * t.tile
-    split = _gemm_split(op, conv, ctx, per_row * nbytes, fixed * nbytes)
+    split = _gemm_split(op, conv, ctx, per_row * nbytes, fixed * nbytes, tiled=True)
     depth = conv.per_group * numel(conv.kernel)
 
     def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
