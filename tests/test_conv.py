@@ -88,6 +88,8 @@ GEMM_CASES = (
     Case("gemm_2d_stem", (1, 3, 20, 18), (16, 3, 7, 7), (2, 2), (1, 1), (3, 3), (3, 3)),
     # a downsampling 1x1 / 2 (not pointwise: its rhs is every other input)
     Case("gemm_2d_strided_1x1", (2, 16, 9, 10), (24, 16, 1, 1), (2, 2), (1, 1), (0, 0), (0, 0), bias=False),
+    # 3x1 / (3, 2): its block holds the three row phases of the even columns only
+    Case("gemm_2d_unread_phases", (1, 8, 13, 12), (16, 8, 3, 1), (3, 2), (1, 1), (1, 0), (1, 0)),
     # 22 output channels: register tiles of all their rows and one of the rest
     Case("gemm_1d_tail_channels", (2, 10, 37), (22, 10, 3), (1,), (1,), (1,), (1,)),
     Case("gemm_1d_strided_dilated", (1, 8, 40), (10, 8, 3), (3,), (2,), (2,), (1,)),
@@ -232,6 +234,27 @@ def test_the_tiled_form_runs_where_few_positions_are_dropped(
     (op,) = (op for op in b.module().walk() if isinstance(op, ConvOp))
     ctx = KernelContext("conv", Tuning.for_target(target("x86-64-v4")))
     assert (_tiled_form(op, _Conv.of(op), ctx) is not None) == tiled
+
+
+@pytest.mark.parametrize(
+    ("weight", "strides", "dilations", "planes"),
+    [
+        ((64, 64, 1, 1), (2, 2), (1, 1), 1),  # ResNet's 1x1 / 2 downsampling: the even rows' even columns
+        ((64, 64, 3, 3), (2, 2), (1, 1), 4),  # its 3x3 / 2: every phase
+        ((64, 64, 3, 3), (2, 2), (2, 2), 1),  # dilation 2, stride 2: every tap reads phase 0
+        ((64, 64, 3, 1), (3, 2), (1, 1), 3),  # three phases along the rows, one along the columns
+    ],
+)
+@pytest.mark.target_independent
+def test_the_tiled_block_holds_the_phase_planes_its_taps_read(
+    weight: tuple[int, ...], strides: tuple[int, ...], dilations: tuple[int, ...], planes: int
+) -> None:
+    """A strided conv's input block is split into phase planes; only those some tap reads
+    are copied (the rest would be a 4x larger copy for a 1x1 / 2 conv)."""
+    b = Builder()
+    b.output(b.conv(b.input((1, 64, 28, 28)), b.input(weight), None, list(strides), list(dilations)))
+    (op,) = (op for op in b.module().walk() if isinstance(op, ConvOp))
+    assert _Tiled.of(_Conv.of(op), Tuning.for_target(target("x86-64-v4"))).phases == planes
 
 
 EPILOGUE_CASES = (

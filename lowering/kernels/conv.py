@@ -35,7 +35,9 @@ its input planes in place. (conv2d 3x3 [8, 64, 56, 56], 2 threads on a
 loaded host: 0.85-0.92x torch; its BLAS GEMMs take 90% of the time.)
 
 **Tiled.** The units of the GEMM form; a unit copies its input block onto its
-stack, zero-padded and split into phase planes by the strides (`_Tiled`), so
+stack, zero-padded and split into phase planes by the strides (`_Tiled`; only
+the planes some tap reads: ResNet's 1x1 / 2 downsampling convs copied four
+for one and ran 11-22% slower, one thread, loaded 2-vCPU Xeon 6), so
 that each tap of each output position reads a constant offset from it, and
 computes [chunk x block positions] with register tiles (`_tile`: 6 channels x
 4 vectors of 16 positions on AVX-512, 24 FMAs per 4 vector loads and 6 weight
@@ -617,8 +619,18 @@ class _Tiled:
         return self.conv.op.geometry
 
     @property
+    def axis_phases(self) -> tuple[tuple[int, ...], ...]:
+        """The phases some tap reads along each axis, ascending: (k·d) mod s over the taps k
+        (a 1x1 / 2 downsampling conv reads one of the four phase planes of its input)."""
+        g, kernel = self.geometry, self.conv.kernel
+        return tuple(
+            tuple(sorted({k * d % s for k in range(taps)})) for taps, d, s in zip(kernel, g.dilations, g.strides)
+        )
+
+    @property
     def phases(self) -> int:
-        return numel(self.geometry.strides)
+        """The phase planes a block holds per channel: those some tap reads."""
+        return numel(tuple(len(p) for p in self.axis_phases))
 
     def places(self, rows: int) -> tuple[int, ...]:
         """A phase plane's extents for a block of `rows` output rows: the padded extent
@@ -643,10 +655,12 @@ class _Tiled:
         return self.phases * numel(self.places(rows))
 
     def tap_offset(self, axis: int, rows: int, k: int) -> int:
-        """Where tap k along `axis` reads, from a position: its phase plane, then its shift."""
-        g = self.geometry
+        """Where tap k along `axis` reads, from a position: its phase plane (in the row-major
+        order of the phases read, `axis_phases`), then its shift."""
+        g, used = self.geometry, self.axis_phases
         shift, phase = divmod(k * g.dilations[axis], g.strides[axis])
-        return phase * row_major_strides(g.strides)[axis] * numel(self.places(rows)) + shift * self.strides(rows)[axis]
+        planes = used[axis].index(phase) * row_major_strides(tuple(len(p) for p in used))[axis]
+        return planes * numel(self.places(rows)) + shift * self.strides(rows)[axis]
 
     def strides(self, rows: int) -> tuple[int, ...]:
         """A phase plane's element strides per spatial axis (those of the positions)."""
@@ -744,7 +758,7 @@ def _tiled_kernels(op: cv.ConvolutionOp, conv: _Conv, tiled: _Tiled, ctx: Kernel
 def _pad_block(
     walk: _Walk, t: _Tiled, x: SSAValue, block: SSAValue, x_base: SSAValue, first: SSAValue, rows: int
 ) -> None:
-    """The block of output rows [first, first + rows): for each channel and phase
+    """The block of output rows [first, first + rows): for each channel and phase read
     (p...), place (e...) = x[c, e·s + p − p_before] along each axis (zero outside the
     input; along the first axis, from input row first·s), then the zero slack."""
     e, c, g = walk.e, t.conv, t.geometry
@@ -774,7 +788,7 @@ def _pad_block(
 
     def channel(k: SSAValue) -> None:
         x_at = e.add(x_base, e.mul(k, e.i64(numel(c.spatial_in))))
-        for p, phase in enumerate(itertools.product(*(range(s) for s in g.strides))):
+        for p, phase in enumerate(itertools.product(*t.axis_phases)):
             first_in = e.mul(first, e.i64(g.strides[0]))
             starts = [e.add(first_in, e.i64(phase[0] - g.pad_before[0]))]
             starts += [e.i64(ph - pb) for ph, pb in zip(phase[1:], g.pad_before[1:])]
