@@ -1071,9 +1071,13 @@ def max_pool_kernels(op: cv.MaxPoolOp, ctx: KernelContext) -> list[Kernel]:
                 lo, hi = last.interior
                 if lo < hi:
                     walk.loop(lo, hi, lambda o: larger(o, range(len(last.starts))))
+
+                def one_tap(k: int) -> Callable[[SSAValue], None]:
+                    return lambda o: larger(o, range(k, k + 1))
+
                 for k in range(len(last.starts)):
                     for a, b in last.edges(k):
-                        walk.loop(a, b, lambda o, k=k: larger(o, range(k, k + 1)))
+                        walk.loop(a, b, one_tap(k))
 
             walk.taps(
                 lambda starts, _: walk.outputs(starts, base_in, pool_row, rows=True), e.i64(0), until=window.rank - 1
