@@ -370,6 +370,8 @@ POOLS = (
     ("2d_resnet", (1, 4, 9, 9), (3, 3), (2, 2), (1, 1), (1, 1), (1, 1)),
     ("2d_wide_rows", (1, 3, 11, 70), (3, 3), (2, 2), (1, 1), (1, 1), (1, 1)),  # vectors of interior outputs
     ("2d_no_interior", (1, 2, 5, 4), (2, 3), (1, 1), (1, 2), (0, 1), (0, 1)),  # no output reads all its taps
+    ("1d_window_in_padding", (1, 2, 4), (2,), (1,), (1,), (2,), (0,)),  # the first window is all padding
+    ("1d_taps_straddle_input", (1, 2, 2), (2,), (1,), (3,), (1,), (1,)),  # its two taps miss the input
     ("3d", (1, 2, 4, 5, 3), (2, 2, 2), (1, 2, 1), (1, 1, 1), (1, 0, 1), (0, 1, 0)),
 )
 

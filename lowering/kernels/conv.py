@@ -981,10 +981,13 @@ def _windows_nonempty(window: _Window) -> bool:
     reads all its taps: then one pass over the outputs suffices (`_one_pass_pool`)."""
     g = window.geometry
     for axis in range(window.rank):
-        starts = [k * g.dilations[axis] - g.pad_before[axis] for k in range(window.kernel[axis])]
-        size_in, size_out, stride = window.spatial_in[axis], window.spatial_out[axis], g.strides[axis]
-        ranges = [_static_range(t, size_in, size_out, stride) for t in starts]
-        if any(not any(lo <= o < hi for lo, hi in ranges) for o in range(size_out)):
+        d, p, size_in = g.dilations[axis], g.pad_before[axis], window.spatial_in[axis]
+        if size_in < d:
+            return False  # the taps of a window may straddle the whole input
+        # the windows move right with o, and no window can jump over an input as long as d:
+        # the first window's last tap and the last window's first tap decide
+        last_window = (window.spatial_out[axis] - 1) * g.strides[axis] - p
+        if (window.kernel[axis] - 1) * d - p < 0 or last_window > size_in - 1:
             return False
     lo, hi = _PoolRow.of(window).interior
     return lo < hi
