@@ -88,6 +88,8 @@ GEMM_CASES = (
     Case("gemm_2d_stem", (1, 3, 20, 18), (16, 3, 7, 7), (2, 2), (1, 1), (3, 3), (3, 3)),
     # a downsampling 1x1 / 2 (not pointwise: its rhs is every other input)
     Case("gemm_2d_strided_1x1", (2, 16, 9, 10), (24, 16, 1, 1), (2, 2), (1, 1), (0, 0), (0, 0), bias=False),
+    # 3x1 / (3, 2): its block holds the three row phases of the even columns only
+    Case("gemm_2d_unread_phases", (1, 8, 13, 12), (16, 8, 3, 1), (3, 2), (1, 1), (1, 0), (1, 0)),
     # 22 output channels: register tiles of all their rows and one of the rest
     Case("gemm_1d_tail_channels", (2, 10, 37), (22, 10, 3), (1,), (1,), (1,), (1,)),
     Case("gemm_1d_strided_dilated", (1, 8, 40), (10, 8, 3), (3,), (2,), (2,), (1,)),
@@ -234,6 +236,27 @@ def test_the_tiled_form_runs_where_few_positions_are_dropped(
     assert (_tiled_form(op, _Conv.of(op), ctx) is not None) == tiled
 
 
+@pytest.mark.parametrize(
+    ("weight", "strides", "dilations", "planes"),
+    [
+        ((64, 64, 1, 1), (2, 2), (1, 1), 1),  # ResNet's 1x1 / 2 downsampling: the even rows' even columns
+        ((64, 64, 3, 3), (2, 2), (1, 1), 4),  # its 3x3 / 2: every phase
+        ((64, 64, 3, 3), (2, 2), (2, 2), 1),  # dilation 2, stride 2: every tap reads phase 0
+        ((64, 64, 3, 1), (3, 2), (1, 1), 3),  # three phases along the rows, one along the columns
+    ],
+)
+@pytest.mark.target_independent
+def test_the_tiled_block_holds_the_phase_planes_its_taps_read(
+    weight: tuple[int, ...], strides: tuple[int, ...], dilations: tuple[int, ...], planes: int
+) -> None:
+    """A strided conv's input block is split into phase planes; only those some tap reads
+    are copied (the rest would be a 4x larger copy for a 1x1 / 2 conv)."""
+    b = Builder()
+    b.output(b.conv(b.input((1, 64, 28, 28)), b.input(weight), None, list(strides), list(dilations)))
+    (op,) = (op for op in b.module().walk() if isinstance(op, ConvOp))
+    assert _Tiled.of(_Conv.of(op), Tuning.for_target(target("x86-64-v4"))).phases == planes
+
+
 EPILOGUE_CASES = (
     "gemm_2d",
     "gemm_2d_channel_chunks",
@@ -345,6 +368,10 @@ POOLS = (
     ("1d_dilated_uneven", (1, 2, 10), (2,), (3,), (2,), (0,), (2,)),
     ("2d", (2, 3, 8, 7), (3, 2), (2, 1), (1, 2), (1, 0), (1, 1)),
     ("2d_resnet", (1, 4, 9, 9), (3, 3), (2, 2), (1, 1), (1, 1), (1, 1)),
+    ("2d_wide_rows", (1, 3, 11, 70), (3, 3), (2, 2), (1, 1), (1, 1), (1, 1)),  # vectors of interior outputs
+    ("2d_no_interior", (1, 2, 5, 4), (2, 3), (1, 1), (1, 2), (0, 1), (0, 1)),  # no output reads all its taps
+    ("1d_window_in_padding", (1, 2, 4), (2,), (1,), (1,), (2,), (0,)),  # the first window is all padding
+    ("1d_taps_straddle_input", (1, 2, 2), (2,), (1,), (3,), (1,), (1,)),  # its two taps miss the input
     ("3d", (1, 2, 4, 5, 3), (2, 2, 2), (1, 2, 1), (1, 1, 1), (1, 0, 1), (0, 1, 0)),
 )
 
@@ -367,7 +394,7 @@ def test_max_pool_matches_torch_exactly(t: str) -> None:
     for _, shape, *geometry in POOLS:
         b.output(b.max_pool(b.input(shape, t), *geometry))
         x = (rng.standard_normal(shape) - 3.0).astype(TYPES[t])
-        x.flat[rng.integers(x.size)] = np.nan
+        x.flat[rng.integers(x.size, size=3)] = np.nan
         inputs.append(x)
     results = rlx.compile(b.module())(*inputs)
     for (name, _, *geometry), x, got in zip(POOLS, inputs, results):

@@ -35,7 +35,9 @@ its input planes in place. (conv2d 3x3 [8, 64, 56, 56], 2 threads on a
 loaded host: 0.85-0.92x torch; its BLAS GEMMs take 90% of the time.)
 
 **Tiled.** The units of the GEMM form; a unit copies its input block onto its
-stack, zero-padded and split into phase planes by the strides (`_Tiled`), so
+stack, zero-padded and split into phase planes by the strides (`_Tiled`; only
+the planes some tap reads: ResNet's 1x1 / 2 downsampling convs copied four
+for one and ran 11-22% slower, one thread, loaded 2-vCPU Xeon 6), so
 that each tap of each output position reads a constant offset from it, and
 computes [chunk x block positions] with register tiles (`_tile`: 6 channels x
 4 vectors of 16 positions on AVX-512, 24 FMAs per 4 vector loads and 6 weight
@@ -52,12 +54,17 @@ onnxruntime to 0.82-0.91x, its 3x3 conv on [8, 64, 56, 56] 1.44x faster.
 bias add, activation and residual) runs any form, then applies its body to
 the unit's part of the output (`_epilogue`) while it is still in cache.
 
-**Max pool.** Units (n, c): the plane starts at -inf (the integer minimum)
-and each tap takes the maximum over its valid outputs (`_Walk`, as above).
+**Max pool.** Units (n, c). Where every window reads some input, each output
+is the maximum of its window's taps in one pass (`_one_pass_pool`: taps in the
+padding re-read a valid one, the last axis's interior one vectorized loop).
+Otherwise the plane starts at -inf (the integer minimum) and each tap of the
+leading axes takes the maximum over its valid output rows (`_Walk`, as above),
+the last axis's taps unrolled where all of them read inside the input (`_PoolRow`).
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Callable
@@ -176,26 +183,40 @@ class _Walk:
         bounds = [e.i64(v) if isinstance(v, int) else v for v in (lo, hi)]
         for_range(e, self.region, bounds[0], bounds[1], body)
 
-    def taps(self, leaf: Leaf, at: SSAValue, axis: int = 0, starts: tuple[SSAValue, ...] = ()) -> None:
-        """One loop per kernel axis; leaf(starts, at + the tap's row-major offset)."""
+    def taps(
+        self, leaf: Leaf, at: SSAValue, axis: int = 0, starts: tuple[SSAValue, ...] = (), until: int | None = None
+    ) -> None:
+        """One loop per kernel axis (those before `until`, if given); leaf(starts, at + the
+        tap's row-major offset)."""
         e, c, g = self.e, self.window, self.geometry
-        if axis == c.rank:
+        if axis == (c.rank if until is None else until):
             leaf(list(starts), at)
             return
         k_stride = row_major_strides(c.kernel)[axis]
 
         def tap(k: SSAValue) -> None:
             start = e.sub(e.mul(k, e.i64(g.dilations[axis])), e.i64(g.pad_before[axis]))
-            self.taps(leaf, e.add(at, e.mul(k, e.i64(k_stride))), axis + 1, (*starts, start))
+            self.taps(leaf, e.add(at, e.mul(k, e.i64(k_stride))), axis + 1, (*starts, start), until)
 
         self.loop(0, c.kernel[axis], tap)
 
     def outputs(
-        self, starts: list[SSAValue], x_at: SSAValue, element: Element, axis: int = 0, y_at: SSAValue | None = None
+        self,
+        starts: list[SSAValue],
+        x_at: SSAValue,
+        element: Element,
+        axis: int = 0,
+        y_at: SSAValue | None = None,
+        rows: bool = False,
     ) -> None:
-        """element(x[o·s + start], o) over the valid outputs o of each axis (o a flat plane position)."""
+        """element(x[o·s + start], o) over the valid outputs o of each axis (o a flat plane
+        position); with `rows`, the last axis is left to `element`: it is called once per
+        valid output row, with the x index and output position where that row starts."""
         e, c, g = self.e, self.window, self.geometry
         y_at = y_at if y_at is not None else e.i64(0)
+        if rows and axis == c.rank - 1:
+            element(x_at, y_at)
+            return
         in_stride = row_major_strides(c.spatial_in)[axis]
         out_stride = row_major_strides(c.spatial_out)[axis]
         lo, hi = _valid_range(e, starts[axis], c.spatial_in[axis], c.spatial_out[axis], g.strides[axis])
@@ -206,7 +227,7 @@ class _Walk:
             here_x = e.add(x_at, e.mul(o, e.i64(step_in)))
             here_y = e.add(y_at, o if out_stride == 1 else e.mul(o, e.i64(out_stride)))
             if axis + 1 < c.rank:
-                self.outputs(starts, here_x, element, axis + 1, here_y)
+                self.outputs(starts, here_x, element, axis + 1, here_y, rows)
             else:
                 element(here_x, here_y)
 
@@ -407,9 +428,11 @@ class _GemmSplit:
         return sorted({self.chunk, rows - (self.chunks - 1) * self.chunk})
 
 
-def _gemm_split(op: cv.ConvolutionOp, conv: _Conv, ctx: KernelContext, row_bytes: int, fixed: int = 0) -> _GemmSplit:
-    """Blocks of as many output rows as L2 allows (`_block_budget`: `fixed` bytes per
-    block and `row_bytes` per output row of it), then, while there are
+def _gemm_split(
+    op: cv.ConvolutionOp, conv: _Conv, ctx: KernelContext, row_bytes: int, fixed: int = 0, tiled: bool = False
+) -> _GemmSplit:
+    """Blocks of as many output rows as L2 allows (`_block_budget` of the form: `fixed` bytes
+    per block and `row_bytes` per output row of it), then, while there are
     fewer units than `conv_min_units` as cut (4 per core: the pool hands each thread an
     equal share, so few unequal units leave one idle: ResNet's 7x7 layers at batch 1 had
     2 units of 6 and 1 rows, its 28x28 ones 7 units of 4 rows for 2 threads), the larger
@@ -419,7 +442,7 @@ def _gemm_split(op: cv.ConvolutionOp, conv: _Conv, ctx: KernelContext, row_bytes
     costs least per FLOP."""
     extent, row = conv.spatial_out[0], numel(conv.spatial_out[1:])
     rows = conv.out_per_group
-    cap = max(1, min(extent, (_block_budget(ctx) - fixed) // max(1, row_bytes)))
+    cap = max(1, min(extent, (_block_budget(ctx, tiled) - fixed) // max(1, row_bytes)))
     images = shape_of(op.result.type)[0] * op.geometry.groups
 
     def split(blocks: int, chunks: int) -> _GemmSplit:
@@ -558,9 +581,11 @@ def _gemm_kernels(op: cv.ConvolutionOp, conv: _Conv, ctx: KernelContext) -> list
     return [single_threaded_blas(f"{ctx.name}_blas"), main]
 
 
-def _block_budget(ctx: KernelContext) -> int:
-    """The bytes a unit's stack blocks (im2col, or the tiled form's input and output) may take."""
-    return min(ctx.tuning.conv_im2col_block_bytes, cv.IM2COL_STACK_MAX_BYTES)
+def _block_budget(ctx: KernelContext, tiled: bool = False) -> int:
+    """The bytes a unit's stack blocks (im2col, or the tiled form's input and output:
+    `Tuning.conv_tiled_block_bytes`) may take."""
+    wanted = ctx.tuning.conv_tiled_block_bytes if tiled else ctx.tuning.conv_im2col_block_bytes
+    return min(wanted, cv.IM2COL_STACK_MAX_BYTES)
 
 
 @dataclass(frozen=True)
@@ -594,8 +619,18 @@ class _Tiled:
         return self.conv.op.geometry
 
     @property
+    def axis_phases(self) -> tuple[tuple[int, ...], ...]:
+        """The phases some tap reads along each axis, ascending: (k·d) mod s over the taps k
+        (a 1x1 / 2 downsampling conv reads one of the four phase planes of its input)."""
+        g, kernel = self.geometry, self.conv.kernel
+        return tuple(
+            tuple(sorted({k * d % s for k in range(taps)})) for taps, d, s in zip(kernel, g.dilations, g.strides)
+        )
+
+    @property
     def phases(self) -> int:
-        return numel(self.geometry.strides)
+        """The phase planes a block holds per channel: those some tap reads."""
+        return numel(tuple(len(p) for p in self.axis_phases))
 
     def places(self, rows: int) -> tuple[int, ...]:
         """A phase plane's extents for a block of `rows` output rows: the padded extent
@@ -620,10 +655,12 @@ class _Tiled:
         return self.phases * numel(self.places(rows))
 
     def tap_offset(self, axis: int, rows: int, k: int) -> int:
-        """Where tap k along `axis` reads, from a position: its phase plane, then its shift."""
-        g = self.geometry
+        """Where tap k along `axis` reads, from a position: its phase plane (in the row-major
+        order of the phases read, `axis_phases`), then its shift."""
+        g, used = self.geometry, self.axis_phases
         shift, phase = divmod(k * g.dilations[axis], g.strides[axis])
-        return phase * row_major_strides(g.strides)[axis] * numel(self.places(rows)) + shift * self.strides(rows)[axis]
+        planes = used[axis].index(phase) * row_major_strides(tuple(len(p) for p in used))[axis]
+        return planes * numel(self.places(rows)) + shift * self.strides(rows)[axis]
 
     def strides(self, rows: int) -> tuple[int, ...]:
         """A phase plane's element strides per spatial axis (those of the positions)."""
@@ -680,7 +717,7 @@ def _tiled_kernels(op: cv.ConvolutionOp, conv: _Conv, tiled: _Tiled, ctx: Kernel
     groups, rows = op.geometry.groups, conv.out_per_group
     per_row = t.input_elements(2) - t.input_elements(1) + rows * t.row  # input and output elements per output row
     fixed = t.input_elements(1) + rows * t.tile
-    split = _gemm_split(op, conv, ctx, per_row * nbytes, fixed * nbytes)
+    split = _gemm_split(op, conv, ctx, per_row * nbytes, fixed * nbytes, tiled=True)
     depth = conv.per_group * numel(conv.kernel)
 
     def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
@@ -721,7 +758,7 @@ def _tiled_kernels(op: cv.ConvolutionOp, conv: _Conv, tiled: _Tiled, ctx: Kernel
 def _pad_block(
     walk: _Walk, t: _Tiled, x: SSAValue, block: SSAValue, x_base: SSAValue, first: SSAValue, rows: int
 ) -> None:
-    """The block of output rows [first, first + rows): for each channel and phase
+    """The block of output rows [first, first + rows): for each channel and phase read
     (p...), place (e...) = x[c, e·s + p − p_before] along each axis (zero outside the
     input; along the first axis, from input row first·s), then the zero slack."""
     e, c, g = walk.e, t.conv, t.geometry
@@ -751,7 +788,7 @@ def _pad_block(
 
     def channel(k: SSAValue) -> None:
         x_at = e.add(x_base, e.mul(k, e.i64(numel(c.spatial_in))))
-        for p, phase in enumerate(itertools.product(*(range(s) for s in g.strides))):
+        for p, phase in enumerate(itertools.product(*t.axis_phases)):
             first_in = e.mul(first, e.i64(g.strides[0]))
             starts = [e.add(first_in, e.i64(phase[0] - g.pad_before[0]))]
             starts += [e.i64(ph - pb) for ph, pb in zip(phase[1:], g.pad_before[1:])]
@@ -885,21 +922,135 @@ def _lowest(item: Codec) -> float | int:
     return -(1 << (item.dtype.bits - 1)) if item.signed else 0
 
 
-def _maximum(e: Emitter, item: Codec, a: SSAValue, b: SSAValue) -> SSAValue:
-    """NaN-propagating for floats (llvm.maximum, as np.maximum), signed or unsigned for integers."""
-    if item.dtype.kind is Kind.FLOAT:
-        return e.maximum(a, b)
-    return e.select(e.icmp("sgt" if item.signed else "ugt", a, b), a, b)
+def _largest(e: Emitter, item: Codec, values: list[SSAValue]) -> SSAValue:
+    """The maximum of `values`, signed or unsigned for integers. For floats a NaN
+    propagates (as np.maximum and torch's pools) and of equal values the first stays
+    (±0, as torch's `val > max`): one compare-select per value (a vmaxps) and one
+    unordered compare per pair, where llvm.maximum's ordering of signed zeros took
+    six instructions per value on AVX-512."""
+    if item.dtype.kind is not Kind.FLOAT:
+        predicate = "sgt" if item.signed else "ugt"
+        return functools.reduce(lambda a, b: e.select(e.icmp(predicate, b, a), b, a), values)
+    largest = functools.reduce(lambda a, b: e.select(e.fcmp("ogt", b, a), b, a), values)
+    pairs = [values[k : k + 2] for k in range(0, len(values), 2)]
+    unordered = [e.fcmp("uno", pair[0], pair[-1]) for pair in pairs]
+    if not unordered:
+        return largest
+    return e.select(functools.reduce(e.or_, unordered), e.const_like(largest, math.nan), largest)
+
+
+def _static_range(tap_start: int, size_in: int, size_out: int, stride: int) -> tuple[int, int]:
+    """`_valid_range` of a tap whose start k·d − p_before is known: [lo, hi), empty as lo = hi."""
+    lo = max(0, -(tap_start // stride) if tap_start < 0 else 0)
+    last = size_in - 1 - tap_start
+    hi = min(size_out, last // stride + 1) if last >= 0 else 0
+    return lo, max(lo, hi)
+
+
+@dataclass(frozen=True)
+class _PoolRow:
+    """The last axis of a pooling window, static: each tap's start k·d − p_before and
+    valid outputs, and the interior [lo, hi) where every tap's read is valid."""
+
+    starts: tuple[int, ...]
+    ranges: tuple[tuple[int, int], ...]
+    stride: int
+
+    @classmethod
+    def of(cls, window: _Window) -> _PoolRow:
+        g, axis = window.geometry, window.rank - 1
+        starts = tuple(k * g.dilations[axis] - g.pad_before[axis] for k in range(window.kernel[axis]))
+        size_in, size_out, stride = window.spatial_in[axis], window.spatial_out[axis], g.strides[axis]
+        return cls(starts, tuple(_static_range(t, size_in, size_out, stride) for t in starts), stride)
+
+    @property
+    def interior(self) -> tuple[int, int]:
+        return max(lo for lo, _ in self.ranges), min(hi for _, hi in self.ranges)
+
+    def edges(self, k: int) -> list[tuple[int, int]]:
+        """Tap k's valid outputs outside the interior (all of them if it is empty)."""
+        (lo, hi), (inner_lo, inner_hi) = self.ranges[k], self.interior
+        if inner_lo >= inner_hi:
+            return [(lo, hi)] if lo < hi else []
+        return [(a, b) for a, b in ((lo, min(hi, inner_lo)), (max(lo, inner_hi), hi)) if a < b]
+
+
+def _windows_nonempty(window: _Window) -> bool:
+    """Whether every output reads some input along every axis (pads narrower than the
+    dilated kernel, as ONNX and torch require) and some output along the last axis
+    reads all its taps: then one pass over the outputs suffices (`_one_pass_pool`)."""
+    g = window.geometry
+    for axis in range(window.rank):
+        d, p, size_in = g.dilations[axis], g.pad_before[axis], window.spatial_in[axis]
+        if size_in < d:
+            return False  # the taps of a window may straddle the whole input
+        # the windows move right with o, and no window can jump over an input as long as d:
+        # the first window's last tap and the last window's first tap decide
+        last_window = (window.spatial_out[axis] - 1) * g.strides[axis] - p
+        if (window.kernel[axis] - 1) * d - p < 0 or last_window > size_in - 1:
+            return False
+    lo, hi = _PoolRow.of(window).interior
+    return lo < hi
+
+
+def _one_pass_pool(
+    walk: _Walk, item: Codec, pointers: list[SSAValue], bases: tuple[SSAValue, SSAValue], last: _PoolRow
+) -> None:
+    """y[o] = max over the window of x, each output once: along each leading axis the
+    taps that fall into the padding read the nearest valid tap's row instead (a maximum
+    is idempotent); along the last axis the interior is one loop over all the taps and
+    the few edge outputs are unrolled with their valid taps."""
+    e, w, g = walk.e, walk.window, walk.geometry
+    x, out = pointers
+    base_in, base_out = bases
+    in_strides, out_strides = row_major_strides(w.spatial_in), row_major_strides(w.spatial_out)
+
+    def output(y_at: SSAValue, rows: list[SSAValue], taps: list[int], o: SSAValue) -> None:
+        x_at = e.mul(o, e.i64(last.stride))
+        reads = [real(item.load(e, x, e.add(e.add(r, x_at), e.i64(last.starts[k])))) for r in rows for k in taps]
+        item.store(e, _largest(e, item, reads), out, e.add(y_at, o))
+
+    def leading(axis: int, rows: list[SSAValue], y_at: SSAValue) -> None:
+        if axis == w.rank - 1:
+            lo, hi = last.interior
+            walk.loop(lo, hi, lambda o: output(y_at, rows, list(range(len(last.starts))), o))
+            for o in [*range(lo), *range(hi, w.spatial_out[-1])]:
+                output(y_at, rows, [k for k, (a, b) in enumerate(last.ranges) if a <= o < b], e.i64(o))
+            return
+        d, kernel, size_in = g.dilations[axis], w.kernel[axis], w.spatial_in[axis]
+
+        def position(o: SSAValue) -> None:
+            base = e.sub(e.mul(o, e.i64(g.strides[axis])), e.i64(g.pad_before[axis]))  # tap 0's input index
+            before = e.sub(e.i64(0), base)
+            k_lo = e.select(e.icmp("sgt", before, e.i64(0)), e.sdiv(e.add(before, e.i64(d - 1)), e.i64(d)), e.i64(0))
+            k_hi = e.smin(e.sdiv(e.sub(e.i64(size_in - 1), base), e.i64(d)), e.i64(kernel - 1))
+            taps = [e.smax(e.smin(e.i64(k), k_hi), k_lo) for k in range(kernel)]
+            at = [e.mul(e.add(base, e.mul(k, e.i64(d))), e.i64(in_strides[axis])) for k in taps]
+            leading(axis + 1, [e.add(r, a) for r in rows for a in at], advance(e, y_at, o, out_strides[axis]))
+
+        walk.loop(0, w.spatial_out[axis], position)
+
+    leading(0, [base_in], base_out)
 
 
 def max_pool_kernels(op: cv.MaxPoolOp, ctx: KernelContext) -> list[Kernel]:
-    """Units (n, c), split over threads: the plane starts at -inf and each tap
-    takes y[o] = maximum(y[o], x[o·s + k·d − p]) over its valid outputs, in the
-    result itself (a maximum is exact in any type, f16/bf16 included)."""
+    """Units (n, c), split over threads, in one pass where every window reads some input
+    (`_one_pass_pool`: each output once, from all its taps). Otherwise the plane starts
+    at -inf, then each tap of the leading axes takes, over each of its valid output rows,
+    y[o] = maximum(y[o], max over the last axis's taps k of x[o·s + k·d − p]) in the
+    result itself; along the last axis the taps are unrolled where all of them read
+    inside the input (`_PoolRow.interior`: a loop of stride-s loads LLVM vectorizes),
+    and taken one by one at the edges; a maximum is idempotent, so nothing needs to be
+    taken exactly once. A maximum is exact in any type, f16/bf16 included. (ResNet's
+    3x3/2 pool of [1, 64, 112, 112], one thread on a loaded 2-vCPU Xeon 6: 0.58 ms
+    with every tap a pass over the plane, 0.23 ms with the last axis unrolled, 0.17 ms
+    in one pass; onnxruntime's NCHWc pool in the model: 0.14 ms.)"""
     x_shape, y_shape = shape_of(op.input.type), shape_of(op.result.type)
     window = _Window(x_shape[2:], op.kernel, y_shape[2:], op.geometry)
     item = codec(element_type(op.result.type))
     plane_in, plane_out = numel(window.spatial_in), numel(window.spatial_out)
+    last = _PoolRow.of(window)
+    one_pass = _windows_nonempty(window)
 
     def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
         x, out = pointers
@@ -908,13 +1059,32 @@ def max_pool_kernels(op: cv.MaxPoolOp, ctx: KernelContext) -> list[Kernel]:
 
         def unit(row: SSAValue) -> None:
             base_in, base_out = e.mul(row, e.i64(plane_in)), e.mul(row, e.i64(plane_out))
+            if one_pass:
+                _one_pass_pool(walk, item, pointers, (base_in, base_out), last)
+                return
             walk.loop(0, plane_out, lambda q: item.store(e, lowest, out, e.add(base_out, q)))
 
-            def larger(x_at: SSAValue, o: SSAValue) -> None:
-                at = e.add(base_out, o)
-                item.store(e, _maximum(e, item, real(item.load(e, out, at)), real(item.load(e, x, x_at))), out, at)
+            def pool_row(x_row: SSAValue, y_row: SSAValue) -> None:
+                def larger(o: SSAValue, taps: range) -> None:
+                    at = e.add(e.add(base_out, y_row), o)
+                    x_at = e.add(x_row, e.mul(o, e.i64(last.stride)))
+                    reads = [real(item.load(e, x, e.add(x_at, e.i64(last.starts[k])))) for k in taps]
+                    item.store(e, _largest(e, item, [real(item.load(e, out, at)), *reads]), out, at)
 
-            walk.taps(lambda starts, _: walk.outputs(starts, base_in, larger), e.i64(0))
+                lo, hi = last.interior
+                if lo < hi:
+                    walk.loop(lo, hi, lambda o: larger(o, range(len(last.starts))))
+
+                def one_tap(k: int) -> Callable[[SSAValue], None]:
+                    return lambda o: larger(o, range(k, k + 1))
+
+                for k in range(len(last.starts)):
+                    for a, b in last.edges(k):
+                        walk.loop(a, b, one_tap(k))
+
+            walk.taps(
+                lambda starts, _: walk.outputs(starts, base_in, pool_row, rows=True), e.i64(0), until=window.rank - 1
+            )
 
         for_range(e, region, begin, end, unit)
 
