@@ -12,7 +12,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pipelines import ELEMENTWISE_FUSION_ONLY
 
@@ -68,10 +68,11 @@ def _inputs(shape: tuple[int, ...], dtype: str, residual: bool, affine: bool, se
     return arrays
 
 
-def _check(got: np.ndarray, want: np.ndarray, dtype: str) -> None:
+def _check(got: np.ndarray, want: np.ndarray, dtype: str, bounds: int = 1) -> None:
+    """got within `bounds` times the dtype's tolerance of want."""
     scale = max(float(np.abs(want).max()), 1.0)
     assert got.dtype == NUMPY[dtype]
-    np.testing.assert_allclose(got.astype(np.float64), want, rtol=0, atol=TOLERANCE[dtype] * scale)
+    np.testing.assert_allclose(got.astype(np.float64), want, rtol=0, atol=bounds * TOLERANCE[dtype] * scale)
 
 
 @pytest.mark.parametrize("dtype", sorted(NUMPY))
@@ -104,12 +105,16 @@ def test_every_written_form_is_one_kernel(form: str) -> None:
     seed=st.integers(0, 2**32 - 1),
 )
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@example(shape=(48, 3), dtype="bf16", centered=True, residual=False, affine=False, seed=0)
 def test_fused_agrees_with_unfused(shape, dtype, centered, residual, affine, seed) -> None:
     module = _graph(shape, dtype, centered, residual, affine)
     arrays = _inputs(shape, dtype, residual, affine, seed)
     fused = rlx.compile(module, tune=False)(*arrays)[0]
     unfused = rlx.compile(module, pipeline=UNFUSED, tune=False)(*arrays)[0]
-    _check(fused, unfused.astype(np.float64), dtype)
+    # the unfused graph rounds its mean and variance to the type too (a bf16 row of
+    # 3 values missed by 4% in the example): each result is within a bound of the
+    # exact one, so the two within twice it
+    _check(fused, unfused.astype(np.float64), dtype, bounds=2)
     _check(fused, _reference(arrays, centered, residual, affine), dtype)
 
 
