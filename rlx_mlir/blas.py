@@ -14,13 +14,11 @@ first emits a BLAS call, finds the shared library with the package's
 `llvmlite.binding.load_library_permanently`, so MCJIT resolves the kernels'
 external declarations (`symbol("cblas_sgemm")`) to it.
 
-Threads: OpenBLAS keeps one process-wide thread count. A GEMM kernel sets it
-to the `threads` its executable was compiled with right before its GEMMs
-(`symbol("openblas_set_num_threads")`, a store when the count is unchanged).
-OpenBLAS runs a GEMM whose M·N·K is at most `CALLER_THREAD_MNK` on the calling
-thread whatever that count is; a batch of such GEMMs is split across the
-entry's own threads instead (`lowering/kernels/contraction.py`). The environment's
-`OPENBLAS_CORETYPE`, if set, picks OpenBLAS's kernels and is left alone.
+Threads: OpenBLAS keeps one process-wide thread count, which the kernels set
+to 1 (`symbol("openblas_set_num_threads")`) before their GEMMs: every GEMM
+runs on one thread, and the entry splits GEMMs across its own threads
+(`lowering/kernels/contraction.py`). The environment's `OPENBLAS_CORETYPE`,
+if set, picks OpenBLAS's kernels and is left alone.
 """
 
 from __future__ import annotations
@@ -42,11 +40,6 @@ GEMM = {"f32": "cblas_sgemm", "f64": "cblas_dgemm", "complex<f32>": "cblas_cgemm
 """The CBLAS GEMM of each element type BLAS computes in."""
 
 SET_NUM_THREADS = "openblas_set_num_threads"
-
-CALLER_THREAD_MNK = {False: 65536 * 4, True: 8192 * 4}
-"""By complexness: OpenBLAS runs a GEMM with M·N·K at most this on the calling
-thread (SMP_THRESHOLD_MIN · GEMM_MULTITHREAD_THRESHOLD in its interface/gemm.c).
-Only a performance hint: a GEMM misjudged either way still computes the same."""
 
 
 def symbol(name: str) -> str:

@@ -160,7 +160,7 @@ class Tuning:
             parallel_min_elements=1 << 15,
             nontemporal_min_bytes=target.llc_share,
             gemm_tile_rows=accumulators // 2,
-            gemm_tiled_max_mnk=65536 * 4,  # OpenBLAS's own caller-thread bound (rlx_mlir.blas)
+            gemm_tiled_max_mnk=65536 * 4,  # where OpenBLAS itself stays on the calling thread
             gemm_panel_max_mnk=NEVER,
             gemm_panel_max_bytes=l1_block,
             gemm_epilogue_block_bytes=min(4 << 20, target.llc_bytes // 8),

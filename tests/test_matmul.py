@@ -284,20 +284,17 @@ def test_rlx_transpose_folds_into_the_flag(t: str) -> None:
 # ---------------------------------------------------------------------------
 
 THREAD_CASES: list[Case] = [
-    ((64, 2100), (2100, 48), False, False),  # one BLAS call (K beyond the panels), threaded by OpenBLAS
+    ((64, 2100), (2100, 48), False, False),  # one BLAS GEMM (K beyond the panels) in row blocks
     ((512, 16, 32), (512, 32, 16), False, False),  # real: tile kernel; complex: a cgemm per entry
     ((64, 32, 32), (64, 32, 32), False, True),  # a small BLAS call per batch entry
 ]
-SPLIT_BY_THE_ENTRY = (1, 2)
-"""Cases whose batch the entry splits across its threads (see test_split_kernels_...)."""
 
 
 @pytest.mark.parametrize("t", ["f32", "complex<f32>", "i32"])
 def test_one_and_two_threads_agree(t: str) -> None:
-    """Where the entry splits the work (row tiles, batch entries, integer rows) a thread
-    never splits a sum, so 1 and 2 threads are bit-identical. OpenBLAS partitions its
-    own threaded calls by thread count, which may reorder a sum: there both results
-    are held to the tolerance instead."""
+    """The entry splits every GEMM's work (row tiles, row blocks, batch entries,
+    integer rows), cut the same way whatever the thread count, and a thread never
+    splits a sum, so 1 and 2 threads are bit-identical."""
     arrays = [sample(shape, t, seed) for seed, case in enumerate(THREAD_CASES) for shape in case[:2]]
     results = []
     for threads in (1, 2):
@@ -305,21 +302,21 @@ def test_one_and_two_threads_agree(t: str) -> None:
         results.append(exe(*arrays))
     for k, (one, two) in enumerate(zip(*results)):
         a, b, (_, _, tl, tr) = arrays[2 * k], arrays[2 * k + 1], THREAD_CASES[k]
-        if k in SPLIT_BY_THE_ENTRY or t in INTS:
-            np.testing.assert_array_equal(one, two)
+        np.testing.assert_array_equal(one, two)
         assert_matmul_close(one, a, b, tl, tr, t)
         assert_matmul_close(two, a, b, tl, tr, t)
 
 
 @pytest.mark.parametrize("t", ["f32", "complex<f32>"])
 def test_split_kernels_use_the_thread_launcher(t: str) -> None:
-    """With 2 threads the entry splits the batched kernels (tile kernel or per-entry
-    BLAS calls); the large BLAS call threads itself and is called once."""
+    """With 2 threads the entry splits every kernel across its threads: the batched
+    ones (tile kernel or per-entry BLAS calls) and the large GEMM's row blocks,
+    each block a single-threaded BLAS call; OpenBLAS is never asked for threads."""
     exe = rlx.compile(build(THREAD_CASES, t).module(), threads=2)
-    for k in SPLIT_BY_THE_ENTRY:
+    for k in range(len(THREAD_CASES)):
         assert f"mm_k{k}_parallel" in exe.llvm_ir
-    assert "mm_k0_parallel" not in exe.llvm_ir
-    assert 'call ccc void @"scipy_openblas_set_num_threads"(i32 2)' in exe.llvm_ir
+    assert 'call ccc void @"scipy_openblas_set_num_threads"(i32 1)' in exe.llvm_ir
+    assert 'call ccc void @"scipy_openblas_set_num_threads"(i32 2)' not in exe.llvm_ir
 
 
 PANEL_CASES: list[Case] = [
@@ -422,16 +419,25 @@ def _blas_threads() -> int:
     return library[blas.symbol("openblas_get_num_threads")]()
 
 
-def test_blas_thread_count_follows_compile_threads() -> None:
-    """Each executable sets OpenBLAS's thread count to its own `threads` before its GEMMs
-    (the emitted kernels are turned off: on AVX2 the panels would take this GEMM)."""
-    a, c = sample((300, 300), "f64", 0), sample((300, 300), "f64", 1)
-    module = build([((300, 300), (300, 300), False, False)], "f64").module()
-    exes = {n: rlx.compile(module, threads=n, tuning=BLAS_ONLY) for n in (1, 2)}
-    for n in (2, 1, 2):
-        (got,) = exes[n](a, c)
-        assert _blas_threads() == n
-        assert_matmul_close(got, a, c, False, False, "f64")
+@pytest.mark.parametrize(
+    ("m", "n", "transpose_rhs"), [(300, 40, False), (40, 300, False), (40, 300, True), (1, 300, True)]
+)
+def test_blas_runs_single_threaded_on_the_entrys_threads(m: int, n: int, transpose_rhs: bool) -> None:
+    """Whatever an executable's `threads`, OpenBLAS runs on one thread: the entry cuts
+    the GEMM into blocks of rows (M >= N) or of columns (a wide or one-row product),
+    the same blocks for 1 and 2 threads, so both agree bit for bit (the emitted
+    kernels are turned off: on AVX2 the panels would take these GEMMs)."""
+    k = 300
+    rhs = (n, k) if transpose_rhs else (k, n)
+    a, c = sample((m, k), "f64", 0), sample(rhs, "f64", 1)
+    module = build([((m, k), rhs, False, transpose_rhs)], "f64").module()
+    exes = {threads: rlx.compile(module, threads=threads, tuning=BLAS_ONLY) for threads in (1, 2)}
+    results = {}
+    for threads in (2, 1, 2):
+        (results[threads],) = exes[threads](a, c)
+        assert _blas_threads() == 1
+        assert_matmul_close(results[threads], a, c, False, transpose_rhs, "f64")
+    np.testing.assert_array_equal(results[1], results[2])
 
 
 def test_importing_rlx_does_not_load_blas() -> None:

@@ -70,19 +70,15 @@ def gemm_call(
     sizes: tuple[int, int, int],
     transposes: tuple[bool, bool],
     leading: tuple[int, int, int],
-    threads: int | None = None,
     beta: float = 0.0,
 ) -> Callable[..., None]:
     """call(a, b, c[, rows[, cols]]): C = op(A) · op(B) + beta · C for (m, n, k) =
     `sizes` (rows, cols: fewer than m or n, for a block) with leading dimensions
-    (lda, ldb, ldc).
-    The constants are emitted once, here; with `threads`, the BLAS thread count
-    is set first. The kernel must list `gemm_external(dtype)` (and SET_THREADS)
-    among its externals and have called `blas.load()`."""
+    (lda, ldb, ldc). The constants are emitted once, here. The kernel must list
+    `gemm_external(dtype)` among its externals and have called `blas.load()`.
+    OpenBLAS runs it on one thread (`single_threaded_blas` first)."""
     gemm = gemm_external(dtype)
     alpha, beta_value = _scalar(e, dtype, 1.0), _scalar(e, dtype, beta)
-    if threads is not None:
-        e.op(llvm.CallOp(SET_THREADS.name, e.const(i32, threads)))
     order = e.const(i32, blas.ROW_MAJOR)
     flags = [e.const(i32, blas.TRANS if t else blas.NO_TRANS) for t in transposes]
     m, n, k = (e.const(i32, d) for d in sizes)

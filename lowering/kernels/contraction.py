@@ -11,14 +11,12 @@ transposed, the lhs batch folds into M and the whole matmul is one GEMM.
 By element type:
 - f32, f64, complex<f32>, complex<f64>: CBLAS sgemm/dgemm/cgemm/zgemm of
   `rlx_mlir.blas` (OpenBLAS), transpose flags as CblasTrans (a plain
-  transpose for complex too). If OpenBLAS threads the GEMMs itself, the kernel
-  is not split by the entry (`Kernel.parallel = False`) and sets the BLAS
-  thread count to the entry's `threads` before its first GEMM; a batch of
-  GEMMs small enough for OpenBLAS to run on the calling thread
-  (`blas.CALLER_THREAD_MNK`) is split across the entry's threads instead.
-  OpenBLAS's own threads are what a busy core hurts most (a [128, 512] x
-  [512, 48] GEMM went from 0.04 to 7.9 ms with another process busy); a
-  contraction region's row blocks (`_row_block_kernel`) already run on ours.
+  transpose for complex too). OpenBLAS always runs on one thread: the entry
+  splits the batch's GEMMs, each cut into blocks of rows or columns
+  (`_gemm_blocks`), across its own threads (`_blas_kernel`), as it does a
+  contraction region's row blocks (`_row_block_kernel`). OpenBLAS's own
+  threads fought the pool's: they spin after a GEMM while the pool runs the
+  next kernel, and their static split waits for a thread on a busy core.
 - Small real GEMMs (M·N·K <= `Tuning.gemm_tiled_max_mnk`, rhs not
   transposed) skip the call: a register-tiled kernel in explicit vector IR
   (`_tiled_gemm_kernels`) runs them about twice as fast as OpenBLAS does
@@ -53,7 +51,6 @@ from rlx_mlir.lowering.core.emitter import Emitter
 from rlx_mlir.lowering.core.gemm import (
     COMPONENT,
     MACS_PER_ELEMENT,
-    SET_THREADS,
     Matrix,
     Packing,
     byte_pointer,
@@ -159,50 +156,104 @@ def _check_blas_sizes(op: Operation, layout: GemmLayout) -> None:
         )
 
 
-def _gemm_call(e: Emitter, layout: GemmLayout, dtype: str, threads: int | None = None) -> Callable[..., None]:
+def _gemm_call(e: Emitter, layout: GemmLayout, dtype: str) -> Callable[..., None]:
     """The GEMM of `layout` (sizes, flags, leading dimensions) for `gemm.gemm_call`."""
-    return gemm_call(e, dtype, (layout.m, layout.n, layout.k), layout.transposes, layout.leading, threads)
+    return gemm_call(e, dtype, (layout.m, layout.n, layout.k), layout.transposes, layout.leading)
+
+
+MIN_BLOCK = 16
+"""The fewest rows (columns) a row (column) block of a GEMM gets: each block's
+call packs op(B) (op(A)) again, K·N loads against its rows·N·K multiply-adds,
+so 16 rows keep the repacking near 1/16 of the block's work whatever the CPU."""
+
+
+@dataclass(frozen=True)
+class _Blocks:
+    """How each GEMM of a batch is cut into units for the entry's threads: `count`
+    blocks of `size` rows (`by_rows`) or columns of C, the last one shorter."""
+
+    count: int
+    size: int
+    by_rows: bool
+
+
+def _gemm_blocks(layout: GemmLayout, tuning: Tuning) -> _Blocks:
+    """Enough blocks that the batch has `tuning.gemm_min_units` units, none under
+    MIN_BLOCK. A block's call packs the operand it does not cut again, so
+    the longer of M and N is cut: a row block repacks op(B) (K·N), a column
+    block op(A) (M·K)."""
+    by_rows = layout.m >= layout.n
+    extent = layout.m if by_rows else layout.n
+    wanted = -(-tuning.gemm_min_units // layout.count)
+    count = max(1, min(wanted, extent // MIN_BLOCK))
+    size = -(-extent // count)
+    return _Blocks(-(-extent // size), size, by_rows)
 
 
 def _blas_kernel(
-    name: str, layout: GemmLayout, dtype: str, buffers: list[SSAValue | str | Scratch], threads: int
-) -> Kernel:
-    """One GEMM call per batch entry, on (lhs, rhs, result) pointers of element type `dtype`."""
+    name: str, layout: GemmLayout, dtype: str, buffers: list[SSAValue | str | Scratch], tuning: Tuning
+) -> list[Kernel]:
+    """The batch's GEMMs cut into (batch entry, block) units (`_gemm_blocks`), each
+    a single-threaded BLAS call (after `single_threaded_blas`) on one of the
+    entry's threads: OpenBLAS's own threads are never used. Two pools on two
+    cores fought: OpenBLAS's workers spin after a GEMM (up to ~0.1 s) while
+    the pool's run the next kernel, and its static split waits for a worker
+    on a busy core. The pool hands out units as threads free up.
+
+    Measured on a 2-vCPU Xeon 6 guest, 2 threads, `benchmarks/models.py`
+    (dynamo exports, same code but this kernel, runs alternating): GPT-2 b8
+    33 ms against 46 with OpenBLAS's threads, the Whisper encoder b8 182
+    against 306, ViT b8 61 against 96; beside one busy process GPT-2 b1 took
+    7.6-9.3 ms against 132-136 and BERT b1 12-13 against 148-158. A lone large
+    GEMM timed in a short loop is the exception: the pool's sleeping worker
+    wakes slowly on that guest, and 1024³ took 17.0 ms against OpenBLAS's
+    spinning threads' 7.3 (1 thread: 14-18)."""
     blas.load()
     gemm = gemm_external(dtype)
     item_bytes = dtypes.from_name(dtype).nbytes
-    split = _caller_thread(layout, dtype)
+    blocks = _gemm_blocks(layout, tuning)
+    a_row = 1 if layout.transposes[0] else layout.leading[0]  # elements between rows of op(A)
+    b_col = layout.leading[1] if layout.transposes[1] else 1  # elements between columns of op(B)
+    extent = layout.m if blocks.by_rows else layout.n
 
     def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
-        call = _gemm_call(e, layout, dtype, None if split else threads)
+        call = _gemm_call(e, layout, dtype)
 
-        def one(index: SSAValue) -> None:
-            a, b, c = (
-                byte_pointer(e, p, off, item_bytes) for p, off in zip(pointers, _batch_offsets(e, layout, index))
-            )
-            call(a, b, c)
+        def one(unit: SSAValue) -> None:
+            if blocks.count == 1:  # whole GEMMs, one per batch entry
+                a, b, c = (
+                    byte_pointer(e, p, at, item_bytes) for p, at in zip(pointers, _batch_offsets(e, layout, unit))
+                )
+                call(a, b, c)
+                return
+            a_at, b_at, c_at = _batch_offsets(e, layout, e.udiv(unit, e.i64(blocks.count)))
+            first = e.mul(e.urem(unit, e.i64(blocks.count)), e.i64(blocks.size))
+            span = e.itrunc(e.sub(e.smin(e.add(first, e.i64(blocks.size)), e.i64(extent)), first), i32)
+            if blocks.by_rows:
+                a_at, c_at = e.add(a_at, e.mul(first, e.i64(a_row))), e.add(c_at, e.mul(first, e.i64(layout.n)))
+            else:
+                b_at, c_at = e.add(b_at, e.mul(first, e.i64(b_col))), e.add(c_at, first)
+            a, b, c = (byte_pointer(e, p, at, item_bytes) for p, at in zip(pointers, (a_at, b_at, c_at)))
+            call(a, b, c, span if blocks.by_rows else None, None if blocks.by_rows else span)
 
         for_range(e, region, begin, end, one)
 
     function = kernel_function(name, 3, build)
-    externals = (gemm,) if split else (gemm, SET_THREADS)
-    return Kernel(function, buffers, layout.count, layout.work, parallel=split, externals=externals)
-
-
-MIN_BLOCK_ROWS = 16
-"""The fewest rows a row block of a GEMM gets: each block's call packs op(B)
-again, K·N loads against its rows·N·K multiply-adds, so 16 rows keep the
-repacking near 1/16 of the block's work whatever the CPU."""
+    units = layout.count * blocks.count
+    return [
+        single_threaded_blas(f"{name}_blas1"),
+        Kernel(function, buffers, units, layout.work, externals=(gemm,)),
+    ]
 
 
 def _row_blocks(layout: GemmLayout, tuning: Tuning, most_rows: int) -> int:
     """How many row blocks a GEMM is cut into: `tuning.gemm_min_units`, and
     blocks of at most `most_rows` rows (an epilogue's cache block), but none
-    under MIN_BLOCK_ROWS. Cutting by the cache block alone left a product of
+    under MIN_BLOCK. Cutting by the cache block alone left a product of
     one block on one thread: [1024, 1024] x [1024, 256] + bias took 3.34 ms
     on 2 threads, 1.99 ms in 8 blocks (a Xeon 6, 2 cores)."""
     wanted = max(tuning.gemm_min_units, -(-layout.m // max(1, most_rows)))
-    return max(1, min(wanted, layout.m // MIN_BLOCK_ROWS))
+    return max(1, min(wanted, layout.m // MIN_BLOCK))
 
 
 def _row_block_kernel(
@@ -431,12 +482,7 @@ def _gemm_kernels(
         return _tiled_gemm_kernels(name, layout, dtype, buffers, tuning)
     if _panels(layout, dtype, tuning):
         return [_panel_gemm_kernel(name, layout, dtype, buffers, threads, tuning)]
-    return [_blas_kernel(name, layout, dtype, buffers, threads)]
-
-
-def _caller_thread(layout: GemmLayout, dtype: str) -> bool:
-    """Whether each GEMM of a batch is small enough for OpenBLAS to run on the calling thread."""
-    return layout.count > 1 and layout.m * layout.n * layout.k <= blas.CALLER_THREAD_MNK[dtype.startswith("complex")]
+    return _blas_kernel(name, layout, dtype, buffers, tuning)
 
 
 def _tiles(layout: GemmLayout, dtype: str, tuning: Tuning) -> bool:

@@ -544,8 +544,7 @@ def _gemm_kernels(op: cv.ConvolutionOp, conv: _Conv, ctx: KernelContext) -> list
                 (m, n * row, depth),
                 (False, False),
                 (depth, plane if pointwise else n * row, plane),
-                None,
-                beta,
+                beta=beta,
             )
             for m in chunk_rows
             for n in counts

@@ -5,38 +5,42 @@
 // scipy-openblas32, whose symbols carry the prefix scipy_; the module
 // declares the functions it calls and the JIT resolves them in the library.
 
-// A GEMM whose K is beyond the packed panels (2100 · 128 bytes > 32 KiB) and
-// large enough for OpenBLAS to thread (M·N·K = 64·64·2100 > 2^18): the kernel
-// sets the BLAS thread count to the entry's (2) and calls sgemm row-major (101)
-// with the rhs flag CblasTrans (112) and the lhs CblasNoTrans (111), M = N = 64,
-// K = 2100, lda = ldb = 2100, ldc = 64, alpha 1, beta 0. The entry calls its
-// thunk directly: BLAS threads itself, so no parallel launcher.
+// A GEMM whose K is beyond the packed panels (2100 · 128 bytes > 32 KiB):
+// OpenBLAS, always on one thread. A first kernel sets its thread count to 1;
+// the GEMM's 64 rows (M >= N) are cut into 4 blocks of 16 (the fewest rows a
+// block gets), units the entry splits across its threads. A unit calls sgemm
+// row-major (101) with the rhs flag CblasTrans (112) and the lhs CblasNoTrans
+// (111) on its rows: M = the block's rows, N = 64, K = 2100, lda = ldb =
+// 2100, ldc = 64, alpha 1, beta 0, A and C advanced by 16 rows per block.
 
 // CHECK-LABEL: llvm.func @scipy_cblas_sgemm(i32, i32, i32, i32, i32, i32, f32, !llvm.ptr, i32, !llvm.ptr, i32, f32, !llvm.ptr, i32)
 // CHECK-NEXT: llvm.func @scipy_openblas_set_num_threads(i32)
+// CHECK-LABEL: llvm.func internal @blas_k0_blas1(
+// CHECK-NEXT: [[ONE:%[0-9]+]] = llvm.mlir.constant(1 : i32) : i32
+// CHECK-NEXT: llvm.call @scipy_openblas_set_num_threads([[ONE]]) : (i32) -> ()
 // CHECK-LABEL: llvm.func internal @blas_k0(
 // CHECK-SAME: [[A:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[B:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[C:%[0-9]+]]: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: i64, {{%[0-9]+}}: i64) {
 // CHECK-NEXT: [[ALPHA:%[0-9]+]] = llvm.mlir.constant(1.000000e+00 : f32) : f32
 // CHECK-NEXT: [[BETA:%[0-9]+]] = llvm.mlir.constant(0.000000e+00 : f32) : f32
-// CHECK-NEXT: [[THREADS:%[0-9]+]] = llvm.mlir.constant(2 : i32) : i32
-// CHECK-NEXT: llvm.call @scipy_openblas_set_num_threads([[THREADS]]) : (i32) -> ()
 // CHECK-NEXT: [[ORDER:%[0-9]+]] = llvm.mlir.constant(101 : i32) : i32
 // CHECK-NEXT: [[TA:%[0-9]+]] = llvm.mlir.constant(111 : i32) : i32
 // CHECK-NEXT: [[TB:%[0-9]+]] = llvm.mlir.constant(112 : i32) : i32
-// CHECK-NEXT: [[M:%[0-9]+]] = llvm.mlir.constant(64 : i32) : i32
+// CHECK-NEXT: llvm.mlir.constant(64 : i32) : i32
 // CHECK-NEXT: [[N:%[0-9]+]] = llvm.mlir.constant(64 : i32) : i32
 // CHECK-NEXT: [[K:%[0-9]+]] = llvm.mlir.constant(2100 : i32) : i32
 // CHECK-NEXT: [[LDA:%[0-9]+]] = llvm.mlir.constant(2100 : i32) : i32
 // CHECK-NEXT: [[LDB:%[0-9]+]] = llvm.mlir.constant(2100 : i32) : i32
 // CHECK-NEXT: [[LDC:%[0-9]+]] = llvm.mlir.constant(64 : i32) : i32
+// CHECK: [[BLOCK:%[0-9]+]] = llvm.mlir.constant(16) : i64
+// CHECK-NEXT: [[FIRST:%[0-9]+]] = llvm.mul {{%[0-9]+}}, [[BLOCK]] : i64
+// CHECK: [[ROWS:%[0-9]+]] = llvm.trunc {{%[0-9]+}} : i64 to i32
 // CHECK: [[PA:%[0-9]+]] = llvm.getelementptr inbounds [[A]][{{%[0-9]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, i8
 // CHECK: [[PB:%[0-9]+]] = llvm.getelementptr inbounds [[B]][{{%[0-9]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, i8
 // CHECK: [[PC:%[0-9]+]] = llvm.getelementptr inbounds [[C]][{{%[0-9]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, i8
-// CHECK-NEXT: llvm.call @scipy_cblas_sgemm([[ORDER]], [[TA]], [[TB]], [[M]], [[N]], [[K]], [[ALPHA]], [[PA]], [[LDA]], [[PB]], [[LDB]], [[BETA]], [[PC]], [[LDC]])
+// CHECK-NEXT: llvm.call @scipy_cblas_sgemm([[ORDER]], [[TA]], [[TB]], [[ROWS]], [[N]], [[K]], [[ALPHA]], [[PA]], [[LDA]], [[PB]], [[LDB]], [[BETA]], [[PC]], [[LDC]])
 // CHECK-LABEL: llvm.func @blas(
-// CHECK-NOT: _parallel
-// CHECK: llvm.call @blas_k0_thunk(
-// CHECK-NEXT: llvm.return
+// CHECK: llvm.call @blas_k0_blas1_thunk(
+// CHECK: llvm.call @blas_k0_parallel({{%[0-9]+}}, {{%[0-9]+}})
 func.func @blas(%x: tensor<64x2100xf32>, %w: tensor<64x2100xf32>) -> tensor<64x64xf32> {
   %y = rlx.matmul %x, %w {transpose_rhs = true} : (tensor<64x2100xf32>, tensor<64x2100xf32>) -> tensor<64x64xf32>
   func.return %y : tensor<64x64xf32>
@@ -64,11 +68,13 @@ func.func @panels(%x: tensor<64x128xf32>, %w: tensor<64x128xf32>) -> tensor<64x6
 // -----
 
 // The rhs has no batch and the lhs is not transposed: the lhs batch folds
-// into M (3 · 64 = 192) and the whole matmul is one dgemm (K beyond the panels).
+// into M (3 · 64 = 192) and the whole matmul is one dgemm (K beyond the
+// panels), cut into 8 blocks of 24 rows: one call per unit, on its rows.
 
 // CHECK-LABEL: llvm.func internal @folded_k0(
-// CHECK: [[M:%[0-9]+]] = llvm.mlir.constant(192 : i32) : i32
-// CHECK: llvm.call @scipy_cblas_dgemm({{%[0-9]+}}, {{%[0-9]+}}, {{%[0-9]+}}, [[M]],
+// CHECK: [[BLOCK:%[0-9]+]] = llvm.mlir.constant(24) : i64
+// CHECK: [[ROWS:%[0-9]+]] = llvm.trunc {{%[0-9]+}} : i64 to i32
+// CHECK: llvm.call @scipy_cblas_dgemm({{%[0-9]+}}, {{%[0-9]+}}, {{%[0-9]+}}, [[ROWS]],
 // CHECK-NOT: llvm.call @scipy_cblas_dgemm
 // CHECK: llvm.return
 func.func @folded(%x: tensor<3x64x2100xf64>, %w: tensor<2100x128xf64>) -> tensor<3x64x128xf64> {
@@ -78,14 +84,14 @@ func.func @folded(%x: tensor<3x64x2100xf64>, %w: tensor<2100x128xf64>) -> tensor
 
 // -----
 
-// A batch of GEMMs too small for OpenBLAS to thread (complex: M·N·K <= 2^15):
-// one cgemm per batch entry, each operand's pointer advanced by its batch
-// stride (1024 elements of 8 bytes), alpha and beta passed by pointer; the
-// entry splits the batch across its threads instead, so the kernel leaves
-// the BLAS thread count alone.
+// A batch of 64 small GEMMs, enough units for every thread: one whole cgemm
+// per batch entry, each operand's pointer advanced by its batch stride (1024
+// elements of 8 bytes), alpha and beta passed by pointer; the entry splits
+// the batch across its threads, after the kernel that sets BLAS to one thread.
 
 // CHECK-LABEL: llvm.func @scipy_cblas_cgemm(i32, i32, i32, i32, i32, i32, !llvm.ptr, !llvm.ptr, i32, !llvm.ptr, i32, !llvm.ptr, !llvm.ptr, i32)
-// CHECK-NOT: scipy_openblas_set_num_threads
+// CHECK: llvm.func internal @complex_batch_k0_blas1(
+// CHECK: llvm.call @scipy_openblas_set_num_threads
 // CHECK-LABEL: llvm.func internal @complex_batch_k0(
 // CHECK-SAME: [[A:%[0-9]+]]: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, [[BEGIN:%[0-9]+]]: i64, [[END:%[0-9]+]]: i64) {
 // CHECK: [[ALPHA:%[0-9]+]] = llvm.alloca {{%[0-9]+}} x f32
