@@ -5,8 +5,8 @@ process, 2 threads for everyone.
 
 Prints median times and the ratio peer / rlx (> 1 means rlx is faster):
 - matmul f32 [1024 x 1024] @ [1024 x 1024] vs numpy.matmul, plus rlx with
-  its emitted kernels turned off (`BLAS_ONLY`), one OpenBLAS call: the
-  measurement behind the packed-panel kernel;
+  its emitted kernels turned off (`BLAS_ONLY`), OpenBLAS calls on blocks of
+  rows: the measurement behind the packed-panel kernel;
 - batched small matmul 512 x [32 x 64] @ [64 x 32] vs numpy.matmul and
   torch.matmul, plus rlx with its emitted kernels turned off, which times one
   OpenBLAS call per matrix: the measurement behind the tile kernel;
@@ -15,7 +15,8 @@ Prints median times and the ratio peer / rlx (> 1 means rlx is faster):
   product; NumPy has no erf, so its row is the cheaper tanh form; torch:
   F.gelu, exact).
 
-Thread counts: rlx compiles with threads=2 (its OpenBLAS and its own kernels),
+Thread counts: rlx compiles with threads=2 (its own threads, each GEMM cut
+into blocks that single-threaded OpenBLAS calls compute),
 torch.set_num_threads(2), and NumPy's OpenBLAS uses every CPU (2 here; the
 script says if the machine has more). OpenBLAS picks its kernels by CPU unless
 OPENBLAS_CORETYPE is set (this environment may set it; the value is printed):
