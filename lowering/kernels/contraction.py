@@ -13,8 +13,8 @@ By element type:
   `rlx_mlir.blas` (OpenBLAS), transpose flags as CblasTrans (a plain
   transpose for complex too). OpenBLAS always runs on one thread: the entry
   splits the batch's GEMMs, each cut into blocks of rows or columns
-  (`_gemm_blocks`), across its own threads (`_blas_kernel`), as it does a
-  contraction region's row blocks (`_row_block_kernel`). OpenBLAS's own
+  (`_gemm_blocks`), across its own threads (`_blas_kernel`; a contraction
+  region's epilogue runs on each row block in cache). OpenBLAS's own
   threads fought the pool's: they spin after a GEMM while the pool runs the
   next kernel, and their static split waits for a thread on a busy core.
 - Small real GEMMs (M·N·K <= `Tuning.gemm_tiled_max_mnk`, rhs not
@@ -177,28 +177,44 @@ class _Blocks:
     by_rows: bool
 
 
-def _gemm_blocks(layout: GemmLayout, tuning: Tuning) -> _Blocks:
+def _gemm_blocks(layout: GemmLayout, tuning: Tuning, most_rows: int | None = None) -> _Blocks:
     """Enough blocks that the batch has `tuning.gemm_min_units` units, none under
     MIN_BLOCK. A block's call packs the operand it does not cut again, so
     the longer of M and N is cut: a row block repacks op(B) (K·N), a column
-    block op(A) (M·K)."""
-    by_rows = layout.m >= layout.n
+    block op(A) (M·K). With `most_rows` (an epilogue's cache block), rows are
+    cut, into blocks of at most that many. Cutting by the cache block alone
+    left a product of one block on one thread: [1024, 1024] x [1024, 256] +
+    bias took 3.34 ms on 2 threads, 1.99 ms in 8 blocks (a Xeon 6, 2 cores)."""
+    by_rows = most_rows is not None or layout.m >= layout.n
     extent = layout.m if by_rows else layout.n
     wanted = -(-tuning.gemm_min_units // layout.count)
+    if most_rows is not None:
+        wanted = max(wanted, -(-layout.m // max(1, most_rows)))
     count = max(1, min(wanted, extent // MIN_BLOCK))
     size = -(-extent // count)
     return _Blocks(-(-extent // size), size, by_rows)
 
 
+RowFinish = Callable[[Emitter, Region, list[SSAValue], tuple[SSAValue, SSAValue]], None]
+"""finish(e, region, pointers, (first row, last row)): an epilogue over a block's rows."""
+
+
 def _blas_kernel(
-    name: str, layout: GemmLayout, dtype: str, buffers: list[SSAValue | str | Scratch], tuning: Tuning
+    name: str,
+    layout: GemmLayout,
+    dtype: str,
+    buffers: list[SSAValue | str | Scratch],
+    blocks: _Blocks,
+    finish: RowFinish | None = None,
 ) -> list[Kernel]:
     """The batch's GEMMs cut into (batch entry, block) units (`_gemm_blocks`), each
     a single-threaded BLAS call (after `single_threaded_blas`) on one of the
-    entry's threads: OpenBLAS's own threads are never used. Two pools on two
-    cores fought: OpenBLAS's workers spin after a GEMM (up to ~0.1 s) while
-    the pool's run the next kernel, and its static split waits for a worker
-    on a busy core. The pool hands out units as threads free up.
+    entry's threads, then `finish` over the block's rows while they are in
+    cache (a contraction region's epilogue: row blocks only). OpenBLAS's own
+    threads are never used. Two pools on two cores fought: OpenBLAS's workers
+    spin after a GEMM (up to ~0.1 s) while the pool's run the next kernel, and
+    its static split waits for a worker on a busy core. The pool hands out
+    units as threads free up. Buffers: lhs, rhs, ..., result.
 
     Measured on a 2-vCPU Xeon 6 guest, 2 threads, `benchmarks/models.py`
     (dynamo exports, same code but this kernel, runs alternating): GPT-2 b8
@@ -208,90 +224,47 @@ def _blas_kernel(
     GEMM timed in a short loop is the exception: the pool's sleeping worker
     wakes slowly on that guest, and 1024³ took 17.0 ms against OpenBLAS's
     spinning threads' 7.3 (1 thread: 14-18)."""
+    assert finish is None or blocks.by_rows, "an epilogue finishes rows"
     blas.load()
     gemm = gemm_external(dtype)
     item_bytes = dtypes.from_name(dtype).nbytes
-    blocks = _gemm_blocks(layout, tuning)
     a_row = 1 if layout.transposes[0] else layout.leading[0]  # elements between rows of op(A)
     b_col = layout.leading[1] if layout.transposes[1] else 1  # elements between columns of op(B)
     extent = layout.m if blocks.by_rows else layout.n
 
     def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
         call = _gemm_call(e, layout, dtype)
+        operands = (pointers[0], pointers[1], pointers[-1])
 
         def one(unit: SSAValue) -> None:
             if blocks.count == 1:  # whole GEMMs, one per batch entry
-                a, b, c = (
-                    byte_pointer(e, p, at, item_bytes) for p, at in zip(pointers, _batch_offsets(e, layout, unit))
-                )
-                call(a, b, c)
-                return
-            a_at, b_at, c_at = _batch_offsets(e, layout, e.udiv(unit, e.i64(blocks.count)))
-            first = e.mul(e.urem(unit, e.i64(blocks.count)), e.i64(blocks.size))
-            span = e.itrunc(e.sub(e.smin(e.add(first, e.i64(blocks.size)), e.i64(extent)), first), i32)
-            if blocks.by_rows:
-                a_at, c_at = e.add(a_at, e.mul(first, e.i64(a_row))), e.add(c_at, e.mul(first, e.i64(layout.n)))
+                offsets = _batch_offsets(e, layout, unit)
+                first, last, span = e.i64(0), e.i64(extent), None
             else:
-                b_at, c_at = e.add(b_at, e.mul(first, e.i64(b_col))), e.add(c_at, first)
-            a, b, c = (byte_pointer(e, p, at, item_bytes) for p, at in zip(pointers, (a_at, b_at, c_at)))
+                offsets = _batch_offsets(e, layout, e.udiv(unit, e.i64(blocks.count)))
+                first = e.mul(e.urem(unit, e.i64(blocks.count)), e.i64(blocks.size))
+                last = e.smin(e.add(first, e.i64(blocks.size)), e.i64(extent))
+                span = e.itrunc(e.sub(last, first), i32)
+                a_at, b_at, c_at = offsets
+                if blocks.by_rows:
+                    offsets = [
+                        e.add(a_at, e.mul(first, e.i64(a_row))),
+                        b_at,
+                        e.add(c_at, e.mul(first, e.i64(layout.n))),
+                    ]
+                else:
+                    offsets = [a_at, e.add(b_at, e.mul(first, e.i64(b_col))), e.add(c_at, first)]
+            a, b, c = (byte_pointer(e, p, at, item_bytes) for p, at in zip(operands, offsets))
             call(a, b, c, span if blocks.by_rows else None, None if blocks.by_rows else span)
-
-        for_range(e, region, begin, end, one)
-
-    function = kernel_function(name, 3, build)
-    units = layout.count * blocks.count
-    return [
-        single_threaded_blas(f"{name}_blas1"),
-        Kernel(function, buffers, units, layout.work, externals=(gemm,)),
-    ]
-
-
-def _row_blocks(layout: GemmLayout, tuning: Tuning, most_rows: int) -> int:
-    """How many row blocks a GEMM is cut into: `tuning.gemm_min_units`, and
-    blocks of at most `most_rows` rows (an epilogue's cache block), but none
-    under MIN_BLOCK. Cutting by the cache block alone left a product of
-    one block on one thread: [1024, 1024] x [1024, 256] + bias took 3.34 ms
-    on 2 threads, 1.99 ms in 8 blocks (a Xeon 6, 2 cores)."""
-    wanted = max(tuning.gemm_min_units, -(-layout.m // max(1, most_rows)))
-    return max(1, min(wanted, layout.m // MIN_BLOCK))
-
-
-def _row_block_kernel(
-    name: str,
-    layout: GemmLayout,
-    dtype: str,
-    buffers: list[SSAValue | str | Scratch],
-    blocks: int,
-    finish: Callable[[Emitter, Region, list[SSAValue], tuple[SSAValue, SSAValue]], None],
-) -> Kernel:
-    """One GEMM's row blocks split across the entry's threads, each a
-    single-threaded BLAS call for its rows (after `single_threaded_blas`), then
-    `finish` over those rows while they are in cache (a 2-D contraction's
-    epilogue). Buffers: lhs, rhs, ..., result."""
-    assert layout.count == 1, "a 2-D product"
-    blas.load()
-    gemm = gemm_external(dtype)
-    item_bytes = dtypes.from_name(dtype).nbytes
-    m, n = layout.m, layout.n
-    rows = -(-m // blocks)
-    blocks = -(-m // rows)
-    a_row = 1 if layout.transposes[0] else layout.leading[0]  # elements between rows of op(A)
-
-    def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
-        call = _gemm_call(e, layout, dtype)
-
-        def one(unit: SSAValue) -> None:
-            first = e.mul(unit, e.i64(rows))
-            last = e.smin(e.add(first, e.i64(rows)), e.i64(m))
-            a = byte_pointer(e, pointers[0], e.mul(first, e.i64(a_row)), item_bytes)
-            c = byte_pointer(e, pointers[-1], e.mul(first, e.i64(n)), item_bytes)
-            call(a, pointers[1], c, e.itrunc(e.sub(last, first), i32))
-            finish(e, region, pointers, (first, last))
+            if finish is not None:
+                finish(e, region, pointers, (first, last))
 
         for_range(e, region, begin, end, one)
 
     function = kernel_function(name, len(buffers), build)
-    return Kernel(function, buffers, blocks, layout.work + m * n, externals=(gemm,))
+    units = layout.count * blocks.count
+    work = layout.work + (layout.m * layout.n if finish is not None else 0)
+    return [single_threaded_blas(f"{name}_blas1"), Kernel(function, buffers, units, work, externals=(gemm,))]
 
 
 def _convert_kernel(
@@ -482,7 +455,7 @@ def _gemm_kernels(
         return _tiled_gemm_kernels(name, layout, dtype, buffers, tuning)
     if _panels(layout, dtype, tuning):
         return [_panel_gemm_kernel(name, layout, dtype, buffers, threads, tuning)]
-    return _blas_kernel(name, layout, dtype, buffers, tuning)
+    return _blas_kernel(name, layout, dtype, buffers, _gemm_blocks(layout, tuning))
 
 
 def _tiles(layout: GemmLayout, dtype: str, tuning: Tuning) -> bool:
@@ -651,15 +624,12 @@ def contraction_region_kernels(op: rg.ContractionRegionOp, ctx: KernelContext) -
         return [_panel_gemm_kernel(ctx.name, layout, dtype, buffers, ctx.threads, ctx.tuning, finish)]
     item_bytes = dtypes.from_name(dtype).nbytes
     cache_rows = ctx.tuning.gemm_epilogue_block_bytes // max(1, layout.n * item_bytes)
-    blocks = _row_blocks(layout, ctx.tuning, cache_rows)
+    blocks = _gemm_blocks(layout, ctx.tuning, most_rows=cache_rows)
 
     def epilogue(e: Emitter, region: Region, pointers: list[SSAValue], rows: tuple[SSAValue, SSAValue]) -> None:
         _epilogue_rows(e, region, op, pointers, rows)
 
-    return [
-        single_threaded_blas(f"{ctx.name}_blas1"),
-        _row_block_kernel(ctx.name, layout, dtype, buffers, blocks, epilogue),
-    ]
+    return _blas_kernel(ctx.name, layout, dtype, buffers, blocks, epilogue)
 
 
 KERNELS: dict[type[Operation], EmitKernels] = {
