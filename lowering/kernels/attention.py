@@ -28,7 +28,7 @@ The two products run in one of two forms:
   2 vectors of keys on AVX-512) over it, and P V in register tiles that read
   V in place and accumulate into the accumulator. The keys per tile are the
   most (a power of two) whose panel fits. No BLAS call.
-- **BLAS** otherwise (head sizes past ~L1 / (4 · 32)): two single-threaded
+- **BLAS** otherwise (f32 head sizes past L1 / (4 · 32), 384 for 48 KiB): two single-threaded
   GEMMs per key block (after a kernel that sets BLAS to one thread), S with
   alpha = scale, P V with beta = 1; tiles of `attention_block_q` x
   `attention_block_k`.
@@ -36,8 +36,8 @@ The two products run in one of two forms:
 Measured on a 2-vCPU Xeon 6 (AVX-512, 48 KiB L1), one thread, tiled vs BLAS
 form: [8, 8, 512, 32] (Whisper's encoder) 27.5 vs 34.7 ms, [8, 8, 197, 32]
 (ViT) 5.2 vs 6.8, [1, 8, 512, 64] 5.5 vs 6.9, [1, 8, 512, 80] 6.3 vs 7.7; at
-D = 128 (a 64 KiB panel) the tiled form was slower, 17.4 vs 12.1 ms, which the
-panel bound keeps on BLAS. torch's SDPA took 23.8, 4.5, 5.0 and 5.5 ms. (On a
+D = 128 the panel bound halves the keys per tile to 64: 12.3 vs 12.8 ms (128
+keys, a 64 KiB panel, took 17.4). torch's SDPA took 23.8, 4.5, 5.0 and 5.5 ms. (On a
 Zen 4 an earlier tiled form, 64 x 128 blocks at D = 64, ran at 0.94x BLAS.)
 
 After the last block each row is divided by its l once and rounded into the
@@ -140,7 +140,7 @@ class _Attention:
             strides = (0,) * (4 - len(shape)) + row_major_strides(shape)
             sb, sh, si, sj = (0 if size == 1 else stride for size, stride in zip(padded, strides))
             mask = (sb, sh, si, sj)
-        tile, tiled_keys = _tiled(tuning, (d, dv), acc)
+        tile, tiled_keys = _tiled(tuning, d, acc)
         preferred = (tuning.attention_block_q, tiled_keys or tuning.attention_block_k)
         lengths, sizes = (hq // max(1, hkv) * sq, sk), (d, dv)
         block_q, block_k = _blocks(preferred, lengths, sizes, acc.dtype.nbytes, (item.narrow, tile))
@@ -183,14 +183,14 @@ Form = tuple[bool, tuple[int, int, int] | None]
 """(widened, register tile or None): what decides the workspace's arrays."""
 
 
-def _tiled(tuning: Tuning, sizes: tuple[int, int], acc: Codec) -> tuple[tuple[int, int, int] | None, int]:
+def _tiled(tuning: Tuning, head_size: int, acc: Codec) -> tuple[tuple[int, int, int] | None, int]:
     """(the register tile of Q Kᵀ and P V, the keys per tile) when a Kᵀ panel of at
     least one tile's keys fits in `attention_tiled_panel_bytes` (L1: every row strip
     of the unit reads it), else (None, 0). The keys per tile are then the most
-    (a power of two) whose panel fits. Head sizes past that run BLAS: at D = 128,
-    [1, 8, 512, 128] took 17.4 ms tiled (a 64 KiB panel) against 12.1 through BLAS."""
+    (a power of two) whose panel fits: [1, 8, 512, 128] took 17.4 ms with 128 keys
+    (a 64 KiB panel), 12.3 with 64, against 12.8 through BLAS."""
     width = tuning.tile_bytes() // acc.dtype.nbytes
-    keys = tuning.attention_tiled_panel_bytes // (max(1, sizes[0]) * acc.dtype.nbytes)
+    keys = tuning.attention_tiled_panel_bytes // (max(1, head_size) * acc.dtype.nbytes)
     if keys < width or acc.components != 1:
         return None, 0
     return (tuning.gemm_tile_rows, width, tuning.vector_bytes), 1 << (keys.bit_length() - 1)
