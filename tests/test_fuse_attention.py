@@ -16,10 +16,10 @@ import ml_dtypes
 import numpy as np
 import onnx
 import pytest
-from model_suite import SUITE, TINY
+from model_suite import TINY
 from onnx import TensorProto, helper
 from pipelines import NO_GRAPH_PASSES, count, tensor_passes
-from test_models import exported, run_onnxruntime
+from test_models import assert_matches_onnxruntime, fused_tiny_model, run_onnxruntime
 from xdsl.dialects.builtin import ModuleOp
 
 import rlx_mlir as rlx
@@ -178,14 +178,9 @@ def test_suite_models_run_fused_attention_and_match_onnxruntime(name: str, expor
     repeat_kv, a constant causal mask): every layer's attention is one rlx.attention,
     and the model still matches onnxruntime. (tests/test_models.py runs every model,
     both exporters, through the same pipeline.)"""
-    spec = next(spec for spec in SUITE if spec.name == name)
-    _, blob = exported(name, exporter)
-    feeds = {spec.input.name: spec.example(TINY, batch=3, seq=5, seed=1)}
-    module = tensor_passes(load(blob, input_shapes={k: x.shape for k, x in feeds.items()}))
+    module, blob, feeds = fused_tiny_model(name, exporter, seq=5)
     assert (count(module, AttentionOp), count(module, SoftmaxOp)) == (TINY.layers, 0)
-    (got,) = rlx.compile(module, pipeline=NO_GRAPH_PASSES, threads=2)(*feeds.values())
-    (want,) = run_onnxruntime(blob, feeds)
-    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    assert_matches_onnxruntime(module, blob, feeds)
 
 
 Spec = tuple[str, int, list[int] | None]

@@ -14,16 +14,15 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 from closeness import FLOAT_TYPES, UNIT_ROUNDOFF, assert_close, largest
-from model_suite import SUITE, TINY
+from model_suite import TINY
 from pipelines import NO_GRAPH_PASSES, count, tensor_passes
-from test_models import exported, run_onnxruntime
+from test_models import assert_matches_onnxruntime, fused_tiny_model
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
 
 import rlx_mlir as rlx
 from rlx_mlir.dialects.movement import ConcatOp, GatherOp
 from rlx_mlir.dialects.recurrent import SelectiveScanOp
-from rlx_mlir.frontends.onnx import load
 
 B, D, L, N = 2, 8, 6, 4
 """Batch, channels, steps, state size."""
@@ -109,11 +108,6 @@ def test_suite_mamba_runs_one_selective_scan_per_layer_and_matches_onnxruntime(e
     """Both exporters' Mamba (the same steps once canonicalized; dynamo writes A
     as a folded constant, TorchScript as -exp(A_log)): every layer's steps are one
     rlx.selective_scan, and the model still matches onnxruntime."""
-    spec = next(spec for spec in SUITE if spec.name == "mamba")
-    _, blob = exported("mamba", exporter)
-    feeds = {spec.input.name: spec.example(TINY, batch=3, seq=8, seed=1)}
-    module = tensor_passes(load(blob, input_shapes={k: x.shape for k, x in feeds.items()}))
+    module, blob, feeds = fused_tiny_model("mamba", exporter, seq=8)
     assert (count(module, SelectiveScanOp), count(module, ConcatOp)) == (TINY.layers, 0)
-    (got,) = rlx.compile(module, pipeline=NO_GRAPH_PASSES, threads=2)(*feeds.values())
-    (want,) = run_onnxruntime(blob, feeds)
-    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    assert_matches_onnxruntime(module, blob, feeds)

@@ -26,6 +26,8 @@ from model_suite import (
     decode_step,
     export,
 )
+from pipelines import NO_GRAPH_PASSES, tensor_passes
+from xdsl.dialects.builtin import ModuleOp
 
 import rlx_mlir as rlx
 from rlx_mlir.frontends.onnx import load
@@ -49,6 +51,23 @@ def run_rlx(blob: bytes, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
 
 def run_onnxruntime(blob: bytes, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
     return onnxruntime.InferenceSession(blob, providers=["CPUExecutionProvider"]).run(None, feeds)
+
+
+def fused_tiny_model(name: str, exporter: str, seq: int) -> tuple[ModuleOp, bytes, dict[str, np.ndarray]]:
+    """A tiny suite model's export, imported for batch 3 and `seq` steps and through the
+    default tensor passes (a fusion test counts what its pass made of it); its bytes
+    and feeds for `assert_matches_onnxruntime`."""
+    spec = next(spec for spec in SUITE if spec.name == name)
+    _, blob = exported(name, exporter)
+    feeds = {spec.input.name: spec.example(TINY, batch=3, seq=seq, seed=1)}
+    return tensor_passes(load(blob, input_shapes={k: x.shape for k, x in feeds.items()})), blob, feeds
+
+
+def assert_matches_onnxruntime(module: ModuleOp, blob: bytes, feeds: dict[str, np.ndarray]) -> None:
+    """The already fused module, compiled without further tensor passes, against onnxruntime."""
+    (got,) = rlx.compile(module, pipeline=NO_GRAPH_PASSES, threads=2)(*feeds.values())
+    (want,) = run_onnxruntime(blob, feeds)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("exporter", EXPORTERS)
