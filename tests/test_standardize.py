@@ -106,16 +106,26 @@ def test_every_written_form_is_one_kernel(form: str) -> None:
 )
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @example(shape=(48, 3), dtype="bf16", centered=True, residual=False, affine=False, seed=0)
+@example(shape=(50, 2), dtype="bf16", centered=True, residual=False, affine=False, seed=0)
 def test_fused_agrees_with_unfused(shape, dtype, centered, residual, affine, seed) -> None:
     module = _graph(shape, dtype, centered, residual, affine)
     arrays = _inputs(shape, dtype, residual, affine, seed)
     fused = rlx.compile(module, tune=False)(*arrays)[0]
     unfused = rlx.compile(module, pipeline=UNFUSED, tune=False)(*arrays)[0]
-    # the unfused graph rounds its mean and variance to the type too (a bf16 row of
-    # 3 values missed by 4% in the example): each result is within a bound of the
-    # exact one, so the two within twice it
-    _check(fused, unfused.astype(np.float64), dtype, bounds=2)
     _check(fused, _reference(arrays, centered, residual, affine), dtype)
+    # the unfused graph rounds its mean and variance to the type: centring a row
+    # whose values nearly agree loses digits in proportion to its condition
+    # (a bf16 row of 2 missed by 16%), so the two agree within that many bounds
+    scale = max(float(np.abs(fused.astype(np.float64)).max()), 1.0)
+    bound = 2 * TOLERANCE[dtype] * scale * _condition(arrays, residual)
+    assert np.all(np.abs(fused.astype(np.float64) - unfused.astype(np.float64)) <= bound)
+
+
+def _condition(arrays: list[np.ndarray], residual: bool) -> np.ndarray:
+    """Per row, how much the row's magnitude exceeds its spread (at least 1)."""
+    x = arrays[0].astype(np.float64) + (arrays[1].astype(np.float64) if residual else 0.0)
+    spread = np.sqrt(x.var(axis=-1, keepdims=True) + EPS)
+    return np.maximum(np.abs(x).max(axis=-1, keepdims=True) / spread, 1.0)
 
 
 def test_results_do_not_depend_on_the_thread_count() -> None:
