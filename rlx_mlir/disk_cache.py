@@ -33,6 +33,20 @@ Location: `$RLX_MLIR_CACHE_DIR`, else `$XDG_CACHE_HOME/rlx_mlir`, else
 `~/.cache/rlx_mlir`. `RLX_MLIR_CACHE=0` turns the cache off.
 `rlx_mlir.disk_cache.clear()` deletes the entries it wrote and nothing else.
 
+Size: the cache holds at most `$RLX_MLIR_CACHE_MAX_SIZE` (bytes, or a number
+with K, M or G; `DEFAULT_MAX_BYTES` by default), as ccache bounds its own.
+Every edit of the compiler changes the fingerprint and so strands every entry
+written before it, and each version of a stamped file leaves a stamp behind:
+without a bound the folder only grows. A process's first write sums the
+entries' sizes; when its writes take the total past the bound, the least
+recently used entries are deleted until it is at most `PRUNED_TO_PERCENT` of
+the bound (`prune`). Recently used is the later of an entry's access time and
+its write time: reads are never stamped by hand (a touch would change a
+weights entry's ctime, and so its identity and stamp), so on a `relatime`
+mount (Linux's default) a read counts once a day, and on a `noatime` one the
+oldest writes go first. Deleting an entry another process has mapped is
+safe (its map stays valid); one it is about to read is a miss.
+
 Trust: the cache verifies before it uses anything. Every entry carries a
 header (format, kind, its full key, the payload's length and a blake2b
 digest of all three with the payload); it is written atomically (temporary
@@ -80,6 +94,7 @@ import tempfile
 import time
 import warnings
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import TypeAlias
@@ -352,6 +367,7 @@ def store(kind: str, entry: str, data: Payload, mapped: bool = False) -> memoryv
         os.replace(handle.name, folder / entry)
     except OSError:
         return None
+    _account(where, folder / entry)
     return view
 
 
@@ -374,6 +390,7 @@ def clear() -> None:
                     path.unlink()
         with contextlib.suppress(OSError):
             folder.rmdir()  # only if empty
+    _usage.pop(where, None)
     with contextlib.suppress(OSError):
         where.rmdir()
 
@@ -386,3 +403,111 @@ def _written_here(path: Path) -> bool:
             return stream.read(len(MAGIC)) == MAGIC
     except OSError:
         return False
+
+
+DEFAULT_MAX_BYTES = 4 << 30
+"""The bound on the cache's size unless `$RLX_MLIR_CACHE_MAX_SIZE` says otherwise:
+room for a few models' weights (BERT-base's are 435 MB) and thousands of kernels."""
+
+PRUNED_TO_PERCENT = 75
+"""What `prune` leaves, as a share of the bound: slack so that the next writes do not
+each walk the folder again."""
+
+STALE_TEMPORARY_NS = 3600 * 1_000_000_000
+"""A temporary file (`.tmp-*`) older than this is a writer's leftover (a killed
+process), not a write in progress, and is pruned with the entries."""
+
+_SIZE = re.compile(r"\s*(\d+)\s*([KMG]?)i?B?\s*", re.IGNORECASE)
+
+_usage: dict[Path, int] = {}
+"""Per cache folder, its bytes as of this process's last walk plus its writes since."""
+
+
+def max_bytes() -> int:
+    """The bound on the cache's size: `$RLX_MLIR_CACHE_MAX_SIZE` (\"512M\", \"4G\",
+    bytes), or `DEFAULT_MAX_BYTES` (with one warning) if it is not a size."""
+    configured = os.environ.get("RLX_MLIR_CACHE_MAX_SIZE")
+    if configured is None:
+        return DEFAULT_MAX_BYTES
+    match = _SIZE.fullmatch(configured)
+    if match is None:
+        what = f"RLX_MLIR_CACHE_MAX_SIZE={configured!r}"
+        if what not in _warned:
+            _warned.add(what)
+            warnings.warn(
+                f"rlx_mlir cache: {what} is not a size (bytes, or a number with K, M or G); "
+                f"the cache keeps its default bound of {DEFAULT_MAX_BYTES >> 30} GiB",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+        return DEFAULT_MAX_BYTES
+    number, unit = match.groups()
+    return int(number) << {"": 0, "K": 10, "M": 20, "G": 30}[unit.upper()]
+
+
+def _account(where: Path, written: Path) -> None:
+    """Count a write against the bound and prune past it (the folder is walked on a
+    process's first write, then only when the count says the bound is passed)."""
+    try:
+        size = os.stat(written, follow_symlinks=False).st_size
+    except OSError:
+        return
+    limit = max_bytes()
+    used = _usage[where] + size if where in _usage else sum(entry.size for entry in _entries(where))
+    _usage[where] = prune(keep=written) if used > limit else used
+
+
+@dataclass(frozen=True)
+class _Entry:
+    path: Path
+    size: int
+    used_ns: int
+    """The later of its access and its write (see the docstring's Size)."""
+
+
+def _entries(where: Path) -> list[_Entry]:
+    """The entries of every kind folder we trust, by name (other files are not ours)
+    and as regular files (a symlink is not followed: its target is not ours)."""
+    found = []
+    for kind in KINDS:
+        folder = where / kind
+        if not _trusted_folder(folder):
+            continue
+        with contextlib.suppress(OSError), os.scandir(folder) as scan:
+            for item in scan:
+                if not _ENTRY_NAME.fullmatch(item.name):
+                    continue
+                with contextlib.suppress(OSError):
+                    info = item.stat(follow_symlinks=False)
+                    if stat.S_ISREG(info.st_mode):
+                        used = max(info.st_atime_ns, info.st_mtime_ns)
+                        found.append(_Entry(Path(item.path), info.st_size, used))
+    return found
+
+
+def prune(limit: int | None = None, keep: Path | None = None) -> int:
+    """Delete the least recently used entries until the cache holds at most
+    `PRUNED_TO_PERCENT` of `limit` (default `max_bytes()`), if it holds more than
+    `limit`; never `keep` (the entry just written), a temporary file being written,
+    or a file without an entry's header. Returns the bytes left."""
+    where = directory()
+    if where is None:
+        return 0
+    limit = max_bytes() if limit is None else limit
+    entries = _entries(where)
+    used = sum(entry.size for entry in entries)
+    if used <= limit:
+        return used
+    now = time.time_ns()
+    for entry in sorted(entries, key=lambda entry: entry.used_ns):
+        if used <= limit * PRUNED_TO_PERCENT // 100:
+            break
+        temporary = entry.path.name.startswith(".tmp-")
+        if entry.path == keep or (temporary and now - entry.used_ns < STALE_TEMPORARY_NS):
+            continue
+        if _written_here(entry.path):
+            with contextlib.suppress(OSError):
+                entry.path.unlink()
+                used -= entry.size
+    _usage[where] = used
+    return used

@@ -294,6 +294,66 @@ def test_clear_removes_only_what_the_cache_wrote(tmp_path: Path, monkeypatch: py
     ]
 
 
+SECOND = 1_000_000_000
+
+
+def _entry_names(folder: Path) -> set[str]:
+    return {path.name for path in folder.iterdir()} if folder.exists() else set()
+
+
+def test_the_least_recently_used_entries_go_past_the_bound(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Six entries of 1,628 bytes fit a 10 KiB bound; the seventh passes it, and the
+    oldest are deleted until the cache is at most 3/4 of the bound (three of them).
+    Entry 0 was read last (its access time), so it stays though written first."""
+    monkeypatch.setenv("RLX_MLIR_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("RLX_MLIR_CACHE_MAX_SIZE", "10K")
+    names = [disk_cache.key("test", str(k)) for k in range(7)]
+    for k, name in enumerate(names[:6]):
+        disk_cache.store("object", name, bytes(1500))
+        os.utime(tmp_path / "object" / name, ns=(k * SECOND, k * SECOND))
+    os.utime(tmp_path / "object" / names[0], ns=(100 * SECOND, 0))
+    assert _entry_names(tmp_path / "object") == set(names[:6])
+    disk_cache.store("object", names[6], bytes(1500))
+    assert _entry_names(tmp_path / "object") == {names[0], names[4], names[5], names[6]}
+    assert sum(path.stat().st_size for path in (tmp_path / "object").iterdir()) <= 10 * 1024 * 3 // 4
+
+
+def test_prune_deletes_only_what_the_cache_wrote(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the bound, files the cache did not write (another name, no entry header) and
+    a temporary file being written stay; a writer's stale temporary file goes."""
+    monkeypatch.setenv("RLX_MLIR_CACHE_DIR", str(tmp_path))
+    disk_cache.store("module", disk_cache.key("test", "entry"), bytes(100))
+    folder = tmp_path / "module"
+    foreign = {"notes.txt": b"mine", "0" * 64: b"not written by the cache", ".tmp-fresh": b"being written"}
+    for name, data in {**foreign, ".tmp-stale": b"left by a killed writer"}.items():
+        (folder / name).write_bytes(data)
+        if name != ".tmp-fresh":
+            os.utime(folder / name, ns=(0, 0))
+    disk_cache.prune(limit=0)
+    assert _entry_names(folder) == set(foreign)
+
+
+def test_the_bound_reads_sizes_and_refuses_anything_else(monkeypatch: pytest.MonkeyPatch) -> None:
+    for text, size in {"1024": 1024, "512M": 512 << 20, "4g": 4 << 30, "2GiB": 2 << 30, " 64 KB ": 64 << 10}.items():
+        monkeypatch.setenv("RLX_MLIR_CACHE_MAX_SIZE", text)
+        assert disk_cache.max_bytes() == size
+    monkeypatch.setenv("RLX_MLIR_CACHE_MAX_SIZE", "lots")
+    with pytest.warns(RuntimeWarning, match="RLX_MLIR_CACHE_MAX_SIZE='lots' is not a size"):
+        assert disk_cache.max_bytes() == disk_cache.DEFAULT_MAX_BYTES
+
+
+def test_a_bound_below_one_entry_keeps_only_the_last_write(
+    tmp_path: Path, two_processes: tuple[dict, dict, Path]
+) -> None:
+    """Each new process misses (its entries were pruned as the next was written),
+    computes what an unbounded cache's did, and leaves one entry in the folder."""
+    for _ in range(2):
+        result = compile_in_a_new_process(tmp_path, RLX_MLIR_CACHE_MAX_SIZE="1")
+        assert result["cached"] == {"module": False, "machine code": False}
+        assert result["out"] == two_processes[0]["out"]
+        assert len([path for path in tmp_path.rglob("*") if path.is_file()]) == 1
+
+
 def test_a_module_entry_keeps_every_constant_type(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Module entries are JSON plus the constants' raw bytes (no pickle): constants of
     the narrow, integer, boolean and complex types come back bit for bit."""
