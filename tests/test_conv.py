@@ -18,6 +18,7 @@ case would take most of the file's time); each case is checked on its own.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from dataclasses import dataclass
 
@@ -32,7 +33,7 @@ from rlx_mlir.builder import Builder
 from rlx_mlir.dialects.convolution import GEMM_TYPES, ConvOp
 from rlx_mlir.errors import ArgumentError, VerificationError
 from rlx_mlir.lowering.core.kernel import KernelContext
-from rlx_mlir.lowering.kernels.conv import _Conv, _gemm_split, _GemmSplit, _Tiled, _tiled_form
+from rlx_mlir.lowering.kernels.conv import _Conv, _gemm_split, _GemmSplit, _Tiled, _tiled_form, _tiled_split
 from rlx_mlir.target import target
 from rlx_mlir.tuning import NEVER, Tuning
 
@@ -326,6 +327,51 @@ def test_the_gemm_form_cuts_enough_equal_units(
     tuning = Tuning.for_target(target("x86-64-v3")).replace({"conv_im2col_block_bytes": 768 << 10})
     ctx = KernelContext("conv", tuning.replace({"conv_min_units": 4 * cores}))
     assert _gemm_split(op, _Conv.of(op), ctx, op.im2col_row_bytes()) == split
+
+
+@pytest.mark.parametrize(
+    ("shape", "weight", "stride", "split"),
+    [
+        # ResNet's last stage at batch 1: one 7x7 plane of 64 positions (one tile) per block,
+        # 512 channels in 8 chunks; it was 7 blocks of one row, a vector of 7 real positions
+        ((1, 512, 7, 7), (512, 512, 3, 3), 1, _GemmSplit(block_rows=7, blocks=1, chunk=64, chunks=8)),
+        ((1, 256, 14, 14), (512, 256, 3, 3), 2, _GemmSplit(block_rows=7, blocks=1, chunk=64, chunks=8)),
+        # its first stage: L2-sized blocks of 6 rows (348 positions) already hold tiles
+        ((8, 64, 56, 56), (64, 64, 3, 3), 1, _GemmSplit(block_rows=6, blocks=10, chunk=64, chunks=1)),
+    ],
+)
+@pytest.mark.target_independent
+def test_the_tiled_form_keeps_a_tile_of_positions_per_block(
+    shape: tuple[int, ...], weight: tuple[int, ...], stride: int, split: _GemmSplit
+) -> None:
+    """AVX-512's tiles (4 vectors of 16 positions), 1 MiB of L2 and 2 cores."""
+    b = Builder()
+    b.output(b.conv(b.input(shape), b.input(weight), None, [stride] * 2, None, [1, 1], [1, 1]))
+    (op,) = (op for op in b.module().walk() if isinstance(op, ConvOp))
+    tuning = Tuning.for_target(dataclasses.replace(target("x86-64-v4"), l2_bytes=1 << 20, cores=2))
+    ctx, conv = KernelContext("conv", tuning), _Conv.of(op)
+    tiled = _tiled_form(op, conv, ctx)
+    assert tiled is not None and tiled.tile == 64
+    assert _tiled_split(op, conv, tiled, ctx) == split
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_small_plane_runs_whole_in_channel_chunks(threads: int) -> None:
+    """An L2 budget too small for one output row beside all the channels' sums (as
+    ResNet's 7x7 layers at batch 1): the tiled form takes the whole plane per block,
+    its channels in chunks, and matches torch."""
+    case = Case("small_plane", (1, 128, 7, 7), (128, 128, 3, 3), (1, 1), (1, 1), (1, 1), (1, 1))
+    budgets = {"conv_tiled_block_bytes": 16 << 10, "conv_im2col_block_bytes": 64 << 10, "conv_min_units": 8}
+    tuning = {**FORMS["tiled"], **budgets}
+    (op,) = (op for op in build_cases((case,), "f32").walk() if isinstance(op, ConvOp))
+    ctx, conv = KernelContext("conv", Tuning.for_target(target()).replace(tuning)), _Conv.of(op)
+    tiled = _tiled_form(op, conv, ctx)
+    assert tiled is not None
+    split = _tiled_split(op, conv, tiled, ctx)
+    assert split.block_rows == min(7, -(-tiled.tile // tiled.row)) and split.chunks > 1, split
+    inputs = _inputs(case, "f32", 5)
+    (got,) = compile_cases((case,), "f32", threads=threads, tuning=tuning)(*inputs)
+    check(case, got, inputs, "f32")
 
 
 def test_f16_sums_are_computed_in_f32() -> None:

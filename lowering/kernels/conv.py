@@ -428,21 +428,49 @@ class _GemmSplit:
         return sorted({self.chunk, rows - (self.chunks - 1) * self.chunk})
 
 
-def _gemm_split(
-    op: cv.ConvolutionOp, conv: _Conv, ctx: KernelContext, row_bytes: int, fixed: int = 0, tiled: bool = False
+def _gemm_split(op: cv.ConvolutionOp, conv: _Conv, ctx: KernelContext, row_bytes: int) -> _GemmSplit:
+    """im2col and GEMMs: blocks of as many output rows as L2 allows (`_block_budget`:
+    `row_bytes` of im2col matrix per output row), then `_balance`."""
+    extent = conv.spatial_out[0]
+    cap = max(1, min(extent, _block_budget(ctx) // max(1, row_bytes)))
+    return _balance(op, conv, ctx, -(-extent // cap), 1)
+
+
+def _tiled_split(op: cv.ConvolutionOp, conv: _Conv, t: _Tiled, ctx: KernelContext) -> _GemmSplit:
+    """The tiled form: blocks of as many output rows as fit `_block_budget` with the
+    sums of all the group's channels, but at least one register tile of positions
+    (the whole plane if it has fewer), the group's channels then in chunks whose sums
+    fit beside such a block in the larger budget of an im2col block (the one
+    `_tiled_form` admits by; if not even a chunk fits, blocks of one row); then
+    `_balance`. Fewer rows than a tile are vectors of mostly dropped positions:
+    ResNet's last stage at batch 1 ran one output row of 7 per block, tiles of one
+    vector of 16 positions, at 46 GFLOP/s against 90-105 on its larger planes (2-vCPU
+    Zen 4)."""
+    nbytes, extent, rows = conv.item.dtype.nbytes, conv.spatial_out[0], conv.out_per_group
+    per_row = t.input_elements(2) - t.input_elements(1) + rows * t.row  # input and output elements per output row
+    fixed = t.input_elements(1) + rows * t.tile
+    cap = max(1, min(extent, (_block_budget(ctx, tiled=True) // nbytes - fixed) // per_row))
+    least = min(extent, -(-t.tile // t.row))
+    fitting = (_block_budget(ctx) // nbytes - t.input_elements(least)) // t.positions(least)
+    if cap >= least or fitting < min(rows, CHUNK_ROWS_MIN):
+        return _balance(op, conv, ctx, -(-extent // cap), 1)
+    return _balance(op, conv, ctx, -(-extent // least), -(-rows // min(rows, fitting)), least)
+
+
+def _balance(
+    op: cv.ConvolutionOp, conv: _Conv, ctx: KernelContext, blocks: int, chunks: int, least_rows: int = 1
 ) -> _GemmSplit:
-    """Blocks of as many output rows as L2 allows (`_block_budget` of the form: `fixed` bytes
-    per block and `row_bytes` per output row of it), then, while there are
+    """At most `blocks` blocks and `chunks` chunks as cut, then, while there are
     fewer units than `conv_min_units` as cut (4 per core: the pool hands each thread an
     equal share, so few unequal units leave one idle: ResNet's 7x7 layers at batch 1 had
     2 units of 6 and 1 rows, its 28x28 ones 7 units of 4 rows for 2 threads), the larger
     of a unit's GEMM sides is halved: its columns
     (more blocks, each re-reading its rows of W) or its rows (more channel chunks, each
     building the same im2col block). Units stay near square, where a GEMM's packing
-    costs least per FLOP."""
+    costs least per FLOP. Blocks keep `least_rows` while chunks can be halved (the
+    tiled form's tile of positions: `_tiled_split`)."""
     extent, row = conv.spatial_out[0], numel(conv.spatial_out[1:])
     rows = conv.out_per_group
-    cap = max(1, min(extent, (_block_budget(ctx, tiled) - fixed) // max(1, row_bytes)))
     images = shape_of(op.result.type)[0] * op.geometry.groups
 
     def split(blocks: int, chunks: int) -> _GemmSplit:
@@ -452,10 +480,10 @@ def _gemm_split(
         chunk = min(rows, -(-per_chunk // CHUNK_ROWS_MIN) * CHUNK_ROWS_MIN)
         return _GemmSplit(block_rows, -(-extent // block_rows), chunk, -(-rows // chunk))
 
-    blocks, chunks = -(-extent // cap), 1
     while images * split(blocks, chunks).parts < ctx.tuning.conv_min_units:
         columns, chunk_rows = -(-extent // blocks) * row, -(-rows // chunks)
-        if chunk_rows >= max(columns, 2 * CHUNK_ROWS_MIN):
+        thinner = -(-extent // (2 * blocks)) < least_rows  # halved blocks would hold too few rows
+        if chunk_rows >= 2 * CHUNK_ROWS_MIN and (chunk_rows >= columns or thinner):
             chunks *= 2
         elif blocks < extent:
             blocks = min(extent, 2 * blocks)
@@ -711,12 +739,8 @@ def _tiled_kernels(op: cv.ConvolutionOp, conv: _Conv, tiled: _Tiled, ctx: Kernel
     tile's inputs stay in L1 across the channels), each tile storing its sums (from the
     bias, if any) into an output block in the input block's coordinates; then copies the
     real positions into the result, applying a conv region's epilogue on the way."""
-    t = tiled
-    item, nbytes = conv.item, conv.item.dtype.nbytes
-    groups, rows = op.geometry.groups, conv.out_per_group
-    per_row = t.input_elements(2) - t.input_elements(1) + rows * t.row  # input and output elements per output row
-    fixed = t.input_elements(1) + rows * t.tile
-    split = _gemm_split(op, conv, ctx, per_row * nbytes, fixed * nbytes, tiled=True)
+    t, item, groups = tiled, conv.item, op.geometry.groups
+    split = _tiled_split(op, conv, t, ctx)
     depth = conv.per_group * numel(conv.kernel)
 
     def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
