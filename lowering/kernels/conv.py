@@ -963,11 +963,10 @@ def _largest(e: Emitter, item: Codec, values: list[SSAValue]) -> SSAValue:
 
 
 def _static_range(tap_start: int, size_in: int, size_out: int, stride: int) -> tuple[int, int]:
-    """`_valid_range` of a tap whose start k·d − p_before is known: [lo, hi), empty as lo = hi."""
-    lo = max(0, -(tap_start // stride) if tap_start < 0 else 0)
-    last = size_in - 1 - tap_start
-    hi = min(size_out, last // stride + 1) if last >= 0 else 0
-    return lo, max(lo, hi)
+    """[lo, hi) of a tap whose start k·d − p_before is known: `_valid_range`'s outputs
+    enumerated from their definition (empty as lo = hi), not its formula restated."""
+    valid = [o for o in range(size_out) if 0 <= o * stride + tap_start < size_in]
+    return (valid[0], valid[-1] + 1) if valid else (0, 0)
 
 
 @dataclass(frozen=True)
