@@ -338,6 +338,8 @@ def test_the_gemm_form_cuts_enough_equal_units(
         ((1, 256, 14, 14), (512, 256, 3, 3), 2, _GemmSplit(block_rows=7, blocks=1, chunk=64, chunks=8)),
         # its first stage: L2-sized blocks of 6 rows (348 positions) already hold tiles
         ((8, 64, 56, 56), (64, 64, 3, 3), 1, _GemmSplit(block_rows=6, blocks=10, chunk=64, chunks=1)),
+        # Whisper's first conv1d: blocks of whole tiles (87 positions fit: one tile and a half)
+        ((1, 80, 3000), (384, 80, 3), 1, _GemmSplit(block_rows=64, blocks=47, chunk=384, chunks=1)),
     ],
 )
 @pytest.mark.target_independent
@@ -346,7 +348,8 @@ def test_the_tiled_form_keeps_a_tile_of_positions_per_block(
 ) -> None:
     """AVX-512's tiles (4 vectors of 16 positions), 1 MiB of L2 and 2 cores."""
     b = Builder()
-    b.output(b.conv(b.input(shape), b.input(weight), None, [stride] * 2, None, [1, 1], [1, 1]))
+    rank = len(shape) - 2
+    b.output(b.conv(b.input(shape), b.input(weight), None, [stride] * rank, None, [1] * rank, [1] * rank))
     (op,) = (op for op in b.module().walk() if isinstance(op, ConvOp))
     tuning = Tuning.for_target(dataclasses.replace(target("x86-64-v4"), l2_bytes=1 << 20, cores=2))
     ctx, conv = KernelContext("conv", tuning), _Conv.of(op)

@@ -453,12 +453,19 @@ def _tiled_split(op: cv.ConvolutionOp, conv: _Conv, t: _Tiled, ctx: KernelContex
     least = min(extent, -(-t.tile // t.row))
     fitting = (_block_budget(ctx) // nbytes - t.input_elements(least)) // t.positions(least)
     if cap >= least or fitting < min(rows, CHUNK_ROWS_MIN):
-        return _balance(op, conv, ctx, -(-extent // cap), 1)
+        granule = t.tile if t.row == 1 and cap >= t.tile else 1  # 1-d: blocks of whole tiles
+        return _balance(op, conv, ctx, -(-extent // (cap - cap % granule)), 1, granule=granule)
     return _balance(op, conv, ctx, -(-extent // least), -(-rows // min(rows, fitting)), least)
 
 
 def _balance(
-    op: cv.ConvolutionOp, conv: _Conv, ctx: KernelContext, blocks: int, chunks: int, least_rows: int = 1
+    op: cv.ConvolutionOp,
+    conv: _Conv,
+    ctx: KernelContext,
+    blocks: int,
+    chunks: int,
+    least_rows: int = 1,
+    granule: int = 1,
 ) -> _GemmSplit:
     """At most `blocks` blocks and `chunks` chunks as cut, then, while there are
     fewer units than `conv_min_units` as cut (4 per core: the pool hands each thread an
@@ -467,15 +474,16 @@ def _balance(
     of a unit's GEMM sides is halved: its columns
     (more blocks, each re-reading its rows of W) or its rows (more channel chunks, each
     building the same im2col block). Units stay near square, where a GEMM's packing
-    costs least per FLOP. Blocks keep `least_rows` while chunks can be halved (the
-    tiled form's tile of positions: `_tiled_split`)."""
+    costs least per FLOP. Blocks keep `least_rows` while chunks can be halved, and are
+    a multiple of `granule` rows (the tiled form's tile of positions: `_tiled_split`)."""
     extent, row = conv.spatial_out[0], numel(conv.spatial_out[1:])
     rows = conv.out_per_group
     images = shape_of(op.result.type)[0] * op.geometry.groups
 
     def split(blocks: int, chunks: int) -> _GemmSplit:
         """At most `blocks` blocks and `chunks` chunks, as cut: 28 rows in 8 blocks are 7 of 4."""
-        block_rows = -(-extent // blocks)
+        per_block = -(-extent // blocks)
+        block_rows = -(-per_block // granule) * granule
         per_chunk = -(-rows // chunks)
         chunk = min(rows, -(-per_chunk // CHUNK_ROWS_MIN) * CHUNK_ROWS_MIN)
         return _GemmSplit(block_rows, -(-extent // block_rows), chunk, -(-rows // chunk))
