@@ -9,7 +9,8 @@ from the repository root (`python -m pytest -q`) as well as from a single
 file, without touching `sys.path` themselves.
 
 Compile cache: the session uses a temporary directory of its own
-(`RLX_MLIR_CACHE_DIR`), removed at exit.
+(`RLX_MLIR_CACHE_DIR`), removed at exit; so do the suite models' ONNX exports
+(`RLX_TEST_EXPORT_DIR`), which every worker reads.
 
 Fixtures: ``graph_exe``, the executable of `ir_snippets.GRAPH`, shared by the
 API-error and regression suites.
@@ -49,6 +50,12 @@ from ir_snippets import GRAPH
 if "RLX_MLIR_CACHE_DIR" not in os.environ:
     os.environ["RLX_MLIR_CACHE_DIR"] = tempfile.mkdtemp(prefix="rlx-test-cache-")
     atexit.register(shutil.rmtree, os.environ["RLX_MLIR_CACHE_DIR"], ignore_errors=True)
+
+# The suite models' ONNX exports (tests/test_models.py `exported`), made once and shared by
+# the session's workers: the directory is made before xdist starts them, which inherit it.
+if "RLX_TEST_EXPORT_DIR" not in os.environ:
+    os.environ["RLX_TEST_EXPORT_DIR"] = tempfile.mkdtemp(prefix="rlx-test-exports-")
+    atexit.register(shutil.rmtree, os.environ["RLX_TEST_EXPORT_DIR"], ignore_errors=True)
 
 # The model's kernel choices, deterministically: measuring forms at compile time
 # (rlx_mlir/autotune.py) is tested on its own, in tests/test_autotune.py.

@@ -66,6 +66,7 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (d / "garbage.npy").write_bytes(b"hello world")
     np.save(d / "objects.npy", np.array([1, None], dtype=object), allow_pickle=True)
     (d / "bad.mlir").write_text(GRAPH.replace("%a, %b :", "%a %b :"))
+    (d / "broadcast.mlir").write_text(GRAPH.replace("tensor<3xf32>", "tensor<5xf32>"))
     (d / "nonutf8.mlir").write_bytes(b"\xff\xfe\x00garbage")
     (d / "attr_kind.mlir").write_text(one_op("rlx.transpose", "{perm = [1, 0]}", "tensor<4x3xf32>"))
     (d / "declaration.mlir").write_text("func.func private @ext(tensor<3xf32>) -> tensor<3xf32>\n")
@@ -94,6 +95,7 @@ OPT_ERRORS = [
     (["{d}/g.mlir", "-p", "default", "-t", "llvm", "-o", "{d}/no/such/dir/out.ll"], "No such file"),
     (["{d}/attr_kind.mlir"], "should be of base attribute array"),
     (["{d}/nonutf8.mlir"], "utf-8"),
+    (["{d}/broadcast.mlir"], "incompatible broadcast shapes"),
     (["{d}/g.mlir", "-t", "nosuch"], "unknown target 'nosuch'"),
 ]
 
@@ -127,7 +129,12 @@ def test_rlx_run_error_is_one_line(files: Path, args: list[str], message: str) -
 
 @pytest.mark.parametrize(
     ("file", "message"),
-    [("{d}", "Is a directory"), ("{d}/missing.mlir", "No such file"), ("{d}/bad.mlir", ":2:")],
+    [
+        ("{d}", "Is a directory"),
+        ("{d}/missing.mlir", "No such file"),
+        ("{d}/bad.mlir", ":2:"),
+        ("{d}/broadcast.mlir", "incompatible broadcast shapes"),
+    ],
 )
 def test_rlx_run_bad_file_is_one_line(files: Path, file: str, message: str) -> None:
     assert_cli_error("rlx-run", file.replace("{d}", str(files)), message=message)
@@ -172,6 +179,7 @@ def onnx_files(tmp_path_factory: pytest.TempPathFactory) -> Path:
     y = helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, ["n", 3])
     model = helper.make_model(helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "relu", [x], [y]))
     onnx.save(model, str(d / "m.onnx"))
+    (d / "corrupt.onnx").write_bytes((d / "m.onnx").read_bytes()[:-7])
     model.graph.node.extend(
         [helper.make_node("NonMaxSuppression", ["y"], ["a"], name="nms"), helper.make_node("Hardmax", ["a"], ["b"])]
     )
@@ -194,6 +202,7 @@ ONNX_RUN_ERRORS = [
     (["-i", "{d}/x.npy", "--entry", "relu"], "--entry picks a function of an .mlir file"),
     (["-i", "{d}/x.npy", "--threads", "-1"], "argument --threads: takes a count >= 0 (0: every CPU), got '-1'"),
     (["-i", "{d}/x.npy", "--threads", "two"], "argument --threads: takes a count >= 0"),
+    (["--input-shape", "x=2by3"], "input shape 'x=2by3': expected NAME=DxDx..."),
 ]
 
 
@@ -202,6 +211,29 @@ ONNX_RUN_ERRORS = [
 )
 def test_rlx_run_onnx_error_is_one_line(onnx_files: Path, args: list[str], message: str) -> None:
     assert_cli_error("rlx-run", str(onnx_files / "m.onnx"), *_in(onnx_files, args), message=message)
+
+
+ONNX_FILE_ERRORS = [
+    ("rlx-opt", ["{d}/m.onnx"], "input 'x' has a dynamic dimension 'n'"),
+    ("rlx-opt", ["{d}/corrupt.onnx"], "cannot read the ONNX model"),
+    ("rlx-run", ["{d}/corrupt.onnx"], "cannot read the ONNX model"),
+    ("rlx-opt", ["{d}/m.onnx", "-f", 'onnx{input-shapes="y=2x3"}'], "input_shapes names no graph input: y"),
+    (
+        "rlx-opt",
+        ["{d}/unsupported.onnx", "-f", 'onnx{input-shapes="x=2x3"}'],
+        "cannot import 2 node(s) or output(s) of the ONNX graph: NonMaxSuppression 'nms': "
+        "no importer for this op type; Hardmax",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "message"), ONNX_FILE_ERRORS, ids=[f"{t} {' '.join(a)}" for t, a, _ in ONNX_FILE_ERRORS]
+)
+def test_onnx_file_error_is_one_line(onnx_files: Path, tool: str, args: list[str], message: str) -> None:
+    """A dynamic dimension without a shape, a corrupt file, a shape naming no input, and
+    unsupported nodes (all of them, on the one line) as rlx-opt reads the model."""
+    assert_cli_error(tool, *_in(onnx_files, args), message=message)
 
 
 def test_rlx_run_lists_every_unsupported_node_on_its_line(onnx_files: Path) -> None:

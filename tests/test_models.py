@@ -7,7 +7,10 @@ with their KV cache as inputs.
 
 from __future__ import annotations
 
+import fcntl
+import os
 from functools import cache
+from pathlib import Path
 
 import numpy as np
 import onnxruntime
@@ -37,10 +40,20 @@ pytestmark = pytest.mark.slow  # exports take seconds each
 
 @cache
 def exported(name: str, exporter: str) -> tuple[torch.nn.Module, bytes]:
+    """The tiny model and its export. The session's workers share each export through
+    a file (conftest.py's RLX_TEST_EXPORT_DIR): the first to need it exports it (seconds,
+    for the same seeded module) while the others wait for it, then read it."""
     spec = next(spec for spec in SUITE if spec.name == name)
     module = spec.module(TINY)
-    example = spec.example(TINY, batch=2, seq=8)
-    return module, export(module, {spec.input.name: example}, spec.axes, ["hidden"], exporter)
+    path = Path(os.environ["RLX_TEST_EXPORT_DIR"]) / f"{name}-{exporter}.onnx"
+    with open(path.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not path.exists():
+            example = spec.example(TINY, batch=2, seq=8)
+            blob = export(module, {spec.input.name: example}, spec.axes, ["hidden"], exporter)
+            path.with_suffix(".part").write_bytes(blob)
+            path.with_suffix(".part").replace(path)
+        return module, path.read_bytes()
 
 
 def run_rlx(blob: bytes, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
