@@ -213,17 +213,16 @@ def test_rlx_run_onnx_error_is_one_line(onnx_files: Path, args: list[str], messa
     assert_cli_error("rlx-run", str(onnx_files / "m.onnx"), *_in(onnx_files, args), message=message)
 
 
+UNSUPPORTED = "cannot import 2 node(s) or output(s) of the ONNX graph: NonMaxSuppression 'nms': no importer for this op type; Hardmax"
+
 ONNX_FILE_ERRORS = [
     ("rlx-opt", ["{d}/m.onnx"], "input 'x' has a dynamic dimension 'n'"),
     ("rlx-opt", ["{d}/corrupt.onnx"], "cannot read the ONNX model"),
     ("rlx-run", ["{d}/corrupt.onnx"], "cannot read the ONNX model"),
     ("rlx-opt", ["{d}/m.onnx", "-f", 'onnx{input-shapes="y=2x3"}'], "input_shapes names no graph input: y"),
-    (
-        "rlx-opt",
-        ["{d}/unsupported.onnx", "-f", 'onnx{input-shapes="x=2x3"}'],
-        "cannot import 2 node(s) or output(s) of the ONNX graph: NonMaxSuppression 'nms': "
-        "no importer for this op type; Hardmax",
-    ),
+    ("rlx-opt", ["{d}/unsupported.onnx", "-f", 'onnx{input-shapes="x=2x3"}'], UNSUPPORTED),
+    # a model compiled at its first run: every node, not only the first
+    ("rlx-run", ["{d}/unsupported.onnx", "-i", "{d}/x.npy"], UNSUPPORTED),
 ]
 
 
@@ -232,20 +231,8 @@ ONNX_FILE_ERRORS = [
 )
 def test_onnx_file_error_is_one_line(onnx_files: Path, tool: str, args: list[str], message: str) -> None:
     """A dynamic dimension without a shape, a corrupt file, a shape naming no input, and
-    unsupported nodes (all of them, on the one line) as rlx-opt reads the model."""
+    unsupported nodes (all of them, on the one line) as rlx-opt or rlx-run reads the model."""
     assert_cli_error(tool, *_in(onnx_files, args), message=message)
-
-
-def test_rlx_run_lists_every_unsupported_node_on_its_line(onnx_files: Path) -> None:
-    """The import error of a model that needs compiling at its first run: every node, not only the first."""
-    assert_cli_error(
-        "rlx-run",
-        str(onnx_files / "unsupported.onnx"),
-        "-i",
-        str(onnx_files / "x.npy"),
-        message="cannot import 2 node(s) or output(s) of the ONNX graph: NonMaxSuppression 'nms': "
-        "no importer for this op type; Hardmax",
-    )
 
 
 # ---------------------------------------------------------------------------
