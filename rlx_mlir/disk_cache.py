@@ -233,9 +233,14 @@ def _trusted_folder(folder: Path) -> bool:
 
 
 def _warn_once(what: str, why: str) -> None:
-    if what not in _warned:
-        _warned.add(what)
-        warnings.warn(f"rlx_mlir cache: {why}; {what} is ignored and compiled again", RuntimeWarning, stacklevel=3)
+    _warn_once_about(what, f"rlx_mlir cache: {why}; {what} is ignored and compiled again")
+
+
+def _warn_once_about(key: str, message: str) -> None:
+    """One RuntimeWarning per `key` and process, attributed to the cache's caller."""
+    if key not in _warned:
+        _warned.add(key)
+        warnings.warn(message, RuntimeWarning, stacklevel=4)
 
 
 MAP_OVER = 1 << 20
@@ -432,14 +437,11 @@ def max_bytes() -> int:
     match = _SIZE.fullmatch(configured)
     if match is None:
         what = f"RLX_MLIR_CACHE_MAX_SIZE={configured!r}"
-        if what not in _warned:
-            _warned.add(what)
-            warnings.warn(
-                f"rlx_mlir cache: {what} is not a size (bytes, or a number with K, M or G); "
-                f"the cache keeps its default bound of {DEFAULT_MAX_BYTES >> 30} GiB",
-                RuntimeWarning,
-                stacklevel=3,
-            )
+        _warn_once_about(
+            what,
+            f"rlx_mlir cache: {what} is not a size (bytes, or a number with K, M or G); "
+            f"the cache keeps its default bound of {DEFAULT_MAX_BYTES >> 30} GiB",
+        )
         return DEFAULT_MAX_BYTES
     number, unit = match.groups()
     return int(number) << {"": 0, "K": 10, "M": 20, "G": 30}[unit.upper()]
@@ -452,9 +454,10 @@ def _account(where: Path, written: Path) -> None:
         size = os.stat(written, follow_symlinks=False).st_size
     except OSError:
         return
-    limit = max_bytes()
     used = _usage[where] + size if where in _usage else sum(entry.size for entry in _entries(where))
-    _usage[where] = prune(keep=written) if used > limit else used
+    _usage[where] = used
+    if used > max_bytes():
+        prune(keep=written)  # (which counts what it leaves)
 
 
 @dataclass(frozen=True)
