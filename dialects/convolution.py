@@ -43,7 +43,15 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import I64, DenseArrayBase, IntegerAttr, TensorType
 from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, opt_operand_def, prop_def, result_def
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+)
 from xdsl.utils.exceptions import VerifyException
 
 from rlx_mlir import dtypes
@@ -201,9 +209,17 @@ def window_properties(geometry: ConvGeometry) -> dict[str, Attribute]:
 
 class ConvolutionOp(SlidingWindowOp, NeedsScratch, ABC):
     """What `rlx.conv` and `rlx.conv_region` (a conv with its epilogue) share: the
-    weight, the `groups` property, and the facts the kernels choose their form by."""
+    weight, the `groups` and `weight_lanes` properties, and the facts the kernels
+    choose their form by.
+
+    `weight_lanes = L` says the weight is stored packed, [M/L, C/groups, K..., L]:
+    packed[b, c, k..., l] = w[b·L + l, c, k...], so that L consecutive output
+    channels of one (input channel, tap) are one vector (`pack-conv-weights` packs
+    constant weights where the lane form of the tiled kernel runs; the lowering
+    reads this property, never guesses the layout)."""
 
     groups = prop_def(IntegerAttr[I64], default_value=i64_attr(1))
+    weight_lanes = opt_prop_def(IntegerAttr[I64])
 
     @property
     @abstractmethod
@@ -218,23 +234,36 @@ class ConvolutionOp(SlidingWindowOp, NeedsScratch, ABC):
         return self.window(self.groups.value.data)
 
     @property
+    def lanes(self) -> int:
+        """L of a packed weight (`weight_lanes`), 0 for a weight as torch stores it."""
+        return 0 if self.weight_lanes is None else self.weight_lanes.value.data
+
+    @property
+    def weight_shape(self) -> tuple[int, ...]:
+        """The weight's shape as torch has it, [M, C/groups, K...], packed or not."""
+        stored = shape_of(self.weight.type)
+        if not self.lanes:
+            return stored
+        return (stored[0] * stored[-1], *stored[1:-1])
+
+    @property
     def pointwise(self) -> bool:
         """A 1x1 kernel, unit strides, no padding: the input planes are the GEMM's rhs as they are."""
         g = self.geometry
-        kernel = shape_of(self.weight.type)[2:]
+        kernel = self.weight_shape[2:]
         return all(k == 1 for k in kernel) and all(s == 1 for s in g.strides) and not any(g.pad_before + g.pad_after)
 
     def im2col_row_bytes(self) -> int:
         """The bytes of the im2col matrix of one output row: [C/groups · taps, row columns]."""
         item = dtypes.from_ir(element_type(self.result.type)).nbytes
-        weight, result = shape_of(self.weight.type), shape_of(self.result.type)
+        weight, result = self.weight_shape, shape_of(self.result.type)
         return item * weight[1] * numel(weight[2:]) * numel(result[3:])
 
     def gemm_form(self) -> bool:
         """Whether the conv lowers to im2col and GEMMs (else to the direct kernel)."""
         if dtypes.from_ir(element_type(self.result.type)).name not in GEMM_TYPES:
             return False
-        weight = shape_of(self.weight.type)
+        weight = self.weight_shape
         out_per_group, depth = weight[0] // self.geometry.groups, weight[1] * numel(weight[2:])
         if out_per_group < GEMM_MIN_CHANNELS or depth < GEMM_MIN_CHANNELS:
             return False
@@ -259,11 +288,30 @@ class ConvolutionOp(SlidingWindowOp, NeedsScratch, ABC):
         if len(shape_of(self.input.type)) < 3:
             shape = list(shape_of(self.input.type))
             raise VerifyException(f"'{self.name}' input must be [N, C, spatial...] with a spatial axis, got {shape}")
+        self.verify_packing()
         try:
-            expected = conv_shape(shape_of(self.input.type), shape_of(self.weight.type), self.geometry)
+            expected = conv_shape(shape_of(self.input.type), self.weight_shape, self.geometry)
         except ValueError as error:
             raise VerifyException(f"'{self.name}' {error}") from None
         check_result_shape(self, expected)
+
+    def verify_packing(self) -> None:
+        """A packed weight: rank one more than the input's, L last, L dividing each group's channels."""
+        if self.weight_lanes is None:
+            return
+        lanes, stored = self.lanes, list(shape_of(self.weight.type))
+        if lanes < 1:
+            raise VerifyException(f"'{self.name}' weight_lanes must be positive, got {lanes}")
+        if len(stored) != len(shape_of(self.input.type)) + 1 or stored[-1] != lanes:
+            raise VerifyException(
+                f"'{self.name}' weight_lanes {lanes} needs the weight packed as [M/{lanes}, C/groups, kernel..., "
+                f"{lanes}], got {stored}"
+            )
+        if (stored[0] * lanes // self.geometry.groups) % lanes:
+            raise VerifyException(
+                f"'{self.name}' weight_lanes {lanes} must divide the {stored[0] * lanes // self.geometry.groups} "
+                "output channels of a group"
+            )
 
 
 @irdl_op_definition
@@ -292,7 +340,7 @@ class ConvOp(TensorOp, ConvolutionOp):
     def verify_rules(self) -> None:
         if self.bias is not None:
             check_same_element_type(self, "bias", self.bias, self.input)
-            weight, bias = shape_of(self.weight.type), shape_of(self.bias.type)
+            weight, bias = self.weight_shape, shape_of(self.bias.type)
             if len(weight) >= 1 and bias != (weight[0],):
                 raise VerifyException(
                     f"'{self.name}' bias shape {list(bias)} must be [{weight[0]}] (one per output channel)"

@@ -217,7 +217,9 @@ class ScalarBodyRegionOp(BodyOp, ABC):
         printer.print_string(" : ")
         printer.print_list([v.type for v in self.inputs], printer.print_attribute)
         printer.print_string(")")
-        printer.print_op_attributes({**{n: self.properties[n] for n in self.PROPERTIES}, **self.attributes})
+        printer.print_op_attributes(
+            {**{n: self.properties[n] for n in self.PROPERTIES if n in self.properties}, **self.attributes}
+        )
         printer.print_string(" -> ")
         if len(self.outputs) == 1:
             printer.print_attribute(self.outputs[0].type)
@@ -586,6 +588,7 @@ class ConvRegionOp(ScalarBodyRegionOp, ConvolutionOp):
         "pad_before",
         "pad_after",
         "groups",
+        "weight_lanes",
     )
 
     def __init__(
@@ -595,6 +598,7 @@ class ConvRegionOp(ScalarBodyRegionOp, ConvolutionOp):
             "indexing_maps": ArrayAttr([AffineMapAttr(m) for m in maps]),
             **window_properties(conv.geometry),
             "groups": conv.groups,
+            **({} if conv.weight_lanes is None else {"weight_lanes": conv.weight_lanes}),
         }
         operands = [[conv.input, conv.weight, *inputs]]
         super().__init__(operands=operands, result_types=[[result_type]], properties=properties, regions=[body])

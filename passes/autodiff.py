@@ -605,6 +605,8 @@ def _conv_weight_grad(b: Backward, op: cv.ConvOp, g: SSAValue) -> SSAValue:
 
 
 def _conv(b: Backward, op: cv.ConvOp, g: SSAValue) -> Cotangents:
+    if op.lanes:
+        raise NoAdjoint(f"'{op.name}' with a packed weight has no adjoint (differentiate before pack-conv-weights)")
     if op.bias is not None and b.wants(op.bias):
         yield op.bias, b.reduce_sum(g, [0, *range(2, len(shape_of(g.type)))], keepdims=False)
     if b.wants(op.input):

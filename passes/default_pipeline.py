@@ -22,6 +22,7 @@ from rlx_mlir.passes.fuse_selective_scan import FuseSelectiveScanPass
 from rlx_mlir.passes.fuse_siblings import FuseSiblingsPass
 from rlx_mlir.passes.fuse_standardization import FuseStandardizationPass
 from rlx_mlir.passes.lower_to_llvm import LowerToLLVMPass
+from rlx_mlir.passes.pack_conv_weights import PackConvWeightsPass
 from rlx_mlir.passes.plan_memory import PlanMemoryPass
 
 TENSOR_PASSES: tuple[ModulePass, ...] = (
@@ -46,8 +47,9 @@ their epilogues, elementwise siblings that read one input merged, then
 index-map ops (expand,
 transpose, slice, ...) folded into the fused regions."""
 
-BACKEND_PASSES: tuple[ModulePass, ...] = (PlanMemoryPass(), LowerToLLVMPass())
-"""One arena with an offset per value, then the `llvm` dialect."""
+BACKEND_PASSES: tuple[ModulePass, ...] = (PackConvWeightsPass(), PlanMemoryPass(), LowerToLLVMPass())
+"""Constant conv weights packed for the target's conv kernels, one arena with an
+offset per value, then the `llvm` dialect."""
 
 
 def spec(passes: tuple[ModulePass, ...]) -> str:

@@ -85,15 +85,17 @@ class LowerToLLVMPass(ModulePass):
     tuning: str = ""
     """Overrides of the target's kernel choices, `name=value,...` (`rlx_mlir.tuning`)."""
 
-    def kernel_tuning(self) -> Tuning:
-        """The kernel choices this pass lowers with; a bad target or override is a ValueError."""
-        try:
-            return Tuning.for_target(target(self.target or None)).replace(parse_overrides(self.tuning))
-        except (TargetError, TuningError) as error:
-            raise ValueError(f"lower-to-llvm: {error}") from None
-
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        lower_module(op, thread_count(self.threads), self.kernel_tuning())
+        lower_module(op, thread_count(self.threads), pass_tuning(self.name, self.target, self.tuning))
+
+
+def pass_tuning(pass_name: str, target_name: str, overrides: str) -> Tuning:
+    """The kernel choices a target-specific pass works with (`target` and `tuning`
+    options as lower-to-llvm takes them); a bad target or override is a ValueError."""
+    try:
+        return Tuning.for_target(target(target_name or None)).replace(parse_overrides(overrides))
+    except (TargetError, TuningError) as error:
+        raise ValueError(f"{pass_name}: {error}") from None
 
 
 def lower_module(op: ModuleOp, threads: int, tuning: Tuning, profile: bool = False) -> dict[str, list[int]]:

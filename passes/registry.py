@@ -67,6 +67,12 @@ def _plan_memory() -> type[ModulePass]:
     return PlanMemoryPass
 
 
+def _pack_conv_weights() -> type[ModulePass]:
+    from rlx_mlir.passes.pack_conv_weights import PackConvWeightsPass
+
+    return PackConvWeightsPass
+
+
 def _lower_to_llvm() -> type[ModulePass]:
     from rlx_mlir.passes.lower_to_llvm import LowerToLLVMPass
 
@@ -91,6 +97,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "fuse-reductions": _fuse_reductions,
         "fuse-epilogues": _fuse_epilogues,
         "fuse-siblings": _fuse_siblings,
+        "pack-conv-weights": _pack_conv_weights,
         "plan-memory": _plan_memory,
         "lower-to-llvm": _lower_to_llvm,
         "default": _default_pipeline,

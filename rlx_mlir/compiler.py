@@ -36,6 +36,7 @@ from rlx_mlir.lowering.core.translate import to_llvmlite
 from rlx_mlir.memory_plan import MemoryPlan, constant_slot, index_checks, planned_constants, read_plan
 from rlx_mlir.passes.default_pipeline import TENSOR_PIPELINE
 from rlx_mlir.passes.lower_to_llvm import lower_module
+from rlx_mlir.passes.pack_conv_weights import pack_conv_weights
 from rlx_mlir.passes.plan_memory import PlanMemoryPass
 from rlx_mlir.passes.registry import available_passes
 from rlx_mlir.profiler import TimedOp, describe
@@ -515,6 +516,7 @@ def _derive(
             p.apply(ctx, module)
         if measuring is not None:
             tuned = autotune.tune_module(module, measuring[0], machine, threads, measuring[1])
+        pack_conv_weights(module, tuning)
         PlanMemoryPass().apply(ctx, module)
         verify_module(module)
     except VerifyException as error:

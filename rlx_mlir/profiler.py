@@ -125,7 +125,7 @@ def _flops(op: Operation) -> int | None:
         pairs = seen * (seen + 1) // 2 + (queries - seen) * keys if op.is_causal else queries * keys
         return 2 * (head_size + value_size) * pairs * batch * heads
     if isinstance(op, cv.ConvolutionOp):
-        weight = shape_of(op.weight.type)
+        weight = op.weight_shape
         epilogue = _body_ops(op) if isinstance(op, rg.ConvRegionOp) else 0
         return (2 * numel(weight[1:]) + epilogue) * _elements(op.result)
     if isinstance(op, cv.MaxPoolOp):

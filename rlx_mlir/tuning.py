@@ -91,6 +91,11 @@ class Tuning:
     registers (24 of AVX-512's 32: 5-10% faster than 16 on ResNet's layers; 12 of
     AVX2's 16), the rest for a tile's vectors of input and the weight's splat."""
     conv_tiled_max_padded_percent: int
+    conv_lane_readback_steps: int
+    """What the lane form of the tiled conv (output channels in the lanes, its weight packed
+    by `pack-conv-weights`) pays per output to read its sums back across lanes, in vector
+    FMA steps: it runs where real outputs · (depth / L + this) is less than the tiled
+    form's computed positions · depth / L (0: wherever it computes fewer; NEVER: never)."""
     """A stride-1 conv runs the tiled form (register tiles over its zero-padded input,
     no im2col, no BLAS) when the positions it computes, padding columns included, are
     fewer than this percent of its outputs (0: never)."""
@@ -174,6 +179,7 @@ class Tuning:
             conv_min_units=4 * target.cores,
             conv_tile_accumulators=3 * target.vector_registers // 4,
             conv_tiled_max_padded_percent=200,
+            conv_lane_readback_steps=1,
             gdn_chunked_min_seq=NEVER,
             gdn_strip_bytes=l1_block // 2,
             gdn_strip_vectors=max(1, (target.vector_registers - 8) // 3),
@@ -241,6 +247,7 @@ THRESHOLDS = frozenset(
         "gemm_panel_max_mnk",
         "gemm_panel_max_bytes",
         "conv_tiled_max_padded_percent",
+        "conv_lane_readback_steps",
         "attention_tiled_panel_bytes",
         "gdn_chunked_min_seq",
         "gdn_short_seq",

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,7 +34,15 @@ from rlx_mlir.builder import Builder
 from rlx_mlir.dialects.convolution import GEMM_TYPES, ConvOp
 from rlx_mlir.errors import ArgumentError, VerificationError
 from rlx_mlir.lowering.core.kernel import KernelContext
-from rlx_mlir.lowering.kernels.conv import _Conv, _gemm_split, _GemmSplit, _Tiled, _tiled_form, _tiled_split
+from rlx_mlir.lowering.kernels.conv import (
+    _Conv,
+    _gemm_split,
+    _GemmSplit,
+    _Tiled,
+    _tiled_form,
+    _tiled_split,
+    packed_lanes,
+)
 from rlx_mlir.target import target
 from rlx_mlir.tuning import NEVER, Tuning
 
@@ -513,3 +522,80 @@ def test_the_profile_counts_conv_and_pool_flops() -> None:
     rows = exe.profile(np.ones((2, 8, 16, 16), np.float32), np.ones((16, 4, 3, 3), np.float32), repeat=1).rows
     flops = {row.op.name: row.op.flops for row in rows}
     assert flops == {"rlx.conv": 2 * 4 * 9 * (2 * 16 * 16 * 8), "rlx.max_pool": 4 * (2 * 16 * 8 * 4)}
+
+
+LANE_FORM = {**FORMS["tiled"], "conv_lane_readback_steps": 0}
+"""The tiled form, and its lanes wherever they compute fewer positions."""
+
+
+@pytest.mark.parametrize("t", ["f32", "f64"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_packed_weights_run_the_lane_form_and_match_torch(t: str, threads: int) -> None:
+    """Constant weights of tiled convs whose channels per group fill whole vectors are
+    packed (`pack-conv-weights`) and run the lane form, a bias added first or an
+    epilogue after; each constant is packed once for the two convs that read it."""
+    tuning = Tuning.for_target(target()).replace(LANE_FORM)
+    lanes = tuning.vector_bytes // np.dtype(TYPES[t]).itemsize
+    cases = [c for c in GEMM_CASES if not all(k == 1 for k in c.weight[2:])]
+    b = Builder("packed")
+    inputs, packed = [], 0
+    for seed, case in enumerate(cases):
+        x_np, w_np, *bias_np = _inputs(case, t, seed)
+        want = reference(x_np, w_np, bias_np[0] if bias_np else None, case)[0]
+        residual = np.random.default_rng(seed).standard_normal(want.shape).astype(TYPES[t])
+        x, w = b.input(case.input, t), b.constant(w_np)
+        bias = b.constant(bias_np[0]) if bias_np else None
+        geometry = (case.strides, case.dilations, case.pad_before, case.pad_after, case.groups)
+        b.output(b.conv(x, w, bias, *geometry))
+        b.output(b.relu(b.add(b.conv(x, w, bias, *geometry), b.input(want.shape, t))))
+        inputs.append((x_np, w_np, *bias_np, residual))
+        packed += case.weight[0] // case.groups % lanes == 0
+    exe = rlx.compile(b.module(), threads=threads, tuning=LANE_FORM)
+    assert exe.planned_ir.count(f"weight_lanes = {lanes}") == 2 * packed > 0
+    assert len(re.findall(rf"dense_resource<\w*_lanes{lanes}\w*>", exe.planned_ir)) == packed
+    results = exe(*(v for given in inputs for v in (given[0], given[-1])))
+    for case, given, plain, fused in zip(cases, inputs, results[::2], results[1::2]):
+        check(case, plain, list(given[:-1]), t)
+        want, scale = reference(given[0], given[1], given[2] if case.bias else None, case)
+        u, terms = UNIT_ROUNDOFF[t], case.weight[1] * int(np.prod(case.weight[2:]))
+        atol = 2 * terms * u * scale + u * np.abs(want)
+        assert_close(fused, np.maximum(want + given[-1], 0), rtol=u, atol=atol, what=f"{case.name} fused")
+
+
+@pytest.mark.target_independent
+def test_weights_given_at_run_time_stay_unpacked() -> None:
+    """Only a constant weight can be packed once; an input runs the tiled form's positions."""
+    case = next(c for c in GEMM_CASES if c.name == "gemm_2d")
+    exe = compile_cases((case,), "f32", tuning=LANE_FORM)
+    assert "weight_lanes" not in exe.planned_ir
+    inputs = _inputs(case, "f32", 0)
+    (got,) = exe(*inputs)
+    check(case, got, inputs, "f32")
+
+
+@pytest.mark.parametrize(
+    ("shape", "weight", "stride", "pad", "lanes"),
+    [
+        # ResNet's 3x3 layers at batch 1 (AVX-512, 1 MiB L2, 2 cores): each computes fewer
+        # positions in lanes: 14x14 planes computed 16 places a row, 7x7 ones 64 for 49
+        ((1, 64, 56, 56), (64, 64, 3, 3), 1, 1, 16),
+        ((1, 128, 28, 28), (128, 128, 3, 3), 1, 1, 16),
+        ((1, 256, 14, 14), (256, 256, 3, 3), 1, 1, 16),
+        ((1, 512, 7, 7), (512, 512, 3, 3), 1, 1, 16),
+        ((1, 64, 56, 56), (128, 64, 3, 3), 2, 1, 16),
+        # the stem: 147 taps per output do not pay for reading 64 channels back across lanes
+        ((1, 3, 224, 224), (64, 3, 7, 7), 2, 3, 0),
+        # 24 channels fill no whole vectors of 16
+        ((1, 64, 14, 14), (24, 64, 3, 3), 1, 1, 0),
+    ],
+)
+@pytest.mark.target_independent
+def test_the_lane_form_runs_where_it_computes_less(
+    shape: tuple[int, ...], weight: tuple[int, ...], stride: int, pad: int, lanes: int
+) -> None:
+    b = Builder()
+    b.output(b.conv(b.input(shape), b.input(weight), None, [stride] * 2, None, [pad] * 2, [pad] * 2))
+    (op,) = (op for op in b.module().walk() if isinstance(op, ConvOp))
+    tuning = Tuning.for_target(dataclasses.replace(target("x86-64-v4"), l2_bytes=1 << 20, cores=2))
+    assert packed_lanes(op, tuning) == lanes
+    assert packed_lanes(op, tuning.replace({"conv_lane_readback_steps": NEVER})) == 0

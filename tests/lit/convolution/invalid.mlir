@@ -220,3 +220,33 @@ func.func @pool_result_shape(%x: tensor<2x4x9xf32>) {
   %y = rlx.max_pool %x {kernel_shape = array<i64: 3>, strides = array<i64: 2>, dilations = array<i64: 1>, pad_before = array<i64: 1>, pad_after = array<i64: 1>} : (tensor<2x4x9xf32>) -> tensor<2x4x4xf32>
   func.return
 }
+
+// -----
+
+// A packed weight (weight_lanes = L) is [M/L, C/groups, kernel..., L] ...
+// CHECK-LABEL: sym_name = "packed_weight_not_packed"
+// CHECK: Operation does not verify: 'rlx.conv' weight_lanes 8 needs the weight packed as [M/8, C/groups, kernel..., 8], got [16, 4, 3, 3]
+func.func @packed_weight_not_packed(%x: tensor<1x4x7x7xf32>, %w: tensor<16x4x3x3xf32>) {
+  %y = rlx.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_before = array<i64: 1, 1>, pad_after = array<i64: 1, 1>, weight_lanes = 8 : i64} : (tensor<1x4x7x7xf32>, tensor<16x4x3x3xf32>) -> tensor<1x16x7x7xf32>
+  func.return
+}
+
+// -----
+
+// ... with L > 0 ...
+// CHECK-LABEL: sym_name = "packed_weight_no_lanes"
+// CHECK: Operation does not verify: 'rlx.conv' weight_lanes must be positive, got 0
+func.func @packed_weight_no_lanes(%x: tensor<1x4x7x7xf32>, %w: tensor<2x4x3x3x0xf32>) {
+  %y = rlx.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_before = array<i64: 1, 1>, pad_after = array<i64: 1, 1>, weight_lanes = 0 : i64} : (tensor<1x4x7x7xf32>, tensor<2x4x3x3x0xf32>) -> tensor<1x16x7x7xf32>
+  func.return
+}
+
+// -----
+
+// ... and whole vectors of each group's output channels.
+// CHECK-LABEL: sym_name = "packed_weight_splits_a_group"
+// CHECK: Operation does not verify: 'rlx.conv' weight_lanes 8 must divide the 4 output channels of a group
+func.func @packed_weight_splits_a_group(%x: tensor<1x8x7x7xf32>, %w: tensor<2x2x3x3x8xf32>) {
+  %y = rlx.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_before = array<i64: 1, 1>, pad_after = array<i64: 1, 1>, groups = 4 : i64, weight_lanes = 8 : i64} : (tensor<1x8x7x7xf32>, tensor<2x2x3x3x8xf32>) -> tensor<1x16x7x7xf32>
+  func.return
+}

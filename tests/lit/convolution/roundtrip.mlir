@@ -38,3 +38,16 @@ func.func @pools(%x: tensor<2x4x9xf32>, %y: tensor<1x3x8x8xf16>) {
   %b = rlx.max_pool %y {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 2>, pad_before = array<i64: 1, 1>, pad_after = array<i64: 0, 1>} : (tensor<1x3x8x8xf16>) -> tensor<1x3x4x3xf16>
   func.return
 }
+
+// -----
+
+// A packed weight: weight_lanes is printed when present, and the result's channels
+// are M/L · L (here 2 · 8 = 16 output channels, in 2 groups of 8).
+
+// CHECK-LABEL: func.func @packed(
+// CHECK-SAME: [[X:%[a-zA-Z0-9_]+]]: tensor<1x4x7x7xf32>, [[W:%[a-zA-Z0-9_]+]]: tensor<2x2x3x3x8xf32>
+// CHECK-NEXT: {{%[a-zA-Z0-9_]+}} = rlx.conv [[X]], [[W]] {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_before = array<i64: 1, 1>, pad_after = array<i64: 1, 1>, groups = 2 : i64, weight_lanes = 8 : i64} : (tensor<1x4x7x7xf32>, tensor<2x2x3x3x8xf32>) -> tensor<1x16x7x7xf32>
+func.func @packed(%x: tensor<1x4x7x7xf32>, %w: tensor<2x2x3x3x8xf32>) {
+  %y = rlx.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_before = array<i64: 1, 1>, pad_after = array<i64: 1, 1>, groups = 2 : i64, weight_lanes = 8 : i64} : (tensor<1x4x7x7xf32>, tensor<2x2x3x3x8xf32>) -> tensor<1x16x7x7xf32>
+  func.return
+}

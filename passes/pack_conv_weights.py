@@ -1,0 +1,96 @@
+"""pack-conv-weights: constant conv weights stored as the lane form of the conv reads them.
+
+The tiled conv kernel (`lowering/kernels/conv.py`) puts output positions in a
+vector's lanes: its register tiles compute whole vectors of positions, the
+padding columns of its input block and the rest of the last vector included.
+On small planes that is much of the work (ResNet's 14x14 planes compute 16
+places a row for 14 outputs, its 7x7 ones 64 for 49). Its lane form puts output
+channels in the lanes instead and computes only real outputs, but it reads L
+consecutive output channels of one (input channel, tap) as one vector, which
+the weight as torch stores it, [M, C/groups, K...], holds L · C/groups · taps
+elements apart. So where the lane form is the faster one (`packed_lanes`, the
+target's model) and the weight is a constant, this pass stores it packed once,
+at compile time, as onnxruntime reorders the weights of its NCHWc convs:
+
+```mlir
+%w = rlx.constant dense_resource<w> : tensor<32x16x3x3xf32>
+%y = rlx.conv %x, %w {...} : (tensor<1x16x14x14xf32>, tensor<32x16x3x3xf32>) -> tensor<1x32x14x14xf32>
+// becomes, for 16 lanes (AVX-512, f32):
+%p = rlx.constant dense_resource<w_lanes16> : tensor<2x16x3x3x16xf32>
+%y = rlx.conv %x, %p {..., weight_lanes = 16 : i64} : (tensor<1x16x14x14xf32>, tensor<2x16x3x3x16xf32>) -> ...
+```
+
+packed[b, c, k..., l] = w[b·L + l, c, k...]. A weight computed at run time (a
+training step's) stays as it is and runs the tiled form's positions. The pass
+is target-specific, like lower-to-llvm, and runs after the tensor passes (and
+autodiff, which has no adjoint for a packed weight), before plan-memory.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from rlx_mlir.dialects import convolution as cv
+from rlx_mlir.dialects import rlx
+from rlx_mlir.dialects.common import element_type, i64_attr
+from rlx_mlir.dialects.resources import ResourceElementsAttr
+from rlx_mlir.lowering.kernels.conv import packed_lanes
+from rlx_mlir.passes.lower_to_llvm import pass_tuning
+from rlx_mlir.tuning import Tuning
+
+
+def packed(weight: np.ndarray, lanes: int) -> np.ndarray:
+    """[M, C/groups, K...] as [M/L, C/groups, K..., L]: L output channels last."""
+    blocks = weight.reshape(weight.shape[0] // lanes, lanes, *weight.shape[1:])
+    return np.ascontiguousarray(np.moveaxis(blocks, 1, -1))
+
+
+def _handle(constant: rlx.ConstantOp) -> str:
+    value = constant.value
+    name = value.resource_handle.data if isinstance(value, ResourceElementsAttr) else "conv_weight"
+    return name
+
+
+def pack_conv_weights(module: ModuleOp, tuning: Tuning) -> None:
+    """Every conv with a constant weight whose lane form `tuning` prefers reads it packed;
+    a constant several convs read is packed once per lane count."""
+    done: dict[tuple[rlx.ConstantOp, int], rlx.ConstantOp] = {}
+    for op in [op for op in module.walk() if isinstance(op, cv.ConvolutionOp)]:
+        constant = op.weight.owner
+        if op.lanes or not isinstance(constant, rlx.ConstantOp) or constant.is_splat:
+            continue
+        lanes = packed_lanes(op, tuning)
+        if not lanes:
+            continue
+        if (constant, lanes) not in done:
+            array = packed(constant.values(), lanes)
+            t = TensorType(element_type(constant.result.type), array.shape)
+            attr = ResourceElementsAttr.from_array(f"{_handle(constant)}_lanes{lanes}", t, array)
+            new = rlx.ConstantOp(attr)
+            Rewriter.insert_op(new, InsertPoint.after(constant))
+            done[constant, lanes] = new
+        op.operands[1] = done[constant, lanes].result
+        op.properties["weight_lanes"] = i64_attr(lanes)
+    for constant, _ in done:
+        if not constant.result.uses:
+            Rewriter.erase_op(constant)
+
+
+@dataclass(frozen=True)
+class PackConvWeightsPass(ModulePass):
+    name = "pack-conv-weights"
+
+    target: str = ""
+    """The machine to pack for, as lower-to-llvm takes it ("" means $RLX_MLIR_TARGET, else native)."""
+
+    tuning: str = ""
+    """Overrides of the target's kernel choices, `name=value,...`, as lower-to-llvm takes them."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        pack_conv_weights(op, pass_tuning(self.name, self.target, self.tuning))
