@@ -42,6 +42,10 @@ class Tuning:
     """Vector accumulators a register-tiled kernel keeps live."""
 
     # threads and memory
+    cores: int
+    """The target's cores: kernels that cut their work into units balance the units' equal
+    shares over this many threads (fixed by the target, not the thread count, so the
+    code does not depend on how many threads run it)."""
     parallel_min_elements: int
     """Below this many elements a kernel runs on the calling thread (a pool launch costs ~0.7 us)."""
     nontemporal_min_bytes: int
@@ -162,6 +166,7 @@ class Tuning:
         return cls(
             vector_bytes=target.vector_bytes,
             accumulators=accumulators,
+            cores=target.cores,
             parallel_min_elements=1 << 15,
             nontemporal_min_bytes=target.llc_share,
             gemm_tile_rows=accumulators // 2,

@@ -336,7 +336,7 @@ def test_the_gemm_form_cuts_enough_equal_units(
     b.output(b.conv(b.input(shape), b.input(weight), pad_before=pads, pad_after=pads))
     (op,) = (op for op in b.module().walk() if isinstance(op, ConvOp))
     tuning = Tuning.for_target(target("x86-64-v3")).replace({"conv_im2col_block_bytes": 768 << 10})
-    ctx = KernelContext("conv", tuning.replace({"conv_min_units": 4 * cores}))
+    ctx = KernelContext("conv", tuning.replace({"conv_min_units": 4 * cores, "cores": cores}))
     assert _gemm_split(op, _Conv.of(op), ctx, op.im2col_row_bytes()) == split
 
 
@@ -349,6 +349,11 @@ def test_the_gemm_form_cuts_enough_equal_units(
         ((1, 256, 14, 14), (512, 256, 3, 3), 2, _GemmSplit(block_rows=7, blocks=1, chunk=64, chunks=8)),
         # its first stage: L2-sized blocks of 6 rows (348 positions) already hold tiles
         ((8, 64, 56, 56), (64, 64, 3, 3), 1, _GemmSplit(block_rows=6, blocks=10, chunk=64, chunks=1)),
+        # at batch 1, 10 such blocks split 30 : 26 rows between 2 cores; 14 of 4 rows split evenly
+        ((1, 64, 56, 56), (64, 64, 3, 3), 1, _GemmSplit(block_rows=4, blocks=14, chunk=64, chunks=1)),
+        # 28 rows: 10 blocks of 3 (15 : 13) became 14 of 2; 14 rows in 2 chunks: 7 blocks of 2
+        ((1, 128, 28, 28), (128, 128, 3, 3), 1, _GemmSplit(block_rows=2, blocks=14, chunk=128, chunks=1)),
+        ((1, 256, 14, 14), (256, 256, 3, 3), 1, _GemmSplit(block_rows=2, blocks=7, chunk=128, chunks=2)),
         # Whisper's first conv1d: blocks of whole tiles (87 positions fit: one tile and a half)
         ((1, 80, 3000), (384, 80, 3), 1, _GemmSplit(block_rows=64, blocks=47, chunk=384, chunks=1)),
     ],

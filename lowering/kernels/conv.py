@@ -55,12 +55,13 @@ K..., L]: `weight_lanes`) runs the tiled form's units and input blocks with
 output channels in the lanes instead (`_lane_tiles`): register tiles of 6
 consecutive real outputs x 4 vectors of 16 channels (AVX-512), each output's
 input splat from its own place in the block, each (channel, tap) of the weight
-one vector load; the sums land channel block by block and are read back across
-lanes into the result. It computes no padding columns and no vector's rest,
-which ResNet's smaller planes are full of: its 3x3 layers on 28x28 to 7x7
-planes ran 11-27% faster than in positions (2-vCPU Zen 4, weights constant);
-the stem, with 3 channels x 49 taps to amortize the read-back over, stays in
-positions (`packed_lanes` models both).
+one vector load; the sums land channel block by block, and each L x L square
+of them is transposed in registers on its way into the result. It computes no
+padding columns and no vector's rest, which ResNet's smaller planes are full
+of: its 3x3 layers on 28x28 to 7x7 planes ran 8-24% faster than in positions,
+those on 56x56 0-6% (2-vCPU Zen 4, weights constant); the stem, with 3
+channels x 49 taps to amortize the read-back over, stays in positions
+(`packed_lanes` models both).
 
 **Epilogue.** `rlx.conv_region` (what fuse-epilogues makes of a conv and its
 bias add, activation and residual) runs any form, then applies its body to
@@ -84,7 +85,7 @@ from dataclasses import dataclass
 from typing import TypeGuard
 
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import f32
+from xdsl.dialects.builtin import DenseArrayBase, f32, i32
 from xdsl.ir import Operation, Region, SSAValue
 
 from rlx_mlir import blas, dtypes, index_maps
@@ -509,7 +510,44 @@ def _balance(
             blocks = min(extent, 2 * blocks)
         else:
             break
-    return split(blocks, chunks)
+    return _evened(split(blocks, chunks), images, extent, rows, ctx.tuning.cores, split, least_rows)
+
+
+def _evened(
+    cut: _GemmSplit,
+    images: int,
+    extent: int,
+    rows: int,
+    cores: int,
+    split: Callable[[int, int], _GemmSplit],
+    least_rows: int,
+) -> _GemmSplit:
+    """`cut`, or a cut into up to twice as many (thinner) blocks whose units the cores'
+    equal shares of the pool's range split more evenly (`_busiest`), the fewest blocks
+    of the best. ResNet's 56x56 plane at batch 1 ran 10 blocks of 6 rows for 2 threads:
+    one share held 30 rows, the other 26 (its last block 2), 7% idle; 14 blocks of 4
+    hold 28 each."""
+    best, best_share = cut, _busiest(cut, images, extent, rows, cores)
+    for blocks in range(cut.blocks + 1, min(extent, 2 * cut.blocks) + 1):
+        other = split(blocks, cut.chunks)
+        if other.block_rows < least_rows:
+            break
+        share = _busiest(other, images, extent, rows, cores)
+        if share < best_share:
+            best, best_share = other, share
+    return best
+
+
+def _busiest(cut: _GemmSplit, images: int, extent: int, rows: int, cores: int) -> int:
+    """The output rows x channels of the busiest of `cores` equal shares of the units, as
+    the pool cuts the range (share g: units [U·g/cores, U·(g+1)/cores)) and `_units`
+    orders them (image, block, chunk)."""
+    counts = [min(cut.block_rows, extent - b * cut.block_rows) for b in range(cut.blocks)]
+    sizes = [min(cut.chunk, rows - c * cut.chunk) for c in range(cut.chunks)]
+    work = [count * size for count in counts for size in sizes] * images
+    units = len(work)
+    shares = [sum(work[units * g // cores : units * (g + 1) // cores]) for g in range(cores)]
+    return max(shares)
 
 
 CHUNK_ROWS_MIN = 16
@@ -770,13 +808,14 @@ def _tiled_kernels(op: cv.ConvolutionOp, conv: _Conv, tiled: _Tiled, ctx: Kernel
         block = e.op(llvm.AllocaOp(e.i64(t.input_elements(split.block_rows)), item.storage, alignment=64))
         sums_size = split.chunk * t.positions(split.block_rows)
         sums = e.op(llvm.AllocaOp(e.i64(sums_size), item.storage, alignment=64))
+        square = e.op(llvm.AllocaOp(e.i64(t.lanes * t.lanes), item.storage, alignment=64)) if op.lanes else sums
 
         def compute(at: _Unit, m: int, count: int) -> None:
             _pad_block(walk, t, x, block, at.x_base, at.first, count)
             tiles = (block, w, sums, bias)
             if op.lanes:
                 _lane_tiles(walk, t, tiles, at, (m, count, depth))
-                _unpad_block(walk, t, pointers, sums, (at, (m, count)), lanes=True)
+                _unpad_lanes(walk, t, pointers, (sums, square), (at, (m, count)))
                 return
 
             def tile_column(q0: SSAValue, vectors: int) -> None:
@@ -1022,7 +1061,6 @@ def _unpad_block(
     pointers: list[SSAValue],
     sums: SSAValue,
     at: tuple[_Unit, tuple[int, int]],
-    lanes: bool = False,
 ) -> None:
     """out[n, channel + r, first row + (o...)] = sums[r, (o...) in block coordinates] for
     the (channels, output rows) `extents` of a unit: its real positions, dropping the
@@ -1040,8 +1078,6 @@ def _unpad_block(
 
         def axis_copy(axis: int, j: SSAValue, b_at: SSAValue) -> None:
             if axis == c.rank:
-                if lanes:
-                    b_at = e.add(e.mul(e.add(lane_row, j), e.i64(t.lanes)), lane)
                 if epilogue is None:
                     c.item.copy(e, sums, b_at, out, e.add(out_at, j))
                 else:
@@ -1053,14 +1089,78 @@ def _unpad_block(
 
             walk.loop(0, extents_out[axis], position)
 
-        if lanes:
-            lane_row = e.mul(e.udiv(r, e.i64(t.lanes)), e.i64(_lane_stride(t, rows)))
-            lane = e.urem(r, e.i64(t.lanes))
-            axis_copy(0, e.i64(0), e.i64(0))
-        else:
-            axis_copy(0, e.i64(0), e.mul(r, e.i64(stride)))
+        axis_copy(0, e.i64(0), e.mul(r, e.i64(stride)))
 
     walk.loop(0, channels, row)
+
+
+def _unpad_lanes(
+    walk: _Walk,
+    t: _Tiled,
+    pointers: list[SSAValue],
+    buffers: tuple[SSAValue, SSAValue],
+    at: tuple[_Unit, tuple[int, int]],
+) -> None:
+    """The lane form's copy-out: out[n, channel + b·L + l, q + f] = sums[b, f, l] for the
+    unit's channel blocks b and its flat real positions f (q: where its rows begin in
+    the plane), applying a conv region's epilogue. Each L x L square of sums (L
+    positions of one block) is transposed in registers (`_transposed`) into the stack
+    `square`, one channel per row, which each channel's row then reads contiguously: a
+    strided read per output took 7-8% of ResNet's 3x3 layers at batch 8 (Zen 4)."""
+    e, c, op = walk.e, t.conv, t.conv.op
+    sums, square = buffers
+    unit, (channels, rows) = at
+    lanes, stride = t.lanes, _lane_stride(t, rows)
+    out = pointers[len(_operands(op)) - 1]
+    q = e.mul(unit.first, e.i64(numel(c.spatial_out[1:])))
+
+    def group(b: SSAValue, f0: SSAValue, count: int) -> None:
+        base = e.mul(e.add(e.mul(b, e.i64(stride)), f0), e.i64(lanes))
+        zero = vectors.splat(e, e.const(c.item.compute, 0.0), lanes)
+        loaded = [vectors.load(e, c.item.storage, sums, e.add(base, e.i64(i * lanes)), lanes) for i in range(count)]
+        for lane, v in enumerate(_transposed(e, loaded + [zero] * (lanes - count))):
+            vectors.store(e, v, square, e.i64(lane * lanes))
+
+        def channel(lane: SSAValue) -> None:
+            r = e.add(e.mul(b, e.i64(lanes)), lane)
+            at_row = e.add(q, f0)
+            from_square = e.mul(lane, e.i64(lanes))
+            if _is_region(op):
+                epilogue = _EpilogueRow(walk, op, pointers, (unit.n, e.add(unit.channel, r), at_row))
+                walk.loop(0, count, lambda j: epilogue.apply(j, c.item.load(e, square, e.add(from_square, j))))
+                return
+            out_at = e.add(e.mul(e.add(unit.first_row, r), e.i64(numel(c.spatial_out))), at_row)
+            walk.loop(0, count, lambda j: c.item.copy(e, square, e.add(from_square, j), out, e.add(out_at, j)))
+
+        walk.loop(0, lanes, channel)
+
+    def block(b: SSAValue) -> None:
+        whole = stride // lanes * lanes
+        for_range(e, walk.region, e.i64(0), e.i64(whole), lambda f0: group(b, f0, lanes), lanes)
+        if stride % lanes:
+            group(b, e.i64(whole), stride % lanes)
+
+    walk.loop(0, channels // lanes, block)
+
+
+def _transposed(e: Emitter, rows: list[SSAValue]) -> list[SSAValue]:
+    """The n x n matrix of n vectors of n lanes (n a power of two), transposed: for
+    b = n/2, n/4, ..., 1, each pair of rows (i, i + b) with bit b of i clear swaps its
+    off-diagonal b x b blocks, one shuffle per new row."""
+    n = len(rows)
+    vector = rows[0].type
+    b = n // 2
+    while b >= 1:
+        new = list(rows)
+        for i in (i for i in range(n) if not i & b):
+            low = [k if not k & b else n + k - b for k in range(n)]
+            high = [k + b if not k & b else n + k for k in range(n)]
+            for index, mask in ((i, low), (i + b, high)):
+                shuffle = llvm.ShuffleVectorOp(rows[i], rows[i + b], DenseArrayBase.from_list(i32, mask), vector)
+                new[index] = e.op(shuffle)
+        rows = new
+        b //= 2
+    return rows
 
 
 def _is_region(op: cv.ConvolutionOp) -> TypeGuard[rg.ConvRegionOp]:

@@ -1,9 +1,9 @@
-// RUN: rlx-opt %s --split-input-file -p 'plan-memory,lower-to-llvm{threads=2 target=x86-64-v4 tuning="conv_min_units=1"}' | filecheck %s
+// RUN: rlx-opt %s --split-input-file -p 'plan-memory,lower-to-llvm{threads=2 target=x86-64-v4 tuning="conv_min_units=1,cores=1"}' | filecheck %s
 
 // Lowering of rlx.conv to the tiled form (AVX-512: register tiles of 6 output
 // channels x 4 vectors of 16 positions), and where it gives way to im2col.
 
-// A 3x3 conv, pad 1, on 14x14: one unit (conv_min_units = 1) copies its 16
+// A 3x3 conv, pad 1, on 14x14: one unit (conv_min_units = 1, cores = 1) copies its 16
 // channels' input, padded to 16x16, into a stack block (16 · 256 elements, then
 // a tile's 64 and the last tap's reach of 2·16 + 2 as zero slack) and keeps its
 // sums in a second one (16 channels x 224 positions: 14 rows of 16, of which 14

@@ -1,4 +1,4 @@
-// RUN: rlx-opt %s --split-input-file -p 'plan-memory,lower-to-llvm{threads=2 tuning="conv_min_units=1,conv_tiled_max_padded_percent=0"}' | filecheck %s
+// RUN: rlx-opt %s --split-input-file -p 'plan-memory,lower-to-llvm{threads=2 tuning="conv_min_units=1,cores=1,conv_tiled_max_padded_percent=0"}' | filecheck %s
 
 // Lowering of rlx.conv: the direct kernel and the im2col + GEMM form (the tiled
 // form, which conv-tiled.mlir tests, is off: conv_tiled_max_padded_percent = 0).
