@@ -356,7 +356,7 @@ def _tiled_gemm_kernels(
             for_range(e, region, begin, end, one)
 
         extent = layout.count * tiles * panels
-        work = layout.count * tiles * rows * n * k // MACS_PER_ELEMENT
+        work = layout.count * tiles * max(rows * n * k // MACS_PER_ELEMENT, n * k)  # B streams once per row tile
         return Kernel(kernel_function(f"{name}{suffix}", len(buffers), build), buffers, extent, work)
 
     kernels = []

@@ -199,3 +199,17 @@ func.func @empty_sum(%x: tensor<3x0xcomplex<f64>>, %w: tensor<0x5xcomplex<f64>>)
   %y = rlx.matmul %x, %w : (tensor<3x0xcomplex<f64>>, tensor<0x5xcomplex<f64>>) -> tensor<3x5xcomplex<f64>>
   func.return %y : tensor<3x5xcomplex<f64>>
 }
+
+// -----
+
+// A decode step's GEMV, [1, 256] x [256, 1024]: 262,144 multiply-adds are 16,384
+// elements' worth of arithmetic, but the tile kernel streams all of B, 262,144
+// elements from L3, which two cores read at twice one's rate: its units (the
+// column panels of its one row, the tail kernel of M % 8 rows) go to the pool's launcher.
+
+// CHECK-LABEL: llvm.func @gemv(
+// CHECK: llvm.call @gemv_k0_tail_parallel(
+func.func @gemv(%x: tensor<1x256xf32>, %w: tensor<256x1024xf32>) -> tensor<1x1024xf32> {
+  %y = rlx.matmul %x, %w : (tensor<1x256xf32>, tensor<256x1024xf32>) -> tensor<1x1024xf32>
+  func.return %y : tensor<1x1024xf32>
+}
