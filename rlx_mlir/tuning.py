@@ -97,9 +97,10 @@ class Tuning:
     conv_tiled_max_padded_percent: int
     conv_lane_readback_steps: int
     """What the lane form of the tiled conv (output channels in the lanes, its weight packed
-    by `pack-conv-weights`) pays per output to read its sums back across lanes, in vector
-    FMA steps: it runs where real outputs · (depth / L + this) is less than the tiled
-    form's computed positions · depth / L (0: wherever it computes fewer; NEVER: never)."""
+    by `pack-conv-weights`) pays per output to transpose its sums on the way out, in
+    vector FMA steps: it runs where real outputs · (depth / L + this) is less than the
+    tiled form's computed positions · depth / L (0: wherever it computes fewer, as
+    measured; NEVER: never, the A/B of `benchmarks/conv.py --versus`)."""
     """A stride-1 conv runs the tiled form (register tiles over its zero-padded input,
     no im2col, no BLAS) when the positions it computes, padding columns included, are
     fewer than this percent of its outputs (0: never)."""
@@ -184,7 +185,7 @@ class Tuning:
             conv_min_units=4 * target.cores,
             conv_tile_accumulators=3 * target.vector_registers // 4,
             conv_tiled_max_padded_percent=200,
-            conv_lane_readback_steps=1,
+            conv_lane_readback_steps=0,
             gdn_chunked_min_seq=NEVER,
             gdn_strip_bytes=l1_block // 2,
             gdn_strip_vectors=max(1, (target.vector_registers - 8) // 3),

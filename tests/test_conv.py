@@ -529,8 +529,8 @@ def test_the_profile_counts_conv_and_pool_flops() -> None:
     assert flops == {"rlx.conv": 2 * 4 * 9 * (2 * 16 * 16 * 8), "rlx.max_pool": 4 * (2 * 16 * 8 * 4)}
 
 
-LANE_FORM = {**FORMS["tiled"], "conv_lane_readback_steps": 0}
-"""The tiled form, and its lanes wherever they compute fewer positions."""
+LANE_FORM = FORMS["tiled"]
+"""The tiled form, and its lanes wherever they compute fewer positions (the default)."""
 
 
 @pytest.mark.parametrize("t", ["f32", "f64"])
@@ -588,8 +588,10 @@ def test_weights_given_at_run_time_stay_unpacked() -> None:
         ((1, 256, 14, 14), (256, 256, 3, 3), 1, 1, 16),
         ((1, 512, 7, 7), (512, 512, 3, 3), 1, 1, 16),
         ((1, 64, 56, 56), (128, 64, 3, 3), 2, 1, 16),
-        # the stem: 147 taps per output do not pay for reading 64 channels back across lanes
-        ((1, 3, 224, 224), (64, 3, 7, 7), 2, 3, 0),
+        # the stem: 115 places a row of its phase planes for 112 outputs
+        ((1, 3, 224, 224), (64, 3, 7, 7), 2, 3, 16),
+        # a 1-d conv in blocks of whole tiles computes no position it drops
+        ((1, 80, 3000), (384, 80, 3), 1, 1, 0),
         # 24 channels fill no whole vectors of 16
         ((1, 64, 14, 14), (24, 64, 3, 3), 1, 1, 0),
     ],
@@ -599,7 +601,8 @@ def test_the_lane_form_runs_where_it_computes_less(
     shape: tuple[int, ...], weight: tuple[int, ...], stride: int, pad: int, lanes: int
 ) -> None:
     b = Builder()
-    b.output(b.conv(b.input(shape), b.input(weight), None, [stride] * 2, None, [pad] * 2, [pad] * 2))
+    rank = len(shape) - 2
+    b.output(b.conv(b.input(shape), b.input(weight), None, [stride] * rank, None, [pad] * rank, [pad] * rank))
     (op,) = (op for op in b.module().walk() if isinstance(op, ConvOp))
     tuning = Tuning.for_target(dataclasses.replace(target("x86-64-v4"), l2_bytes=1 << 20, cores=2))
     assert packed_lanes(op, tuning) == lanes

@@ -59,9 +59,9 @@ one vector load; the sums land channel block by block, and each L x L square
 of them is transposed in registers on its way into the result. It computes no
 padding columns and no vector's rest, which ResNet's smaller planes are full
 of: its 3x3 layers on 28x28 to 7x7 planes ran 8-24% faster than in positions,
-those on 56x56 0-6% (2-vCPU Zen 4, weights constant); the stem, with 3
-channels x 49 taps to amortize the read-back over, stays in positions
-(`packed_lanes` models both).
+those on 56x56 4-8%, its stem 3-10% and its 1x1 / 2 downsampling at batch 8
+2.3x (2-vCPU Zen 4, weights constant). It runs wherever it computes fewer
+positions (`packed_lanes`).
 
 **Epilogue.** `rlx.conv_region` (what fuse-epilogues makes of a conv and its
 bias add, activation and residual) runs any form, then applies its body to
@@ -1191,12 +1191,13 @@ def conv_kernels(op: cv.ConvolutionOp, ctx: KernelContext) -> list[Kernel]:
 
 def packed_lanes(op: cv.ConvolutionOp, tuning: Tuning) -> int:
     """The lanes L to pack the weight of `op` in for the lane form (`pack-conv-weights`), or
-    0 where the tiled form's positions run faster. The lane form computes only real
+    0 where the tiled form's positions run as fast. The lane form computes only real
     outputs where the tiled form also computes its block's padding columns and the rest
     of its last vector (ResNet's 14x14 planes: 16 places a row for 14 outputs), but
-    reads its sums back across lanes, about one vector step per output
-    (`Tuning.conv_lane_readback_steps`): the stem, 3 channels x 49 taps, lost 9-13% in
-    the lane form; the 3x3 layers on 28x28 to 7x7 planes gained 11-27% (2-vCPU Zen 4)."""
+    transposes its sums on the way out, modelled as `Tuning.conv_lane_readback_steps`
+    vector steps per output (0: that transpose, a few shuffles per L outputs, did not
+    show: the lane form was faster on every ResNet layer, its stem included, once it
+    computed fewer positions; 2-vCPU Zen 4)."""
     conv = _Conv.of(op)
     ctx = KernelContext(op.name, tuning)
     tiled = _tiled_form(op, conv, ctx)
