@@ -55,8 +55,8 @@ K..., L]: `weight_lanes`) runs the tiled form's units and input blocks with
 output channels in the lanes instead (`_lane_tiles`): register tiles of 6
 consecutive real outputs x 4 vectors of 16 channels (AVX-512), each output's
 input splat from its own place in the block, each (channel, tap) of the weight
-one vector load; the sums land channel block by block, and each L x L square
-of them is transposed in registers on its way into the result. It computes no
+one vector load; the sums land channel block by block, each L x L square of
+them is transposed in registers, and each channel's row goes out whole. It computes no
 padding columns and no vector's rest, which ResNet's smaller planes are full
 of: its 3x3 layers on 28x28 to 7x7 planes ran 8-24% faster than in positions,
 those on 56x56 4-8%, its stem 3-10% and its 1x1 / 2 downsampling at batch 8
@@ -808,14 +808,15 @@ def _tiled_kernels(op: cv.ConvolutionOp, conv: _Conv, tiled: _Tiled, ctx: Kernel
         block = e.op(llvm.AllocaOp(e.i64(t.input_elements(split.block_rows)), item.storage, alignment=64))
         sums_size = split.chunk * t.positions(split.block_rows)
         sums = e.op(llvm.AllocaOp(e.i64(sums_size), item.storage, alignment=64))
-        square = e.op(llvm.AllocaOp(e.i64(t.lanes * t.lanes), item.storage, alignment=64)) if op.lanes else sums
+        rows_size = t.lanes * _rows_pitch(t, split.block_rows)
+        channel_rows = e.op(llvm.AllocaOp(e.i64(rows_size), item.storage, alignment=64)) if op.lanes else sums
 
         def compute(at: _Unit, m: int, count: int) -> None:
             _pad_block(walk, t, x, block, at.x_base, at.first, count)
             tiles = (block, w, sums, bias)
             if op.lanes:
                 _lane_tiles(walk, t, tiles, at, (m, count, depth))
-                _unpad_lanes(walk, t, pointers, (sums, square), (at, (m, count)))
+                _unpad_lanes(walk, t, pointers, (sums, channel_rows), (at, (m, count)))
                 return
 
             def tile_column(q0: SSAValue, vectors: int) -> None:
@@ -1103,44 +1104,50 @@ def _unpad_lanes(
 ) -> None:
     """The lane form's copy-out: out[n, channel + b·L + l, q + f] = sums[b, f, l] for the
     unit's channel blocks b and its flat real positions f (q: where its rows begin in
-    the plane), applying a conv region's epilogue. Each L x L square of sums (L
-    positions of one block) is transposed in registers (`_transposed`) into the stack
-    `square`, one channel per row, which each channel's row then reads contiguously: a
-    strided read per output took 7-8% of ResNet's 3x3 layers at batch 8 (Zen 4)."""
+    the plane), applying a conv region's epilogue. Each L x L square of a block's sums
+    (L positions) is transposed in registers (`_transposed`) into `rows`, one row of
+    `_rows_pitch` per channel; then each channel's row goes out whole. A strided read
+    per output took 7-8% of ResNet's 3x3 layers at batch 8, and copying out square by
+    square, 16 channels at a time, kept 16 output and residual streams open: the
+    residual layers ran 10-25% slower than onnxruntime's (2-vCPU Zen 4)."""
     e, c, op = walk.e, t.conv, t.conv.op
-    sums, square = buffers
+    sums, rows_buffer = buffers
     unit, (channels, rows) = at
-    lanes, stride = t.lanes, _lane_stride(t, rows)
+    lanes, stride, pitch = t.lanes, _lane_stride(t, rows), _rows_pitch(t, rows)
     out = pointers[len(_operands(op)) - 1]
     q = e.mul(unit.first, e.i64(numel(c.spatial_out[1:])))
+    zero = vectors.splat(e, e.const(c.item.compute, 0.0), lanes)
 
-    def group(b: SSAValue, f0: SSAValue, count: int) -> None:
+    def square(b: SSAValue, f0: SSAValue, count: int) -> None:
         base = e.mul(e.add(e.mul(b, e.i64(stride)), f0), e.i64(lanes))
-        zero = vectors.splat(e, e.const(c.item.compute, 0.0), lanes)
         loaded = [vectors.load(e, c.item.storage, sums, e.add(base, e.i64(i * lanes)), lanes) for i in range(count)]
         for lane, v in enumerate(_transposed(e, loaded + [zero] * (lanes - count))):
-            vectors.store(e, v, square, e.i64(lane * lanes))
+            vectors.store(e, v, rows_buffer, e.add(e.i64(lane * pitch), f0))
 
-        def channel(lane: SSAValue) -> None:
-            r = e.add(e.mul(b, e.i64(lanes)), lane)
-            at_row = e.add(q, f0)
-            from_square = e.mul(lane, e.i64(lanes))
-            if _is_region(op):
-                epilogue = _EpilogueRow(walk, op, pointers, (unit.n, e.add(unit.channel, r), at_row))
-                walk.loop(0, count, lambda j: epilogue.apply(j, c.item.load(e, square, e.add(from_square, j))))
-                return
-            out_at = e.add(e.mul(e.add(unit.first_row, r), e.i64(numel(c.spatial_out))), at_row)
-            walk.loop(0, count, lambda j: c.item.copy(e, square, e.add(from_square, j), out, e.add(out_at, j)))
-
-        walk.loop(0, lanes, channel)
+    def channel(b: SSAValue, lane: SSAValue) -> None:
+        r = e.add(e.mul(b, e.i64(lanes)), lane)
+        from_rows = e.mul(lane, e.i64(pitch))
+        if _is_region(op):
+            epilogue = _EpilogueRow(walk, op, pointers, (unit.n, e.add(unit.channel, r), q))
+            walk.loop(0, stride, lambda j: epilogue.apply(j, c.item.load(e, rows_buffer, e.add(from_rows, j))))
+            return
+        out_at = e.add(e.mul(e.add(unit.first_row, r), e.i64(numel(c.spatial_out))), q)
+        walk.loop(0, stride, lambda j: c.item.copy(e, rows_buffer, e.add(from_rows, j), out, e.add(out_at, j)))
 
     def block(b: SSAValue) -> None:
         whole = stride // lanes * lanes
-        for_range(e, walk.region, e.i64(0), e.i64(whole), lambda f0: group(b, f0, lanes), lanes)
+        for_range(e, walk.region, e.i64(0), e.i64(whole), lambda f0: square(b, f0, lanes), lanes)
         if stride % lanes:
-            group(b, e.i64(whole), stride % lanes)
+            square(b, e.i64(whole), stride % lanes)
+        walk.loop(0, lanes, lambda lane: channel(b, lane))
 
     walk.loop(0, channels // lanes, block)
+
+
+def _rows_pitch(t: _Tiled, rows: int) -> int:
+    """Elements per channel row of the lane form's transposed sums: its real positions,
+    rounded up to whole vectors (the last square stores whole vectors)."""
+    return -(-_lane_stride(t, rows) // t.lanes) * t.lanes
 
 
 def _transposed(e: Emitter, rows: list[SSAValue]) -> list[SSAValue]:
