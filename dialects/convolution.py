@@ -41,7 +41,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
-from xdsl.dialects.builtin import I64, DenseArrayBase, IntegerAttr, TensorType
+from xdsl.dialects.builtin import I64, DenseArrayBase, IntegerAttr, TensorType, UnitAttr
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -81,6 +81,10 @@ IM2COL_STACK_MAX_BYTES = 2 << 20
 """The largest im2col block a kernel builds on its stack (threads have 8 MiB
 stacks); a conv whose one output row needs more runs the direct kernel."""
 WIDENED_TYPES = ("f16", "bf16")
+WINOGRAD_POINTS = 16
+"""The 4x4 points of a Winograd F(2x2, 3x3) tile (`ConvolutionOp.winograd`)."""
+WINOGRAD_G = ((1.0, 0.0, 0.0), (0.5, 0.5, 0.5), (0.5, -0.5, 0.5), (0.0, 0.0, 1.0))
+"""G of F(2, 3) (Lavin and Gray, 2016): a 3-tap kernel g as 4 points G·g."""
 """Accumulated in an f32 scratch buffer and rounded once into the result."""
 
 
@@ -216,10 +220,17 @@ class ConvolutionOp(SlidingWindowOp, NeedsScratch, ABC):
     packed[b, c, k..., l] = w[b·L + l, c, k...], so that L consecutive output
     channels of one (input channel, tap) are one vector (`pack-conv-weights` packs
     constant weights where the lane form of the tiled kernel runs; the lowering
-    reads this property, never guesses the layout)."""
+    reads this property, never guesses the layout).
+
+    `winograd` (with `weight_lanes = L`) says the weight is stored in the Winograd
+    domain of F(2x2, 3x3), [16, M/L, C, L]: stored[4a + b, j, c, l] = (G·w[j·L + l, c]·Gᵀ)[a, b]
+    (`WINOGRAD_G`), for a 2-d 3x3 conv with unit strides and dilations and one
+    group; the kernel multiplies 4x4 input tiles in that domain, 16 products per
+    2x2 outputs where the direct sum takes 36."""
 
     groups = prop_def(IntegerAttr[I64], default_value=i64_attr(1))
     weight_lanes = opt_prop_def(IntegerAttr[I64])
+    winograd = opt_prop_def(UnitAttr)
 
     @property
     @abstractmethod
@@ -242,6 +253,8 @@ class ConvolutionOp(SlidingWindowOp, NeedsScratch, ABC):
     def weight_shape(self) -> tuple[int, ...]:
         """The weight's shape as torch has it, [M, C/groups, K...], packed or not."""
         stored = shape_of(self.weight.type)
+        if self.winograd is not None and len(stored) == 4:
+            return (stored[1] * stored[-1], stored[2], 3, 3)
         if not self.lanes:
             return stored
         return (stored[0] * stored[-1], *stored[1:-1])
@@ -298,10 +311,15 @@ class ConvolutionOp(SlidingWindowOp, NeedsScratch, ABC):
     def verify_packing(self) -> None:
         """A packed weight: rank one more than the input's, L last, L dividing each group's channels."""
         if self.weight_lanes is None:
+            if self.winograd is not None:
+                raise VerifyException(f"'{self.name}' winograd needs weight_lanes")
             return
         lanes, stored = self.lanes, list(shape_of(self.weight.type))
         if lanes < 1:
             raise VerifyException(f"'{self.name}' weight_lanes must be positive, got {lanes}")
+        if self.winograd is not None:
+            self.verify_winograd(lanes, stored)
+            return
         if len(stored) != len(shape_of(self.input.type)) + 1 or stored[-1] != lanes:
             raise VerifyException(
                 f"'{self.name}' weight_lanes {lanes} needs the weight packed as [M/{lanes}, C/groups, kernel..., "
@@ -311,6 +329,18 @@ class ConvolutionOp(SlidingWindowOp, NeedsScratch, ABC):
             raise VerifyException(
                 f"'{self.name}' weight_lanes {lanes} must divide the {stored[0] * lanes // self.geometry.groups} "
                 "output channels of a group"
+            )
+
+    def verify_winograd(self, lanes: int, stored: list[int]) -> None:
+        """F(2x2, 3x3): a 2-d conv, unit strides and dilations, one group, [16, M/L, C, L]."""
+        g = self.geometry
+        if len(shape_of(self.input.type)) != 4 or g.groups != 1:
+            raise VerifyException(f"'{self.name}' winograd needs a 2-d conv with one group")
+        if any(s != 1 for s in g.strides + g.dilations):
+            raise VerifyException(f"'{self.name}' winograd needs unit strides and dilations")
+        if len(stored) != 4 or stored[0] != WINOGRAD_POINTS or stored[-1] != lanes:
+            raise VerifyException(
+                f"'{self.name}' winograd needs the weight as [{WINOGRAD_POINTS}, M/{lanes}, C, {lanes}], got {stored}"
             )
 
 

@@ -589,6 +589,7 @@ class ConvRegionOp(ScalarBodyRegionOp, ConvolutionOp):
         "pad_after",
         "groups",
         "weight_lanes",
+        "winograd",
     )
 
     def __init__(
@@ -599,6 +600,7 @@ class ConvRegionOp(ScalarBodyRegionOp, ConvolutionOp):
             **window_properties(conv.geometry),
             "groups": conv.groups,
             **({} if conv.weight_lanes is None else {"weight_lanes": conv.weight_lanes}),
+            **({} if conv.winograd is None else {"winograd": conv.winograd}),
         }
         operands = [[conv.input, conv.weight, *inputs]]
         super().__init__(operands=operands, result_types=[[result_type]], properties=properties, regions=[body])

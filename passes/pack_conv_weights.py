@@ -20,8 +20,11 @@ at compile time, as onnxruntime reorders the weights of its NCHWc convs:
 %y = rlx.conv %x, %p {..., weight_lanes = 16 : i64} : (tensor<1x16x14x14xf32>, tensor<2x16x3x3x16xf32>) -> ...
 ```
 
-packed[b, c, k..., l] = w[b·L + l, c, k...]. A weight computed at run time (a
-training step's) stays as it is and runs the tiled form's positions. The pass
+packed[b, c, k..., l] = w[b·L + l, c, k...]. A 3x3 stride-1 conv that runs the
+Winograd form instead (`winograd_form`) gets its weight transformed into the 16
+points of F(2x2, 3x3), [16, M/L, C, L] (`winograd_weight`), and the `winograd`
+property. A weight computed at run time (a training step's) stays as it is and
+runs the tiled form's positions. The pass
 is target-specific, like lower-to-llvm, and runs after the tensor passes (and
 autodiff, which has no adjoint for a packed weight), before plan-memory.
 """
@@ -32,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import ModuleOp, TensorType, UnitAttr
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -40,7 +43,7 @@ from rlx_mlir.dialects import convolution as cv
 from rlx_mlir.dialects import rlx
 from rlx_mlir.dialects.common import element_type, i64_attr
 from rlx_mlir.dialects.resources import ResourceElementsAttr
-from rlx_mlir.lowering.kernels.conv import packed_lanes
+from rlx_mlir.lowering.kernels.conv import packed_lanes, winograd_form, winograd_weight
 from rlx_mlir.passes.lower_to_llvm import pass_tuning
 from rlx_mlir.tuning import Tuning
 
@@ -58,26 +61,31 @@ def _handle(constant: rlx.ConstantOp) -> str:
 
 
 def pack_conv_weights(module: ModuleOp, tuning: Tuning) -> None:
-    """Every conv with a constant weight whose lane form `tuning` prefers reads it packed;
-    a constant several convs read is packed once per lane count."""
-    done: dict[tuple[rlx.ConstantOp, int], rlx.ConstantOp] = {}
+    """Every conv with a constant weight whose Winograd or lane form `tuning` prefers reads it
+    transformed or packed; a constant several convs read is stored once per layout."""
+    done: dict[tuple[rlx.ConstantOp, int, bool], rlx.ConstantOp] = {}
     for op in [op for op in module.walk() if isinstance(op, cv.ConvolutionOp)]:
         constant = op.weight.owner
         if op.lanes or not isinstance(constant, rlx.ConstantOp) or constant.is_splat:
             continue
-        lanes = packed_lanes(op, tuning)
+        lanes = winograd_form(op, tuning)
+        winograd = bool(lanes)
+        lanes = lanes or packed_lanes(op, tuning)
         if not lanes:
             continue
-        if (constant, lanes) not in done:
-            array = packed(constant.values(), lanes)
+        if (constant, lanes, winograd) not in done:
+            weight = constant.values()
+            array = winograd_weight(weight, lanes) if winograd else packed(weight, lanes)
+            suffix = f"winograd{lanes}" if winograd else f"lanes{lanes}"
             t = TensorType(element_type(constant.result.type), array.shape)
-            attr = ResourceElementsAttr.from_array(f"{_handle(constant)}_lanes{lanes}", t, array)
-            new = rlx.ConstantOp(attr)
+            new = rlx.ConstantOp(ResourceElementsAttr.from_array(f"{_handle(constant)}_{suffix}", t, array))
             Rewriter.insert_op(new, InsertPoint.after(constant))
-            done[constant, lanes] = new
-        op.operands[1] = done[constant, lanes].result
+            done[constant, lanes, winograd] = new
+        op.operands[1] = done[constant, lanes, winograd].result
         op.properties["weight_lanes"] = i64_attr(lanes)
-    for constant, _ in done:
+        if winograd:
+            op.properties["winograd"] = UnitAttr()
+    for constant in {constant for constant, _, _ in done}:
         if not constant.result.uses:
             Rewriter.erase_op(constant)
 

@@ -95,15 +95,26 @@ class Tuning:
     registers (24 of AVX-512's 32: 5-10% faster than 16 on ResNet's layers; 12 of
     AVX2's 16), the rest for a tile's vectors of input and the weight's splat."""
     conv_tiled_max_padded_percent: int
+    """A stride-1 conv runs the tiled form (register tiles over its zero-padded input,
+    no im2col, no BLAS) when the positions it computes, padding columns included, are
+    fewer than this percent of its outputs (0: never)."""
     conv_lane_readback_steps: int
     """What the lane form of the tiled conv (output channels in the lanes, its weight packed
     by `pack-conv-weights`) pays per output to transpose its sums on the way out, in
     vector FMA steps: it runs where real outputs · (depth / L + this) is less than the
     tiled form's computed positions · depth / L (0: wherever it computes fewer, as
     measured; NEVER: never, the A/B of `benchmarks/conv.py --versus`)."""
-    """A stride-1 conv runs the tiled form (register tiles over its zero-padded input,
-    no im2col, no BLAS) when the positions it computes, padding columns included, are
-    fewer than this percent of its outputs (0: never)."""
+    conv_winograd_min_channels: int
+    """A 3x3 stride-1 conv with at least this many input and output channels runs the
+    Winograd form (F(2x2, 3x3), its weight transformed by `pack-conv-weights`): 16
+    products per 2x2 outputs instead of 36, against transforms per tile and channel
+    that the GEMM over the channels must outweigh (NEVER: never, for A/Bs)."""
+    conv_winograd_min_tiles: int
+    """...and whose output planes hold at least this many 2x2 tiles. A small plane's units
+    are few tiles, a vector of them along a row of tiles mostly past its end, and channel
+    chunks that each transform the whole input block again: ResNet's 7x7 planes (16
+    tiles, 512 channels) ran 0.7-0.84x the lane form at batch 1 (1.03-1.26x at batch 8),
+    its 14x14 ones (49 tiles) 1.36-1.71x (2-vCPU Zen 4, loaded)."""
 
     # gated delta net (lowering/kernels/delta_rule.py)
     gdn_chunked_min_seq: int
@@ -186,6 +197,8 @@ class Tuning:
             conv_tile_accumulators=3 * target.vector_registers // 4,
             conv_tiled_max_padded_percent=200,
             conv_lane_readback_steps=0,
+            conv_winograd_min_channels=32,
+            conv_winograd_min_tiles=32,
             gdn_chunked_min_seq=NEVER,
             gdn_strip_bytes=l1_block // 2,
             gdn_strip_vectors=max(1, (target.vector_registers - 8) // 3),
@@ -254,6 +267,8 @@ THRESHOLDS = frozenset(
         "gemm_panel_max_bytes",
         "conv_tiled_max_padded_percent",
         "conv_lane_readback_steps",
+        "conv_winograd_min_channels",
+        "conv_winograd_min_tiles",
         "attention_tiled_panel_bytes",
         "gdn_chunked_min_seq",
         "gdn_short_seq",

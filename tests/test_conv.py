@@ -31,10 +31,12 @@ from xdsl.dialects.builtin import ModuleOp
 
 import rlx_mlir as rlx
 from rlx_mlir.builder import Builder
-from rlx_mlir.dialects.convolution import GEMM_TYPES, ConvOp
+from rlx_mlir.dialects.convolution import GEMM_TYPES, WINOGRAD_G, ConvOp
 from rlx_mlir.errors import ArgumentError, VerificationError
 from rlx_mlir.lowering.core.kernel import KernelContext
 from rlx_mlir.lowering.kernels.conv import (
+    WINOGRAD_AT,
+    WINOGRAD_BT,
     _Conv,
     _gemm_split,
     _GemmSplit,
@@ -42,6 +44,8 @@ from rlx_mlir.lowering.kernels.conv import (
     _tiled_form,
     _tiled_split,
     packed_lanes,
+    winograd_form,
+    winograd_weight,
 )
 from rlx_mlir.target import target
 from rlx_mlir.tuning import NEVER, Tuning
@@ -607,3 +611,101 @@ def test_the_lane_form_runs_where_it_computes_less(
     tuning = Tuning.for_target(dataclasses.replace(target("x86-64-v4"), l2_bytes=1 << 20, cores=2))
     assert packed_lanes(op, tuning) == lanes
     assert packed_lanes(op, tuning.replace({"conv_lane_readback_steps": NEVER})) == 0
+
+
+WINOGRAD = {"conv_winograd_min_channels": 1, "conv_winograd_min_tiles": 0}
+"""Every conv the Winograd form can run runs it (the tests' planes and channels are small)."""
+WINOGRAD_CASES = (
+    Case("winograd_even_plane", (2, 16, 8, 10), (16, 16, 3, 3), (1, 1), (1, 1), (1, 1), (1, 1)),
+    # odd rows and columns: the last row and column of tiles keep one output of two
+    Case("winograd_odd_plane", (1, 8, 7, 9), (32, 8, 3, 3), (1, 1), (1, 1), (1, 1), (1, 1), bias=False),
+    Case("winograd_one_row", (1, 8, 1, 5), (16, 8, 3, 3), (1, 1), (1, 1), (1, 1), (1, 1)),
+    # pads of 0 to 2 per side: 8x6 outputs from 9x6 inputs
+    Case("winograd_asymmetric_pads", (2, 8, 9, 6), (16, 8, 3, 3), (1, 1), (1, 1), (0, 2), (1, 0)),
+    # 48 channels of one image: channel chunks of 32 and 16, blocks of rows down the plane
+    Case("winograd_chunks_and_blocks", (1, 8, 40, 3), (48, 8, 3, 3), (1, 1), (1, 1), (1, 1), (1, 1)),
+)
+
+
+@pytest.mark.parametrize("t", ["f32", "f64"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_winograd_weights_run_the_winograd_form_and_match_torch(t: str, threads: int) -> None:
+    """Constant weights of 3x3 stride-1 convs are transformed once into the 16 points of
+    F(2x2, 3x3) (`pack-conv-weights`), shared by the two convs that read them, a bias
+    added or an epilogue (residual and ReLU) applied on the way out; the results keep
+    the direct sum's bound (the transforms add a few roundings per term)."""
+    lanes = Tuning.for_target(target()).vector_bytes // np.dtype(TYPES[t]).itemsize
+    b = Builder("winograd")
+    inputs = []
+    for seed, case in enumerate(WINOGRAD_CASES):
+        x_np, w_np, *bias_np = _inputs(case, t, seed)
+        residual = np.random.default_rng(seed).standard_normal(reference(x_np, w_np, None, case)[0].shape)
+        x, w = b.input(case.input, t), b.constant(w_np)
+        bias = b.constant(bias_np[0]) if bias_np else None
+        geometry = (case.strides, case.dilations, case.pad_before, case.pad_after)
+        b.output(b.conv(x, w, bias, *geometry))
+        b.output(b.relu(b.add(b.conv(x, w, bias, *geometry), b.input(residual.shape, t))))
+        inputs.append((x_np, w_np, *bias_np, residual.astype(TYPES[t])))
+    exe = rlx.compile(b.module(), threads=threads, tuning=WINOGRAD)
+    assert exe.planned_ir.count(f"weight_lanes = {lanes} : i64, winograd") == 2 * len(WINOGRAD_CASES)
+    assert len(re.findall(rf"dense_resource<\w*_winograd{lanes}\w*>", exe.planned_ir)) == len(WINOGRAD_CASES)
+    results = exe(*(v for given in inputs for v in (given[0], given[-1])))
+    for case, given, plain, fused in zip(WINOGRAD_CASES, inputs, results[::2], results[1::2]):
+        check(case, plain, list(given[:-1]), t)
+        want, scale = reference(given[0], given[1], given[2] if case.bias else None, case)
+        u, terms = UNIT_ROUNDOFF[t], case.weight[1] * int(np.prod(case.weight[2:]))
+        atol = 2 * terms * u * scale + u * np.abs(want)
+        assert_close(fused, np.maximum(want + given[-1], 0), rtol=u, atol=atol, what=f"{case.name} fused")
+
+
+@pytest.mark.target_independent
+def test_winograd_points_compose_to_the_correlation() -> None:
+    """Aᵀ·((G·g·Gᵀ) ⊙ (Bᵀ·d·B))·A is the 2x2 correlation of a 4x4 input d with a 3x3 kernel
+    g (the matrices the pass and the kernel split between them agree), and
+    `winograd_weight` stores (G·w[j·L + l, c]·Gᵀ)[a, b] at [4a + b, j, c, l]."""
+    rng = np.random.default_rng(5)
+    g_, bt, at = (np.array(m, np.float64) for m in (WINOGRAD_G, WINOGRAD_BT, WINOGRAD_AT))
+    d, g = rng.standard_normal((4, 4)), rng.standard_normal((3, 3))
+    got = at @ ((g_ @ g @ g_.T) * (bt @ d @ bt.T)) @ at.T
+    want = np.array([[np.sum(d[i : i + 3, j : j + 3] * g) for j in range(2)] for i in range(2)])
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    w = rng.standard_normal((16, 3, 3, 3))
+    stored = winograd_weight(w, 8)
+    assert stored.shape == (16, 2, 3, 8)
+    block, channel, lane = 1, 2, 5
+    points = (g_ @ w[8 * block + lane, channel] @ g_.T).reshape(16)
+    np.testing.assert_allclose(stored[:, block, channel, lane], points, rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("shape", "weight", "stride", "dilation", "groups", "t", "lanes"),
+    [
+        # ResNet's 3x3 layers at batch 1 (AVX-512, 1 MiB L2, 2 cores): 784, 196 and 49 tiles
+        ((1, 64, 56, 56), (64, 64, 3, 3), 1, 1, 1, "f32", 16),
+        ((1, 128, 28, 28), (128, 128, 3, 3), 1, 1, 1, "f32", 16),
+        ((1, 256, 14, 14), (256, 256, 3, 3), 1, 1, 1, "f64", 8),
+        # its 7x7 planes are 16 tiles; its downsampling convs are strided
+        ((1, 512, 7, 7), (512, 512, 3, 3), 1, 1, 1, "f32", 0),
+        ((1, 64, 56, 56), (128, 64, 3, 3), 2, 1, 1, "f32", 0),
+        # dilated, grouped, too few channels (in, out, or not whole vectors of them), 5x5, f16
+        ((1, 64, 28, 28), (64, 64, 3, 3), 1, 2, 1, "f32", 0),
+        ((1, 64, 28, 28), (64, 32, 3, 3), 1, 1, 2, "f32", 0),
+        ((1, 16, 28, 28), (64, 16, 3, 3), 1, 1, 1, "f32", 0),
+        ((1, 64, 28, 28), (24, 64, 3, 3), 1, 1, 1, "f32", 0),
+        ((1, 64, 28, 28), (40, 64, 3, 3), 1, 1, 1, "f32", 0),
+        ((1, 64, 28, 28), (64, 64, 5, 5), 1, 1, 1, "f32", 0),
+        ((1, 64, 28, 28), (64, 64, 3, 3), 1, 1, 1, "f16", 0),
+    ],
+)
+@pytest.mark.target_independent
+def test_the_winograd_form_runs_where_it_pays(
+    shape: tuple[int, ...], weight: tuple[int, ...], stride: int, dilation: int, groups: int, t: str, lanes: int
+) -> None:
+    b = Builder()
+    pad = dilation * (weight[-1] - 1) // 2
+    x, w = b.input(shape, t), b.input(weight, t)
+    b.output(b.conv(x, w, None, [stride] * 2, [dilation] * 2, [pad] * 2, [pad] * 2, groups=groups))
+    (op,) = (op for op in b.module().walk() if isinstance(op, ConvOp))
+    tuning = Tuning.for_target(dataclasses.replace(target("x86-64-v4"), l2_bytes=1 << 20, cores=2))
+    assert winograd_form(op, tuning) == lanes
+    assert winograd_form(op, tuning.replace({"conv_winograd_min_channels": NEVER})) == 0

@@ -250,3 +250,43 @@ func.func @packed_weight_splits_a_group(%x: tensor<1x8x7x7xf32>, %w: tensor<2x2x
   %y = rlx.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_before = array<i64: 1, 1>, pad_after = array<i64: 1, 1>, groups = 4 : i64, weight_lanes = 8 : i64} : (tensor<1x8x7x7xf32>, tensor<2x2x3x3x8xf32>) -> tensor<1x16x7x7xf32>
   func.return
 }
+
+// -----
+
+// A Winograd weight (winograd) is packed in lanes ...
+// CHECK-LABEL: sym_name = "winograd_without_lanes"
+// CHECK: Operation does not verify: 'rlx.conv' winograd needs weight_lanes
+func.func @winograd_without_lanes(%x: tensor<1x4x7x7xf32>, %w: tensor<16x4x3x3xf32>) {
+  %y = rlx.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_before = array<i64: 1, 1>, pad_after = array<i64: 1, 1>, winograd} : (tensor<1x4x7x7xf32>, tensor<16x4x3x3xf32>) -> tensor<1x16x7x7xf32>
+  func.return
+}
+
+// -----
+
+// ... of a 2-d conv with one group ...
+// CHECK-LABEL: sym_name = "winograd_grouped"
+// CHECK: Operation does not verify: 'rlx.conv' winograd needs a 2-d conv with one group
+func.func @winograd_grouped(%x: tensor<1x8x7x7xf32>, %w: tensor<16x2x4x8xf32>) {
+  %y = rlx.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_before = array<i64: 1, 1>, pad_after = array<i64: 1, 1>, groups = 2 : i64, weight_lanes = 8 : i64, winograd} : (tensor<1x8x7x7xf32>, tensor<16x2x4x8xf32>) -> tensor<1x16x7x7xf32>
+  func.return
+}
+
+// -----
+
+// ... unit strides and dilations ...
+// CHECK-LABEL: sym_name = "winograd_strided"
+// CHECK: Operation does not verify: 'rlx.conv' winograd needs unit strides and dilations
+func.func @winograd_strided(%x: tensor<1x4x7x7xf32>, %w: tensor<16x2x4x8xf32>) {
+  %y = rlx.conv %x, %w {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_before = array<i64: 1, 1>, pad_after = array<i64: 1, 1>, weight_lanes = 8 : i64, winograd} : (tensor<1x4x7x7xf32>, tensor<16x2x4x8xf32>) -> tensor<1x16x4x4xf32>
+  func.return
+}
+
+// -----
+
+// ... and the weight as the 16 points of each (output, input) channel pair.
+// CHECK-LABEL: sym_name = "winograd_weight_not_points"
+// CHECK: Operation does not verify: 'rlx.conv' winograd needs the weight as [16, M/8, C, 8], got [2, 4, 3, 3, 8]
+func.func @winograd_weight_not_points(%x: tensor<1x4x7x7xf32>, %w: tensor<2x4x3x3x8xf32>) {
+  %y = rlx.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_before = array<i64: 1, 1>, pad_after = array<i64: 1, 1>, weight_lanes = 8 : i64, winograd} : (tensor<1x4x7x7xf32>, tensor<2x4x3x3x8xf32>) -> tensor<1x16x7x7xf32>
+  func.return
+}

@@ -51,3 +51,16 @@ func.func @packed(%x: tensor<1x4x7x7xf32>, %w: tensor<2x2x3x3x8xf32>) {
   %y = rlx.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_before = array<i64: 1, 1>, pad_after = array<i64: 1, 1>, groups = 2 : i64, weight_lanes = 8 : i64} : (tensor<1x4x7x7xf32>, tensor<2x2x3x3x8xf32>) -> tensor<1x16x7x7xf32>
   func.return
 }
+
+// -----
+
+// A Winograd weight: 16 points x M/L x C x L (here 16 output channels in 2 blocks
+// of 8 lanes, 4 input channels); `winograd` is a unit property, printed bare.
+
+// CHECK-LABEL: func.func @winograd(
+// CHECK-SAME: [[X:%[a-zA-Z0-9_]+]]: tensor<1x4x7x7xf32>, [[W:%[a-zA-Z0-9_]+]]: tensor<16x2x4x8xf32>
+// CHECK-NEXT: {{%[a-zA-Z0-9_]+}} = rlx.conv [[X]], [[W]] {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_before = array<i64: 1, 1>, pad_after = array<i64: 1, 1>, weight_lanes = 8 : i64, winograd} : (tensor<1x4x7x7xf32>, tensor<16x2x4x8xf32>) -> tensor<1x16x7x7xf32>
+func.func @winograd(%x: tensor<1x4x7x7xf32>, %w: tensor<16x2x4x8xf32>) {
+  %y = rlx.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_before = array<i64: 1, 1>, pad_after = array<i64: 1, 1>, weight_lanes = 8 : i64, winograd} : (tensor<1x4x7x7xf32>, tensor<16x2x4x8xf32>) -> tensor<1x16x7x7xf32>
+  func.return
+}
