@@ -3,7 +3,7 @@
 Every kernel path is covered: GEMMs the tile kernels run (small ones with B
 read in place, larger ones with K <= 256 from packed column panels; each
 register tile finished by the epilogue right after it) and BLAS GEMMs
-computed by row blocks, each finished by the epilogue while in cache.
+computed by row or column blocks, each finished by the epilogue while in cache.
 References are float64; a fused product may differ from the unfused one in
 the last bits only where OpenBLAS splits the GEMM differently.
 """
@@ -14,9 +14,13 @@ from math import erf
 
 import numpy as np
 import pytest
-from pipelines import ELEMENTWISE_FUSION_ONLY
+from pipelines import ELEMENTWISE_FUSION_ONLY, tensor_passes
 
 import rlx_mlir as rlx
+from rlx_mlir.dialects import region as rg
+from rlx_mlir.lowering.kernels.contraction import _epilogue_blocks, gemm_layout
+from rlx_mlir.target import target
+from rlx_mlir.tuning import Tuning
 
 UNFUSED = ELEMENTWISE_FUSION_ONLY
 _erf = np.vectorize(erf, otypes=[np.float64])
@@ -40,8 +44,8 @@ def _reference(x: np.ndarray, w: np.ndarray, bias: np.ndarray, residual: np.ndar
 
 @pytest.mark.parametrize(
     ("m", "k", "n"),
-    [(8, 4, 8), (37, 19, 23), (130, 64, 70), (1500, 200, 400), (1500, 300, 400)],
-    ids=["tiny", "odd", "tiled", "panels", "blas-blocks"],
+    [(8, 4, 8), (37, 19, 23), (130, 64, 70), (1500, 200, 400), (1500, 300, 400), (64, 300, 520)],
+    ids=["tiny", "odd", "tiled", "panels", "blas-blocks", "blas-column-blocks"],
 )
 @pytest.mark.parametrize("dtype", ["f32", "f64"])
 def test_epilogue_matches_float64(m: int, k: int, n: int, dtype: str) -> None:
@@ -105,3 +109,34 @@ def test_epilogue_is_not_a_pass_of_its_own() -> None:
     kernels = {line.split('"')[1] for line in small.llvm_ir.splitlines() if line.startswith("define void")}
     assert {"f_k0", "f_k0_tail"} <= kernels
     assert not any("epilogue" in name or name.endswith("_gemm") for name in kernels)
+
+
+def _region(m: int, k: int, n: int) -> rg.ContractionRegionOp:
+    module = tensor_passes(_dense(m, k, n, "f32"))
+    return next(op for op in module.walk() if isinstance(op, rg.ContractionRegionOp))
+
+
+def test_blas_epilogues_cut_the_longer_side() -> None:
+    """BLAS blocks of a product with an epilogue are cut as a plain product's (the longer
+    side: column blocks repack only A) where a block fits the epilogue's cache block:
+    GPT-2's [128, 1024] x [1024, 256] + bias in row blocks repacked B per block. A
+    product whose column blocks would not fit is cut into rows of at most that block."""
+    tuning = Tuning.for_target(target("x86-64-v4")).replace({"gemm_min_units": 8})
+    columns = _epilogue_blocks(gemm_layout(_region(128, 1024, 512)), "f32", tuning)
+    assert (columns.by_rows, columns.count) == (False, 8)
+    small = tuning.replace({"gemm_epilogue_block_bytes": 128 << 10})  # column blocks of [512, 128]: 256 KiB
+    rows = _epilogue_blocks(gemm_layout(_region(512, 1024, 1024)), "f32", small)
+    assert rows.by_rows and rows.size * 1024 * 4 <= 128 << 10
+
+
+@pytest.mark.parametrize(("m", "k", "n"), [(37, 19, 23), (64, 256, 256)], ids=["tiles", "panels"])
+def test_tile_epilogues_vectorize_along_rows(m: int, k: int, n: int) -> None:
+    """A register tile's epilogue (here a bias add) runs its rows unrolled, so LLVM
+    vectorizes along each row with contiguous vectors: as a loop over the rows it was
+    vectorized across them, with a gather and a scatter per column."""
+    builder = rlx.Builder("f")
+    x, w, bias = builder.input((m, k)), builder.input((k, n)), builder.input((n,))
+    builder.output(builder.add(builder.matmul(x, w), bias))
+    ir = rlx.compile(builder.module()).optimized_llvm_ir
+    assert "fadd <" in ir
+    assert "masked.gather" not in ir and "masked.scatter" not in ir
