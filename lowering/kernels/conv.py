@@ -102,7 +102,7 @@ from typing import TypeGuard
 
 import numpy as np
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import DenseArrayBase, f32, i32
+from xdsl.dialects.builtin import f32
 from xdsl.ir import Operation, Region, SSAValue
 
 from rlx_mlir import blas, dtypes, index_maps
@@ -1122,7 +1122,7 @@ def _unpad_lanes(
     """The lane form's copy-out: out[n, channel + b·L + l, q + f] = sums[b, f, l] for the
     unit's channel blocks b and its flat real positions f (q: where its rows begin in
     the plane), applying a conv region's epilogue. Each L x L square of a block's sums
-    (L positions) is transposed in registers (`_transposed`) into `rows`, one row of
+    (L positions) is transposed in registers (`vectors.transpose_square`) into `rows`, one row of
     `_rows_pitch` per channel; then each channel's row goes out whole. A strided read
     per output took 7-8% of ResNet's 3x3 layers at batch 8, and copying out square by
     square, 16 channels at a time, kept 16 output and residual streams open: the
@@ -1138,7 +1138,7 @@ def _unpad_lanes(
     def square(b: SSAValue, f0: SSAValue, count: int) -> None:
         base = e.mul(e.add(e.mul(b, e.i64(stride)), f0), e.i64(lanes))
         loaded = [vectors.load(e, c.item.storage, sums, e.add(base, e.i64(i * lanes)), lanes) for i in range(count)]
-        for lane, v in enumerate(_transposed(e, loaded + [zero] * (lanes - count))):
+        for lane, v in enumerate(vectors.transpose_square(e, loaded + [zero] * (lanes - count))):
             vectors.store(e, v, rows_buffer, e.add(e.i64(lane * pitch), f0))
 
     def channel(b: SSAValue, lane: SSAValue) -> None:
@@ -1165,26 +1165,6 @@ def _rows_pitch(t: _Tiled, rows: int) -> int:
     """Elements per channel row of the lane form's transposed sums: its real positions,
     rounded up to whole vectors (the last square stores whole vectors)."""
     return -(-_lane_stride(t, rows) // t.lanes) * t.lanes
-
-
-def _transposed(e: Emitter, rows: list[SSAValue]) -> list[SSAValue]:
-    """The n x n matrix of n vectors of n lanes (n a power of two), transposed: for
-    b = n/2, n/4, ..., 1, each pair of rows (i, i + b) with bit b of i clear swaps its
-    off-diagonal b x b blocks, one shuffle per new row."""
-    n = len(rows)
-    vector = rows[0].type
-    b = n // 2
-    while b >= 1:
-        new = list(rows)
-        for i in (i for i in range(n) if not i & b):
-            low = [k if not k & b else n + k - b for k in range(n)]
-            high = [k + b if not k & b else n + k for k in range(n)]
-            for index, mask in ((i, low), (i + b, high)):
-                shuffle = llvm.ShuffleVectorOp(rows[i], rows[i + b], DenseArrayBase.from_list(i32, mask), vector)
-                new[index] = e.op(shuffle)
-        rows = new
-        b //= 2
-    return rows
 
 
 WINOGRAD_BT = ((1, 0, -1, 0), (0, 1, 1, 0), (0, -1, 1, 0), (0, 1, 0, -1))
