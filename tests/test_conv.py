@@ -546,8 +546,20 @@ def test_packed_weights_run_the_lane_form_and_match_torch(t: str, threads: int) 
     tuning = Tuning.for_target(target()).replace(LANE_FORM)
     lanes = tuning.vector_bytes // np.dtype(TYPES[t]).itemsize
     cases = [c for c in GEMM_CASES if not all(k == 1 for k in c.weight[2:])]
-    b = Builder("packed")
-    inputs, packed = [], 0
+    module, inputs = _constant_weight_convs("packed", cases, t)
+    packed = sum(case.weight[0] // case.groups % lanes == 0 for case in cases)
+    exe = rlx.compile(module, threads=threads, tuning=LANE_FORM)
+    assert exe.planned_ir.count(f"weight_lanes = {lanes}") == 2 * packed > 0
+    assert len(re.findall(rf"dense_resource<\w*_lanes{lanes}\w*>", exe.planned_ir)) == packed
+    _check_plain_and_fused(exe, cases, inputs, t)
+
+
+def _constant_weight_convs(name: str, cases: list[Case], t: str) -> tuple[ModuleOp, list[tuple[np.ndarray, ...]]]:
+    """Each case's conv with its weight (and bias) constant, twice: plain, and with a
+    residual add and a ReLU after it (a conv region); per case its arguments x and
+    residual, after its weight and bias: (x, w, bias?, residual)."""
+    b = Builder(name)
+    inputs = []
     for seed, case in enumerate(cases):
         x_np, w_np, *bias_np = _inputs(case, t, seed)
         want = reference(x_np, w_np, bias_np[0] if bias_np else None, case)[0]
@@ -558,10 +570,14 @@ def test_packed_weights_run_the_lane_form_and_match_torch(t: str, threads: int) 
         b.output(b.conv(x, w, bias, *geometry))
         b.output(b.relu(b.add(b.conv(x, w, bias, *geometry), b.input(want.shape, t))))
         inputs.append((x_np, w_np, *bias_np, residual))
-        packed += case.weight[0] // case.groups % lanes == 0
-    exe = rlx.compile(b.module(), threads=threads, tuning=LANE_FORM)
-    assert exe.planned_ir.count(f"weight_lanes = {lanes}") == 2 * packed > 0
-    assert len(re.findall(rf"dense_resource<\w*_lanes{lanes}\w*>", exe.planned_ir)) == packed
+    return b.module(), inputs
+
+
+def _check_plain_and_fused(
+    exe: rlx.Executable, cases: list[Case], inputs: list[tuple[np.ndarray, ...]], t: str
+) -> None:
+    """The results of `_constant_weight_convs` against torch: the plain conv within the
+    direct sum's bound, the fused one within it plus the residual add's rounding."""
     results = exe(*(v for given in inputs for v in (given[0], given[-1])))
     for case, given, plain, fused in zip(cases, inputs, results[::2], results[1::2]):
         check(case, plain, list(given[:-1]), t)
@@ -635,27 +651,11 @@ def test_winograd_weights_run_the_winograd_form_and_match_torch(t: str, threads:
     added or an epilogue (residual and ReLU) applied on the way out; the results keep
     the direct sum's bound (the transforms add a few roundings per term)."""
     lanes = Tuning.for_target(target()).vector_bytes // np.dtype(TYPES[t]).itemsize
-    b = Builder("winograd")
-    inputs = []
-    for seed, case in enumerate(WINOGRAD_CASES):
-        x_np, w_np, *bias_np = _inputs(case, t, seed)
-        residual = np.random.default_rng(seed).standard_normal(reference(x_np, w_np, None, case)[0].shape)
-        x, w = b.input(case.input, t), b.constant(w_np)
-        bias = b.constant(bias_np[0]) if bias_np else None
-        geometry = (case.strides, case.dilations, case.pad_before, case.pad_after)
-        b.output(b.conv(x, w, bias, *geometry))
-        b.output(b.relu(b.add(b.conv(x, w, bias, *geometry), b.input(residual.shape, t))))
-        inputs.append((x_np, w_np, *bias_np, residual.astype(TYPES[t])))
-    exe = rlx.compile(b.module(), threads=threads, tuning=WINOGRAD)
+    module, inputs = _constant_weight_convs("winograd", list(WINOGRAD_CASES), t)
+    exe = rlx.compile(module, threads=threads, tuning=WINOGRAD)
     assert exe.planned_ir.count(f"weight_lanes = {lanes} : i64, winograd") == 2 * len(WINOGRAD_CASES)
     assert len(re.findall(rf"dense_resource<\w*_winograd{lanes}\w*>", exe.planned_ir)) == len(WINOGRAD_CASES)
-    results = exe(*(v for given in inputs for v in (given[0], given[-1])))
-    for case, given, plain, fused in zip(WINOGRAD_CASES, inputs, results[::2], results[1::2]):
-        check(case, plain, list(given[:-1]), t)
-        want, scale = reference(given[0], given[1], given[2] if case.bias else None, case)
-        u, terms = UNIT_ROUNDOFF[t], case.weight[1] * int(np.prod(case.weight[2:]))
-        atol = 2 * terms * u * scale + u * np.abs(want)
-        assert_close(fused, np.maximum(want + given[-1], 0), rtol=u, atol=atol, what=f"{case.name} fused")
+    _check_plain_and_fused(exe, list(WINOGRAD_CASES), inputs, t)
 
 
 @pytest.mark.target_independent
