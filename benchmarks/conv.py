@@ -16,10 +16,12 @@ Prints median times and the ratio peer / rlx (> 1 means rlx is faster) for:
 rlx and onnxruntime run twice: given the weights as inputs (as torch is:
 onnxruntime then runs im2col and its GEMMs) and as constants (as in a model,
 "const": onnxruntime prepacks them for its blocked-layout conv kernels, rlx's
-pack-conv-weights for its lane form where that is the faster). Ratios are
-peer / rlx, the const ones against each other. `--versus KNOB=VALUE,...` also
-times rlx const compiled with those tuning overrides in the same rounds (the
-`base/rlx const` column: > 1 means the overrides are slower), e.g.
+pack-conv-weights for its lane form where that is the faster, or transforms a
+3x3 stride-1 weight for its Winograd form). Ratios are peer / rlx, the const
+ones against each other. `--versus KNOB=VALUE,...` also times rlx const
+compiled with those tuning overrides in the same rounds (the `base/rlx const`
+column: > 1 means the overrides are slower), e.g.
+`conv_winograd_min_channels=4611686018427387904` (never the Winograd form),
 `conv_lane_readback_steps=4611686018427387904` (never the lane form) or
 `conv_tiled_max_padded_percent=0` for im2col and BLAS GEMMs.
 
