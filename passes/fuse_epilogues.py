@@ -7,9 +7,13 @@ user, is merged with it into one `rlx.contraction_region` or
 `rlx.conv_region`: the kernel applies the region's body to each block of the
 product right after computing it, while the block is in cache.
 
-Fused are 2-D f32/f64 products (one BLAS GEMM computed by row blocks) whose
-epilogue result keeps the product's element type; batched, narrow and integer
-matmuls keep their epilogue as one elementwise pass of its own. Convs fuse at
+Fused are f32/f64 products whose epilogue result keeps the product's element
+type and that are one GEMM: 2-D ones, and those whose lhs batch folds into its
+rows ([B, S, K] x [K, N], a transformer's dense layers), made 2-D around the
+fusion by reshapes (views) where every other input of the epilogue folds too
+(it reads only the last axis, a bias, or the whole result as it is, a residual).
+Other batched, narrow and integer matmuls keep their epilogue as one
+elementwise pass of its own. Convs fuse at
 every type when the epilogue keeps the element type and its other inputs read
 the spatial axes all broadcast or all as the result (`epilogue_reads_planes`);
 a conv's own bias becomes the first step of the body, so a ResNet block's
@@ -23,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.passes import ModulePass
@@ -36,10 +40,12 @@ from xdsl.pattern_rewriter import (
 )
 
 from rlx_mlir import dtypes, index_maps
+from rlx_mlir.broadcast import numel
 from rlx_mlir.dialects import contraction as ct
 from rlx_mlir.dialects import convolution as cv
 from rlx_mlir.dialects import elementwise as ew
 from rlx_mlir.dialects import region as rg
+from rlx_mlir.dialects import rlx
 from rlx_mlir.dialects.common import element_type, shape_of
 
 
@@ -58,19 +64,60 @@ def _body_with_product_first(region: rg.ElementwiseRegionOp, k: int) -> Region:
 
 
 def _blockable(matmul: ct.MatmulOp, region: rg.ElementwiseRegionOp) -> bool:
-    """A 2-D f32/f64 product (a BLAS GEMM computed by row blocks) whose epilogue
-    keeps its element type, so each block is finished in the result's memory."""
+    """An f32/f64 product whose epilogue keeps its element type, so each block is
+    finished in the result's memory."""
     element = element_type(matmul.result.type)
-    return (
-        len(shape_of(matmul.result.type)) == 2
-        and dtypes.from_ir(element).name in ("f32", "f64")
-        and element_type(region.outputs[0].type) == element
-    )
+    return dtypes.from_ir(element).name in ("f32", "f64") and element_type(region.outputs[0].type) == element
+
+
+def _folded_accesses(amap: AffineMap, rank: int) -> tuple[index_maps.Access, ...] | None:
+    """The accesses of an epilogue input over [rows, N] if over the rank-`rank` result
+    it reads at most the last axis (a bias: the rows fold into one axis it ignores)."""
+    accesses = index_maps.accesses(amap)
+    if any(a.dim is not None and a.dim != rank - 1 for a in accesses):
+        return None
+    return tuple(a if a.dim is None else a._replace(dim=1) for a in accesses)
+
+
+def _fused_rows(matmul: ct.MatmulOp, region: rg.ElementwiseRegionOp, k: int) -> list[Operation] | None:
+    """[..., S, K] x [K, N] and its epilogue as one [rows, N] contraction region between
+    reshapes, or None where the lhs does not fold (a batched rhs, a transposed lhs) or
+    an epilogue input reads the rows otherwise than the result does."""
+    shape, lhs = shape_of(matmul.result.type), shape_of(matmul.lhs.type)
+    if len(shape_of(matmul.rhs.type)) != 2 or matmul.transposes[0] or len(lhs) != len(shape):
+        return None
+    rows, n = numel(shape[:-1]), shape[-1]
+    ops: list[Operation] = []
+
+    def as_rows(value: SSAValue, columns: int) -> SSAValue:
+        reshape = rlx.ReshapeOp(value, TensorType(element_type(value.type), [rows, columns]))
+        ops.append(reshape)
+        return reshape.result
+
+    inputs, maps = [], []
+    for i, value in enumerate(region.inputs):
+        if i == k:
+            continue
+        accesses = _folded_accesses(region.maps[i], len(shape))
+        if accesses is not None:
+            inputs.append(value)
+            maps.append(index_maps.to_affine(2, accesses))
+        elif index_maps.accesses(region.maps[i]) == index_maps.identity(len(shape)) and shape_of(value.type) == shape:
+            inputs.append(as_rows(value, n))
+            maps.append(AffineMap.identity(2))
+        else:
+            return None
+    element = element_type(matmul.result.type)
+    product = ct.MatmulOp(as_rows(matmul.lhs, lhs[-1]), matmul.rhs, TensorType(element, [rows, n]), *matmul.transposes)
+    result = TensorType(element_type(region.outputs[0].type), [rows, n])
+    fused = rg.ContractionRegionOp(product, inputs, maps, result, _body_with_product_first(region, k))
+    product.drop_all_references()  # only its operands and flags were needed
+    return [*ops, fused, rlx.ReshapeOp(fused.outputs[0], region.outputs[0].type)]
 
 
 def _fuse_sole_consumer(
     producer: ct.MatmulOp | cv.ConvOp,
-    fused_with: Callable[[rg.ElementwiseRegionOp], Operation | None],
+    fused_with: Callable[[rg.ElementwiseRegionOp], Operation | list[Operation] | None],
     rewriter: PatternRewriter,
 ) -> None:
     """Replace `producer` and its only user, an elementwise region or op, by what
@@ -92,11 +139,13 @@ class FuseMatmulEpilogue(RewritePattern):
         _fuse_sole_consumer(matmul, lambda region: self._fused(matmul, region), rewriter)
 
     @staticmethod
-    def _fused(matmul: ct.MatmulOp, region: rg.ElementwiseRegionOp) -> rg.ContractionRegionOp | None:
+    def _fused(matmul: ct.MatmulOp, region: rg.ElementwiseRegionOp) -> Operation | list[Operation] | None:
         inputs = list(region.inputs)
         k = _reads_at_index(region, matmul.result, shape_of(matmul.result.type))
         if k is None or not _blockable(matmul, region):
             return None
+        if len(shape_of(matmul.result.type)) != 2:
+            return _fused_rows(matmul, region, k)
         others = [i for i in range(len(inputs)) if i != k]
         return rg.ContractionRegionOp(
             matmul,

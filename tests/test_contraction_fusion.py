@@ -61,6 +61,26 @@ def test_epilogue_matches_float64(m: int, k: int, n: int, dtype: str) -> None:
     np.testing.assert_allclose(got, want, rtol=0, atol=8 * eps * scale)
 
 
+@pytest.mark.parametrize(("batch", "m", "k", "n"), [(3, 50, 64, 40), (2, 75, 300, 64)], ids=["panels", "blas"])
+def test_products_over_rows_fuse_and_match_float64(batch: int, m: int, k: int, n: int) -> None:
+    """[B, M, K] x [K, N] with a bias, GELU and residual: one [B·M, N] contraction region
+    between reshapes, as the unfused pipeline computes it and within the float64 bound."""
+    builder = rlx.Builder("f")
+    x, w = builder.input((batch, m, k)), builder.input((k, n))
+    bias, residual = builder.input((n,)), builder.input((batch, m, n))
+    builder.output(builder.sub(residual, builder.gelu(builder.add(builder.matmul(x, w), bias))))
+    module = builder.module()
+    exe = rlx.compile(module)
+    assert "rlx.contraction_region" in exe.planned_ir and "rlx.elementwise_region" not in exe.planned_ir
+    rng = np.random.default_rng(batch + k)
+    args = [rng.standard_normal(s).astype(np.float32) for s in ((batch, m, k), (k, n), (n,), (batch, m, n))]
+    (got,) = exe(*args)
+    scale = np.abs(args[0]).max() * np.abs(args[1]).max() * k
+    np.testing.assert_allclose(got, _reference(*args), rtol=0, atol=8 * np.finfo(np.float32).eps * scale)
+    (unfused,) = rlx.compile(module, pipeline=UNFUSED)(*args)
+    np.testing.assert_allclose(got, unfused, rtol=0, atol=1e-4)
+
+
 def test_transposed_lhs_blocks_start_at_the_right_column() -> None:
     """A transposed lhs is stored [K, M]: a row block of op(A) starts `first` columns in
     (n = 2048 f32 makes blocks of 512 rows: three of them)."""
