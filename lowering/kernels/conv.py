@@ -986,11 +986,9 @@ def _lane_tile(
 
     def fmas(x_at: SSAValue, w_at: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
         ws = [vectors.load(e, storage, w, e.add(w_at, e.i64(v * depth * lanes)), lanes) for v in range(width)]
-        new = []
-        for p, base in enumerate(bases):
-            xv = vectors.splat(e, vectors.load(e, storage, block, e.add(x_at, base), 1), lanes)
-            new += [e.fma(wv, xv, accs[p * width + v]) for v, wv in enumerate(ws)]
-        return new
+        return _splat_fmas(
+            e, ws, [vectors.load(e, storage, block, e.add(x_at, base), 1) for base in bases], accs, lanes
+        )
 
     def tap_axis(axis: int, x_at: SSAValue, w_at: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
         """The taps along `axis` (and the axes after it), unrolled, as `_tile` has them."""
@@ -1047,16 +1045,32 @@ def _lane_tiles(
         def run(b: SSAValue, vectors: int) -> None:
             _lane_tile(walk, t, (block, w, sums), ((e.add(first, b), b), f, bases), (vectors, depth, rows))
 
-        whole = blocks // width * width
-        for_range(e, walk.region, e.i64(0), e.i64(whole), lambda b: run(b, width), width)
-        if blocks % width:
-            run(e.i64(whole), blocks % width)
+        _in_steps(walk, blocks, width, run)
 
-    real, per_tile = numel(extents), t.tile_rows
-    whole = real // per_tile * per_tile
-    for_range(e, walk.region, e.i64(0), e.i64(whole), lambda f: channel_tiles(f, per_tile), per_tile)
-    if real % per_tile:
-        channel_tiles(e.i64(whole), real % per_tile)
+    _in_steps(walk, numel(extents), t.tile_rows, channel_tiles)
+
+
+def _in_steps(walk: _Walk, count: int, step: int, body: Callable[[SSAValue, int], None]) -> None:
+    """body(start, step) over the whole steps of [0, count), then body(start, the rest):
+    a register tile's loop with its static tail (no loop where no whole step fits)."""
+    e = walk.e
+    whole = count // step * step
+    if whole:
+        for_range(e, walk.region, e.i64(0), e.i64(whole), lambda start: body(start, step), step)
+    if count % step:
+        body(e.i64(whole), count % step)
+
+
+def _splat_fmas(
+    e: Emitter, ws: list[SSAValue], scalars: list[SSAValue], accs: list[SSAValue], lanes: int
+) -> list[SSAValue]:
+    """One step of a register tile with vectors of output channels: accs[p·V + v] +=
+    ws[v] · splat(scalars[p]) (the lane form's positions, the Winograd form's tiles)."""
+    new = []
+    for p, scalar in enumerate(scalars):
+        xv = vectors.splat(e, scalar, lanes)
+        new += [e.fma(wv, xv, accs[p * len(ws) + v]) for v, wv in enumerate(ws)]
+    return new
 
 
 def _lane_stride(t: _Tiled, rows: int) -> int:
@@ -1152,10 +1166,7 @@ def _unpad_lanes(
         walk.loop(0, stride, lambda j: c.item.copy(e, rows_buffer, e.add(from_rows, j), out, e.add(out_at, j)))
 
     def block(b: SSAValue) -> None:
-        whole = stride // lanes * lanes
-        for_range(e, walk.region, e.i64(0), e.i64(whole), lambda f0: square(b, f0, lanes), lanes)
-        if stride % lanes:
-            square(b, e.i64(whole), stride % lanes)
+        _in_steps(walk, stride, lanes, lambda f0, count: square(b, f0, count))
         walk.loop(0, lanes, lambda lane: channel(b, lane))
 
     walk.loop(0, channels // lanes, block)
@@ -1284,11 +1295,9 @@ def _winograd_products(
             w_c = e.add(w_at, e.mul(c, e.i64(lanes)))
             ws = [vectors.load(e, storage, weight, e.add(w_c, e.i64(v * depth * lanes)), lanes) for v in range(width)]
             x_c = e.add(x_at, e.mul(c, e.i64(w.pitch)))
-            new = []
-            for p in range(tiles):
-                xv = vectors.splat(e, vectors.load(e, storage, points, e.add(x_c, e.i64(p)), 1), lanes)
-                new += [e.fma(wv, xv, accs[p * width + v]) for v, wv in enumerate(ws)]
-            return new
+            return _splat_fmas(
+                e, ws, [vectors.load(e, storage, points, e.add(x_c, e.i64(p)), 1) for p in range(tiles)], accs, lanes
+            )
 
         zero = vectors.splat(e, e.const(t.conv.item.compute, 0.0), lanes)
         accs = vectors.carry(e, walk.region, depth, [zero] * (tiles * width), step)
@@ -1299,20 +1308,10 @@ def _winograd_products(
                 vectors.store(e, accs[p * width + v], products, at)
 
     def block_group(xi: SSAValue, b0: SSAValue, width: int) -> None:
-        per = t.tile_rows
-        whole = w.tiles // per * per
-        if whole:
-            for_range(e, walk.region, e.i64(0), e.i64(whole), lambda t0: run(xi, t0, b0, per, width), per)
-        if w.tiles % per:
-            run(xi, e.i64(whole), b0, w.tiles % per, width)
+        _in_steps(walk, w.tiles, t.tile_rows, lambda t0, tiles: run(xi, t0, b0, tiles, width))
 
     def point(xi: SSAValue) -> None:
-        width = t.tile_vectors
-        whole = blocks // width * width
-        if whole:
-            for_range(e, walk.region, e.i64(0), e.i64(whole), lambda b0: block_group(xi, b0, width), width)
-        if blocks % width:
-            block_group(xi, e.i64(whole), blocks % width)
+        _in_steps(walk, blocks, t.tile_vectors, lambda b0, width: block_group(xi, b0, width))
 
     walk.loop(0, cv.WINOGRAD_POINTS, point)
 
@@ -1416,8 +1415,8 @@ def _winograd_kernels(op: cv.ConvolutionOp, conv: _Conv, t: _Tiled, ctx: KernelC
 
     buffers = _operands(op)
     images = shape_of(op.result.type)[0]
-    tiles = -(-conv.spatial_out[0] // 2) * _Winograd(t, 2).across
     units = images * split.parts
+    tiles = _Winograd(t, conv.spatial_out[0]).tiles
     work = images * conv.out_channels * tiles * cv.WINOGRAD_POINTS * conv.per_group // MACS_PER_ELEMENT
     return [Kernel(kernel_function(ctx.name, len(buffers), build), buffers, units, work, parallel=True)]
 
