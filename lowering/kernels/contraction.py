@@ -251,10 +251,12 @@ def _blas_kernel(
                     offsets = [a_at, e.add(b_at, e.mul(first, e.i64(b_col))), e.add(c_at, first)]
             a, b, c = (byte_pointer(e, p, at, item_bytes) for p, at in zip(operands, offsets))
             call(a, b, c, span if blocks.by_rows else None, None if blocks.by_rows else span)
-            if finish is not None:
+            if finish is not None:  # a block's rows are a loop (unrolled, M = 1100 took minutes of LLVM)
                 count = e.sub(last, first)
                 at, extents = (
-                    ((first, e.i64(0)), (count, layout.n)) if blocks.by_rows else ((e.i64(0), first), (layout.m, count))
+                    ((first, e.i64(0)), (count, layout.n))
+                    if blocks.by_rows
+                    else ((e.i64(0), first), (e.i64(layout.m), count))
                 )
                 finish(e, region, pointers, at, extents)
 
