@@ -71,7 +71,7 @@ from rlx_mlir.dialects.common import (
     normalize_axis,
     shape_of,
 )
-from rlx_mlir.dialects.contraction import MatmulOp, matmul_shape
+from rlx_mlir.dialects.contraction import matmul_shape
 from rlx_mlir.dialects.convolution import ConvolutionOp, ConvOp, window_properties
 from rlx_mlir.dialects.elementwise import ELEMENTWISE_OPS, is_elementwise
 from rlx_mlir.dialects.reduction import (
@@ -499,18 +499,20 @@ class ContractionRegionOp(ScalarBodyRegionOp):
 
     def __init__(
         self,
-        matmul: MatmulOp,
+        product: tuple[SSAValue, SSAValue, tuple[bool, bool]],
         inputs: Sequence[SSAValue],
         maps: Sequence[AffineMap],
         result_type: Attribute,
         body: Region,
     ) -> None:
+        """`product` is (lhs, rhs, (transpose_lhs, transpose_rhs)), as `rlx.matmul` has them."""
+        lhs, rhs, (transpose_lhs, transpose_rhs) = product
         properties = {
             "indexing_maps": ArrayAttr([AffineMapAttr(m) for m in maps]),
-            "transpose_lhs": matmul.transpose_lhs,
-            "transpose_rhs": matmul.transpose_rhs,
+            "transpose_lhs": bool_attr(transpose_lhs),
+            "transpose_rhs": bool_attr(transpose_rhs),
         }
-        operands = [[matmul.lhs, matmul.rhs, *inputs]]
+        operands = [[lhs, rhs, *inputs]]
         super().__init__(operands=operands, result_types=[[result_type]], properties=properties, regions=[body])
 
     @property

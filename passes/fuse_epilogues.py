@@ -107,11 +107,9 @@ def _fused_rows(matmul: ct.MatmulOp, region: rg.ElementwiseRegionOp, k: int) -> 
             maps.append(AffineMap.identity(2))
         else:
             return None
-    element = element_type(matmul.result.type)
-    product = ct.MatmulOp(as_rows(matmul.lhs, lhs[-1]), matmul.rhs, TensorType(element, [rows, n]), *matmul.transposes)
+    product = (as_rows(matmul.lhs, lhs[-1]), matmul.rhs, matmul.transposes)
     result = TensorType(element_type(region.outputs[0].type), [rows, n])
     fused = rg.ContractionRegionOp(product, inputs, maps, result, _body_with_product_first(region, k))
-    product.drop_all_references()  # only its operands and flags were needed
     return [*ops, fused, rlx.ReshapeOp(fused.outputs[0], region.outputs[0].type)]
 
 
@@ -148,7 +146,7 @@ class FuseMatmulEpilogue(RewritePattern):
             return _fused_rows(matmul, region, k)
         others = [i for i in range(len(inputs)) if i != k]
         return rg.ContractionRegionOp(
-            matmul,
+            (matmul.lhs, matmul.rhs, matmul.transposes),
             [inputs[i] for i in others],
             [region.maps[i] for i in others],
             region.outputs[0].type,
