@@ -174,6 +174,36 @@ def test_matches_torch(t: str, form: str) -> None:
         check(got, group, case, t)
 
 
+VECTOR_KEY_CASES = (
+    Case("whole_vector_heads", (1, 2, 40, 32), 2, 45, 32, mask=(40, 45)),
+    Case("whole_vector_heads_gqa_causal", (2, 4, 20, 16), 2, 37, 16, causal=True),
+    Case("whole_vector_heads_64", (1, 2, 70, 64), 1, 150, 24),
+)
+"""Head sizes of whole vectors (f32 and f64, AVX2 and AVX-512): the tiled form packs
+their keys in blocks of one vector's lanes, transposed in registers; key counts
+with a rest, packed one at a time."""
+
+
+@pytest.mark.parametrize("t", ["f32", "f64"])
+def test_keys_packed_in_whole_vectors_match_torch(t: str) -> None:
+    exe = rlx.compile(build(VECTOR_KEY_CASES, t), threads=2)
+    arrays = [inputs(case, t, seed) for seed, case in enumerate(VECTOR_KEY_CASES)]
+    results = exe(*(a for group in arrays for a in group))
+    for case, group, got in zip(VECTOR_KEY_CASES, arrays, results):
+        check(got, group, case, t)
+
+
+@pytest.mark.x86_64
+@pytest.mark.target_independent
+@pytest.mark.parametrize("name", ["x86-64-v3", "x86-64-v4"])
+def test_keys_pack_without_gathers(name: str) -> None:
+    """64 keys of head size 64 pack as transposed vector blocks: one key at a time,
+    LLVM vectorized the loop over keys with a gather per head element."""
+    case = Case("pack", (1, 2, 64, 64), 2, 64, 64)
+    optimized = rlx.compile(build((case,), "f32"), target=name).optimized_llvm_ir
+    assert "masked.gather" not in optimized
+
+
 def test_a_row_with_every_key_masked_is_zero_as_in_torch() -> None:
     """torch gives 0 for such a row (checked here, in float64), not NaN; so does the kernel,
     also when the masked row meets keys in several tiles and the next row does not."""
