@@ -351,14 +351,12 @@ def _kv_groups(k: SSAValue, v: SSAValue, emitter: Emitter) -> tuple[SSAValue, SS
     return emitter.reshape(k_source, narrow[0]), emitter.reshape(v_source, narrow[1])
 
 
-def _is_causal(mask: np.ndarray, scores: Sequence[int]) -> bool:
+def _is_causal(mask: np.ndarray, scores: Sequence[int], lowest: float) -> bool:
     """Whether the constant mask is top-left causal for every batch and head:
-    0 where key j <= query i, -inf (or the type's lowest value) where j > i."""
+    0 where key j <= query i, -inf (or the type's `lowest` value) where j > i."""
     sq, sk = scores[-2:]
     full = np.broadcast_to(mask, (*np.broadcast_shapes(mask.shape, (1, 1))[:-2], sq, sk))
     future = np.triu(np.ones((sq, sk), dtype=bool), k=1)
-    known = dtypes.from_numpy(mask.dtype)  # the table knows bf16's largest, np.finfo does not
-    lowest = -np.inf if known is None else -known.largest
     blocked = full[..., future]
     return bool(np.all(full[..., ~future] == 0) and np.all((blocked == -np.inf) | (blocked == lowest)))
 
@@ -372,7 +370,7 @@ def _mask_kind(mask: SSAValue | None, scores: Sequence[int]) -> tuple[SSAValue |
     if values is not None:
         if not np.any(values):
             return None, False
-        if _is_causal(values, scores):
+        if _is_causal(values, scores, -dtypes.from_ir(element_type(mask.type)).largest):
             return None, True
     owner = mask.owner
     if isinstance(owner, rlx.ExpandOp) and len(shape_of(owner.input.type)) <= 4:

@@ -24,10 +24,10 @@ The two products run in one of two forms:
 - **tiled** (`_tiled`), where a Kᵀ panel of the head size by one register
   tile of keys fits `Tuning.attention_tiled_panel_bytes` (L1): the unit
   packs the key block as scale · Kᵀ into a stack panel, zero-padded to whole
-  tiles (f32/f64 head sizes of whole vectors: blocks of one vector's lanes of
-  keys, transposed in registers; 1.09-1.16x the kernel packing a key at a
-  time, the Whisper encoder at batch 8 1.09x), then computes S in register tiles (`gemm.register_tile`, 8 rows x
-  2 vectors of keys on AVX-512) over it, and P V in register tiles that read
+  tiles (`key_lanes`: f32/f64 head sizes of whole vectors go in blocks of one
+  vector's lanes of keys, transposed in registers), then computes S in
+  register tiles (`gemm.register_tile`, 8 rows x 2 vectors of keys on
+  AVX-512) over it, and P V in register tiles that read
   V in place and accumulate into the accumulator. The keys per tile are the
   most (a power of two) whose panel fits. No BLAS call.
 - **BLAS** otherwise (f32 head sizes past L1 / (4 · 32), 384 for 48 KiB): two single-threaded
@@ -153,6 +153,18 @@ class _Attention:
     @property
     def widened(self) -> bool:
         return self.acc is not self.item
+
+    @property
+    def key_lanes(self) -> int:
+        """Keys per block the tiled form packs into its Kᵀ panel transposed in registers,
+        or 0 where keys go one at a time (f16/bf16, widened as they load; head sizes
+        that are not whole vectors). One at a time, LLVM vectorizes the loop over keys
+        with a gather per head element: blocks made the kernel 1.09-1.16x faster at
+        D = 32 and 64 (2 threads, Zen 4, interleaved), the Whisper encoder b8 1.09x."""
+        if self.tile is None:
+            return 0
+        lanes = self.tile[2] // self.item.dtype.nbytes
+        return 0 if self.widened or self.item.components != 1 or self.head_size % lanes else lanes
 
     @property
     def group(self) -> int:
@@ -405,7 +417,7 @@ class _Unit:
     def pack_keys(self, at: SSAValue, cols: SSAValue) -> None:
         """The K tile's `cols` keys from element `at` into the panel as scale · Kᵀ
         [D, score_row], zero up to a whole register tile of keys. Keys go in blocks of
-        one vector's lanes where the head size is whole vectors (`_transposed_keys`),
+        one vector's lanes where the head size is whole vectors (`key_lanes`),
         the rest one at a time."""
         a, e = self.a, self.e
         panel = self.wide["k"]
@@ -417,7 +429,7 @@ class _Unit:
                 value = e.fmul(real(a.item.load(e, self.k, e.add(row, e.i64(kk)))), scale)
                 panel.set(e, e.add(e.i64(kk * a.score_row), j), value)
 
-        lanes = self._key_lanes()
+        lanes = a.key_lanes
         if lanes:
             whole = e.mul(e.udiv(cols, e.i64(lanes)), e.i64(lanes))
             for_range(e, self.region, e.i64(0), whole, lambda j0: self._transposed_keys(at, j0, lanes, scale), lanes)
@@ -433,16 +445,6 @@ class _Unit:
                 panel.set(e, e.add(e.i64(kk * a.score_row), j), self.zero)
 
         self.loop(cols, end, pad)
-
-    def _key_lanes(self) -> int:
-        """Lanes of the blocks `_transposed_keys` packs, or 0 where keys go one at a time:
-        for f16/bf16 (widened as they load) and head sizes that are not whole vectors.
-        One at a time, LLVM vectorizes the loop over keys with a gather per D element:
-        that pack took half of [8, 8, 197, 32]'s time (6.8 ms of it, 2 threads, Zen 4)."""
-        a = self.a
-        assert a.tile is not None
-        lanes = a.tile[2] // a.item.dtype.nbytes
-        return 0 if a.widened or a.item.components != 1 or a.head_size % lanes else lanes
 
     def _transposed_keys(self, at: SSAValue, j0: SSAValue, lanes: int, scale: SSAValue) -> None:
         """Keys j0 .. j0 + lanes into the panel: per block of `lanes` head elements, one
