@@ -4,7 +4,7 @@ scaled_dot_product_attention and vs rlx's own unfused matmul -> softmax -> matmu
     OMP_WAIT_POLICY=PASSIVE python benchmarks/attention.py [--repeat 15] [--threads 2]
 
 f32, one process, every system on `--threads` threads, called alternately
-round by round (`models.alternating_medians`), so each sees the same load.
+round by round (`timing.interleaved_medians`), so each sees the same load.
 Prints median times and ratios peer / rlx (> 1 means the fused kernel is
 faster). The unfused graph is what `rlx.attention` replaces: the [Sq, Sk]
 scores in memory, softmax as its own kernel, GQA by repeating the kv heads
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 from elementwise import torch_or_none  # this script's folder is on sys.path
 from machine import add_target_argument, use_target
-from models import alternating_medians
+from timing import interleaved_medians
 
 import rlx_mlir as rlx
 from rlx_mlir.builder import Builder
@@ -118,7 +118,7 @@ def main() -> None:
             fns["torch SDPA"] = lambda: F.scaled_dot_product_attention(
                 tq, tk, tv, is_causal=case.causal, enable_gqa=gqa
             )
-        times = alternating_medians(fns, options.repeat)
+        times = interleaved_medians(fns, options.repeat)
         mine = times["rlx.attention"]
         pairs = case.query_length * case.length / (2 if case.causal else 1)
         flop = 4 * case.batch * case.heads * pairs * case.head_size
