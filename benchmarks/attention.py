@@ -9,7 +9,8 @@ Prints median times and ratios peer / rlx (> 1 means the fused kernel is
 faster). The unfused graph is what `rlx.attention` replaces: the [Sq, Sk]
 scores in memory, softmax as its own kernel, GQA by repeating the kv heads
 (`rlx.expand` + `rlx.reshape`, as exported models do), causal as an additive
-mask constant. Set OMP_WAIT_POLICY=PASSIVE (PERF_NOTES.md: torch's spinning
+mask constant; it is compiled without `fuse-attention`, which would
+otherwise make it one `rlx.attention` again. Set OMP_WAIT_POLICY=PASSIVE (PERF_NOTES.md: torch's spinning
 threads otherwise slow everything next to them).
 """
 
@@ -27,6 +28,7 @@ from timing import interleaved_medians
 
 import rlx_mlir as rlx
 from rlx_mlir.builder import Builder
+from rlx_mlir.passes.default_pipeline import tensor_pipeline_without
 
 
 @dataclass(frozen=True)
@@ -91,7 +93,7 @@ def unfused(case: Case, threads: int) -> rlx.runtime.Executable:
         mask = np.where(allowed, 0, -np.inf).astype(np.float32)
         scores = b.add(scores, b.constant(mask))
     b.output(b.matmul(b.softmax(scores), v))
-    return rlx.compile(b.module(), threads=threads)
+    return rlx.compile(b.module(), pipeline=tensor_pipeline_without("fuse-attention"), threads=threads)
 
 
 def main() -> None:

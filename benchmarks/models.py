@@ -68,14 +68,6 @@ def session(blob: bytes, threads: int) -> onnxruntime.InferenceSession:
     return onnxruntime.InferenceSession(blob, options, providers=["CPUExecutionProvider"])
 
 
-def without(name: str) -> str:
-    """The default tensor pipeline less the pass called `name`."""
-    kept = tuple(p for p in default_pipeline.TENSOR_PASSES if p.name != name)
-    if len(kept) == len(default_pipeline.TENSOR_PASSES):
-        raise SystemExit(f"--without {name}: no such pass in the default pipeline")
-    return default_pipeline.spec(kept)
-
-
 def compare(
     blob: bytes, feeds: dict[str, np.ndarray], threads: int, repeat: int, baseline: dict[str, Any] | None = None
 ) -> tuple[dict[str, float], dict[str, float]]:
@@ -152,7 +144,11 @@ def main() -> None:
     print(f"threads = {args.threads}; onnxruntime {onnxruntime.__version__}; seq {args.seq}; median of {args.repeat}")
     baseline: dict[str, Any] | None = None
     if args.without:
-        baseline, label = {"pipeline": without(args.without)}, f"without {args.without}"
+        try:
+            baseline = {"pipeline": default_pipeline.tensor_pipeline_without(args.without)}
+        except ValueError as error:
+            raise SystemExit(f"--without: {error}") from None
+        label = f"without {args.without}"
     elif args.versus:
         baseline, label = {"tuning": args.versus}, f"with {args.versus}"
     extra = f"{'w/o ms':>10}{'ort/w/o':>9}" if baseline else ""

@@ -60,6 +60,15 @@ def spec(passes: tuple[ModulePass, ...]) -> str:
 TENSOR_PIPELINE = spec(TENSOR_PASSES)
 
 
+def tensor_pipeline_without(name: str) -> str:
+    """The default tensor pipeline less the pass called `name`: the baseline an A/B of one
+    rewrite compiles against (the rest of the pipeline would otherwise differ too)."""
+    kept = tuple(p for p in TENSOR_PASSES if p.name != name)
+    if len(kept) == len(TENSOR_PASSES):
+        raise ValueError(f"no pass called {name!r} in the default pipeline")
+    return spec(kept)
+
+
 @dataclass(frozen=True)
 class DefaultPipelinePass(ModulePass):
     name = "default"

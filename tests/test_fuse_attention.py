@@ -26,6 +26,7 @@ import rlx_mlir as rlx
 from rlx_mlir.dialects.attention import AttentionOp
 from rlx_mlir.dialects.reduction import SoftmaxOp
 from rlx_mlir.frontends.onnx import load
+from rlx_mlir.passes.default_pipeline import tensor_pipeline_without
 
 NUMPY = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "bf16": ml_dtypes.bfloat16}
 TOLERANCE = {"f32": 2e-5, "f64": 1e-12, "f16": 4e-3, "bf16": 3e-2}
@@ -158,6 +159,17 @@ def test_a_pattern_becomes_one_attention_and_matches_float64(case: Case, dtype: 
     np.testing.assert_allclose(
         got.astype(np.float64), want, rtol=0, atol=TOLERANCE[dtype] * max(1.0, np.abs(want).max())
     )
+
+
+def test_the_pipeline_without_fuse_attention_keeps_the_pattern_written_out() -> None:
+    """The baseline of benchmarks/attention.py and of models.py --without: every other pass runs."""
+    pipeline = tensor_pipeline_without("fuse-attention")
+    assert "fuse-attention" not in pipeline and "fuse-elementwise" in pipeline
+    module = _module(CASES[0], "f32")
+    exe = rlx.compile(module, pipeline=pipeline)
+    assert "rlx.softmax" in exe.planned_ir and "rlx.attention" not in exe.planned_ir
+    with pytest.raises(ValueError, match="no pass called 'fuse-attentions'"):
+        tensor_pipeline_without("fuse-attentions")
 
 
 def test_a_fully_masked_row_gives_zeros_as_the_guard_does() -> None:
