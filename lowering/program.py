@@ -55,6 +55,7 @@ from rlx_mlir.lowering.core.kernel import (
 )
 from rlx_mlir.lowering.core.loops import for_range, if_then, while_loop
 from rlx_mlir.lowering.core.parallel import POOL, emit_parallel_launcher
+from rlx_mlir.lowering.core.translate import keep_loops_rolled
 from rlx_mlir.lowering.kernels import (
     arg_reduce,
     attention,
@@ -136,6 +137,9 @@ class _EntryBuilder:
         self.launchers: dict[llvm.FuncOp, llvm.FuncOp] = {}
         self.loops = 0
         """How many of the entry's loops the launches being emitted are in."""
+        self.unrolled: set[llvm.FuncOp] = set()
+        """Kernels with a launch worth LLVM's unroller (`Tuning.unroll_min_work`); the
+        loops of the others stay rolled."""
 
     def io_pointer(self, slot: int) -> SSAValue:
         e = self.e
@@ -220,6 +224,8 @@ class _EntryBuilder:
         for k, ptr in enumerate(pointers):
             e.op(llvm.StoreOp(ptr, e.op(llvm.GEPOp(args, [k], PTR, inbounds=True))))
         extent = e.i64(kernel.extent)
+        if self.loops or kernel.work >= self.tuning.unroll_min_work:
+            self.unrolled.add(kernel.function)
         big = kernel.work >= self.tuning.parallel_min_elements and kernel.extent >= self.threads
         if kernel.parallel and self.threads > 1 and big:
             e.op(llvm.CallOp(self.launcher(thunk), args, extent))
@@ -604,6 +610,8 @@ class _EntryBuilder:
 
     def finish(self) -> LoweredProgram:
         self.e.op(llvm.ReturnOp())
+        for function in self.thunks.keys() - self.unrolled:
+            keep_loops_rolled(function)
         entry = llvm.FuncOp(
             self.name,
             llvm.LLVMFunctionType([PTR, PTR, PTR, PTR]),

@@ -48,6 +48,12 @@ class Tuning:
     code does not depend on how many threads run it)."""
     parallel_min_elements: int
     """Below this many elements a kernel runs on the calling thread (a pool launch costs ~0.7 us)."""
+    unroll_min_work: int
+    """Kernels launched with less work than this, outside the entry's loops, keep their
+    loops rolled (LLVM's unroller off them): they run in microseconds, where unrolling
+    gains nanoseconds, while it cost a third of LLVM's time on small modules (2,891
+    compiles of the dtype, ONNX-node, movement and binary tests: 128 s of optimization
+    and code generation with it, 85 without). 0: unroll every kernel's loops."""
     nontemporal_min_bytes: int
     """Outputs larger than this (`Target.llc_share`) are stored non-temporally."""
 
@@ -180,6 +186,7 @@ class Tuning:
             accumulators=accumulators,
             cores=target.cores,
             parallel_min_elements=1 << 15,
+            unroll_min_work=1 << 15,
             nontemporal_min_bytes=target.llc_share,
             gemm_tile_rows=accumulators // 2,
             gemm_tiled_max_mnk=65536 * 4,  # where OpenBLAS itself stays on the calling thread
@@ -261,6 +268,7 @@ class Tuning:
 THRESHOLDS = frozenset(
     {
         "parallel_min_elements",
+        "unroll_min_work",
         "nontemporal_min_bytes",
         "gemm_tiled_max_mnk",
         "gemm_panel_max_mnk",

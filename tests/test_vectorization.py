@@ -107,6 +107,22 @@ def test_outputs_past_the_last_level_cache_are_stored_nontemporally(name: str) -
 
 
 @pytest.mark.parametrize("name", TARGETS)
+def test_small_kernels_keep_their_vector_loop_rolled(name: str) -> None:
+    """A kernel under `unroll_min_work` reaches LLVM's unroller with its loops marked
+    `llvm.loop.unroll.disable`, and the vectorized loop keeps one copy of its body (on a
+    Zen 4's cost model the unroller would make two); with the bound at 0 nothing is marked."""
+    tanh = """func.func @f(%a: tensor<64x128xf32>) -> tensor<64x128xf32> {
+      %t = rlx.tanh %a : (tensor<64x128xf32>) -> tensor<64x128xf32>
+      func.return %t : tensor<64x128xf32>
+    }"""
+    rolled = rlx.compile(tanh, target=name).optimized_llvm_ir
+    assert '!"llvm.loop.unroll.disable"' in rolled
+    assert len(re.findall(r"= fdiv <\d+ x float>", rolled)) == 1
+    unrolled = rlx.compile(tanh, target=name, tuning={"unroll_min_work": 0}).optimized_llvm_ir
+    assert "llvm.loop.unroll.disable" not in unrolled
+
+
+@pytest.mark.parametrize("name", TARGETS)
 def test_in_place_kernels_vectorize_without_overlap_checks(name: str) -> None:
     """Unfused, each op of the chain writes over the intermediate it reads
     (plan-memory's in-place case): the kernel reads and writes through one

@@ -20,7 +20,7 @@
 // CHECK-LABEL: llvm.func internal @gqa_k0_blas(
 // CHECK: llvm.call @scipy_openblas_set_num_threads
 // CHECK-LABEL: llvm.func internal @gqa_k0(
-// CHECK-SAME: {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, [[MASK:%[0-9]+]]: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: i64, {{%[0-9]+}}: i64) {
+// CHECK-SAME: {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, [[MASK:%[0-9]+]]: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: i64, {{%[0-9]+}}: i64)
 // CHECK-NEXT: llvm.mlir.constant(70) : i64
 // CHECK-NEXT: [[SCORES:%[0-9]+]] = llvm.alloca {{%[0-9]+}} x f32 {alignment = 64 : i64}
 // CHECK-NEXT: llvm.mlir.constant(40) : i64
@@ -60,7 +60,7 @@ func.func @gqa(%q: tensor<1x4x5x8xf32>, %k: tensor<1x2x7x8xf32>, %v: tensor<1x2x
 // a bf16 GEMM). No mask, not causal: the row pass has no mask load.
 
 // CHECK-LABEL: llvm.func internal @widened_k0(
-// CHECK-SAME: {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: i64, {{%[0-9]+}}: i64) {
+// CHECK-SAME: {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: i64, {{%[0-9]+}}: i64)
 // CHECK-COUNT-4: llvm.alloca {{%[0-9]+}} x f32
 // CHECK-NEXT: llvm.mlir.constant(48) : i64
 // CHECK-NEXT: [[WQ:%[0-9]+]] = llvm.alloca {{%[0-9]+}} x f32 {alignment = 64 : i64}

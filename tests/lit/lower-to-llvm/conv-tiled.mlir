@@ -14,7 +14,7 @@
 // positions, tiles of 2 vectors (108 and 72 FMAs). No im2col, no BLAS.
 
 // CHECK-LABEL: llvm.func internal @tiled_k0(
-// CHECK-SAME: [[XP:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[WP:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[BP:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[YP:%[0-9]+]]: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: i64, {{%[0-9]+}}: i64) {
+// CHECK-SAME: [[XP:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[WP:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[BP:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[YP:%[0-9]+]]: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: i64, {{%[0-9]+}}: i64)
 // CHECK-NEXT: [[IN:%[0-9]+]] = llvm.mlir.constant(4194) : i64
 // CHECK-NEXT: [[BLOCK:%[0-9]+]] = llvm.alloca [[IN]] x f32 {alignment = 64 : i64}
 // CHECK-NEXT: [[OUT:%[0-9]+]] = llvm.mlir.constant(3584) : i64

@@ -10,7 +10,7 @@
 // element): load x, load the output, one FMA, store.
 
 // CHECK-LABEL: llvm.func internal @depthwise_k0(
-// CHECK-SAME: [[XP:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[WP:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[BP:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[YP:%[0-9]+]]: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: i64, {{%[0-9]+}}: i64) {
+// CHECK-SAME: [[XP:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[WP:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[BP:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[YP:%[0-9]+]]: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: i64, {{%[0-9]+}}: i64)
 // CHECK: llvm.getelementptr inbounds [[BP]][{{%[0-9]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, f32
 // CHECK: llvm.getelementptr inbounds [[WP]][{{%[0-9]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, f32
 // CHECK-NEXT: [[WV:%[0-9]+]] = llvm.load
@@ -50,7 +50,7 @@ func.func @depthwise(%x: tensor<2x4x9xf32>, %w: tensor<4x1x3xf32>, %b: tensor<4x
 // CHECK-LABEL: llvm.func internal @gemm_form_k0_blas(
 // CHECK: llvm.call @scipy_openblas_set_num_threads
 // CHECK-LABEL: llvm.func internal @gemm_form_k0(
-// CHECK-SAME: {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: i64, {{%[0-9]+}}: i64) {
+// CHECK-SAME: {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: i64, {{%[0-9]+}}: i64)
 // CHECK: llvm.alloca {{%[0-9]+}} x f32 {alignment = 64 : i64}
 // CHECK: [[ROW:%[0-9]+]] = llvm.mlir.constant(101 : i32) : i32
 // CHECK-NEXT: [[NT:%[0-9]+]] = llvm.mlir.constant(111 : i32) : i32

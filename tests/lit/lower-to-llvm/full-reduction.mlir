@@ -15,13 +15,13 @@
 // `partials` reduces part p into pair p of the scratch, choosing the short
 // last part's loops when p = 4; `combine`, one work item, folds the 5 pairs.
 // CHECK-LABEL: llvm.func internal @full_sum_k0_partials(
-// CHECK-SAME: {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, [[PARTIALS:%[0-9]+]]: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: i64, {{%[0-9]+}}: i64) {
+// CHECK-SAME: {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, [[PARTIALS:%[0-9]+]]: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: i64, {{%[0-9]+}}: i64)
 // CHECK: [[LAST:%[0-9]+]] = llvm.mlir.constant(4) : i64
 // CHECK-NEXT: {{%[0-9]+}} = llvm.icmp "eq" {{%[0-9]+}}, [[LAST]] : i64
 // CHECK: llvm.getelementptr inbounds [[PARTIALS]]
 // CHECK: llvm.return
 // CHECK-LABEL: llvm.func internal @full_sum_k0_combine(
-// CHECK-SAME: [[PARTIALS:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[DST:%[0-9]+]]: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: i64, {{%[0-9]+}}: i64) {
+// CHECK-SAME: [[PARTIALS:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[DST:%[0-9]+]]: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: i64, {{%[0-9]+}}: i64)
 // CHECK: [[PARTS:%[0-9]+]] = llvm.mlir.constant(5) : i64
 // CHECK: llvm.icmp "slt" {{%[0-9]+}}, [[PARTS]] : i64
 

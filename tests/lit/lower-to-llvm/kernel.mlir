@@ -6,7 +6,7 @@
 // %a is copied into its output with llvm.memcpy.
 
 // CHECK-LABEL: llvm.func internal @add_k0(
-// CHECK-SAME: [[IN0:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[IN1:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[OUT:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[BEGIN:%[0-9]+]]: i64, [[END:%[0-9]+]]: i64) {
+// CHECK-SAME: [[IN0:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[IN1:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[OUT:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[BEGIN:%[0-9]+]]: i64, [[END:%[0-9]+]]: i64)
 // CHECK: llvm.br ^[[HEAD:bb[0-9]+]]([[BEGIN]] : i64)
 // CHECK-NEXT: ^[[HEAD]]([[I:%[0-9]+]]: i64):
 // CHECK-NEXT: [[CMP:%[0-9]+]] = llvm.icmp "slt" [[I]], [[END]] : i64
@@ -74,7 +74,7 @@ func.func @add(%a: tensor<8xf32>, %b: tensor<8xf32>) -> (tensor<8xf32>, tensor<8
 // [begin, end) rows (the launch extent is 4), the inner one over 3 columns.
 
 // CHECK-LABEL: llvm.func internal @bias_k0(
-// CHECK-SAME: !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: i64, [[END:%[0-9]+]]: i64) {
+// CHECK-SAME: !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: i64, [[END:%[0-9]+]]: i64)
 // CHECK: ^[[OUTER:bb[0-9]+]]([[I:%[0-9]+]]: i64):
 // CHECK-NEXT: llvm.icmp "slt" [[I]], [[END]] : i64
 // CHECK: llvm.mul [[I]], %{{[0-9]+}} : i64
@@ -125,7 +125,7 @@ func.func @arena_offsets(%x: tensor<16xf32>) -> tensor<16xf32> {
 // reading its source through the broadcast index (inner index only).
 
 // CHECK-LABEL: llvm.func internal @expand_k0(
-// CHECK-SAME: [[SRC:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[DST:%[0-9]+]]: !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: i64, %{{[0-9]+}}: i64) {
+// CHECK-SAME: [[SRC:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[DST:%[0-9]+]]: !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: i64, %{{[0-9]+}}: i64)
 // CHECK: [[V:%[0-9]+]] = llvm.load %{{[0-9]+}} {alignment = 4 : i64} : !llvm.ptr -> f32
 // CHECK-NEXT: [[P:%[0-9]+]] = llvm.getelementptr inbounds [[DST]][%{{[0-9]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, f32
 // CHECK-NEXT: llvm.store [[V]], [[P]] {alignment = 4 : i64} : f32, !llvm.ptr
@@ -157,7 +157,7 @@ func.func @compare(%x: tensor<8xf32>, %y: tensor<8xf32>) -> tensor<8xi1> {
 // is unused, so all stay noalias.
 
 // CHECK-LABEL: llvm.func internal @shared_input_k1(
-// CHECK-SAME: [[IN:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[UNUSED:%[0-9]+]]: !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: i64, %{{[0-9]+}}: i64) {
+// CHECK-SAME: [[IN:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[UNUSED:%[0-9]+]]: !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: i64, %{{[0-9]+}}: i64)
 // CHECK-NOT: [[UNUSED]]{{[^0-9]}}
 // CHECK: llvm.getelementptr inbounds [[IN]]
 // CHECK: llvm.getelementptr inbounds [[IN]]

@@ -19,7 +19,7 @@
 // CHECK-NEXT: [[ONE:%[0-9]+]] = llvm.mlir.constant(1 : i32) : i32
 // CHECK-NEXT: llvm.call @scipy_openblas_set_num_threads([[ONE]]) : (i32) -> ()
 // CHECK-LABEL: llvm.func internal @blas_k0(
-// CHECK-SAME: [[A:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[B:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[C:%[0-9]+]]: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: i64, {{%[0-9]+}}: i64) {
+// CHECK-SAME: [[A:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[B:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[C:%[0-9]+]]: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: i64, {{%[0-9]+}}: i64)
 // CHECK-NEXT: [[ALPHA:%[0-9]+]] = llvm.mlir.constant(1.000000e+00 : f32) : f32
 // CHECK-NEXT: [[BETA:%[0-9]+]] = llvm.mlir.constant(0.000000e+00 : f32) : f32
 // CHECK-NEXT: [[ORDER:%[0-9]+]] = llvm.mlir.constant(101 : i32) : i32
@@ -93,7 +93,7 @@ func.func @folded(%x: tensor<3x64x2100xf64>, %w: tensor<2100x128xf64>) -> tensor
 // CHECK: llvm.func internal @complex_batch_k0_blas1(
 // CHECK: llvm.call @scipy_openblas_set_num_threads
 // CHECK-LABEL: llvm.func internal @complex_batch_k0(
-// CHECK-SAME: [[A:%[0-9]+]]: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, [[BEGIN:%[0-9]+]]: i64, [[END:%[0-9]+]]: i64) {
+// CHECK-SAME: [[A:%[0-9]+]]: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, [[BEGIN:%[0-9]+]]: i64, [[END:%[0-9]+]]: i64)
 // CHECK: [[ALPHA:%[0-9]+]] = llvm.alloca {{%[0-9]+}} x f32
 // CHECK: [[BETA:%[0-9]+]] = llvm.alloca {{%[0-9]+}} x f32
 // CHECK-NOT: scipy_openblas_set_num_threads

@@ -9,7 +9,7 @@
 // exp) do not run on garbage.
 
 // CHECK-LABEL: llvm.func internal @gather_then_exp_k0(
-// CHECK-SAME: [[DATA:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[IDX:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[OUT:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[ST:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[BEGIN:%[0-9]+]]: i64, [[END:%[0-9]+]]: i64) {
+// CHECK-SAME: [[DATA:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[IDX:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[OUT:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[ST:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[BEGIN:%[0-9]+]]: i64, [[END:%[0-9]+]]: i64)
 // CHECK: [[IP:%[0-9]+]] = llvm.getelementptr inbounds [[IDX]][{{%[0-9]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, i32
 // CHECK-NEXT: [[I:%[0-9]+]] = llvm.load [[IP]] {alignment = 4 : i64} : !llvm.ptr -> i32
 // The index is compared unsigned against the axis size 5 after wrapping negatives.
@@ -63,7 +63,7 @@ func.func @gather_then_exp(%d: tensor<5x4xf32>, %i: tensor<3xi32>) -> tensor<3x4
 // pad value (an f64 property, truncated to f32).
 
 // CHECK-LABEL: llvm.func internal @pad_k0(
-// CHECK-SAME: [[IN:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[OUT:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[BEGIN:%[0-9]+]]: i64, [[END:%[0-9]+]]: i64) {
+// CHECK-SAME: [[IN:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[OUT:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[BEGIN:%[0-9]+]]: i64, [[END:%[0-9]+]]: i64)
 // CHECK: [[V:%[0-9]+]] = llvm.mlir.constant(1.500000e+00 : f64) : f64
 // CHECK-NEXT: [[VT:%[0-9]+]] = llvm.fptrunc [[V]] : f64 to f32
 // CHECK-NEXT: [[SEL:%[0-9]+]] = llvm.select {{%[0-9]+}}, {{%[0-9]+}}, [[VT]] : i1, f32
@@ -96,7 +96,7 @@ func.func @pad(%x: tensor<3x4xf32>) -> tensor<5x6xf32> {
 // broadcast as one row.
 
 // CHECK-LABEL: llvm.func internal @concat_k0_0(
-// CHECK-SAME: {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: i64, {{%[0-9]+}}: i64) {
+// CHECK-SAME: {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: i64, {{%[0-9]+}}: i64)
 // CHECK-NEXT: llvm.mlir.constant(0) : i64
 // CHECK-NEXT: llvm.mlir.constant(0) : i64
 // CHECK-LABEL: llvm.func internal @concat_k0_1(
@@ -132,7 +132,7 @@ func.func @concat(%a: tensor<3x4xf32>, %b: tensor<2x4xf32>, %c: tensor<4xf32>) -
 // columns outside whole blocks are copied element by element.
 
 // CHECK-LABEL: llvm.func internal @transpose_k0(
-// CHECK-SAME: [[IN:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[OUT:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[BEGIN:%[0-9]+]]: i64, [[END:%[0-9]+]]: i64) {
+// CHECK-SAME: [[IN:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[OUT:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[BEGIN:%[0-9]+]]: i64, [[END:%[0-9]+]]: i64)
 // CHECK: llvm.ptrtoint [[IN]] : !llvm.ptr to i64
 // CHECK: llvm.mlir.constant(63) : i64
 // CHECK: llvm.ptrtoint [[OUT]] : !llvm.ptr to i64

@@ -11,7 +11,7 @@
 // t is infinite).
 
 // CHECK-LABEL: llvm.func internal @row_sum_k0(
-// CHECK-SAME: [[SRC:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[DST:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[BEGIN:%[0-9]+]]: i64, [[END:%[0-9]+]]: i64) {
+// CHECK-SAME: [[SRC:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[DST:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[BEGIN:%[0-9]+]]: i64, [[END:%[0-9]+]]: i64)
 // CHECK-NEXT: [[SLOTS:%[0-9]+]] = llvm.mlir.constant(18) : i64
 // CHECK-NEXT: {{%[0-9]+}} = llvm.alloca [[SLOTS]] x f32 {alignment = 64 : i64}
 // CHECK: [[Y:%[0-9]+]] = llvm.fsub [[V:%[0-9]+]], [[C:%[0-9]+]] : f32
@@ -38,7 +38,7 @@ func.func @row_sum(%x: tensor<8x4096xf32>) -> tensor<8xf32> {
 // arithmetic (no call anywhere in the kernel).
 
 // CHECK-LABEL: llvm.func internal @softmax_rows_k0(
-// CHECK-SAME: [[SRC:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[DST:%[0-9]+]]: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: i64, {{%[0-9]+}}: i64) {
+// CHECK-SAME: [[SRC:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[DST:%[0-9]+]]: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: i64, {{%[0-9]+}}: i64)
 // CHECK-NOT: llvm.call
 // CHECK: llvm.getelementptr inbounds [[SRC]]
 // CHECK-NOT: llvm.call

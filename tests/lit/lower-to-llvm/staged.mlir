@@ -9,7 +9,7 @@
 // 64-byte vectors move it out with non-temporal stores claiming a whole line.
 
 // CHECK-LABEL: llvm.func internal @stream_k0(
-// CHECK-SAME: {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, [[OUT:%[0-9]+]]: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: i64, {{%[0-9]+}}: i64) {
+// CHECK-SAME: {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: !llvm.ptr {llvm.noalias}, [[OUT:%[0-9]+]]: !llvm.ptr {llvm.noalias}, {{%[0-9]+}}: i64, {{%[0-9]+}}: i64)
 // CHECK: [[STAGE:%[0-9]+]] = llvm.alloca {{%[0-9]+}} x i8 {alignment = 64 : i64} : (i64) -> !llvm.ptr
 // CHECK: llvm.ptrtoint [[OUT]] : !llvm.ptr to i64
 // CHECK: [[AT:%[0-9]+]] = llvm.getelementptr inbounds [[STAGE]][{{%[0-9]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, f32

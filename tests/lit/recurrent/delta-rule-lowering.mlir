@@ -22,7 +22,7 @@
 // PLAN: func.return
 
 // CHECK-LABEL: llvm.func internal @prefill_k0(
-// CHECK-SAME: [[Q:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[K:%[0-9]+]]: !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: i64, %{{[0-9]+}}: i64) {
+// CHECK-SAME: [[Q:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[K:%[0-9]+]]: !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: i64, %{{[0-9]+}}: i64)
 // CHECK-NEXT: [[SIZE:%[0-9]+]] = llvm.mlir.constant(1024) : i64
 // CHECK-NEXT: [[STRIP:%[0-9]+]] = llvm.alloca [[SIZE]] x f32 {alignment = 64 : i64} : (i64) -> !llvm.ptr
 // CHECK: ^bb{{[0-9]+}}(%{{[0-9]+}}: i64, %{{[0-9]+}}: vector<16xf32>, %{{[0-9]+}}: vector<16xf32>):
@@ -95,7 +95,7 @@ func.func @paired(%q: tensor<1x512x2x32xf32>, %k: tensor<1x512x2x32xf32>, %v: te
 // PLAN: func.return
 
 // CHECK-LABEL: llvm.func internal @decode_k0(
-// CHECK-SAME: %{{[0-9]+}}: !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: !llvm.ptr {llvm.noalias}, [[IN:%[0-9]+]]: !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: !llvm.ptr {llvm.noalias}, [[FINAL:%[0-9]+]]: !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: i64, %{{[0-9]+}}: i64) {
+// CHECK-SAME: %{{[0-9]+}}: !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: !llvm.ptr {llvm.noalias}, [[IN:%[0-9]+]]: !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: !llvm.ptr {llvm.noalias}, [[FINAL:%[0-9]+]]: !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: i64, %{{[0-9]+}}: i64)
 // CHECK: [[STRIP:%[0-9]+]] = llvm.alloca {{%[0-9]+}} x f64
 // CHECK: [[FROM:%[0-9]+]] = llvm.getelementptr inbounds [[IN]][{{%[0-9]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, f64
 // CHECK-NEXT: [[FROM_VEC:%[0-9]+]] = llvm.getelementptr inbounds [[FROM]][0] : (!llvm.ptr) -> !llvm.ptr, vector<8xf64>
@@ -118,7 +118,7 @@ func.func @decode(%q: tensor<1x1x4x64xf64>, %k: tensor<1x1x4x64xf64>, %v: tensor
 // once into the bf16 result (2-byte stores of the rounded bits).
 
 // CHECK-LABEL: llvm.func internal @rounded_state_k0(
-// CHECK-SAME: [[FINAL:%[0-9]+]]: !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: i64, %{{[0-9]+}}: i64) {
+// CHECK-SAME: [[FINAL:%[0-9]+]]: !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: i64, %{{[0-9]+}}: i64)
 // CHECK: llvm.alloca {{%[0-9]+}} x f32
 // CHECK: [[TO:%[0-9]+]] = llvm.getelementptr inbounds [[FINAL]][{{%[0-9]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, i16
 // CHECK-NEXT: llvm.store %{{[0-9]+}}, [[TO]] {alignment = 2 : i64} : i16, !llvm.ptr
