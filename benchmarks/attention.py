@@ -65,6 +65,7 @@ CASES = (
     Case(1, 8, 2, 512, 64),
     Case(1, 8, 2, 512, 64, causal=True),
     Case(1, 8, 8, 2048, 64, causal=True),
+    Case(1, 1, 1, 2048, 64, causal=True),
     Case(1, 32, 8, 4096, 128, queries=1),
 )
 

@@ -91,6 +91,7 @@ CASES = (
     Case("tiles", (1, 2, 67, 5), 1, 131, 3, mask=(67, 131)),
     Case("tiles_causal", (1, 2, 67, 5), 1, 131, 3, causal=True),
     Case("long", (1, 1, 130, 4), 1, 300, 4, causal=True),
+    Case("causal_four_blocks", (1, 1, 256, 4), 1, 256, 4, causal=True),  # run interleaved: 0, 3, 1, 2
     Case("decode_gqa", (2, 4, 1, 8), 2, 140, 8, mask=(2, 1, 1, 140)),
 )
 NARROW_CASES = tuple(c for c in CASES if c.name in ("mask_2d", "causal_more_keys", "mqa_causal_masked", "tiles"))

@@ -1,7 +1,8 @@
 """The kernel of `rlx.attention`: FlashAttention-2's tiled loop with an online softmax.
 
 Units are (batch, kv head, block of `block_q` rows of its group), split over
-the entry's threads. The Hq / Hkv query heads sharing a kv head are adjacent
+the entry's threads (causal blocks in an interleaved order that gives each
+thread's share the same work: `_Unit.interleaved`). The Hq / Hkv query heads sharing a kv head are adjacent
 in q and in the result, so the group's rows are one [Hq / Hkv · Sq, D]
 matrix: a block may span heads, and every K and V tile is read once for all
 of them (a decode step, Sq = 1, then multiplies 4 rows per GEMM instead of 1;
@@ -350,7 +351,8 @@ class _Unit:
         """Unit u = (batch, kv head, block of its group's query rows)."""
         a, e = self.a, self.e
         kv = e.udiv(u, e.i64(a.query_blocks))  # batch · Hkv + kv head
-        first = e.mul(e.sub(u, e.mul(kv, e.i64(a.query_blocks))), e.i64(a.block_q))
+        block = e.sub(u, e.mul(kv, e.i64(a.query_blocks)))
+        first = e.mul(self.interleaved(block) if a.causal else block, e.i64(a.block_q))
         rows = e.smin(e.i64(a.block_q), e.sub(e.i64(a.group_rows), first))
         row_at = e.add(e.mul(kv, e.i64(a.group_rows)), first)
         q = self.operand(self.q, e.mul(row_at, e.i64(a.head_size)), e.mul(rows, e.i64(a.head_size)), "q")
@@ -365,6 +367,16 @@ class _Unit:
         where = (first, kv, rows, q)
         self.loop(0, e.udiv(e.add(keys, e.i64(a.block_k - 1)), e.i64(a.block_k)), lambda t: self.tile(where, keys, t))
         self.finish(e.mul(row_at, e.i64(a.value_size)), rows)
+
+    def interleaved(self, block: SSAValue) -> SSAValue:
+        """Causal blocks in the order 0, n-1, 1, n-2, ...: a causal block's work grows with
+        its index, so in index order the threads' contiguous shares of units were unequal
+        (one kv head: a quarter and three quarters on 2 threads), and the caller, done
+        first, waited on its worker long enough for the pool to back off to one thread."""
+        e = self.e
+        half = e.udiv(block, e.i64(2))
+        odd = e.icmp("ne", e.urem(block, e.i64(2)), e.i64(0))
+        return e.select(odd, e.sub(e.i64(self.a.query_blocks - 1), half), half)
 
     def causal_keys(self, first: SSAValue, rows: SSAValue) -> SSAValue:
         """The keys a causal block of group rows [first, first + rows) sees: up to its
