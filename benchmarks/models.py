@@ -3,7 +3,7 @@ that `transformers` builds from small configs with random weights.
 
     python benchmarks/models.py [--models bert,gpt2] [--exporters torchscript,dynamo]
                                 [--batch 1 8] [--seq 128] [--repeat 20] [--threads 2]
-                                [--without fuse-attention | --versus KNOB=VALUE,...]
+                                [--without fuse-attention | --versus KNOB=VALUE,...] [--profile N]
 
 Each model (width 256, 4 layers, 8 heads, MLP 1024: `model_suite.SMALL`) is
 exported by each exporter with dynamic batch and sequence axes, imported by
@@ -20,14 +20,18 @@ compiles each shape without that tensor pass of the default pipeline and
 times it in the same rounds (the `w/o` columns, its compile time too): a
 pass's before and after on one loaded machine. `--versus KNOB=VALUE,...` does
 the same with those tuning overrides (`rlx_mlir.tuning`) in place of a pass.
+`--profile N` prints, under each row, the N ops where rlx's call spends the
+most time (`Executable.profile`: a profiling build of the same plan).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import statistics
 import sys
+import textwrap
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -56,6 +60,7 @@ from timing import interleaved_medians
 import rlx_mlir as rlx
 from rlx_mlir.frontends.onnx import load
 from rlx_mlir.passes import default_pipeline
+from rlx_mlir.profiler import Profile
 from rlx_mlir.tuning import parse_overrides
 
 
@@ -69,11 +74,17 @@ def session(blob: bytes, threads: int) -> onnxruntime.InferenceSession:
 
 
 def compare(
-    blob: bytes, feeds: dict[str, np.ndarray], threads: int, repeat: int, baseline: dict[str, Any] | None = None
-) -> tuple[dict[str, float], dict[str, float]]:
+    blob: bytes,
+    feeds: dict[str, np.ndarray],
+    threads: int,
+    repeat: int,
+    baseline: dict[str, Any] | None = None,
+    profile: int = 0,
+) -> tuple[dict[str, float], dict[str, float], Profile | None]:
     """(ms of rlx, onnxruntime and, given a `baseline` (a pipeline or tuning overrides
     as `rlx.compile` takes them), rlx compiled with it; compile s of rlx and the
-    baseline) after checking all agree."""
+    baseline; with `profile`, rlx's profile cut to its `profile` slowest ops) after
+    checking all agree."""
     shapes = {name: x.shape for name, x in feeds.items()}
     start = time.perf_counter()
     exe = rlx.compile(load(blob, input_shapes=shapes), threads=threads)
@@ -96,7 +107,12 @@ def compare(
         for got, expected in zip(base_outputs, want, strict=True):
             np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
         fns["base"] = lambda: base(*arrays, out=base_outputs)
-    return interleaved_medians(fns, repeat), compile_seconds
+    medians = interleaved_medians(fns, repeat)
+    if not profile:
+        return medians, compile_seconds, None
+    report = exe.profile(*arrays, repeat=repeat)
+    slowest = sorted(report.rows, key=lambda row: row.seconds, reverse=True)[:profile]
+    return medians, compile_seconds, dataclasses.replace(report, rows=tuple(slowest))
 
 
 def cases(args: argparse.Namespace) -> list[tuple[str, str, bytes, dict[str, np.ndarray]]]:
@@ -136,6 +152,7 @@ def main() -> None:
     variant = parser.add_mutually_exclusive_group()
     variant.add_argument("--without", help="also time rlx without this pass of the default pipeline")
     variant.add_argument("--versus", type=parse_overrides, help="also time rlx with these tuning overrides")
+    parser.add_argument("--profile", type=int, default=0, metavar="N", help="print rlx's N slowest ops per row")
     add_target_argument(parser)
     args = parser.parse_args()
     os.environ["RLX_MLIR_CACHE"] = "0"
@@ -159,7 +176,7 @@ def main() -> None:
     )
     ratios, base_ratios = [], []
     for name, exporter, blob, feeds in cases(args):
-        ms, seconds = compare(blob, feeds, args.threads, args.repeat, baseline)
+        ms, seconds, profile = compare(blob, feeds, args.threads, args.repeat, baseline, args.profile)
         ratios.append(ms["ort"] / ms["rlx"])
         batch = next(iter(feeds.values())).shape[0]
         row = f"{name:<16}{exporter:>12}{batch:>6}{ms['rlx']:>10.3f}{ms['ort']:>10.3f}{ratios[-1]:>9.2f}"
@@ -168,6 +185,8 @@ def main() -> None:
             row += f"{ms['base']:>10.3f}{base_ratios[-1]:>9.2f}"
         row += f"{seconds['rlx']:>11.2f}" + (f"{seconds['base']:>15.2f}" if "base" in seconds else "")
         print(row, flush=True)
+        if profile is not None:
+            print(textwrap.indent(str(profile), "    "), flush=True)
     summary = f"median ort/rlx {statistics.median(ratios):.2f}, min {min(ratios):.2f}"
     if base_ratios:
         summary += f"; {label}: median {statistics.median(base_ratios):.2f}, min {min(base_ratios):.2f}"

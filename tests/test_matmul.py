@@ -201,6 +201,8 @@ EDGE_CASES: list[Case] = [
     ((1, 1), (1, 1), False, False),
     ((1, 40), (40, 1), True, True),  # K = 1 with both flags
     ((1, 1000), (1000, 1), False, False),  # 1 x 1 result, long K
+    ((1, 70), (70, 300), False, False),  # M = 1: tiles up to 8 vectors wide, whole ones and a rest
+    ((3, 70), (70, 300), False, False),  # M = 3: 4 vectors wide
 ]
 
 

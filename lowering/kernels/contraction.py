@@ -314,7 +314,8 @@ def _tiled_gemm_kernels(
     finish: Epilogue | None = None,
 ) -> list[Kernel]:
     """Register-tiled GEMMs in explicit vector IR: for each tile of
-    `tuning.gemm_tile_rows` rows x `tuning.tile_bytes()` of C, acc +=
+    `tuning.gemm_tile_rows` rows x `tuning.tile_bytes()` of C (the rows left
+    below `gemm_tile_rows`: wider tiles, `_tile_width`), acc +=
     splat(A[i, kk]) * B[kk, j0:j1] over kk with vector FMAs, then one store,
     then `finish` (an epilogue) over the tile while it is in L1. B is read in
     place (rhs not transposed), or from the column panels of `packing` (any
@@ -327,12 +328,13 @@ def _tiled_gemm_kernels(
     m, n, k = layout.m, layout.n, layout.k
     a_row, a_col = (1, m) if layout.transposes[0] else (k, 1)  # element strides of A[i, kk] along i and kk
     tile_rows, vector_bytes = tuning.gemm_tile_rows, tuning.vector_bytes
-    width = tuning.tile_bytes() // item.dtype.nbytes
-    assert packing is None or packing.panel == width, "the panels are as wide as the tiles"
-    full, tail = n // width, n % width
-    panels = full + (tail > 0)
+    assert packing is None or packing.panel == tuning.tile_bytes() // item.dtype.nbytes, "panels are tile-wide"
 
     def kernel(suffix: str, first: int, rows: int, tiles: int) -> Kernel:
+        width = _tile_width(rows, tuning, item, packing is None)
+        full, tail = n // width, n % width
+        panels = full + (tail > 0)
+
         def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
             lhs, rhs, out = pointers[0], pointers[1], pointers[-1]
 
@@ -441,6 +443,21 @@ def _panel_gemm_kernel(
 
     extent = layout.count * blocks * panels
     return Kernel(kernel_function(name, len(buffers), build), buffers, extent, layout.work)
+
+
+ROW_STEP_VECTORS = 8
+"""The most vectors of a row of B a tile of few rows reads per step down B."""
+
+
+def _tile_width(rows: int, tuning: Tuning, item: Codec, in_place: bool) -> int:
+    """Columns of a tile of `rows` rows: two vectors, or, for the few rows left below
+    `gemm_tile_rows` (a decode step's M = 1), up to `ROW_STEP_VECTORS` in the same
+    accumulators, when B is read in place (packed panels are two vectors wide). A
+    2-vector column of B steps down its rows a page apart when N is 1024 floats: at M = 1,
+    [1, 256] x [256, 1024] took 28.8 us with 2 vectors, 16.8 with 8 (NumPy's sgemv 24.5;
+    a Zen 4, 2 threads)."""
+    vectors_wide = min(ROW_STEP_VECTORS, 2 * (tuning.gemm_tile_rows // rows)) if in_place else 2
+    return max(2, vectors_wide) * tuning.vector_bytes // item.dtype.nbytes
 
 
 def _gemm_kernels(
