@@ -33,14 +33,12 @@ def keep_loops_rolled(function: llvm.FuncOp) -> None:
 def to_llvmlite(module: ModuleOp) -> ir.Module:
     """`module` (`llvm` dialect) as an llvmlite module, with its stores' and loops' metadata."""
     llvm_module = convert_module(module, fallback_target_triple=None)
-    unroll_disable = None
     for function in module.ops:
         if isinstance(function, llvm.FuncOp) and function.body.blocks:
             translated = llvm_module.get_global(function.sym_name.data)
             _mark_nontemporal(function, translated, llvm_module)
             if ROLLED in function.attributes:
-                unroll_disable = unroll_disable or llvm_module.add_metadata(["llvm.loop.unroll.disable"])
-                _mark_back_edges(translated, unroll_disable)
+                _mark_back_edges(translated)
     return llvm_module
 
 
@@ -59,7 +57,8 @@ class _LoopID(ir.values.MDValue):
         return self is other
 
 
-def _mark_back_edges(function: ir.Function, properties: ir.values.MDValue) -> None:
+def _mark_back_edges(function: ir.Function) -> None:
+    properties = function.module.add_metadata(["llvm.loop.unroll.disable"])  # one node: llvmlite dedups
     order = {block: k for k, block in enumerate(function.blocks)}
     for k, block in enumerate(function.blocks):
         branch = block.terminator

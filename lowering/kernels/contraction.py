@@ -457,7 +457,7 @@ def _tile_width(rows: int, tuning: Tuning, item: Codec, in_place: bool) -> int:
     [1, 256] x [256, 1024] took 28.8 us with 2 vectors, 16.8 with 8 (NumPy's sgemv 24.5;
     a Zen 4, 2 threads)."""
     vectors_wide = min(ROW_STEP_VECTORS, 2 * (tuning.gemm_tile_rows // rows)) if in_place else 2
-    return max(2, vectors_wide) * tuning.vector_bytes // item.dtype.nbytes
+    return vectors_wide * tuning.vector_bytes // item.dtype.nbytes
 
 
 def _gemm_kernels(
