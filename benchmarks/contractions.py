@@ -10,6 +10,8 @@ Prints median times and the ratio peer / rlx (> 1 means rlx is faster):
 - batched small matmul 512 x [32 x 64] @ [64 x 32] vs numpy.matmul and
   torch.matmul, plus rlx with its emitted kernels turned off, which times one
   OpenBLAS call per matrix: the measurement behind the tile kernel;
+- a decode step's product [1 x 256] @ [256 x 1024] (M = 1: one row of tiles
+  wider than the full tiles' two vectors) vs numpy.matmul (sgemv) and torch;
 - gelu(x @ w + b) at [4096 x 1024] @ [1024 x 1024] vs NumPy eager and torch
   (rlx: exact erf GELU, fused with the bias add into one pass over the
   product; NumPy has no erf, so its row is the cheaper tanh form; torch:
@@ -112,6 +114,16 @@ def main() -> None:
         peers["torch.matmul"] = median_ms(lambda: torch.matmul(tx, ty), repeat)
     gflop = 2 * batch * m * k * p / 1e6
     report(f"batched matmul f32 {batch} x [{m}x{k}] @ [{k}x{p}]", gflop, median_ms(lambda: exe(x, y), repeat), peers)
+
+    # a decode step's M = 1 product
+    k, p = 256, 1024
+    row, w = rng.standard_normal((1, k), dtype=np.float32), rng.standard_normal((k, p), dtype=np.float32)
+    exe = matmul_exe(row.shape, w.shape)
+    peers = {"numpy.matmul": median_ms(lambda: np.matmul(row, w), repeat * 20)}
+    if torch is not None:
+        trow, tw = torch.from_numpy(row), torch.from_numpy(w)
+        peers["torch.matmul"] = median_ms(lambda: torch.matmul(trow, tw), repeat * 20)
+    report(f"matmul f32 [1x{k}] @ [{k}x{p}]", 2 * k * p / 1e6, median_ms(lambda: exe(row, w), repeat * 20), peers)
 
     # gelu(x @ w + b)
     n, k, m = 4096, 1024, 1024
