@@ -48,8 +48,12 @@ class CompiledModule:
     from_disk: bool = False
     """Whether the machine code came from the disk cache (O3 and codegen skipped)."""
 
-    def __del__(self) -> None:
-        self.engine.close()  # before the context its module lives in
+    def __post_init__(self) -> None:
+        # Not __del__: in a reference cycle the collector finalizes the
+        # module, its engine and its context in any order, and a context
+        # disposed first takes the engine's module with it. The finalizer
+        # holds the two, so they outlive the module and go in this order.
+        weakref.finalize(self, _dispose, self.engine, self.context).atexit = False
 
     def address(self, name: str) -> int:
         return self.engine.get_function_address(name)
@@ -64,6 +68,11 @@ RECENT = 8
 _cache: weakref.WeakValueDictionary[str, CompiledModule] = weakref.WeakValueDictionary()
 _recent: collections.deque[CompiledModule] = collections.deque(maxlen=RECENT)
 _lock = threading.Lock()
+
+
+def _dispose(engine: llvm.ExecutionEngine, context: llvm.ContextRef) -> None:
+    engine.close()  # before the context its module lives in
+    context.close()
 
 
 def internalize(module: ir.Module, keep: set[str]) -> None:
@@ -124,17 +133,19 @@ def _compile(text: str, target: Target, disk_key: str) -> CompiledModule:
     # On a hit MCJIT loads the stored object instead of generating code, so it
     # needs no IR: an empty module skips parsing the optimized text.
     parsed = llvm.parse_assembly("" if stored else text, context=context)
-    parsed.triple = target.triple
-    parsed.data_layout = str(tm.target_data)
-    if stored is None:
-        parsed.verify()
-        options = llvm.create_pipeline_tuning_options(speed_level=3)
-        options.loop_vectorization = True
-        options.slp_vectorization = True
-        builder = llvm.create_pass_builder(tm, options)
-        builder.getModulePassManager().run(parsed, builder)
-    optimized = stored[0] if stored else str(parsed)
-    engine = llvm.create_mcjit_compiler(parsed, target.machine())
+    try:
+        parsed.triple = target.triple
+        parsed.data_layout = str(tm.target_data)
+        if stored is None:
+            _optimize(parsed, tm)
+        optimized = stored[0] if stored else str(parsed)
+        engine = llvm.create_mcjit_compiler(parsed, target.machine())
+    except BaseException:
+        # Left to the collector, the context may go first and take the
+        # module's memory with it: disposing the module then crashes.
+        parsed.close()
+        raise
+    compiled = CompiledModule(engine, optimized, context, target, from_disk=stored is not None)
     objects: list[bytes] = []
     engine.set_object_cache(
         notify_func=lambda _module, data: objects.append(data),
@@ -143,7 +154,17 @@ def _compile(text: str, target: Target, disk_key: str) -> CompiledModule:
     engine.finalize_object()
     if stored is None and objects:
         disk_cache.store("object", disk_key, _encode_object(optimized, objects[0]))
-    return CompiledModule(engine, optimized, context, target, from_disk=stored is not None)
+    return compiled
+
+
+def _optimize(module: llvm.ModuleRef, tm: llvm.TargetMachine) -> None:
+    """Verify `module`, then run LLVM's O3 pipeline with both vectorizers on it."""
+    module.verify()
+    options = llvm.create_pipeline_tuning_options(speed_level=3)
+    options.loop_vectorization = True
+    options.slp_vectorization = True
+    builder = llvm.create_pass_builder(tm, options)
+    builder.getModulePassManager().run(module, builder)
 
 
 _LENGTH = struct.Struct("<Q")

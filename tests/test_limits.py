@@ -219,3 +219,53 @@ def test_dropped_executables_release_their_engines() -> None:
     assert sum(engine() is not None for engine in dropped) <= jit.RECENT  # only the most recent stay
     assert kept._compiled in jit._cache.values()  # a live executable's engine stays shared
     assert rlx.compile(GRAPH)._compiled is kept._compiled
+
+
+def test_a_failed_llvm_step_frees_its_module_before_its_context(monkeypatch: pytest.MonkeyPatch) -> None:
+    """When O3 raised, the parsed module and its LLVM context were left to the
+    collector. An error kept in a reference cycle (a traceback whose frame
+    holds the error) hands both to the cyclic GC, which may finalize the
+    context first: disposing the module then crashed the process. The module
+    is now closed before the error leaves."""
+    import gc
+
+    from rlx_mlir import jit
+
+    def failing(speed_level: int) -> None:
+        raise RuntimeError("O3 failed")
+
+    def fail_in_a_cycle(text: str) -> str:
+        try:
+            rlx.compile(text)
+        except RuntimeError as error:
+            caught = error  # this frame -> the error -> its traceback -> this frame
+        return str(caught)
+
+    monkeypatch.setattr(jit.llvm, "create_pipeline_tuning_options", failing)
+    monkeypatch.setenv("RLX_MLIR_CACHE", "0")
+    for n in range(1201, 1221):  # sizes no other test compiles
+        text = GRAPH.replace("tensor<3xf32>", f"tensor<{n}xf32>").replace("4x3xf32", f"4x{n}xf32")
+        assert fail_in_a_cycle(text) == "O3 failed"
+    gc.collect()
+
+
+def test_a_compiled_module_in_a_reference_cycle_is_collected_cleanly() -> None:
+    """A compiled module closed its engine in `__del__`; in a cycle, the
+    collector could dispose its LLVM context first, and the engine's module
+    with it, and the process crashed when the engine was closed after."""
+    import gc
+
+    from rlx_mlir import jit
+
+    gc.collect()
+    gc.disable()  # keep the cycles for one collection of them all
+    try:
+        for n in range(1301, 1321):
+            text = GRAPH.replace("tensor<3xf32>", f"tensor<{n}xf32>").replace("4x3xf32", f"4x{n}xf32")
+            compiled = rlx.compile(text)._compiled
+            compiled.cycle = compiled
+        del compiled
+        jit._recent.clear()
+    finally:
+        gc.enable()
+    assert gc.collect() > 0
