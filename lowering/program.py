@@ -143,7 +143,7 @@ class _EntryBuilder:
 
     def io_pointer(self, slot: int) -> SSAValue:
         e = self.e
-        return e.op(llvm.LoadOp(e.op(llvm.GEPOp(self.io, [slot], PTR, inbounds=True)), PTR))
+        return e.load(e.field_ptr(self.io, slot, PTR), PTR)
 
     def constant_pointer(self, slot: int) -> SSAValue:
         """The pointer in slot `slot` of the constants' table, loaded at the entry's
@@ -169,7 +169,7 @@ class _EntryBuilder:
     def byte_offset(self, base: SSAValue, offset: int) -> SSAValue:
         """base + offset bytes, with a 64-bit index (a constant GEP index is only 32 bits)."""
         e = self.e
-        return e.op(llvm.GEPOp(base, [llvm.GEP_USE_SSA_VAL], i8, ssa_indices=[e.i64(offset)], inbounds=True))
+        return e.element_ptr(base, e.i64(offset), i8)
 
     def pointer(self, value: SSAValue) -> SSAValue:
         """One pointer per location, so values sharing memory share the SSA pointer."""
@@ -222,7 +222,7 @@ class _EntryBuilder:
         thunk = self.thunk(kernel)
         args = self.pointer_array(len(pointers))
         for k, ptr in enumerate(pointers):
-            e.op(llvm.StoreOp(ptr, e.op(llvm.GEPOp(args, [k], PTR, inbounds=True))))
+            e.store(ptr, e.field_ptr(args, k, PTR))
         extent = e.i64(kernel.extent)
         if self.loops or kernel.work >= self.tuning.unroll_min_work:
             self.unrolled.add(kernel.function)
@@ -289,7 +289,7 @@ class _EntryBuilder:
         e = self.e
         slot = STATUS_FIELDS + len(self.program.timed) + (position is not None)
         ticks = e.op(llvm.CallOp(CYCLE_COUNTER.name, return_type=i64))
-        e.op(llvm.StoreOp(ticks, e.op(llvm.GEPOp(self.status, [slot], i64, inbounds=True)), alignment=8))
+        e.store(ticks, e.field_ptr(self.status, slot, i64), alignment=8)
         self.program.externals.add(CYCLE_COUNTER)
         if position is not None:
             self.program.timed.append(position)
@@ -298,7 +298,7 @@ class _EntryBuilder:
         """Stop at the first kernel that met a bad index: later kernels would read its garbage."""
         e = self.e
         failed, go_on = Block(), Block()
-        code = e.op(llvm.LoadOp(self.status, i64, alignment=8))
+        code = e.load(self.status, i64, alignment=8)
         e.op(llvm.CondBrOp(e.icmp("ne", code, e.i64(0)), failed, [], go_on, []))
         self.region.add_block(failed)
         e.move_to(failed)
@@ -530,31 +530,23 @@ class _EntryBuilder:
             self._at(slots, e.i64(op.griewank_levels + 1), carry),
         )
         frames = self._at(slots, e.i64(op.griewank_levels + 2), carry)
-        depth = e.op(llvm.GEPOp(frames, [op.griewank_frames * 4], i64, inbounds=True))  # the stack's size, after it
+        depth = e.field_ptr(frames, op.griewank_frames * 4, i64)  # the stack's size, after it
 
         def field(index: SSAValue, k: int) -> SSAValue:
-            return e.op(
-                llvm.GEPOp(
-                    frames,
-                    [llvm.GEP_USE_SSA_VAL],
-                    i64,
-                    ssa_indices=[e.add(e.mul(index, e.i64(4)), e.i64(k))],
-                    inbounds=True,
-                )
-            )
+            return e.element_ptr(frames, e.add(e.mul(index, e.i64(4)), e.i64(k)), i64)
 
         def push(lo: SSAValue, hi: SSAValue, level: SSAValue, start: SSAValue) -> None:
-            top = e.op(llvm.LoadOp(depth, i64))
+            top = e.load(depth, i64)
             for k, value in enumerate((lo, hi, level)):
-                e.op(llvm.StoreOp(value, field(top, k)))
-            e.op(llvm.StoreOp(start, field(top, 3)))
-            e.op(llvm.StoreOp(e.add(top, e.i64(1)), depth))
+                e.store(value, field(top, k))
+            e.store(start, field(top, 3))
+            e.store(e.add(top, e.i64(1)), depth)
 
         def pop() -> None:
-            top = e.sub(e.op(llvm.LoadOp(depth, i64)), e.i64(1))
-            e.op(llvm.StoreOp(top, depth))
-            lo, hi, level = (e.op(llvm.LoadOp(field(top, k), i64)) for k in range(3))
-            start = e.op(llvm.LoadOp(field(top, 3), PTR))
+            top = e.sub(e.load(depth, i64), e.i64(1))
+            e.store(top, depth)
+            lo, hi, level = (e.load(field(top, k), i64) for k in range(3))
+            start = e.load(field(top, 3), PTR)
             if_then(e, self.region, e.icmp("eq", lo, hi), lambda: backward_step(lo, start))
 
             def split() -> None:
@@ -573,10 +565,10 @@ class _EntryBuilder:
 
             if_then(e, self.region, e.icmp("ne", lo, hi), split)
 
-        e.op(llvm.StoreOp(e.i64(0), depth))
+        e.store(e.i64(0), depth)
         first, last, start = segment
         push(first, last, e.i64(0), start)
-        while_loop(e, self.region, lambda: e.icmp("ne", e.op(llvm.LoadOp(depth, i64)), e.i64(0)), pop)
+        while_loop(e, self.region, lambda: e.icmp("ne", e.load(depth, i64), e.i64(0)), pop)
 
     def _accumulate(self, total: SSAValue, term: SSAValue, tensor: Attribute, name: str) -> None:
         """total += term, elementwise over a `tensor`-typed buffer: the region
@@ -601,7 +593,7 @@ class _EntryBuilder:
         """base + index · stride bytes."""
         e = self.e
         at = e.mul(index, e.i64(stride))
-        return e.op(llvm.GEPOp(base, [llvm.GEP_USE_SSA_VAL], i8, ssa_indices=[at], inbounds=True))
+        return e.element_ptr(base, at, i8)
 
     def _copy(self, dst: SSAValue, src: SSAValue, size: int | SSAValue) -> None:
         e = self.e

@@ -33,7 +33,6 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Literal, NamedTuple
 
-from xdsl.dialects import llvm
 from xdsl.dialects.builtin import ComplexType, IntegerType, f16, f32, f64, i1, i8, i16, i32, i64
 from xdsl.ir import Attribute, SSAValue
 
@@ -302,12 +301,12 @@ class Codec:
             self._store(e, self._load(e, src, at_src), dst, at_dst)
 
     def _load(self, e: Emitter, base: SSAValue, index: SSAValue) -> SSAValue:
-        ptr = e.op(llvm.GEPOp(base, [llvm.GEP_USE_SSA_VAL], self.storage, ssa_indices=[index], inbounds=True))
-        return e.op(llvm.LoadOp(ptr, self.storage, alignment=self.dtype.nbytes // self.components))
+        ptr = e.element_ptr(base, index, self.storage)
+        return e.load(ptr, self.storage, alignment=self.dtype.nbytes // self.components)
 
     def _store(self, e: Emitter, value: SSAValue, base: SSAValue, index: SSAValue) -> None:
-        ptr = e.op(llvm.GEPOp(base, [llvm.GEP_USE_SSA_VAL], self.storage, ssa_indices=[index], inbounds=True))
-        e.op(llvm.StoreOp(value, ptr, alignment=self.dtype.nbytes // self.components))
+        ptr = e.element_ptr(base, index, self.storage)
+        e.store(value, ptr, alignment=self.dtype.nbytes // self.components)
 
 
 @cache

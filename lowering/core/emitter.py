@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from xdsl.builder import Builder
 from xdsl.dialects import llvm
@@ -84,6 +84,13 @@ def _constant_attr(t: Attribute, key: int | bytes) -> Attribute:
     raise TypeError(f"no constant of type {t} from {key!r}")
 
 
+_Shape = tuple[type[Operation], tuple[object, ...], tuple[Attribute, ...]]
+_shapes: dict[_Shape, tuple[dict[str, Attribute], list[Attribute]]] = {}
+"""Properties and result types of the ops built so far, by (class, arguments
+that are not operands, operand types): what the class's `__init__` derives
+from those alone."""
+
+
 class Emitter:
     """Appends `llvm` dialect ops at an insertion point and returns their results."""
 
@@ -96,6 +103,28 @@ class Emitter:
     def op(self, operation: Operation) -> SSAValue:
         self.builder.insert(operation)
         return operation.results[0] if operation.results else None  # type: ignore[return-value]
+
+    def made(
+        self,
+        cls: type[Operation],
+        static: tuple[object, ...],
+        operands: Sequence[SSAValue],
+        build: Callable[[], Operation],
+    ) -> SSAValue:
+        """The op `build()` makes, inserted. The first of its shape (class,
+        `static` arguments, operand types) is built by `build`, through the
+        class's `__init__`; the rest copy its properties and result types
+        through `create`, skipping IRDL's argument checks and the attributes'
+        re-verification: about a tenth of lowering's time, over the few
+        hundred thousand ops a model's kernels hold."""
+        shape = (cls, static, tuple(operand.type for operand in operands))
+        known = _shapes.get(shape)
+        if known is None:
+            operation = build()
+            _shapes[shape] = (dict(operation.properties), [result.type for result in operation.results])
+            return self.op(operation)
+        properties, result_types = known
+        return self.op(cls.create(operands=operands, result_types=result_types, properties=properties))
 
     # constants --------------------------------------------------------------
     def const(self, t: Attribute, value: float | int | bool) -> SSAValue:
@@ -110,32 +139,59 @@ class Emitter:
     def i64(self, value: int) -> SSAValue:
         return self.const(i64, value)
 
+    # memory -------------------------------------------------------------------
+    def element_ptr(self, base: SSAValue, index: SSAValue, element: Attribute) -> SSAValue:
+        """&base[index] over elements of type `element` (an inbounds GEP)."""
+        return self.made(
+            llvm.GEPOp,
+            ("at", element),
+            (base, index),
+            lambda: llvm.GEPOp(base, [llvm.GEP_USE_SSA_VAL], element, ssa_indices=[index], inbounds=True),
+        )
+
+    def field_ptr(self, base: SSAValue, k: int, element: Attribute) -> SSAValue:
+        """&base[k] for a constant `k` (an inbounds GEP)."""
+        return self.made(
+            llvm.GEPOp, ("field", k, element), (base,), lambda: llvm.GEPOp(base, [k], element, inbounds=True)
+        )
+
+    def load(self, ptr: SSAValue, t: Attribute, alignment: int | None = None) -> SSAValue:
+        return self.made(llvm.LoadOp, (t, alignment), (ptr,), lambda: llvm.LoadOp(ptr, t, alignment=alignment))
+
+    def store(self, value: SSAValue, ptr: SSAValue, alignment: int | None = None, nontemporal: bool = False) -> None:
+        self.made(
+            llvm.StoreOp,
+            (alignment, nontemporal),
+            (value, ptr),
+            lambda: llvm.StoreOp(value, ptr, alignment=alignment, nontemporal=nontemporal),
+        )
+
     # floating point -----------------------------------------------------------
     def fadd(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.op(llvm.FAddOp(a, b, STRICT))
+        return self.made(llvm.FAddOp, (), (a, b), lambda: llvm.FAddOp(a, b, STRICT))
 
     def fsub(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.op(llvm.FSubOp(a, b, STRICT))
+        return self.made(llvm.FSubOp, (), (a, b), lambda: llvm.FSubOp(a, b, STRICT))
 
     def fmul(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.op(llvm.FMulOp(a, b, STRICT))
+        return self.made(llvm.FMulOp, (), (a, b), lambda: llvm.FMulOp(a, b, STRICT))
 
     def fdiv(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.op(llvm.FDivOp(a, b, STRICT))
+        return self.made(llvm.FDivOp, (), (a, b), lambda: llvm.FDivOp(a, b, STRICT))
 
     def frem(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.op(llvm.FRemOp(a, b, STRICT))
+        return self.made(llvm.FRemOp, (), (a, b), lambda: llvm.FRemOp(a, b, STRICT))
 
     def fneg(self, a: SSAValue) -> SSAValue:
-        return self.op(llvm.FNegOp(a))
+        return self.made(llvm.FNegOp, (), (a,), lambda: llvm.FNegOp(a))
 
     def fma(self, a: SSAValue, b: SSAValue, c: SSAValue) -> SSAValue:
         """a*b + c with one rounding (llvm.fma)."""
-        return self.op(llvm.FMAOp(a, b, c))
+        return self.made(llvm.FMAOp, (), (a, b, c), lambda: llvm.FMAOp(a, b, c))
 
     def fcmp(self, pred: str, a: SSAValue, b: SSAValue) -> SSAValue:
         """`pred` is an LLVM fcmp predicate: oeq olt ole ogt oge one ord uno ueq une ..."""
-        return self.op(llvm.FCmpOp(a, b, pred))
+        return self.made(llvm.FCmpOp, (pred,), (a, b), lambda: llvm.FCmpOp(a, b, pred))
 
     def poly(self, x: SSAValue, coeffs: Sequence[float]) -> SSAValue:
         """Horner evaluation of sum(coeffs[i] * x**i) with FMAs."""
@@ -190,43 +246,43 @@ class Emitter:
 
     # integers and bits --------------------------------------------------------
     def add(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.op(llvm.AddOp(a, b))
+        return self.made(llvm.AddOp, (), (a, b), lambda: llvm.AddOp(a, b))
 
     def sub(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.op(llvm.SubOp(a, b))
+        return self.made(llvm.SubOp, (), (a, b), lambda: llvm.SubOp(a, b))
 
     def mul(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.op(llvm.MulOp(a, b))
+        return self.made(llvm.MulOp, (), (a, b), lambda: llvm.MulOp(a, b))
 
     def sdiv(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.op(llvm.SDivOp(a, b))
+        return self.made(llvm.SDivOp, (), (a, b), lambda: llvm.SDivOp(a, b))
 
     def srem(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.op(llvm.SRemOp(a, b))
+        return self.made(llvm.SRemOp, (), (a, b), lambda: llvm.SRemOp(a, b))
 
     def udiv(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.op(llvm.UDivOp(a, b))
+        return self.made(llvm.UDivOp, (), (a, b), lambda: llvm.UDivOp(a, b))
 
     def urem(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.op(llvm.URemOp(a, b))
+        return self.made(llvm.URemOp, (), (a, b), lambda: llvm.URemOp(a, b))
 
     def and_(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.op(llvm.AndOp(a, b))
+        return self.made(llvm.AndOp, (), (a, b), lambda: llvm.AndOp(a, b))
 
     def or_(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.op(llvm.OrOp(a, b))
+        return self.made(llvm.OrOp, (), (a, b), lambda: llvm.OrOp(a, b))
 
     def xor(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.op(llvm.XOrOp(a, b))
+        return self.made(llvm.XOrOp, (), (a, b), lambda: llvm.XOrOp(a, b))
 
     def shl(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.op(llvm.ShlOp(a, b))
+        return self.made(llvm.ShlOp, (), (a, b), lambda: llvm.ShlOp(a, b))
 
     def lshr(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.op(llvm.LShrOp(a, b))
+        return self.made(llvm.LShrOp, (), (a, b), lambda: llvm.LShrOp(a, b))
 
     def ashr(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.op(llvm.AShrOp(a, b))
+        return self.made(llvm.AShrOp, (), (a, b), lambda: llvm.AShrOp(a, b))
 
     def smin(self, a: SSAValue, b: SSAValue) -> SSAValue:
         return self.select(self.icmp("slt", a, b), a, b)
@@ -235,14 +291,14 @@ class Emitter:
         return self.select(self.icmp("sgt", a, b), a, b)
 
     def icmp(self, pred: str, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.op(llvm.ICmpOp(a, b, IntegerAttr(_ICMP[pred], 64)))
+        return self.made(llvm.ICmpOp, (pred,), (a, b), lambda: llvm.ICmpOp(a, b, IntegerAttr(_ICMP[pred], 64)))
 
     def select(self, cond: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.op(llvm.SelectOp(cond, a, b))
+        return self.made(llvm.SelectOp, (), (cond, a, b), lambda: llvm.SelectOp(cond, a, b))
 
     # conversions ----------------------------------------------------------------
     def bitcast(self, a: SSAValue, t: Attribute) -> SSAValue:
-        return self.op(llvm.BitcastOp(a, t))
+        return self.made(llvm.BitcastOp, (t,), (a,), lambda: llvm.BitcastOp(a, t))
 
     def as_bits(self, a: SSAValue) -> SSAValue:
         return self.bitcast(a, int_twin(a.type))
@@ -251,7 +307,7 @@ class Emitter:
         return self.bitcast(a, float_type)
 
     def sitofp(self, a: SSAValue, t: Attribute) -> SSAValue:
-        return self.op(llvm.SIToFPOp(a, t))
+        return self.made(llvm.SIToFPOp, (t,), (a,), lambda: llvm.SIToFPOp(a, t))
 
     def fptosi_sat(self, a: SSAValue, t: IntegerType) -> SSAValue:
         """Float to signed int, saturating, NaN -> 0 (llvm.fptosi.sat)."""
@@ -259,19 +315,19 @@ class Emitter:
         return self.intrinsic(name, [a], t)
 
     def fpext(self, a: SSAValue, t: Attribute) -> SSAValue:
-        return self.op(llvm.FPExtOp(a, t))
+        return self.made(llvm.FPExtOp, (t,), (a,), lambda: llvm.FPExtOp(a, t))
 
     def fptrunc(self, a: SSAValue, t: Attribute) -> SSAValue:
-        return self.op(llvm.FPTruncOp(a, t))
+        return self.made(llvm.FPTruncOp, (t,), (a,), lambda: llvm.FPTruncOp(a, t))
 
     def sext(self, a: SSAValue, t: Attribute) -> SSAValue:
-        return self.op(llvm.SExtOp(a, t))
+        return self.made(llvm.SExtOp, (t,), (a,), lambda: llvm.SExtOp(a, t))
 
     def zext(self, a: SSAValue, t: Attribute) -> SSAValue:
-        return self.op(llvm.ZExtOp(a, t))
+        return self.made(llvm.ZExtOp, (t,), (a,), lambda: llvm.ZExtOp(a, t))
 
     def itrunc(self, a: SSAValue, t: Attribute) -> SSAValue:
-        return self.op(llvm.TruncOp(a, t))
+        return self.made(llvm.TruncOp, (t,), (a,), lambda: llvm.TruncOp(a, t))
 
 
 __all__ = ["Emitter", "int_twin", "intrinsic_suffix"]

@@ -53,15 +53,15 @@ def _scalar(e: Emitter, dtype: str, value: float) -> SSAValue:
     if not dtype.startswith("complex"):
         return e.const(part, value)
     slot = e.op(llvm.AllocaOp(e.i64(2), part, alignment=8))
-    e.op(llvm.StoreOp(e.const(part, value), slot))
-    e.op(llvm.StoreOp(e.const(part, 0.0), e.op(llvm.GEPOp(slot, [1], part, inbounds=True))))
+    e.store(e.const(part, value), slot)
+    e.store(e.const(part, 0.0), e.field_ptr(slot, 1, part))
     return slot
 
 
 def byte_pointer(e: Emitter, base: SSAValue, offset: SSAValue, item_bytes: int) -> SSAValue:
     """base + offset elements of `item_bytes` each, with a 64-bit index."""
     at = e.mul(offset, e.i64(item_bytes))
-    return e.op(llvm.GEPOp(base, [llvm.GEP_USE_SSA_VAL], i8, ssa_indices=[at], inbounds=True))
+    return e.element_ptr(base, at, i8)
 
 
 def gemm_call(

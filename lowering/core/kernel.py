@@ -112,7 +112,7 @@ def emit_thunk(kernel: llvm.FuncOp, name: str, n_pointers: int) -> llvm.FuncOp:
     entry = Block(arg_types=[PTR, i64, i64])
     e = Emitter(entry)
     args, begin, end = entry.args
-    pointers = [e.op(llvm.LoadOp(e.op(llvm.GEPOp(args, [k], PTR, inbounds=True)), PTR)) for k in range(n_pointers)]
+    pointers = [e.load(e.field_ptr(args, k, PTR), PTR) for k in range(n_pointers)]
     e.op(llvm.CallOp(kernel.sym_name.data, *pointers, begin, end))
     e.op(llvm.ReturnOp())
     return llvm.FuncOp(name, llvm.LLVMFunctionType([PTR, i64, i64]), body=Region([entry]))
@@ -145,7 +145,7 @@ def checked_index(
 
     def report() -> None:
         for slot, value in enumerate((e.i64(code), given, e.i64(axis), n)):
-            e.op(llvm.StoreOp(value, e.op(llvm.GEPOp(status, [slot], i64, inbounds=True)), alignment=8))
+            e.store(value, e.field_ptr(status, slot, i64), alignment=8)
 
     if_then(e, region, e.xor(valid, e.const_like(valid, 1)), report)
     return e.select(valid, index, e.i64(0)), valid

@@ -44,8 +44,8 @@ def vector_type(scalar: Attribute, width: int) -> Attribute:
 def element_at(e: Emitter, scalar: Attribute, base: SSAValue, index: SSAValue, width: int) -> SSAValue:
     """&base[index] (elements of `scalar`) as a pointer to `width` lanes: typed by a second GEP,
     which llvmlite needs to store a vector through a pointer to a stack array of scalars."""
-    at = e.op(llvm.GEPOp(base, [llvm.GEP_USE_SSA_VAL], scalar, ssa_indices=[index], inbounds=True))
-    return at if width == 1 else e.op(llvm.GEPOp(at, [0], vector_type(scalar, width), inbounds=True))
+    at = e.element_ptr(base, index, scalar)
+    return at if width == 1 else e.field_ptr(at, 0, vector_type(scalar, width))
 
 
 def _element_bytes(scalar: Attribute) -> int:
@@ -58,7 +58,7 @@ def _element_bytes(scalar: Attribute) -> int:
 def load(e: Emitter, scalar: Attribute, base: SSAValue, index: SSAValue, width: int) -> SSAValue:
     """`width` lanes from base[index], aligned to one element."""
     at = element_at(e, scalar, base, index, width)
-    return e.op(llvm.LoadOp(at, vector_type(scalar, width), alignment=_element_bytes(scalar)))
+    return e.load(at, vector_type(scalar, width), alignment=_element_bytes(scalar))
 
 
 def store(e: Emitter, value: SSAValue, base: SSAValue, index: SSAValue, nontemporal: bool = False) -> None:
@@ -68,7 +68,7 @@ def store(e: Emitter, value: SSAValue, base: SSAValue, index: SSAValue, nontempo
     scalar = t.element_type if isinstance(t, VectorType) else t
     at = element_at(e, scalar, base, index, t.get_shape()[0] if isinstance(t, VectorType) else 1)
     alignment = LINE_BYTES if nontemporal else _element_bytes(scalar)
-    e.op(llvm.StoreOp(value, at, alignment=alignment, nontemporal=nontemporal))
+    e.store(value, at, alignment=alignment, nontemporal=nontemporal)
 
 
 def to_line(e: Emitter, base: SSAValue, index: SSAValue, size: int) -> SSAValue:

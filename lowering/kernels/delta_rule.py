@@ -70,7 +70,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
-from xdsl.dialects import llvm
 from xdsl.ir import Attribute, Operation, Region, SSAValue
 
 from rlx_mlir import blas
@@ -795,30 +794,20 @@ def _chunked_kernel(op: rc.GatedDeltaNetOp, s: _Shape, name: str) -> Kernel:
         update_state = gemm_call(e, dtype, (n, n, c), (True, False), (n, n, n), beta=1.0)
 
         def offset(array: StackArray, index: int) -> SSAValue:
-            return e.op(
-                llvm.GEPOp(array.ptr, [llvm.GEP_USE_SSA_VAL], wc.storage, ssa_indices=[e.i64(index)], inbounds=True)
-            )
+            return e.element_ptr(array.ptr, e.i64(index), wc.storage)
 
         k_rows, q_rows, a_rows, o_rows = offset(qk, c * n), offset(wq, c * n), offset(pa, c * c), offset(y, c * n)
 
         def at(array: SSAValue, row: SSAValue | int, col: SSAValue | int, width: int) -> SSAValue:
             row_v = e.i64(row) if isinstance(row, int) else row
             col_v = e.i64(col) if isinstance(col, int) else col
-            return e.op(
-                llvm.GEPOp(
-                    array,
-                    [llvm.GEP_USE_SSA_VAL],
-                    wc.storage,
-                    ssa_indices=[e.add(e.mul(row_v, e.i64(width)), col_v)],
-                    inbounds=True,
-                )
-            )
+            return e.element_ptr(array, e.add(e.mul(row_v, e.i64(width)), col_v), wc.storage)
 
         def get(array: SSAValue, row: SSAValue | int, col: SSAValue | int, width: int) -> SSAValue:
-            return e.op(llvm.LoadOp(at(array, row, col, width), wc.storage))
+            return e.load(at(array, row, col, width), wc.storage)
 
         def put(array: SSAValue, row: SSAValue | int, col: SSAValue | int, width: int, value: SSAValue) -> None:
-            e.op(llvm.StoreOp(value, at(array, row, col, width)))
+            e.store(value, at(array, row, col, width))
 
         def head(bh: SSAValue) -> None:
             base = e.mul(bh, e.i64(s.cells))
