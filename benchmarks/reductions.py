@@ -260,7 +260,7 @@ def main() -> None:
         ["rlx_mlir ops (out=)", "rlx_mlir ops (allocating)"],
         ["numpy eager layer norm", "torch layer_norm", "torch layer_norm (out=)", "onnxruntime LayerNormalization"],
     )
-    kernels = len(re.findall(r'define void @"layer_norm_k\d+(?:_\d+)?"\(', norm.llvm_ir))
+    kernels = len(re.findall(r'define (?:internal )?void @"layer_norm_k\d+(?:_\d+)?"\(', norm.llvm_ir))
     print(f"  (the rlx layer norm runs {kernels} kernels, each over the whole [{rows}, {cols}] or its rows)")
 
 

@@ -198,8 +198,8 @@ class Artifacts:
     outputs: list[TensorSpec]
     plan: MemoryPlan
     constants: list[ConstantData]
-    llvm_ir: str
     jit_text: str
+    """The LLVM IR handed to LLVM: kernels internal, the target's triple."""
     planned_ir: str
     checks: list[IndexCheck]
     tuned: list[autotune.Tuned]
@@ -235,7 +235,6 @@ class Artifacts:
             "outputs": [[list(s.shape), s.dtype.name] for s in self.outputs],
             "plan": [self.plan.arena_size, self.plan.lower_bound, self.plan.offsets, self.plan.constant_bytes],
             "constants": constants,
-            "llvm_ir": self.llvm_ir,
             "jit_text": self.jit_text,
             "planned_ir": self.planned_ir,
             "checks": [c.op for c in self.checks],
@@ -274,7 +273,6 @@ class Artifacts:
             specs(d["outputs"]),
             MemoryPlan(int(size), int(bound), {str(k): int(v) for k, v in offsets.items()}, int(constant_bytes)),
             constants,
-            str(d["llvm_ir"]),
             str(d["jit_text"]),
             str(d["planned_ir"]),
             [IndexCheck(str(op)) for op in d["checks"]],
@@ -438,7 +436,7 @@ def compile(
             a.outputs,
             a.plan,
             a.constants,
-            a.llvm_ir,
+            a.jit_text,
             a.planned_ir,
             kernel_tuning,
             a.checks,
@@ -535,8 +533,6 @@ def _derive(
         positions = lower_module(module, threads, tuning, profile)[name]
     except ValueError as error:  # an emitter's limit (a BLAS dimension, an op with no kernel)
         raise CompileError(f"@{name}: {error}") from None
-    llvm_module = to_llvmlite(module)
-    llvm_ir = str(llvm_module)
-    jit_text = module_text(llvm_module, {name}, machine)
+    jit_text = module_text(to_llvmlite(module), {name}, machine)
     timed = [ops[k] for k in positions] if profile else None
-    return Artifacts(name, inputs, outputs, plan, constants, llvm_ir, jit_text, planned_ir, checks, tuned, timed)
+    return Artifacts(name, inputs, outputs, plan, constants, jit_text, planned_ir, checks, tuned, timed)

@@ -145,6 +145,7 @@ class Executable:
         self.outputs = tuple(outputs)
         self.memory_plan = memory_plan
         self.llvm_ir = llvm_ir
+        """The LLVM IR as handed to LLVM, before O3: kernels internal, the target's triple."""
         self.planned_ir = planned_ir
         self._compiled = compiled
         self._entry = self._refuse if self.target.missing_on_host() else _ENTRY(compiled.address(name))

@@ -115,7 +115,7 @@ def test_a_product_in_one_cache_block_still_splits_across_threads() -> None:
     target's, so 1 and 2 threads agree bit for bit."""
     module = _dense(1024, 512, 256, "f32")
     split = rlx.compile(module, threads=2)
-    assert 'define void @"f_k0_parallel"' in split.llvm_ir
+    assert 'define internal void @"f_k0_parallel"' in split.llvm_ir
     assert "f_k0_parallel" not in rlx.compile(module, threads=2, tuning={"gemm_min_units": 1}).llvm_ir
     rng = np.random.default_rng(5)
     args = [rng.standard_normal(s).astype(np.float32) for s in ((1024, 512), (512, 256), (256,), (1024, 256))]
@@ -130,7 +130,7 @@ def test_epilogue_is_not_a_pass_of_its_own() -> None:
     for m, k, n in ((1500, 300, 400), (1500, 200, 400)):
         assert "_epilogue" not in rlx.compile(_dense(m, k, n, "f32")).llvm_ir
     small = rlx.compile(_dense(37, 19, 23, "f32"))
-    kernels = {line.split('"')[1] for line in small.llvm_ir.splitlines() if line.startswith("define void")}
+    kernels = {line.split('"')[1] for line in small.llvm_ir.splitlines() if line.startswith("define internal void")}
     assert {"f_k0", "f_k0_tail"} <= kernels
     assert not any("epilogue" in name or name.endswith("_gemm") for name in kernels)
 
