@@ -43,7 +43,6 @@ CASES: dict[str, tuple[tuple[Attribute, ...], Callable]] = {
 }
 
 
-@pytest.mark.target_independent
 @pytest.mark.parametrize("name", CASES)
 def test_an_op_made_from_its_shape_equals_its_init(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(emitter, "_shapes", {})
