@@ -53,6 +53,7 @@ class CompiledModule:
         # module, its engine and its context in any order, and a context
         # disposed first takes the engine's module with it. The finalizer
         # holds the two, so they outlive the module and go in this order.
+        # Not at exit: llvmlite skips disposing anything while Python shuts down.
         weakref.finalize(self, _dispose, self.engine, self.context).atexit = False
 
     def address(self, name: str) -> int:
@@ -139,12 +140,12 @@ def _compile(text: str, target: Target, disk_key: str) -> CompiledModule:
         if stored is None:
             _optimize(parsed, tm)
         optimized = stored[0] if stored else str(parsed)
-        engine = llvm.create_mcjit_compiler(parsed, target.machine())
     except BaseException:
         # Left to the collector, the context may go first and take the
         # module's memory with it: disposing the module then crashes.
         parsed.close()
         raise
+    engine = llvm.create_mcjit_compiler(parsed, target.machine())  # owns the module, even if it fails
     compiled = CompiledModule(engine, optimized, context, target, from_disk=stored is not None)
     objects: list[bytes] = []
     engine.set_object_cache(

@@ -60,3 +60,38 @@ def test_an_op_made_from_its_shape_equals_its_init(name: str, monkeypatch: pytes
     assert str(second) == str(first)
     first.verify()
     second.verify()
+
+
+PAIRS: dict[str, tuple[tuple[Attribute, ...], Callable, Callable]] = {
+    "load alignment": ((PTR,), lambda e, a: e.load(a[0], V8, alignment=4), lambda e, a: e.load(a[0], V8, alignment=8)),
+    "store nontemporal": ((V8, PTR), lambda e, a: e.store(a[0], a[1], 32), lambda e, a: e.store(a[0], a[1], 64, True)),
+    "icmp predicate": ((i32, i32), lambda e, a: e.icmp("slt", *a), lambda e, a: e.icmp("sgt", *a)),
+    "fcmp predicate": ((f32, f32), lambda e, a: e.fcmp("olt", *a), lambda e, a: e.fcmp("ogt", *a)),
+    "field index": ((PTR,), lambda e, a: e.field_ptr(a[0], 1, V8), lambda e, a: e.field_ptr(a[0], 2, V8)),
+    "cast target": ((i64,), lambda e, a: e.itrunc(a[0], i8), lambda e, a: e.itrunc(a[0], i32)),
+    "operand type": (
+        (i32, i32, V8I, V8I),
+        lambda e, a: e.icmp("eq", a[0], a[1]),
+        lambda e, a: e.icmp("eq", a[2], a[3]),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", PAIRS)
+def test_a_shape_differing_in_one_argument_is_built_as_its_own(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shape's key holds every argument the op's `__init__` reads: an op
+    that differs from an earlier one in one of them is not a copy of it."""
+    types, first, second = PAIRS[name]
+    monkeypatch.setattr(emitter, "_shapes", {})
+    block = Block(arg_types=types)
+    first(Emitter(block), block.args)
+    second(Emitter(block), block.args)  # after `first` made its shape
+    monkeypatch.setattr(emitter, "_shapes", {})
+    alone = Block(arg_types=types)
+    second(Emitter(alone), alone.args)  # through __init__
+    made, want = block.last_op, alone.last_op
+    assert made is not None and want is not None
+    assert type(made) is type(want)
+    assert made.properties == want.properties
+    assert [r.type for r in made.results] == [r.type for r in want.results]
+    assert [o.type for o in made.operands] == [o.type for o in want.operands]
