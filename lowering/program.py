@@ -41,7 +41,7 @@ from rlx_mlir.dialects.common import NeedsScratch, element_type, shape_of
 from rlx_mlir.dialects.scan import LoopOp, ScanBackwardOp, ScanOp
 from rlx_mlir.lowering.core.element_types import codec
 from rlx_mlir.lowering.core.emitter import Emitter
-from rlx_mlir.lowering.core.gemm import packing_kernel, weight_packing
+from rlx_mlir.lowering.core.gemm import byte_pointer, packing_kernel, weight_packing
 from rlx_mlir.lowering.core.kernel import (
     PTR,
     STATUS,
@@ -591,9 +591,7 @@ class _EntryBuilder:
 
     def _at(self, base: SSAValue, index: SSAValue, stride: int) -> SSAValue:
         """base + index · stride bytes."""
-        e = self.e
-        at = e.mul(index, e.i64(stride))
-        return e.element_ptr(base, at, i8)
+        return byte_pointer(self.e, base, index, stride)
 
     def _copy(self, dst: SSAValue, src: SSAValue, size: int | SSAValue) -> None:
         e = self.e

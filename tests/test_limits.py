@@ -201,6 +201,11 @@ def test_huge_splat_constant_stays_one_value() -> None:
         exe()
 
 
+def graph_of_width(n: int) -> str:
+    """GRAPH with rows of `n` columns: a text no other width shares, so compiling it is not a cache hit."""
+    return GRAPH.replace("tensor<3xf32>", f"tensor<{n}xf32>").replace("4x3xf32", f"4x{n}xf32")
+
+
 def test_dropped_executables_release_their_engines() -> None:
     """The JIT cache kept every engine of every executable ever compiled (~0.28 MiB
     each, past 1 GB in long-running processes): it now holds them weakly, plus
@@ -213,7 +218,7 @@ def test_dropped_executables_release_their_engines() -> None:
     kept = rlx.compile(GRAPH)
     dropped = []
     for n in range(2 * jit.RECENT):
-        text = GRAPH.replace("tensor<3xf32>", f"tensor<{n + 103}xf32>").replace("4x3xf32", f"4x{n + 103}xf32")
+        text = graph_of_width(n + 103)
         dropped.append(weakref.ref(rlx.compile(text)._compiled))
     gc.collect()
     assert sum(engine() is not None for engine in dropped) <= jit.RECENT  # only the most recent stay
@@ -244,8 +249,7 @@ def test_a_failed_llvm_step_frees_its_module_before_its_context(monkeypatch: pyt
     monkeypatch.setattr(jit.llvm, "create_pipeline_tuning_options", failing)
     monkeypatch.setenv("RLX_MLIR_CACHE", "0")
     for n in range(1201, 1221):  # sizes no other test compiles
-        text = GRAPH.replace("tensor<3xf32>", f"tensor<{n}xf32>").replace("4x3xf32", f"4x{n}xf32")
-        assert fail_in_a_cycle(text) == "O3 failed"
+        assert fail_in_a_cycle(graph_of_width(n)) == "O3 failed"
     gc.collect()
 
 
@@ -263,8 +267,7 @@ def test_a_compiled_module_in_a_reference_cycle_is_collected_cleanly() -> None:
     cycled = []
     try:
         for n in range(1301, 1321):
-            text = GRAPH.replace("tensor<3xf32>", f"tensor<{n}xf32>").replace("4x3xf32", f"4x{n}xf32")
-            compiled = rlx.compile(text)._compiled
+            compiled = rlx.compile(graph_of_width(n))._compiled
             compiled.cycle = compiled
             cycled.append(weakref.ref(compiled))
         del compiled
