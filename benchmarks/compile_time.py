@@ -1,6 +1,6 @@
 """Compile time by stage as graphs grow: where the time goes and how it scales.
 
-    python benchmarks/compile_time.py [--sizes 100 300 1000 3000] [--kind elementwise|random|movement] [--repeat 1]
+    python benchmarks/compile_time.py [--sizes 100 300 1000 3000] [--kind elementwise|random|half|movement] [--repeat 1]
 
 For each size, a fresh graph is parsed, run through the default pipeline
 pass by pass, lowered and JIT-compiled, with Python's cyclic garbage
@@ -14,6 +14,7 @@ cache is turned off: every run compiles from scratch. The graphs (`--kind`):
   f32 repeating every 12 ops, so fused regions (32 ops) repeat every three
   and share their kernels (as the layers of a deep model do);
 - random: the same ops in a random order, so every region is a new kernel;
+- half: the random chain over f16, whose kernels convert every element;
 - movement: a pad / slice / transpose chain over [64, 64].
 """
 
@@ -34,9 +35,9 @@ from rlx_mlir.lowering.core.translate import to_llvmlite
 from rlx_mlir.passes.default_pipeline import BACKEND_PASSES, TENSOR_PASSES
 
 
-def _unary_chain(ops: list[str]) -> str:
-    """`a + b`, then each op of `ops` on the previous value (`mul` by `a`)."""
-    t = "tensor<1024xf32>"
+def _unary_chain(ops: list[str], element: str = "f32") -> str:
+    """`a + b`, then each op of `ops` on the previous value (`mul` by `a`), over [1024] `element`."""
+    t = f"tensor<1024x{element}>"
     lines = [f"func.func @f(%a: {t}, %b: {t}) -> {t} {{", f"  %v0 = rlx.add %a, %b : ({t}, {t}) -> {t}"]
     for k, op in enumerate(ops, start=1):
         operands, types = (f"%v{k - 1}, %a", f"({t}, {t})") if op == "mul" else (f"%v{k - 1}", f"({t})")
@@ -55,6 +56,13 @@ def random_chain(n: int) -> str:
     repeats, so no two fused regions share a kernel (the worst case)."""
     rng = random.Random(n)
     return _unary_chain([rng.choice(["mul", "tanh", "neg", "exp", "sin"]) for _ in range(1, n)])
+
+
+def half_chain(n: int) -> str:
+    """`random_chain` over f16: every element is widened to f32 when loaded and
+    narrowed when stored, so the kernels hold several times the ops per value."""
+    rng = random.Random(n)
+    return _unary_chain([rng.choice(["mul", "tanh", "neg", "exp", "sin"]) for _ in range(1, n)], "f16")
 
 
 def movement_chain(n: int) -> str:
@@ -114,7 +122,7 @@ def table(title: str, rows: dict[int, dict[str, float]]) -> None:
         print(f"{'growth':>7} " + " ".join(f"{g:>14.2f}" for g in growth) + f" {total:>9.2f}")
 
 
-CHAINS = {"elementwise": elementwise_chain, "random": random_chain, "movement": movement_chain}
+CHAINS = {"elementwise": elementwise_chain, "random": random_chain, "half": half_chain, "movement": movement_chain}
 
 
 def main() -> None:

@@ -115,8 +115,8 @@ class Emitter:
         `static` arguments, operand types) is built by `build`, through the
         class's `__init__`; the rest copy its properties and result types
         through `create`, skipping IRDL's argument checks and the attributes'
-        re-verification, which took a third of the lowering of kernels that
-        convert, load and store element by element (benchmarks/README.md)."""
+        re-verification, which took a third of the lowering of the test
+        suite's kind of modules (benchmarks/README.md)."""
         shape = (cls, static, tuple(operand.type for operand in operands))
         known = _shapes.get(shape)
         if known is None:
