@@ -1,7 +1,8 @@
 """Elementwise epilogues fused into matmuls (`fuse-epilogues`, `rlx.contraction_region`).
 
 Every kernel path is covered: GEMMs the tile kernels run (small ones with B
-read in place, larger ones with K <= 256 from packed column panels; each
+read in place, larger ones from packed column panels while a K-long panel fits L1:
+K <= 256 with AVX-512's tiles, K <= 512 with AVX2's; each
 register tile finished by the epilogue right after it) and BLAS GEMMs
 computed by row or column blocks, each finished by the epilogue while in cache.
 References are float64; a fused product may differ from the unfused one in
@@ -23,6 +24,8 @@ from rlx_mlir.target import target
 from rlx_mlir.tuning import Tuning
 
 UNFUSED = ELEMENTWISE_FUSION_ONLY
+BLAS = {"gemm_panel_max_mnk": 0}
+"""Larger GEMMs go to OpenBLAS whatever the target's panel limit."""
 _erf = np.vectorize(erf, otypes=[np.float64])
 
 
@@ -84,11 +87,12 @@ def test_products_over_rows_fuse_and_match_float64(batch: int, m: int, k: int, n
 def test_transposed_lhs_blocks_start_at_the_right_column() -> None:
     """A transposed lhs is stored [K, M]: a block of op(A) starts `first` columns in.
     The BLAS blocks' epilogue loops over their rows: its IR does not grow with M (with
-    the rows unrolled, as a register tile's are, M = 1100 took LLVM minutes)."""
+    the rows unrolled, as a register tile's are, M = 1100 took LLVM minutes). The panel
+    kernel is ruled out: with AVX2's narrower tiles its K limit covers K = 300."""
     m, k, n = 1100, 300, 2048
-    exe = rlx.compile(_dense(m, k, n, "f32", transpose_lhs=True))
+    exe = rlx.compile(_dense(m, k, n, "f32", transpose_lhs=True), tuning=BLAS)
     assert "scipy_" in exe.llvm_ir, "the BLAS path"
-    half = rlx.compile(_dense(m // 2, k, n, "f32", transpose_lhs=True))
+    half = rlx.compile(_dense(m // 2, k, n, "f32", transpose_lhs=True), tuning=BLAS)
     assert len(exe.llvm_ir.splitlines()) == len(half.llvm_ir.splitlines())
     rng = np.random.default_rng(3)
     xt, w, bias, residual = (rng.standard_normal(s).astype(np.float32) for s in ((k, m), (k, n), (n,), (m, n)))
@@ -112,14 +116,15 @@ def test_a_product_in_one_cache_block_still_splits_across_threads() -> None:
     """[1024, 512] x [512, 256] f32 is 1 MiB of product, one epilogue cache block:
     it is still cut into `gemm_min_units` row blocks for the entry's threads (one
     unit, as before that knob, leaves the second thread idle), and the cut is the
-    target's, so 1 and 2 threads agree bit for bit."""
+    target's, so 1 and 2 threads agree bit for bit (the BLAS path: AVX2's panel kernel
+    would take K = 512)."""
     module = _dense(1024, 512, 256, "f32")
-    split = rlx.compile(module, threads=2)
-    assert 'define internal void @"f_k0_parallel"' in split.llvm_ir
-    assert "f_k0_parallel" not in rlx.compile(module, threads=2, tuning={"gemm_min_units": 1}).llvm_ir
+    split = rlx.compile(module, threads=2, tuning=BLAS)
+    assert "scipy_" in split.llvm_ir and 'define internal void @"f_k0_parallel"' in split.llvm_ir
+    assert "f_k0_parallel" not in rlx.compile(module, threads=2, tuning={**BLAS, "gemm_min_units": 1}).llvm_ir
     rng = np.random.default_rng(5)
     args = [rng.standard_normal(s).astype(np.float32) for s in ((1024, 512), (512, 256), (256,), (1024, 256))]
-    np.testing.assert_array_equal(split(*args)[0], rlx.compile(module, threads=1)(*args)[0])
+    np.testing.assert_array_equal(split(*args)[0], rlx.compile(module, threads=1, tuning=BLAS)(*args)[0])
     np.testing.assert_allclose(split(*args)[0], _reference(*args), rtol=0, atol=2e-3)
 
 

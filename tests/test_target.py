@@ -91,7 +91,9 @@ def test_an_override_changes_the_build_and_its_cache_key() -> None:
     small = rlx.compile(ROW_SUM, tuning={"region_block": 2})
     assert small.tuning.region_block == 2 and default.tuning.region_block != 2
     assert small.llvm_ir != default.llvm_ir
-    np.testing.assert_allclose(small(x)[0], x.sum(axis=1, dtype=np.float64), rtol=1e-5)
+    error = np.abs(small(x)[0] - x.sum(axis=1, dtype=np.float64))
+    bound = 4 * np.finfo(np.float32).eps * np.abs(x).sum(axis=1, dtype=np.float64)  # f32 rounding, 1000 terms
+    assert (error <= bound).all(), (error / bound).max()
 
 
 @pytest.mark.parametrize(
