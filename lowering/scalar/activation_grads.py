@@ -230,7 +230,7 @@ def _mills(e: Emitter, a: SSAValue) -> SSAValue:
     lo, hi = 1.0, c.erf_max
     t = e.clamp(z, lo, hi)
     s = e.fma(t, _c(e, a, 2 / (hi - lo)), _c(e, a, -(lo + hi) / (hi - lo)))
-    cheb = e.fmul(m.clenshaw(e, s, m.erf_tail_chebyshev(c.is_f32)), _c(e, a, SQRT_PI_OVER_2))
+    cheb = e.fmul(m.chebyshev_series(e, s, m.erf_tail_chebyshev(c.is_f32)), _c(e, a, SQRT_PI_OVER_2))
     inv_a = e.fdiv(_c(e, a, 1.0), a)
     asym = e.fmul(e.poly(e.fmul(inv_a, inv_a), _MILLS_ASYMPTOTIC[c.is_f32]), inv_a)
     return e.select(e.fcmp("ogt", z, _c(e, a, hi)), asym, cheb)
