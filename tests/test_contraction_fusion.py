@@ -1,8 +1,8 @@
 """Elementwise epilogues fused into matmuls (`fuse-epilogues`, `rlx.contraction_region`).
 
 Every kernel path is covered: GEMMs the tile kernels run (small ones with B
-read in place, larger ones from packed column panels while a K-long panel fits L1:
-K <= 256 with AVX-512's tiles, K <= 512 with AVX2's; each
+read in place, larger ones from packed column panels while a K-long panel fits a
+quarter of L2 (K <= 2048 on a Zen 3 or 4); each
 register tile finished by the epilogue right after it) and BLAS GEMMs
 computed by row or column blocks, each finished by the epilogue while in cache.
 References are float64; a fused product may differ from the unfused one in
@@ -88,7 +88,7 @@ def test_transposed_lhs_blocks_start_at_the_right_column() -> None:
     """A transposed lhs is stored [K, M]: a block of op(A) starts `first` columns in.
     The BLAS blocks' epilogue loops over their rows: its IR does not grow with M (with
     the rows unrolled, as a register tile's are, M = 1100 took LLVM minutes). The panel
-    kernel is ruled out: with AVX2's narrower tiles its K limit covers K = 300."""
+    kernel, whose K limit covers K = 300, is ruled out."""
     m, k, n = 1100, 300, 2048
     exe = rlx.compile(_dense(m, k, n, "f32", transpose_lhs=True), tuning=BLAS)
     assert "scipy_" in exe.llvm_ir, "the BLAS path"
@@ -116,7 +116,7 @@ def test_a_product_in_one_cache_block_still_splits_across_threads() -> None:
     """[1024, 512] x [512, 256] f32 is 1 MiB of product, one epilogue cache block:
     it is still cut into `gemm_min_units` row blocks for the entry's threads (one
     unit, as before that knob, leaves the second thread idle), and the cut is the
-    target's, so 1 and 2 threads agree bit for bit (the BLAS path: AVX2's panel kernel
+    target's, so 1 and 2 threads agree bit for bit (the BLAS path: the panel kernel
     would take K = 512)."""
     module = _dense(1024, 512, 256, "f32")
     split = rlx.compile(module, threads=2, tuning=BLAS)

@@ -136,7 +136,7 @@ EVERY_TYPE_CASES: list[Case] = [
     ((70, 90), (90, 50), False, False),  # M·N·K = 315000 > 2^18: packed panels (complex: one BLAS call)
     ((2, 90, 70), (50, 90), True, True),  # both transposed, lhs batch not foldable
     ((3, 40, 64), (64, 120), False, False),  # lhs batch folded into M = 120
-    ((12, 2100), (2100, 20), False, False),  # K x tile panel > gemm_panel_max_bytes: one BLAS call for every type
+    ((12, 4200), (4200, 20), False, False),  # K x tile panel > gemm_panel_max_bytes: one BLAS call for every type
 ]
 
 
@@ -286,7 +286,7 @@ def test_rlx_transpose_folds_into_the_flag(t: str) -> None:
 # ---------------------------------------------------------------------------
 
 THREAD_CASES: list[Case] = [
-    ((64, 2100), (2100, 48), False, False),  # one BLAS GEMM (K beyond the panels) in row blocks
+    ((64, 4200), (4200, 48), False, False),  # one BLAS GEMM (K beyond the panels) in row blocks
     ((512, 16, 32), (512, 32, 16), False, False),  # real: tile kernel; complex: a cgemm per entry
     ((64, 32, 32), (64, 32, 32), False, True),  # a small BLAS call per batch entry
 ]
@@ -350,7 +350,7 @@ AVX2_CASES: list[Case] = [
     ((13, 40), (40, 29), False, False),  # tile kernel: two 6-row tiles and a 1-row tail, a full and a tail panel
     ((70, 90), (90, 50), False, False),  # packed panels: eleven 6-row tiles and a 4-row tail
     ((2, 30, 20), (35, 20), False, True),  # transposed rhs: packed panels over the folded batch (M = 60)
-    ((12, 2100), (2100, 20), False, False),  # K beyond the panels: one BLAS call
+    ((12, 4200), (4200, 20), False, False),  # K beyond the panels: one BLAS call
 ]
 WIDEST = {"f32": ("<8 x float>", "<16 x float>"), "f64": ("<4 x double>", "<8 x double>")}
 """The widest vector of an AVX2 build's tiles, and the AVX-512 one it must not use."""
@@ -378,7 +378,7 @@ def test_avx2_target_epilogues() -> None:
         (((37, 19), (19, 23), False, False), "f32"),  # tiles: six 6-row tiles and a 1-row tail
         (((130, 64), (64, 70), False, False), "f64"),  # packed panels of 8 doubles
         (((130, 64), (64, 70), False, False), "f32"),  # packed panels of 16 floats
-        (((60, 1500), (1500, 40), False, False), "f32"),  # K beyond the panels: BLAS row blocks
+        (((60, 4500), (4500, 40), False, False), "f32"),  # K beyond the panels: BLAS row blocks
     ]
     b = Builder("epilogue")
     b.output(*(b.relu(b.matmul(b.input(lhs, t), b.input(rhs, t))) for (lhs, rhs, _, _), t in cases))
