@@ -12,6 +12,10 @@ Prints median times and the ratio peer / rlx (> 1 means rlx is faster):
   OpenBLAS call per matrix: the measurement behind the tile kernel;
 - a decode step's product [1 x 256] @ [256 x 1024] (M = 1: one row of tiles
   wider than the full tiles' two vectors) vs numpy.matmul (sgemv) and torch;
+- [1024 x K] @ [K x 256] for K = 256, 1024, 2048: rlx's packed-panel kernel
+  (while its K x two-vector panel fits `Tuning.gemm_panel_max_bytes`, a
+  quarter of L2) against rlx's OpenBLAS blocks, interleaved (the measurement
+  behind that bound), and numpy;
 - gelu(x @ w + b) at [4096 x 1024] @ [1024 x 1024] vs NumPy eager and torch
   (rlx: exact erf GELU, fused with the bias add into one pass over the
   product; NumPy has no erf, so its row is the cheaper tanh form; torch:
@@ -34,7 +38,7 @@ from collections.abc import Mapping
 import numpy as np
 from elementwise import torch_or_none  # this script's folder is on sys.path
 from machine import add_target_argument, use_target
-from timing import median_ms
+from timing import interleaved_medians, median_ms
 
 import rlx_mlir as rlx
 from rlx_mlir.builder import Builder
@@ -46,11 +50,11 @@ BLAS_ONLY = {"gemm_tiled_max_mnk": 0, "gemm_panel_max_mnk": 0}
 
 
 def matmul_exe(
-    lhs: tuple[int, ...], rhs: tuple[int, ...], tuning: Mapping[str, int] | None = None
+    lhs: tuple[int, ...], rhs: tuple[int, ...], tuning: Mapping[str, int] | None = None, tune: bool | None = None
 ) -> rlx.runtime.Executable:
     b = Builder("matmul")
     b.output(b.matmul(b.input(lhs), b.input(rhs)))
-    return rlx.compile(b.module(), threads=THREADS, tuning=tuning)
+    return rlx.compile(b.module(), threads=THREADS, tuning=tuning, tune=tune)
 
 
 def mlp_exe(n: int, k: int, m: int) -> rlx.runtime.Executable:
@@ -124,6 +128,17 @@ def main() -> None:
         trow, tw = torch.from_numpy(row), torch.from_numpy(w)
         peers["torch.matmul"] = median_ms(lambda: torch.matmul(trow, tw), repeat * 20)
     report(f"matmul f32 [1x{k}] @ [{k}x{p}]", 2 * k * p / 1e6, median_ms(lambda: exe(row, w), repeat * 20), peers)
+
+    # the packed-panel kernel against OpenBLAS's blocks, over K
+    for k in (256, 1024, 2048):
+        x, w = rng.standard_normal((1024, k), dtype=np.float32), rng.standard_normal((k, 256), dtype=np.float32)
+        exe = matmul_exe(x.shape, w.shape, tune=False)  # the model's choice, not a measured one
+        blas_exe = matmul_exe(x.shape, w.shape, {"gemm_panel_max_mnk": 0}, tune=False)
+        times = interleaved_medians({"rlx": lambda: exe(x, w), "rlx, BLAS blocks": lambda: blas_exe(x, w)}, repeat * 4)
+        times["numpy.matmul"] = median_ms(lambda: x @ w, repeat * 4)  # not interleaved: its BLAS threads spin on
+        path = "OpenBLAS" if "scipy_" in exe.llvm_ir else "panels"
+        title = f"matmul f32 [1024x{k}] @ [{k}x256], rlx: {path}"
+        report(title, 2 * 1024 * k * 256 / 1e6, times.pop("rlx"), times)
 
     # gelu(x @ w + b)
     n, k, m = 4096, 1024, 1024
