@@ -133,7 +133,7 @@ def main() -> None:
     for k in (256, 1024, 2048):
         x, w = rng.standard_normal((1024, k), dtype=np.float32), rng.standard_normal((k, 256), dtype=np.float32)
         exe = matmul_exe(x.shape, w.shape, tune=False)  # the model's choice, not a measured one
-        blas_exe = matmul_exe(x.shape, w.shape, {"gemm_panel_max_mnk": 0}, tune=False)
+        blas_exe = matmul_exe(x.shape, w.shape, BLAS_ONLY, tune=False)
         times = interleaved_medians({"rlx": lambda: exe(x, w), "rlx, BLAS blocks": lambda: blas_exe(x, w)}, repeat * 4)
         times["numpy.matmul"] = median_ms(lambda: x @ w, repeat * 4)  # not interleaved: its BLAS threads spin on
         path = "OpenBLAS" if "scipy_" in exe.llvm_ir else "panels"

@@ -200,6 +200,20 @@ class Emitter:
             acc = self.fma(acc, x, self.const_like(x, c))
         return acc
 
+    def estrin(self, x: SSAValue, coeffs: Sequence[float]) -> SSAValue:
+        """sum(coeffs[i] * x**i) by Estrin's scheme: adjacent terms paired by one FMA
+        with x, the pairs with x^2, those with x^4, ...: a dependency chain of ~2 log2(n)
+        operations where Horner's (`poly`) is n, for long polynomials whose latency,
+        not their operation count, limits a vectorized loop."""
+        terms = [self.const_like(x, c) for c in coeffs]
+        power = x
+        while len(terms) > 1:
+            pairs = [self.fma(terms[i + 1], power, terms[i]) for i in range(0, len(terms) - 1, 2)]
+            terms = pairs + terms[len(terms) - len(terms) % 2 :]
+            if len(terms) > 1:
+                power = self.fmul(power, power)
+        return terms[0]
+
     def intrinsic(self, name: str, args: Sequence[SSAValue], result: Attribute | None) -> SSAValue:
         """Call an LLVM intrinsic; `name` without the type suffix is completed from args[0]."""
         return self.op(llvm.CallIntrinsicOp(name, list(args), [result] if result else []))

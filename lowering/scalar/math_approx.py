@@ -585,21 +585,7 @@ def chebyshev_series(e: Emitter, s: SSAValue, coeffs: tuple[float, ...]) -> SSAV
     tree of about log2(n) levels keeps the bounds of tests/accuracy.py, with the
     constant term added last (added inside the tree, GELU's f32 tail lost a ULP)."""
     first, *rest = _monomial(coeffs)
-    return e.fma(estrin(e, s, tuple(rest)), s, _k(e, s, first))  # c0 last: rounded once, at the sum's size
-
-
-def estrin(e: Emitter, x: SSAValue, coeffs: tuple[float, ...]) -> SSAValue:
-    """sum coeffs[i] x^i by Estrin's scheme: adjacent terms paired by one FMA with x,
-    the pairs with x^2, those with x^4, ...: a dependency chain of ~2 log2(n)
-    operations where Horner's is n."""
-    terms = [_k(e, x, c) for c in coeffs]
-    power = x
-    while len(terms) > 1:
-        pairs = [e.fma(terms[i + 1], power, terms[i]) for i in range(0, len(terms) - 1, 2)]
-        terms = pairs + terms[len(terms) - len(terms) % 2 :]
-        if len(terms) > 1:
-            power = e.fmul(power, power)
-    return terms[0]
+    return e.fma(e.estrin(s, rest), s, _k(e, s, first))  # c0 last: rounded once, at the sum's size
 
 
 def erf_small(e: Emitter, x: SSAValue) -> SSAValue:
