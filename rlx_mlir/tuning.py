@@ -14,8 +14,9 @@ Derivations (the figures behind each choice are in the commit that made it):
 - blocks that must stay in L1 take the largest power of two that fits in
   it (32 KiB of Zen 3/4's 32 KiB and Zen 5's 48 KiB); a product block the
   epilogue re-reads takes an eighth of the last-level cache; a packed GEMM
-  panel up to a quarter of L2 (Zen 3, AVX2: 5-20% faster than OpenBLAS from
-  K = 256 to 2048, where the L1 bound had sent K > 512 to OpenBLAS);
+  panel up to a quarter of L2 (Zen 3, AVX2: 1.07-1.12x OpenBLAS's blocks from
+  K = 256 to 2048 in benchmarks/contractions.py, where the L1 bound had sent
+  K > 512 to OpenBLAS);
 - an output larger than the last-level cache is stored non-temporally.
 """
 

@@ -392,9 +392,9 @@ def _panel_gemm_kernel(
     way. Measured on one thread (AVX-512 tiles), about 2x OpenBLAS's
     sgemm/dgemm here (`OPENBLAS_CORETYPE=Haswell` kernels) for K <= 256 (see
     `_panels`): 1024x256x256ᵀ 0.57 vs 1.14 ms, 1500x300x400 1.5 vs 3.1 ms,
-    300³ f64 0.45 vs 0.89 ms. On a Zen 3 (AVX2 tiles, 2 threads) 5-20% faster
-    than OpenBLAS's Zen kernels from K = 256 to 2048, with panels up to 128 KiB
-    in L2: [1024 x 1024] x [1024 x 256] 2.90 vs 3.15 ms."""
+    300³ f64 0.45 vs 0.89 ms. On a Zen 3 (AVX2 tiles, 2 threads) 1.07-1.12x
+    OpenBLAS's blocks from K = 256 to 2048, with panels up to 128 KiB in L2
+    (benchmarks/contractions.py: [1024 x 1024] x [1024 x 256] 3.65 vs 3.90 ms)."""
     item = codec(COMPONENT[dtype])
     m, n, k = layout.m, layout.n, layout.k
     a_row, a_col = (1, m) if layout.transposes[0] else (k, 1)  # element strides of A[i, kk] along i and kk
