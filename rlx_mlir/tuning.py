@@ -68,9 +68,10 @@ class Tuning:
     gemm_panel_max_mnk: int
     """Larger real GEMMs up to this M·N·K run the packed-panel kernel (0: never)."""
     gemm_panel_max_bytes: int
-    """The largest K x tile panel of op(B) the panel kernel runs (longer K goes to OpenBLAS):
-    a quarter of L2, where the panel stays while the row tiles of A stream past, and at
-    most 256 KiB: it is a stack buffer of each thread."""
+    """The largest K x tile panel of op(B) the panel kernel runs (longer K goes to OpenBLAS),
+    and the most panels one of its units packs together: a quarter of L2, where the panels
+    stay while the row tiles of A stream past, and at most 256 KiB: it is a stack buffer of
+    each thread."""
     gemm_epilogue_block_bytes: int
     """Product rows computed and finished by a contraction's epilogue together."""
     gemm_min_units: int

@@ -40,6 +40,7 @@ from closeness import assert_close
 import rlx_mlir as rlx
 from rlx_mlir import blas
 from rlx_mlir.builder import Builder
+from rlx_mlir.tuning import Tuning
 
 TYPES = {
     "f16": np.dtype(np.float16),
@@ -343,6 +344,33 @@ def test_packed_panel_kernel_splits_without_splitting_sums(t: str) -> None:
     for k, (one, two) in enumerate(zip(*results)):
         np.testing.assert_array_equal(one, two)
         tl, tr = PANEL_CASES[k][2:]
+        assert_matmul_close(one, arrays[2 * k], arrays[2 * k + 1], tl, tr, t)
+
+
+GROUP_CASES: list[Case] = [
+    ((50, 96), (96, 150), False, False),  # ten panels or fewer, three to a unit: the tail panel alone in the last group
+    ((50, 96), (150, 96), False, True),  # the same with a transposed rhs
+    ((2, 20, 96), (96, 150), False, False),  # a batch folded into M = 40
+]
+
+
+@pytest.mark.parametrize("t", ["f32", "f64"])
+def test_packed_panel_groups(t: str) -> None:
+    """A unit of the packed-panel kernel packs as many panels as
+    `gemm_panel_max_bytes` holds and crosses each row tile over all of them:
+    with room for three, the groups end mid-matrix and the narrower tail panel
+    is the last group's; 1 and 2 threads (row blocks) agree bit for bit."""
+    tile_bytes = Tuning.for_target(rlx.target.target()).tile_bytes()
+    overrides = {"gemm_panel_max_bytes": 3 * 96 * tile_bytes}
+    arrays = [sample(shape, t, seed) for seed, case in enumerate(GROUP_CASES) for shape in case[:2]]
+    results = []
+    for threads in (1, 2):
+        exe = rlx.compile(build(GROUP_CASES, t).module(), threads=threads, tuning=overrides, tune=False)
+        assert "gemm" not in exe.llvm_ir
+        results.append(exe(*arrays))
+    for k, (one, two) in enumerate(zip(*results)):
+        np.testing.assert_array_equal(one, two)
+        tl, tr = GROUP_CASES[k][2:]
         assert_matmul_close(one, arrays[2 * k], arrays[2 * k + 1], tl, tr, t)
 
 

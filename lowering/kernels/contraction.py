@@ -382,19 +382,24 @@ def _panel_gemm_kernel(
     finish: Epilogue | None = None,
 ) -> Kernel:
     """Real GEMMs beyond the in-place tile kernel (larger, or a transposed rhs):
-    one unit per (batch entry, block of rows, column panel of C) packs its panel
-    of op(B) [K x `tuning.tile_bytes()`] into a stack buffer, where it stays in
-    cache while the block's row tiles of A stream past it (register tiles of
-    `tuning.gemm_tile_rows` rows, then the M % gemm_tile_rows rows left), each
-    finished by `finish`. The units split across the entry's threads; rows are
-    cut into blocks only when there are too few panels to keep every thread
-    busy (a block repacks its panel). `rlx.rnn`'s projection is built the same
-    way. Measured on one thread (AVX-512 tiles), about 2x OpenBLAS's
-    sgemm/dgemm here (`OPENBLAS_CORETYPE=Haswell` kernels) for K <= 256 (see
-    `_panels`): 1024x256x256ᵀ 0.57 vs 1.14 ms, 1500x300x400 1.5 vs 3.1 ms,
-    300³ f64 0.45 vs 0.89 ms. On a Zen 3 (AVX2 tiles, 2 threads) 1.07-1.12x
-    OpenBLAS's blocks from K = 256 to 2048, with panels up to 128 KiB in L2
-    (benchmarks/contractions.py: [1024 x 1024] x [1024 x 256] 3.65 vs 3.90 ms)."""
+    one unit per (batch entry, block of rows, group of column panels of C) packs
+    its panels of op(B) [K x `tuning.tile_bytes()` each, together at most
+    `tuning.gemm_panel_max_bytes`] into a stack buffer, where they stay in L2
+    while the block's row tiles of A (`tuning.gemm_tile_rows` rows, then the
+    M % gemm_tile_rows rows left) stream past, each tile crossing every panel of
+    the group while its rows of A are in L1, each product finished by `finish`.
+    The units split across the entry's threads; rows are cut into blocks only
+    when there are too few groups to keep every thread busy (a block repacks its
+    panels). `rlx.rnn`'s projection is built the same way. Measured on one
+    thread (AVX-512 tiles, one panel per unit), about 2x OpenBLAS's sgemm/dgemm
+    here (`OPENBLAS_CORETYPE=Haswell` kernels) for K <= 256 (see `_panels`):
+    1024x256x256ᵀ 0.57 vs 1.14 ms, 1500x300x400 1.5 vs 3.1 ms, 300³ f64 0.45
+    vs 0.89 ms. On a Zen 3 (AVX2 tiles, 2 threads) 1.07-1.12x OpenBLAS's blocks
+    from K = 256 to 2048, with panels up to 128 KiB in L2
+    (benchmarks/contractions.py: [1024 x 1024] x [1024 x 256] 3.65 vs 3.90 ms).
+    One panel per unit streamed A from L3 once per panel; eight (the Zen 3's
+    128 KiB at K = 256) stream it an eighth as often: ViT's MLP-up [1576 x 256]
+    x [256 x 1024] 5.6 -> 4.9 ms on 2 threads, 12.6 -> 11.7 on one."""
     item = codec(COMPONENT[dtype])
     m, n, k = layout.m, layout.n, layout.k
     a_row, a_col = (1, m) if layout.transposes[0] else (k, 1)  # element strides of A[i, kk] along i and kk
@@ -403,47 +408,59 @@ def _panel_gemm_kernel(
     width = tuning.tile_bytes() // item.dtype.nbytes
     full, tail = n // width, n % width
     panels = full + (tail > 0)
+    group = max(1, min(panels, tuning.gemm_panel_max_bytes // (k * tuning.tile_bytes())))
+    groups = -(-panels // group)
     tiles = -(-m // tile_rows)
-    blocks = max(1, min(tiles, -(-2 * threads // (layout.count * panels))))
+    blocks = max(1, min(tiles, -(-2 * threads // (layout.count * groups))))
     block_rows = -(-tiles // blocks) * tile_rows
     blocks = -(-m // block_rows)
     whole = m // tile_rows * tile_rows
+    panel_size = k * width
 
     def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
         lhs, rhs, out = pointers[0], pointers[1], pointers[-1]
-        panel = e.op(llvm.AllocaOp(e.i64(max(1, k * width)), item.storage, alignment=64))
+        packed = e.op(llvm.AllocaOp(e.i64(max(1, group * panel_size)), item.storage, alignment=64))
 
         def unit(u: SSAValue) -> None:
-            a_base, b_base, c_base = _batch_offsets(e, layout, e.udiv(u, e.i64(blocks * panels)))
-            first = e.mul(e.urem(e.udiv(u, e.i64(panels)), e.i64(blocks)), e.i64(block_rows))
+            a_base, b_base, c_base = _batch_offsets(e, layout, e.udiv(u, e.i64(blocks * groups)))
+            first = e.mul(e.urem(e.udiv(u, e.i64(groups)), e.i64(blocks)), e.i64(block_rows))
             last = e.smin(e.add(first, e.i64(block_rows)), e.i64(m))
-            c0 = e.mul(e.urem(u, e.i64(panels)), e.i64(width))
+            p0 = e.mul(e.urem(u, e.i64(groups)), e.i64(group))
+            p1 = e.smin(e.add(p0, e.i64(group)), e.i64(panels))
 
-            def columns(cols: int) -> None:
+            def at(p: SSAValue) -> SSAValue:
+                return e.mul(e.sub(p, p0), e.i64(panel_size))
+
+            def pack(p: SSAValue) -> None:
+                c0 = e.mul(p, e.i64(width))
                 source = Matrix(rhs, e.add(b_base, e.mul(c0, e.i64(b_col))), b_row, b_col)
-                emit_panel(e, region, item, source, (panel, e.i64(0)), k, e.i64(cols))
+                emit_panel(e, region, item, source, (packed, at(p)), k, e.smin(e.i64(width), e.sub(e.i64(n), c0)))
 
-                def tile(i0: SSAValue, rows: int) -> None:
-                    a = Matrix(lhs, e.add(a_base, e.mul(i0, e.i64(a_row))), a_row, a_col)
+            def tile(i0: SSAValue, rows: int) -> None:
+                a = Matrix(lhs, e.add(a_base, e.mul(i0, e.i64(a_row))), a_row, a_col)
+
+                def one(p: SSAValue, cols: int) -> None:
+                    c0 = e.mul(p, e.i64(width))
                     c = Matrix(out, e.add(e.add(c_base, e.mul(i0, e.i64(n))), c0), n)
-                    register_tile(e, region, item, (rows, cols, k), a, Matrix(panel, e.i64(0), cols), c, vector_bytes)
+                    register_tile(e, region, item, (rows, cols, k), a, Matrix(packed, at(p), cols), c, vector_bytes)
                     if finish is not None:
                         finish(e, region, pointers, (i0, c0), (rows, cols))
 
-                if whole:
-                    stop = e.smin(last, e.i64(whole))
-                    for_range(e, region, first, stop, lambda i0: tile(i0, tile_rows), tile_rows)
-                if m % tile_rows:
-                    if_then(e, region, e.icmp("eq", last, e.i64(m)), lambda: tile(e.i64(whole), m % tile_rows))
+                if full:
+                    for_range(e, region, p0, e.smin(p1, e.i64(full)), lambda p: one(p, width))
+                if tail:
+                    if_then(e, region, e.icmp("eq", p1, e.i64(panels)), lambda: one(e.i64(full), tail))
 
-            if full:
-                if_then(e, region, e.icmp("slt", c0, e.i64(full * width)), lambda: columns(width))
-            if tail:
-                if_then(e, region, e.icmp("eq", c0, e.i64(full * width)), lambda: columns(tail))
+            for_range(e, region, p0, p1, pack)
+            if whole:
+                stop = e.smin(last, e.i64(whole))
+                for_range(e, region, first, stop, lambda i0: tile(i0, tile_rows), tile_rows)
+            if m % tile_rows:
+                if_then(e, region, e.icmp("eq", last, e.i64(m)), lambda: tile(e.i64(whole), m % tile_rows))
 
         for_range(e, region, begin, end, unit)
 
-    extent = layout.count * blocks * panels
+    extent = layout.count * blocks * groups
     return Kernel(kernel_function(name, len(buffers), build), buffers, extent, layout.work)
 
 
