@@ -48,13 +48,14 @@ func.func @blas(%x: tensor<64x2100xf32>, %w: tensor<64x2100xf32>) -> tensor<64x6
 
 // -----
 
-// The same GEMM with K = 128 runs the packed-panel kernel: each unit packs its
-// 32-column panel of op(B) (K x 32 floats) into a 64-byte aligned stack
-// buffer, then runs 8-row register tiles (16-lane FMAs) over it; no BLAS call.
-// Its two panels are worth two threads: the entry calls the pool's launcher.
+// The same GEMM with K = 128 runs the packed-panel kernel: each unit packs both
+// 32-column panels of op(B) (K x 32 floats each, one group) into a 64-byte
+// aligned stack buffer, then runs 8-row register tiles (16-lane FMAs) across
+// them; no BLAS call. One group is cut into row blocks, worth two threads:
+// the entry calls the pool's launcher.
 
 // CHECK-LABEL: llvm.func internal @panels_k0(
-// CHECK: [[SIZE:%[0-9]+]] = llvm.mlir.constant(4096) : i64
+// CHECK: [[SIZE:%[0-9]+]] = llvm.mlir.constant(8192) : i64
 // CHECK-NEXT: llvm.alloca [[SIZE]] x f32 {alignment = 64 : i64}
 // CHECK: llvm.intr.fma({{.*}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
 // CHECK-NOT: sgemm
