@@ -25,7 +25,8 @@ Markers:
   running it; elsewhere it is skipped with the reason.
 * ``isa_subset`` — given by `ISA_SUBSET` below to whole modules: the numeric
   tests `.ci/run` runs a second time with ``RLX_MLIR_TARGET=x86-64-v3`` (AVX2
-  code, which an AVX-512 host runs too), selected with ``-m isa_subset``.
+  code, which an AVX-512 host runs too), selected with ``-m isa_subset``, by
+  tests/isa_subset.py (not on a host whose own kernels are the x86-64-v3 ones).
 * ``target_independent`` — a test of an `ISA_SUBSET` module that does not
   read ``RLX_MLIR_TARGET``: it compiles for a target it names
   (``target="x86-64-v3"``: the second run would compile and run the very
