@@ -74,6 +74,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Final
 
 from xdsl.dialects import llvm
@@ -433,7 +434,7 @@ class _Unit:
         for piece in (1 << b for b in reversed(range(max(1, tall - 1).bit_length()))):
             first = e.add(done, e.and_(left, e.i64(~(2 * piece - 1))))
             present = e.icmp("ne", e.and_(left, e.i64(piece)), e.i64(0))
-            if_then(e, self.region, present, lambda first=first, piece=piece: body(first, piece))
+            if_then(e, self.region, present, partial(body, first, piece))
 
     def pack_keys(self, at: SSAValue, cols: SSAValue) -> None:
         """The K tile's `cols` keys from element `at` into the panel as scale · Kᵀ
