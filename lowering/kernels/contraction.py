@@ -390,9 +390,10 @@ def _panel_gemm_kernel(
     the group while its rows of A are in L1. `finish` then runs on the tile's
     rows across the whole group, in L1: one loop along each row, as an
     elementwise kernel's. Finished after each register tile instead, 12 vectors
-    of straight-line code, an erf-GELU epilogue took 1.3-1.6x its time as its
-    own kernel on a Zen 3 (AVX2 has 16 registers); row by row it takes about
-    that time (ViT's MLP-up with its GELU, 2 threads: 11.8 -> 10.4 ms).
+    of straight-line code, a GELU epilogue took 1.3-1.8x its time as its own
+    kernel on a Zen 3 (AVX2 has 16 registers). Row by row, ViT's MLP-up
+    [1576 x 256] x [256 x 1024] with `rlx.gelu`, 2 threads: 11.8 -> 10.4 ms;
+    with the erf form of TorchScript exports 10.9 -> 10.2.
     The units split across the entry's threads; rows are cut into blocks only
     when there are too few groups to keep every thread busy (a block repacks its
     panels). `rlx.rnn`'s projection is built the same way. Measured on one
