@@ -399,3 +399,33 @@ def test_exp2_product(dtype: type) -> None:
     got = _binary("exp2_product", dtype)(a, b)
     assert float(np.max(ulp_error(got, want))) <= 1
     np.testing.assert_array_equal(got[-7:], np.array([inf, 0.0, nan, nan, inf, 0.0, 1.0], dtype))
+
+
+def _unary(name: str, dtype: type) -> Callable[..., np.ndarray]:
+    """A one-argument math_approx function of `dtype`, JIT-compiled alone."""
+    compiled = _build([(name, DTYPES[dtype], 1)])
+    proto = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
+    return _wrap(proto(compiled.address(name)), dtype)
+
+
+@pytest.mark.parametrize("dtype", list(DTYPES))
+def test_exp_nonpositive_is_exp_down_to_the_normal_range(dtype: type) -> None:
+    """exp_nonpositive (attention's softmax): `exp` bit for bit wherever e^x is normal,
+    0 below (where `exp` is subnormal) and at -inf, NaN for NaN."""
+    info = np.finfo(dtype)
+    floor = np.log(float(info.smallest_normal))
+    rng = np.random.default_rng(10)
+    x = np.concatenate(
+        [
+            rng.uniform(floor, 0.0, 1 << 18),
+            rng.uniform(2 * floor, floor, 1 << 12),
+            np.nextafter(np.array([floor, floor], dtype), np.array([0.0, -np.inf], dtype)),
+            [0.0, -0.0, -np.inf, np.nan],
+        ]
+    ).astype(dtype)
+    got, exp = _unary("exp_nonpositive", dtype)(x), _compiled(dtype)["exp"](x)
+    normal = exp >= info.smallest_normal
+    np.testing.assert_array_equal(got[normal], exp[normal])
+    assert np.all(got[~normal & ~np.isnan(x)] == 0)
+    assert normal[: 1 << 18].all() and not normal[(1 << 18) : (1 << 18) + (1 << 12)].any()
+    assert np.isnan(got[-1]) and got[-2] == 0 and got[-4] == 1

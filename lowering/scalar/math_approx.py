@@ -32,6 +32,8 @@ function   method
 =========  ================================================
 exp        k=rint(x/ln2) by magic add, 2-part ln2,
            Taylor p(r), 2^k as two exponent-bit factors
+           (exp_nonpositive, softmax's: x <= 0, one
+           factor, 0 where exp is subnormal)
 exp2       2^(a·b) (exp2_product): k=rint(a·b), f32
            minimax p(a·b-k); in range: k and a·b-k by
            two FMAs with the magic, k added to p's
@@ -369,6 +371,20 @@ def exp(e: Emitter, x: SSAValue) -> SSAValue:
     """e^x; the clamp keeps the reduction in range and makes ±inf fall out of the scaling."""
     c = constants_for(x)
     return exp_core(e, e.clamp(x, *c.exp_clamp), c)
+
+
+def exp_nonpositive(e: Emitter, x: SSAValue) -> SSAValue:
+    """e^x for x <= 0 or NaN, as a softmax's probabilities e^(s - max) need: `exp`
+    where e^x is at least the smallest normal number, bit for bit, with one exponent
+    factor where `exp` takes two, and 0 below it, where `exp` rounds into the
+    subnormals (and at -inf). Its terms are then below 2^-126 times the row's largest,
+    which is 1."""
+    c = constants_for(x)
+    floor = _k(e, x, math.log(c.min_normal))
+    low = e.fcmp("olt", x, floor)
+    r, ki = _exp_reduce(e, e.select(low, floor, x), c)
+    value = e.fmul(e.poly(r, c.exp_poly), _pow2_factor(e, ki, c, x.type))
+    return e.select(low, _k(e, x, 0.0), value)
 
 
 def exp_scaled(e: Emitter, x: SSAValue, log2_scale: int, lo: SSAValue | None = None) -> SSAValue:
