@@ -214,6 +214,7 @@ def test_thin_shapes(t: str) -> None:
 
 ZERO_CASES: list[Case] = [
     ((3, 0), (0, 4), False, False),  # K = 0: zeros
+    ((70, 0), (50, 0), False, True),  # K = 0 with a transposed rhs: the packed-panel kernel
     ((0,), (0,), False, False),  # empty dot: 0
     ((2, 3, 0), (0, 5), False, False),  # K = 0 with a batch
     ((0, 3), (3, 4), False, False),  # M = 0: empty result
@@ -232,7 +233,7 @@ def test_zero_size_dimensions(t: str) -> None:
     outs = tuple(np.full(spec.shape, garbage, dtype=TYPES[t]) for spec in exe.outputs)
     results = exe(*arrays, out=outs)
     for k, got in enumerate(results):
-        want = reference(arrays[2 * k], arrays[2 * k + 1], False, False, t)
+        want = reference(arrays[2 * k], arrays[2 * k + 1], *ZERO_CASES[k][2:], t)
         assert got.shape == want.shape
         np.testing.assert_array_equal(got, np.zeros_like(got))
 

@@ -414,14 +414,14 @@ def _panel_gemm_kernel(
     width = tuning.tile_bytes() // item.dtype.nbytes
     full, tail = n // width, n % width
     panels = full + (tail > 0)
-    group = max(1, min(panels, tuning.gemm_panel_max_bytes // (k * tuning.tile_bytes())))
+    panel_size = k * width
+    group = max(1, min(panels, tuning.gemm_panel_max_bytes // max(1, panel_size * item.dtype.nbytes)))
     groups = -(-panels // group)
     tiles = -(-m // tile_rows)
     blocks = max(1, min(tiles, -(-2 * threads // (layout.count * groups))))
     block_rows = -(-tiles // blocks) * tile_rows
     blocks = -(-m // block_rows)
     whole = m // tile_rows * tile_rows
-    panel_size = k * width
 
     def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
         lhs, rhs, out = pointers[0], pointers[1], pointers[-1]
@@ -433,6 +433,8 @@ def _panel_gemm_kernel(
             last = e.smin(e.add(first, e.i64(block_rows)), e.i64(m))
             p0 = e.mul(e.urem(u, e.i64(groups)), e.i64(group))
             p1 = e.smin(e.add(p0, e.i64(group)), e.i64(panels))
+            g0 = e.mul(p0, e.i64(width))
+            columns = e.sub(e.smin(e.mul(p1, e.i64(width)), e.i64(n)), g0)  # of the group
 
             def at(p: SSAValue) -> SSAValue:
                 return e.mul(e.sub(p, p0), e.i64(panel_size))
@@ -455,8 +457,7 @@ def _panel_gemm_kernel(
                 if tail:
                     if_then(e, region, e.icmp("eq", p1, e.i64(panels)), lambda: one(e.i64(full), tail))
                 if finish is not None:
-                    c0 = e.mul(p0, e.i64(width))
-                    finish(e, region, pointers, (i0, c0), (rows, e.sub(e.smin(e.mul(p1, e.i64(width)), e.i64(n)), c0)))
+                    finish(e, region, pointers, (i0, g0), (rows, columns))
 
             for_range(e, region, p0, p1, pack)
             if whole:
