@@ -59,6 +59,8 @@ class Case:
 
 
 CASES = (
+    Case(8, 8, 8, 197, 32),  # ViT's encoder at batch 8 (the model suite's size)
+    Case(1, 8, 8, 512, 32),  # Whisper's encoder at batch 1
     Case(1, 12, 12, 128, 64),
     Case(8, 4, 4, 128, 64),
     Case(1, 12, 12, 512, 64, causal=True),

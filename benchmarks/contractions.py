@@ -16,6 +16,8 @@ Prints median times and the ratio peer / rlx (> 1 means rlx is faster):
   (while its K x two-vector panel fits `Tuning.gemm_panel_max_bytes`, a
   quarter of L2) against rlx's OpenBLAS blocks, interleaved (the measurement
   behind that bound), and numpy;
+- ViT's MLP-up at batch 8, [1576 x 256] @ [256 x 1024] (64 column panels:
+  the grouped panels' case), alone and as gelu(x @ w + b), vs numpy and torch;
 - gelu(x @ w + b) at [4096 x 1024] @ [1024 x 1024] vs NumPy eager and torch
   (rlx: exact erf GELU, fused with the bias add into one pass over the
   product; NumPy has no erf, so its row is the cheaper tanh form; torch:
@@ -140,6 +142,25 @@ def main() -> None:
         title = f"matmul f32 [1024x{k}] @ [{k}x256], rlx: {path}"
         report(title, 2 * 1024 * k * 256 / 1e6, times.pop("rlx"), times)
 
+    # ViT's MLP-up at batch 8 (the model suite's size), unit-scale data: many column panels
+    n, k, m = 1576, 256, 1024
+    x = rng.standard_normal((n, k), dtype=np.float32)
+    w = rng.standard_normal((k, m), dtype=np.float32) / np.float32(np.sqrt(k))
+    bias = rng.standard_normal(m, dtype=np.float32)
+    exe, mlp = matmul_exe(x.shape, w.shape, tune=False), mlp_exe(n, k, m)
+    peers = {"numpy.matmul": median_ms(lambda: x @ w, repeat * 4)}
+    if torch is not None:
+        import torch.nn.functional as F
+
+        tx, tw, tb = torch.from_numpy(x), torch.from_numpy(w), torch.from_numpy(bias)
+        peers["torch.matmul"] = median_ms(lambda: torch.matmul(tx, tw), repeat * 4)
+    gflop = 2 * n * k * m / 1e6
+    report(f"matmul f32 [{n}x{k}] @ [{k}x{m}]", gflop, median_ms(lambda: exe(x, w), repeat * 4), peers)
+    peers = {"numpy eager (tanh)": median_ms(lambda: gelu_tanh(x @ w + bias), repeat * 4)}
+    if torch is not None:
+        peers["torch F.gelu(addmm)"] = median_ms(lambda: F.gelu(torch.addmm(tb, tx, tw)), repeat * 4)
+    report(f"gelu(x @ w + b) f32 [{n}x{k}] @ [{k}x{m}]", gflop, median_ms(lambda: mlp(x, w, bias), repeat * 4), peers)
+
     # gelu(x @ w + b)
     n, k, m = 4096, 1024, 1024
     x, w = rng.standard_normal((n, k), dtype=np.float32), rng.standard_normal((k, m), dtype=np.float32) / 32
@@ -147,8 +168,6 @@ def main() -> None:
     exe = mlp_exe(n, k, m)
     peers = {"numpy eager (tanh)": median_ms(lambda: gelu_tanh(x @ w + bias), repeat)}
     if torch is not None:
-        import torch.nn.functional as F
-
         tx, tw, tb = torch.from_numpy(x), torch.from_numpy(w), torch.from_numpy(bias)
         peers["torch F.gelu"] = median_ms(lambda: F.gelu(tx @ tw + tb), repeat)
         peers["torch F.gelu(addmm)"] = median_ms(lambda: F.gelu(torch.addmm(tb, tx, tw)), repeat)
