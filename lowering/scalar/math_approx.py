@@ -11,9 +11,10 @@ functions is vectorized by LLVM into packed AVX-512/AVX2 code.
 Each algorithm is written once; the per-width numbers live in a `Constants`
 table selected from ``x.type``.  Polynomial coefficients are Taylor
 coefficients computed exactly at import time (so they cannot be mistyped),
-except `erf`'s tail, whose Chebyshev coefficients are fitted at import time,
-and the f32 e^-r - 1 of tanh and sigmoid, a minimax fit made on first use
-(`tanh_sigmoid_q`) with one term fewer than expm1's Taylor table.
+except fits made in float64 on first use: `erf`'s f64 tail (Chebyshev), the
+f32 e^-r - 1 of tanh and sigmoid (`tanh_sigmoid_q`, one term fewer than
+expm1's Taylor table) and f32 erf's two pieces (`erf_head_poly`,
+`erfc_log_poly`), the minimax ones by Lawson's iteration (`_lawson`).
 
 Accuracy: the sweep range and the max error (in ULPs of each width, vs
 NumPy float64) of every function are one table, ``MATH_APPROX_ACCURACY`` in
@@ -49,8 +50,11 @@ sigmoid    2^-64 / (E + 2^-64), E = e^-x 2^-64
            = 2^(k-64) (e^-r - 1) + 2^(k-64), one FMA
            (both: k by one FMA with the magic, 2^k
            from the sum's bits, one e^-r - 1 table)
-erf        |x|<1: Taylor x P(x^2); else 1-exp(-x^2) R(|x|),
-           R=erfc*exp(x^2) as fitted Chebyshev (Estrin)
+erf        |x| < cut: x + x P(x^2) (f32 minimax, f64
+           Taylor); else 1 - erfc: f32 e^Q(u), Q a fit
+           of log erfc in u = (|x|-cut)/(max-cut); f64
+           e^(-x^2) R(|x|), R=erfc*exp(x^2) as fitted
+           Chebyshev (Estrin)
 sin/cos    q=rint(2x/pi), 3-part Cody-Waite pi/2 by FMA
            (|x| < 2^16 / 2^30), else exact Payne-Hanek
            in integers; Taylor kernels, quadrant by selects
@@ -148,6 +152,28 @@ def _taylor(n_terms: int, coef) -> list[float]:
     return [float(coef(n)) for n in range(n_terms)]
 
 
+def _lawson(basis: np.ndarray, target: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """Coefficients c minimizing max |(basis @ c - target) scale| over the nodes (the rows):
+    Lawson's iteration, least squares reweighted by the error, which converges to the
+    equioscillating fit. `scale` turns the error into the measure minimized (1/target: relative)."""
+    weight = np.full(len(target), 1.0 / len(target))
+    best_err, best = math.inf, np.zeros(basis.shape[1])
+    for _ in range(60):
+        root = np.sqrt(weight) * scale
+        coeffs = np.linalg.lstsq(basis * root[:, None], target * root, rcond=None)[0]
+        err = (basis @ coeffs - target) * scale
+        if np.max(np.abs(err)) < best_err:
+            best_err, best = float(np.max(np.abs(err))), coeffs
+        weight = weight * np.abs(err)
+        weight /= weight.sum()
+    return best
+
+
+def _chebyshev_nodes(count: int) -> np.ndarray:
+    """`count` Chebyshev nodes in (-1, 1), none at 0 (an even count)."""
+    return np.cos(np.pi * (np.arange(count) + 0.5) / count)
+
+
 def expm1_minimax_q(n_terms: int) -> list[float]:
     """q with e^r - 1 ~ r + r^2 q(r) on the reduced range |r| <= ln2/2, of `n_terms` coefficients,
     minimax in relative error and rounded to f32 (tanh and sigmoid, whose 2-ULP bounds leave room
@@ -159,22 +185,11 @@ def expm1_minimax_q(n_terms: int) -> list[float]:
     a float64 fit could not reach the precision it needs, so f64 keeps the Taylor `expm1_q`. The
     range has a little room for the rounding of the reduced argument."""
     half = math.log(2) / 2 * 1.001
-    nodes = 1000
-    s = np.cos(np.pi * (np.arange(nodes) + 0.5) / nodes)  # r / half, never 0
+    s = _chebyshev_nodes(1000)  # r / half, never 0
     r = half * s
     em1 = np.expm1(r)
     basis = (s * s)[:, None] * s[:, None] ** np.arange(n_terms)  # in s for conditioning
-    target = (em1 - r) / half**2
-    weight = np.full(nodes, 1.0 / nodes)
-    best_err, best = math.inf, np.zeros(n_terms)
-    for _ in range(60):
-        scale = np.sqrt(weight) / np.abs(em1)
-        coeffs = np.linalg.lstsq(basis * scale[:, None], target * scale, rcond=None)[0]
-        err = (basis @ coeffs - target) * half**2 / em1
-        if np.max(np.abs(err)) < best_err:
-            best_err, best = float(np.max(np.abs(err))), coeffs
-        weight = weight * np.abs(err)
-        weight /= weight.sum()
+    best = _lawson(basis, (em1 - r) / half**2, 1 / np.abs(em1))
     return [_round_to(v / half**j, True) for j, v in enumerate(best)]
 
 
@@ -183,20 +198,9 @@ def exp2_minimax_poly(n_terms: int) -> tuple[float, ...]:
     """p with 2^r ~ p(r) on |r| <= 1/2, `n_terms` coefficients, minimax in relative error and
     rounded to f32: Lawson's iteration as in `expm1_minimax_q`, for `exp2_product`."""
     half = 0.5 * 1.001
-    nodes = 1000
-    s = np.cos(np.pi * (np.arange(nodes) + 0.5) / nodes)
+    s = _chebyshev_nodes(1000)
     target = np.exp2(half * s)
-    basis = s[:, None] ** np.arange(n_terms)  # in s = r / half for conditioning
-    weight = np.full(nodes, 1.0 / nodes)
-    best_err, best = math.inf, np.zeros(n_terms)
-    for _ in range(60):
-        scale = np.sqrt(weight) / target
-        coeffs = np.linalg.lstsq(basis * scale[:, None], target * scale, rcond=None)[0]
-        err = (basis @ coeffs - target) / target
-        if np.max(np.abs(err)) < best_err:
-            best_err, best = float(np.max(np.abs(err))), coeffs
-        weight = weight * np.abs(err)
-        weight /= weight.sum()
+    best = _lawson(s[:, None] ** np.arange(n_terms), target, 1 / target)  # in s = r / half for conditioning
     return tuple(_round_to(v / half**j, True) for j, v in enumerate(best))
 
 
@@ -226,7 +230,7 @@ class Constants:
     sin_poly: list[float]  # sin r = r + r^3 S(r^2)
     cos_poly: list[float]  # cos r = 1 + r^2 C(r^2)
     atan_poly: list[float]  # atan u = u + u^3 A(u^2) on |u| <= tan(pi/8)
-    erf_small: list[float]  # erf x = x E(x^2) on |x| <= 1
+    erf_cut: float  # erf's head x + x P(x^2) below, its tail 1 - erfc above
     erf_max: float  # erf(x) rounds to 1 beyond this
     erf_cheb_deg: int
     min_normal: float
@@ -237,7 +241,7 @@ def _make_constants(is_f32: bool) -> Constants:
     # Term counts are the fewest that keep the bounds of tests/accuracy.py: for f32, one exp or
     # expm1 term fewer fails the exp or expm1 sweep (tanh and sigmoid: `tanh_sigmoid_q`); each
     # term is an FMA in every exp of a fused kernel.
-    n_exp, n_em, n_log, n_sin, n_cos, n_atan, n_erf = (8, 7, 5, 5, 6, 10, 11) if is_f32 else (15, 14, 11, 9, 9, 22, 18)
+    n_exp, n_em, n_log, n_sin, n_cos, n_atan = (8, 7, 5, 5, 6, 10) if is_f32 else (15, 14, 11, 9, 9, 22)
     return Constants(
         is_f32=is_f32,
         mant=mant,
@@ -256,7 +260,7 @@ def _make_constants(is_f32: bool) -> Constants:
         sin_poly=_taylor(n_sin, lambda n: Fraction((-1) ** (n + 1), math.factorial(2 * n + 3))),
         cos_poly=_taylor(n_cos, lambda n: Fraction((-1) ** (n + 1), math.factorial(2 * n + 2))),
         atan_poly=_taylor(n_atan, lambda n: Fraction((-1) ** (n + 1), 2 * n + 3)),
-        erf_small=[float(Decimal((-1) ** n) * 2 / PI.sqrt() / (math.factorial(n) * (2 * n + 1))) for n in range(n_erf)],
+        erf_cut=0.875 if is_f32 else 1.0,
         erf_max=4.0 if is_f32 else 6.0,
         erf_cheb_deg=14 if is_f32 else 30,
         min_normal=2.0 ** (-126 if is_f32 else -1022),
@@ -382,9 +386,15 @@ def exp_nonpositive(e: Emitter, x: SSAValue) -> SSAValue:
     c = constants_for(x)
     floor = _k(e, x, math.log(c.min_normal))
     low = e.fcmp("olt", x, floor)
-    r, ki = _exp_reduce(e, e.select(low, floor, x), c)
-    value = e.fmul(e.poly(r, c.exp_poly), _pow2_factor(e, ki, c, x.type))
-    return e.select(low, _k(e, x, 0.0), value)
+    return e.select(low, _k(e, x, 0.0), exp_normal(e, e.select(low, floor, x)))
+
+
+def exp_normal(e: Emitter, x: SSAValue) -> SSAValue:
+    """e^x for x where the caller knows it is a normal number (or NaN): `exp` bit for bit,
+    with 2^k as one exponent factor and no clamp."""
+    c = constants_for(x)
+    r, ki = _exp_reduce(e, x, c)
+    return e.fmul(e.poly(r, c.exp_poly), _pow2_factor(e, ki, c, x.type))
 
 
 def exp_scaled(e: Emitter, x: SSAValue, log2_scale: int, lo: SSAValue | None = None) -> SSAValue:
@@ -604,23 +614,68 @@ def chebyshev_series(e: Emitter, s: SSAValue, coeffs: tuple[float, ...]) -> SSAV
     return e.fma(e.estrin(s, rest), s, _k(e, s, first))  # c0 last: rounded once, at the sum's size
 
 
+ERF_TAIL_DEGREE = 6
+"""Degree of f32 erf's Q, the fit of log erfc: erf holds 1 ULP with 6, 2 with 5."""
+
+
+@cache
+def erf_head_poly(is_f32: bool) -> tuple[float, ...]:
+    """P with erf x = x + x P(x^2) for |x| < `Constants.erf_cut`. The leading 2/sqrt(pi) is
+    split as 1 + 0.128..., so its rounding costs 0.128/1.128 of what rounding 2/sqrt(pi)
+    would: in f32 that was a ULP below erf = 1/2. f32: a 6-term minimax fit in relative error
+    (Taylor needed 11); f64: Taylor's 18 terms, exact rationals rounded once."""
+    if not is_f32:
+        taylor = [Decimal((-1) ** n) * 2 / PI.sqrt() / (math.factorial(n) * (2 * n + 1)) for n in range(18)]
+        return tuple(float(v - (1 if n == 0 else 0)) for n, v in enumerate(taylor))
+    cut = _F32.erf_cut
+    x = cut * (_chebyshev_nodes(1000) + 1) / 2  # never 0
+    ratio = np.array([math.erf(v) / v for v in x])
+    best = _lawson(((x / cut) ** 2)[:, None] ** np.arange(6), ratio, 1 / ratio)  # in (x/cut)^2 for conditioning
+    coeffs = [v / cut ** (2 * j) for j, v in enumerate(best)]
+    return tuple(_round_to(v - (1 if j == 0 else 0), True) for j, v in enumerate(coeffs))
+
+
+@cache
+def erfc_log_poly() -> tuple[float, ...]:
+    """Q(u) ~ log erfc(t), u = (t - cut) / (erf_max - cut) in [0, 1], for f32 erf's tail
+    1 - e^Q(u): minimax in the error it makes in erf, |e^Q - erfc| (relative error times
+    erfc, which falls from 0.22 to 2e-8), so 7 coefficients reach 0.03 ULP where
+    e^(-t^2) R(t) took an exp, a product and R of degree 14. In u from the cut, Q's
+    constant term is log erfc(cut) = -1.5, rounded to f32 at a fifth of a ULP of erf; the
+    same fit centred (s in [-1, 1]) had a constant of -8, whose rounding alone cost
+    1.7 ULP at the cut."""
+    c = _F32
+    u = (_chebyshev_nodes(1000) + 1) / 2
+    erfc = np.array([math.erfc(v) for v in c.erf_cut + (c.erf_max - c.erf_cut) * u])
+    best = _lawson(u[:, None] ** np.arange(ERF_TAIL_DEGREE + 1), np.log(erfc), erfc)
+    return tuple(_round_to(v, True) for v in best)
+
+
 def erf_small(e: Emitter, x: SSAValue) -> SSAValue:
-    """erf x by its Taylor series x E(x^2): the branch of `erf` for |x| < 1 (odd, keeps -0)."""
-    return e.fmul(x, e.poly(e.fmul(x, x), constants_for(x).erf_small))
+    """erf x = x + x P(x^2): the branch of `erf` below `Constants.erf_cut` (odd, keeps -0)."""
+    return e.fma(x, e.poly(e.fmul(x, x), erf_head_poly(constants_for(x).is_f32)), x)
+
+
+def _erfc_tail(e: Emitter, t: SSAValue, c: Constants) -> SSAValue:
+    """erfc t for t in [erf_cut, erf_max]. f32: e^Q(u) (`erfc_log_poly`); f64: e^(-t^2)
+    R(t), R = erfc e^(t^2) Chebyshev-fitted on [1, erf_max] (a float64 fit of log erfc
+    cannot be held to f64's own precision)."""
+    lo, hi = c.erf_cut, c.erf_max
+    if c.is_f32:
+        u = e.fma(t, _k(e, t, 1 / (hi - lo)), _k(e, t, -lo / (hi - lo)))
+        return exp_normal(e, e.poly(u, erfc_log_poly()))
+    s = e.fma(t, _k(e, t, 2 / (hi - lo)), _k(e, t, -(hi + lo) / (hi - lo)))
+    return e.fmul(exp_core(e, e.fneg(e.fmul(t, t)), c), chebyshev_series(e, s, erf_tail_chebyshev(c.is_f32)))
 
 
 def erf(e: Emitter, x: SSAValue) -> SSAValue:
-    """erf: Taylor x E(x^2) for |x| < 1, else 1 - e^(-x^2) R(|x|) with R fitted; both then selected."""
+    """erf: `erf_small` below the cut, 1 - `_erfc_tail` from there to erf_max, 1 beyond;
+    both branches computed, then selected (branch-free)."""
     c = constants_for(x)
     ax = e.fabs(x)
     one = _k(e, x, 1.0)
-    small = erf_small(e, ax)
-    t = e.clamp(ax, 1.0, c.erf_max)
-    a, b = 1.0, c.erf_max
-    s = e.fma(t, _k(e, x, 2 / (b - a)), _k(e, x, -(a + b) / (b - a)))
-    tail = e.fmul(exp_core(e, e.fneg(e.fmul(t, t)), c), chebyshev_series(e, s, erf_tail_chebyshev(c.is_f32)))
-    large = e.fsub(one, tail)
-    res = e.select(e.fcmp("olt", ax, one), small, large)
+    large = e.fsub(one, _erfc_tail(e, e.clamp(ax, c.erf_cut, c.erf_max), c))
+    res = e.select(e.fcmp("olt", ax, _k(e, x, c.erf_cut)), erf_small(e, ax), large)
     res = e.select(e.fcmp("oge", ax, _k(e, x, c.erf_max)), one, res)
     return e.copysign(res, x)
 
