@@ -187,3 +187,14 @@ def test_a_pickled_executable_keeps_its_target_and_tuning() -> None:
     exe = rlx.compile(ROW_SUM, target="x86-64-v3", tuning={"region_block": 4})
     again = pickle.loads(pickle.dumps(exe))
     assert again.target.name == "x86-64-v3" and again.tuning == exe.tuning
+
+
+@pytest.mark.parametrize(
+    ("cpu", "covered"), [("x86-64-v3", True), ("znver3", True), ("x86-64-v4", False), ("skylake-avx512", False)]
+)
+def test_the_avx2_rerun_is_left_out_only_where_native_code_is_avx2_code(cpu: str, covered: bool) -> None:
+    """tests/isa_subset.py, which the README's test command runs, reruns the target-dependent
+    modules at x86-64-v3 unless the host's own kernels already are those: an AVX2 CPU's."""
+    from isa_subset import covered_by_the_first_run
+
+    assert covered_by_the_first_run(target(cpu)) is covered
