@@ -1,12 +1,12 @@
-"""Every f32 input of tanh and sigmoid through the JIT kernels of lowering/scalar/math_approx.py, against
-the references of tests/test_math_approx.py, with the bounds of tests/accuracy.py.
+"""Every f32 input of tanh, sigmoid and erf through the JIT kernels of lowering/scalar/math_approx.py,
+against the references of tests/test_math_approx.py, with the bounds of tests/accuracy.py.
 
-    python tests/exhaustive_f32.py [tanh] [sigmoid] [--log2-chunk 24]
+    python tests/exhaustive_f32.py [tanh] [sigmoid] [erf] [--log2-chunk 24]
 
 Not part of the pytest suite (minutes per function on one core); the dense sweeps of
-test_math_approx.py and the edges of test_numeric_edges.py are its fast stand-ins. tanh is odd by
-construction (its sign is copied from x), so only the 2^31 bit patterns with the sign bit clear are
-checked (NaNs included); sigmoid gets all 2^32. Prints, per function, the largest error, where it
+test_math_approx.py and the edges of test_numeric_edges.py are its fast stand-ins. tanh and erf are
+odd by construction (their sign is copied from x), so only the 2^31 bit patterns with the sign bit
+clear are checked (NaNs included); sigmoid gets all 2^32. Prints, per function, the largest error, where it
 is, and how many inputs have each error; exits 1 if any exceeds its bound.
 """
 
@@ -23,7 +23,7 @@ from accuracy import accuracy
 from reference import ulp_error
 from test_math_approx import REF, _compiled
 
-PATTERNS = {"tanh": 1 << 31, "sigmoid": 1 << 32}
+PATTERNS = {"tanh": 1 << 31, "sigmoid": 1 << 32, "erf": 1 << 31}
 """How many bit patterns, from 0 up, each function is checked on."""
 
 
