@@ -615,6 +615,9 @@ def chebyshev_series(e: Emitter, s: SSAValue, coeffs: tuple[float, ...]) -> SSAV
     return e.fma(e.estrin(s, rest), s, _k(e, s, first))  # c0 last: rounded once, at the sum's size
 
 
+ERF_HEAD_TERMS = 6
+"""Terms of f32 erf's P: 6 fit erf(x)/x to 0.14 x 2^-24 relative, 5 to 5.3 x 2^-24."""
+
 ERF_TAIL_DEGREE = 6
 """Degree of f32 erf's Q, the fit of log erfc: erf holds 1 ULP with 6, 2 with 5."""
 
@@ -623,15 +626,16 @@ ERF_TAIL_DEGREE = 6
 def erf_head_poly(is_f32: bool) -> tuple[float, ...]:
     """P with erf x = x + x P(x^2) for |x| < `Constants.erf_cut`. The leading 2/sqrt(pi) is
     split as 1 + 0.128..., so its rounding costs 0.128/1.128 of what rounding 2/sqrt(pi)
-    would: in f32 that was a ULP below erf = 1/2. f32: a 6-term minimax fit in relative error
-    (Taylor needed 11); f64: Taylor's 18 terms, exact rationals rounded once."""
+    would: in f32 that was a ULP below erf = 1/2. f32: an `ERF_HEAD_TERMS`-term minimax fit in
+    relative error (Taylor needed 11); f64: Taylor's 18 terms, exact rationals rounded once."""
     if not is_f32:
         taylor = [Decimal((-1) ** n) * 2 / PI.sqrt() / (math.factorial(n) * (2 * n + 1)) for n in range(18)]
         return tuple(float(v - (1 if n == 0 else 0)) for n, v in enumerate(taylor))
     cut = _F32.erf_cut
     x = cut * (_chebyshev_nodes(1000) + 1) / 2  # never 0
     ratio = np.array([math.erf(v) / v for v in x])
-    best = _lawson(((x / cut) ** 2)[:, None] ** np.arange(6), ratio, 1 / ratio)  # in (x/cut)^2 for conditioning
+    basis = ((x / cut) ** 2)[:, None] ** np.arange(ERF_HEAD_TERMS)  # in (x/cut)^2 for conditioning
+    best = _lawson(basis, ratio, 1 / ratio)
     coeffs = [v / cut ** (2 * j) for j, v in enumerate(best)]
     return tuple(_round_to(v - (1 if j == 0 else 0), True) for j, v in enumerate(coeffs))
 
