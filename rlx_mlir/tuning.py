@@ -98,7 +98,9 @@ class Tuning:
     conv_tiled_block_bytes: int
     """The tiled form's input and output blocks: a quarter of L2, as the copy-out of the
     sums writes as much again past them (the 3/4 of an im2col block made ResNet's stem
-    at batch 8 keep 1.1 MiB of sums per unit: 7-9% slower on a 2 MiB-L2 Xeon 6)."""
+    at batch 8 keep 1.1 MiB of sums per unit: 7-9% slower on a 2 MiB-L2 Xeon 6), but
+    up to `CONV_TILED_BLOCK_FLOOR` where that is at most half of L2: a block pays its
+    input rows' halo and a sweep of its weights, which only its own size amortizes."""
     conv_min_units: int
     """Units the GEMM form is cut into at least, so the cores' equal shares balance
     (fixed by the target, not the thread count, so results do not depend on threads)."""
@@ -205,7 +207,7 @@ class Tuning:
             attention_block_k=128,
             attention_tiled_panel_bytes=target.l1_bytes,
             conv_im2col_block_bytes=3 * target.l2_bytes // 4,
-            conv_tiled_block_bytes=target.l2_bytes // 4,
+            conv_tiled_block_bytes=max(target.l2_bytes // 4, min(target.l2_bytes // 2, CONV_TILED_BLOCK_FLOOR)),
             conv_min_units=4 * target.cores,
             conv_tile_accumulators=3 * target.vector_registers // 4,
             conv_tiled_max_padded_percent=200,
@@ -269,6 +271,14 @@ class Tuning:
     def tile_bytes(self) -> int:
         """Bytes of columns of a register tile of C: two vectors."""
         return 2 * self.vector_bytes
+
+
+CONV_TILED_BLOCK_FLOOR = 256 << 10
+"""The tiled conv's blocks of a small L2. A quarter of a 512 KiB L2 (Zen 3) left
+ResNet's last stage blocks of 3 of its 7 rows (the third unit of 1 row, a share idle)
+and its 3x3 / 2 convs blocks of 1 output row, each copying 3 input rows: ResNet-18
+at batch 1 ran 8-14% slower than with 256 KiB (its last stage's convs 1.25x), at
+batch 8 1% (its stem alone 3.5% faster). A quarter of 1 MiB (Zen 4) is this size."""
 
 
 THRESHOLDS = frozenset(

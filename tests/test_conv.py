@@ -378,6 +378,35 @@ def test_the_tiled_form_keeps_a_tile_of_positions_per_block(
     assert _tiled_split(op, conv, tiled, ctx) == split
 
 
+@pytest.mark.parametrize(
+    ("l2_kib", "block_bytes", "shape", "weight", "stride", "split"),
+    [
+        # a quarter of 512 KiB cut ResNet's last stage at batch 1 in 3 + 3 + 1 rows (shares 18 : 10)
+        (512, 256, (1, 512, 7, 7), (512, 512, 3, 3), 1, _GemmSplit(block_rows=4, blocks=2, chunk=128, chunks=4)),
+        # ... and its 3x3 / 2 convs at batch 8 in blocks of 1 output row, copying 3 input rows each
+        (512, 256, (8, 64, 56, 56), (128, 64, 3, 3), 2, _GemmSplit(block_rows=4, blocks=7, chunk=128, chunks=1)),
+        # a quarter of 1 MiB and of 2 MiB already is as large
+        (1024, 256, (8, 64, 56, 56), (128, 64, 3, 3), 2, _GemmSplit(block_rows=4, blocks=7, chunk=128, chunks=1)),
+        (2048, 512, (8, 64, 56, 56), (128, 64, 3, 3), 2, _GemmSplit(block_rows=10, blocks=3, chunk=128, chunks=1)),
+    ],
+)
+@pytest.mark.target_independent
+def test_a_small_l2_still_gets_tiled_blocks_of_several_rows(
+    l2_kib: int, block_bytes: int, shape: tuple[int, ...], weight: tuple[int, ...], stride: int, split: _GemmSplit
+) -> None:
+    """AVX2's tiles (3 vectors of 8 positions), 2 cores: blocks of a quarter of L2, but up
+    to `CONV_TILED_BLOCK_FLOOR` where that is half of it or less."""
+    b = Builder()
+    b.output(b.conv(b.input(shape), b.input(weight), None, [stride] * 2, None, [1] * 2, [1] * 2))
+    (op,) = (op for op in b.module().walk() if isinstance(op, ConvOp))
+    tuning = Tuning.for_target(dataclasses.replace(target("x86-64-v3"), l2_bytes=l2_kib << 10, cores=2))
+    assert tuning.conv_tiled_block_bytes == block_bytes << 10
+    ctx, conv = KernelContext("conv", tuning), _Conv.of(op)
+    tiled = _tiled_form(op, conv, ctx)
+    assert tiled is not None and tiled.tile == 24
+    assert _tiled_split(op, conv, tiled, ctx) == split
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 def test_a_small_plane_runs_whole_in_channel_chunks(threads: int) -> None:
     """An L2 budget too small for one output row beside all the channels' sums (as
