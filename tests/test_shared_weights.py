@@ -251,3 +251,32 @@ def test_a_profiling_build_reads_the_same_weights() -> None:
     assert exe._profiling is not None
     ((ours,), (theirs,)) = _weight_buffers(exe), _weight_buffers(exe._profiling)
     assert ours.ctypes.data == theirs.ctypes.data
+
+
+def test_an_entry_is_synced_before_a_stamp_vouches_for_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Storing a large entry syncs nothing (a crash's cut entry fails its digest);
+    the first load that verifies it syncs that very file, then stamps it; a path that
+    names another file by then is not stamped (the stamp would vouch for bytes unsynced)."""
+    synced: list[tuple[int, int]] = []
+    real = os.fsync
+
+    def recording(fd: int) -> None:
+        info = os.fstat(fd)
+        synced.append((info.st_dev, info.st_ino))
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", recording)
+    data = np.arange(2 << 20, dtype=np.uint8).tobytes()  # over MAP_OVER: a mapped, stamped entry
+    disk_cache.store("weights", "a" * 64, [data])
+    assert synced == []
+    path = disk_cache.directory() / "weights" / ("a" * 64)
+    info = path.stat()
+    time.sleep(0.05)  # older than RACY_NS
+    assert disk_cache.load_view("weights", "a" * 64) is not None
+    assert synced == [(info.st_dev, info.st_ino)]
+    stamp = f"verified weights/{'a' * 64}"
+    assert disk_cache.recall(stamp, path.stat()) is not None
+    disk_cache.store("weights", "b" * 64, [data])
+    other = disk_cache.directory() / "weights" / ("b" * 64)
+    assert not disk_cache._durable(other, info)  # another file's status: nothing to vouch for
+    assert disk_cache.recall(f"verified weights/{'b' * 64}", other.stat()) is None
