@@ -95,6 +95,7 @@ import re
 import stat
 import struct
 import tempfile
+import threading
 import time
 import warnings
 from collections.abc import Iterator, Sequence
@@ -449,6 +450,9 @@ _SIZE = re.compile(r"\s*(\d+)\s*([KMG]?)i?B?\s*", re.IGNORECASE)
 _usage: dict[Path, int] = {}
 """Per cache folder, its bytes as of this process's last walk plus its writes since."""
 
+_usage_lock = threading.Lock()
+"""`_account`'s count is read and written by each writing thread."""
+
 
 def max_bytes() -> int:
     """The bound on the cache's size: `$RLX_MLIR_CACHE_MAX_SIZE` (\"512M\", \"4G\",
@@ -476,10 +480,11 @@ def _account(where: Path, written: Path) -> None:
         size = os.stat(written, follow_symlinks=False).st_size
     except OSError:
         return
-    used = _usage[where] + size if where in _usage else sum(entry.size for entry in _entries(where))
-    _usage[where] = used
-    if used > max_bytes():
-        prune(keep=written)  # (which counts what it leaves)
+    with _usage_lock:  # a compile writes its weights on a thread of their own
+        used = _usage[where] + size if where in _usage else sum(entry.size for entry in _entries(where))
+        _usage[where] = used
+        if used > max_bytes():
+            prune(keep=written)  # (which counts what it leaves)
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import gc
 import mmap
 import os
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -21,7 +22,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 import rlx_mlir as rlx
 import rlx_mlir.onnx as rlx_onnx
-from rlx_mlir import disk_cache, runtime
+from rlx_mlir import compiler, disk_cache, runtime
 from rlx_mlir.frontends.onnx import weights
 
 WIDTH = 600
@@ -280,3 +281,21 @@ def test_an_entry_is_synced_before_a_stamp_vouches_for_it(monkeypatch: pytest.Mo
     other = disk_cache.directory() / "weights" / ("b" * 64)
     assert not disk_cache._durable(other, info)  # another file's status: nothing to vouch for
     assert disk_cache.recall(f"verified weights/{'b' * 64}", other.stat()) is None
+
+
+def test_the_weights_are_written_beside_llvm_and_its_errors_reach_the_caller(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The weights entry is written on a thread of its own while LLVM compiles; what
+    goes wrong there is raised by `compile`, on the caller's thread, and no module
+    entry names weights that were never written."""
+    writers: list[str] = []
+
+    def failing(self: compiler.Weights) -> dict[str, memoryview]:
+        writers.append(threading.current_thread().name)
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(compiler.Weights, "store", failing)
+    text = _times(_weight(7))
+    with pytest.raises(OSError, match="No space left"):
+        rlx.compile(text)
+    assert writers == ["rlx-weights"]
+    assert not list((disk_cache.directory() / "module").glob("*"))
