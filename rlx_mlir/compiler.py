@@ -14,6 +14,7 @@ import re
 import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -351,30 +352,20 @@ def _in_stored_weights(constants: list[ConstantData], written: Mapping[str, memo
 Result = TypeVar("Result")
 
 
-def _in_background(work: Callable[[], Result]) -> Callable[[], Result]:
-    """Start `work` on a thread of its own; the call returned waits for its result
-    (raising its error). A thread per call, not a pool: a forked child has none
-    of its parent's threads. BERT-base's weights (435 MB: 0.6 s of blake2b, then
-    the write) overlap LLVM's 1.9 s: its cold compile 4.6 -> 3.5-4.2 s wall (Zen 3)."""
-    results: list[Result] = []
-    errors: list[BaseException] = []
+def _in_background(work: Callable[[], Result]) -> Future[Result]:
+    """`work`'s future, computed on a thread of its own (not a pool's: a forked child
+    has none of its parent's threads). BERT-base's weights (435 MB: 0.6 s of blake2b,
+    then the write) overlap LLVM's 1.9 s: its cold compile 4.6 -> 3.5-4.2 s wall (Zen 3)."""
+    done: Future[Result] = Future()
 
     def run() -> None:
         try:
-            results.append(work())
-        except BaseException as error:  # re-raised by the caller, on its thread
-            errors.append(error)
+            done.set_result(work())
+        except BaseException as error:  # raised again by done.result(), on the caller's thread
+            done.set_exception(error)
 
-    thread = threading.Thread(target=run, name="rlx-weights", daemon=True)
-    thread.start()
-
-    def result() -> Result:
-        thread.join()
-        if errors:
-            raise errors[0]
-        return results[0]
-
-    return result
+    threading.Thread(target=run, name="rlx-weights", daemon=True).start()
+    return done
 
 
 def _line_end(view: memoryview) -> int:
@@ -437,6 +428,7 @@ def compile(
     options = (repr(pipeline), repr(entry), str(effective), kernel_tuning.key, f"tune={measure > 0}", f"{profile=}")
     disk_key = disk_cache.key("module", machine.key, identity, *options)
     artifacts = derived = _load_artifacts(disk_key)
+    written: Future[dict[str, memoryview]] | None = None
     if artifacts is None:
 
         def build(alone: str, knobs: Mapping[str, int]) -> Executable:
@@ -447,8 +439,8 @@ def compile(
             built = _built(source.build) if isinstance(source, Source) else source
             artifacts = derived = _derive(built, pipeline, entry, effective, machine, kernel_tuning, measuring, profile)
         payload, weights = artifacts.encode()
-        # The weights are hashed and written while LLVM works (both release the GIL).
-        written = None if weights is None else _in_background(weights.store)
+        if weights is not None:  # hashed and written while LLVM works (both release the GIL)
+            written = _in_background(weights.store)
     else:
         derived = None
     if blas.PREFIX in artifacts.jit_text:  # kernels call the BLAS: MCJIT resolves them in the process
@@ -458,7 +450,7 @@ def compile(
     compiled = compile_text(artifacts.jit_text, machine)
     if derived is not None:
         if written is not None:  # before the module entry that names them
-            stored = _in_stored_weights(artifacts.constants, written())
+            stored = _in_stored_weights(artifacts.constants, written.result())
             artifacts = derived = dataclasses.replace(artifacts, constants=stored)
         disk_cache.store("module", disk_key, payload)
     a = artifacts
