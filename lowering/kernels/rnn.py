@@ -51,7 +51,14 @@ from rlx_mlir.dialects import recurrent as rc
 from rlx_mlir.dialects.common import element_type
 from rlx_mlir.lowering.core.element_types import Codec, codec, real
 from rlx_mlir.lowering.core.emitter import Emitter
-from rlx_mlir.lowering.core.gemm import MACS_PER_ELEMENT, Matrix, Packing, emit_packing, register_tile
+from rlx_mlir.lowering.core.gemm import (
+    MACS_PER_ELEMENT,
+    Matrix,
+    Packing,
+    emit_packing,
+    even_tile_rows,
+    register_tile,
+)
 from rlx_mlir.lowering.core.kernel import EmitKernels, Kernel, KernelContext, kernel_function
 from rlx_mlir.lowering.core.loops import for_range, if_then
 from rlx_mlir.lowering.scalar import math_approx as m
@@ -180,6 +187,11 @@ def _row_counts(layout: RnnLayout, parts: int) -> list[int]:
     return [layout.batch * (p + 1) // parts - layout.batch * p // parts for p in range(parts)]
 
 
+def _step_tile_rows(layout: RnnLayout, parts: int) -> int:
+    """Rows of the step GEMM's register tiles: a part's rows in even tiles."""
+    return even_tile_rows(max(_row_counts(layout, parts)), layout.tuning.gemm_tile_rows)
+
+
 def _packed_base(op: rc.RnnFamilyOp, layer: int) -> int:
     """Where `layer`'s packed weights start in the packed scratch: at 0, or after
     the layers below when the op packs every layer once (`packs_once`)."""
@@ -198,7 +210,7 @@ def _hh_packing(op: rc.RnnFamilyOp, layout: RnnLayout, layer: int, item: Codec, 
     `Tuning.accumulators`, at least a tile wide (on AVX-512, the 4-row tiles of
     two B8 halves ran 13% faster on 256-byte panels than on 128-byte ones)."""
     tuning = layout.tuning
-    rows = min(tuning.gemm_tile_rows, max(_row_counts(layout, parts)))
+    rows = _step_tile_rows(layout, parts)
     vector_bytes = tuning.vector_bytes
     vectors = max(tuning.tile_bytes() // vector_bytes, min(8, tuning.accumulators // rows))
     width = layout.gate_width
@@ -310,7 +322,7 @@ def _emit_products(
     h_base, w_base, p_base = bases
     hidden, width = layout.hidden, layout.gate_width
     panel, full, tail = hh.panels()
-    tile_rows, vector_bytes = layout.tuning.gemm_tile_rows, layout.tuning.vector_bytes
+    tile_rows, vector_bytes = _step_tile_rows(layout, parts), layout.tuning.vector_bytes
 
     counts = _row_counts(layout, parts)
     whole = e.udiv(rows, e.i64(tile_rows))
