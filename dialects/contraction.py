@@ -12,6 +12,15 @@ the kernel passes to BLAS as a transpose flag instead of copying.
 %z = rlx.matmul %x, %v {transpose_rhs = true} : (tensor<8x64xf32>, tensor<32x64xf32>) -> tensor<8x32xf32>
 ```
 
+`rhs_panels = W` says the rhs is stored as the column panels the GEMM
+kernels read, [⌈N/W⌉, K, W]: panels[p, k, c] = B[k, p·W + c], zero past N
+(`pack-matmul-weights` packs constant weights so, once, at compile time;
+the kernels read this property, never guess the layout):
+
+```mlir
+%y = rlx.matmul %x, %p {rhs_panels = 16 : i64} : (tensor<8x64xf32>, tensor<2x64x16xf32>) -> tensor<8x32xf32>
+```
+
 Element types: f32, f64 (BLAS sgemm/dgemm), f16 and bf16 (computed in f32,
 rounded once), complex<f32>/complex<f64> (cgemm/zgemm), i32 and i64 (wrapping).
 An f16/bf16 matmul declares three f32 scratch buffers (the widened lhs and
@@ -23,9 +32,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import BoolAttr, TensorType
-from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
+from xdsl.dialects.builtin import I64, BoolAttr, IntegerAttr, TensorType
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
 from rlx_mlir import dtypes
@@ -71,6 +80,36 @@ def matmul_shape(
     return (*batch, *rows, *cols)
 
 
+PANEL_TYPES = ("f32", "f64")
+"""What the register-tile kernels that read an rhs in panels compute in."""
+
+
+def rhs_matrix_shape(rhs: Sequence[int], panels: int, result: Sequence[int]) -> tuple[int, ...]:
+    """The rhs's shape as np.matmul reads it: as stored, or the [K, N] that column
+    panels `panels` wide hold (`rhs_panels`), N the result's last axis. ValueError
+    says why the stored panels cannot be that."""
+    if not panels:
+        return tuple(rhs)
+    n = result[-1] if result else 0
+    if len(rhs) != 3 or rhs[2] != panels or rhs[0] != -(-n // panels):
+        raise ValueError(
+            f"rhs_panels = {panels} needs the rhs as [{-(-n // panels)}, K, {panels}] for N = {n}, got {list(rhs)}"
+        )
+    return (rhs[1], n)
+
+
+def check_panels(op: Operation, panels: IntegerAttr | None, transposes: tuple[bool, bool], dtype: str) -> None:
+    """Panels of a positive width that hold B itself (not transposed), for a kernel of PANEL_TYPES."""
+    if panels is None:
+        return
+    if panels.value.data < 1:
+        raise VerifyException(f"'{op.name}' rhs_panels must be positive, got {panels.value.data}")
+    if transposes[1]:
+        raise VerifyException(f"'{op.name}' an rhs in panels (rhs_panels) holds B itself: transpose_rhs must be false")
+    if dtype not in PANEL_TYPES:
+        raise VerifyException(f"'{op.name}' rhs_panels needs an element type of {', '.join(PANEL_TYPES)}, got {dtype}")
+
+
 @irdl_op_definition
 class MatmulOp(TensorOp, NeedsScratch):
     """`rlx.matmul {transpose_lhs, transpose_rhs}` (lhs, rhs): np.matmul, with the
@@ -83,6 +122,7 @@ class MatmulOp(TensorOp, NeedsScratch):
     result = result_def(TensorType)
     transpose_lhs = prop_def(BoolAttr, default_value=bool_attr(False))
     transpose_rhs = prop_def(BoolAttr, default_value=bool_attr(False))
+    rhs_panels = opt_prop_def(IntegerAttr[I64])
 
     def __init__(
         self,
@@ -99,6 +139,16 @@ class MatmulOp(TensorOp, NeedsScratch):
     def transposes(self) -> tuple[bool, bool]:
         return bool(self.transpose_lhs.value.data), bool(self.transpose_rhs.value.data)
 
+    @property
+    def panels(self) -> int:
+        """W of an rhs stored in column panels (`rhs_panels`), 0 for an rhs as it is."""
+        return 0 if self.rhs_panels is None else self.rhs_panels.value.data
+
+    @property
+    def rhs_shape(self) -> tuple[int, ...]:
+        """The rhs's shape as np.matmul reads it (`rhs_matrix_shape`; verified)."""
+        return rhs_matrix_shape(shape_of(self.rhs.type), self.panels, shape_of(self.result.type))
+
     def scratch_bytes(self) -> tuple[int, ...]:
         """f16/bf16: the lhs, the rhs and the product as f32; other types need none."""
         if dtypes.from_ir(element_type(self.result.type)).name not in WIDENED_TYPES:
@@ -111,8 +161,9 @@ class MatmulOp(TensorOp, NeedsScratch):
         dtype = dtypes.from_ir(element_type(self.lhs.type))
         if dtype.name not in self.ALLOWED:
             raise VerifyException(f"'{self.name}' element type {dtype.name} is not one of {', '.join(self.ALLOWED)}")
+        check_panels(self, self.rhs_panels, self.transposes, dtype.name)
         try:
-            expected = matmul_shape(shape_of(self.lhs.type), shape_of(self.rhs.type), *self.transposes)
+            expected = matmul_shape(shape_of(self.lhs.type), self.rhs_shape, *self.transposes)
         except ValueError as error:
             raise VerifyException(f"'{self.name}' {error}") from None
         check_result_shape(self, expected)

@@ -627,6 +627,8 @@ def _as_matrix(b: Backward, value: SSAValue, is_lhs: bool) -> SSAValue:
 
 
 def _matmul(b: Backward, op: ct.MatmulOp, g: SSAValue) -> Cotangents:
+    if op.panels:
+        raise NoAdjoint(f"'{op.name}' with an rhs in panels has no adjoint (differentiate before pack-matmul-weights)")
     ta, tb = op.transposes
     lhs, rhs = _as_matrix(b, op.lhs, True), _as_matrix(b, op.rhs, False)
     # g with the axes a 1-D operand dropped put back: [..., M, N]

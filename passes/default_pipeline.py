@@ -23,6 +23,7 @@ from rlx_mlir.passes.fuse_siblings import FuseSiblingsPass
 from rlx_mlir.passes.fuse_standardization import FuseStandardizationPass
 from rlx_mlir.passes.lower_to_llvm import LowerToLLVMPass
 from rlx_mlir.passes.pack_conv_weights import PackConvWeightsPass
+from rlx_mlir.passes.pack_matmul_weights import PackMatmulWeightsPass
 from rlx_mlir.passes.plan_memory import PlanMemoryPass
 
 TENSOR_PASSES: tuple[ModulePass, ...] = (
@@ -47,9 +48,14 @@ their epilogues, elementwise siblings that read one input merged, then
 index-map ops (expand,
 transpose, slice, ...) folded into the fused regions."""
 
-BACKEND_PASSES: tuple[ModulePass, ...] = (PackConvWeightsPass(), PlanMemoryPass(), LowerToLLVMPass())
-"""Constant conv weights packed for the target's conv kernels, one arena with an
-offset per value, then the `llvm` dialect."""
+BACKEND_PASSES: tuple[ModulePass, ...] = (
+    PackConvWeightsPass(),
+    PackMatmulWeightsPass(),
+    PlanMemoryPass(),
+    LowerToLLVMPass(),
+)
+"""Constant conv and GEMM weights packed for the target's kernels, one arena with
+an offset per value, then the `llvm` dialect."""
 
 
 def spec(passes: tuple[ModulePass, ...]) -> str:

@@ -73,6 +73,12 @@ def _pack_conv_weights() -> type[ModulePass]:
     return PackConvWeightsPass
 
 
+def _pack_matmul_weights() -> type[ModulePass]:
+    from rlx_mlir.passes.pack_matmul_weights import PackMatmulWeightsPass
+
+    return PackMatmulWeightsPass
+
+
 def _lower_to_llvm() -> type[ModulePass]:
     from rlx_mlir.passes.lower_to_llvm import LowerToLLVMPass
 
@@ -98,6 +104,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "fuse-epilogues": _fuse_epilogues,
         "fuse-siblings": _fuse_siblings,
         "pack-conv-weights": _pack_conv_weights,
+        "pack-matmul-weights": _pack_matmul_weights,
         "plan-memory": _plan_memory,
         "lower-to-llvm": _lower_to_llvm,
         "default": _default_pipeline,

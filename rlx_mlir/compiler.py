@@ -40,6 +40,7 @@ from rlx_mlir.memory_plan import MemoryPlan, constant_slot, index_checks, planne
 from rlx_mlir.passes.default_pipeline import TENSOR_PIPELINE
 from rlx_mlir.passes.lower_to_llvm import lower_module
 from rlx_mlir.passes.pack_conv_weights import pack_conv_weights
+from rlx_mlir.passes.pack_matmul_weights import pack_matmul_weights
 from rlx_mlir.passes.plan_memory import PlanMemoryPass
 from rlx_mlir.passes.registry import available_passes
 from rlx_mlir.profiler import TimedOp, describe
@@ -541,6 +542,7 @@ def _derive(
         if measuring is not None:
             tuned = autotune.tune_module(module, measuring[0], machine, threads, measuring[1])
         pack_conv_weights(module, tuning)
+        pack_matmul_weights(module, tuning)
         PlanMemoryPass().apply(ctx, module)
         verify_module(module)
     except VerifyException as error:

@@ -67,6 +67,10 @@ class Tuning:
     """Real GEMMs up to this M·N·K run the in-place tile kernel (0: never)."""
     gemm_panel_max_mnk: int
     """Larger real GEMMs up to this M·N·K run the packed-panel kernel (0: never)."""
+    gemm_packed_weights_max_mnk: int
+    """Constant weights of products up to this M·N·K that the panel kernel runs are
+    stored in its panels at compile time (`pack-matmul-weights`); 0: never, every
+    call packs them, as it packs a weight computed at run time (the A/B baseline)."""
     gemm_panel_max_bytes: int
     """The largest K x tile panel of op(B) the panel kernel runs (longer K goes to OpenBLAS),
     and the most panels one of its units packs together: a quarter of L2, where the panels
@@ -199,6 +203,7 @@ class Tuning:
             gemm_tile_rows=accumulators // 2,
             gemm_tiled_max_mnk=65536 * 4,  # where OpenBLAS itself stays on the calling thread
             gemm_panel_max_mnk=NEVER,
+            gemm_packed_weights_max_mnk=NEVER,
             gemm_panel_max_bytes=min(target.l2_bytes // 4, 256 << 10),
             gemm_epilogue_block_bytes=min(4 << 20, target.llc_bytes // 8),
             gemm_min_units=4 * target.cores,
@@ -288,6 +293,7 @@ THRESHOLDS = frozenset(
         "nontemporal_min_bytes",
         "gemm_tiled_max_mnk",
         "gemm_panel_max_mnk",
+        "gemm_packed_weights_max_mnk",
         "gemm_panel_max_bytes",
         "conv_tiled_max_padded_percent",
         "conv_lane_readback_steps",

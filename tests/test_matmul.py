@@ -441,6 +441,53 @@ def test_avx2_target_loop_weights(t: str, tr: bool) -> None:
         assert_matmul_close(got[step], got[step - 1] if step else hv, wv, False, tr, t)
 
 
+WEIGHT_CASES: list[Case] = [
+    ((70, 90), (90, 50), False, False),  # panels of 16 f32 (8 f64) on AVX2: the last zero-padded
+    ((8, 256), (1000, 256), False, True),  # a decode step's rows by a transposed weight
+    ((2, 60, 40), (40, 70), False, False),  # a batch folded into M = 120
+    ((3, 64, 120), (64, 40), True, False),  # a transposed lhs batch: three GEMMs read the panels
+]
+
+
+def _weights_module(cases: Sequence[Case], t: str, weights: Sequence[np.ndarray]) -> Builder:
+    """`build`'s products with each rhs a constant."""
+    b = Builder("mm")
+    b.output(*(b.matmul(b.input(lhs, t), b.constant(w), tl, tr) for (lhs, _, tl, tr), w in zip(cases, weights)))
+    return b
+
+
+@pytest.mark.parametrize("target", [None, "x86-64-v3"], ids=["native", "avx2"])
+@pytest.mark.parametrize("t", ["f32", "f64"])
+def test_constant_weights_are_read_in_panels(t: str, target: str | None) -> None:
+    """A constant rhs of a product the panel kernel runs is stored in its panels at
+    compile time (`pack-matmul-weights`), transposed or not: the kernel reads them in
+    place and gets, bit for bit, what packing them at every call gets (the same sums
+    in the same order), within the bound."""
+    weights = [sample(case[1], t, 2 * k + 1) for k, case in enumerate(WEIGHT_CASES)]
+    lhs = [sample(case[0], t, 2 * k) for k, case in enumerate(WEIGHT_CASES)]
+    module = _weights_module(WEIGHT_CASES, t, weights).module()
+    packed = rlx.compile(module, threads=2, target=target)
+    per_call = rlx.compile(module, threads=2, target=target, tuning={"gemm_packed_weights_max_mnk": 0})
+    assert packed.planned_ir.count("rhs_panels") == len(WEIGHT_CASES) and "rhs_panels" not in per_call.planned_ir
+    for k, (got, again) in enumerate(zip(packed(*lhs), per_call(*lhs), strict=True)):
+        np.testing.assert_array_equal(got, again)
+        assert_matmul_close(got, lhs[k], weights[k], *WEIGHT_CASES[k][2:], t)
+
+
+def test_panels_of_another_target_are_a_compile_error() -> None:
+    """Panels as wide as one target's tiles, compiled for a target of other tiles, are
+    a CompileError that says so, never a kernel reading them at the wrong stride."""
+    tiles = Tuning.for_target(rlx.target.target()).tile_bytes() // 4
+    other = tiles // 2
+    text = f"""
+    func.func @f(%x: tensor<4x8xf32>, %p: tensor<2x8x{other}xf32>) -> tensor<4x{2 * other}xf32> {{
+      %y = rlx.matmul %x, %p {{rhs_panels = {other} : i64}} : (tensor<4x8xf32>, tensor<2x8x{other}xf32>) -> tensor<4x{2 * other}xf32>
+      func.return %y : tensor<4x{2 * other}xf32>
+    }}"""
+    with pytest.raises(rlx.CompileError, match=f"panels {other} wide, but this target's tiles are {tiles} wide"):
+        rlx.compile(text)
+
+
 BLAS_ONLY = {"gemm_tiled_max_mnk": 0, "gemm_panel_max_mnk": 0}
 """Tuning under which every real GEMM is a BLAS call."""
 

@@ -126,7 +126,7 @@ def test_rows_of_an_onnx_model_name_its_nodes() -> None:
     ]
     assert "[head_ReduceMax]" in str(profile)
     planned = session.executable({"x": x}).planned_ir
-    assert "%W = rlx.constant" in planned and "%node_Relu.3 = rlx.relu" in planned  # initializers: their own names
+    assert "%W_panels" in planned and "%node_Relu.3 = rlx.relu" in planned  # initializers: their own names (packed)
 
 
 @pytest.mark.parametrize(

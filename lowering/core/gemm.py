@@ -118,7 +118,7 @@ def even_tile_rows(rows: int, most: int) -> int:
     """Rows of the register tiles that cover `rows` rows in as few tiles of at most
     `most` rows as can, as evenly as they can: 8 rows on AVX2 (6 at most) are
     4 + 4, not 6 + a 2-row tile whose 4 chains of FMAs leave the FMA units half
-    idle. An LSTM's steps at batch 8 (B8 S128 H256, 2 threads, a Zen 3): 35.0 -> 33.1 ms."""
+    idle. An LSTM's steps at batch 8 (B8 S128 H256, 2 threads, a Zen 3): 35.0 -> 32.9-33.6 ms."""
     rows = max(1, rows)
     return -(-rows // -(-rows // most))
 
@@ -194,6 +194,9 @@ class Packing:
     panel: int
     """Columns per panel (the last one may be narrower)."""
     transposed: bool = True
+    padded: bool = False
+    """Whether the last panel is as wide as the others, zero past n (`rlx.matmul`'s
+    `rhs_panels`), rather than only as wide as the columns left."""
 
     def panels(self) -> tuple[int, int, int]:
         """(panel width, full panels, tail width) of one matrix."""
@@ -206,7 +209,7 @@ class Packing:
     def panel_matrix(self, e: Emitter, packed: SSAValue, c0: SSAValue, width: int, matrix: int = 0) -> Matrix:
         """The panel of columns c0 .. c0 + width of matrix `matrix` as a tile operand."""
         base = e.add(e.i64(self.target + matrix * self.n * self.k), e.mul(c0, e.i64(self.k)))
-        return Matrix(packed, base, width)
+        return Matrix(packed, base, self.panel if self.padded else width)
 
 
 def weight_packing(shape: tuple[int, ...], transposed: bool, item: Codec, tuning: Tuning) -> Packing:

@@ -21,7 +21,9 @@ By element type:
   transposed) skip the call: a register-tiled kernel in explicit vector IR
   (`_tiled_gemm_kernels`) runs them about twice as fast as OpenBLAS does
   (benchmarks/contractions.py); larger ones with K short enough run the
-  packed-panel kernel (`_panel_gemm_kernel`).
+  packed-panel kernel (`_panel_gemm_kernel`). Both read a constant weight in
+  the panels `pack-matmul-weights` stored it in at compile time (`rhs_panels`;
+  `packed_panel_width`), so no call packs or strides through it.
 - f16, bf16: the operands are widened into f32 scratch buffers
   (`MatmulOp.scratch_bytes`), the f32 GEMM writes an f32 scratch and one
   store per element rounds it into the result: computed in f32, rounded once.
@@ -109,7 +111,7 @@ def _batch_strides(matrix: Sequence[int], batch: Sequence[int]) -> tuple[int, ..
 
 def gemm_layout(op: ct.MatmulOp | rg.ContractionRegionOp) -> GemmLayout:
     transpose_lhs, transpose_rhs = op.transposes
-    lhs, rhs = shape_of(op.lhs.type), shape_of(op.rhs.type)
+    lhs, rhs = shape_of(op.lhs.type), op.rhs_shape
     a = lhs if len(lhs) > 1 else (1, lhs[0])
     b = rhs if len(rhs) > 1 else (rhs[0], 1)
     m, k = ct.matrix_dims(a, transpose_lhs)
@@ -380,6 +382,7 @@ def _panel_gemm_kernel(
     threads: int,
     tuning: Tuning,
     finish: Epilogue | None = None,
+    packed_rhs: bool = False,
 ) -> Kernel:
     """Real GEMMs beyond the in-place tile kernel (larger, or a transposed rhs):
     one unit per (batch entry, block of rows, group of column panels of C) packs
@@ -405,7 +408,12 @@ def _panel_gemm_kernel(
     (benchmarks/contractions.py: [1024 x 1024] x [1024 x 256] 3.65 vs 3.90 ms).
     One panel per unit streamed A from L3 once per panel; eight (the Zen 3's
     128 KiB at K = 256) stream it an eighth as often: ViT's MLP-up [1576 x 256]
-    x [256 x 1024] 5.6 -> 4.9 ms on 2 threads, 12.6 -> 11.7 on one."""
+    x [256 x 1024] 5.6 -> 4.9 ms on 2 threads, 12.6 -> 11.7 on one.
+    With `packed_rhs`, the rhs holds its panels already (`rlx.matmul`'s
+    `rhs_panels`: a constant weight `pack-matmul-weights` packed at compile time),
+    and the units read them in place instead of packing them at every call,
+    which cost most of a GEMM of a few rows (a decode step's) and 3-30% of a
+    longer one (Zen 3, 2 threads: see `packed_panel_width`)."""
     item = codec(COMPONENT[dtype])
     m, n, k = layout.m, layout.n, layout.k
     a_row, a_col = (1, m) if layout.transposes[0] else (k, 1)  # element strides of A[i, kk] along i and kk
@@ -425,7 +433,10 @@ def _panel_gemm_kernel(
 
     def build(e: Emitter, region: Region, pointers: list[SSAValue], begin: SSAValue, end: SSAValue) -> None:
         lhs, rhs, out = pointers[0], pointers[1], pointers[-1]
-        packed = e.op(llvm.AllocaOp(e.i64(max(1, group * panel_size)), item.storage, alignment=64))
+        if packed_rhs:
+            packed = rhs
+        else:
+            packed = e.op(llvm.AllocaOp(e.i64(max(1, group * panel_size)), item.storage, alignment=64))
 
         def unit(u: SSAValue) -> None:
             a_base, b_base, c_base = _batch_offsets(e, layout, e.udiv(u, e.i64(blocks * groups)))
@@ -437,7 +448,8 @@ def _panel_gemm_kernel(
             columns = e.sub(e.smin(e.mul(p1, e.i64(width)), e.i64(n)), g0)  # of the group
 
             def at(p: SSAValue) -> SSAValue:
-                return e.mul(e.sub(p, p0), e.i64(panel_size))
+                """Where panel p starts: in the rhs's panels, or in this unit's group."""
+                return e.mul(p if packed_rhs else e.sub(p, p0), e.i64(panel_size))
 
             def pack(p: SSAValue) -> None:
                 c0 = e.mul(p, e.i64(width))
@@ -450,7 +462,8 @@ def _panel_gemm_kernel(
                 def one(p: SSAValue, cols: int) -> None:
                     c0 = e.mul(p, e.i64(width))
                     c = Matrix(out, e.add(e.add(c_base, e.mul(i0, e.i64(n))), c0), n)
-                    register_tile(e, region, item, (rows, cols, k), a, Matrix(packed, at(p), cols), c, vector_bytes)
+                    b = Matrix(packed, at(p), width if packed_rhs else cols)  # a packed tail is zero-padded
+                    register_tile(e, region, item, (rows, cols, k), a, b, c, vector_bytes)
 
                 if full:
                     for_range(e, region, p0, e.smin(p1, e.i64(full)), lambda p: one(p, width))
@@ -459,7 +472,8 @@ def _panel_gemm_kernel(
                 if finish is not None:
                     finish(e, region, pointers, (i0, g0), (rows, columns))
 
-            for_range(e, region, p0, p1, pack)
+            if not packed_rhs:
+                for_range(e, region, p0, p1, pack)
             if whole:
                 stop = e.smin(last, e.i64(whole))
                 for_range(e, region, first, stop, lambda i0: tile(i0, tile_rows), tile_rows)
@@ -591,11 +605,60 @@ def matmul_kernels(op: ct.MatmulOp, ctx: KernelContext) -> list[Kernel]:
     _check_blas_sizes(op, layout)
     if dtype in ct.WIDENED_TYPES:
         return _widened_kernels(op, layout, ctx)
+    if op.panels:
+        return _packed_panel_kernels(ctx, op, layout, [op.lhs, op.rhs, op.result])
     packed = _packed_rhs(op, ctx)
     if packed is not None:
         packing, panels = packed
         return _tiled_gemm_kernels(ctx.name, layout, dtype, [op.lhs, panels, op.result], ctx.tuning, packing)
     return _gemm_kernels(ctx.name, layout, dtype, [op.lhs, op.rhs, op.result], ctx.threads, ctx.tuning)
+
+
+def packed_panel_width(op: ct.MatmulOp | rg.ContractionRegionOp, tuning: Tuning) -> int:
+    """The panel width W to store `op`'s rhs in (`rhs_panels`) if it is a constant
+    (`pack-matmul-weights`), 0 to leave it: for a 2-D f32/f64 rhs whose products the
+    emitted kernels run (the in-place tiles or the packed panels; longer K goes to
+    BLAS). K and N are the weight's, so every input shape of a model (M) gets the
+    same panels, stored once. Packed once at compile time, the panels cost nothing
+    per call. Against packing them at every call (the panel kernel) or reading B
+    in place (the tiles), on a Zen 3 (AVX2, 2 threads), [8 x 256] x [256 x 1024]
+    runs 2.3x faster, [1 x 256] x [256 x 1024] 1.5x (transposed: 5.9x),
+    [128 x 256] x [256 x 768] 1.3x, [128 x 768] x [768 x 3072] 1.2x and
+    [1024 x 256] x [256 x 1024] 1.07x (benchmarks/README.md)."""
+    result = op.result if isinstance(op, ct.MatmulOp) else op.outputs[0]
+    if op.panels or len(shape_of(op.rhs.type)) != 2 or numel(shape_of(result.type)) == 0:
+        return 0
+    dtype = dtypes.from_ir(element_type(op.rhs.type)).name
+    layout = gemm_layout(op)
+    if dtype not in ct.PANEL_TYPES or not (_tiles(layout, dtype, tuning) or _panels(layout, dtype, tuning)):
+        return 0
+    if layout.count * layout.m * layout.n * layout.k > tuning.gemm_packed_weights_max_mnk:
+        return 0
+    return tuning.tile_bytes() // dtypes.from_name(dtype).nbytes
+
+
+def _packed_panel_kernels(
+    ctx: KernelContext,
+    op: ct.MatmulOp | rg.ContractionRegionOp,
+    layout: GemmLayout,
+    buffers: list[SSAValue | str | Scratch],
+    finish: Epilogue | None = None,
+) -> list[Kernel]:
+    """The kernels of a product whose rhs is stored in panels: the tile kernel reading
+    them (GEMMs it runs in place otherwise), else the packed-panel kernel with nothing
+    to pack. The panels must be as wide as this target's tiles (the pass that packed
+    them was given the same target)."""
+    dtype = dtypes.from_ir(element_type(op.rhs.type)).name
+    width = ctx.tuning.tile_bytes() // dtypes.from_name(dtype).nbytes
+    if op.panels != width:
+        raise ValueError(
+            f"'{op.name}' reads an rhs in panels {op.panels} wide, but this target's tiles are {width} wide "
+            "(pack-matmul-weights and lower-to-llvm must be given the same target)"
+        )
+    if _tiles(layout, dtype, ctx.tuning):
+        packing = Packing(1, layout.n, layout.k, 0, 0, width, transposed=False, padded=True)
+        return _tiled_gemm_kernels(ctx.name, layout, dtype, buffers, ctx.tuning, packing, finish)
+    return [_panel_gemm_kernel(ctx.name, layout, dtype, buffers, ctx.threads, ctx.tuning, finish, packed_rhs=True)]
 
 
 # ---------------------------------------------------------------------------
@@ -670,6 +733,8 @@ def contraction_region_kernels(op: rg.ContractionRegionOp, ctx: KernelContext) -
     ) -> None:
         _epilogue_block(e, region, op, pointers, first, extents)
 
+    if op.panels:
+        return _packed_panel_kernels(ctx, op, layout, buffers, finish)
     packed = _packed_rhs(op, ctx)
     if packed is not None:
         packing, panels = packed

@@ -102,3 +102,53 @@ func.func @wrong_batch_shape(%x: tensor<2x1x3x4xf32>, %w: tensor<5x4x6xf32>) {
   %y = rlx.matmul %x, %w : (tensor<2x1x3x4xf32>, tensor<5x4x6xf32>) -> tensor<2x3x6xf32>
   func.return
 }
+
+// -----
+
+// An rhs in panels (rhs_panels = W) is [ceil(N/W), K, W]: N = 20 needs 2 panels of 16.
+// CHECK-LABEL: sym_name = "panels_miscounted"
+// CHECK: Operation does not verify: 'rlx.matmul' rhs_panels = 16 needs the rhs as [2, K, 16] for N = 20, got [1, 4, 16]
+func.func @panels_miscounted(%x: tensor<3x4xf32>, %p: tensor<1x4x16xf32>) {
+  %y = rlx.matmul %x, %p {rhs_panels = 16 : i64} : (tensor<3x4xf32>, tensor<1x4x16xf32>) -> tensor<3x20xf32>
+  func.return
+}
+
+// -----
+
+// The panels' K is the contracting dimension.
+// CHECK-LABEL: sym_name = "panels_k_mismatch"
+// CHECK: Operation does not verify: 'rlx.matmul' contracting dimensions differ: lhs K = 4, rhs K = 5
+func.func @panels_k_mismatch(%x: tensor<3x4xf32>, %p: tensor<2x5x16xf32>) {
+  %y = rlx.matmul %x, %p {rhs_panels = 16 : i64} : (tensor<3x4xf32>, tensor<2x5x16xf32>) -> tensor<3x20xf32>
+  func.return
+}
+
+// -----
+
+// Panels hold B itself: a transposed rhs is stored untransposed in them.
+// CHECK-LABEL: sym_name = "panels_transposed"
+// CHECK: Operation does not verify: 'rlx.matmul' an rhs in panels (rhs_panels) holds B itself: transpose_rhs must be false
+func.func @panels_transposed(%x: tensor<3x4xf32>, %p: tensor<2x4x16xf32>) {
+  %y = rlx.matmul %x, %p {transpose_rhs = true, rhs_panels = 16 : i64} : (tensor<3x4xf32>, tensor<2x4x16xf32>) -> tensor<3x20xf32>
+  func.return
+}
+
+// -----
+
+// A panel has at least one column.
+// CHECK-LABEL: sym_name = "panels_empty"
+// CHECK: Operation does not verify: 'rlx.matmul' rhs_panels must be positive, got 0
+func.func @panels_empty(%x: tensor<3x4xf32>, %p: tensor<2x4x16xf32>) {
+  %y = rlx.matmul %x, %p {rhs_panels = 0 : i64} : (tensor<3x4xf32>, tensor<2x4x16xf32>) -> tensor<3x20xf32>
+  func.return
+}
+
+// -----
+
+// Only the f32 and f64 register tiles read panels.
+// CHECK-LABEL: sym_name = "panels_f16"
+// CHECK: Operation does not verify: 'rlx.matmul' rhs_panels needs an element type of f32, f64, got f16
+func.func @panels_f16(%x: tensor<3x4xf16>, %p: tensor<2x4x16xf16>) {
+  %y = rlx.matmul %x, %p {rhs_panels = 16 : i64} : (tensor<3x4xf16>, tensor<2x4x16xf16>) -> tensor<3x20xf16>
+  func.return
+}

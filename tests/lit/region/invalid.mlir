@@ -114,6 +114,31 @@ func.func @contraction_result_shape(%x: tensor<2x3xf32>, %w: tensor<3x5xf32>) {
 
 // -----
 
+// An rhs in panels, as on rlx.matmul: [ceil(N/W), K, W], B itself.
+// CHECK-LABEL: sym_name = "contraction_panels_miscounted"
+// CHECK: Operation does not verify: 'rlx.contraction_region' rhs_panels = 8 needs the rhs as [1, K, 8] for N = 5, got [2, 3, 8]
+func.func @contraction_panels_miscounted(%x: tensor<2x3xf32>, %p: tensor<2x3x8xf32>) {
+  %y = rlx.contraction_region ins(%x, %p : tensor<2x3xf32>, tensor<2x3x8xf32>) {indexing_maps = [], rhs_panels = 8 : i64} -> tensor<2x5xf32> {
+  ^bb0(%a: f32):
+    rlx.yield %a : f32
+  }
+  func.return
+}
+
+// -----
+
+// CHECK-LABEL: sym_name = "contraction_panels_transposed"
+// CHECK: Operation does not verify: 'rlx.contraction_region' an rhs in panels (rhs_panels) holds B itself: transpose_rhs must be false
+func.func @contraction_panels_transposed(%x: tensor<2x3xf32>, %p: tensor<1x3x8xf32>) {
+  %y = rlx.contraction_region ins(%x, %p : tensor<2x3xf32>, tensor<1x3x8xf32>) {indexing_maps = [], transpose_rhs = true, rhs_panels = 8 : i64} -> tensor<2x5xf32> {
+  ^bb0(%a: f32):
+    rlx.yield %a : f32
+  }
+  func.return
+}
+
+// -----
+
 // CHECK-LABEL: sym_name = "contraction_mixed_types"
 // CHECK: Operation does not verify: 'rlx.contraction_region' lhs and rhs must share an element type
 func.func @contraction_mixed_types(%x: tensor<2x3xf32>, %w: tensor<3x5xf64>) {
