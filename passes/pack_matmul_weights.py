@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import hashlib
 import mmap
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,7 +46,7 @@ from rlx_mlir.dialects import contraction as ct
 from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects import rlx
 from rlx_mlir.dialects.common import bool_attr, element_type, i64_attr
-from rlx_mlir.dialects.resources import ResourceElementsAttr, declare_digest
+from rlx_mlir.dialects.resources import ResourceElementsAttr, declare_digest, immutable
 from rlx_mlir.lowering.kernels.contraction import packed_panel_width
 from rlx_mlir.passes.lower_to_llvm import pass_tuning
 from rlx_mlir.tuning import Tuning
@@ -89,10 +90,24 @@ def _digest(constant: rlx.ConstantOp) -> str:
     return hashlib.blake2b(np.ascontiguousarray(constant.values()).tobytes(), digest_size=16).hexdigest()
 
 
-def _panels_constant(constant: rlx.ConstantOp, transposed: bool, width: int) -> rlx.ConstantOp:
-    stored = panels(constant.values(), transposed, width)
+Known = Callable[[str, np.dtype], np.ndarray | None]
+"""Bytes some live executable already reads, by their blob's digest and element
+type (the compiler's `_live_bytes`): a model compiled at a new input shape reads
+the panels its first shape packed, and packs nothing again."""
+
+
+def _panels_constant(constant: rlx.ConstantOp, transposed: bool, width: int, known: Known | None) -> rlx.ConstantOp:
+    weight = constant.values()
     layout = f"panels {width} of {'Bᵀ' if transposed else 'B'}"
-    declare_digest(stored, hashlib.blake2b(f"{layout}: {_digest(constant)}".encode(), digest_size=16).hexdigest())
+    digest = hashlib.blake2b(f"{layout}: {_digest(constant)}".encode(), digest_size=16).hexdigest()
+    n, k = weight.shape if transposed else weight.shape[::-1]
+    shape = (-(-n // width), k, width)
+    found = None if known is None else known(digest, weight.dtype)
+    if found is not None and immutable(found) and found.nbytes == np.prod(shape) * weight.dtype.itemsize:
+        stored = found.view(weight.dtype).reshape(shape)
+    else:
+        stored = panels(weight, transposed, width)
+    declare_digest(stored, digest)
     value = constant.value
     handle = value.resource_handle.data if isinstance(value, ResourceElementsAttr) else "matmul_weight"
     t = TensorType(element_type(constant.result.type), stored.shape)
@@ -102,8 +117,8 @@ def _panels_constant(constant: rlx.ConstantOp, transposed: bool, width: int) -> 
     return new
 
 
-def pack_matmul_weights(module: ModuleOp, tuning: Tuning) -> None:
-    """Every product with a constant rhs that the packed-panel kernel runs reads it in
+def pack_matmul_weights(module: ModuleOp, tuning: Tuning, known: Known | None = None) -> None:
+    """Every product with a constant rhs that the emitted GEMM kernels run reads it in
     panels; a constant several products read is stored once per layout."""
     done: dict[tuple[rlx.ConstantOp, bool, int], rlx.ConstantOp] = {}
     for op in [op for op in module.walk() if isinstance(op, Product)]:
@@ -115,7 +130,7 @@ def pack_matmul_weights(module: ModuleOp, tuning: Tuning) -> None:
             continue
         transposed = op.transposes[1]
         if (constant, transposed, width) not in done:
-            new = _panels_constant(constant, transposed, width)
+            new = _panels_constant(constant, transposed, width, known)
             Rewriter.insert_op(new, InsertPoint.after(constant))
             done[constant, transposed, width] = new
         op.operands[1] = done[constant, transposed, width].result

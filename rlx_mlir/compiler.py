@@ -105,6 +105,16 @@ def _spec(t: Attribute) -> TensorSpec:
     return TensorSpec(shape_of(t), dtypes.from_ir(element_type(t)))
 
 
+def _constant_digest(blob: str, dtype: np.dtype) -> str:
+    """What a constant is known by (`ConstantData.digest`): its blob's digest and its element type."""
+    return f"{blob}:{dtype.str}"
+
+
+def _live_bytes(blob: str, dtype: np.dtype) -> np.ndarray | None:
+    """The buffer a live executable reads for the blob of digest `blob` as `dtype` (or None)."""
+    return shared_constant(_constant_digest(blob, dtype))
+
+
 def _constants(function: func.FuncOp) -> list[ConstantData]:
     """Every constant of the function, those in scan bodies too, by slot: the
     function's table of constants points at them all."""
@@ -114,7 +124,7 @@ def _constants(function: func.FuncOp) -> list[ConstantData]:
         values = op.values().reshape(-1)  # a resource's bytes, not copied
         count = int(np.prod(spec.shape))
         resource = op.value if isinstance(op.value, ResourceElementsAttr) else None
-        digest = None if resource is None else f"{resource.blob.data.digest()}:{values.dtype.str}"
+        digest = None if resource is None else _constant_digest(resource.blob.data.digest(), values.dtype)
         if values.size != count:  # a splat: its bytes are not the blob's
             values, digest = np.ascontiguousarray(np.broadcast_to(values, (count,))), None
             values.flags.writeable = False
@@ -542,7 +552,7 @@ def _derive(
         if measuring is not None:
             tuned = autotune.tune_module(module, measuring[0], machine, threads, measuring[1])
         pack_conv_weights(module, tuning)
-        pack_matmul_weights(module, tuning)
+        pack_matmul_weights(module, tuning, known=_live_bytes)
         PlanMemoryPass().apply(ctx, module)
         verify_module(module)
     except VerifyException as error:

@@ -24,6 +24,7 @@ import rlx_mlir as rlx
 import rlx_mlir.onnx as rlx_onnx
 from rlx_mlir import compiler, disk_cache, runtime
 from rlx_mlir.frontends.onnx import weights
+from rlx_mlir.passes import pack_matmul_weights
 
 WIDTH = 600
 """A [600, 600] f32 weight: 1.44 MB, over `disk_cache.MAP_OVER` (a mapped, stamped entry)."""
@@ -89,6 +90,22 @@ def test_two_shapes_of_a_model_share_their_weights(tmp_path: Path) -> None:
     for batch in (2, 5):
         (got,) = session.run(None, _feed(batch))
         np.testing.assert_allclose(got, _feed(batch)["x"] @ weight, rtol=1e-4, atol=1e-4)
+
+
+def test_a_second_shape_reads_the_panels_of_the_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The weight's GEMM panels (`pack-matmul-weights`) depend on K and N only: a second
+    input shape reads those a live executable of the first reads, and packs nothing."""
+    packed = []
+    pack = pack_matmul_weights.panels
+    monkeypatch.setattr(pack_matmul_weights, "panels", lambda *args: packed.append(args) or pack(*args))
+    path = tmp_path / "mm.onnx"
+    path.write_bytes(_model(_weight(3)))
+    session = rlx_onnx.InferenceSession(str(path))
+    first, second = session.executable(_feed(2)), session.executable(_feed(5))
+    assert "rhs_panels" in first.planned_ir and "rhs_panels" in second.planned_ir
+    assert len(packed) == 1
+    (a,), (b,) = _weight_buffers(first), _weight_buffers(second)
+    assert a.ctypes.data == b.ctypes.data
 
 
 def test_a_new_process_reads_the_weights_entry_in_place(tmp_path: Path) -> None:
