@@ -72,7 +72,12 @@ this keeps the rules above: entries are written without fsync (a BERT-base's
 weights took 0.64 s of its 5.5 s cold compile to sync), so a crash may leave
 one cut short, which its digest refuses; before a stamp vouches for an entry,
 the entry is synced (`_durable`), so no stamp outlives the bytes it vouched
-for. Any write to a file, by any tool, changes its
+for. A mapped store (a compile's weights) over `MAP_OVER` is synced and
+stamped by its writer (`_remember_written`), from the digest of the bytes it
+wrote, with the identity the rename into place left: the first warm process
+does not hash it either (its one window, which only this user's processes
+have: a write in place to the just-renamed file within the rename's
+timestamp tick). Any write to a file, by any tool, changes its
 ctime (which no user call can set back) and so its identity, and a
 replaced file has another inode, so a damaged, swapped or planted file
 never matches a stamp and is hashed (and refused) as before. The one gap
@@ -348,15 +353,27 @@ def remember(what: str, info: os.stat_result, value: bytes, started: int) -> Non
     store("stamps", key("stamp", what, identity(info)), started.to_bytes(8, "little") + value)
 
 
+_WRITTEN = (1 << 64) - 1
+"""A stamp's start time that says its writer made it (`_remember_written`)."""
+
+
+def _remember_written(what: str, info: os.stat_result, value: bytes) -> None:
+    """Stamp `value` as what the file of status `info` holds, by the process that
+    just wrote it (from bytes it hashed in memory, then synced, then renamed into
+    place: until the rename, a temporary file no other process knew). Its first
+    load then skips the hash a stamp saves every later one."""
+    store("stamps", key("stamp", what, identity(info)), _WRITTEN.to_bytes(8, "little") + value)
+
+
 def recall(what: str, info: os.stat_result) -> bytes | None:
-    """What `remember` stamped about `what` for the very file of status `info`;
-    None if nothing is, or if the file is racily clean (changed within `RACY_NS`
-    of the hash: a later write may share its timestamps)."""
+    """What `remember` (or `_remember_written`) stamped about `what` for the very
+    file of status `info`; None if nothing is, or if the file is racily clean
+    (changed within `RACY_NS` of the hash: a later write may share its timestamps)."""
     stamp = load("stamps", key("stamp", what, identity(info)))
     if stamp is None or len(stamp) < 8:
         return None
     started = int.from_bytes(stamp[:8], "little")
-    if max(info.st_mtime_ns, info.st_ctime_ns) > started - RACY_NS:
+    if started != _WRITTEN and max(info.st_mtime_ns, info.st_ctime_ns) > started - RACY_NS:
         return None
     return stamp[8:]
 
@@ -385,17 +402,27 @@ def store(kind: str, entry: str, data: Payload, mapped: bool = False) -> memoryv
         if not _trusted_folder(where) or not _trusted_folder(folder):
             _warn_once(str(folder), "the cache folder is not this user's alone")
             return None
-        view = None
+        view: memoryview | None = None
+        written: os.stat_result | None = None
+        pieces = _pack(kind, entry, data)
         with tempfile.NamedTemporaryFile(dir=folder, prefix=".tmp-", delete=False) as handle:
-            for piece in _pack(kind, entry, data):
+            for piece in pieces:
                 handle.write(piece)
             handle.flush()
-            if mapped and os.fstat(handle.fileno()).st_size > PAYLOAD_AT:
+            size = os.fstat(handle.fileno()).st_size
+            if mapped and size > PAYLOAD_AT:
                 view = memoryview(mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ))[PAYLOAD_AT:]
-        os.replace(handle.name, folder / entry)
+            stamped = mapped and size > MAP_OVER  # by this writer, over bytes synced first
+            if stamped:
+                os.fsync(handle.fileno())
+            os.replace(handle.name, folder / entry)
+            if stamped:
+                written = os.fstat(handle.fileno())  # the rename set its ctime: the identity to stamp
     except OSError:
         return None
     _account(where, folder / entry)
+    if written is not None:
+        _remember_written(f"verified {kind}/{entry}", written, _header_digest(pieces[0]))
     return view
 
 

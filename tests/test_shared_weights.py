@@ -304,6 +304,32 @@ def test_an_entry_is_synced_before_a_stamp_vouches_for_it(monkeypatch: pytest.Mo
     assert disk_cache.recall(f"verified weights/{'b' * 64}", other.stat()) is None
 
 
+def test_a_weights_entry_is_stamped_by_its_writer_after_its_sync(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A compile's weights entry (a mapped store over MAP_OVER) is synced, renamed,
+    then stamped with the identity the rename left: its first load, at once, hashes
+    nothing. A write in place changes that identity: hashed again, and refused."""
+    events: list[str] = []
+    real_fsync, real_digest = os.fsync, disk_cache._digest
+    monkeypatch.setattr(os, "fsync", lambda fd: (events.append("sync"), real_fsync(fd))[1])
+    monkeypatch.setattr(disk_cache, "_digest", lambda *a: (events.append("hash"), real_digest(*a))[1])
+    real_store = disk_cache.store
+    monkeypatch.setattr(disk_cache, "store", lambda kind, *a, **k: (events.append(kind), real_store(kind, *a, **k))[1])
+    data = np.arange(2 << 20, dtype=np.uint8).tobytes()
+    assert disk_cache.store("weights", "a" * 64, [data], mapped=True) is not None
+    assert events == ["weights", "hash", "sync", "stamps", "hash"]  # the stamp entry is hashed: it is small
+    path = disk_cache.directory() / "weights" / ("a" * 64)
+    events.clear()
+    assert disk_cache.load_view("weights", "a" * 64) == memoryview(data)
+    assert "sync" not in events and events.count("hash") == 1  # the stamp's own entry, not the weights
+    with open(path, "r+b") as handle:  # a flipped byte, in place
+        handle.seek(-1, os.SEEK_END)
+        handle.write(b"\x00")  # was 0xff
+    events.clear()
+    with pytest.warns(RuntimeWarning, match="does not match its header"):
+        assert disk_cache.load_view("weights", "a" * 64) is None
+    assert events.count("hash") == 1  # the weights' (no stamp of this identity to load)
+
+
 def test_the_weights_are_written_beside_llvm_and_its_errors_reach_the_caller(monkeypatch: pytest.MonkeyPatch) -> None:
     """The weights entry is written on a thread of its own while LLVM compiles; what
     goes wrong there is raised by `compile`, on the caller's thread, and no module
