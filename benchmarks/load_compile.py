@@ -19,9 +19,10 @@ peak memory is its own (`ru_maxrss`) and nothing is cached in memory:
   cache folder (a disk-cache hit): opening the session, compiling for the
   feed (`session.executable`), the two together, then the first call (the
   model's own work, and the first touch of its weights' pages); then the
-  same in one more process (the first warm process hashes the weights
-  entries once, which no stamp vouches for yet: `rlx_mlir/disk_cache.py`,
-  "Stamps"), and once more under cProfile with `--profile N`;
+  same in one more process (the first warm process verifies and stamps the
+  large entries no stamp vouches for yet; the weights' are stamped by their
+  writer: `rlx_mlir/disk_cache.py`, "Stamps"), and once more under cProfile
+  with `--profile N`;
 - jax: `jax.jit` of the same forward pass written in jax.numpy with the same
   weights, its lower + compile (the compile-time peer; `--no-jax` leaves it out).
 
