@@ -29,12 +29,13 @@ rhs and the f32 product), which `plan-memory` places for the op's lifetime.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import I64, BoolAttr, IntegerAttr, TensorType
-from xdsl.ir import Attribute, Operation, SSAValue
-from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
 from rlx_mlir import dtypes
@@ -84,56 +85,31 @@ PANEL_TYPES = ("f32", "f64")
 """What the register-tile kernels that read an rhs in panels compute in."""
 
 
-def rhs_matrix_shape(rhs: Sequence[int], panels: int, result: Sequence[int]) -> tuple[int, ...]:
-    """The rhs's shape as np.matmul reads it: as stored, or the [K, N] that column
-    panels `panels` wide hold (`rhs_panels`), N the result's last axis. ValueError
-    says why the stored panels cannot be that."""
-    if not panels:
-        return tuple(rhs)
-    n = result[-1] if result else 0
-    if len(rhs) != 3 or rhs[2] != panels or rhs[0] != -(-n // panels):
-        raise ValueError(
-            f"rhs_panels = {panels} needs the rhs as [{-(-n // panels)}, K, {panels}] for N = {n}, got {list(rhs)}"
-        )
-    return (rhs[1], n)
+def panels_shape(k: int, n: int, width: int) -> tuple[int, int, int]:
+    """The stored shape of op(B) [K, N] in column panels `width` wide: [⌈N/width⌉, K, width]."""
+    return (-(-n // width), k, width)
 
 
-def check_panels(op: Operation, panels: IntegerAttr | None, transposes: tuple[bool, bool], dtype: str) -> None:
-    """Panels of a positive width that hold B itself (not transposed), for a kernel of PANEL_TYPES."""
-    if panels is None:
-        return
-    if panels.value.data < 1:
-        raise VerifyException(f"'{op.name}' rhs_panels must be positive, got {panels.value.data}")
-    if transposes[1]:
-        raise VerifyException(f"'{op.name}' an rhs in panels (rhs_panels) holds B itself: transpose_rhs must be false")
-    if dtype not in PANEL_TYPES:
-        raise VerifyException(f"'{op.name}' rhs_panels needs an element type of {', '.join(PANEL_TYPES)}, got {dtype}")
+class Product(IRDLOperation, ABC):
+    """What `rlx.matmul` and `rlx.contraction_region` (a matmul with its epilogue)
+    share: the stored transposes of the operands and the rhs's panels (`rhs_panels`,
+    see the module docstring), and the rhs's shape as np.matmul reads it."""
 
-
-@irdl_op_definition
-class MatmulOp(TensorOp, NeedsScratch):
-    """`rlx.matmul {transpose_lhs, transpose_rhs}` (lhs, rhs): np.matmul, with the
-    operands' stored transposes applied first."""
-
-    name = "rlx.matmul"
-    ALLOWED: ClassVar[tuple[str, ...]] = MATMUL_TYPES
-    lhs = operand_def(TensorType)
-    rhs = operand_def(TensorType)
-    result = result_def(TensorType)
     transpose_lhs = prop_def(BoolAttr, default_value=bool_attr(False))
     transpose_rhs = prop_def(BoolAttr, default_value=bool_attr(False))
     rhs_panels = opt_prop_def(IntegerAttr[I64])
 
-    def __init__(
-        self,
-        lhs: SSAValue,
-        rhs: SSAValue,
-        result_type: Attribute,
-        transpose_lhs: bool = False,
-        transpose_rhs: bool = False,
-    ) -> None:
-        props = {"transpose_lhs": bool_attr(transpose_lhs), "transpose_rhs": bool_attr(transpose_rhs)}
-        super().__init__(operands=[lhs, rhs], result_types=[result_type], properties=props)
+    @property
+    @abstractmethod
+    def lhs(self) -> SSAValue: ...
+
+    @property
+    @abstractmethod
+    def rhs(self) -> SSAValue: ...
+
+    @property
+    @abstractmethod
+    def result(self) -> SSAValue: ...
 
     @property
     def transposes(self) -> tuple[bool, bool]:
@@ -146,8 +122,57 @@ class MatmulOp(TensorOp, NeedsScratch):
 
     @property
     def rhs_shape(self) -> tuple[int, ...]:
-        """The rhs's shape as np.matmul reads it (`rhs_matrix_shape`; verified)."""
-        return rhs_matrix_shape(shape_of(self.rhs.type), self.panels, shape_of(self.result.type))
+        """The rhs's shape as np.matmul reads it: as stored, or the [K, N] its panels
+        hold, N the result's last axis. ValueError says why the stored panels cannot be that."""
+        rhs = shape_of(self.rhs.type)
+        if not self.panels:
+            return rhs
+        result = shape_of(self.result.type)
+        n = result[-1] if result else 0
+        if len(rhs) != 3 or rhs != panels_shape(rhs[1], n, self.panels):
+            count, _, width = panels_shape(0, n, self.panels)
+            raise ValueError(
+                f"rhs_panels = {width} needs the rhs as [{count}, K, {width}] for N = {n}, got {list(rhs)}"
+            )
+        return (rhs[1], n)
+
+    def check_panels(self, dtype: str) -> None:
+        """Panels of a positive width that hold B itself (not transposed), for a kernel of PANEL_TYPES."""
+        if self.rhs_panels is None:
+            return
+        if self.panels < 1:
+            raise VerifyException(f"'{self.name}' rhs_panels must be positive, got {self.panels}")
+        if self.transposes[1]:
+            raise VerifyException(
+                f"'{self.name}' an rhs in panels (rhs_panels) holds B itself: transpose_rhs must be false"
+            )
+        if dtype not in PANEL_TYPES:
+            raise VerifyException(
+                f"'{self.name}' rhs_panels needs an element type of {', '.join(PANEL_TYPES)}, got {dtype}"
+            )
+
+
+@irdl_op_definition
+class MatmulOp(TensorOp, NeedsScratch, Product):
+    """`rlx.matmul {transpose_lhs, transpose_rhs}` (lhs, rhs): np.matmul, with the
+    operands' stored transposes applied first."""
+
+    name = "rlx.matmul"
+    ALLOWED: ClassVar[tuple[str, ...]] = MATMUL_TYPES
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    result = result_def(TensorType)
+
+    def __init__(
+        self,
+        lhs: SSAValue,
+        rhs: SSAValue,
+        result_type: Attribute,
+        transpose_lhs: bool = False,
+        transpose_rhs: bool = False,
+    ) -> None:
+        props = {"transpose_lhs": bool_attr(transpose_lhs), "transpose_rhs": bool_attr(transpose_rhs)}
+        super().__init__(operands=[lhs, rhs], result_types=[result_type], properties=props)
 
     def scratch_bytes(self) -> tuple[int, ...]:
         """f16/bf16: the lhs, the rhs and the product as f32; other types need none."""
@@ -161,7 +186,7 @@ class MatmulOp(TensorOp, NeedsScratch):
         dtype = dtypes.from_ir(element_type(self.lhs.type))
         if dtype.name not in self.ALLOWED:
             raise VerifyException(f"'{self.name}' element type {dtype.name} is not one of {', '.join(self.ALLOWED)}")
-        check_panels(self, self.rhs_panels, self.transposes, dtype.name)
+        self.check_panels(dtype.name)
         try:
             expected = matmul_shape(shape_of(self.lhs.type), self.rhs_shape, *self.transposes)
         except ValueError as error:

@@ -45,7 +45,6 @@ from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
-    opt_prop_def,
     prop_def,
     region_def,
     traits_def,
@@ -72,7 +71,7 @@ from rlx_mlir.dialects.common import (
     normalize_axis,
     shape_of,
 )
-from rlx_mlir.dialects.contraction import check_panels, matmul_shape, rhs_matrix_shape
+from rlx_mlir.dialects.contraction import Product, matmul_shape
 from rlx_mlir.dialects.convolution import ConvolutionOp, ConvOp, window_properties
 from rlx_mlir.dialects.elementwise import ELEMENTWISE_OPS, is_elementwise
 from rlx_mlir.dialects.reduction import (
@@ -471,7 +470,7 @@ class ReductionRegionOp(ScalarBodyRegionOp, NeedsScratch):
 
 
 @irdl_op_definition
-class ContractionRegionOp(ScalarBodyRegionOp):
+class ContractionRegionOp(ScalarBodyRegionOp, Product):
     """A matmul and its elementwise epilogue, computed block by block.
 
     The first two inputs are the matmul's lhs and rhs (with `transpose_lhs`,
@@ -494,10 +493,6 @@ class ContractionRegionOp(ScalarBodyRegionOp):
     """
 
     name = "rlx.contraction_region"
-    transpose_lhs = prop_def(BoolAttr, default_value=bool_attr(False))
-    transpose_rhs = prop_def(BoolAttr, default_value=bool_attr(False))
-    rhs_panels = opt_prop_def(IntegerAttr[I64])
-    """The rhs stored in column panels, as on `rlx.matmul`."""
     PROPERTIES: ClassVar[tuple[str, ...]] = ("indexing_maps", "transpose_lhs", "transpose_rhs", "rhs_panels")
 
     def __init__(
@@ -527,18 +522,8 @@ class ContractionRegionOp(ScalarBodyRegionOp):
         return self.inputs[1]
 
     @property
-    def transposes(self) -> tuple[bool, bool]:
-        return bool(self.transpose_lhs.value.data), bool(self.transpose_rhs.value.data)
-
-    @property
-    def panels(self) -> int:
-        """W of an rhs stored in column panels (`rhs_panels`), 0 for an rhs as it is."""
-        return 0 if self.rhs_panels is None else self.rhs_panels.value.data
-
-    @property
-    def rhs_shape(self) -> tuple[int, ...]:
-        """The rhs's shape as np.matmul reads it (`rhs_matrix_shape`; verified)."""
-        return rhs_matrix_shape(shape_of(self.rhs.type), self.panels, shape_of(self.outputs[0].type))
+    def result(self) -> SSAValue:
+        return self.outputs[0]
 
     @property
     def mapped_inputs(self) -> Sequence[SSAValue]:
@@ -557,7 +542,7 @@ class ContractionRegionOp(ScalarBodyRegionOp):
         check_value_type(self, self.outputs[0].type, "result")
         if element_type(self.lhs.type) != element_type(self.rhs.type):
             raise VerifyException(f"'{self.name}' lhs and rhs must share an element type")
-        check_panels(self, self.rhs_panels, self.transposes, dtypes.from_ir(element_type(self.lhs.type)).name)
+        self.check_panels(dtypes.from_ir(element_type(self.lhs.type)).name)
         try:
             product = matmul_shape(shape_of(self.lhs.type), self.rhs_shape, *self.transposes)
         except ValueError as error:

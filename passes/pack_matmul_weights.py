@@ -43,15 +43,12 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from rlx_mlir.dialects import contraction as ct
-from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects import rlx
 from rlx_mlir.dialects.common import bool_attr, element_type, i64_attr
 from rlx_mlir.dialects.resources import ResourceElementsAttr, declare_digest, immutable
 from rlx_mlir.lowering.kernels.contraction import packed_panel_width
 from rlx_mlir.passes.lower_to_llvm import pass_tuning
 from rlx_mlir.tuning import Tuning
-
-Product = ct.MatmulOp | rg.ContractionRegionOp
 
 
 def panels(weight: np.ndarray, transposed: bool, width: int) -> np.ndarray:
@@ -60,7 +57,7 @@ def panels(weight: np.ndarray, transposed: bool, width: int) -> np.ndarray:
     whole first: a [768, 3072] one took 35 ms that way, 6.5 ms this way)."""
     n, k = weight.shape if transposed else weight.shape[::-1]
     whole, rest = divmod(n, width)
-    stored, frozen = _own_pages((whole + (rest > 0), k, width), weight.dtype)
+    stored, frozen = _own_pages(ct.panels_shape(k, n, width), weight.dtype)
     if transposed:
         stored[:whole] = weight[: whole * width].reshape(whole, width, k).transpose(0, 2, 1)
         stored[whole:, :, :rest] = weight[whole * width :].T
@@ -76,9 +73,10 @@ def _own_pages(shape: tuple[int, ...], dtype: np.dtype) -> tuple[np.ndarray, np.
     reads them from there, so these die with it; from the heap, their pages stayed
     in its free lists (BERT-base's 226 MB of panels: 318 MB anonymous after its
     compile, 94 MB after malloc_trim); a map goes back to the system."""
-    pages = mmap.mmap(-1, max(1, int(np.prod(shape)) * dtype.itemsize))
-    stored = np.frombuffer(pages, dtype, int(np.prod(shape))).reshape(shape)
-    return stored, np.frombuffer(memoryview(pages).toreadonly(), dtype, stored.size).reshape(shape)
+    count = int(np.prod(shape))
+    pages = mmap.mmap(-1, max(1, count * dtype.itemsize))
+    stored = np.frombuffer(pages, dtype, count).reshape(shape)
+    return stored, np.frombuffer(memoryview(pages).toreadonly(), dtype, count).reshape(shape)
 
 
 def _digest(constant: rlx.ConstantOp) -> str:
@@ -101,7 +99,7 @@ def _panels_constant(constant: rlx.ConstantOp, transposed: bool, width: int, kno
     layout = f"panels {width} of {'Bᵀ' if transposed else 'B'}"
     digest = hashlib.blake2b(f"{layout}: {_digest(constant)}".encode(), digest_size=16).hexdigest()
     n, k = weight.shape if transposed else weight.shape[::-1]
-    shape = (-(-n // width), k, width)
+    shape = ct.panels_shape(k, n, width)
     found = None if known is None else known(digest, weight.dtype)
     if found is not None and immutable(found) and found.nbytes == np.prod(shape) * weight.dtype.itemsize:
         stored = found.view(weight.dtype).reshape(shape)
@@ -121,7 +119,7 @@ def pack_matmul_weights(module: ModuleOp, tuning: Tuning, known: Known | None = 
     """Every product with a constant rhs that the emitted GEMM kernels run reads it in
     panels; a constant several products read is stored once per layout."""
     done: dict[tuple[rlx.ConstantOp, bool, int], rlx.ConstantOp] = {}
-    for op in [op for op in module.walk() if isinstance(op, Product)]:
+    for op in [op for op in module.walk() if isinstance(op, ct.Product)]:
         constant = op.rhs.owner
         if not isinstance(constant, rlx.ConstantOp) or constant.is_splat:
             continue

@@ -109,7 +109,7 @@ def _batch_strides(matrix: Sequence[int], batch: Sequence[int]) -> tuple[int, ..
     return tuple(0 if d < skip or matrix[d - skip] == 1 else own[d - skip] for d in range(len(batch)))
 
 
-def gemm_layout(op: ct.MatmulOp | rg.ContractionRegionOp) -> GemmLayout:
+def gemm_layout(op: ct.Product) -> GemmLayout:
     transpose_lhs, transpose_rhs = op.transposes
     lhs, rhs = shape_of(op.lhs.type), op.rhs_shape
     a = lhs if len(lhs) > 1 else (1, lhs[0])
@@ -614,7 +614,7 @@ def matmul_kernels(op: ct.MatmulOp, ctx: KernelContext) -> list[Kernel]:
     return _gemm_kernels(ctx.name, layout, dtype, [op.lhs, op.rhs, op.result], ctx.threads, ctx.tuning)
 
 
-def packed_panel_width(op: ct.MatmulOp | rg.ContractionRegionOp, tuning: Tuning) -> int:
+def packed_panel_width(op: ct.Product, tuning: Tuning) -> int:
     """The panel width W to store `op`'s rhs in (`rhs_panels`) if it is a constant
     (`pack-matmul-weights`), 0 to leave it: for a 2-D f32/f64 rhs whose products the
     emitted kernels run (the in-place tiles or the packed panels; longer K goes to
@@ -625,8 +625,7 @@ def packed_panel_width(op: ct.MatmulOp | rg.ContractionRegionOp, tuning: Tuning)
     runs 2.3x faster, [1 x 256] x [256 x 1024] 1.5x (transposed: 5.9x),
     [128 x 256] x [256 x 768] 1.3x, [128 x 768] x [768 x 3072] 1.2x and
     [1024 x 256] x [256 x 1024] 1.07x (benchmarks/README.md)."""
-    result = op.result if isinstance(op, ct.MatmulOp) else op.outputs[0]
-    if op.panels or len(shape_of(op.rhs.type)) != 2 or numel(shape_of(result.type)) == 0:
+    if op.panels or len(shape_of(op.rhs.type)) != 2 or numel(shape_of(op.result.type)) == 0:
         return 0
     dtype = dtypes.from_ir(element_type(op.rhs.type)).name
     layout = gemm_layout(op)
@@ -639,7 +638,7 @@ def packed_panel_width(op: ct.MatmulOp | rg.ContractionRegionOp, tuning: Tuning)
 
 def _packed_panel_kernels(
     ctx: KernelContext,
-    op: ct.MatmulOp | rg.ContractionRegionOp,
+    op: ct.Product,
     layout: GemmLayout,
     buffers: list[SSAValue | str | Scratch],
     finish: Epilogue | None = None,
