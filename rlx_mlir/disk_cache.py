@@ -73,7 +73,7 @@ weights took 0.64 s of its 5.5 s cold compile to sync), so a crash may leave
 one cut short, which its digest refuses; before a stamp vouches for an entry,
 the entry is synced (`_durable`), so no stamp outlives the bytes it vouched
 for. A mapped store (a compile's weights) over `MAP_OVER` is synced and
-stamped by its writer (`_remember_written`), from the digest of the bytes it
+stamped by its writer (`WRITTEN`), from the digest of the bytes it
 wrote, with the identity the rename into place left: the first warm process
 does not hash it either (its one window, which only this user's processes
 have: a write in place to the just-renamed file within the rename's
@@ -301,7 +301,7 @@ def load_view(kind: str, entry: str) -> memoryview | None:
     if read is None:
         return None
     data, info = read
-    stamp = f"verified {kind}/{entry}"
+    stamp = _verified(kind, entry)
     large = info.st_size > MAP_OVER
     verified = recall(stamp, info) if large else None
     started = time.time_ns()
@@ -313,6 +313,11 @@ def load_view(kind: str, entry: str) -> memoryview | None:
         with contextlib.suppress(OSError):
             path.unlink()
     return payload
+
+
+def _verified(kind: str, entry: str) -> str:
+    """What the stamp of a verified entry is about (its digest)."""
+    return f"verified {kind}/{entry}"
 
 
 def _durable(path: Path, info: os.stat_result) -> bool:
@@ -349,31 +354,27 @@ def identity(info: os.stat_result) -> str:
 
 def remember(what: str, info: os.stat_result, value: bytes, started: int) -> None:
     """Stamp `value` as what a hash of the file of status `info`, begun at
-    `started` (`time.time_ns()`), found about `what` (see the docstring's Stamps)."""
+    `started` (`time.time_ns()`, or WRITTEN by its writer), found about `what`
+    (see the docstring's Stamps)."""
     store("stamps", key("stamp", what, identity(info)), started.to_bytes(8, "little") + value)
 
 
-_WRITTEN = (1 << 64) - 1
-"""A stamp's start time that says its writer made it (`_remember_written`)."""
-
-
-def _remember_written(what: str, info: os.stat_result, value: bytes) -> None:
-    """Stamp `value` as what the file of status `info` holds, by the process that
-    just wrote it (from bytes it hashed in memory, then synced, then renamed into
-    place: until the rename, a temporary file no other process knew). Its first
-    load then skips the hash a stamp saves every later one."""
-    store("stamps", key("stamp", what, identity(info)), _WRITTEN.to_bytes(8, "little") + value)
+WRITTEN = (1 << 64) - 1
+"""The start time of a stamp its writer made (`store` of a mapped entry): from the
+bytes it hashed in memory, then synced, then renamed into place (until the
+rename, a temporary file no other process knew), so no later write can share
+the timestamps of the version it stamped."""
 
 
 def recall(what: str, info: os.stat_result) -> bytes | None:
-    """What `remember` (or `_remember_written`) stamped about `what` for the very
-    file of status `info`; None if nothing is, or if the file is racily clean
-    (changed within `RACY_NS` of the hash: a later write may share its timestamps)."""
+    """What `remember` stamped about `what` for the very file of status `info`; None
+    if nothing is, or if the file is racily clean (changed within `RACY_NS` of a
+    hash that was not its writer's: a later write may share its timestamps)."""
     stamp = load("stamps", key("stamp", what, identity(info)))
     if stamp is None or len(stamp) < 8:
         return None
     started = int.from_bytes(stamp[:8], "little")
-    if started != _WRITTEN and max(info.st_mtime_ns, info.st_ctime_ns) > started - RACY_NS:
+    if started != WRITTEN and max(info.st_mtime_ns, info.st_ctime_ns) > started - RACY_NS:
         return None
     return stamp[8:]
 
@@ -422,7 +423,7 @@ def store(kind: str, entry: str, data: Payload, mapped: bool = False) -> memoryv
         return None
     _account(where, folder / entry)
     if written is not None:
-        _remember_written(f"verified {kind}/{entry}", written, _header_digest(pieces[0]))
+        remember(_verified(kind, entry), written, _header_digest(pieces[0]), WRITTEN)
     return view
 
 
