@@ -9,6 +9,7 @@ turns the result into LLVM IR.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -87,6 +88,25 @@ class LowerToLLVMPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         lower_module(op, thread_count(self.threads), pass_tuning(self.name, self.target, self.tuning))
+
+
+@dataclass(frozen=True)
+class WeightLayoutPass(ModulePass, ABC):
+    """A pass that stores constant weights as a target's kernels read them
+    (pack-conv-weights, pack-matmul-weights): it takes the target and tuning
+    options lower-to-llvm takes, and must be given the same ones."""
+
+    target: str = ""
+    """The machine to pack for, as lower-to-llvm takes it ("" means $RLX_MLIR_TARGET, else native)."""
+
+    tuning: str = ""
+    """Overrides of the target's kernel choices, `name=value,...`, as lower-to-llvm takes them."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        self.rewrite(op, pass_tuning(self.name, self.target, self.tuning))
+
+    @abstractmethod
+    def rewrite(self, module: ModuleOp, tuning: Tuning) -> None: ...
 
 
 def pass_tuning(pass_name: str, target_name: str, overrides: str) -> Tuning:

@@ -34,9 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, TensorType, UnitAttr
-from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from rlx_mlir.dialects import convolution as cv
@@ -44,7 +42,7 @@ from rlx_mlir.dialects import rlx
 from rlx_mlir.dialects.common import element_type, i64_attr
 from rlx_mlir.dialects.resources import ResourceElementsAttr
 from rlx_mlir.lowering.kernels.conv import packed_lanes, winograd_form, winograd_weight
-from rlx_mlir.passes.lower_to_llvm import pass_tuning
+from rlx_mlir.passes.lower_to_llvm import WeightLayoutPass
 from rlx_mlir.tuning import Tuning
 
 
@@ -91,14 +89,8 @@ def pack_conv_weights(module: ModuleOp, tuning: Tuning) -> None:
 
 
 @dataclass(frozen=True)
-class PackConvWeightsPass(ModulePass):
+class PackConvWeightsPass(WeightLayoutPass):
     name = "pack-conv-weights"
 
-    target: str = ""
-    """The machine to pack for, as lower-to-llvm takes it ("" means $RLX_MLIR_TARGET, else native)."""
-
-    tuning: str = ""
-    """Overrides of the target's kernel choices, `name=value,...`, as lower-to-llvm takes them."""
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        pack_conv_weights(op, pass_tuning(self.name, self.target, self.tuning))
+    def rewrite(self, module: ModuleOp, tuning: Tuning) -> None:
+        pack_conv_weights(module, tuning)

@@ -37,9 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from rlx_mlir.dialects import contraction as ct
@@ -47,7 +45,7 @@ from rlx_mlir.dialects import rlx
 from rlx_mlir.dialects.common import bool_attr, element_type, i64_attr
 from rlx_mlir.dialects.resources import ResourceElementsAttr, declare_digest, immutable
 from rlx_mlir.lowering.kernels.contraction import packed_panel_width
-from rlx_mlir.passes.lower_to_llvm import pass_tuning
+from rlx_mlir.passes.lower_to_llvm import WeightLayoutPass
 from rlx_mlir.tuning import Tuning
 
 
@@ -140,14 +138,8 @@ def pack_matmul_weights(module: ModuleOp, tuning: Tuning, known: Known | None = 
 
 
 @dataclass(frozen=True)
-class PackMatmulWeightsPass(ModulePass):
+class PackMatmulWeightsPass(WeightLayoutPass):
     name = "pack-matmul-weights"
 
-    target: str = ""
-    """The machine to pack for, as lower-to-llvm takes it ("" means $RLX_MLIR_TARGET, else native)."""
-
-    tuning: str = ""
-    """Overrides of the target's kernel choices, `name=value,...`, as lower-to-llvm takes them."""
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        pack_matmul_weights(op, pass_tuning(self.name, self.target, self.tuning))
+    def rewrite(self, module: ModuleOp, tuning: Tuning) -> None:
+        pack_matmul_weights(module, tuning)
