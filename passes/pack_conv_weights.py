@@ -60,15 +60,17 @@ def _handle(constant: rlx.ConstantOp) -> str:
 
 def pack_conv_weights(module: ModuleOp, tuning: Tuning) -> None:
     """Every conv with a constant weight whose Winograd or lane form `tuning` prefers reads it
-    transformed or packed; a constant several convs read is stored once per layout."""
+    transformed or packed; a constant several convs read is stored once per layout. An op's
+    own `rlx.tuning` (a measured choice of the positions form, say) decides for it."""
     done: dict[tuple[rlx.ConstantOp, int, bool], rlx.ConstantOp] = {}
     for op in [op for op in module.walk() if isinstance(op, cv.ConvolutionOp)]:
         constant = op.weight.owner
         if op.lanes or not isinstance(constant, rlx.ConstantOp) or constant.is_splat:
             continue
-        lanes = winograd_form(op, tuning)
+        own = tuning.for_op(op)
+        lanes = winograd_form(op, own)
         winograd = bool(lanes)
-        lanes = lanes or packed_lanes(op, tuning)
+        lanes = lanes or packed_lanes(op, own)
         if not lanes:
             continue
         if (constant, lanes, winograd) not in done:

@@ -115,13 +115,14 @@ def _panels_constant(constant: rlx.ConstantOp, transposed: bool, width: int, kno
 
 def pack_matmul_weights(module: ModuleOp, tuning: Tuning, known: Known | None = None) -> None:
     """Every product with a constant rhs that the emitted GEMM kernels run reads it in
-    panels; a constant several products read is stored once per layout."""
+    panels; a constant several products read is stored once per layout. An op's own
+    `rlx.tuning` (a measured choice of the BLAS, say) decides for it."""
     done: dict[tuple[rlx.ConstantOp, bool, int], rlx.ConstantOp] = {}
     for op in [op for op in module.walk() if isinstance(op, ct.Product)]:
         constant = op.rhs.owner
         if not isinstance(constant, rlx.ConstantOp) or constant.is_splat:
             continue
-        width = packed_panel_width(op, tuning)
+        width = packed_panel_width(op, tuning.for_op(op))
         if not width:
             continue
         transposed = op.transposes[1]

@@ -7,11 +7,13 @@ cache-size formula predicts: the chunked GDN form won on a Zen 3 (AVX2) host
 and with x86-64-v3 code on a Zen 4, and lost 1.4-3x to the sequential form
 with AVX-512 code on Zen 4/5. So at
 the first compile, each such op is compiled alone once per candidate, on its
-own shapes, and timed on synthetic inputs; the winner becomes the op's
+own shapes, and timed on synthetic inputs (a model's weight stays a
+constant, of synthetic values, so the weight-layout passes store it as each
+candidate reads it); the winner becomes the op's
 `rlx.tuning` attribute (`rlx_mlir.tuning.TUNING_ATTRIBUTE`), which the
-lowering applies to that op only, and is kept in the disk cache under the
-target, the thread count and the op's text, so later compiles, in any
-process, read it instead of timing again.
+weight-layout passes and the lowering apply to that op only, and is kept in
+the disk cache under the target, the thread count and the op's text, so later
+compiles, in any process, read it instead of timing again.
 
 Measuring stops after `BUDGET_SECONDS` per compile (candidate compiles
 included; `compile(..., tune=seconds)` gives another budget). An op not
@@ -33,13 +35,15 @@ from typing import Any, Final
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, f32, f64
+from xdsl.dialects.builtin import ModuleOp, TensorType, f32, f64
 from xdsl.ir import Block, Operation, Region
 
 from rlx_mlir import disk_cache, dtypes
 from rlx_mlir.dialects import contraction as ct
 from rlx_mlir.dialects import recurrent as rc
+from rlx_mlir.dialects import rlx
 from rlx_mlir.dialects.common import element_type, shape_of
+from rlx_mlir.dialects.resources import ResourceElementsAttr
 from rlx_mlir.errors import RlxError
 from rlx_mlir.lowering.kernels.contraction import gemm_layout
 from rlx_mlir.runtime import Executable
@@ -110,8 +114,8 @@ class Tuned:
     seconds: Mapping[str, float]
 
 
-Build = Callable[[str, Mapping[str, int]], Executable]
-"""Compiles a module text with some knobs set (and no measuring of its own)."""
+Build = Callable[[ModuleOp, Mapping[str, int]], Executable]
+"""Compiles a module with some knobs set (and no measuring of its own)."""
 
 
 def budget(tune: bool | float | None) -> float:
@@ -125,8 +129,8 @@ def budget(tune: bool | float | None) -> float:
 
 
 def tune_module(module: ModuleOp, build: Build, target: Target, threads: int, seconds: float) -> list[Tuned]:
-    """Measure the choices of `module`'s ops (before memory planning) for at most
-    `seconds` and annotate them."""
+    """Measure the choices of `module`'s ops (before memory planning and the weight
+    layouts) for at most `seconds` and annotate them."""
     deadline = time.perf_counter() + seconds
     decisions = []
     for function in [op for op in module.ops if isinstance(op, func.FuncOp)]:
@@ -143,8 +147,7 @@ def tune_module(module: ModuleOp, build: Build, target: Target, threads: int, se
 
 def _decide(op: Operation, choice: Choice, build: Build, machine: str, deadline: float) -> Tuned | None:
     """The fastest candidate for `op`: from the cache, else measured while the budget lasts."""
-    text = _alone(op)
-    entry = disk_cache.key("wisdom", machine, text)
+    entry = wisdom_key(op, machine)
     stored = disk_cache.load("wisdom", entry)
     labels = [label for label, _ in choice.candidates]
     if stored is not None:
@@ -156,16 +159,18 @@ def _decide(op: Operation, choice: Choice, build: Build, machine: str, deadline:
             return Tuned(op.name, winner, "cached", {})
     if time.perf_counter() > deadline:  # no inputs made for nothing: a BERT's 96 GEMMs cost 2.5 s of them
         return None
-    arrays = _inputs(op)
+    arrays, weights = _inputs(op), _weights(op)
+    alone = _alone(op, {k: arrays[k] for k in weights})
+    arguments = [array for k, array in enumerate(arrays) if k not in weights]
     seconds: dict[str, float] = {}
     for label, knobs in choice.candidates:
         if time.perf_counter() > deadline:
             return None
         try:
-            exe = build(text, knobs)
+            exe = build(alone, knobs)
         except RlxError:  # a candidate that cannot be built here is not a choice
             continue
-        seconds[label] = _best_time(exe, arrays, deadline)
+        seconds[label] = _best_time(exe, arguments, deadline)
     if not seconds:
         return None
     winner = min(seconds, key=seconds.__getitem__)
@@ -173,17 +178,42 @@ def _decide(op: Operation, choice: Choice, build: Build, machine: str, deadline:
     return Tuned(op.name, winner, "measured", seconds)
 
 
-def _alone(op: Operation) -> str:
-    """`op` as the only op of a function of its operands (its text is the cache key)."""
-    inputs = [v.type for v in op.operands]
+def wisdom_key(op: Operation, machine: str) -> str:
+    """The disk-cache entry of `op`'s decision on `machine` (the target's key and the
+    thread count): the op alone, and which of its operands are weights (a constant
+    weight runs other forms than one given at run time)."""
+    return disk_cache.key("wisdom", machine, str(_alone(op, {})), f"weights {_weights(op)}")
+
+
+def _weights(op: Operation) -> list[int]:
+    """The positions of `op`'s operands that are constants (a model's weights)."""
+    return [k for k, value in enumerate(op.operands) if _is_weight(value.owner)]
+
+
+def _alone(op: Operation, weights: Mapping[int, np.ndarray]) -> ModuleOp:
+    """`op` as the only op of a function of its operands, but those `weights` holds
+    (by position): a model's weight stays a constant, of these values, so that the
+    weight-layout passes store it as each candidate reads it."""
+    inputs = [value.type for k, value in enumerate(op.operands) if k not in weights]
     block = Block(arg_types=inputs)
+    arguments = iter(block.args)
     copy = op.clone()
-    for k, arg in enumerate(block.args):
-        copy.operands[k] = arg
+    for k, value in enumerate(op.operands):
+        if k in weights:
+            t = TensorType(element_type(value.type), shape_of(value.type))
+            weight = rlx.ConstantOp(ResourceElementsAttr.from_array(f"weight{k}", t, weights[k]))
+            block.add_op(weight)
+            copy.operands[k] = weight.result
+        else:
+            copy.operands[k] = next(arguments)
     block.add_op(copy)
     block.add_op(func.ReturnOp(*copy.results))
     function = func.FuncOp("tuned", (inputs, [r.type for r in op.results]), Region([block]))
-    return str(ModuleOp([function]))
+    return ModuleOp([function])
+
+
+def _is_weight(owner: Operation | Block) -> bool:
+    return isinstance(owner, rlx.ConstantOp) and not owner.is_splat
 
 
 def _inputs(op: Operation) -> list[np.ndarray]:

@@ -442,7 +442,7 @@ def compile(
     written: Future[dict[str, memoryview]] | None = None
     if artifacts is None:
 
-        def build(alone: str, knobs: Mapping[str, int]) -> Executable:
+        def build(alone: ModuleOp, knobs: Mapping[str, int]) -> Executable:
             return compile(alone, "", None, threads, machine.name, {**(tuning or {}), **knobs}, tune=False)
 
         measuring = (build, measure) if measure else None

@@ -7,13 +7,16 @@ measuring, builds are the model's, bit for bit."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
 import numpy as np
 import pytest
+from xdsl.dialects.builtin import ModuleOp
 
 import rlx_mlir as rlx
 from rlx_mlir import autotune, disk_cache
-from rlx_mlir.target import target
+from rlx_mlir.builder import Builder
+from rlx_mlir.target import available_cpus, target
 from rlx_mlir.tuning import NEVER, TUNING_ATTRIBUTE
 
 GENEROUS = 30.0
@@ -102,10 +105,9 @@ def test_the_winner_is_kept_per_op_not_per_module() -> None:
 def wisdom_entry(text: str) -> str:
     """The disk-cache entry of the one recurrence of `text`, at this compile's target and threads."""
     from rlx_mlir.compiler import parse
-    from rlx_mlir.target import available_cpus
 
     op = next(o for o in parse(text).walk() if type(o) in autotune.CHOICES)
-    return disk_cache.key("wisdom", f"{target().key}|threads={available_cpus()}", autotune._alone(op))
+    return autotune.wisdom_key(op, f"{target().key}|threads={available_cpus()}")
 
 
 @pytest.mark.parametrize(("choice", "knob", "blas"), [("chunked", 0, True), ("sequential", NEVER, False)])
@@ -122,6 +124,49 @@ def test_the_stored_choice_is_the_form_that_runs(choice: str, knob: int, blas: b
     np.testing.assert_allclose(
         exe(*inputs)[0], rlx.compile(text, tune=False)(*inputs)[0], rtol=CHUNKED_RTOL, atol=CHUNKED_RTOL
     )
+
+
+def weighted_matmul(n: int) -> tuple[ModuleOp, np.ndarray]:
+    """x [64, 256] @ w [256, n] with w a constant (a model's weight), and w."""
+    w = np.random.default_rng(3).standard_normal((256, n)).astype(np.float32)
+    b = Builder("f")
+    b.output(b.matmul(b.input((64, 256)), b.constant(w)))
+    return b.module(), w
+
+
+def test_a_weight_is_measured_as_the_constant_it_is() -> None:
+    """The candidates of a GEMM whose rhs is a constant keep it one: the emitted
+    kernels' candidate reads it in panels stored at compile time, as it will run,
+    and the BLAS's reads it as it is."""
+    module, _ = weighted_matmul(320)
+    built: dict[str, str] = {}
+
+    def build(alone: ModuleOp, knobs: Mapping[str, int]) -> rlx.Executable:
+        exe = rlx.compile(alone, "", tuning=knobs, tune=False)
+        built["blas" if knobs else "emitted"] = exe.planned_ir
+        return exe
+
+    (decision,) = autotune.tune_module(module, build, target(), 2, GENEROUS)
+    assert decision.source == "measured" and set(built) == {"emitted", "blas"}
+    assert "rhs_panels" in built["emitted"] and "rhs_panels" not in built["blas"]
+
+
+@pytest.mark.parametrize(("choice", "panels"), [("emitted", True), ("blas", False)])
+def test_a_weight_is_laid_out_for_the_kernel_chosen(choice: str, panels: bool) -> None:
+    """A GEMM whose measured choice is the BLAS reads its constant weight as it is
+    (pack-matmul-weights honours the op's own rlx.tuning), the emitted kernels' choice
+    reads it in panels; both compute x @ w."""
+    module, w = weighted_matmul(384 if panels else 448)
+    op = next(o for o in module.walk() if type(o) in autotune.CHOICES)
+    disk_cache.store(
+        "wisdom", autotune.wisdom_key(op, f"{target().key}|threads={available_cpus()}"), json.dumps(choice).encode()
+    )
+    exe = rlx.compile(module, tune=GENEROUS)
+    assert [(d.choice, d.source) for d in exe.tuned] == [(choice, "cached")]
+    assert ("rhs_panels" in exe.planned_ir) is panels
+    assert ("cblas_sgemm" in exe.llvm_ir) is not panels
+    x = np.random.default_rng(4).standard_normal((64, 256)).astype(np.float32)
+    np.testing.assert_allclose(exe(x)[0], x.astype(np.float64) @ w, rtol=1e-4, atol=1e-4)
 
 
 def test_an_unreadable_decision_is_measured_again() -> None:

@@ -86,3 +86,19 @@ func.func @left(%x: tensor<4x2xf32>, %w: tensor<2x20xf32>, %h: tensor<4x2xf16>, 
   %t = rlx.matmul %x, %u : (tensor<4x2xf32>, tensor<2xf32>) -> tensor<4xf32>
   func.return %y, %z, %t : tensor<4x20xf32>, tensor<4x20xf16>, tensor<4xf32>
 }
+
+// -----
+
+// A product's own rlx.tuning decides for it (autotune's measured choice of the
+// BLAS, here): its weight stays as it is, while the same product without it
+// reads panels.
+
+// CHECK-LABEL: func.func @own_tuning
+// CHECK: rlx.matmul %x, %w {rlx.tuning = {gemm_tiled_max_mnk = 0 : i64, gemm_panel_max_mnk = 0 : i64}} : (tensor<4x2xf32>, tensor<2x20xf32>) -> tensor<4x20xf32>
+// CHECK-NEXT: rlx.matmul %x, %{{.*}} {rhs_panels = 16 : i64} : (tensor<4x2xf32>, tensor<2x2x16xf32>) -> tensor<4x20xf32>
+func.func @own_tuning(%x: tensor<4x2xf32>) -> (tensor<4x20xf32>, tensor<4x20xf32>) {
+  %w = rlx.constant dense<[[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]]> : tensor<2x20xf32>
+  %b = rlx.matmul %x, %w {rlx.tuning = {gemm_tiled_max_mnk = 0 : i64, gemm_panel_max_mnk = 0 : i64}} : (tensor<4x2xf32>, tensor<2x20xf32>) -> tensor<4x20xf32>
+  %y = rlx.matmul %x, %w : (tensor<4x2xf32>, tensor<2x20xf32>) -> tensor<4x20xf32>
+  func.return %b, %y : tensor<4x20xf32>, tensor<4x20xf32>
+}
