@@ -17,8 +17,11 @@ compiles, in any process, read it instead of timing again.
 
 Measuring stops after `BUDGET_SECONDS` per compile (candidate compiles
 included; `compile(..., tune=seconds)` gives another budget). An op not
-decided by then keeps the model's choice (`Tuning`) and is measured again at
-a later compile, whose candidate builds then come from the disk cache. With
+decided by then keeps the model's choice (`Tuning`) in that build, which the
+disk cache keeps as it is (the same module compiled again is read, not
+measured); a later compile that builds another module with the op (another
+model, another input shape) measures it, its candidate builds then coming
+from the disk cache. With
 `compile(..., tune=False)` or `RLX_MLIR_TUNE=0` every op keeps the model's
 choice, deterministically. The forms agree within the documented bound of
 the chunked forms (tests/test_autotune.py).
@@ -106,7 +109,8 @@ CHOICES: dict[type[Operation], Choice] = {
 @dataclass(frozen=True)
 class Tuned:
     """One decision of a compile: the op, the form chosen, and whether it was
-    measured now (with each candidate's best time in seconds) or read from the cache."""
+    measured now (with each candidate's best time in seconds) or read from the cache
+    (or from the same op's decision earlier in the compile: "cached" too)."""
 
     op: str
     choice: str
@@ -133,30 +137,30 @@ def tune_module(module: ModuleOp, build: Build, target: Target, threads: int, se
     layouts) for at most `seconds` and annotate them."""
     deadline = time.perf_counter() + seconds
     decisions = []
+    decided: dict[str, str] = {}  # this compile's winners: its repeated layers measured once, cache or not
     for function in [op for op in module.ops if isinstance(op, func.FuncOp)]:
         for op in list(function_block(function).walk()):
             choice = CHOICES.get(type(op))
             if choice is None or TUNING_ATTRIBUTE in op.attributes or not choice.worth(op):
                 continue  # an op's own rlx.tuning is the user's choice: kept as it is
-            decision = _decide(op, choice, build, f"{target.key}|threads={threads}", deadline)
+            decision = _decide(op, choice, build, f"{target.key}|threads={threads}", (deadline, decided))
             if decision is not None:
                 set_overrides(op, dict(choice.candidates)[decision.choice])
                 decisions.append(decision)
     return decisions
 
 
-def _decide(op: Operation, choice: Choice, build: Build, machine: str, deadline: float) -> Tuned | None:
-    """The fastest candidate for `op`: from the cache, else measured while the budget lasts."""
+def _decide(
+    op: Operation, choice: Choice, build: Build, machine: str, budget: tuple[float, dict[str, str]]
+) -> Tuned | None:
+    """The fastest candidate for `op`: as decided for the same op earlier in this compile,
+    else from the cache, else measured while the budget lasts (its deadline)."""
+    deadline, decided = budget
     entry = wisdom_key(op, machine)
-    stored = disk_cache.load("wisdom", entry)
     labels = [label for label, _ in choice.candidates]
-    if stored is not None:
-        try:
-            winner = json.loads(stored)
-        except ValueError:
-            winner = None
-        if winner in labels:
-            return Tuned(op.name, winner, "cached", {})
+    winner = decided.get(entry) or _stored(entry)
+    if winner in labels:
+        return Tuned(op.name, winner, "cached", {})
     if time.perf_counter() > deadline:  # no inputs made for nothing: a BERT's 96 GEMMs cost 2.5 s of them
         return None
     arrays, weights = _inputs(op), _weights(op)
@@ -173,9 +177,18 @@ def _decide(op: Operation, choice: Choice, build: Build, machine: str, deadline:
         seconds[label] = _best_time(exe, arguments, deadline)
     if not seconds:
         return None
-    winner = min(seconds, key=seconds.__getitem__)
+    winner = decided[entry] = min(seconds, key=seconds.__getitem__)
     disk_cache.store("wisdom", entry, json.dumps(winner).encode())
     return Tuned(op.name, winner, "measured", seconds)
+
+
+def _stored(entry: str) -> object:
+    """The winner the disk cache holds for `entry` (None if none, anything if garbled)."""
+    stored = disk_cache.load("wisdom", entry)
+    try:
+        return None if stored is None else json.loads(stored)
+    except ValueError:
+        return None
 
 
 def wisdom_key(op: Operation, machine: str) -> str:

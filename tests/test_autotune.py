@@ -169,6 +169,20 @@ def test_a_weight_is_laid_out_for_the_kernel_chosen(choice: str, panels: bool) -
     np.testing.assert_allclose(exe(x)[0], x.astype(np.float64) @ w, rtol=1e-4, atol=1e-4)
 
 
+def test_repeated_layers_are_measured_once_without_the_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two products of one shape and weight layout (a model's repeated layers) cost one
+    measurement, the second reading the first's decision, with the disk cache off too."""
+    monkeypatch.setenv("RLX_MLIR_CACHE", "0")
+    w = np.random.default_rng(5).standard_normal((256, 512)).astype(np.float32)
+    b = Builder("f")
+    first, second = b.input((64, 256)), b.input((64, 256))
+    b.output(b.matmul(first, b.constant(w)))
+    b.output(b.matmul(second, b.constant(-w)))
+    exe = rlx.compile(b.module(), tune=GENEROUS)
+    assert [d.source for d in exe.tuned] == ["measured", "cached"]
+    assert exe.tuned[1].choice == exe.tuned[0].choice
+
+
 def test_an_unreadable_decision_is_measured_again() -> None:
     text = gdn(512)
     disk_cache.store("wisdom", wisdom_entry(text), b"\xff not json")
