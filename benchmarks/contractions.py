@@ -16,6 +16,11 @@ Prints median times and the ratio peer / rlx (> 1 means rlx is faster):
   (while its K x two-vector panel fits `Tuning.gemm_panel_max_bytes`, a
   quarter of L2) against rlx's OpenBLAS blocks, interleaved (the measurement
   behind that bound), and numpy;
+- a model's constant weights: x @ w with w a constant, its panels stored once
+  at compile time (`pack-matmul-weights`) against packing them at every call
+  or reading w in place (`PER_CALL`), interleaved, at a decode step's,
+  a small batch's and a prefill's M, w as stored or transposed (ONNX's Gemm
+  with transB): the measurement behind that pass;
 - ViT's MLP-up at batch 8, [1576 x 256] @ [256 x 1024] (64 column panels:
   the grouped panels' case), alone and as gelu(x @ w + b), vs numpy and torch;
 - gelu(x @ w + b) at [4096 x 1024] @ [1024 x 1024] vs NumPy eager and torch
@@ -50,6 +55,13 @@ THREADS = 2
 BLAS_ONLY = {"gemm_tiled_max_mnk": 0, "gemm_panel_max_mnk": 0}
 """Tuning under which matmuls call OpenBLAS: the emitted tile and packed-panel kernels are off."""
 
+PER_CALL = {"gemm_packed_weights_max_mnk": 0}
+"""Tuning under which a constant weight stays as it is: the panel kernel packs it at every
+call, the tiles read it in place (`pack-matmul-weights` off)."""
+
+WEIGHT_CASES = ((1, 256, 1024, False), (1, 256, 768, True), (8, 256, 1024, False), (128, 256, 768, False))
+"""(M, K, N, transposed) of x [M, K] @ w [K, N] (w stored [N, K] when transposed)."""
+
 
 def matmul_exe(
     lhs: tuple[int, ...], rhs: tuple[int, ...], tuning: Mapping[str, int] | None = None, tune: bool | None = None
@@ -57,6 +69,15 @@ def matmul_exe(
     b = Builder("matmul")
     b.output(b.matmul(b.input(lhs), b.input(rhs)))
     return rlx.compile(b.module(), threads=THREADS, tuning=tuning, tune=tune)
+
+
+def weight_exe(
+    x: np.ndarray, w: np.ndarray, transposed: bool, tuning: Mapping[str, int] | None
+) -> rlx.runtime.Executable:
+    """x @ w (x @ wᵀ when `transposed`) with w a constant, as a model's weight is."""
+    b = Builder("weights")
+    b.output(b.matmul(b.input(x.shape), b.constant(w), transpose_rhs=transposed))
+    return rlx.compile(b.module(), threads=THREADS, tuning=tuning, tune=False)
 
 
 def mlp_exe(n: int, k: int, m: int) -> rlx.runtime.Executable:
@@ -141,6 +162,18 @@ def main() -> None:
         path = "OpenBLAS" if "scipy_" in exe.llvm_ir else "panels"
         title = f"matmul f32 [1024x{k}] @ [{k}x256], rlx: {path}"
         report(title, 2 * 1024 * k * 256 / 1e6, times.pop("rlx"), times)
+
+    # a model's constant weights: panels stored at compile time against per call
+    for m, k, p, transposed in WEIGHT_CASES:
+        x = rng.standard_normal((m, k), dtype=np.float32)
+        w = rng.standard_normal((p, k) if transposed else (k, p), dtype=np.float32)
+        stored, per_call = weight_exe(x, w, transposed, None), weight_exe(x, w, transposed, PER_CALL)
+        wx = w.T if transposed else w
+        times = interleaved_medians({"rlx": lambda: stored(x), "rlx, per call": lambda: per_call(x)}, repeat * 20)
+        times["numpy.matmul"] = median_ms(lambda: x @ wx, repeat * 20)
+        rhs = f"[{p}x{k}]ᵀ" if transposed else f"[{k}x{p}]"
+        title = f"matmul f32 [{m}x{k}] @ {rhs}, w a constant"
+        report(title, 2 * m * k * p / 1e6, times.pop("rlx"), times)
 
     # ViT's MLP-up at batch 8 (the model suite's size), unit-scale data: many column panels
     n, k, m = 1576, 256, 1024
