@@ -175,6 +175,14 @@ class ConstantOp(IRDLOperation):
         printer.print_attribute(self.result.type)
 
 
+def stored_weight(value: SSAValue) -> ConstantOp | None:
+    """The constant holding every element of `value` (a model's weight), or None: a value
+    computed at run time, or a splat (one element for all). The weight-layout passes
+    store such a constant as their kernels read it, and autotune measures its ops so."""
+    owner = value.owner
+    return owner if isinstance(owner, ConstantOp) and not owner.is_splat else None
+
+
 class SplatToExpand(RewritePattern):
     """A splat constant becomes its one value and an `rlx.expand` of it."""
 

@@ -64,8 +64,8 @@ def pack_conv_weights(module: ModuleOp, tuning: Tuning) -> None:
     own `rlx.tuning` (a measured choice of the positions form, say) decides for it."""
     done: dict[tuple[rlx.ConstantOp, int, bool], rlx.ConstantOp] = {}
     for op in [op for op in module.walk() if isinstance(op, cv.ConvolutionOp)]:
-        constant = op.weight.owner
-        if op.lanes or not isinstance(constant, rlx.ConstantOp) or constant.is_splat:
+        constant = rlx.stored_weight(op.weight)
+        if op.lanes or constant is None:
             continue
         own = tuning.for_op(op)
         lanes = winograd_form(op, own)

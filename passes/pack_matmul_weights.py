@@ -119,8 +119,8 @@ def pack_matmul_weights(module: ModuleOp, tuning: Tuning, known: Known | None = 
     `rlx.tuning` (a measured choice of the BLAS, say) decides for it."""
     done: dict[tuple[rlx.ConstantOp, bool, int], rlx.ConstantOp] = {}
     for op in [op for op in module.walk() if isinstance(op, ct.Product)]:
-        constant = op.rhs.owner
-        if not isinstance(constant, rlx.ConstantOp) or constant.is_splat:
+        constant = rlx.stored_weight(op.rhs)
+        if constant is None:
             continue
         width = packed_panel_width(op, tuning.for_op(op))
         if not width:

@@ -143,7 +143,7 @@ def tune_module(module: ModuleOp, build: Build, target: Target, threads: int, se
             choice = CHOICES.get(type(op))
             if choice is None or TUNING_ATTRIBUTE in op.attributes or not choice.worth(op):
                 continue  # an op's own rlx.tuning is the user's choice: kept as it is
-            decision = _decide(op, choice, build, f"{target.key}|threads={threads}", (deadline, decided))
+            decision = _decide(op, choice, build, f"{target.key}|threads={threads}", deadline, decided)
             if decision is not None:
                 set_overrides(op, dict(choice.candidates)[decision.choice])
                 decisions.append(decision)
@@ -151,11 +151,10 @@ def tune_module(module: ModuleOp, build: Build, target: Target, threads: int, se
 
 
 def _decide(
-    op: Operation, choice: Choice, build: Build, machine: str, budget: tuple[float, dict[str, str]]
+    op: Operation, choice: Choice, build: Build, machine: str, deadline: float, decided: dict[str, str]
 ) -> Tuned | None:
-    """The fastest candidate for `op`: as decided for the same op earlier in this compile,
-    else from the cache, else measured while the budget lasts (its deadline)."""
-    deadline, decided = budget
+    """The fastest candidate for `op`: as `decided` for the same op earlier in this compile,
+    else from the cache, else measured until the deadline."""
     entry = wisdom_key(op, machine)
     labels = [label for label, _ in choice.candidates]
     winner = decided.get(entry) or _stored(entry)
@@ -200,7 +199,7 @@ def wisdom_key(op: Operation, machine: str) -> str:
 
 def _weights(op: Operation) -> list[int]:
     """The positions of `op`'s operands that are constants (a model's weights)."""
-    return [k for k, value in enumerate(op.operands) if _is_weight(value.owner)]
+    return [k for k, value in enumerate(op.operands) if rlx.stored_weight(value) is not None]
 
 
 def _alone(op: Operation, weights: Mapping[int, np.ndarray]) -> ModuleOp:
@@ -223,10 +222,6 @@ def _alone(op: Operation, weights: Mapping[int, np.ndarray]) -> ModuleOp:
     block.add_op(func.ReturnOp(*copy.results))
     function = func.FuncOp("tuned", (inputs, [r.type for r in op.results]), Region([block]))
     return ModuleOp([function])
-
-
-def _is_weight(owner: Operation | Block) -> bool:
-    return isinstance(owner, rlx.ConstantOp) and not owner.is_splat
 
 
 def _inputs(op: Operation) -> list[np.ndarray]:
