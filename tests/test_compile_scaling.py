@@ -95,6 +95,19 @@ def test_the_entry_calls_its_kernels_out_of_line() -> None:
         assert re.search(rf"^define internal (?:fastcc )?void @\"?{thunk}\"?\(", optimized, re.M), thunk
 
 
+def test_each_thunk_calls_its_kernel_out_of_line() -> None:
+    """A kernel is optimized once, as a function of its own: inlined into its
+    thunk, O3 ran its function passes over it a second time there."""
+    exe = rlx.compile(chain(3 * MAX_OPS, ["tanh", "exp", "mul"]))
+    optimized = exe.optimized_llvm_ir
+    thunks = re.findall(r"^define internal (?:fastcc )?void @\"?(f_k\d+)_thunk\"?\(", optimized, re.M)
+    assert len(thunks) == 3
+    for kernel in thunks:
+        thunk = re.search(rf"^define [^\n]*@\"?{kernel}_thunk\"?\(.*?^}}", optimized, re.M | re.S)
+        assert thunk is not None and re.search(rf"call (?:fastcc )?void @\"?{kernel}\"?\(", thunk[0]), kernel
+        assert re.search(rf"^define internal (?:fastcc )?void @\"?{kernel}\"?\(", optimized, re.M), kernel
+
+
 def _place_every_pair(buffers: list[Buffer]) -> int:
     """The planner's placement written the direct way: every placed buffer is
     compared with the next one (the oracle for the sweep of `place`)."""

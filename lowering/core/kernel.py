@@ -106,8 +106,9 @@ def kernel_function(name: str, n_pointers: int, build: Build) -> llvm.FuncOp:
 def emit_thunk(kernel: llvm.FuncOp, name: str, n_pointers: int) -> llvm.FuncOp:
     """`void name(ptr args, i64 begin, i64 end)`: the uniform entry every launcher calls.
 
-    It unpacks the pointer array and calls the kernel, which O3 inlines; its
-    `noalias` parameters become alias scopes, so the loop still vectorizes.
+    It unpacks the pointer array and calls the kernel, which stays a function
+    of its own (`jit.internalize`) whose `noalias` parameters let its loops
+    vectorize.
     """
     entry = Block(arg_types=[PTR, i64, i64])
     e = Emitter(entry)
