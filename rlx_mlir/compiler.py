@@ -485,7 +485,7 @@ def compile(
         )
     except MemoryError:
         raise AllocationError(f"the arena of {a.plan.arena_size} bytes cannot be allocated") from None
-    exe.tuned = artifacts.tuned
+    exe.tuned = artifacts.tuned if derived is not None else [_read_back(t) for t in artifacts.tuned]
     exe.pickled_source = pickled_source
     exe.threads = effective
     exe.recompile = (
@@ -494,6 +494,12 @@ def compile(
     )
     exe.cached = {"module": artifacts is not derived, "machine code": compiled.from_disk}
     return exe
+
+
+def _read_back(decision: autotune.Tuned) -> autotune.Tuned:
+    """A decision of a module entry read from the cache: measured by the compile that
+    wrote it (its times are that compile's), none in this one."""
+    return dataclasses.replace(decision, source="cached")
 
 
 def pickled_source(module: ModuleOp) -> Source:

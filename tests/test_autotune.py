@@ -94,6 +94,17 @@ def test_a_choice_is_measured_and_equals_the_model(text: str, inputs: list[np.nd
     np.testing.assert_allclose(tuned(*inputs)[0], model(*inputs)[0], rtol=CHUNKED_RTOL, atol=CHUNKED_RTOL)
 
 
+def test_a_module_read_from_the_cache_reports_its_decisions_as_cached() -> None:
+    """Compiling the same module again measures nothing: its decisions are read back."""
+    text = gdn(352)
+    first = rlx.compile(text, tune=GENEROUS)
+    again = rlx.compile(text, tune=GENEROUS)
+    assert again.cached["module"] and [d.source for d in first.tuned] == ["measured"]
+    assert [(d.choice, d.source, d.seconds) for d in again.tuned] == [
+        (d.choice, "cached", d.seconds) for d in first.tuned
+    ]
+
+
 def test_the_winner_is_kept_per_op_not_per_module() -> None:
     """Another module with the same op reads the decision instead of measuring."""
     first = rlx.compile(gdn(320), tune=GENEROUS)
