@@ -10,6 +10,7 @@ turns the result into LLVM IR.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -107,6 +108,13 @@ class WeightLayoutPass(ModulePass, ABC):
 
     @abstractmethod
     def rewrite(self, module: ModuleOp, tuning: Tuning) -> None: ...
+
+
+def erase_replaced(weights: Iterable[rlx.ConstantOp]) -> None:
+    """Erase the weights a layout pass replaced at every use (one it left a reader keeps)."""
+    for weight in weights:
+        if not weight.result.uses:
+            Rewriter.erase_op(weight)
 
 
 def pass_tuning(pass_name: str, target_name: str, overrides: str) -> Tuning:

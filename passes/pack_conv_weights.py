@@ -42,7 +42,7 @@ from rlx_mlir.dialects import rlx
 from rlx_mlir.dialects.common import element_type, i64_attr
 from rlx_mlir.dialects.resources import ResourceElementsAttr
 from rlx_mlir.lowering.kernels.conv import packed_lanes, winograd_form, winograd_weight
-from rlx_mlir.passes.lower_to_llvm import WeightLayoutPass
+from rlx_mlir.passes.lower_to_llvm import WeightLayoutPass, erase_replaced
 from rlx_mlir.tuning import Tuning
 
 
@@ -85,9 +85,7 @@ def pack_conv_weights(module: ModuleOp, tuning: Tuning) -> None:
         op.properties["weight_lanes"] = i64_attr(lanes)
         if winograd:
             op.properties["winograd"] = UnitAttr()
-    for constant in {constant for constant, _, _ in done}:
-        if not constant.result.uses:
-            Rewriter.erase_op(constant)
+    erase_replaced({constant for constant, _, _ in done})
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,7 @@ from rlx_mlir.dialects import rlx
 from rlx_mlir.dialects.common import bool_attr, element_type, i64_attr
 from rlx_mlir.dialects.resources import ResourceElementsAttr, declare_digest, immutable
 from rlx_mlir.lowering.kernels.contraction import packed_panel_width
-from rlx_mlir.passes.lower_to_llvm import WeightLayoutPass
+from rlx_mlir.passes.lower_to_llvm import WeightLayoutPass, erase_replaced
 from rlx_mlir.tuning import Tuning
 
 
@@ -133,9 +133,7 @@ def pack_matmul_weights(module: ModuleOp, tuning: Tuning, known: Known | None = 
         op.operands[1] = done[constant, transposed, width].result
         op.properties["transpose_rhs"] = bool_attr(False)
         op.properties["rhs_panels"] = i64_attr(width)
-    for constant in {constant for constant, _, _ in done}:
-        if not constant.result.uses:
-            Rewriter.erase_op(constant)
+    erase_replaced({constant for constant, _, _ in done})
 
 
 @dataclass(frozen=True)
