@@ -21,7 +21,8 @@ decided by then keeps the model's choice (`Tuning`) in that build, which the
 disk cache keeps as it is (the same module compiled again is read, not
 measured); a later compile that builds another module with the op (another
 model, another input shape) measures it, its candidate builds then coming
-from the disk cache. With
+from the disk cache. A process also keeps its winners in memory, so its
+builds agree with the disk cache off too. With
 `compile(..., tune=False)` or `RLX_MLIR_TUNE=0` every op keeps the model's
 choice, deterministically. The forms agree within the documented bound of
 the chunked forms (tests/test_autotune.py).
@@ -137,27 +138,31 @@ def tune_module(module: ModuleOp, build: Build, target: Target, threads: int, se
     layouts) for at most `seconds` and annotate them."""
     deadline = time.perf_counter() + seconds
     decisions = []
-    decided: dict[str, str] = {}  # this compile's winners: its repeated layers measured once, cache or not
     for function in [op for op in module.ops if isinstance(op, func.FuncOp)]:
         for op in list(function_block(function).walk()):
             choice = CHOICES.get(type(op))
             if choice is None or TUNING_ATTRIBUTE in op.attributes or not choice.worth(op):
                 continue  # an op's own rlx.tuning is the user's choice: kept as it is
-            decision = _decide(op, choice, build, f"{target.key}|threads={threads}", deadline, decided)
+            decision = _decide(op, choice, build, f"{target.key}|threads={threads}", deadline)
             if decision is not None:
                 set_overrides(op, dict(choice.candidates)[decision.choice])
                 decisions.append(decision)
     return decisions
 
 
-def _decide(
-    op: Operation, choice: Choice, build: Build, machine: str, deadline: float, decided: dict[str, str]
-) -> Tuned | None:
-    """The fastest candidate for `op`: as `decided` for the same op earlier in this compile,
-    else from the cache, else measured until the deadline."""
+_decided: dict[str, str] = {}
+"""The winners this process measured, by wisdom key, read before the disk cache: a
+model's repeated layers are measured once, and every build in the process (an
+executable's profiling build, a model compiled again) makes the same choices, with
+the cache off too."""
+
+
+def _decide(op: Operation, choice: Choice, build: Build, machine: str, deadline: float) -> Tuned | None:
+    """The fastest candidate for `op`: as this process decided it, else from the
+    cache, else measured until the deadline."""
     entry = wisdom_key(op, machine)
     labels = [label for label, _ in choice.candidates]
-    winner = decided.get(entry) or _stored(entry)
+    winner = _decided.get(entry) or _stored(entry)
     if winner in labels:
         return Tuned(op.name, winner, "cached", {})
     if time.perf_counter() > deadline:  # no inputs made for nothing: a BERT's 96 GEMMs cost 2.5 s of them
@@ -176,7 +181,7 @@ def _decide(
         seconds[label] = _best_time(exe, arguments, deadline)
     if not seconds:
         return None
-    winner = decided[entry] = min(seconds, key=seconds.__getitem__)
+    winner = _decided[entry] = min(seconds, key=seconds.__getitem__)
     disk_cache.store("wisdom", entry, json.dumps(winner).encode())
     return Tuned(op.name, winner, "measured", seconds)
 

@@ -194,6 +194,25 @@ def test_repeated_layers_are_measured_once_without_the_cache(monkeypatch: pytest
     assert exe.tuned[1].choice == exe.tuned[0].choice
 
 
+def test_a_profiling_build_makes_the_executables_choices(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the cache off, an executable's profiling build, compiled afresh, reads the
+    process's decisions instead of measuring again (which here would pick the loser)."""
+    monkeypatch.setenv("RLX_MLIR_CACHE", "0")
+    module, _ = weighted_matmul(576)
+    exe = rlx.compile(module, tune=GENEROUS)
+    (decision,) = exe.tuned
+    loser = next(label for label in decision.seconds if label != decision.choice)
+    panels_lose = loser == "emitted"  # the emitted kernels' candidate reads the weight in panels
+    monkeypatch.setattr(
+        autotune, "_best_time", lambda built, *_: 0.0 if ("rhs_panels" in built.planned_ir) == panels_lose else 1.0
+    )
+    monkeypatch.setattr(autotune, "_stored", lambda _: None)
+    x = np.random.default_rng(6).standard_normal((64, 256)).astype(np.float32)
+    exe.profile(x, repeat=1)
+    assert exe._profiling is not None and exe._profiling.planned_ir == exe.planned_ir
+    assert [(d.choice, d.source) for d in exe._profiling.tuned] == [(decision.choice, "cached")]
+
+
 def test_an_unreadable_decision_is_measured_again() -> None:
     text = gdn(512)
     disk_cache.store("wisdom", wisdom_entry(text), b"\xff not json")
