@@ -33,10 +33,14 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import rlx_mlir as rlx
+from rlx_mlir.builder import Builder
 from rlx_mlir.cli import opt, run
+from rlx_mlir.context import make_context
+from rlx_mlir.dialects.elision import elided_text
 from rlx_mlir.dialects.rlx import RLX
 from rlx_mlir.passes.default_pipeline import BACKEND_PASSES, TENSOR_PASSES
 
@@ -180,6 +184,25 @@ def test_readme_pipeline_lists_the_default_passes_in_order() -> None:
     section = text.split("## The pipeline", 1)[1].split("\n## ", 1)[0]
     listed = re.findall(r"^\d+\. `([a-z-]+)`", section, re.MULTILINE)
     assert listed == [p.name for p in (*TENSOR_PASSES, *BACKEND_PASSES)]
+
+
+def test_compile_plans_as_the_default_pipeline_does() -> None:
+    """`rlx.compile` runs the backend passes itself (with the compile's tuning): its
+    planned function is the one `-p default` reaches before lower-to-llvm, both
+    weight layouts applied (a conv's weight in lanes, a GEMM's in panels)."""
+    rng = np.random.default_rng(0)
+    b = Builder("f")
+    conv = b.conv(b.input((1, 16, 32, 32)), b.constant(rng.standard_normal((32, 16, 3, 3)).astype(np.float32)))
+    b.output(b.relu(conv), b.matmul(b.input((64, 256)), b.constant(rng.standard_normal((256, 128)).astype(np.float32))))
+    module = b.module()
+    planned = rlx.compile(module, tune=False).planned_ir
+    assert "weight_lanes" in planned and "rhs_panels" in planned
+    ctx = make_context()
+    for p in (*TENSOR_PASSES, *BACKEND_PASSES):
+        if p.name != "lower-to-llvm":
+            p.apply(ctx, module)
+    (function,) = module.ops
+    assert elided_text(function) == planned
 
 
 def test_readme_stays_a_front_page() -> None:
