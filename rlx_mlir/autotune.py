@@ -110,8 +110,8 @@ CHOICES: dict[type[Operation], Choice] = {
 @dataclass(frozen=True)
 class Tuned:
     """One decision of a compile: the op, the form chosen, and whether it was
-    measured now (with each candidate's best time in seconds) or read from the cache
-    (or from the same op's decision earlier in the compile: "cached" too)."""
+    measured now (with each candidate's best time in seconds) or "cached": read from
+    this process's earlier decision, the disk cache, or a module entry read back whole."""
 
     op: str
     choice: str
