@@ -31,8 +31,9 @@ from machine import add_target_argument, use_target  # this script's folder is o
 from rlx_mlir import jit
 from rlx_mlir.compiler import cycle_collection_paused, parse
 from rlx_mlir.context import make_context
-from rlx_mlir.lowering.core.translate import to_llvmlite
+from rlx_mlir.lowering.core.translate import to_llvm_ir
 from rlx_mlir.passes.default_pipeline import BACKEND_PASSES, TENSOR_PASSES
+from rlx_mlir.target import target as resolve_target
 
 
 def _unary_chain(ops: list[str], element: str = "f32") -> str:
@@ -104,8 +105,9 @@ def stages(text: str) -> dict[str, dict[str, float]]:
     ctx = make_context()
     for p in (*TENSOR_PASSES, *BACKEND_PASSES):
         timed(p.name, lambda p=p: p.apply(ctx, module))
-    llvm_module = timed("to llvmlite", lambda: to_llvmlite(module))
-    timed("LLVM O3 + codegen", lambda: jit.compile_llvm(llvm_module, {"f"}))
+    machine = resolve_target()
+    text = timed("to LLVM IR", lambda: to_llvm_ir(module, machine.triple))
+    timed("LLVM O3 + codegen", lambda: jit.compile_text(text, machine))
     return times
 
 

@@ -3,8 +3,8 @@
 Elementwise ops that fusion left on their own, and `rlx.expand`s that
 canonicalization could not fold, first become single-op regions (so one
 kernel emitter covers them all); then each function is lowered by
-`lowering.program`. `xdsl.backend.llvm.convert_module` (`rlx-opt -t llvm`)
-turns the result into LLVM IR.
+`lowering.program`. `lowering.core.translate.to_llvm_ir` (`rlx-opt -t llvm`)
+prints the result as LLVM IR.
 """
 
 from __future__ import annotations

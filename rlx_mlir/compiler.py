@@ -34,8 +34,8 @@ from rlx_mlir.dialects.elision import elided_text, key_text, text_and_blobs
 from rlx_mlir.dialects.parser import RlxParser
 from rlx_mlir.dialects.resources import ResourceElementsAttr
 from rlx_mlir.errors import AllocationError, CompileError, ParseError, VerificationError
-from rlx_mlir.jit import compile_text, module_text
-from rlx_mlir.lowering.core.translate import to_llvmlite
+from rlx_mlir.jit import compile_text
+from rlx_mlir.lowering.core.translate import to_llvm_ir
 from rlx_mlir.memory_plan import MemoryPlan, constant_slot, index_checks, planned_constants, read_plan
 from rlx_mlir.passes.default_pipeline import TENSOR_PIPELINE
 from rlx_mlir.passes.lower_to_llvm import lower_module
@@ -581,6 +581,6 @@ def _derive(
         positions = lower_module(module, threads, tuning, profile)[name]
     except ValueError as error:  # an emitter's limit (a BLAS dimension, an op with no kernel)
         raise CompileError(f"@{name}: {error}") from None
-    jit_text = module_text(to_llvmlite(module), {name}, machine)
+    jit_text = to_llvm_ir(module, machine.triple)
     timed = [ops[k] for k in positions] if profile else None
     return Artifacts(name, inputs, outputs, plan, constants, jit_text, planned_ir, checks, tuned, timed)

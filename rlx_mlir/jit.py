@@ -76,34 +76,15 @@ def _dispose(engine: llvm.ExecutionEngine, context: llvm.ContextRef) -> None:
     context.close()
 
 
-def internalize(module: ir.Module, keep: set[str]) -> None:
-    """Give every defined function but the entries internal linkage, and keep each
-    a function of its own (`noinline`). Inlined into its thunk, a kernel went
-    through O3's function passes twice, once alone and again inside the thunk
-    (BERT-base's module: 1.06 s of O3, 0.82 s without); inlined into the entry,
-    a graph of thousands of kernels would be one giant function, which LLVM's
-    passes digest in superlinear time. Either saves one call per launch (or per
-    thread's share of one), nothing the kernel's loops would notice."""
-    for fn in module.functions:
-        if fn.blocks and fn.name not in keep:
-            fn.linkage = "internal"
-            fn.attributes.add("noinline")
-
-
-def module_text(module: ir.Module, entries: set[str], target: Target) -> str:
-    """The module's LLVM IR as it is compiled: kernels internal, the target's triple."""
-    internalize(module, entries)
-    module.triple = target.triple
-    return str(module)
-
-
-def compile_llvm(module: ir.Module, entries: set[str], target: Target | None = None) -> CompiledModule:
+def compile_llvm(module: ir.Module, target: Target | None = None) -> CompiledModule:
+    """JIT a module built with llvmlite's IR builder (the profiler's counter reader)."""
     target = target or resolve_target()
-    return compile_text(module_text(module, entries, target), target)
+    module.triple = target.triple
+    return compile_text(str(module), target)
 
 
 def compile_text(text: str, target: Target) -> CompiledModule:
-    """JIT `text` (from `module_text`) for `target`: shared with a live executable
+    """JIT LLVM IR `text` for `target`: shared with a live executable
     of the same IR and target, else from the disk cache's optimized IR and
     machine code, else O3 and codegen (whose results go to the disk cache)."""
     key = hashlib.sha256(f"{target.key}\n{text}".encode()).hexdigest()

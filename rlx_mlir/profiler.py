@@ -250,7 +250,7 @@ def _counter_reader() -> Callable[[], int]:
     reader = ir.Function(module, ir.FunctionType(i64, []), "rlx_read_cycle_counter")
     builder = ir.IRBuilder(reader.append_basic_block())
     builder.ret(builder.call(counter, []))
-    compiled = jit.compile_llvm(module, {"rlx_read_cycle_counter"}, target("native"))
+    compiled = jit.compile_llvm(module, target("native"))
     read = ctypes.CFUNCTYPE(ctypes.c_int64)(compiled.address("rlx_read_cycle_counter"))
     _keep.append(compiled)
     return lambda: int(read())

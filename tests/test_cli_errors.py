@@ -97,6 +97,10 @@ OPT_ERRORS = [
     (["{d}/nonutf8.mlir"], "utf-8"),
     (["{d}/broadcast.mlir"], "incompatible broadcast shapes"),
     (["{d}/g.mlir", "-t", "nosuch"], "unknown target 'nosuch'"),
+    (
+        ["{d}/g.mlir", "-t", "llvm"],
+        "LLVM IR is printed from lower-to-llvm's output (llvm.func ops), not from func.func",
+    ),
 ]
 
 

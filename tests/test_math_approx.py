@@ -21,7 +21,6 @@ import pytest
 from accuracy import MATH_APPROX_ACCURACY, accuracy, sweep_range
 from op_records import sigmoid
 from reference import ulp_error
-from xdsl.backend.llvm.convert import convert_module
 from xdsl.dialects import llvm as xllvm
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -35,9 +34,11 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Region
 from xdsl.utils.test_value import create_ssa_value
 
-from rlx_mlir.jit import CompiledModule, compile_llvm
+from rlx_mlir.jit import CompiledModule, compile_text
 from rlx_mlir.lowering.core.emitter import Emitter
+from rlx_mlir.lowering.core.translate import to_llvm_ir
 from rlx_mlir.lowering.scalar import math_approx as ma
+from rlx_mlir.target import target
 
 # ---------------------------------------------------------------------------
 # harness
@@ -86,7 +87,8 @@ def _build(kernels: list[tuple[str, Attribute, int]]) -> CompiledModule:
     """The kernels in one module, optimized and JIT-compiled by the project's own JIT."""
     module = ModuleOp([_kernel(n, t, a) for n, t, a in kernels])
     module.verify()
-    return compile_llvm(convert_module(module, fallback_target_triple=None), {n for n, _, _ in kernels})
+    machine = target()
+    return compile_text(to_llvm_ir(module, machine.triple), machine)
 
 
 @cache

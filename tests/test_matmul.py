@@ -319,8 +319,8 @@ def test_split_kernels_use_the_thread_launcher(t: str) -> None:
     exe = rlx.compile(build(THREAD_CASES, t).module(), threads=2)
     for k in range(len(THREAD_CASES)):
         assert f"mm_k{k}_parallel" in exe.llvm_ir
-    assert 'call ccc void @"scipy_openblas_set_num_threads"(i32 1)' in exe.llvm_ir
-    assert 'call ccc void @"scipy_openblas_set_num_threads"(i32 2)' not in exe.llvm_ir
+    assert 'call void @"scipy_openblas_set_num_threads"(i32 1)' in exe.llvm_ir
+    assert 'call void @"scipy_openblas_set_num_threads"(i32 2)' not in exe.llvm_ir
 
 
 PANEL_CASES: list[Case] = [
@@ -395,7 +395,7 @@ def test_avx2_target_tiles_and_panels(t: str) -> None:
     assert (exe.tuning.gemm_tile_rows, exe.tuning.tile_bytes()) == (6, 64)
     widest, wider = WIDEST[t]
     assert widest in exe.llvm_ir and wider not in exe.llvm_ir
-    assert exe.llvm_ir.count('call ccc void @"scipy_cblas_') == 1  # only the long-K case calls BLAS
+    assert exe.llvm_ir.count('call void @"scipy_cblas_') == 1  # only the long-K case calls BLAS
 
 
 @pytest.mark.target_independent
@@ -414,7 +414,7 @@ def test_avx2_target_epilogues() -> None:
     exe = rlx.compile(b.module(), threads=2, target="x86-64-v3")
     assert exe.planned_ir.count("= rlx.contraction_region") == len(cases)
     assert "<16 x float>" not in exe.llvm_ir and "<8 x double>" not in exe.llvm_ir
-    assert exe.llvm_ir.count('call ccc void @"scipy_cblas_') == 1  # only the long-K case calls BLAS
+    assert exe.llvm_ir.count('call void @"scipy_cblas_') == 1  # only the long-K case calls BLAS
     arrays = [sample(shape, t, seed) for seed, (case, t) in enumerate(cases) for shape in case[:2]]
     for k, (got, (_, t)) in enumerate(zip(exe(*arrays), cases)):
         assert_matmul_close(got, arrays[2 * k], arrays[2 * k + 1], False, False, t, then=lambda x: np.maximum(x, 0))

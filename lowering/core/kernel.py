@@ -107,7 +107,7 @@ def emit_thunk(kernel: llvm.FuncOp, name: str, n_pointers: int) -> llvm.FuncOp:
     """`void name(ptr args, i64 begin, i64 end)`: the uniform entry every launcher calls.
 
     It unpacks the pointer array and calls the kernel, which stays a function
-    of its own (`jit.internalize`) whose `noalias` parameters let its loops
+    of its own (internal and `noinline`: `translate.py`) whose `noalias` parameters let its loops
     vectorize.
     """
     entry = Block(arg_types=[PTR, i64, i64])

@@ -109,9 +109,9 @@ class RlxMLIRTarget(MLIRTarget):
 
 def _print_llvm_ir(module: ModuleOp, output: IO[str]) -> None:
     """`-t llvm`: the LLVM IR that `rlx.compile` JIT-compiles (`lowering/core/translate.py`)."""
-    from rlx_mlir.lowering.core.translate import to_llvmlite
+    from rlx_mlir.lowering.core.translate import to_llvm_ir
 
-    output.write(str(to_llvmlite(module)))
+    output.write(to_llvm_ir(module))
 
 
 def _check_target(args: Sequence[str]) -> None:

@@ -27,13 +27,13 @@
 // CHECK: llvm.return
 
 // IR-NOT: @"bias_relu_k1"
-// IR: define void @"bias_relu_k0"(ptr noalias {{%"[.0-9]+"}}, ptr noalias {{%"[.0-9]+"}}, ptr noalias {{%"[.0-9]+"}}, i64 {{%"[.0-9]+"}}, i64 {{%"[.0-9]+"}})
-// IR: [[S:%"[.0-9]+"]] = fadd float
-// IR: [[M:%"[.0-9]+"]] = fmul float
+// IR: define internal void @"bias_relu_k0"(ptr noalias {{%v[0-9]+}}, ptr noalias {{%v[0-9]+}}, ptr noalias {{%v[0-9]+}}, i64 {{%v[0-9]+}}, i64 {{%v[0-9]+}})
+// IR: [[S:%v[0-9]+]] = fadd float
+// IR: [[M:%v[0-9]+]] = fmul float
 // IR: store float [[M]]
-// IR: define void @"bias_relu_k0_thunk"(ptr
-// IR: define void @"bias_relu"(ptr {{%"[.0-9]+"}}, ptr {{%"[.0-9]+"}}, ptr {{%"[.0-9]+"}}, ptr {{%"[.0-9]+"}})
-// IR: call ccc void @"bias_relu_k0_thunk"(ptr {{%"[.0-9]+"}}, i64 0, i64 4)
+// IR: define internal void @"bias_relu_k0_thunk"(ptr
+// IR: define void @"bias_relu"(ptr {{%v[0-9]+}}, ptr {{%v[0-9]+}}, ptr {{%v[0-9]+}}, ptr {{%v[0-9]+}})
+// IR: call void @"bias_relu_k0_thunk"(ptr {{%v[0-9]+}}, i64 0, i64 4)
 // IR-NOT: memcpy
 // IR-NOT: @"bias_relu_k1"
 func.func @bias_relu(%x: tensor<4x3xf32>, %b: tensor<3xf32>) -> tensor<4x3xf32> {

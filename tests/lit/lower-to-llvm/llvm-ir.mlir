@@ -1,25 +1,26 @@
 // RUN: rlx-opt %s -p 'plan-memory,lower-to-llvm{threads=1}' -t llvm | filecheck %s
 
-// `-t llvm` prints LLVM IR text (what the JIT compiles).
+// `-t llvm` prints LLVM IR text (what the JIT compiles): kernels and thunks internal
+// and `noinline`, the entry external (lowering/core/translate.py).
 
-// CHECK: define void @"f_k0"(ptr noalias [[IN0:%"[.0-9]+"]], ptr noalias [[IN1:%"[.0-9]+"]], ptr noalias [[OUT:%"[.0-9]+"]], i64 [[BEGIN:%"[.0-9]+"]], i64 [[END:%"[.0-9]+"]])
-// CHECK: phi i64 {{\[}}[[BEGIN]], {{.*}}]
+// CHECK: define internal void @"f_k0"(ptr noalias [[IN0:%v[0-9]+]], ptr noalias [[IN1:%v[0-9]+]], ptr noalias [[OUT:%v[0-9]+]], i64 [[BEGIN:%v[0-9]+]], i64 [[END:%v[0-9]+]]) noinline {
+// CHECK: phi i64 {{\[}} [[BEGIN]], %b0 ]
 // CHECK: icmp slt i64 {{.*}}, [[END]]
-// CHECK: [[PA:%"[.0-9]+"]] = getelementptr inbounds float, ptr [[IN0]], i64
-// CHECK-NEXT: [[VA:%"[.0-9]+"]] = load float, ptr [[PA]], align 4
-// CHECK-NEXT: [[PB:%"[.0-9]+"]] = getelementptr inbounds float, ptr [[IN1]], i64
-// CHECK-NEXT: [[VB:%"[.0-9]+"]] = load float, ptr [[PB]], align 4
-// CHECK-NEXT: [[S:%"[.0-9]+"]] = fadd float [[VA]], [[VB]]
-// CHECK-NEXT: [[PO:%"[.0-9]+"]] = getelementptr inbounds float, ptr [[OUT]], i64
+// CHECK: [[PA:%v[0-9]+]] = getelementptr inbounds float, ptr [[IN0]], i64
+// CHECK-NEXT: [[VA:%v[0-9]+]] = load float, ptr [[PA]], align 4
+// CHECK-NEXT: [[PB:%v[0-9]+]] = getelementptr inbounds float, ptr [[IN1]], i64
+// CHECK-NEXT: [[VB:%v[0-9]+]] = load float, ptr [[PB]], align 4
+// CHECK-NEXT: [[S:%v[0-9]+]] = fadd float [[VA]], [[VB]]
+// CHECK-NEXT: [[PO:%v[0-9]+]] = getelementptr inbounds float, ptr [[OUT]], i64
 // CHECK-NEXT: store float [[S]], ptr [[PO]], align 4
 // CHECK: ret void
 
-// CHECK: define void @"f_k0_thunk"(ptr {{%"[.0-9]+"}}, i64 {{%"[.0-9]+"}}, i64 {{%"[.0-9]+"}})
-// CHECK: call ccc void @"f_k0"(ptr
+// CHECK: define internal void @"f_k0_thunk"(ptr {{%v[0-9]+}}, i64 {{%v[0-9]+}}, i64 {{%v[0-9]+}}) noinline {
+// CHECK: call void @"f_k0"(ptr
 
-// CHECK: define void @"f"(ptr [[ARENA:%"[.0-9]+"]], ptr [[IO:%"[.0-9]+"]], ptr [[STATUS:%"[.0-9]+"]], ptr [[CONSTANTS:%"[.0-9]+"]])
-// CHECK: call ccc void @"f_k0_thunk"(ptr {{%"[.0-9]+"}}, i64 0, i64 8)
-// CHECK: call void @"llvm.memcpy.p0.p0.i64"(ptr {{%"[.0-9]+"}}, ptr {{%"[.0-9]+"}}, i64 32, i1 0)
+// CHECK: define void @"f"(ptr [[ARENA:%v[0-9]+]], ptr [[IO:%v[0-9]+]], ptr [[STATUS:%v[0-9]+]], ptr [[CONSTANTS:%v[0-9]+]])
+// CHECK: call void @"f_k0_thunk"(ptr {{%v[0-9]+}}, i64 0, i64 8)
+// CHECK: call void @"llvm.memcpy.p0.p0.i64"(ptr {{%v[0-9]+}}, ptr {{%v[0-9]+}}, i64 32, i1 0)
 // CHECK: ret void
 // CHECK: declare void @"llvm.memcpy.p0.p0.i64"(ptr
 func.func @f(%a: tensor<8xf32>, %b: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {

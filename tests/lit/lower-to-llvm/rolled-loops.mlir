@@ -14,9 +14,9 @@
 // CHECK-NOT: rlx.keep_loops_rolled
 // CHECK: llvm.return
 
-// LLVM: define void @"two_sizes_k0"(
-// LLVM: br label %{{"?[.0-9]+"?}}, !llvm.loop [[LOOP:![0-9]+]]
-// LLVM: define void @"two_sizes_k1"(
+// LLVM: define internal void @"two_sizes_k0"(
+// LLVM: br label %{{b[0-9]+}}, !llvm.loop [[LOOP:![0-9]+]]
+// LLVM: define internal void @"two_sizes_k1"(
 // LLVM-NOT: !llvm.loop
 // LLVM: ret void
 // LLVM: [[UNROLL:![0-9]+]] = !{ !"llvm.loop.unroll.disable" }
