@@ -30,7 +30,6 @@ share of one), nothing the kernel's loops would notice.
 
 from __future__ import annotations
 
-import math
 import struct
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -129,7 +128,7 @@ def _scalar_text(t: str, value: Any) -> str:
     pack = _PACK.get(t)
     if pack is None:
         return str(int(value))
-    if pack != "d" and not math.isnan(value):
+    if pack != "d":  # NaNs too, as llvmlite wrote them: a payload a double has and a float lacks is dropped
         value = struct.unpack(pack, struct.pack(pack, value))[0]
     return f"0x{struct.unpack('<Q', struct.pack('<d', value))[0]:016X}"
 
