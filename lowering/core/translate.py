@@ -458,7 +458,7 @@ def _call(f: _FunctionPrinter, op: llvm.CallOp) -> str:
     flags = _words(op.fastmathFlags) if float_result else []
     tail = {"none": "", "tail": "tail ", "musttail": "musttail ", "notail": "notail "}[op.TailCallKind.data]
     cconv = op.CConv.cconv_name
-    keywords = " ".join(["call", *([] if cconv == "ccc" else [cconv]), *flags])
+    keywords = " ".join(["call", *flags, *([] if cconv == "ccc" else [cconv])])  # LLVM's order
     args = ", ".join(f.typed(a) for a in op.args)
     call = f'{tail}{keywords} {returned} @"{op.callee.string_value()}"({args})'
     return f"{f.ref(result)} = {call}" if result is not None else call
@@ -485,8 +485,8 @@ def _gep(f: _FunctionPrinter, op: llvm.GEPOp) -> str:
         f.typed(next(dynamic)) if k == llvm.GEP_USE_SSA_VAL else f"i32 {k}" for k in op.rawConstantIndices.iter_values()
     ]
     inbounds = " inbounds" if op.inbounds is not None else ""
-    element = type_text(op.elem_type)
-    return f"{f.ref(op.result)} = getelementptr{inbounds} {element}, {f.typed(op.ptr)}, {', '.join(indices)}"
+    operands = ", ".join([type_text(op.elem_type), f.typed(op.ptr), *indices])
+    return f"{f.ref(op.result)} = getelementptr{inbounds} {operands}"
 
 
 def _alloca(f: _FunctionPrinter, op: llvm.AllocaOp) -> str:
