@@ -27,6 +27,7 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IntegerAttr,
     IntegerType,
+    VectorType,
     i32,
     i64,
 )
@@ -54,7 +55,9 @@ _FLOAT_SUFFIX: dict[type[Attribute], str] = {Float16Type: "f16", Float32Type: "f
 
 
 def intrinsic_suffix(t: Attribute) -> str:
-    """LLVM's overload suffix for a scalar type: f32, f64, i32, ..."""
+    """LLVM's overload suffix for a type: f32, f64, i32, ..., v8f32 for a vector."""
+    if isinstance(t, VectorType):
+        return f"v{t.get_shape()[0]}{intrinsic_suffix(t.element_type)}"
     if isinstance(t, IntegerType):
         return f"i{t.width.data}"
     return _FLOAT_SUFFIX[type(t)]
