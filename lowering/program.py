@@ -1,7 +1,7 @@
 """Lower one planned `func.func` to `llvm` dialect functions.
 
-The result is, per kernel, a kernel function, a uniform thunk and (for large
-kernels) a parallel launcher, plus the entry function
+The result is, per kernel, a kernel function (plus, for large kernels, a
+uniform thunk and a parallel launcher), and the entry function
 
     void @<name>(ptr %arena, ptr %io, ptr %status, ptr %constants)
 
@@ -11,14 +11,14 @@ where `io` points at the input pointers followed by the output pointers,
 constant with `rlx.constant_slot` k; `rlx_mlir/memory_plan.py`).
 The entry walks the schedule: it computes each kernel's buffer pointers
 (arena + planned offset, a constant's pointer, an input, or an output) and
-calls the kernel.
+calls the kernel on them, or hands them to its parallel launcher in an array.
 Reshape views cost nothing (they reuse their source's pointer); returned
 values that no kernel wrote in place are copied with `llvm.memcpy`.
 
 Kernels are shared: an op with the same structure as one already lowered
 (`structure`: its name, types, attributes but the plan's, and the ops of its
 regions) whose operands and results share memory the same way is launched
-on the first one's kernels, thunks and launchers with its own pointers. A
+on the first one's kernels (and thunks and launchers) with its own pointers. A
 graph that repeats a layer, or a chain of pads and transposes, then costs
 LLVM a few kernels, not one per op.
 """
@@ -216,21 +216,21 @@ class _EntryBuilder:
         return tuple(pointers.index(p) for p in pointers)
 
     def launch(self, kernel: Kernel) -> None:
-        """Call `kernel` on its buffers: directly, or split across threads."""
+        """Call `kernel` on its buffers: directly, or through its thunk split across threads."""
         e = self.e
         pointers = [self.buffer_pointer(b) for b in kernel.buffers]
-        thunk = self.thunk(kernel)
-        args = self.pointer_array(len(pointers))
-        for k, ptr in enumerate(pointers):
-            e.store(ptr, e.field_ptr(args, k, PTR))
-        extent = e.i64(kernel.extent)
+        function = self.register(kernel)
         if self.loops or kernel.work >= self.tuning.unroll_min_work:
-            self.unrolled.add(kernel.function)
+            self.unrolled.add(function)
         big = kernel.work >= self.tuning.parallel_min_elements and kernel.extent >= self.threads
         if kernel.parallel and self.threads > 1 and big:
-            e.op(llvm.CallOp(self.launcher(thunk), args, extent))
+            args = self.pointer_array(len(pointers))
+            for k, ptr in enumerate(pointers):
+                e.store(ptr, e.field_ptr(args, k, PTR))
+            e.op(llvm.CallOp(self.launcher(self.thunk(kernel)), args, e.i64(kernel.extent)))
         else:
-            e.op(llvm.CallOp(thunk.sym_name.data, args, e.i64(0), extent))
+            extent = e.i64(kernel.extent)
+            e.op(llvm.CallOp(function.sym_name.data, *pointers, e.i64(0), extent))
         if STATUS in kernel.buffers:
             self.return_on_index_error()
 
@@ -256,18 +256,27 @@ class _EntryBuilder:
         Rewriter.insert_op([size, array], InsertPoint.at_start(self.block))
         return array.results[0]
 
-    def thunk(self, kernel: Kernel) -> llvm.FuncOp:
-        """The thunk of `kernel`'s function, made (and the function added to the
-        program) at its first launch, whose buffers sharing an address the
-        function then accesses through one parameter; `kernels` shares it only
-        with launches whose buffers share addresses the same way."""
+    def register(self, kernel: Kernel) -> llvm.FuncOp:
+        """`kernel`'s function, added to the program at its first launch, whose
+        buffers sharing an address the function then accesses through one
+        parameter; `kernels` shares it only with launches whose buffers share
+        addresses the same way."""
         function = kernel.function
-        if function not in self.thunks:
+        if function not in self.shared:
             self.shared[function] = self.sharing(kernel)
             share_aliased_pointers(function, self.shared[function])
-            self.thunks[function] = emit_thunk(function, f"{function.sym_name.data}_thunk", len(kernel.buffers))
-            self.program.functions += [function, self.thunks[function]]
+            self.program.functions.append(function)
             self.program.externals |= set(kernel.externals)
+        return function
+
+    def thunk(self, kernel: Kernel) -> llvm.FuncOp:
+        """The thunk of `kernel`'s function, made at its first parallel launch:
+        the pool calls every kernel through one signature. A serial launch
+        calls the function itself, and costs LLVM no thunk to optimize."""
+        function = kernel.function
+        if function not in self.thunks:
+            self.thunks[function] = emit_thunk(function, f"{function.sym_name.data}_thunk", len(kernel.buffers))
+            self.program.functions.append(self.thunks[function])
         return self.thunks[function]
 
     def launcher(self, thunk: llvm.FuncOp) -> str:
@@ -600,7 +609,7 @@ class _EntryBuilder:
 
     def finish(self) -> LoweredProgram:
         self.e.op(llvm.ReturnOp())
-        for function in self.thunks.keys() - self.unrolled:
+        for function in self.shared.keys() - self.unrolled:
             keep_loops_rolled(function)
         entry = llvm.FuncOp(
             self.name,

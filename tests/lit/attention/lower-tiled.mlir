@@ -9,7 +9,7 @@
 // element) and zero up to whole tiles of keys. The scores are 8-row tiles
 // of two 16-lane vectors, 8 FMAs deep; P V accumulates into the accumulator,
 // whose rows of 20 are loaded as 16 + 4 lanes first. Two units (one per kv
-// head) are too little work for a second thread: the entry calls the thunk.
+// head) are too little work for a second thread: the entry calls the kernel.
 
 // CHECK-NOT: sgemm
 // CHECK-NOT: openblas
@@ -39,7 +39,7 @@
 // CHECK: llvm.load {{%[0-9]+}} {alignment = 4 : i64} : !llvm.ptr -> vector<4xf32>
 // CHECK: llvm.intr.fma({{.*}}) : (vector<4xf32>, vector<4xf32>, vector<4xf32>) -> vector<4xf32>
 // CHECK-LABEL: llvm.func @tiled(
-// CHECK: llvm.call @tiled_k0_thunk
+// CHECK: llvm.call @tiled_k0(
 func.func @tiled(%q: tensor<1x2x37x8xf32>, %k: tensor<1x2x40x8xf32>, %v: tensor<1x2x40x20xf32>) -> tensor<1x2x37x20xf32> {
   %o = rlx.attention %q, %k, %v {scale = 0.5 : f64} : (tensor<1x2x37x8xf32>, tensor<1x2x40x8xf32>, tensor<1x2x40x20xf32>) -> tensor<1x2x37x20xf32>
   func.return %o : tensor<1x2x37x20xf32>

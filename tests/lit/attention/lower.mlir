@@ -46,8 +46,8 @@
 // CHECK: llvm.fadd {{%[0-9]+}}, {{%[0-9]+}} {fastmathFlags = #llvm.fastmath<reassoc>} : f32
 // CHECK: llvm.call @scipy_cblas_sgemm({{%[0-9]+}}, {{%[0-9]+}}, {{%[0-9]+}}, {{%[0-9]+}}, {{%[0-9]+}}, {{%[0-9]+}}, {{%[0-9]+}}, [[SCORES]], {{%[0-9]+}}, {{%[0-9]+}}, {{%[0-9]+}}, {{%[0-9]+}}, [[ACC]], {{%[0-9]+}})
 // CHECK-LABEL: llvm.func @gqa(
-// CHECK: llvm.call @gqa_k0_blas_thunk
-// CHECK: llvm.call @gqa_k0_thunk
+// CHECK: llvm.call @gqa_k0_blas(
+// CHECK: llvm.call @gqa_k0(
 func.func @gqa(%q: tensor<1x4x5x8xf32>, %k: tensor<1x2x7x8xf32>, %v: tensor<1x2x7x4xf32>, %m: tensor<5x1xf32>) -> tensor<1x4x5x4xf32> {
   %o = rlx.attention %q, %k, %v, %m {scale = 0.5 : f64, causal = true} : (tensor<1x4x5x8xf32>, tensor<1x2x7x8xf32>, tensor<1x2x7x4xf32>, tensor<5x1xf32>) -> tensor<1x4x5x4xf32>
   func.return %o : tensor<1x4x5x4xf32>

@@ -10,10 +10,7 @@
 // CHECK-SAME: {{%[0-9]+}}: !llvm.ptr, [[IO:%[0-9]+]]: !llvm.ptr, {{%[0-9]+}}: !llvm.ptr, [[CONSTANTS:%[0-9]+]]: !llvm.ptr) {
 // CHECK-NEXT: [[SLOT:%[0-9]+]] = llvm.getelementptr inbounds [[CONSTANTS]][0] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
 // CHECK-NEXT: [[K:%[0-9]+]] = llvm.load [[SLOT]] : !llvm.ptr -> !llvm.ptr
-// CHECK: [[ARGS:%[0-9]+]] = llvm.alloca
-// CHECK: [[T1:%[0-9]+]] = llvm.getelementptr inbounds [[ARGS]][1] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
-// CHECK-NEXT: llvm.store [[K]], [[T1]] : !llvm.ptr, !llvm.ptr
-// CHECK: llvm.call @scaled_k1_thunk(
+// CHECK: llvm.call @scaled_k1({{%[0-9]+}}, [[K]], {{%[0-9]+}}, {{%[0-9]+}}, {{%[0-9]+}})
 // CHECK: llvm.load
 // CHECK-NEXT: [[DELTA:%[0-9]+]] = llvm.mlir.constant(32) : i64
 // CHECK-NEXT: [[VIEW:%[0-9]+]] = llvm.getelementptr inbounds [[K]][[[DELTA]]] : (!llvm.ptr, i64) -> !llvm.ptr, i8

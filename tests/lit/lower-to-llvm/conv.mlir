@@ -60,8 +60,8 @@ func.func @depthwise(%x: tensor<2x4x9xf32>, %w: tensor<4x1x3xf32>, %b: tensor<4x
 // CHECK-NEXT: [[KK:%[0-9]+]] = llvm.mlir.constant(36 : i32) : i32
 // CHECK: llvm.call @scipy_cblas_sgemm([[ROW]], [[NT]], [[NT2]], [[MM]], [[NN]], [[KK]],
 // CHECK-LABEL: llvm.func @gemm_form(
-// CHECK: llvm.call @gemm_form_k0_blas_thunk
-// CHECK: llvm.call @gemm_form_k0_thunk
+// CHECK: llvm.call @gemm_form_k0_blas(
+// CHECK: llvm.call @gemm_form_k0(
 func.func @gemm_form(%x: tensor<2x4x6x6xf32>, %w: tensor<8x4x3x3xf32>) -> tensor<2x8x6x6xf32> {
   %y = rlx.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_before = array<i64: 1, 1>, pad_after = array<i64: 1, 1>} : (tensor<2x4x6x6xf32>, tensor<8x4x3x3xf32>) -> tensor<2x8x6x6xf32>
   func.return %y : tensor<2x8x6x6xf32>

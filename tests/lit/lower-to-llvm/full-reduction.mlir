@@ -31,12 +31,12 @@
 // CHECK: [[FIVE:%[0-9]+]] = llvm.mlir.constant(5) : i64
 // CHECK-NEXT: llvm.call @full_sum_k0_partials_parallel({{%[0-9]+}}, [[FIVE]])
 // CHECK: [[SINGLE:%[0-9]+]] = llvm.mlir.constant(1) : i64
-// CHECK: llvm.call @full_sum_k0_combine_thunk({{%[0-9]+}}, {{%[0-9]+}}, [[SINGLE]])
+// CHECK: llvm.call @full_sum_k0_combine({{.*}}, {{%[0-9]+}}, [[SINGLE]])
 
 // ONE-LABEL: llvm.func @full_sum(
 // ONE: [[FIVE:%[0-9]+]] = llvm.mlir.constant(5) : i64
-// ONE: llvm.call @full_sum_k0_partials_thunk({{%[0-9]+}}, {{%[0-9]+}}, [[FIVE]])
-// ONE: llvm.call @full_sum_k0_combine_thunk(
+// ONE: llvm.call @full_sum_k0_partials({{.*}}, {{%[0-9]+}}, [[FIVE]])
+// ONE: llvm.call @full_sum_k0_combine(
 func.func @full_sum(%x: tensor<1000x300xf32>) -> tensor<f32> {
   %s = rlx.reduce_sum %x {axes = array<i64: 0, 1>} : (tensor<1000x300xf32>) -> tensor<f32>
   func.return %s : tensor<f32>
@@ -58,7 +58,7 @@ func.func @full_sum(%x: tensor<1000x300xf32>) -> tensor<f32> {
 // CHECK-LABEL: llvm.func @fused_sum_of_squares(
 // CHECK: [[FOUR:%[0-9]+]] = llvm.mlir.constant(4) : i64
 // CHECK-NEXT: llvm.call @fused_sum_of_squares_k0_partials_parallel({{%[0-9]+}}, [[FOUR]])
-// CHECK: llvm.call @fused_sum_of_squares_k0_combine_thunk(
+// CHECK: llvm.call @fused_sum_of_squares_k0_combine(
 
 // ONE-LABEL: llvm.func @fused_sum_of_squares(
 func.func @fused_sum_of_squares(%x: tensor<1024x256xf64>) -> tensor<f64> {
@@ -83,7 +83,7 @@ func.func @fused_sum_of_squares(%x: tensor<1024x256xf64>) -> tensor<f64> {
 
 // CHECK-NOT: partials
 // CHECK-LABEL: llvm.func @below_threshold(
-// CHECK: llvm.call @below_threshold_k0_thunk(
+// CHECK: llvm.call @below_threshold_k0(
 
 // ONE-LABEL: llvm.func @below_threshold(
 func.func @below_threshold(%x: tensor<131071xf32>) -> tensor<f32> {

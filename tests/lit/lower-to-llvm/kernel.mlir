@@ -1,8 +1,9 @@
 // RUN: rlx-opt %s --split-input-file -p 'plan-memory,lower-to-llvm{threads=1}' | filecheck %s
 
 // One elementwise op becomes a kernel `(ptr in..., ptr out..., i64 begin,
-// i64 end)` with noalias pointers and a counted loop, a thunk unpacking a
-// pointer array, and the entry `(ptr arena, ptr io)`. The returned argument
+// i64 end)` with noalias pointers and a counted loop, and the entry
+// `(ptr arena, ptr io)`, which calls it over the whole range: one thread
+// needs no thunk (tests/lit/lower-to-llvm/parallel.mlir has one). The returned argument
 // %a is copied into its output with llvm.memcpy.
 
 // CHECK-LABEL: llvm.func internal @add_k0(
@@ -25,17 +26,6 @@
 // CHECK-NEXT: ^[[EXIT]]:
 // CHECK-NEXT: llvm.return
 
-// CHECK-LABEL: llvm.func internal @add_k0_thunk(
-// CHECK-SAME: [[ARGS:%[0-9]+]]: !llvm.ptr, [[LO:%[0-9]+]]: i64, [[HI:%[0-9]+]]: i64) {
-// CHECK-NEXT: [[S0:%[0-9]+]] = llvm.getelementptr inbounds [[ARGS]][0] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
-// CHECK-NEXT: [[P0:%[0-9]+]] = llvm.load [[S0]] : !llvm.ptr -> !llvm.ptr
-// CHECK-NEXT: [[S1:%[0-9]+]] = llvm.getelementptr inbounds [[ARGS]][1] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
-// CHECK-NEXT: [[P1:%[0-9]+]] = llvm.load [[S1]] : !llvm.ptr -> !llvm.ptr
-// CHECK-NEXT: [[S2:%[0-9]+]] = llvm.getelementptr inbounds [[ARGS]][2] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
-// CHECK-NEXT: [[P2:%[0-9]+]] = llvm.load [[S2]] : !llvm.ptr -> !llvm.ptr
-// CHECK-NEXT: llvm.call @add_k0([[P0]], [[P1]], [[P2]], [[LO]], [[HI]]) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64) -> ()
-// CHECK-NEXT: llvm.return
-
 // CHECK-LABEL: llvm.func @add(
 // CHECK-SAME: [[ARENA:%[0-9]+]]: !llvm.ptr, [[IO:%[0-9]+]]: !llvm.ptr, [[STATUS:%[0-9]+]]: !llvm.ptr, [[CONSTANTS:%[0-9]+]]: !llvm.ptr) {
 // CHECK-NEXT: [[IO0:%[0-9]+]] = llvm.getelementptr inbounds [[IO]][0] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
@@ -44,17 +34,9 @@
 // CHECK-NEXT: [[B:%[0-9]+]] = llvm.load [[IO1]] : !llvm.ptr -> !llvm.ptr
 // CHECK-NEXT: [[IO2:%[0-9]+]] = llvm.getelementptr inbounds [[IO]][2] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
 // CHECK-NEXT: [[R:%[0-9]+]] = llvm.load [[IO2]] : !llvm.ptr -> !llvm.ptr
-// CHECK-NEXT: [[N:%[0-9]+]] = llvm.mlir.constant(3) : i64
-// CHECK-NEXT: [[PTRS:%[0-9]+]] = llvm.alloca [[N]] x !llvm.ptr {alignment = 8 : i64} : (i64) -> !llvm.ptr
-// CHECK-NEXT: [[T0:%[0-9]+]] = llvm.getelementptr inbounds [[PTRS]][0] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
-// CHECK-NEXT: llvm.store [[A]], [[T0]] : !llvm.ptr, !llvm.ptr
-// CHECK-NEXT: [[T1:%[0-9]+]] = llvm.getelementptr inbounds [[PTRS]][1] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
-// CHECK-NEXT: llvm.store [[B]], [[T1]] : !llvm.ptr, !llvm.ptr
-// CHECK-NEXT: [[T2:%[0-9]+]] = llvm.getelementptr inbounds [[PTRS]][2] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
-// CHECK-NEXT: llvm.store [[R]], [[T2]] : !llvm.ptr, !llvm.ptr
 // CHECK-NEXT: [[EXTENT:%[0-9]+]] = llvm.mlir.constant(8) : i64
 // CHECK-NEXT: [[ZERO:%[0-9]+]] = llvm.mlir.constant(0) : i64
-// CHECK-NEXT: llvm.call @add_k0_thunk([[PTRS]], [[ZERO]], [[EXTENT]]) : (!llvm.ptr, i64, i64) -> ()
+// CHECK-NEXT: llvm.call @add_k0([[A]], [[B]], [[R]], [[ZERO]], [[EXTENT]]) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64) -> ()
 // CHECK-NEXT: [[BYTES:%[0-9]+]] = llvm.mlir.constant(32) : i64
 // CHECK-NEXT: [[IO3:%[0-9]+]] = llvm.getelementptr inbounds [[IO]][3] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
 // CHECK-NEXT: [[DST:%[0-9]+]] = llvm.load [[IO3]] : !llvm.ptr -> !llvm.ptr
@@ -87,7 +69,7 @@ func.func @add(%a: tensor<8xf32>, %b: tensor<8xf32>) -> (tensor<8xf32>, tensor<8
 // CHECK-LABEL: llvm.func @bias(
 // CHECK: [[ROWS:%[0-9]+]] = llvm.mlir.constant(4) : i64
 // CHECK-NEXT: [[ZERO:%[0-9]+]] = llvm.mlir.constant(0) : i64
-// CHECK-NEXT: llvm.call @bias_k0_thunk(%{{[0-9]+}}, [[ZERO]], [[ROWS]])
+// CHECK-NEXT: llvm.call @bias_k0({{.*}}, [[ZERO]], [[ROWS]])
 func.func @bias(%a: tensor<4x3xf32>, %b: tensor<3xf32>) -> tensor<4x3xf32> {
   %s = rlx.add %a, %b : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
   func.return %s : tensor<4x3xf32>
@@ -103,14 +85,11 @@ func.func @bias(%a: tensor<4x3xf32>, %b: tensor<3xf32>) -> tensor<4x3xf32> {
 // CHECK-SAME: [[ARENA:%[0-9]+]]: !llvm.ptr, [[IO:%[0-9]+]]: !llvm.ptr, [[STATUS:%[0-9]+]]: !llvm.ptr, [[CONSTANTS:%[0-9]+]]: !llvm.ptr) {
 // CHECK: [[ZERO:%[0-9]+]] = llvm.mlir.constant(0) : i64
 // CHECK-NEXT: [[A:%[0-9]+]] = llvm.getelementptr inbounds [[ARENA]][[[ZERO]]] : (!llvm.ptr, i64) -> !llvm.ptr, i8
-// CHECK: llvm.call @arena_offsets_k0_thunk
+// CHECK: llvm.call @arena_offsets_k0({{%[0-9]+}}, [[A]], {{%[0-9]+}}, {{%[0-9]+}})
 // CHECK: [[SIXTY_FOUR:%[0-9]+]] = llvm.mlir.constant(64) : i64
 // CHECK-NEXT: [[B:%[0-9]+]] = llvm.getelementptr inbounds [[ARENA]][[[SIXTY_FOUR]]] : (!llvm.ptr, i64) -> !llvm.ptr, i8
-// CHECK: llvm.call @arena_offsets_k1_thunk
-// CHECK: llvm.store [[A]], %{{[0-9]+}} : !llvm.ptr, !llvm.ptr
-// CHECK-NEXT: llvm.getelementptr
-// CHECK-NEXT: llvm.store [[B]], %{{[0-9]+}} : !llvm.ptr, !llvm.ptr
-// CHECK: llvm.call @arena_offsets_k2_thunk
+// CHECK: llvm.call @arena_offsets_k1({{%[0-9]+}}, [[B]], {{%[0-9]+}}, {{%[0-9]+}})
+// CHECK: llvm.call @arena_offsets_k2([[A]], [[B]], {{%[0-9]+}}, {{%[0-9]+}}, {{%[0-9]+}})
 // CHECK-NOT: memcpy
 func.func @arena_offsets(%x: tensor<16xf32>) -> tensor<16xf32> {
   %a = rlx.exp %x : (tensor<16xf32>) -> tensor<16xf32>
@@ -162,12 +141,9 @@ func.func @compare(%x: tensor<8xf32>, %y: tensor<8xf32>) -> tensor<8xi1> {
 // CHECK: llvm.getelementptr inbounds [[IN]]
 // CHECK: llvm.getelementptr inbounds [[IN]]
 // CHECK-NOT: [[UNUSED]]{{[^0-9]}}
-// CHECK-LABEL: llvm.func internal @shared_input_k1_thunk(
 // CHECK-LABEL: llvm.func @shared_input(
 // CHECK: [[X:%[0-9]+]] = llvm.load
-// CHECK: llvm.store [[X]], %{{[0-9]+}} : !llvm.ptr, !llvm.ptr
-// CHECK-NEXT: llvm.getelementptr
-// CHECK-NEXT: llvm.store [[X]], %{{[0-9]+}} : !llvm.ptr, !llvm.ptr
+// CHECK: llvm.call @shared_input_k1([[X]], [[X]], %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}})
 func.func @shared_input(%x: tensor<16xf32>) -> tensor<1x16xf32> {
   %r = rlx.reshape %x : (tensor<16xf32>) -> tensor<1x16xf32>
   %s = rlx.add %x, %r : (tensor<16xf32>, tensor<1x16xf32>) -> tensor<1x16xf32>

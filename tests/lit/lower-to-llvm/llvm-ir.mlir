@@ -1,7 +1,8 @@
 // RUN: rlx-opt %s -p 'plan-memory,lower-to-llvm{threads=1}' -t llvm | filecheck %s
 
-// `-t llvm` prints LLVM IR text (what the JIT compiles): kernels and thunks internal
-// and `noinline`, the entry external (lowering/core/translate.py).
+// `-t llvm` prints LLVM IR text (what the JIT compiles): kernels internal and
+// `noinline`, the entry external (lowering/core/translate.py). One thread: the
+// entry calls the kernel itself, with no thunk.
 
 // CHECK: define internal void @"f_k0"(ptr noalias [[IN0:%v[0-9]+]], ptr noalias [[IN1:%v[0-9]+]], ptr noalias [[OUT:%v[0-9]+]], i64 [[BEGIN:%v[0-9]+]], i64 [[END:%v[0-9]+]]) noinline {
 // CHECK: phi i64 {{\[}} [[BEGIN]], %b0 ]
@@ -15,11 +16,8 @@
 // CHECK-NEXT: store float [[S]], ptr [[PO]], align 4
 // CHECK: ret void
 
-// CHECK: define internal void @"f_k0_thunk"(ptr {{%v[0-9]+}}, i64 {{%v[0-9]+}}, i64 {{%v[0-9]+}}) noinline {
-// CHECK: call void @"f_k0"(ptr
-
 // CHECK: define void @"f"(ptr [[ARENA:%v[0-9]+]], ptr [[IO:%v[0-9]+]], ptr [[STATUS:%v[0-9]+]], ptr [[CONSTANTS:%v[0-9]+]])
-// CHECK: call void @"f_k0_thunk"(ptr {{%v[0-9]+}}, i64 0, i64 8)
+// CHECK: call void @"f_k0"(ptr {{%v[0-9]+}}, ptr {{%v[0-9]+}}, ptr {{%v[0-9]+}}, i64 0, i64 8)
 // CHECK: call void @"llvm.memcpy.p0.p0.i64"(ptr {{%v[0-9]+}}, ptr {{%v[0-9]+}}, i64 32, i1 0)
 // CHECK: ret void
 // CHECK: declare void @"llvm.memcpy.p0.p0.i64"(ptr

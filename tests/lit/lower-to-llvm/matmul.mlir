@@ -39,7 +39,7 @@
 // CHECK: [[PC:%[0-9]+]] = llvm.getelementptr inbounds [[C]][{{%[0-9]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, i8
 // CHECK-NEXT: llvm.call @scipy_cblas_sgemm([[ORDER]], [[TA]], [[TB]], [[ROWS]], [[N]], [[K]], [[ALPHA]], [[PA]], [[LDA]], [[PB]], [[LDB]], [[BETA]], [[PC]], [[LDC]])
 // CHECK-LABEL: llvm.func @blas(
-// CHECK: llvm.call @blas_k0_blas1_thunk(
+// CHECK: llvm.call @blas_k0_blas1(
 // CHECK: llvm.call @blas_k0_parallel({{%[0-9]+}}, {{%[0-9]+}})
 func.func @blas(%x: tensor<64x2100xf32>, %w: tensor<64x2100xf32>) -> tensor<64x64xf32> {
   %y = rlx.matmul %x, %w {transpose_rhs = true} : (tensor<64x2100xf32>, tensor<64x2100xf32>) -> tensor<64x64xf32>
@@ -168,14 +168,14 @@ func.func @tiled(%x: tensor<6x8x16xf32>, %w: tensor<6x16x32xf32>) -> tensor<6x8x
 // CHECK-SAME: [[ARENA:%[0-9]+]]: !llvm.ptr, {{%[0-9]+}}: !llvm.ptr, {{%[0-9]+}}: !llvm.ptr, {{%[0-9]+}}: !llvm.ptr) {
 // CHECK: [[S0:%[0-9]+]] = llvm.mlir.constant(73728) : i64
 // CHECK-NEXT: {{%[0-9]+}} = llvm.getelementptr inbounds [[ARENA]][[[S0]]] : (!llvm.ptr, i64) -> !llvm.ptr, i8
-// CHECK: llvm.call @half_k1_lhs_thunk(
+// CHECK: llvm.call @half_k1_lhs(
 // CHECK: [[S1:%[0-9]+]] = llvm.mlir.constant(8192) : i64
 // CHECK-NEXT: {{%[0-9]+}} = llvm.getelementptr inbounds [[ARENA]][[[S1]]] : (!llvm.ptr, i64) -> !llvm.ptr, i8
-// CHECK: llvm.call @half_k1_rhs_thunk(
+// CHECK: llvm.call @half_k1_rhs(
 // CHECK: [[S2:%[0-9]+]] = llvm.mlir.constant(40960) : i64
 // CHECK-NEXT: {{%[0-9]+}} = llvm.getelementptr inbounds [[ARENA]][[[S2]]] : (!llvm.ptr, i64) -> !llvm.ptr, i8
 // CHECK: llvm.call @half_k1_gemm_parallel(
-// CHECK: llvm.call @half_k1_round_thunk(
+// CHECK: llvm.call @half_k1_round(
 func.func @half(%x: tensor<64x64xf16>, %w: tensor<64x128xf16>) -> tensor<64x128xf16> {
   %e = rlx.exp %x : (tensor<64x64xf16>) -> tensor<64x64xf16>
   %y = rlx.matmul %e, %w : (tensor<64x64xf16>, tensor<64x128xf16>) -> tensor<64x128xf16>

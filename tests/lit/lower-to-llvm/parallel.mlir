@@ -23,13 +23,15 @@
 // CHECK-NEXT: llvm.call @big_k0_parallel(%{{[0-9]+}}, [[EXTENT]]) : (!llvm.ptr, i64) -> ()
 // CHECK-NOT: @big_k0_thunk
 
-// With one thread the same kernel is called directly, without the pool.
+// With one thread the same kernel is called directly, on its buffers' pointers:
+// neither the pool nor a thunk.
 
 // SERIAL-LABEL: builtin.module
 // SERIAL-NOT: rlx_pool
 // SERIAL-NOT: _parallel
+// SERIAL-NOT: _thunk
 // SERIAL: llvm.func @big(
-// SERIAL: llvm.call @big_k0_thunk(%{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}) : (!llvm.ptr, i64, i64) -> ()
+// SERIAL: llvm.call @big_k0(%{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64) -> ()
 func.func @big(%a: tensor<1048576xf32>, %b: tensor<1048576xf32>) -> tensor<1048576xf32> {
   %s = rlx.add %a, %b : (tensor<1048576xf32>, tensor<1048576xf32>) -> tensor<1048576xf32>
   func.return %s : tensor<1048576xf32>
@@ -41,13 +43,13 @@ func.func @big(%a: tensor<1048576xf32>, %b: tensor<1048576xf32>) -> tensor<10485
 
 // CHECK-LABEL: builtin.module
 // CHECK-NOT: rlx_pool
-// CHECK-NOT: _parallel
+// CHECK-NOT: {{_parallel|_thunk}}
 // CHECK: llvm.func @small(
-// CHECK: llvm.call @small_k0_thunk(
+// CHECK: llvm.call @small_k0(
 
 // SERIAL-LABEL: builtin.module
 // SERIAL-NOT: rlx_pool
-// SERIAL: llvm.call @small_k0_thunk(
+// SERIAL: llvm.call @small_k0(
 func.func @small(%a: tensor<1024xf32>) -> tensor<1024xf32> {
   %s = rlx.exp %a : (tensor<1024xf32>) -> tensor<1024xf32>
   func.return %s : tensor<1024xf32>

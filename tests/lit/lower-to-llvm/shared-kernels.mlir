@@ -8,20 +8,18 @@
 
 // CHECK-LABEL: llvm.func internal @shared_k0(
 // CHECK-SAME: !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: i64, %{{[0-9]+}}: i64)
-// CHECK-LABEL: llvm.func internal @shared_k0_thunk(
 // CHECK-LABEL: llvm.func internal @shared_k2(
 // CHECK-SAME: [[P:%[0-9]+]]: !llvm.ptr {llvm.noalias}, [[UNUSED:%[0-9]+]]: !llvm.ptr {llvm.noalias}, %{{[0-9]+}}: i64, %{{[0-9]+}}: i64)
 // CHECK-NOT: [[UNUSED]]{{[^0-9]}}
 // CHECK: llvm.store %{{[0-9]+}}, %{{[0-9]+}}
 // CHECK-NOT: [[UNUSED]]{{[^0-9]}}
-// CHECK-LABEL: llvm.func internal @shared_k2_thunk(
 // CHECK-NOT: llvm.func internal @shared_k3
 // CHECK-LABEL: llvm.func @shared(
-// CHECK: llvm.call @shared_k0_thunk(
-// CHECK: llvm.call @shared_k1_thunk(
-// CHECK: llvm.call @shared_k2_thunk(
-// CHECK: llvm.call @shared_k0_thunk(
-// CHECK: llvm.call @shared_k4_thunk(
+// CHECK: llvm.call @shared_k0(
+// CHECK: llvm.call @shared_k1(
+// CHECK: llvm.call @shared_k2(
+// CHECK: llvm.call @shared_k0(
+// CHECK: llvm.call @shared_k4(
 // CHECK-NEXT: llvm.return
 func.func @shared(%a: tensor<8xf32>) -> tensor<8xf32> {
   %0 = rlx.exp %a : (tensor<8xf32>) -> tensor<8xf32>
@@ -37,8 +35,8 @@ func.func @shared(%a: tensor<8xf32>) -> tensor<8xf32> {
 // Same op, different shapes: different kernels.
 
 // CHECK-LABEL: llvm.func @shapes(
-// CHECK: llvm.call @shapes_k0_thunk(
-// CHECK: llvm.call @shapes_k1_thunk(
+// CHECK: llvm.call @shapes_k0(
+// CHECK: llvm.call @shapes_k1(
 func.func @shapes(%a: tensor<8xf32>, %b: tensor<4xf32>) -> (tensor<8xf32>, tensor<4xf32>) {
   %0 = rlx.neg %a : (tensor<8xf32>) -> tensor<8xf32>
   %1 = rlx.neg %b : (tensor<4xf32>) -> tensor<4xf32>
@@ -51,11 +49,11 @@ func.func @shapes(%a: tensor<8xf32>, %b: tensor<4xf32>) -> (tensor<8xf32>, tenso
 // the repeats launch the first two kernels.
 
 // CHECK-LABEL: llvm.func @movement(
-// CHECK: llvm.call @movement_k0_thunk(
-// CHECK: llvm.call @movement_k1_thunk(
-// CHECK: llvm.call @movement_k2_thunk(
-// CHECK: llvm.call @movement_k0_thunk(
-// CHECK: llvm.call @movement_k1_thunk(
+// CHECK: llvm.call @movement_k0(
+// CHECK: llvm.call @movement_k1(
+// CHECK: llvm.call @movement_k2(
+// CHECK: llvm.call @movement_k0(
+// CHECK: llvm.call @movement_k1(
 // CHECK-NOT: @movement_k3
 // CHECK-NOT: @movement_k4
 func.func @movement(%a: tensor<4x4xf32>) -> tensor<6x6xf32> {

@@ -106,7 +106,7 @@ func.func @paired(%q: tensor<1x512x2x32xf32>, %k: tensor<1x512x2x32xf32>, %v: te
 // CHECK-NEXT: llvm.store %{{[0-9]+}}, [[TO_VEC]] {alignment = 8 : i64} : vector<8xf64>, !llvm.ptr
 // CHECK-LABEL: llvm.func @decode(
 // CHECK-NOT: _parallel
-// CHECK: llvm.call @decode_k0_thunk(
+// CHECK: llvm.call @decode_k0(
 func.func @decode(%q: tensor<1x1x4x64xf64>, %k: tensor<1x1x4x64xf64>, %v: tensor<1x1x4x64xf64>, %g: tensor<1x1x4x64xf64>, %beta: tensor<1x1x4xf64>, %s: tensor<1x4x64x64xf64>) -> (tensor<1x1x4x64xf64>, tensor<1x4x64x64xf64>) {
   %o, %s1 = rlx.gated_delta_net %q, %k, %v, %g, %beta, %s {state_size = 64 : i64, gate_per_channel = true} : (tensor<1x1x4x64xf64>, tensor<1x1x4x64xf64>, tensor<1x1x4x64xf64>, tensor<1x1x4x64xf64>, tensor<1x1x4xf64>, tensor<1x4x64x64xf64>) -> (tensor<1x1x4x64xf64>, tensor<1x4x64x64xf64>)
   func.return %o, %s1 : tensor<1x1x4x64xf64>, tensor<1x4x64x64xf64>

@@ -25,8 +25,8 @@
 // CHECK: llvm.return
 // CHECK-LABEL: llvm.func @lstm(
 // CHECK-NOT: scipy_cblas
-// CHECK: llvm.call @lstm_k0_l0_prepare_thunk(
-// CHECK: llvm.call @lstm_k0_l0_steps_thunk(
+// CHECK: llvm.call @lstm_k0_l0_prepare(
+// CHECK: llvm.call @lstm_k0_l0_steps(
 // CHECK-NEXT: llvm.return
 func.func @lstm(%x: tensor<2x3x4xf32>, %wi: tensor<32x4xf32>, %wh: tensor<32x8xf32>, %b: tensor<32xf32>) -> tensor<2x3x8xf32> {
   %y = rlx.lstm %x, %wi, %wh, %b {hidden_size = 8 : i64} : (tensor<2x3x4xf32>, tensor<32x4xf32>, tensor<32x8xf32>, tensor<32xf32>) -> tensor<2x3x8xf32>
@@ -41,10 +41,10 @@ func.func @lstm(%x: tensor<2x3x4xf32>, %wi: tensor<32x4xf32>, %wh: tensor<32x8xf
 // CHECK-LABEL: llvm.func internal @gru_k0_l0_steps(
 // CHECK: llvm.intr.fma({{.*}}) : (vector<8xf64>, vector<8xf64>, vector<8xf64>) -> vector<8xf64>
 // CHECK-LABEL: llvm.func @gru(
-// CHECK: llvm.call @gru_k0_l0_prepare_thunk(
-// CHECK: llvm.call @gru_k0_l0_steps_thunk(
-// CHECK: llvm.call @gru_k0_l1_prepare_thunk(
-// CHECK: llvm.call @gru_k0_l1_steps_thunk(
+// CHECK: llvm.call @gru_k0_l0_prepare(
+// CHECK: llvm.call @gru_k0_l0_steps(
+// CHECK: llvm.call @gru_k0_l1_prepare(
+// CHECK: llvm.call @gru_k0_l1_steps(
 func.func @gru(%x: tensor<2x3x4xf64>, %wi: tensor<288xf64>, %wh: tensor<192xf64>, %bi: tensor<48xf64>, %bh: tensor<48xf64>, %h0: tensor<4x2x4xf64>) -> (tensor<2x3x8xf64>, tensor<4x2x4xf64>) {
   %y, %hn = rlx.gru %x, %wi, %wh, %bi, %bh, %h0 {hidden_size = 4 : i64, num_layers = 2 : i64, bidirectional = true} : (tensor<2x3x4xf64>, tensor<288xf64>, tensor<192xf64>, tensor<48xf64>, tensor<48xf64>, tensor<4x2x4xf64>) -> (tensor<2x3x8xf64>, tensor<4x2x4xf64>)
   func.return %y, %hn : tensor<2x3x8xf64>, tensor<4x2x4xf64>

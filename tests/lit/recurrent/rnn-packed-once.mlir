@@ -35,11 +35,11 @@
 // CHECK-LABEL: llvm.func internal @packed_k4_l0_steps(
 // CHECK-NOT: @packed_k4_packed
 // CHECK-LABEL: llvm.func @packed(
-// CHECK: llvm.call @packed_k3_l0_prepare_thunk(
-// CHECK: llvm.call @packed_k3_l0_steps_thunk(
-// CHECK: llvm.call @packed_k3_packed_thunk(
-// CHECK: llvm.call @packed_k4_l0_prepare_thunk(
-// CHECK: llvm.call @packed_k4_l0_steps_thunk(
+// CHECK: llvm.call @packed_k3_l0_prepare(
+// CHECK: llvm.call @packed_k3_l0_steps(
+// CHECK: llvm.call @packed_k3_packed(
+// CHECK: llvm.call @packed_k4_l0_prepare(
+// CHECK: llvm.call @packed_k4_l0_steps(
 func.func @packed(%x: tensor<2x3x4xf32>, %wi: tensor<80xf32>, %wh: tensor<100xf32>) -> (tensor<2x3x5xf32>, tensor<2x3x5xf32>) {
   %cwi = rlx.constant dense<0.5> : tensor<80xf32>
   %cwh = rlx.constant dense<0.25> : tensor<100xf32>

@@ -29,7 +29,7 @@
 // CHECK: llvm.return
 // CHECK-LABEL: llvm.func @decode(
 // CHECK-NOT: _parallel
-// CHECK: llvm.call @decode_k0_thunk(
+// CHECK: llvm.call @decode_k0(
 func.func @decode(%x: tensor<1x1x2x4xf32>, %dt: tensor<1x1x2xf32>, %a: tensor<2xf32>, %b: tensor<1x1x2x8xf32>, %c: tensor<1x1x2x8xf32>, %s: tensor<1x2x4x8xf32>) -> (tensor<1x1x2x4xf32>, tensor<1x2x4x8xf32>) {
   %y, %s1 = rlx.mamba2 %x, %dt, %a, %b, %c, %s {head_dim = 4 : i64, state_size = 8 : i64} : (tensor<1x1x2x4xf32>, tensor<1x1x2xf32>, tensor<2xf32>, tensor<1x1x2x8xf32>, tensor<1x1x2x8xf32>, tensor<1x2x4x8xf32>) -> (tensor<1x1x2x4xf32>, tensor<1x2x4x8xf32>)
   func.return %y, %s1 : tensor<1x1x2x4xf32>, tensor<1x2x4x8xf32>

@@ -14,8 +14,8 @@
 // CHECK-NOT: cblas_sgemm
 // CHECK: llvm.return
 // CHECK-LABEL: llvm.func @two_forms(
-// CHECK: llvm.call @two_forms_k0_thunk(
-// CHECK: llvm.call @two_forms_k1_thunk(
+// CHECK: llvm.call @two_forms_k0(
+// CHECK: llvm.call @two_forms_k1(
 func.func @two_forms(%q: tensor<1x256x2x16xf32>, %g: tensor<1x256x2xf32>) -> (tensor<1x256x2x16xf32>, tensor<1x256x2x16xf32>) {
   %a = rlx.gated_delta_net %q, %q, %q, %g, %g {state_size = 16 : i64, rlx.tuning = {gdn_chunked_min_seq = 0 : i64}} : (tensor<1x256x2x16xf32>, tensor<1x256x2x16xf32>, tensor<1x256x2x16xf32>, tensor<1x256x2xf32>, tensor<1x256x2xf32>) -> tensor<1x256x2x16xf32>
   %b = rlx.gated_delta_net %q, %q, %q, %g, %g {state_size = 16 : i64} : (tensor<1x256x2x16xf32>, tensor<1x256x2x16xf32>, tensor<1x256x2x16xf32>, tensor<1x256x2xf32>, tensor<1x256x2xf32>) -> tensor<1x256x2x16xf32>

@@ -14,10 +14,10 @@
 // CHECK: ^[[STEP]]:
 // CHECK: llvm.select
 // CHECK-NOT: llvm.memcpy
-// CHECK: llvm.call @scan_loop_k0_k0_thunk(
+// CHECK: llvm.call @scan_loop_k0_k0(
 // CHECK-NOT: llvm.memcpy
-// CHECK: llvm.call @scan_loop_k0_k2_thunk(
-// CHECK: llvm.call @scan_loop_k0_k3_thunk(
+// CHECK: llvm.call @scan_loop_k0_k2(
+// CHECK: llvm.call @scan_loop_k0_k3(
 // CHECK: llvm.br ^[[HEADER]](
 // CHECK: ^[[DONE]]:
 // CHECK-NEXT: llvm.return
@@ -46,16 +46,16 @@ func.func @scan_loop(%c0: tensor<32xf32>, %xs: tensor<10x32xf32>) -> tensor<32xf
 // CHECK: vector<16xf32>
 // CHECK-NOT: sgemm
 // CHECK-LABEL: llvm.func @packed_weight(
-// CHECK: llvm.call @packed_weight_k0_pack1_thunk(
-// CHECK: llvm.call @packed_weight_k0_pack2_thunk(
+// CHECK: llvm.call @packed_weight_k0_pack1(
+// CHECK: llvm.call @packed_weight_k0_pack2(
 // CHECK: llvm.br ^[[HEADER:bb[0-9]+]](
 // CHECK: ^[[HEADER]]({{.*}}: i64):
 // CHECK-NOT: {{_pack|llvm.alloca}}
-// CHECK: llvm.call @packed_weight_k0_k0_thunk(
+// CHECK: llvm.call @packed_weight_k0_k0(
 // CHECK-NOT: llvm.alloca
-// CHECK: llvm.call @packed_weight_k0_k1_thunk(
+// CHECK: llvm.call @packed_weight_k0_k1(
 // CHECK-NOT: llvm.alloca
-// CHECK: llvm.call @packed_weight_k0_k2_thunk(
+// CHECK: llvm.call @packed_weight_k0_k2(
 // CHECK-NOT: llvm.alloca
 // CHECK: llvm.br ^[[HEADER]](
 func.func @packed_weight(%h0: tensor<8x16xf32>, %w: tensor<16x16xf32>, %xs: tensor<10x8x16xf32>) -> tensor<8x16xf32> {
