@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Region
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -28,6 +28,7 @@ from rlx_mlir.dialects import rlx
 from rlx_mlir.dialects.common import shape_of
 from rlx_mlir.dialects.scan import graph_blocks
 from rlx_mlir.lowering.core.kernel import External, external_declarations
+from rlx_mlir.lowering.core.translate import DATA_LAYOUT, TARGET_TRIPLE
 from rlx_mlir.lowering.program import lower_function
 from rlx_mlir.memory_plan import OFFSETS, SCRATCH_OFFSETS, view_offset
 from rlx_mlir.target import TargetError, target
@@ -89,6 +90,9 @@ class LowerToLLVMPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         lower_module(op, thread_count(self.threads), pass_tuning(self.name, self.target, self.tuning))
+        machine = target(self.target or None)  # resolved above: a bad name has raised
+        op.attributes[DATA_LAYOUT] = StringAttr(str(machine.machine().target_data))
+        op.attributes[TARGET_TRIPLE] = StringAttr(machine.triple)
 
 
 @dataclass(frozen=True)

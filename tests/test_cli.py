@@ -7,10 +7,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import llvmlite.binding as llvm
 import numpy as np
 import onnx
 import pytest
 from onnx import helper, numpy_helper
+
+from rlx_mlir.target import target
 
 GRAPH = """
 func.func @f(%a: tensor<4x3xf32>, %b: tensor<3xf32>) -> tensor<4x3xf32> {
@@ -50,10 +53,17 @@ def test_opt_runs_passes(graph: Path) -> None:
 
 
 def test_opt_emits_llvm_ir(graph: Path, tmp_path: Path) -> None:
+    """LLVM IR for the machine lower-to-llvm lowered for: its triple and data
+    layout, so that `llc` (here: that machine's TargetMachine) compiles it as is."""
     out = tmp_path / "out.ll"
     result = run("opt", str(graph), "-p", "default", "-t", "llvm", "-o", str(out))
     assert result.returncode == 0, result.stderr
     assert 'define void @"f"(ptr' in out.read_text()
+    machine = target()
+    parsed = llvm.parse_assembly(out.read_text())
+    parsed.verify()
+    assert (parsed.triple, parsed.data_layout) == (machine.triple, str(machine.machine().target_data))
+    assert machine.machine().emit_object(parsed)
 
 
 def test_run_writes_npz(graph: Path, inputs, tmp_path: Path) -> None:

@@ -48,6 +48,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     ModuleOp,
     NoneType,
+    StringAttr,
     UnitAttr,
     VectorType,
 )
@@ -69,15 +70,31 @@ def keep_loops_rolled(function: llvm.FuncOp) -> None:
     function.attributes[ROLLED] = UnitAttr()
 
 
+TARGET_TRIPLE = "llvm.target_triple"
+DATA_LAYOUT = "llvm.data_layout"
+"""The module attributes (MLIR's names) in which lower-to-llvm records the
+machine it lowered for, printed as the text's `target` lines: `llc` then
+compiles `rlx-opt -t llvm`'s output for that machine's triple and layout."""
+
+
 def to_llvm_ir(module: ModuleOp, triple: str | None = None) -> str:
-    """`module` (`llvm` dialect: functions only) as LLVM IR text for `triple`."""
+    """`module` (`llvm` dialect: functions only) as LLVM IR text for `triple`
+    (None: the module's own, if lower-to-llvm recorded one)."""
     printer = _ModulePrinter()
     for op in module.ops:
         if not isinstance(op, llvm.FuncOp):
             raise ValueError(f"LLVM IR is printed from lower-to-llvm's output (llvm.func ops), not from {op.name}")
         printer.function(op)
-    head = [f'target triple = "{triple}"', ""] if triple else []
-    return "\n".join([*head, *printer.lines, *printer.declarations(), *printer.metadata(), ""])
+    return "\n".join([*_target_lines(module, triple), *printer.lines, *printer.declarations(), *printer.metadata(), ""])
+
+
+def _target_lines(module: ModuleOp, triple: str | None) -> list[str]:
+    layout = module.attributes.get(DATA_LAYOUT)
+    recorded = module.attributes.get(TARGET_TRIPLE)
+    triple = triple or (recorded.data if isinstance(recorded, StringAttr) else None)
+    lines = [f'target datalayout = "{layout.data}"'] if isinstance(layout, StringAttr) else []
+    lines += [f'target triple = "{triple}"'] if triple else []
+    return [*lines, ""] if lines else []
 
 
 # ---------------------------------------------------------------------------

@@ -1,8 +1,19 @@
 // RUN: rlx-opt %s -p 'plan-memory,lower-to-llvm{threads=1}' -t llvm | filecheck %s
+// RUN: rlx-opt %s -p 'plan-memory,lower-to-llvm{threads=1}' | rlx-opt -t llvm | filecheck %s
+// RUN: rlx-opt %s -p 'plan-memory,lower-to-llvm{threads=1}' | filecheck %s --check-prefix=ATTRS
 
 // `-t llvm` prints LLVM IR text (what the JIT compiles): kernels internal and
 // `noinline`, the entry external (lowering/core/translate.py). One thread: the
-// entry calls the kernel itself, with no thunk.
+// entry calls the kernel itself, with no thunk. The text starts with the data
+// layout and triple of the machine lowered for (here x86-64-v4: lit.cfg.py),
+// which lower-to-llvm records as MLIR's module attributes, so `llc` compiles
+// it for that machine; they survive a round trip through the text.
+
+// ATTRS: builtin.module attributes {llvm.data_layout = "e-{{.+}}", llvm.target_triple = "{{.+}}"}
+
+// CHECK: target datalayout = "e-{{.+}}"
+// CHECK-NEXT: target triple = "{{.+}}"
+// CHECK-EMPTY:
 
 // CHECK: define internal void @"f_k0"(ptr noalias [[IN0:%v[0-9]+]], ptr noalias [[IN1:%v[0-9]+]], ptr noalias [[OUT:%v[0-9]+]], i64 [[BEGIN:%v[0-9]+]], i64 [[END:%v[0-9]+]]) noinline {
 // CHECK: phi i64 {{\[}} [[BEGIN]], %b0 ]
