@@ -31,7 +31,7 @@ from rlx_mlir.lowering.core.kernel import External, external_declarations
 from rlx_mlir.lowering.core.translate import DATA_LAYOUT, TARGET_TRIPLE
 from rlx_mlir.lowering.program import lower_function
 from rlx_mlir.memory_plan import OFFSETS, SCRATCH_OFFSETS, view_offset
-from rlx_mlir.target import TargetError, target
+from rlx_mlir.target import Target, TargetError, target
 from rlx_mlir.thread_pool import thread_count
 from rlx_mlir.tuning import Tuning, TuningError, parse_overrides
 from rlx_mlir.verification import function_block
@@ -89,8 +89,8 @@ class LowerToLLVMPass(ModulePass):
     """Overrides of the target's kernel choices, `name=value,...` (`rlx_mlir.tuning`)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        lower_module(op, thread_count(self.threads), pass_tuning(self.name, self.target, self.tuning))
-        machine = target(self.target or None)  # resolved above: a bad name has raised
+        machine = pass_target(self.name, self.target)
+        lower_module(op, thread_count(self.threads), pass_tuning(self.name, machine, self.tuning))
         op.attributes[DATA_LAYOUT] = StringAttr(str(machine.machine().target_data))
         op.attributes[TARGET_TRIPLE] = StringAttr(machine.triple)
 
@@ -108,7 +108,7 @@ class WeightLayoutPass(ModulePass, ABC):
     """Overrides of the target's kernel choices, `name=value,...`, as lower-to-llvm takes them."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        self.rewrite(op, pass_tuning(self.name, self.target, self.tuning))
+        self.rewrite(op, pass_tuning(self.name, pass_target(self.name, self.target), self.tuning))
 
     @abstractmethod
     def rewrite(self, module: ModuleOp, tuning: Tuning) -> None: ...
@@ -121,12 +121,21 @@ def erase_replaced(weights: Iterable[rlx.ConstantOp]) -> None:
             Rewriter.erase_op(weight)
 
 
-def pass_tuning(pass_name: str, target_name: str, overrides: str) -> Tuning:
-    """The kernel choices a target-specific pass works with (`target` and `tuning`
-    options as lower-to-llvm takes them); a bad target or override is a ValueError."""
+def pass_target(pass_name: str, target_name: str) -> Target:
+    """The machine a target-specific pass works for (its `target` option, as
+    lower-to-llvm takes it); a bad name is a ValueError."""
     try:
-        return Tuning.for_target(target(target_name or None)).replace(parse_overrides(overrides))
-    except (TargetError, TuningError) as error:
+        return target(target_name or None)
+    except TargetError as error:
+        raise ValueError(f"{pass_name}: {error}") from None
+
+
+def pass_tuning(pass_name: str, machine: Target, overrides: str) -> Tuning:
+    """The kernel choices a target-specific pass works with on `machine` (its
+    `tuning` option, as lower-to-llvm takes it); a bad override is a ValueError."""
+    try:
+        return Tuning.for_target(machine).replace(parse_overrides(overrides))
+    except TuningError as error:
         raise ValueError(f"{pass_name}: {error}") from None
 
 

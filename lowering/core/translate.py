@@ -91,9 +91,9 @@ def to_llvm_ir(module: ModuleOp, triple: str | None = None) -> str:
 def _target_lines(module: ModuleOp, triple: str | None) -> list[str]:
     layout = module.attributes.get(DATA_LAYOUT)
     recorded = module.attributes.get(TARGET_TRIPLE)
-    triple = triple or (recorded.data if isinstance(recorded, StringAttr) else None)
+    chosen = triple or (recorded.data if isinstance(recorded, StringAttr) else None)
     lines = [f'target datalayout = "{layout.data}"'] if isinstance(layout, StringAttr) else []
-    lines += [f'target triple = "{triple}"'] if triple else []
+    lines += [f'target triple = "{chosen}"'] if chosen else []
     return [*lines, ""] if lines else []
 
 
