@@ -5,8 +5,9 @@ attribute parser expands it to every element (a list of 10^12 floats, then
 the packed bytes), so rlx reads it here instead, for both spellings of
 `rlx.constant`: the custom form (`ConstantOp.parse`) and the generic form
 (`RlxParser` in `dialects/parser.py`). A splat is a number, `true`/`false`,
-or a hex string of exactly one element (`dense<"0x0000803F">`, the form MLIR
-prints NaNs in); it becomes a rank-0 attribute, and the constant's result
+a hex number, a float's bits (`dense<0xff800000>`, the form xDSL prints a
+non-finite float in), or a hex string of exactly one element
+(`dense<"0x0000803F">`); it becomes a rank-0 attribute, and the constant's result
 type keeps the shape (`ConstantOp.is_splat`).
 
 A splat this module does not take (complex values, types outside the dtype
@@ -63,6 +64,9 @@ def parse_splat(parser: Parser) -> Splat | None:
             parser._resume_from(start)
             return None
         return Splat(DenseIntOrFPElementsAttr(scalar, BytesAttr(data)), result_type)
+    if dtype.kind is Kind.FLOAT and _is_hex(parser, span):
+        data = _bit_pattern(parser, literal, dtype, span).to_bytes(element.compile_time_size, "little")
+        return Splat(DenseIntOrFPElementsAttr(scalar, BytesAttr(data)), result_type)
     value = _literal_value(parser, literal, dtype, span)
     return Splat(DenseIntOrFPElementsAttr.from_list(scalar, [value]), result_type)
 
@@ -102,6 +106,19 @@ def _splat_literal(parser: Parser) -> tuple[int | float | str, tuple[int, int]] 
     if literal is None or parser.parse_optional_punctuation(">") is None:
         return None
     return literal, span
+
+
+def _is_hex(parser: Parser, span: tuple[int, int]) -> bool:
+    return parser.lexer.input.content[span[0] : span[1]].lstrip("-")[:2] in ("0x", "0X")
+
+
+def _bit_pattern(parser: Parser, literal: int | float | str, dtype: dtypes.DType, span: tuple[int, int]) -> int:
+    """A hex number as a float's bits, as MLIR reads it and xDSL prints a non-finite
+    splat (`dense<0xff800000> : tensor<f32>` is -inf), not as the integer's value."""
+    assert isinstance(literal, int)
+    if literal < 0 or literal.bit_length() > dtype.bits:
+        parser.raise_error(f"hexadecimal float {literal:#x} is not a bit pattern of {dtype.name}", *span)
+    return literal
 
 
 def _complex_splat_literal(parser: Parser) -> bool:

@@ -11,6 +11,8 @@ regression fails with a MemoryError instead of taking the machine's memory.
 from __future__ import annotations
 
 import json
+import pickle
+import re
 import resource
 import subprocess
 import sys
@@ -20,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from closeness import FLOAT_TYPES
 
 import rlx_mlir as rlx
 from rlx_mlir.passes.default_pipeline import TENSOR_PIPELINE
@@ -130,6 +133,44 @@ def test_a_trillion_element_splat_compiles_in_the_same_arena(syntax: str) -> Non
 def test_a_hex_splat_stays_one_value(syntax: str) -> None:
     """`dense<"0x0000803F">` (1.0 as little-endian bytes): xDSL repeats the bytes for every element."""
     assert compiled(summed(BILLION, syntax, '"0x0000803F"')) == {"arena": small_arena(), "result": float(BILLION)}
+
+
+NON_FINITE = {"-inf": -np.inf, "inf": np.inf, "nan": np.nan}
+
+
+@pytest.mark.parametrize("syntax", ["custom", "generic"])
+@pytest.mark.parametrize("dtype", ["f16", "bf16", "f32", "f64"])
+@pytest.mark.parametrize("name", sorted(NON_FINITE))
+def test_a_non_finite_splat_prints_as_its_bits_and_reads_back(name: str, dtype: str, syntax: str) -> None:
+    """xDSL prints a non-finite splat as its bit pattern (`dense<0xff800000>` is -inf);
+    it used to read back as the integer's value (4.29e9): a causal mask's -inf in an
+    executable pickled as its IR text, or in IR piped from one rlx-opt to another."""
+    b = rlx.Builder("non_finite")
+    b.output(b.constant(np.float64(NON_FINITE[name]), dtype))
+    found = re.search(r"dense<(0x[0-9a-f]+)>", str(b.module()))
+    assert found is not None, str(b.module())
+    t = f"tensor<3x{dtype}>"
+    written = {
+        "custom": f"rlx.constant dense<{found[1]}> : {t}",
+        "generic": f'"rlx.constant"() <{{value = dense<{found[1]}> : {t}}}> : () -> {t}',
+    }[syntax]
+    source = f"func.func @f(%x: {t}) -> {t} {{\n  %c = {written}\n  %y = rlx.add %x, %c : ({t}, {t}) -> {t}\n  func.return %y : {t}\n}}"
+    (got,) = rlx.compile(source)(np.zeros(3, FLOAT_TYPES[dtype]))
+    np.testing.assert_array_equal(got.astype(np.float64), np.full(3, NON_FINITE[name]))
+
+
+def test_a_pickled_executable_keeps_its_minus_infinity() -> None:
+    b = rlx.Builder("masked")
+    x = b.input((4,), "f32")
+    b.output(b.max(x, b.constant(np.full(4, -np.inf, np.float32))))
+    exe = rlx.compile(b.module())
+    values = np.array([-1e30, 0, 1, -np.inf], np.float32)
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(exe))(values)[0], exe(values)[0])
+
+
+def test_a_hex_float_splat_wider_than_its_type_is_located() -> None:
+    with pytest.raises(rlx.ParseError, match=r"(?s)<input>:1:25.*0x1ff800000 is not a bit pattern of f32"):
+        rlx.compile("%c = rlx.constant dense<0x1ff800000> : tensor<2xf32>")
 
 
 def test_rlx_opt_keeps_a_generic_splat_one_value(tmp_path: Path) -> None:
