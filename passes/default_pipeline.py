@@ -17,6 +17,7 @@ from rlx_mlir.passes.canonicalize_broadcast import CanonicalizeBroadcastPass
 from rlx_mlir.passes.fuse_attention import FuseAttentionPass
 from rlx_mlir.passes.fuse_elementwise import FuseElementwisePass
 from rlx_mlir.passes.fuse_epilogues import FuseEpiloguesPass
+from rlx_mlir.passes.fuse_mamba2 import FuseMamba2Pass
 from rlx_mlir.passes.fuse_reductions import FuseReductionsPass
 from rlx_mlir.passes.fuse_selective_scan import FuseSelectiveScanPass
 from rlx_mlir.passes.fuse_siblings import FuseSiblingsPass
@@ -31,6 +32,7 @@ TENSOR_PASSES: tuple[ModulePass, ...] = (
     CanonicalizeBroadcastPass(),
     FuseAttentionPass(),
     FuseSelectiveScanPass(),
+    FuseMamba2Pass(),
     FuseStandardizationPass(),
     FuseElementwisePass(),
     FuseReductionsPass(),
@@ -41,7 +43,8 @@ TENSOR_PASSES: tuple[ModulePass, ...] = (
 """Graph-level rewrites: op canonicalizations (transpose/reverse chains, identity
 slices and pads), expands folded into implicit broadcasts, attention written
 out (matmul, scale, mask, softmax, matmul) made one `rlx.attention`, Mamba's
-selective scan unrolled step by step made one `rlx.selective_scan`, layer and RMS norms
+selective scan unrolled step by step made one `rlx.selective_scan` and Mamba2's
+chunked scan one `rlx.mamba2`, layer and RMS norms
 written out made one region each, chains fused, chains
 feeding reductions fused in as their prologues and chains after matmuls as
 their epilogues, elementwise siblings that read one input merged, then

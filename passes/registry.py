@@ -31,6 +31,12 @@ def _fuse_selective_scan() -> type[ModulePass]:
     return FuseSelectiveScanPass
 
 
+def _fuse_mamba2() -> type[ModulePass]:
+    from rlx_mlir.passes.fuse_mamba2 import FuseMamba2Pass
+
+    return FuseMamba2Pass
+
+
 def _fuse_elementwise() -> type[ModulePass]:
     from rlx_mlir.passes.fuse_elementwise import FuseElementwisePass
 
@@ -98,6 +104,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "canonicalize-broadcast": _canonicalize_broadcast,
         "fuse-attention": _fuse_attention,
         "fuse-selective-scan": _fuse_selective_scan,
+        "fuse-mamba2": _fuse_mamba2,
         "fuse-standardization": _fuse_standardization,
         "fuse-elementwise": _fuse_elementwise,
         "fuse-reductions": _fuse_reductions,

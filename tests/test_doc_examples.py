@@ -182,7 +182,7 @@ def test_script_blocks_run(block: Block, tmp_path: Path) -> None:
 def test_readme_pipeline_lists_the_default_passes_in_order() -> None:
     text = (ROOT / "README.md").read_text()
     section = text.split("## The pipeline", 1)[1].split("\n## ", 1)[0]
-    listed = re.findall(r"^\d+\. `([a-z-]+)`", section, re.MULTILINE)
+    listed = re.findall(r"^\d+\. `([a-z0-9-]+)`", section, re.MULTILINE)
     assert listed == [p.name for p in (*TENSOR_PASSES, *BACKEND_PASSES)]
 
 
