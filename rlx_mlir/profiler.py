@@ -39,6 +39,7 @@ from rlx_mlir.broadcast import numel
 from rlx_mlir.dialects import attention as at
 from rlx_mlir.dialects import contraction as ct
 from rlx_mlir.dialects import convolution as cv
+from rlx_mlir.dialects import recurrent as rc
 from rlx_mlir.dialects import reduction as rd
 from rlx_mlir.dialects import region as rg
 from rlx_mlir.dialects.common import shape_of
@@ -117,7 +118,8 @@ def _flops(op: Operation) -> int | None:
     one combine per input element, a conv's 2·(C/groups)·taps per output
     (its bias add not counted; its epilogue's body ops are), a max pool's one
     per tap and output, an attention's 2·(D + Dv) per (query, key) pair it does
-    not mask causally (its two products); None for the other kinds."""
+    not mask causally (its two products), a state-space scan's work per step
+    (`_scan_flops`); None for the other kinds."""
     if isinstance(op, at.AttentionOp):
         batch, heads, queries, head_size = shape_of(op.query.type)
         keys, value_size = shape_of(op.value.type)[2:]
@@ -143,7 +145,23 @@ def _flops(op: Operation) -> int | None:
         return (_body_ops(op) + reduce) * points
     if isinstance(op, rd.ReduceOp):
         return _elements(op.operands[0])
+    if isinstance(op, (rc.Mamba2Op, rc.SelectiveScanOp, rc.GatedDeltaNetOp)):
+        return _scan_flops(op)
     return None
+
+
+def _scan_flops(op: rc.Mamba2Op | rc.SelectiveScanOp | rc.GatedDeltaNetOp) -> int:
+    """Per step and (batch, head or channel), the state update and readout, whatever
+    form the kernel takes (the counts benchmarks/recurrent.py rates the ops by):
+    Mamba2 5·P·N (decay, drive, add: 3 per state element; S·c: 2), the selective
+    scan 7·N (Δ·A, exp, the update and C·h per state), the gated delta rule 7·N²."""
+    if isinstance(op, rc.Mamba2Op):
+        batch, steps, heads, p = shape_of(op.x.type)
+        return 5 * p * op.state_size.value.data * batch * steps * heads
+    if isinstance(op, rc.SelectiveScanOp):
+        return 7 * _elements(op.x) * op.state_size.value.data
+    batch, steps, heads, n = shape_of(op.q.type)
+    return 7 * n * n * batch * steps * heads
 
 
 def _body(op: rg.ScalarBodyRegionOp) -> list[Operation]:

@@ -86,6 +86,37 @@ def test_a_scan_is_one_row() -> None:
     assert rows[0].op.flops is None
 
 
+def test_state_space_scans_count_their_work_per_step() -> None:
+    """5·P·N per step and head for Mamba2, 7·N per step and channel for the selective
+    scan, 7·N² per step and head for the gated delta rule (benchmarks/recurrent.py's)."""
+    batch, steps, heads, p, n, channels = 2, 6, 3, 4, 5, 7
+    shapes = {
+        "x": (batch, steps, heads, p),
+        "dt": (batch, steps, heads),
+        "a": (heads,),
+        "bc": (batch, steps, heads, n),
+        "u": (batch, steps, channels),
+        "a2": (channels, n),
+        "bc2": (batch, steps, n),
+    }
+    b = rlx.Builder("scans")
+    v = {name: b.input(shape) for name, shape in shapes.items()}
+    b.output(
+        b.mamba2(v["x"], v["dt"], v["a"], v["bc"], v["bc"]),
+        b.selective_scan(v["u"], v["u"], v["a2"], v["bc2"], v["bc2"]),
+        b.gated_delta_net(v["bc"], v["bc"], v["bc"], v["dt"], v["dt"]),
+    )
+    exe = rlx.compile(b.module(), tune=False)
+    rng = np.random.default_rng(0)
+    arrays = [rng.uniform(0.1, 0.5, shape).astype(np.float32) for shape in shapes.values()]
+    flops = {row.op.name: row.op.flops for row in exe.profile(*arrays, repeat=1).rows}
+    assert flops == {
+        "rlx.mamba2": 5 * p * n * batch * steps * heads,
+        "rlx.selective_scan": 7 * n * batch * steps * channels,
+        "rlx.gated_delta_net": 7 * n * n * batch * steps * heads,
+    }
+
+
 @pytest.mark.parametrize("repeat", [0, -1, 2.5, True])
 def test_bad_repeat_is_refused(mlp: rlx.Executable, repeat: object) -> None:
     with pytest.raises(ArgumentError, match="repeat >= 1"):
