@@ -53,7 +53,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cache
+from functools import lru_cache
 
 import numpy as np
 from xdsl.context import Context
@@ -184,7 +184,7 @@ class Pattern:
     y: SSAValue
 
 
-@cache
+@lru_cache(maxsize=32)  # two per chunked shape: the loose and the strict template
 def ssd_template(element: Attribute, sizes: tuple[int, int, int, int, int, int]) -> Pattern:
     """`mamba2_chunk_scan`'s ops from the chunked inputs to Yd + Yo, in the canonical
     form the importer and canonicalize make of both exporters' graphs; `sizes` are
