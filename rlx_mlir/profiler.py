@@ -118,8 +118,8 @@ def _flops(op: Operation) -> int | None:
     one combine per input element, a conv's 2·(C/groups)·taps per output
     (its bias add not counted; its epilogue's body ops are), a max pool's one
     per tap and output, an attention's 2·(D + Dv) per (query, key) pair it does
-    not mask causally (its two products), a state-space scan's work per step
-    (`_scan_flops`); None for the other kinds."""
+    not mask causally (its two products), a recurrence's work per step
+    (`_recurrence_flops`); None for the other kinds."""
     if isinstance(op, at.AttentionOp):
         batch, heads, queries, head_size = shape_of(op.query.type)
         keys, value_size = shape_of(op.value.type)[2:]
@@ -145,16 +145,20 @@ def _flops(op: Operation) -> int | None:
         return (_body_ops(op) + reduce) * points
     if isinstance(op, rd.ReduceOp):
         return _elements(op.operands[0])
-    if isinstance(op, (rc.Mamba2Op, rc.SelectiveScanOp, rc.GatedDeltaNetOp)):
-        return _scan_flops(op)
+    if isinstance(op, (rc.RnnFamilyOp, rc.Mamba2Op, rc.SelectiveScanOp, rc.GatedDeltaNetOp)):
+        return _recurrence_flops(op)
     return None
 
 
-def _scan_flops(op: rc.Mamba2Op | rc.SelectiveScanOp | rc.GatedDeltaNetOp) -> int:
+def _recurrence_flops(op: rc.RnnFamilyOp | rc.Mamba2Op | rc.SelectiveScanOp | rc.GatedDeltaNetOp) -> int:
     """Per step and (batch, head or channel), the state update and readout, whatever
-    form the kernel takes (the counts benchmarks/recurrent.py rates the ops by):
-    Mamba2 5·P·N (decay, drive, add: 3 per state element; S·c: 2), the selective
-    scan 7·N (Δ·A, exp, the update and C·h per state), the gated delta rule 7·N²."""
+    form the kernel takes (the counts benchmarks/recurrent.py rates the ops by): an
+    RNN's gate products 2·(I + H)·G·H per direction and layer, Mamba2 5·P·N (decay,
+    drive, add: 3 per state element; S·c: 2), the selective scan 7·N (Δ·A, exp,
+    the update and C·h per state), the gated delta rule 7·N²."""
+    if isinstance(op, rc.RnnFamilyOp):
+        batch, steps, _ = op.dims
+        return 2 * batch * steps * sum(op.packed_elements(layer) for layer in range(op.num_layers.value.data))
     if isinstance(op, rc.Mamba2Op):
         batch, steps, heads, p = shape_of(op.x.type)
         return 5 * p * op.state_size.value.data * batch * steps * heads

@@ -117,6 +117,22 @@ def test_state_space_scans_count_their_work_per_step() -> None:
     }
 
 
+def test_recurrent_layers_count_their_gate_products() -> None:
+    """2·(I + H)·G·H per row, step, direction and layer (layer 2 reads both directions)."""
+    batch, steps, inputs, hidden, gates = 2, 5, 6, 4, 4 * 4
+    shapes = [(batch, steps, inputs), (2 * gates * inputs + 2 * gates * 2 * hidden,), (2 * 2 * gates * hidden,)]
+    shapes.append((2 * 2 * gates,))
+    b = rlx.Builder("lstm")
+    x, w_ih, w_hh, bias = (b.input(shape) for shape in shapes)
+    b.output(b.lstm(x, w_ih, w_hh, bias, hidden, num_layers=2, bidirectional=True))
+    exe = rlx.compile(b.module(), tune=False)
+    rng = np.random.default_rng(0)
+    arrays = [rng.uniform(-0.1, 0.1, shape).astype(np.float32) for shape in shapes]
+    (row,) = exe.profile(*arrays, repeat=1).rows
+    per_step = 2 * gates * (inputs + hidden) + 2 * gates * (2 * hidden + hidden)  # both directions, both layers
+    assert row.op.flops == 2 * batch * steps * per_step
+
+
 @pytest.mark.parametrize("repeat", [0, -1, 2.5, True])
 def test_bad_repeat_is_refused(mlp: rlx.Executable, repeat: object) -> None:
     with pytest.raises(ArgumentError, match="repeat >= 1"):
