@@ -37,10 +37,11 @@ missing factor) is left as it is.
 The op runs on the unpadded sequence; the result is padded back with zeros.
 The graph's padded steps are zero too (their C rows are the pad's zeros),
 and the model slices them off. A zero constant h₀ is the op's absent state,
-another h₀ its state operand. The Yd + Yo value is replaced; the chunked
-ops die with it unless something else reads them (the final state
-`new[:, -1]`, which transformers returns with a cache, is such a reader and
-keeps them).
+another h₀ its state operand. The Yd + Yo value is replaced, and the final
+state `new[:, -1]` (a gather, which transformers returns with a cache) reads
+the op's state result: the state after the padded steps is the state after
+the last real one, since their dt·x and a·dt are zero. The chunked ops die
+with them unless something else reads them.
 
 Exactness: the same function, up to rounding. The graph forms the decays
 as exp of cumsum differences and sums chunk by chunk; the kernel multiplies
@@ -73,6 +74,7 @@ from rlx_mlir.dialects import scan as sc
 from rlx_mlir.dialects.common import element_type, shape_of
 from rlx_mlir.dialects.region import YieldOp
 from rlx_mlir.passes.fuse_attention import Emitter, constant_array, erase_unused
+from rlx_mlir.passes.fuse_selective_scan import constant_index
 
 # ---------------------------------------------------------------------------
 # the template: the canonical form of transformers' chunked scan
@@ -173,7 +175,8 @@ class Template:
 
 @dataclass(frozen=True)
 class Pattern:
-    """The template's inputs (the chunked x·dt, a·dt, B and C; the initial state) and result."""
+    """The template's inputs (the chunked x·dt, a·dt, B and C; the initial state), the
+    states at the chunks' starts and after the last ([b, c + 1, h, p, n]) and the result."""
 
     template: Template
     x: SSAValue
@@ -181,6 +184,7 @@ class Pattern:
     b: SSAValue
     c: SSAValue
     initial: SSAValue
+    new_states: SSAValue
     y: SSAValue
 
 
@@ -217,7 +221,7 @@ def ssd_template(element: Attribute, sizes: tuple[int, int, int, int, int, int])
     c_states = t.transpose(t.matmul(t.transpose(cm, (0, 1, 3, 2, 4)), previous, transpose_rhs=True), (0, 1, 3, 2, 4))
     decay_out = t.reshape(t.transpose(t.exp(a_cumsum), (0, 2, 3, 1)), (b, c, span, h, 1))
     y = t.binary(ew.AddOp, y_diag, t.binary(ew.MulOp, c_states, decay_out))
-    return Pattern(t, x, a_chunks, bm, cm, initial, y)
+    return Pattern(t, x, a_chunks, bm, cm, initial, new_states, y)
 
 
 # ---------------------------------------------------------------------------
@@ -315,6 +319,8 @@ class Match:
     initial: SSAValue | None
     sizes: tuple[int, int, int, int, int, int]
     ops: list[Operation]
+    final_readers: list[mv.GatherOp]
+    """The graph's `new[:, -1]`: the final state, which the op's state result replaces."""
 
 
 def _unchunked(chunks: SSAValue, ops: list[Operation]) -> SSAValue | None:
@@ -405,12 +411,27 @@ def match(add: ew.AddOp) -> Match | None:
     if a is None:
         return None
     initial = unifier.bound[pattern.initial]
-    return Match((found[0], found[1], a, bm, cm), None if _is_zero(initial) else initial, (b, c, span, h, p, n), ops)
+    readers = _final_readers(unifier.bound[pattern.new_states], c)
+    sizes = (b, c, span, h, p, n)
+    return Match((found[0], found[1], a, bm, cm), None if _is_zero(initial) else initial, sizes, ops, readers)
 
 
-def rewrite(found: Match) -> tuple[list[Operation], SSAValue]:
-    """The new ops and the value replacing Yd + Yo: the op's output padded back to
-    whole chunks with zeros, reshaped into them."""
+def _final_readers(new_states: SSAValue, chunks: int) -> list[mv.GatherOp]:
+    """The gathers of the last of the c + 1 states (index -1 or c on axis 1): the state
+    after the last step, padded steps included, which leave it as it was (their dt·x
+    and a·dt are zero)."""
+    readers = []
+    for use in new_states.uses:
+        reader = use.operation
+        if isinstance(reader, mv.GatherOp) and reader.data is new_states and reader.normalized_axis() == 1:
+            if constant_index(reader.indices) in (-1, chunks):
+                readers.append(reader)
+    return readers
+
+
+def rewrite(found: Match) -> tuple[list[Operation], SSAValue, SSAValue | None]:
+    """The new ops, the value replacing Yd + Yo (the op's output padded back to whole
+    chunks with zeros, reshaped into them) and the final state (None: no reader)."""
     b, c, span, h, p, n = found.sizes
     x, dt, a, bm, cm = found.inputs
     emitter = Emitter()
@@ -423,12 +444,13 @@ def rewrite(found: Match) -> tuple[list[Operation], SSAValue]:
         emitter.reshape(bm, (b, steps, h, n)),
         emitter.reshape(cm, (b, steps, h, n)),
     ]
-    scan = rc.Mamba2Op(inputs, state, [x.type], p, n)
+    final = [TensorType(element_type(x.type), [b, h, p, n])] if found.final_readers else []
+    scan = rc.Mamba2Op(inputs, state, [x.type, *final], p, n)
     y = emitter.add(scan)
     if steps < c * span:
         padded = TensorType(element_type(x.type), [b, c * span, h, p])
         y = emitter.add(mv.PadOp(y, [0] * 4, [0, c * span - steps, 0, 0], "constant", 0.0, padded))
-    return emitter.ops, emitter.reshape(y, (b, c, span, h, p))
+    return emitter.ops, emitter.reshape(y, (b, c, span, h, p)), scan.results[1] if final else None
 
 
 class FuseMamba2(RewritePattern):
@@ -439,10 +461,27 @@ class FuseMamba2(RewritePattern):
         found = match(op)
         if found is None:
             return
-        new_ops, out = rewrite(found)
-        rewriter.insert(new_ops, InsertPoint.before(op))
+        point = _insertion_point(op, found.final_readers)
+        if point is None:
+            return
+        new_ops, out, final = rewrite(found)
+        rewriter.insert(new_ops, InsertPoint.before(point))
         rewriter.replace_all_uses_with(op.result, out)
-        erase_unused([op, *found.ops], rewriter)
+        for reader in found.final_readers if final is not None else ():
+            rewriter.replace_all_uses_with(reader.result, final)
+        erase_unused([op, *found.final_readers, *found.ops], rewriter)
+
+
+def _insertion_point(add: ew.AddOp, readers: Sequence[Operation]) -> Operation | None:
+    """The first of the add and the final state's readers (the new op must precede them
+    all; its operands come before the chunked ops); None when a reader is in another block."""
+    first: Operation = add
+    for reader in readers:
+        if reader.parent_block() is not add.parent_block():
+            return None
+        if reader.is_before_in_block(first):
+            first = reader
+    return first
 
 
 @dataclass(frozen=True)

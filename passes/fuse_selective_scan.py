@@ -82,7 +82,7 @@ def _only_for(value: SSAValue, *users: Operation) -> bool:
     return sorted(map(id, _users(value))) == sorted(map(id, users))
 
 
-def _index(value: SSAValue) -> int | None:
+def constant_index(value: SSAValue) -> int | None:
     """The value of a rank-0 integer constant."""
     owner = value.owner
     if not isinstance(owner, rlx.ConstantOp) or shape_of(owner.result.type) != ():
@@ -98,7 +98,7 @@ def _slice(value: SSAValue, axis: int) -> tuple[SSAValue, int] | None:
     gather = value.owner
     if not isinstance(gather, mv.GatherOp) or gather.normalized_axis() != axis or len(_users(value)) != 1:
         return None
-    index = _index(gather.indices)
+    index = constant_index(gather.indices)
     extent = shape_of(gather.data.type)[axis]
     if index is None or not -extent <= index < extent:
         return None

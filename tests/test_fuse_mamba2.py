@@ -35,7 +35,8 @@ pytestmark = pytest.mark.slow  # exports take seconds each
 @dataclass(frozen=True)
 class Case:
     """A chunked scan's sizes: batch, steps, heads, head dim, state size, groups of
-    B and C (repeated over the heads), chunk length; a carried initial state."""
+    B and C (repeated over the heads), chunk length; a carried initial state; the
+    final state returned too."""
 
     name: str
     batch: int = 2
@@ -46,6 +47,7 @@ class Case:
     groups: int = 1
     chunk: int = 4
     carried: bool = False
+    final: bool = False
 
 
 CASES = [
@@ -54,6 +56,7 @@ CASES = [
     Case("one_chunk", seq=3, chunk=8),
     Case("grouped_b_and_c", heads=4, groups=2),
     Case("carried_state", carried=True),
+    Case("carried_and_final_state", carried=True, final=True),
 ]
 
 
@@ -68,8 +71,11 @@ class ChunkScan(torch.nn.Module):
 
     def forward(
         self, x: torch.Tensor, dt: torch.Tensor, b: torch.Tensor, c: torch.Tensor, state: torch.Tensor | None = None
-    ) -> torch.Tensor:
-        return mamba2_chunk_scan(x, dt, self.a, b, c, chunk_size=self.case.chunk, initial_states=state)
+    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        case = self.case
+        return mamba2_chunk_scan(
+            x, dt, self.a, b, c, chunk_size=case.chunk, initial_states=state, return_final_states=case.final
+        )
 
 
 def inputs(case: Case, rng: np.random.Generator) -> dict[str, np.ndarray]:
@@ -90,17 +96,18 @@ def inputs(case: Case, rng: np.random.Generator) -> dict[str, np.ndarray]:
 def exported_scan(case: Case, exporter: str) -> tuple[ChunkScan, bytes, dict[str, np.ndarray]]:
     module = ChunkScan(case)
     feeds = inputs(case, np.random.default_rng(0))
-    return module, export(module, feeds, {}, ["y"], exporter), feeds
+    return module, export(module, feeds, {}, ["y", "state"] if case.final else ["y"], exporter), feeds
 
 
-def reference(module: ChunkScan, feeds: dict[str, np.ndarray]) -> np.ndarray:
-    """The recurrence step by step in float64, B and C repeated over the heads."""
+def reference(module: ChunkScan, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+    """The recurrence step by step in float64, B and C repeated over the heads: y (and
+    the final state)."""
     heads = module.case.heads
     a = module.a.detach().numpy().astype(np.float64)
     x, dt, b, c = (feeds[k].astype(np.float64) for k in ("x", "dt", "b", "c"))
     b, c = (np.repeat(v, heads // module.case.groups, axis=2) for v in (b, c))
-    y, _ = mamba2_reference(x, dt, a, b, c, feeds.get("state"))
-    return y
+    y, state = mamba2_reference(x, dt, a, b, c, feeds.get("state"))
+    return [y, state] if module.case.final else [y]
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda case: case.name)
@@ -108,11 +115,14 @@ def test_a_chunked_scan_becomes_one_mamba2_and_matches_float64(case: Case) -> No
     module, blob, feeds = exported_scan(case, "torchscript")
     fused = tensor_passes(load(blob))
     assert (count(fused, Mamba2Op), count(fused, ScanOp), count(fused, MatmulOp)) == (1, 0, 0)
-    (got,) = rlx.compile(fused, pipeline=NO_GRAPH_PASSES)(*feeds.values())
+    got = rlx.compile(fused, pipeline=NO_GRAPH_PASSES)(*feeds.values())
     with torch.no_grad():
-        want = module(*(torch.from_numpy(v) for v in feeds.values())).numpy()
-    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
-    np.testing.assert_allclose(got, reference(module, feeds), rtol=1e-4, atol=1e-5)
+        want = module(*(torch.from_numpy(v) for v in feeds.values()))
+    for result, torch_result, float64 in zip(
+        got, want if case.final else [want], reference(module, feeds), strict=True
+    ):
+        np.testing.assert_allclose(result, torch_result.numpy(), rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(result, float64, rtol=1e-4, atol=1e-5)
 
 
 def test_the_dynamo_export_of_a_chunked_scan_becomes_one_mamba2() -> None:
@@ -121,7 +131,7 @@ def test_the_dynamo_export_of_a_chunked_scan_becomes_one_mamba2() -> None:
     fused = tensor_passes(load(blob))
     assert (count(fused, Mamba2Op), count(fused, ScanOp)) == (1, 0)
     (got,) = rlx.compile(fused, pipeline=NO_GRAPH_PASSES)(*feeds.values())
-    np.testing.assert_allclose(got, reference(module, feeds), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(got, reference(module, feeds)[0], rtol=1e-4, atol=1e-5)
 
 
 def test_without_the_pass_the_chunked_scan_stays_and_matches_too() -> None:
@@ -129,7 +139,7 @@ def test_without_the_pass_the_chunked_scan_stays_and_matches_too() -> None:
     module, blob, feeds = exported_scan(CASES[0], "torchscript")
     unfused = rlx.compile(load(blob), pipeline=tensor_pipeline_without(FuseMamba2Pass.name))
     (got,) = unfused(*feeds.values())
-    np.testing.assert_allclose(got, reference(module, feeds), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(got, reference(module, feeds)[0], rtol=1e-4, atol=1e-5)
 
 
 @pytest.mark.parametrize("exporter", ["torchscript", "dynamo"])
