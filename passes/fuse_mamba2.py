@@ -73,8 +73,8 @@ from rlx_mlir.dialects import rlx
 from rlx_mlir.dialects import scan as sc
 from rlx_mlir.dialects.common import element_type, shape_of
 from rlx_mlir.dialects.region import YieldOp
-from rlx_mlir.passes.fuse_attention import Emitter, constant_array, erase_unused
-from rlx_mlir.passes.fuse_selective_scan import constant_index
+from rlx_mlir.passes.fuse_attention import Emitter, erase_unused
+from rlx_mlir.passes.fuse_selective_scan import constant_index, is_zero
 
 # ---------------------------------------------------------------------------
 # the template: the canonical form of transformers' chunked scan
@@ -82,11 +82,12 @@ from rlx_mlir.passes.fuse_selective_scan import constant_index
 
 
 @dataclass
-class Template:
+class Template(Emitter):
     """Detached ops over the arguments of a block that is never inserted: the
-    inputs, and the constants a match must find with the values in `expected`."""
+    inputs, and the constants a match must find with the values in `expected`.
+    Reshapes and transposes fold as the Emitter folds them, as canonicalize does."""
 
-    element: Attribute
+    element: Attribute = field(kw_only=True)
     inputs: Block = field(default_factory=Block)
     expected: dict[SSAValue, np.ndarray] = field(default_factory=dict)
 
@@ -106,35 +107,23 @@ class Template:
     def tensor(self, shape: Sequence[int]) -> TensorType[Attribute]:
         return TensorType(self.element, list(shape))
 
-    def transpose(self, value: SSAValue, perm: Sequence[int]) -> SSAValue:
-        """Composed with a transpose it reads, as canonicalize does; none for the identity."""
-        if isinstance(inner := value.owner, mv.TransposeOp):
-            value, perm = inner.input, [inner.permutation[k] for k in perm]
-        if list(perm) == list(range(len(perm))):
-            return value
-        shape = shape_of(value.type)
-        return mv.TransposeOp(value, perm, self.tensor([shape[k] for k in perm])).result
-
-    def reshape(self, value: SSAValue, shape: Sequence[int]) -> SSAValue:
-        return rlx.ReshapeOp(value, self.tensor(shape)).result
-
     def matmul(self, lhs: SSAValue, rhs: SSAValue, transpose_rhs: bool = False) -> SSAValue:
         *batch, m, _ = shape_of(lhs.type)
         cols = shape_of(rhs.type)[-2 if transpose_rhs else -1]
-        return ct.MatmulOp(lhs, rhs, self.tensor([*batch, m, cols]), transpose_rhs=transpose_rhs).result
+        return self.add(ct.MatmulOp(lhs, rhs, self.tensor([*batch, m, cols]), transpose_rhs=transpose_rhs))
 
     def binary(self, kind: type[ew.BinaryOp], lhs: SSAValue, rhs: SSAValue) -> SSAValue:
         shape = np.broadcast_shapes(shape_of(lhs.type), shape_of(rhs.type))
-        return kind(lhs, rhs, self.tensor(shape)).results[0]
+        return self.add(kind(lhs, rhs, self.tensor(shape)))
 
     def exp(self, value: SSAValue) -> SSAValue:
-        return ew.ExpOp(value).results[0]
+        return self.add(ew.ExpOp(value))
 
     def masked(self, mask: np.ndarray, fill: float, value: SSAValue) -> SSAValue:
         """where(mask, fill, value): torch's masked_fill by a constant [l, l] triangle."""
         shape = np.broadcast_shapes(mask.shape, shape_of(value.type))
         condition = self.constant(mask)
-        return ew.WhereOp(condition, self.constant(np.array(fill)), value, self.tensor(shape)).results[0]
+        return self.add(ew.WhereOp(condition, self.constant(np.array(fill)), value, self.tensor(shape)))
 
     def cumsum(self, value: SSAValue, axis: int) -> SSAValue:
         """The importer's CumSum: the axis moved first, an `rlx.scan` adding its steps, moved back."""
@@ -146,8 +135,8 @@ class Template:
         total = ew.AddOp(body.args[0], body.args[1], carry)
         body.add_ops([total, YieldOp(total.result)])
         length = shape_of(steps.type)[0]
-        scan = sc.ScanOp(self.zeros(shape_of(carry)), [], [steps], Region(body), length, save_trajectory=True)
-        return self.transpose(scan.results[0], [int(k) for k in np.argsort(perm)])
+        scan = self.add(sc.ScanOp(self.zeros(shape_of(carry)), [], [steps], Region(body), length, save_trajectory=True))
+        return self.transpose(scan, [int(k) for k in np.argsort(perm)])
 
     def segsum(self, value: SSAValue) -> SSAValue:
         """exp(segsum(value)) over the last axis, as transformers' `segment_sum` writes it."""
@@ -157,20 +146,20 @@ class Template:
         return self.exp(self.masked(~np.tril(np.ones((n, n), bool)), -np.inf, summed))
 
     def slice(self, value: SSAValue, starts: Sequence[int], shape: Sequence[int]) -> SSAValue:
-        return mv.SliceOp(value, starts, [1] * len(starts), self.tensor(shape)).result
+        return self.add(mv.SliceOp(value, starts, [1] * len(starts), self.tensor(shape)))
 
     def gather(self, value: SSAValue, index: int, axis: int) -> SSAValue:
         shape = [size for k, size in enumerate(shape_of(value.type)) if k != axis]
-        return mv.GatherOp(value, self.constant(np.array(index)), axis, self.tensor(shape)).result
+        return self.add(mv.GatherOp(value, self.constant(np.array(index)), axis, self.tensor(shape)))
 
     def pad(self, value: SSAValue, before: Sequence[int]) -> SSAValue:
         shape = [size + more for size, more in zip(shape_of(value.type), before, strict=True)]
-        return mv.PadOp(value, before, [0] * len(before), "constant", 0.0, self.tensor(shape)).result
+        return self.add(mv.PadOp(value, before, [0] * len(before), "constant", 0.0, self.tensor(shape)))
 
     def concat(self, values: Sequence[SSAValue], axis: int) -> SSAValue:
         shape = list(shape_of(values[0].type))
         shape[axis] = sum(shape_of(v.type)[axis] for v in values)
-        return mv.ConcatOp(values, axis, self.tensor(shape)).result
+        return self.add(mv.ConcatOp(values, axis, self.tensor(shape)))
 
 
 @dataclass(frozen=True)
@@ -195,7 +184,7 @@ def ssd_template(element: Attribute, sizes: tuple[int, int, int, int, int, int])
     (b, c, l, h, p, n), l being `span` here. Each einsum is the importer's: [batch, rows, inner] x
     [batch, inner, cols] between transposes."""
     b, c, span, h, p, n = sizes
-    t = Template(element)
+    t = Template(element=element)
     x, a_chunks = t.input((b, c, span, h, p)), t.input((b, c, span, h))
     bm, cm = t.input((b, c, span, h, n)), t.input((b, c, span, h, n))
     initial = t.input((b, 1, h, p, n))
@@ -376,11 +365,6 @@ def _a_of(a_dt: SSAValue, dt: SSAValue, ops: list[Operation]) -> SSAValue | None
     return None
 
 
-def _is_zero(value: SSAValue) -> bool:
-    array = constant_array(value)
-    return array is not None and not np.any(array)
-
-
 def match(add: ew.AddOp) -> Match | None:
     """The chunked scan whose Yd + Yo is `add`, with the inputs the op needs."""
     shape = shape_of(add.result.type)
@@ -413,7 +397,7 @@ def match(add: ew.AddOp) -> Match | None:
     initial = unifier.bound[pattern.initial]
     readers = _final_readers(unifier.bound[pattern.new_states], c)
     sizes = (b, c, span, h, p, n)
-    return Match((found[0], found[1], a, bm, cm), None if _is_zero(initial) else initial, sizes, ops, readers)
+    return Match((found[0], found[1], a, bm, cm), None if is_zero(initial) else initial, sizes, ops, readers)
 
 
 def _final_readers(new_states: SSAValue, chunks: int) -> list[mv.GatherOp]:

@@ -309,7 +309,7 @@ def _decay_products(decay: SSAValue) -> list[Operation]:
     return [exp, exp.input.owner]  # type: ignore[list-item]
 
 
-def _is_zero(value: SSAValue) -> bool:
+def is_zero(value: SSAValue) -> bool:
     """Whether `value` is a constant zero, perhaps a broadcast one (an `rlx.expand` of it)."""
     if isinstance(value.owner, rlx.ExpandOp):
         value = value.owner.input
@@ -320,7 +320,7 @@ def _is_zero(value: SSAValue) -> bool:
 def _initial(prior: SSAValue, state: Attribute) -> tuple[bool, SSAValue | None]:
     """(whether it is one, the state operand) for the first step's prior: none for a
     zero constant (of any shape broadcasting to the state's), else a state."""
-    if _is_zero(prior) and broadcasts_to(shape_of(prior.type), shape_of(state)):
+    if is_zero(prior) and broadcasts_to(shape_of(prior.type), shape_of(state)):
         return True, None
     return prior.type == state, prior
 
