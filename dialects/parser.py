@@ -53,7 +53,7 @@ from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 from rlx_mlir.dialects.resources import ResourceElementsAttr, blob_from_hex, viewed_as
 from rlx_mlir.dialects.rlx import ConstantOp
-from rlx_mlir.dialects.splat import EXPANSION_LIMIT, Splat, parse_splat, splat_bytes
+from rlx_mlir.dialects.splat import EXPANSION_LIMIT, Splat, hex_float_complaint, parse_splat, splat_bytes
 
 SIMPLE_TENSOR_TYPE = re.compile(r"tensor<(?:[0-9]+x)*[a-z][a-zA-Z0-9]*>")
 """A static tensor type of a plain element type, spelled in full: the type of
@@ -69,8 +69,8 @@ class _BitPattern(Parser._TensorLiteralElement):
             return super().to_type(parser, type)
         bits = self.value
         assert isinstance(bits, int)
-        if bits.bit_length() > type.bitwidth:
-            parser.raise_error(f"hexadecimal float {bits:#x} does not fit in {type}", at_position=self.span)
+        if (complaint := hex_float_complaint(bits, type.bitwidth, str(type))) is not None:
+            parser.raise_error(complaint, at_position=self.span)
         return next(type.iter_unpack(bits.to_bytes(type.compile_time_size, "little")))
 
 
@@ -218,9 +218,8 @@ class RlxParser(Parser):
         """A hex integer in a dense literal is a float's bit pattern, as MLIR reads it
         and xDSL prints a non-finite float (`0xff800000` is -inf); xDSL would read it
         as the integer's value (4286578688.0)."""
-        hex_literal = self._current_token.text[:2] in ("0x", "0X")
         element = super()._parse_tensor_literal_element()
-        if hex_literal:
+        if element.span.text.lstrip("-")[:2] in ("0x", "0X"):
             return _BitPattern(element.is_negative, element.value, element.span)
         if isinstance(element.value, float) and math.isinf(element.value):  # the lexer made a decimal inf
             self.raise_error(

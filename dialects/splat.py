@@ -116,9 +116,17 @@ def _bit_pattern(parser: Parser, literal: int | float | str, dtype: dtypes.DType
     """A hex number as a float's bits, as MLIR reads it and xDSL prints a non-finite
     splat (`dense<0xff800000> : tensor<f32>` is -inf), not as the integer's value."""
     assert isinstance(literal, int)
-    if literal < 0 or literal.bit_length() > dtype.bits:
-        parser.raise_error(f"hexadecimal float {literal:#x} is not a bit pattern of {dtype.name}", *span)
+    if (complaint := hex_float_complaint(literal, dtype.bits, dtype.name)) is not None:
+        parser.raise_error(complaint, *span)
     return literal
+
+
+def hex_float_complaint(bits: int, bitwidth: int, type_name: str) -> str | None:
+    """Why a hex literal of a float type is not one of its bit patterns, or None: the
+    rule of splats and of list elements alike (`RlxParser`), so both say the same."""
+    if bits < 0 or bits.bit_length() > bitwidth:
+        return f"hexadecimal float {bits:#x} does not fit in {type_name}"
+    return None
 
 
 def _complex_splat_literal(parser: Parser) -> bool:

@@ -168,9 +168,19 @@ def test_a_pickled_executable_keeps_its_minus_infinity() -> None:
     np.testing.assert_array_equal(pickle.loads(pickle.dumps(exe))(values)[0], exe(values)[0])
 
 
-def test_a_hex_float_splat_wider_than_its_type_is_located() -> None:
-    with pytest.raises(rlx.ParseError, match=r"(?s)<input>:1:25.*0x1ff800000 is not a bit pattern of f32"):
-        rlx.compile("%c = rlx.constant dense<0x1ff800000> : tensor<2xf32>")
+@pytest.mark.parametrize(
+    ("literal", "column", "shown"),
+    [
+        ("0x1ff800000", 25, "0x1ff800000"),
+        ("[0x0, 0x1ff800000]", 31, "0x1ff800000"),
+        ("-0x3f800000", 25, "-0x3f800000"),
+        ("[0x0, -0x3f800000]", 31, "-0x3f800000"),
+    ],
+)
+def test_a_hex_float_that_is_no_bit_pattern_is_located(literal: str, column: int, shown: str) -> None:
+    """Wider than the type or negative, in a splat or a list: the same error at the literal."""
+    with pytest.raises(rlx.ParseError, match=rf"(?s)<input>:1:{column}\b.*{shown} does not fit in f32"):
+        rlx.compile(f"%c = rlx.constant dense<{literal}> : tensor<2xf32>")
 
 
 def test_rlx_opt_keeps_a_generic_splat_one_value(tmp_path: Path) -> None:
