@@ -9,13 +9,15 @@ lit tests (tests/lit/fuse-mamba2/).
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
 import pytest
 import torch
-from model_suite import TINY, export
+import transformers
+from model_suite import TINY, LastHiddenState, export, token_ids
 from pipelines import NO_GRAPH_PASSES, count, tensor_passes
 from test_models import assert_matches_onnxruntime, exported, fused_tiny_model
 from test_state_space import mamba2_reference
@@ -156,3 +158,115 @@ def test_suite_mamba2_runs_one_mamba2_per_layer_and_matches(exporter: str) -> No
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
     if exporter == "dynamo":
         assert_matches_onnxruntime(module, blob, feeds)
+
+
+HYBRID_MAMBA = {"hidden_size": 32, "intermediate_size": 64, "num_attention_heads": 4, "num_key_value_heads": 4}
+"""The sizes the hybrids share: 4 attention heads, each its own key and value (torch's
+TorchScript exporter cannot export grouped sdpa), and a Mamba2 mixer of 4 heads of 16."""
+
+
+def _bamba() -> torch.nn.Module:
+    config = transformers.BambaConfig(
+        **HYBRID_MAMBA,
+        num_hidden_layers=3,
+        attn_layer_indices=[1],
+        mamba_n_heads=4,
+        mamba_d_head=16,
+        mamba_n_groups=1,
+        mamba_d_state=8,
+        mamba_chunk_size=8,
+        mamba_expand=2,
+    )
+    return transformers.BambaModel(config)
+
+
+def _falcon_h1() -> torch.nn.Module:
+    """Attention and Mamba2 side by side in every layer."""
+    config = transformers.FalconH1Config(
+        **HYBRID_MAMBA,
+        num_hidden_layers=2,
+        head_dim=8,
+        mamba_n_heads=4,
+        mamba_d_head=16,
+        mamba_d_ssm=64,
+        mamba_n_groups=1,
+        mamba_d_state=8,
+        mamba_chunk_size=8,
+        mamba_expand=2,
+    )
+    return transformers.FalconH1Model(config)
+
+
+def _granite_moe_hybrid() -> torch.nn.Module:
+    config = transformers.GraniteMoeHybridConfig(
+        **HYBRID_MAMBA,
+        num_hidden_layers=3,
+        layer_types=["mamba", "attention", "mamba"],
+        num_local_experts=0,
+        shared_intermediate_size=64,
+        mamba_n_heads=4,
+        mamba_d_head=16,
+        mamba_n_groups=1,
+        mamba_d_state=8,
+        mamba_chunk_size=8,
+        mamba_expand=2,
+    )
+    return transformers.GraniteMoeHybridModel(config)
+
+
+def _nemotron_h() -> torch.nn.Module:
+    config = transformers.NemotronHConfig(
+        **HYBRID_MAMBA,
+        num_hidden_layers=3,
+        hybrid_override_pattern="M*M",
+        head_dim=8,
+        mamba_num_heads=4,
+        mamba_head_dim=16,
+        n_groups=1,
+        ssm_state_size=8,
+        chunk_size=8,
+        expand=2,
+    )
+    return transformers.NemotronHModel(config)
+
+
+def _zamba2() -> torch.nn.Module:
+    """A Mamba2 layer, then one with the shared attention block before its Mamba2."""
+    config = transformers.Zamba2Config(
+        **HYBRID_MAMBA,
+        num_hidden_layers=2,
+        layers_block_type=["linear_attention", "hybrid"],
+        attention_head_dim=8,
+        n_mamba_heads=4,
+        mamba_headdim=16,
+        mamba_ngroups=1,
+        mamba_d_state=8,
+        chunk_size=8,
+    )
+    return transformers.Zamba2Model(config)
+
+
+HYBRIDS = {"bamba": _bamba, "falcon_h1": _falcon_h1, "granite_moe_hybrid": _granite_moe_hybrid}
+HYBRIDS |= {"nemotron_h": _nemotron_h, "zamba2": _zamba2}
+"""transformers' hybrids whose Mamba2 mixers call their own copy of `mamba2_chunk_scan`;
+each has two Mamba2 mixers at these sizes."""
+
+
+@pytest.mark.parametrize("name", HYBRIDS)
+def test_the_hybrids_run_their_mamba2_mixers_as_mamba2(name: str) -> None:
+    """Attention and Mamba2 layers in one model (TorchScript exports: dynamo's take ~20 s
+    each here, and the two exporters' chunked scans canonicalize alike, as the suite's
+    Mamba2 shows): each mixer's 12 steps, padded to 2 chunks, are one rlx.mamba2, and
+    the model matches torch."""
+    torch.manual_seed(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # transformers' notices about the small configs
+        model = LastHiddenState(HYBRIDS[name](), "input_ids").eval()
+    feeds = {"input_ids": token_ids(2, 12)}
+    blob = export(model, feeds, {}, ["hidden"], "torchscript")
+    fused = tensor_passes(load(blob))
+    assert (count(fused, Mamba2Op), count(fused, ScanOp)) == (2, 0)
+    (got,) = rlx.compile(fused, pipeline=NO_GRAPH_PASSES, threads=2)(*feeds.values())
+    with torch.no_grad():
+        want = model(torch.from_numpy(feeds["input_ids"])).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
