@@ -160,96 +160,60 @@ def test_suite_mamba2_runs_one_mamba2_per_layer_and_matches(exporter: str) -> No
         assert_matches_onnxruntime(module, blob, feeds)
 
 
-HYBRID_MAMBA = {"hidden_size": 32, "intermediate_size": 64, "num_attention_heads": 4, "num_key_value_heads": 4}
-"""The sizes the hybrids share: 4 attention heads, each its own key and value (torch's
-TorchScript exporter cannot export grouped sdpa), and a Mamba2 mixer of 4 heads of 16."""
+HYBRID_SIZES = {"hidden_size": 32, "intermediate_size": 64, "num_attention_heads": 4, "num_key_value_heads": 4}
+"""The sizes every hybrid here shares: 4 attention heads, each with its own key and value
+(torch's TorchScript exporter cannot export grouped sdpa)."""
+
+MAMBA_MIXER = {"mamba_n_heads": 4, "mamba_d_head": 16, "mamba_n_groups": 1, "mamba_d_state": 8}
+MAMBA_MIXER |= {"mamba_chunk_size": 8, "mamba_expand": 2}
+"""A Mamba2 mixer of 4 heads of 16, state 8, chunks of 8, in the names Bamba, FalconH1
+and GraniteMoeHybrid give its sizes."""
 
 
-def _bamba() -> torch.nn.Module:
-    config = transformers.BambaConfig(
-        **HYBRID_MAMBA,
-        num_hidden_layers=3,
-        attn_layer_indices=[1],
-        mamba_n_heads=4,
-        mamba_d_head=16,
-        mamba_n_groups=1,
-        mamba_d_state=8,
-        mamba_chunk_size=8,
-        mamba_expand=2,
-    )
-    return transformers.BambaModel(config)
+@dataclass(frozen=True)
+class Hybrid:
+    """A transformers hybrid: its config and model classes and its own sizes, two Mamba2
+    mixers among them."""
+
+    config: type
+    model: type
+    sizes: dict[str, object]
+
+    def build(self) -> torch.nn.Module:
+        return self.model(self.config(**HYBRID_SIZES, **self.sizes))
 
 
-def _falcon_h1() -> torch.nn.Module:
-    """Attention and Mamba2 side by side in every layer."""
-    config = transformers.FalconH1Config(
-        **HYBRID_MAMBA,
-        num_hidden_layers=2,
-        head_dim=8,
-        mamba_n_heads=4,
-        mamba_d_head=16,
-        mamba_d_ssm=64,
-        mamba_n_groups=1,
-        mamba_d_state=8,
-        mamba_chunk_size=8,
-        mamba_expand=2,
-    )
-    return transformers.FalconH1Model(config)
-
-
-def _granite_moe_hybrid() -> torch.nn.Module:
-    config = transformers.GraniteMoeHybridConfig(
-        **HYBRID_MAMBA,
-        num_hidden_layers=3,
-        layer_types=["mamba", "attention", "mamba"],
-        num_local_experts=0,
-        shared_intermediate_size=64,
-        mamba_n_heads=4,
-        mamba_d_head=16,
-        mamba_n_groups=1,
-        mamba_d_state=8,
-        mamba_chunk_size=8,
-        mamba_expand=2,
-    )
-    return transformers.GraniteMoeHybridModel(config)
-
-
-def _nemotron_h() -> torch.nn.Module:
-    config = transformers.NemotronHConfig(
-        **HYBRID_MAMBA,
-        num_hidden_layers=3,
-        hybrid_override_pattern="M*M",
-        head_dim=8,
-        mamba_num_heads=4,
-        mamba_head_dim=16,
-        n_groups=1,
-        ssm_state_size=8,
-        chunk_size=8,
-        expand=2,
-    )
-    return transformers.NemotronHModel(config)
-
-
-def _zamba2() -> torch.nn.Module:
-    """A Mamba2 layer, then one with the shared attention block before its Mamba2."""
-    config = transformers.Zamba2Config(
-        **HYBRID_MAMBA,
-        num_hidden_layers=2,
-        layers_block_type=["linear_attention", "hybrid"],
-        attention_head_dim=8,
-        n_mamba_heads=4,
-        mamba_headdim=16,
-        mamba_ngroups=1,
-        mamba_d_state=8,
-        chunk_size=8,
-    )
-    return transformers.Zamba2Model(config)
-
-
-HYBRIDS = {"bamba": _bamba, "falcon_h1": _falcon_h1, "granite_moe_hybrid": _granite_moe_hybrid}
-HYBRIDS |= {"nemotron_h": _nemotron_h, "zamba2": _zamba2}
-"""transformers' hybrids whose Mamba2 mixers call their own copy of `mamba2_chunk_scan`;
-each has two Mamba2 mixers at these sizes."""
+HYBRIDS = {
+    "bamba": Hybrid(
+        transformers.BambaConfig,
+        transformers.BambaModel,
+        {**MAMBA_MIXER, "num_hidden_layers": 3, "attn_layer_indices": [1]},
+    ),
+    "falcon_h1": Hybrid(  # attention and Mamba2 side by side in every layer
+        transformers.FalconH1Config,
+        transformers.FalconH1Model,
+        {**MAMBA_MIXER, "num_hidden_layers": 2, "head_dim": 8, "mamba_d_ssm": 64},
+    ),
+    "granite_moe_hybrid": Hybrid(
+        transformers.GraniteMoeHybridConfig,
+        transformers.GraniteMoeHybridModel,
+        {**MAMBA_MIXER, "num_hidden_layers": 3, "layer_types": ["mamba", "attention", "mamba"]}
+        | {"num_local_experts": 0, "shared_intermediate_size": 64},
+    ),
+    "nemotron_h": Hybrid(
+        transformers.NemotronHConfig,
+        transformers.NemotronHModel,
+        {"num_hidden_layers": 3, "hybrid_override_pattern": "M*M", "head_dim": 8, "mamba_num_heads": 4}
+        | {"mamba_head_dim": 16, "n_groups": 1, "ssm_state_size": 8, "chunk_size": 8, "expand": 2},
+    ),
+    "zamba2": Hybrid(  # a Mamba2 layer, then one with the shared attention block before its Mamba2
+        transformers.Zamba2Config,
+        transformers.Zamba2Model,
+        {"num_hidden_layers": 2, "layers_block_type": ["linear_attention", "hybrid"], "attention_head_dim": 8}
+        | {"n_mamba_heads": 4, "mamba_headdim": 16, "mamba_ngroups": 1, "mamba_d_state": 8, "chunk_size": 8},
+    ),
+}
+"""transformers' hybrids whose Mamba2 mixers call their own copy of `mamba2_chunk_scan`."""
 
 
 @pytest.mark.parametrize("name", HYBRIDS)
@@ -261,7 +225,7 @@ def test_the_hybrids_run_their_mamba2_mixers_as_mamba2(name: str) -> None:
     torch.manual_seed(0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # transformers' notices about the small configs
-        model = LastHiddenState(HYBRIDS[name](), "input_ids").eval()
+        model = LastHiddenState(HYBRIDS[name].build(), "input_ids").eval()
     feeds = {"input_ids": token_ids(2, 12)}
     blob = export(model, feeds, {}, ["hidden"], "torchscript")
     fused = tensor_passes(load(blob))
