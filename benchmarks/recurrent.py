@@ -35,6 +35,7 @@ from timing import median_ms
 
 import rlx_mlir as rlx
 from rlx_mlir.builder import Builder
+from rlx_mlir.profiler import module_flops
 from rlx_mlir.runtime import Executable
 from rlx_mlir.tuning import NEVER
 
@@ -107,12 +108,11 @@ RNN_CASES = (  # (title, kind, layers, bidirectional)
 )
 
 
-def rnn_gflop(kind: str, layers: int, dirs: int) -> float:
-    """2·(I_l + H)·G·H FLOP per row and step, per layer and direction."""
-    batch, seq, input_size, hidden = RNN_SIZE
-    gates = {"lstm": 4, "gru": 3, "rnn": 1}[kind]
-    widths = [input_size] + [dirs * hidden] * (layers - 1)
-    return sum(2 * (w + hidden) * gates * hidden * batch * seq * dirs for w in widths) / 1e9
+def gflop(exe: Executable) -> float:
+    """The executable's work as the profiler counts it (`rlx_mlir.profiler`): 2·(I_l + H)·G·H
+    per row and step for the RNNs (per layer and direction), 7·N² per step and head for
+    GDN, 5·P·N for Mamba2, 7·N per state for the selective scan."""
+    return module_flops(rlx.parse(exe.planned_ir)) / 1e9
 
 
 def _torch_rnn(torch: ModuleType, kind: str, layers: int, bidirectional: bool) -> object:
@@ -162,7 +162,7 @@ def rnn_section(bench: Bench) -> None:
             ort_y = session.run(None, feed)[0]  # [S, dirs, B, H]
             assert np.allclose(ort_y[:, 0].transpose(1, 0, 2), want, rtol=1e-3, atol=1e-4), f"{title}: ORT disagrees"
             peers[f"onnxruntime {kind.upper()}"] = bench.time(lambda: session.run(None, feed))
-        report(bench, f"{title} {size} f32", rnn_gflop(kind, layers, dirs), rlx_ms, peers)
+        report(bench, f"{title} {size} f32", gflop(exe), rlx_ms, peers)
 
 
 ONNX_GATES = {"lstm": [0, 3, 1, 2], "gru": [1, 0, 2], "rnn": [0]}
@@ -335,7 +335,6 @@ def gdn_executable(shape: tuple[int, ...], carry: bool, tuning: dict[str, int] |
 def gdn_section(bench: Bench) -> None:
     batch, seq, heads, n = GDN_SIZE
     args = gdn_inputs(bench.rng, GDN_SIZE)
-    gflop = 7 * n * n * batch * seq * heads / 1e9
     exe = gdn_executable(GDN_SIZE, carry=False)
     rlx_ms = bench.time(lambda: exe(*args))
     form = chosen_form(exe, seq >= exe.tuning.gdn_chunked_min_seq)
@@ -355,7 +354,7 @@ def gdn_section(bench: Bench) -> None:
         got = np.asarray(run(*args))
         assert np.allclose(got, want, rtol=1e-3, atol=1e-3 * float(np.abs(want).max())), "GDN: jax and rlx disagree"
         peers["jax.jit(lax.scan)"] = bench.time(lambda: run(*args).block_until_ready())
-    report(bench, f"GDN prefill B{batch} S{seq} H{heads} N{n} f32 ({form} form)", gflop, rlx_ms, peers)
+    report(bench, f"GDN prefill B{batch} S{seq} H{heads} N{n} f32 ({form} form)", gflop(exe), rlx_ms, peers)
 
     step_shape = (batch, 1, heads, n)
     step = gdn_inputs(bench.rng, step_shape)
@@ -370,9 +369,7 @@ def gdn_section(bench: Bench) -> None:
         with torch.no_grad():
             step_ms = settled_median_ms(lambda: gdn_torch_step(torch, q, k, v, g, beta, s0), 20 * bench.repeat)
         peers["torch eager step"] = step_ms
-    report(
-        bench, f"GDN decode step B{batch} H{heads} N{n} f32 (state in and out)", 7 * n * n * heads / 1e9, rlx_ms, peers
-    )
+    report(bench, f"GDN decode step B{batch} H{heads} N{n} f32 (state in and out)", gflop(decode), rlx_ms, peers)
 
 
 SECTIONS["gdn"] = gdn_section
@@ -529,8 +526,8 @@ def mamba2_section(bench: Bench) -> None:
         run = mamba2_jax_scan(jax)
         peers["jax.jit(lax.scan)"] = bench.time(lambda: run(*inputs).block_until_ready())
         checks["jax"] = np.asarray(run(*inputs))
-    gflop = 5 * p * n * seq * heads * batch / 1e9
-    report(bench, f"Mamba2 prefill B{batch} S{seq} H{heads} P{p} N{n} f32 ({form} form)", gflop, rlx_ms, peers)
+    title = f"Mamba2 prefill B{batch} S{seq} H{heads} P{p} N{n} f32 ({form} form)"
+    report(bench, title, gflop(default), rlx_ms, peers)
     print(f"  max |difference| / max |y| vs rlx: {_agreement(y, **checks)}")
 
     step = [v[:, :1].copy() if v.ndim > 1 else v for v in inputs]
@@ -545,7 +542,7 @@ def mamba2_section(bench: Bench) -> None:
     report(
         bench,
         f"Mamba2 decode step B{batch} H{heads} P{p} N{n} f32 (state in and out)",
-        5 * p * n * heads * batch / 1e9,
+        gflop(decode),
         rlx_ms,
         peers,
     )
@@ -562,10 +559,8 @@ def selective_scan_section(bench: Bench) -> None:
     scan = _scan_executable("selective_scan", [v.shape for v in (x, delta, a, b, c)])
     rlx_ms = bench.time(lambda: scan(x, delta, a, b, c))
     peers = {"NumPy time loop": bench.time(lambda: numpy_selective_scan(x, delta, a, b, c))}
-    gflop = 7 * channels * n * seq * batch / 1e9  # Δ·A, exp, the update (3) and C·h (2) per state and step
-    report(
-        bench, f"Selective scan B{batch} S{seq} D{channels} N{n} f32 (7 FLOP per state and step)", gflop, rlx_ms, peers
-    )
+    title = f"Selective scan B{batch} S{seq} D{channels} N{n} f32 (7 FLOP per state and step)"
+    report(bench, title, gflop(scan), rlx_ms, peers)
     y = scan(x, delta, a, b, c)[0]
     print(f"  max |difference| / max |y| vs rlx: {_agreement(y, numpy=numpy_selective_scan(x, delta, a, b, c))}")
 

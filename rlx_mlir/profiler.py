@@ -150,9 +150,15 @@ def _flops(op: Operation) -> int | None:
     return None
 
 
+def module_flops(module: Operation) -> int:
+    """The FLOPs of every op of `module` that has a count (`_flops`): what a benchmark
+    rates its GFLOP/s by (benchmarks/recurrent.py), so the two never disagree."""
+    return sum(flops for op in module.walk() if (flops := _flops(op)) is not None)
+
+
 def _recurrence_flops(op: rc.RnnFamilyOp | rc.Mamba2Op | rc.SelectiveScanOp | rc.GatedDeltaNetOp) -> int:
     """Per step and (batch, head or channel), the state update and readout, whatever
-    form the kernel takes (the counts benchmarks/recurrent.py rates the ops by): an
+    form the kernel takes: an
     RNN's gate products 2·(I + H)·G·H per direction and layer, Mamba2 5·P·N (decay,
     drive, add: 3 per state element; S·c: 2), the selective scan 7·N (Δ·A, exp,
     the update and C·h per state), the gated delta rule 7·N²."""
