@@ -53,7 +53,14 @@ from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 from rlx_mlir.dialects.resources import ResourceElementsAttr, blob_from_hex, viewed_as
 from rlx_mlir.dialects.rlx import ConstantOp
-from rlx_mlir.dialects.splat import EXPANSION_LIMIT, Splat, hex_float_complaint, parse_splat, splat_bytes
+from rlx_mlir.dialects.splat import (
+    EXPANSION_LIMIT,
+    Splat,
+    hex_float_complaint,
+    is_hex_literal,
+    parse_splat,
+    splat_bytes,
+)
 
 SIMPLE_TENSOR_TYPE = re.compile(r"tensor<(?:[0-9]+x)*[a-z][a-zA-Z0-9]*>")
 """A static tensor type of a plain element type, spelled in full: the type of
@@ -219,7 +226,7 @@ class RlxParser(Parser):
         and xDSL prints a non-finite float (`0xff800000` is -inf); xDSL would read it
         as the integer's value (4286578688.0)."""
         element = super()._parse_tensor_literal_element()
-        if element.span.text.lstrip("-")[:2] in ("0x", "0X"):
+        if is_hex_literal(element.span.text):
             return _BitPattern(element.is_negative, element.value, element.span)
         if isinstance(element.value, float) and math.isinf(element.value):  # the lexer made a decimal inf
             self.raise_error(

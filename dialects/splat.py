@@ -64,7 +64,7 @@ def parse_splat(parser: Parser) -> Splat | None:
             parser._resume_from(start)
             return None
         return Splat(DenseIntOrFPElementsAttr(scalar, BytesAttr(data)), result_type)
-    if dtype.kind is Kind.FLOAT and _is_hex(parser, span):
+    if dtype.kind is Kind.FLOAT and is_hex_literal(parser.lexer.input.content[span[0] : span[1]]):
         data = _bit_pattern(parser, literal, dtype, span).to_bytes(element.compile_time_size, "little")
         return Splat(DenseIntOrFPElementsAttr(scalar, BytesAttr(data)), result_type)
     value = _literal_value(parser, literal, dtype, span)
@@ -108,8 +108,9 @@ def _splat_literal(parser: Parser) -> tuple[int | float | str, tuple[int, int]] 
     return literal, span
 
 
-def _is_hex(parser: Parser, span: tuple[int, int]) -> bool:
-    return parser.lexer.input.content[span[0] : span[1]].lstrip("-")[:2] in ("0x", "0X")
+def is_hex_literal(text: str) -> bool:
+    """Whether a number's text is hex (`0x...`, `-0x...`): a float type reads it as bits."""
+    return text.lstrip("-")[:2] in ("0x", "0X")
 
 
 def _bit_pattern(parser: Parser, literal: int | float | str, dtype: dtypes.DType, span: tuple[int, int]) -> int:
