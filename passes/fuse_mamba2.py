@@ -226,30 +226,6 @@ def _properties(op: Operation) -> dict[str, Attribute | None]:
     return {name: op.properties.get(name, spec.default_value) for name, spec in declared.items()}
 
 
-def _same_body(template: Region, graph: Region) -> bool:
-    """The same ops in the same order over the same block arguments (a scan's body)."""
-    if len(template.blocks) != 1 or len(graph.blocks) != 1:
-        return False
-    t_block, g_block = template.block, graph.block
-    if [a.type for a in t_block.args] != [a.type for a in g_block.args]:
-        return False
-    values: dict[SSAValue, SSAValue] = dict(zip(t_block.args, g_block.args, strict=True))
-    t_ops, g_ops = list(t_block.ops), list(g_block.ops)
-    if len(t_ops) != len(g_ops):
-        return False
-    for t_op, g_op in zip(t_ops, g_ops, strict=True):
-        if type(t_op) is not type(g_op) or _properties(t_op) != _properties(g_op) or t_op.regions or g_op.regions:
-            return False
-        if [r.type for r in t_op.results] != [r.type for r in g_op.results]:
-            return False
-        if len(t_op.operands) != len(g_op.operands):
-            return False
-        if any(values.get(t) is not g for t, g in zip(t_op.operands, g_op.operands, strict=True)):
-            return False
-        values.update(zip(t_op.results, g_op.results, strict=True))
-    return True
-
-
 @dataclass
 class Unifier:
     """Binds template values to graph values, op for op. `strict`: types and constant
@@ -276,7 +252,7 @@ class Unifier:
         assert isinstance(g_op, Operation)
         if _properties(t_op) != _properties(g_op) or len(t_op.operands) != len(g_op.operands):
             return False
-        if len(t_op.regions) != len(g_op.regions) or not all(map(_same_body, t_op.regions, g_op.regions)):
+        if len(t_op.regions) != len(g_op.regions) or not all(map(self._same_body, t_op.regions, g_op.regions)):
             return False
         self.bound[t] = g
         orders = [list(g_op.operands)]
@@ -288,6 +264,23 @@ class Unifier:
                 return True
             self.bound = before
         return False
+
+    def _same_body(self, template: Region, graph: Region) -> bool:
+        """The same ops in the same order over the same block arguments (a scan's body),
+        unified from the yield back as the graph is."""
+        if len(template.blocks) != 1 or len(graph.blocks) != 1:
+            return False
+        t_block, g_block = template.block, graph.block
+        if [a.type for a in t_block.args] != [a.type for a in g_block.args]:
+            return False
+        if len(t_block.ops) != len(g_block.ops) or not isinstance(g_block.last_op, YieldOp):
+            return False
+        t_yield, g_yield = t_block.last_op, g_block.last_op
+        assert t_yield is not None
+        if len(t_yield.operands) != len(g_yield.operands):
+            return False
+        body = Unifier(self.template, self.strict, dict(zip(t_block.args, g_block.args, strict=True)))
+        return all(map(body.unify, t_yield.operands, g_yield.operands))
 
     def _constant(self, t: SSAValue, g: SSAValue) -> bool:
         if not isinstance(g.owner, rlx.ConstantOp):
