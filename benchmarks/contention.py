@@ -9,6 +9,12 @@ more than 10%. Each row compiles one graph for 1 and for 2 threads and times
 them alternating in one process, median of `--repeat`, first without and then
 with `--competitors` busy processes.
 
+Both executables write the same output arrays (`out=`). With an output array of
+its own each, the comparison was between two arrays as much as between thread
+counts: on a 2-vCPU KVM guest, the same 2^20-element kernel on the same thread
+over the same inputs took 0.32-0.34 ms writing one executable's array and 0.44
+ms writing the other's (benchmarks/README.md).
+
     python benchmarks/contention.py [--repeat 30] [--competitors 1]
 """
 
@@ -78,9 +84,10 @@ def measure(repeat: int) -> dict[str, tuple[float, float]]:
     for name, build in CASES.items():
         one, two, args = build()
         times: dict[int, list[float]] = {1: [], 2: []}
+        out = one(*args)
         for _ in range(repeat):
             for threads, exe in ((1, one), (2, two)):
-                times[threads].append(median_ms(lambda exe=exe: exe(*args), 1))
+                times[threads].append(median_ms(lambda exe=exe: exe(*args, out=out), 1))
         rows[name] = (float(np.median(times[1])), float(np.median(times[2])))
     return rows
 
