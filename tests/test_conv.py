@@ -566,12 +566,13 @@ LANE_FORM = FORMS["tiled"]
 """The tiled form, and its lanes wherever they compute fewer positions (the default)."""
 
 
-@pytest.mark.parametrize("t", ["f32", "f64"])
-@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize(("t", "threads"), [("f32", 2), ("f64", 1)])
 def test_packed_weights_run_the_lane_form_and_match_torch(t: str, threads: int) -> None:
     """Constant weights of tiled convs whose channels per group fill whole vectors are
     packed (`pack-conv-weights`) and run the lane form, a bias added first or an
-    epilogue after; each constant is packed once for the two convs that read it."""
+    epilogue after; each constant is packed once for the two convs that read it. Each
+    type runs on one thread count (how threads split the tiled form's units is
+    `test_threads_split_units_alike`'s)."""
     tuning = Tuning.for_target(target()).replace(LANE_FORM)
     lanes = tuning.vector_bytes // np.dtype(TYPES[t]).itemsize
     cases = [c for c in GEMM_CASES if not all(k == 1 for k in c.weight[2:])]
@@ -672,13 +673,13 @@ WINOGRAD_CASES = (
 )
 
 
-@pytest.mark.parametrize("t", ["f32", "f64"])
-@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize(("t", "threads"), [("f32", 2), ("f64", 1)])
 def test_winograd_weights_run_the_winograd_form_and_match_torch(t: str, threads: int) -> None:
     """Constant weights of 3x3 stride-1 convs are transformed once into the 16 points of
     F(2x2, 3x3) (`pack-conv-weights`), shared by the two convs that read them, a bias
     added or an epilogue (residual and ReLU) applied on the way out; the results keep
-    the direct sum's bound (the transforms add a few roundings per term)."""
+    the direct sum's bound (the transforms add a few roundings per term). Each type
+    runs on one thread count, as the packed lane form's test does."""
     lanes = Tuning.for_target(target()).vector_bytes // np.dtype(TYPES[t]).itemsize
     module, inputs = _constant_weight_convs("winograd", list(WINOGRAD_CASES), t)
     exe = rlx.compile(module, threads=threads, tuning=WINOGRAD)
