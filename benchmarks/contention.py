@@ -13,7 +13,8 @@ Both executables write the same output arrays (`out=`). With an output array of
 its own each, the comparison was between two arrays as much as between thread
 counts: on a 2-vCPU KVM guest, the same 2^20-element kernel on the same thread
 over the same inputs took 0.32-0.34 ms writing one executable's array and 0.44
-ms writing the other's (benchmarks/README.md).
+ms writing the other's, a difference that went away with NumPy's transparent
+huge page advice off (benchmarks/README.md).
 
     python benchmarks/contention.py [--repeat 30] [--competitors 1]
 """
