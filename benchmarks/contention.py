@@ -6,8 +6,8 @@ threads were up to 2.5x slower than 1. The pool now takes back claims no
 worker has taken and runs launches alone for a while after a stall
 (`rlx_mlir/thread_pool.py`); the target is 2 threads never slower than 1 by
 more than 10%. Each row compiles one graph for 1 and for 2 threads and times
-them alternating in one process, median of `--repeat`, first without and then
-with `--competitors` busy processes.
+them alternating in one process, median of `--repeat` (and the ratio of the
+total times), first without and then with `--competitors` busy processes.
 
 Both executables write the same output arrays (`out=`). With an output array of
 its own each, the comparison was between two arrays as much as between thread
@@ -23,12 +23,14 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
+import statistics
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 from machine import add_target_argument, use_target  # this script's folder is on sys.path
-from timing import median_ms
+from timing import interleaved
 
 import rlx_mlir as rlx
 
@@ -79,24 +81,35 @@ CASES: dict[str, Callable[[], tuple[rlx.Executable, rlx.Executable, list[np.ndar
 }
 
 
-def measure(repeat: int) -> dict[str, tuple[float, float]]:
-    """Per case: (1 thread ms, 2 threads ms), timed alternating."""
+@dataclass(frozen=True)
+class Row:
+    """One case's wall times per call, ms, on 1 and on 2 threads."""
+
+    one: tuple[float, ...]
+    two: tuple[float, ...]
+
+
+def measure(repeat: int) -> dict[str, Row]:
+    """Per case: every call's time on 1 and on 2 threads, called in turn."""
     rows = {}
     for name, build in CASES.items():
         one, two, args = build()
-        times: dict[int, list[float]] = {1: [], 2: []}
         out = one(*args)
-        for _ in range(repeat):
-            for threads, exe in ((1, one), (2, two)):
-                times[threads].append(median_ms(lambda exe=exe: exe(*args, out=out), 1))
-        rows[name] = (float(np.median(times[1])), float(np.median(times[2])))
+        samples = interleaved({"1": lambda: one(*args, out=out), "2": lambda: two(*args, out=out)}, repeat)
+        rows[name] = Row(samples["1"].wall, samples["2"].wall)
     return rows
 
 
-def report(title: str, rows: dict[str, tuple[float, float]]) -> None:
+def report(title: str, rows: dict[str, Row]) -> None:
+    """The medians, their ratio (the target's), and the ratio of the totals: a launch that
+    stalls a time slice now and then barely moves a median but shows in the total."""
     print(f"\n{title}")
-    for name, (one, two) in rows.items():
-        print(f"  {name:<30}1 thread {one:8.3f} ms   2 threads {two:8.3f} ms   2/1 = {two / one:5.2f}")
+    for name, row in rows.items():
+        one, two = statistics.median(row.one), statistics.median(row.two)
+        total = sum(row.two) / sum(row.one)
+        print(
+            f"  {name:<30}1 thread {one:8.3f} ms   2 threads {two:8.3f} ms   2/1 = {two / one:5.2f}   total {total:5.2f}"
+        )
 
 
 def main() -> None:
