@@ -364,6 +364,54 @@ DECODE_AXES: Axes = {
 DECODE_OUTPUTS = ["hidden", "keys", "values"]
 
 
+class Mamba2DecodeStep(torch.nn.Module):
+    """Mamba2's generation step: the new token [batch, 1] and every layer's conv
+    states [layers, batch, conv channels, kernel] and recurrent states [layers,
+    batch, heads, head width, state] in; its hidden state and both states after
+    the step out. transformers updates them inside its cache (copies in place),
+    which dynamo's exporter writes as outputs and TorchScript's cannot export
+    (`aten::copy`)."""
+
+    def __init__(self, model: torch.nn.Module) -> None:
+        super().__init__()
+        self.model, self.layers = model, model.config.num_hidden_layers
+
+    def forward(
+        self, input_ids: torch.Tensor, conv_states: torch.Tensor, recurrent_states: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        cache = transformers.DynamicCache(config=self.model.config)
+        for layer in range(self.layers):
+            cache.update_conv_state(conv_states[layer], layer, conv_kernel_size=conv_states.shape[-1])
+            cache.update_recurrent_state(recurrent_states[layer], layer)
+        out = self.model(input_ids=input_ids, cache=cache, use_cache=True)
+        conv = torch.stack([cache.get_conv_state(layer, state_idx=0) for layer in range(self.layers)])
+        recurrent = torch.stack([cache.get_recurrent_state(layer, state_idx=0) for layer in range(self.layers)])
+        return out.last_hidden_state, conv, recurrent
+
+
+MAMBA2_DECODE_AXES: Axes = {"input_ids": {0: "batch"}, "conv_states": {1: "batch"}, "recurrent_states": {1: "batch"}}
+MAMBA2_DECODE_OUTPUTS = ["hidden", "next_conv_states", "next_recurrent_states"]
+
+
+def mamba2_decode_step(size: Size, seed: int = 0) -> Mamba2DecodeStep:
+    spec = next(spec for spec in SUITE if spec.name == "mamba2")
+    return Mamba2DecodeStep(spec.module(size, seed).model).eval()
+
+
+def mamba2_decode_inputs(step: Mamba2DecodeStep, batch: int, seed: int = 0) -> dict[str, np.ndarray]:
+    """A new token per sequence and random states of the shapes `step`'s model keeps."""
+    config, rng = step.model.config, np.random.default_rng(seed)
+    conv_channels = config.expand * config.hidden_size + 2 * config.n_groups * config.state_size
+    states = (step.layers, batch)
+    return {
+        "input_ids": rng.integers(0, VOCAB, (batch, 1), dtype=np.int64),
+        "conv_states": rng.standard_normal((*states, conv_channels, config.conv_kernel), dtype=np.float32),
+        "recurrent_states": rng.standard_normal(
+            (*states, config.num_heads, config.head_dim, config.state_size), dtype=np.float32
+        ),
+    }
+
+
 def decode_step(name: str, size: Size, seed: int = 0) -> DecodeStep:
     spec = next(spec for spec in SUITE if spec.name == name)
     return DecodeStep(spec.module(size, seed).model, size.layers).eval()

@@ -2,7 +2,8 @@
 each of torch's exporters with dynamic batch and sequence axes, is imported at
 a shape other than the one it was exported at, compiled and run, and matches
 onnxruntime and torch within 1e-4. The decoders also run one decode step
-with their KV cache as inputs.
+with their KV cache as inputs, and Mamba2 one with its conv and recurrent
+states as inputs.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from model_suite import (
     DECODE_OUTPUTS,
     DECODERS,
     EXPORTERS,
+    MAMBA2_DECODE_AXES,
+    MAMBA2_DECODE_OUTPUTS,
     ONNXRUNTIME_REJECTS,
     SUITE,
     TINY,
@@ -28,6 +31,8 @@ from model_suite import (
     decode_inputs,
     decode_step,
     export,
+    mamba2_decode_inputs,
+    mamba2_decode_step,
 )
 from pipelines import NO_GRAPH_PASSES, tensor_passes
 from xdsl.dialects.builtin import ModuleOp
@@ -111,7 +116,20 @@ def test_onnxruntime_still_rejects_what_it_is_listed_to() -> None:
 def test_a_decode_step_with_a_kv_cache_matches_onnxruntime_and_torch(name: str, exporter: str) -> None:
     step = decode_step(name, TINY)
     blob = export(step, decode_inputs(name, TINY, batch=2, past=6), DECODE_AXES, DECODE_OUTPUTS, exporter)
-    feeds = decode_inputs(name, TINY, batch=3, past=4, seed=1)
+    _check_step(step, blob, decode_inputs(name, TINY, batch=3, past=4, seed=1))
+
+
+def test_a_mamba2_decode_step_with_its_states_matches_onnxruntime_and_torch() -> None:
+    """One token through Mamba2 with its conv and recurrent states as inputs, exported
+    by dynamo (TorchScript's exporter cannot export the cache's in-place copies). It
+    is not fused into `rlx.mamba2` (docs/onnx.md): it runs as the exporter's ops."""
+    step = mamba2_decode_step(TINY)
+    blob = export(step, mamba2_decode_inputs(step, batch=2), MAMBA2_DECODE_AXES, MAMBA2_DECODE_OUTPUTS, "dynamo")
+    _check_step(step, blob, mamba2_decode_inputs(step, batch=3, seed=1))
+
+
+def _check_step(step: torch.nn.Module, blob: bytes, feeds: dict[str, np.ndarray]) -> None:
+    """rlx's outputs of the exported `blob` on `feeds` against onnxruntime's and `step`'s."""
     got, want = run_rlx(blob, feeds), run_onnxruntime(blob, feeds)
     with torch.no_grad():
         reference = [t.numpy() for t in step(*(torch.from_numpy(x) for x in feeds.values()))]
