@@ -9,7 +9,8 @@ Each model (width 256, 4 layers, 8 heads, MLP 1024: `model_suite.SMALL`) is
 exported by each exporter with dynamic batch and sequence axes, imported by
 rlx at each batch size and compared with onnxruntime (within 1e-4) before
 timing (Mamba's exports fix the sequence length: they are exported at
-`--seq`). The decoders also run one decode step (`--past` cached steps). Both
+`--seq`). The decoders also run one decode step (`--past` cached steps), and
+Mamba2 one from its states (dynamo's export only). Both
 run on `--threads` threads in one process, alternating call by call; the
 figures are medians and the ratio is onnxruntime / rlx (> 1: rlx is faster).
 onnxruntime's threads do not spin between calls
@@ -48,12 +49,16 @@ from model_suite import (
     DECODE_OUTPUTS,
     DECODERS,
     EXPORTERS,
+    MAMBA2_DECODE_AXES,
+    MAMBA2_DECODE_OUTPUTS,
     ONNXRUNTIME_REJECTS,
     SMALL,
     SUITE,
     decode_inputs,
     decode_step,
     export,
+    mamba2_decode_inputs,
+    mamba2_decode_step,
 )
 from timing import interleaved_medians
 
@@ -137,6 +142,10 @@ def cases(args: argparse.Namespace) -> list[tuple[str, str, bytes, dict[str, np.
                 blob = export(step, example, DECODE_AXES, DECODE_OUTPUTS, exporter)
                 feeds = [decode_inputs(spec.name, SMALL, batch=b, past=args.past) for b in args.batch]
                 rows += [(f"{spec.name} decode", exporter, blob, f) for f in feeds]
+            if spec.name == "mamba2" and exporter == "dynamo":  # TorchScript cannot export its step
+                step = mamba2_decode_step(SMALL)
+                blob = export(step, mamba2_decode_inputs(step, 2), MAMBA2_DECODE_AXES, MAMBA2_DECODE_OUTPUTS, exporter)
+                rows += [("mamba2 decode", exporter, blob, mamba2_decode_inputs(step, b)) for b in args.batch]
     return rows
 
 
