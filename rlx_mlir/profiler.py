@@ -158,10 +158,10 @@ def module_flops(module: Operation) -> int:
 
 def _recurrence_flops(op: rc.RnnFamilyOp | rc.Mamba2Op | rc.SelectiveScanOp | rc.GatedDeltaNetOp) -> int:
     """Per step and (batch, head or channel), the state update and readout, whatever
-    form the kernel takes: an
-    RNN's gate products 2·(I + H)·G·H per direction and layer, Mamba2 5·P·N (decay,
-    drive, add: 3 per state element; S·c: 2), the selective scan 7·N (Δ·A, exp,
-    the update and C·h per state), the gated delta rule 7·N²."""
+    form the kernel takes: an RNN's gate products 2·(I + H)·G·H per direction and
+    layer, Mamba2 5·P·N (decay, drive, add: 3 per state element; S·c: 2), the
+    selective scan 7·N (Δ·A, exp, the update and C·h per state), the gated delta
+    rule 7·N²."""
     if isinstance(op, rc.RnnFamilyOp):
         batch, steps, _ = op.dims
         return 2 * batch * steps * sum(op.packed_elements(layer) for layer in range(op.num_layers.value.data))

@@ -399,16 +399,14 @@ def mamba2_decode_step(size: Size, seed: int = 0) -> Mamba2DecodeStep:
 
 
 def mamba2_decode_inputs(step: Mamba2DecodeStep, batch: int, seed: int = 0) -> dict[str, np.ndarray]:
-    """A new token per sequence and random states of the shapes `step`'s model keeps."""
-    config, rng = step.model.config, np.random.default_rng(seed)
-    conv_channels = config.expand * config.hidden_size + 2 * config.n_groups * config.state_size
+    """A new token per sequence and random states of the shapes `step`'s mixers keep."""
+    mixer, rng = step.model.layers[0].mixer, np.random.default_rng(seed)
     states = (step.layers, batch)
+    recurrent = (mixer.num_heads, mixer.head_dim, mixer.ssm_state_size)
     return {
         "input_ids": rng.integers(0, VOCAB, (batch, 1), dtype=np.int64),
-        "conv_states": rng.standard_normal((*states, conv_channels, config.conv_kernel), dtype=np.float32),
-        "recurrent_states": rng.standard_normal(
-            (*states, config.num_heads, config.head_dim, config.state_size), dtype=np.float32
-        ),
+        "conv_states": rng.standard_normal((*states, mixer.conv_dim, mixer.conv_kernel_size), dtype=np.float32),
+        "recurrent_states": rng.standard_normal((*states, *recurrent), dtype=np.float32),
     }
 
 
