@@ -208,6 +208,21 @@ def _vit(s: Size) -> torch.nn.Module:
     return transformers.ViTModel(config, add_pooling_layer=False)
 
 
+def _dinov2(s: Size) -> torch.nn.Module:
+    """A ViT trained at half the suite's image size: on the full image its position
+    table is resized (ONNX Resize, bicubic) to the larger grid of patches, as
+    DINOv2 does for any image size other than its training one."""
+    config = transformers.Dinov2Config(
+        hidden_size=s.width,
+        num_hidden_layers=s.layers,
+        num_attention_heads=s.heads,
+        mlp_ratio=4,
+        image_size=s.image // 2,
+        patch_size=s.image // 8 if s.image <= 64 else 14,
+    )
+    return transformers.Dinov2Model(config)
+
+
 def _resnet18(s: Size) -> torch.nn.Module:
     """ResNet-18's layout (basic blocks, two per stage) with `width` channels in the first stage."""
     widths = [s.width // 2, s.width, 2 * s.width, 4 * s.width] if s.width < 64 else [64, 128, 256, 512]
@@ -292,6 +307,7 @@ SUITE = [
     SuiteModel("mamba2", _mamba2, fixed_length=True),
     SuiteModel("whisper_encoder", _whisper_encoder, FEATURES),
     SuiteModel("vit", _vit, IMAGES),
+    SuiteModel("dinov2", _dinov2, IMAGES),
     SuiteModel("resnet18", _resnet18, IMAGES),
 ]
 

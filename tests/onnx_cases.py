@@ -42,6 +42,7 @@ SHAPE_OPERANDS = {
     "Trilu": {1},
     "OneHot": {1},
     "Tile": {1},
+    "Resize": {1, 2, 3},
 }
 """Operand positions that must be known at import (shapes, axes; the recurrent
 ops' weights, repacked at import); node tests feed them as graph inputs."""

@@ -483,16 +483,21 @@ def test_an_unreadable_model_is_an_argument_error() -> None:
 
 def test_shape_arithmetic_of_expanded_functions_folds_at_import() -> None:
     """The head-count, scale and padding arithmetic ONNX's expanded functions write
-    (Shape, Div truncating toward zero, Mod, Equal/Not/Where, Sqrt, CastLike onto a
-    run-time tensor, Abs, ReduceProd, Expand of a constant) folds to constants, so the
+    (Shape, Div truncating toward zero, Mod, Equal/Not/Where, Sqrt, Pow of a float or an
+    integer base, CastLike onto a run-time tensor, Abs, ReduceProd, Expand of a constant)
+    folds to constants, so the
     Reshape, Expand and Pad operands are known; the results match onnxruntime."""
     i64 = lambda *v: np.array(v, np.int64)  # noqa: E731
     nodes = [
         helper.make_node("Shape", ["x"], ["batch"], start=0, end=1),
         helper.make_node("Shape", ["x"], ["n"], start=1, end=2),
         helper.make_node("Shape", ["x"], ["last"], start=-1),
+        helper.make_node("Pow", ["sixteen_f", "quarter"], ["two_f"]),  # DINOv2's side = positions ** 0.5
+        helper.make_node("Cast", ["two_f"], ["two"], to=onnx.TensorProto.INT64),
+        helper.make_node("Pow", ["two", "two_f"], ["four"]),  # an integer base keeps its type
+        helper.make_node("Sub", ["four", "two"], ["also_two"]),
         helper.make_node("Neg", ["seven"], ["minus_seven"]),
-        helper.make_node("Div", ["minus_seven", "two"], ["minus_three"]),  # -3.5 truncates to -3 (floor: -4)
+        helper.make_node("Div", ["minus_seven", "also_two"], ["minus_three"]),  # -3.5 truncates to -3 (floor: -4)
         helper.make_node("Abs", ["minus_three"], ["heads"]),
         helper.make_node("Div", ["n", "heads"], ["per_head"]),
         helper.make_node("Mod", ["n", "heads"], ["rest"]),
@@ -517,7 +522,8 @@ def test_shape_arithmetic_of_expanded_functions_folds_at_import() -> None:
     ]
     constants = {
         "seven": i64(7),
-        "two": i64(2),
+        "sixteen_f": np.array(16.0, np.float32),
+        "quarter": np.array(0.25),
         "zero": i64(0),
         "one": i64(1),
         "forty_six": i64(46),

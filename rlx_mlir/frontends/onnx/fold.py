@@ -45,6 +45,14 @@ def _truncating_divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.where(inexact, quotient + 1, quotient).astype(quotient.dtype)
 
 
+def _power(base: np.ndarray, exponent: np.ndarray) -> np.ndarray:
+    """ONNX's Pow keeps the base's type; an integer base is raised in float64 and
+    truncated back (NumPy refuses negative integer exponents of integers)."""
+    if base.dtype.kind in "iub":
+        return np.power(base.astype(np.float64), exponent).astype(base.dtype)
+    return np.power(base, exponent).astype(base.dtype)
+
+
 def _fold_mod(node: onnx.NodeProto, inputs: list[np.ndarray]) -> np.ndarray:
     """Mod: the remainder takes the divisor's sign (fmod=0) or the dividend's (fmod=1, C's fmod)."""
     return (np.fmod if node_attribute(node, "fmod", 0) else np.mod)(*inputs)
@@ -97,6 +105,7 @@ ELEMENTWISE: dict[str, Callable[..., np.ndarray]] = {
     "Neg": np.negative,
     "Abs": np.abs,
     "Sqrt": np.sqrt,
+    "Pow": _power,
     "Floor": np.floor,
     "Ceil": np.ceil,
     "Equal": np.equal,
