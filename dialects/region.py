@@ -629,6 +629,11 @@ class ConvRegionOp(ScalarBodyRegionOp, ConvolutionOp):
     def argument_types(self) -> list[Attribute]:
         return [element_type(self.input.type), *(element_type(v.type) for v in self.mapped_inputs)]
 
+    def reads_through(self, amap: AffineMap, value: SSAValue) -> bool:
+        """Only maps its kernels walk with the output (see the class doc): a transpose
+        across the spatial axes stays a copy of its own."""
+        return epilogue_reads_planes(amap, shape_of(value.type), self.iteration_shape)
+
     def verify_results(self) -> None:
         if len(self.outputs) != 1 or len(self.inputs) < 2:
             raise VerifyException(f"'{self.name}' takes input, weight and epilogue inputs and has one result")

@@ -317,6 +317,23 @@ def test_epilogues_fuse_and_match_torch(t: str, form: str) -> None:
         assert_close(got, np.maximum(want + residual, 0), rtol=u, atol=atol, what=f"{case.name} {t}")
 
 
+def test_a_residual_read_across_the_spatial_axes_stays_a_transpose() -> None:
+    """conv1d(x) + transpose(r) where r is [batch, length, channels] (SqueezeBERT's
+    layout): the transpose cannot become the epilogue's index map (the region
+    walks planes in order), so it stays a copy; this once failed to verify."""
+    b = Builder("squeezebert_residual")
+    x, w, r = b.input((2, 8, 12)), b.input((8, 8, 1)), b.input((2, 12, 8))
+    b.output(b.add(b.conv(x, w, None, [1], [1], [0], [0], 1), b.transpose(r, [0, 2, 1])))
+    exe = rlx.compile(b.module())
+    assert "rlx.conv_region" in exe.planned_ir
+    given = [
+        np.random.default_rng(k).standard_normal(s).astype(np.float32)
+        for k, s in enumerate([(2, 8, 12), (8, 8, 1), (2, 12, 8)])
+    ]
+    want = np.einsum("oc,bcl->bol", given[1][:, :, 0], given[0]) + given[2].transpose(0, 2, 1)
+    np.testing.assert_allclose(exe(*given)[0], want, rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize(
     ("shape", "weight", "cores", "split"),
     [
