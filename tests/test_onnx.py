@@ -323,6 +323,27 @@ def test_opsets_below_13_give_shape_operands_as_attributes() -> None:
         np.testing.assert_array_equal(g, w)
 
 
+@pytest.mark.parametrize("mode", ["constant", "edge", "reflect"])
+def test_negative_pads_crop_as_onnxruntime_does(mode: str) -> None:
+    """RWKV's time shift pads one step at the start and crops one at the end; with
+    pads of both signs on each axis, every mode reads the cropped tensor."""
+    pads = np.array([1, -1, -2, 0, -1, 2], np.int64)  # begins of axes 0-2, then their ends
+    node = helper.make_node("Pad", ["x", "pads"], ["y"], mode=mode)
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [3, 4, 5])],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(pads, "pads")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    x = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
+    (want,) = onnxruntime.InferenceSession(model.SerializeToString()).run(None, {"x": x})
+    (got,) = rlx.compile(load(model))(x)
+    assert got.shape == want.shape == (4, 2, 5)
+    np.testing.assert_array_equal(got, want)
+
+
 def test_scan_with_two_states_axes_directions_and_outer_values_matches_onnxruntime() -> None:
     """ONNX Scan as rlx.scan: two state variables (h [2, 3] and a step count [1]), a
     scan input scanned along axis 1 in reverse, a per-step output stacked along

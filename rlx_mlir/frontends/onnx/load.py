@@ -16,7 +16,7 @@ from rlx_mlir import dtypes
 from rlx_mlir.builder import Builder
 from rlx_mlir.dialects.resources import declare_digest
 from rlx_mlir.errors import ArgumentError, CompileError
-from rlx_mlir.frontends.onnx import attention, composed, conv, ops, recurrent, resize, weights
+from rlx_mlir.frontends.onnx import attention, composed, conv, normalization, ops, recurrent, resize, weights
 from rlx_mlir.frontends.onnx.context import (
     ELEMENT_TYPES,
     Import,
@@ -33,6 +33,7 @@ IMPORTERS: dict[str, Importer] = {
     **conv.IMPORTERS,
     **attention.IMPORTERS,
     **resize.IMPORTERS,
+    **normalization.IMPORTERS,
 }
 """How each supported ONNX op type becomes rlx ops."""
 

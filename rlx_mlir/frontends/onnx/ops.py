@@ -560,25 +560,6 @@ def _slice(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> lis
     return [ctx.builder.slice(x, first, step, [len(r) for r in ranges])]
 
 
-def _layer_norm(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
-    """(x − mean) / sqrt(var + epsilon) · scale + bias over the axes from `axis` on;
-    the optional outputs Mean and InvStdDev keep the normalized axes as 1s."""
-    b = ctx.builder
-    x = ctx.tensor(inputs[0])
-    rank = len(shape_of(x.type))
-    axes = list(range(int(node_attribute(node, "axis", -1)) % rank, rank))
-    element = element_name(x)
-    mean = b.reduce_mean(x, axes, True)
-    centered = b.sub(x, mean)
-    variance = b.reduce_mean(b.mul(centered, centered), axes, True)
-    epsilon = b.constant(float(node_attribute(node, "epsilon", 1e-5)), element)
-    inv_std_dev = b.rsqrt(b.add(variance, epsilon))
-    y = b.mul(b.mul(centered, inv_std_dev), ctx.tensor(inputs[1]))
-    if len(inputs) > 2 and inputs[2] is not None:
-        y = b.add(y, ctx.tensor(inputs[2]))
-    return [y, mean, inv_std_dev]
-
-
 def _split(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
     """Pieces along `axis`: the `split` input's sizes, or `num_outputs` (the last one smaller) equal parts."""
     x = ctx.tensor(inputs[0])
@@ -599,7 +580,9 @@ def _split(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> lis
 
 
 def _pad(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
-    """`pads` [begins..., ends...] on `axes` (default all); modes constant, edge, reflect, wrap."""
+    """`pads` [begins..., ends...] on `axes` (default all); modes constant, edge, reflect, wrap.
+    Negative pads crop (as onnxruntime's do), before the others pad: edge, reflect and
+    wrap read the cropped tensor."""
     x = ctx.tensor(inputs[0])
     rank = len(shape_of(x.type))
     pads = [int(p) for p in known(_operand(node, inputs, 1, "pads"), "pads")]
@@ -607,8 +590,8 @@ def _pad(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[
     before, after = [0] * rank, [0] * rank
     for k, axis in enumerate(axes):
         before[axis % rank], after[axis % rank] = pads[k], pads[k + len(axes)]
-    if any(p < 0 for p in before + after):
-        raise Unsupported("negative pads (cropping) are not supported")
+    x = _cropped(ctx.builder, x, [max(-p, 0) for p in before], [max(-p, 0) for p in after])
+    before, after = [max(p, 0) for p in before], [max(p, 0) for p in after]
     mode = {"constant": "constant", "edge": "replicate", "reflect": "reflect", "wrap": "circular"}.get(
         node_attribute(node, "mode", b"constant").decode()
     )
@@ -620,6 +603,17 @@ def _pad(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[
     elif node_attribute(node, "value") is not None:  # opsets < 11
         value = float(node_attribute(node, "value"))
     return [ctx.builder.pad(x, before, after, mode, value)]
+
+
+def _cropped(b: Builder, x: SSAValue, before: list[int], after: list[int]) -> SSAValue:
+    """x without `before` and `after` elements at each axis's ends."""
+    if not any(before + after):
+        return x
+    shape = shape_of(x.type)
+    lengths = [n - lo - hi for n, lo, hi in zip(shape, before, after)]
+    if any(n < 0 for n in lengths):
+        raise Unsupported(f"negative pads {before} and {after} crop more than the input's shape {list(shape)}")
+    return b.slice(x, before, [1] * len(shape), lengths)
 
 
 def _arg(method: str) -> Importer:
@@ -736,7 +730,6 @@ IMPORTERS: dict[str, Importer] = {
     "Pow": _pow,
     "Expand": _expand,
     "Slice": _slice,
-    "LayerNormalization": _layer_norm,
     "Split": _split,
     "Pad": _pad,
     "ArgMax": _arg("argmax"),
