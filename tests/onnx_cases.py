@@ -43,6 +43,7 @@ SHAPE_OPERANDS = {
     "OneHot": {1},
     "Tile": {1},
     "Resize": {1, 2, 3},
+    "Dropout": {1, 2},
 }
 """Operand positions that must be known at import (shapes, axes; the recurrent
 ops' weights, repacked at import); node tests feed them as graph inputs."""

@@ -58,4 +58,8 @@ EXPECTED_FAILURES: dict[str, str] = {
     "test_maxpool_with_argmax_2d_precomputed_pads": "MaxPool '#0': the Indices output is not supported",
     "test_maxpool_with_argmax_2d_precomputed_strides": "MaxPool '#0': the Indices output is not supported",
     "test_scan_sum": "Scan '#0': Scan before opset 9 (a batch axis and sequence_lens) is not supported",
+    "test_training_dropout": "Dropout '#0': training_mode drops elements at random (ratio 0.75); rlx runs inference only",
+    "test_training_dropout_default": "Dropout '#0': training_mode drops elements at random (ratio 0.5); rlx runs inference only",
+    "test_training_dropout_default_mask": "Dropout '#0': training_mode drops elements at random (ratio 0.5); rlx runs inference only",
+    "test_training_dropout_mask": "Dropout '#0': training_mode drops elements at random (ratio 0.75); rlx runs inference only",
 }

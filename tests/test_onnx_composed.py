@@ -1,4 +1,4 @@
-"""ONNX Einsum, CumSum, Trilu, OneHot and Tile (rlx_mlir/frontends/onnx/composed.py,
+"""ONNX Einsum, CumSum, Trilu, OneHot, Tile and DepthToSpace (rlx_mlir/frontends/onnx/composed.py,
 einsum.py) against onnxruntime, or NumPy (ONNX's reference) where onnxruntime has
 no kernel for the element type; their shape-like operands at run time are errors."""
 
@@ -299,3 +299,22 @@ def test_torch_exports_of_the_composed_ops_match_onnxruntime(dynamo: bool) -> No
     want = onnxruntime.InferenceSession(buffer.getvalue()).run(None, inputs)
     got = rlx.compile(load(buffer.getvalue()))(*inputs.values())
     assert_match(got, want, exact=False)
+
+
+class PixelShuffle(torch.nn.Module):
+    """Sub-pixel upsampling, which torch exports as DepthToSpace in CRD order (ONNX's
+    node tests cover DCR, SpaceToDepth, GlobalMaxPool and Dropout)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.pixel_shuffle(x, 2)
+
+
+def test_a_torch_export_of_pixel_shuffle_matches_torch() -> None:
+    x = torch.from_numpy(RNG.standard_normal((2, 8, 3, 5)).astype(np.float32))
+    buffer = io.BytesIO()
+    torch.onnx.export(PixelShuffle(), (x,), buffer, input_names=["x"], opset_version=18, dynamo=False)
+    nodes = onnx.load_from_string(buffer.getvalue()).graph.node
+    assert [n.op_type for n in nodes] == ["DepthToSpace"]
+    assert {a.name: helper.get_attribute_value(a) for a in nodes[0].attribute}["mode"] == b"CRD"
+    got = rlx.compile(load(buffer.getvalue()))(x.numpy())
+    assert_match(got, [PixelShuffle()(x).numpy()], exact=True)

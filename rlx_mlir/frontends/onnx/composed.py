@@ -13,6 +13,8 @@ ops (opsets 13 and up):
   between the off and on values;
 - Tile: rlx.expand of the input with a size-1 axis before each repeated one,
   then rlx.reshape merging each pair;
+- DepthToSpace, SpaceToDepth: a reshape splitting the blocks out, a
+  transpose, a reshape merging them back;
 - Einsum (`einsum.py` reads the equation): each operand's diagonals as strided
   slices, labels summed as soon as no later term needs them, then the operands
   contracted left to right as batched rlx.matmul (transpose flags where the
@@ -208,6 +210,60 @@ def _tile(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list
     return [b.reshape(b.expand(b.reshape(x, spread), expanded), tiled)]
 
 
+# DepthToSpace, SpaceToDepth -----------------------------------------------------
+
+
+def _depth_to_space(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    """[N, C, H, W] -> [N, C / b², H·b, W·b]: channel blocks spread over b x b
+    pixels, the block index outermost (DCR, the default) or innermost (CRD)."""
+    x = present(inputs[0])
+    n, c, h, w = _image_shape(ctx, x, "DepthToSpace")
+    b = _block_size(node)
+    if c % (b * b):
+        raise Unsupported(f"{c} channels are not a multiple of blocksize² = {b * b}")
+    if node_attribute(node, "mode", b"DCR").decode() == "CRD":
+        split, perm = [n, c // (b * b), b, b, h, w], [0, 1, 4, 2, 5, 3]
+    else:
+        split, perm = [n, b, b, c // (b * b), h, w], [0, 3, 4, 1, 5, 2]
+    return [_rearranged(ctx, x, split, perm, [n, c // (b * b), h * b, w * b])]
+
+
+def _space_to_depth(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    """[N, C, H, W] -> [N, C·b², H / b, W / b]: each b x b block of pixels becomes
+    channels, the block position outermost (DCR, the default) or innermost (CRD, opset 28)."""
+    x = present(inputs[0])
+    n, c, h, w = _image_shape(ctx, x, "SpaceToDepth")
+    b = _block_size(node)
+    if h % b or w % b:
+        raise Unsupported(f"height {h} and width {w} are not multiples of blocksize {b}")
+    crd = node_attribute(node, "mode", b"DCR").decode() == "CRD"
+    split, perm = [n, c, h // b, b, w // b, b], [0, 1, 3, 5, 2, 4] if crd else [0, 3, 5, 1, 2, 4]
+    return [_rearranged(ctx, x, split, perm, [n, c * b * b, h // b, w // b])]
+
+
+def _image_shape(ctx: Import, x: Value, op: str) -> tuple[int, int, int, int]:
+    shape = ctx.shape(x)
+    if len(shape) != 4:
+        raise Unsupported(f"its input has shape {list(shape)}; {op} takes [N, C, H, W]")
+    n, c, h, w = shape
+    return n, c, h, w
+
+
+def _block_size(node: onnx.NodeProto) -> int:
+    size = int(node_attribute(node, "blocksize", 0))
+    if size < 1:
+        raise Unsupported(f"blocksize {size} is not positive")
+    return size
+
+
+def _rearranged(ctx: Import, x: Value, split: list[int], perm: list[int], shape: list[int]) -> Value:
+    """x viewed as `split`, its axes permuted by `perm`, viewed as `shape`."""
+    if isinstance(x, np.ndarray):
+        return x.reshape(split).transpose(perm).reshape(shape)
+    b = ctx.builder
+    return b.reshape(b.transpose(b.reshape(x, split), perm), shape)
+
+
 # Einsum ----------------------------------------------------------------------
 
 
@@ -343,6 +399,8 @@ IMPORTERS: dict[str, Importer] = {
     "Trilu": _trilu,
     "OneHot": _one_hot,
     "Tile": _tile,
+    "DepthToSpace": _depth_to_space,
+    "SpaceToDepth": _space_to_depth,
     "Einsum": _einsum,
 }
 """The importers of the ONNX ops composed from several rlx ops."""

@@ -1,6 +1,6 @@
 """Import of ONNX's convolution and pooling ops: `Conv` as `rlx.conv`,
-`MaxPool` as `rlx.max_pool`, `GlobalAveragePool` as `rlx.reduce_mean` over
-the spatial axes, and
+`MaxPool` as `rlx.max_pool`, `GlobalAveragePool` and `GlobalMaxPool` as `rlx.reduce_mean`
+and `rlx.reduce_max` over the spatial axes, and
 `AveragePool` as a depthwise `rlx.conv` whose weights are 1 / window (with
 `count_include_pad = 0`, the sum is divided by each window's count of real
 inputs, a constant computed at import)."""
@@ -89,6 +89,12 @@ def _global_average_pool(ctx: Import, node: onnx.NodeProto, inputs: list[Value |
     return [ctx.builder.reduce_mean(x, list(range(2, len(ctx.shape(x)))), keepdims=True)]
 
 
+def _global_max_pool(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    """The max over every spatial axis, kept as 1s: [N, C, 1, ...]."""
+    x = _spatial_input(ctx, inputs[0], cv.POOL_TYPES)
+    return [ctx.builder.reduce_max(x, list(range(2, len(ctx.shape(x)))), keepdims=True)]
+
+
 def _window_counts(
     spatial_in: Sequence[int], kernel: Sequence[int], g: cv.ConvGeometry, padded: cv.ConvGeometry
 ) -> np.ndarray:
@@ -156,6 +162,7 @@ def _max_pool(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> 
 IMPORTERS: dict[str, Importer] = {
     "Conv": _conv,
     "GlobalAveragePool": _global_average_pool,
+    "GlobalMaxPool": _global_max_pool,
     "AveragePool": _average_pool,
     "MaxPool": _max_pool,
 }

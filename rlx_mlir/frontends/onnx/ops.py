@@ -61,6 +61,17 @@ def _identity(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> 
     return [present(inputs[0])]
 
 
+def _dropout(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    """Inference's Dropout passes x through, its mask all true; training mode drops at
+    random, which rlx does not (unless the ratio is 0)."""
+    x = present(inputs[0])
+    if len(inputs) > 2 and inputs[2] is not None and bool(known(inputs[2], "training_mode").reshape(-1)[0]):
+        ratio = 0.5 if inputs[1] is None else float(known(inputs[1], "ratio").reshape(-1)[0])
+        if ratio != 0:
+            raise Unsupported(f"training_mode drops elements at random (ratio {ratio}); rlx runs inference only")
+    return [x, np.ones(ctx.shape(x), bool)]
+
+
 def _constant(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
     value = node_attribute(node, "value")
     if value is not None:
@@ -683,6 +694,7 @@ IMPORTERS: dict[str, Importer] = {
         }.items()
     },
     "Identity": _identity,
+    "Dropout": _dropout,
     "Constant": _constant,
     "Shape": _shape,
     "Size": _size,
