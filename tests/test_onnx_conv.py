@@ -127,6 +127,54 @@ def test_an_exported_conv_module_matches_onnxruntime(module: type[torch.nn.Modul
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
+class Decoder(torch.nn.Module):
+    """Transposed convs as decoders use them: a U-Net's 2x2 stride-2 upsampling, a
+    grouped 3x3 one with padding and output_padding, a dilated 1-d one of stride 3."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.up = torch.nn.ConvTranspose2d(6, 4, 2, stride=2)
+        self.grouped = torch.nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1, groups=2)
+        self.wide = torch.nn.ConvTranspose1d(6, 3, 3, stride=3, dilation=2, padding=2, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.grouped(torch.relu(self.up(x)))  # [N, 6, 4H, 4W]
+        return self.wide(h.flatten(2))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_an_exported_conv_transpose_module_matches_torch(dtype: torch.dtype) -> None:
+    torch.manual_seed(6)
+    module = Decoder().to(dtype).eval()
+    x = torch.randn(2, 6, 3, 5, dtype=dtype)
+    buffer = io.BytesIO()
+    torch.onnx.export(module, (x,), buffer, input_names=["x"], opset_version=17, dynamo=False)
+    assert sum(n.op_type == "ConvTranspose" for n in onnx.load_from_string(buffer.getvalue()).graph.node) == 3
+    (got,) = rlx.compile(load(buffer.getvalue()))(x.numpy())
+    with torch.no_grad():
+        want = module(x).numpy()
+    tolerance = 1e-5 if dtype == torch.float32 else 1e-12
+    np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance)
+
+
+def test_a_conv_transpose_of_weights_given_at_run_time_matches_torch() -> None:
+    """The weight's transpose and flip become rlx ops when it is a graph input."""
+    node = helper.make_node("ConvTranspose", ["x", "w"], ["y"], strides=[2, 1], pads=[1, 0, 0, 1], group=3)
+    f = TensorProto.FLOAT
+    inputs = [helper.make_tensor_value_info("x", f, (1, 6, 4, 3)), helper.make_tensor_value_info("w", f, (6, 2, 3, 2))]
+    graph = helper.make_graph([node], "g", inputs, [helper.make_tensor_value_info("y", f, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    x, w = (
+        np.random.default_rng(k).standard_normal(s).astype(np.float32)
+        for k, s in enumerate([(1, 6, 4, 3), (6, 2, 3, 2)])
+    )
+    module = load(model)
+    assert "rlx.reverse" in str(module)
+    (got,) = rlx.compile(module)(x, w)
+    full = torch.nn.functional.conv_transpose2d(torch.from_numpy(x), torch.from_numpy(w), stride=(2, 1), groups=3)
+    np.testing.assert_allclose(got, full[:, :, 1:, :-1].numpy(), rtol=1e-5, atol=1e-5)
+
+
 def _single_conv(attrs: dict, x_type: int = TensorProto.FLOAT) -> onnx.ModelProto:
     x = helper.make_tensor_value_info("x", x_type, (1, 2, 5))
     w = numpy_helper.from_array(np.ones((2, 2, 3), helper.tensor_dtype_to_np_dtype(x_type)), "w")
@@ -151,3 +199,60 @@ def _single_conv(attrs: dict, x_type: int = TensorProto.FLOAT) -> onnx.ModelProt
 def test_an_unsupported_conv_is_a_compile_error_naming_the_node(attrs: dict, x_type: int, message: str) -> None:
     with pytest.raises(rlx.CompileError, match=f"Conv 'the_conv': {message}"):
         load(_single_conv(attrs, x_type))
+
+
+@pytest.mark.parametrize(
+    ("x_shape", "kernel", "attrs", "bias_known"),
+    [
+        ((2, 4, 5, 3), (2, 2), {"strides": [2, 2]}, True),
+        ((1, 4, 5, 3), (2, 1), {"strides": [3, 2], "output_padding": [1, 1], "group": 2}, False),
+        ((1, 6, 4), (3,), {"strides": [3], "pads": [1, 2], "group": 3}, True),
+        ((1, 2, 2, 3, 2), (2, 2, 1), {"strides": [2, 2, 2]}, True),
+    ],
+    ids=["unet", "kernel-inside-stride", "1d-pads", "3d"],
+)
+def test_a_conv_transpose_whose_kernel_fits_its_stride_is_one_1x1_conv(
+    x_shape: tuple[int, ...], kernel: tuple[int, ...], attrs: dict, bias_known: bool
+) -> None:
+    """k + output_padding <= stride: blocks that never overlap, one 1x1 conv and a spread."""
+    groups = attrs.get("group", 1)
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    w = rng.standard_normal((x_shape[1], 2, *kernel)).astype(np.float32)  # 2 output channels per group
+    bias = rng.standard_normal(w.shape[1] * groups).astype(np.float32)
+    node = helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], **attrs)
+    f = TensorProto.FLOAT
+    inputs = [helper.make_tensor_value_info("x", f, x_shape)]
+    known = [numpy_helper.from_array(w, "w")]
+    if bias_known:
+        known.append(numpy_helper.from_array(bias, "b"))
+    else:
+        inputs.append(helper.make_tensor_value_info("b", f, bias.shape))
+    graph = helper.make_graph([node], "g", inputs, [helper.make_tensor_value_info("y", f, None)], known)
+    module = load(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    assert "rlx.reverse" not in str(module) and "rlx.pad" not in str(module)
+    (got,) = rlx.compile(module)(*([x] if bias_known else [x, bias]))
+    transpose = getattr(torch.nn.functional, f"conv_transpose{len(kernel)}d")
+    rank = len(kernel)
+    pads = attrs.get("pads", [0] * 2 * rank)
+    full = transpose(
+        torch.from_numpy(x),
+        torch.from_numpy(w),
+        torch.from_numpy(bias),
+        stride=attrs["strides"],
+        output_padding=attrs.get("output_padding", 0),
+        groups=groups,
+    )
+    index = (slice(None), slice(None), *(slice(p, n - q) for p, q, n in zip(pads[:rank], pads[rank:], full.shape[2:])))
+    np.testing.assert_allclose(got, full[index].numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_a_conv_transpose_weight_of_the_wrong_shape_is_a_compile_error_naming_the_node() -> None:
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, (1, 4, 5))
+    w = numpy_helper.from_array(np.ones((2, 2, 3), np.float32), "w")
+    node = helper.make_node("ConvTranspose", ["x", "w"], ["y"], name="the_deconv")
+    graph = helper.make_graph([node], "g", [x], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [w])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    message = r"ConvTranspose 'the_deconv': weight shape \[2, 2, 3\] does not fit input \[1, 4, 5\] in 1 group\(s\)"
+    with pytest.raises(rlx.CompileError, match=message):
+        load(model)

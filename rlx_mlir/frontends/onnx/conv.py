@@ -1,4 +1,6 @@
 """Import of ONNX's convolution and pooling ops: `Conv` as `rlx.conv`,
+`ConvTranspose` as the `rlx.conv` it equals over a zero-spread input (a 1 x 1
+conv and a spread when its kernel fits its stride),
 `MaxPool` as `rlx.max_pool`, `GlobalAveragePool` and `GlobalMaxPool` as `rlx.reduce_mean`
 and `rlx.reduce_max` over the spatial axes, and
 `AveragePool` as a depthwise `rlx.conv` whose weights are 1 / window (with
@@ -13,7 +15,9 @@ import numpy as np
 import onnx
 from xdsl.ir import SSAValue
 
+from rlx_mlir.builder import Builder
 from rlx_mlir.dialects import convolution as cv
+from rlx_mlir.dialects.common import shape_of
 from rlx_mlir.frontends.onnx.context import (
     Import,
     Importer,
@@ -21,7 +25,9 @@ from rlx_mlir.frontends.onnx.context import (
     Value,
     element_name,
     node_attribute,
+    present,
 )
+from rlx_mlir.frontends.onnx.ops import cropped
 
 
 def _ints(node: onnx.NodeProto, name: str, default: Sequence[int]) -> tuple[int, ...]:
@@ -81,6 +87,135 @@ def _conv(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list
         raise Unsupported(f"kernel_shape {list(declared)} differs from the weight's kernel {list(kernel)}")
     g = geometry(node, shape[2:], kernel, int(node_attribute(node, "group", 1)))
     return [ctx.builder.conv(x, w, bias, g.strides, g.dilations, g.pad_before, g.pad_after, g.groups)]
+
+
+def _conv_transpose(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    """ConvTranspose: X [N, C, spatial...], W [C, M/group, kernel...], optional B [M],
+    as the direct conv it equals (a fractionally strided conv): x with stride − 1
+    zeros between its elements along each spatial axis, padded by
+    dilation·(kernel − 1) − pad at each end (+ output_padding at the end;
+    negative amounts crop), convolved at stride 1 with each group's weights
+    transposed to [M/group, C/group] and flipped along every spatial axis.
+    The zeros cost stride^rank as many multiply-adds as the transposed conv needs."""
+    x = _spatial_input(ctx, inputs[0])
+    w = present(inputs[1] if len(inputs) > 1 else None)
+    bias = ctx.tensor(inputs[2]) if len(inputs) > 2 and inputs[2] is not None else None
+    shape, (channels, _, *kernel) = ctx.shape(x), ctx.shape(w)
+    rank, groups = len(shape) - 2, int(node_attribute(node, "group", 1))
+    if len(kernel) != rank or channels != shape[1] or groups < 1 or channels % groups:
+        raise Unsupported(
+            f"weight shape {list(ctx.shape(w))} does not fit input {list(shape)} in {groups} group(s): "
+            "ConvTranspose's weight is [C, M/group, kernel...]"
+        )
+    declared = node_attribute(node, "kernel_shape")
+    if declared is not None and tuple(declared) != tuple(kernel):
+        raise Unsupported(f"kernel_shape {list(declared)} differs from the weight's kernel {list(kernel)}")
+    strides, dilations = _ints(node, "strides", (1,) * rank), _ints(node, "dilations", (1,) * rank)
+    extra = _ints(node, "output_padding", (0,) * rank)
+    if not len(strides) == len(dilations) == len(extra) == rank:
+        raise Unsupported(f"strides, dilations and output_padding need {rank} entries each")
+    pad_begin, pad_end = _transposed_pads(node, shape[2:], kernel, strides, dilations, extra)
+    b = ctx.builder
+    blocks = all(
+        d == 1 and k + e <= s and p >= 0
+        for d, k, e, s, p in zip(dilations, kernel, extra, strides, [*pad_begin, *pad_end])
+    )
+    if blocks and isinstance(w, np.ndarray) and all(p >= 0 for p in pad_end):
+        full = [s * (i - 1) + k + e for s, i, k, e in zip(strides, shape[2:], kernel, extra)]
+        z = _blockwise(ctx, x, w, inputs[2] if len(inputs) > 2 else None, strides, groups)
+        past = [s * i - f + p for s, i, f, p in zip(strides, shape[2:], full, pad_end)]
+        return [cropped(b, z, [0, 0, *pad_begin], [0, 0, *past])]
+    before = [d * (k - 1) - p for d, k, p in zip(dilations, kernel, pad_begin)]
+    after = [d * (k - 1) - p + e - (s - 1) for d, k, p, e, s in zip(dilations, kernel, pad_end, extra, strides)]
+    spread = _spread(b, x, strides)
+    spread = cropped(b, spread, [0, 0, *(max(-v, 0) for v in before)], [0, 0, *(max(-v, 0) for v in after)])
+    flipped = _transposed_weight(ctx, w, groups)
+    pads = [max(v, 0) for v in before], [max(v, 0) for v in after]
+    return [b.conv(spread, flipped, bias, (1,) * rank, dilations, *pads, groups)]
+
+
+def _blockwise(
+    ctx: Import, x: SSAValue, w: np.ndarray, bias: Value | None, strides: Sequence[int], groups: int
+) -> SSAValue:
+    """A transposed conv whose kernel fits in its stride (k + output_padding <= s, no
+    dilation, as a U-Net's 2x2 stride-2 upsampling): each input element writes its
+    own s x s block of the output, so it is a 1 x 1 conv to C_out · Πs channels
+    (the weights zero-padded to s) whose channels are then spread into the blocks,
+    as DepthToSpace's CRD order does: [N, s·i...] before the pads are cropped."""
+    b = ctx.builder
+    shape = shape_of(x.type)
+    channels, per_group, *kernel = w.shape
+    rank, cells = len(kernel), int(np.prod(strides))
+    padded = np.pad(w, [(0, 0), (0, 0), *((0, s - k) for s, k in zip(strides, kernel))])
+    split = padded.reshape(groups, channels // groups, per_group, *strides)
+    columns = split.transpose(0, 2, *range(3, 3 + rank), 1).reshape(groups * per_group * cells, channels // groups)
+    weight = ctx.tensor(np.ascontiguousarray(columns.reshape(*columns.shape, *[1] * rank)))
+    repeated = np.repeat(bias, cells) if isinstance(bias, np.ndarray) else None
+    z = b.conv(x, weight, None if repeated is None else ctx.tensor(repeated), groups=groups)
+    outputs = groups * per_group
+    grouped = b.reshape(z, [shape[0], outputs, *strides, *shape[2:]])
+    perm = [0, 1, *(a for j in range(rank) for a in (2 + rank + j, 2 + j))]
+    spread = b.reshape(b.transpose(grouped, perm), [shape[0], outputs, *(s * i for s, i in zip(strides, shape[2:]))])
+    if bias is None or repeated is not None:
+        return spread
+    return b.add(spread, b.reshape(ctx.tensor(bias), [outputs, *[1] * rank]))
+
+
+def _transposed_pads(
+    node: onnx.NodeProto,
+    spatial_in: Sequence[int],
+    kernel: Sequence[int],
+    strides: Sequence[int],
+    dilations: Sequence[int],
+    extra: Sequence[int],
+) -> tuple[list[int], list[int]]:
+    """The pads ConvTranspose crops from its full output at each end: `pads`, or what
+    `output_shape` (or SAME_*'s input · stride) leaves over, the odd one at the start
+    unless SAME_UPPER (ONNX's rule)."""
+    rank = len(spatial_in)
+    auto_pad = node_attribute(node, "auto_pad", b"NOTSET").decode()
+    if auto_pad not in ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"):
+        raise Unsupported(f'auto_pad "{auto_pad}" is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID')
+    target = node_attribute(node, "output_shape")
+    if target is None and auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        target = [i * s for i, s in zip(spatial_in, strides)]
+    if target is None:
+        pads = _ints(node, "pads", (0,) * (2 * rank)) if auto_pad == "NOTSET" else (0,) * (2 * rank)
+        if len(pads) != 2 * rank:
+            raise Unsupported(f"pads {list(pads)} need {2 * rank} entries (begins, then ends)")
+        return list(pads[:rank]), list(pads[rank:])
+    target = [int(t) for t in target][-rank:]
+    full = [s * (i - 1) + e + d * (k - 1) + 1 for i, s, e, d, k in zip(spatial_in, strides, extra, dilations, kernel)]
+    totals = [f - t for f, t in zip(full, target)]
+    small, large = [t // 2 for t in totals], [t - t // 2 for t in totals]
+    return (small, large) if auto_pad == "SAME_UPPER" else (large, small)
+
+
+def _spread(b: Builder, x: SSAValue, strides: Sequence[int]) -> SSAValue:
+    """x [N, C, i...] with s − 1 zeros after each element along each spatial axis: [N, C, i·s...]."""
+    if all(s == 1 for s in strides):
+        return x
+    shape = shape_of(x.type)
+    pairs = [d for i in shape[2:] for d in (i, 1)]
+    zeros = [d for s in strides for d in (0, s - 1)]
+    grown = b.pad(b.reshape(x, [*shape[:2], *pairs]), [0] * (2 + len(pairs)), [0, 0, *zeros])
+    return b.reshape(grown, [*shape[:2], *(i * s for i, s in zip(shape[2:], strides))])
+
+
+def _transposed_weight(ctx: Import, w: Value, groups: int) -> SSAValue:
+    """ConvTranspose's [C, M/g, kernel...] as a conv's [M, C/g, kernel...]: each group's
+    block transposed, every spatial axis reversed."""
+    channels, per_group, *kernel = ctx.shape(w)
+    split = [groups, channels // groups, per_group, *kernel]
+    perm = [0, 2, 1, *range(3, 3 + len(kernel))]
+    joined = [groups * per_group, channels // groups, *kernel]
+    spatial = list(range(2, 2 + len(kernel)))
+    if isinstance(w, np.ndarray):
+        return ctx.tensor(
+            np.ascontiguousarray(np.flip(w.reshape(split).transpose(perm).reshape(joined), tuple(spatial)))
+        )
+    b = ctx.builder
+    return b.reverse(b.reshape(b.transpose(b.reshape(w, split), perm), joined), spatial)
 
 
 def _global_average_pool(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
@@ -161,6 +296,7 @@ def _max_pool(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> 
 
 IMPORTERS: dict[str, Importer] = {
     "Conv": _conv,
+    "ConvTranspose": _conv_transpose,
     "GlobalAveragePool": _global_average_pool,
     "GlobalMaxPool": _global_max_pool,
     "AveragePool": _average_pool,

@@ -601,7 +601,7 @@ def _pad(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[
     before, after = [0] * rank, [0] * rank
     for k, axis in enumerate(axes):
         before[axis % rank], after[axis % rank] = pads[k], pads[k + len(axes)]
-    x = _cropped(ctx.builder, x, [max(-p, 0) for p in before], [max(-p, 0) for p in after])
+    x = cropped(ctx.builder, x, [max(-p, 0) for p in before], [max(-p, 0) for p in after])
     before, after = [max(p, 0) for p in before], [max(p, 0) for p in after]
     mode = {"constant": "constant", "edge": "replicate", "reflect": "reflect", "wrap": "circular"}.get(
         node_attribute(node, "mode", b"constant").decode()
@@ -616,7 +616,7 @@ def _pad(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[
     return [ctx.builder.pad(x, before, after, mode, value)]
 
 
-def _cropped(b: Builder, x: SSAValue, before: list[int], after: list[int]) -> SSAValue:
+def cropped(b: Builder, x: SSAValue, before: list[int], after: list[int]) -> SSAValue:
     """x without `before` and `after` elements at each axis's ends."""
     if not any(before + after):
         return x
