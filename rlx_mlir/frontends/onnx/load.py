@@ -16,7 +16,17 @@ from rlx_mlir import dtypes
 from rlx_mlir.builder import Builder
 from rlx_mlir.dialects.resources import declare_digest
 from rlx_mlir.errors import ArgumentError, CompileError
-from rlx_mlir.frontends.onnx import attention, composed, conv, normalization, ops, recurrent, resize, weights
+from rlx_mlir.frontends.onnx import (
+    attention,
+    composed,
+    conv,
+    normalization,
+    ops,
+    quantization,
+    recurrent,
+    resize,
+    weights,
+)
 from rlx_mlir.frontends.onnx.context import (
     ELEMENT_TYPES,
     Import,
@@ -34,6 +44,7 @@ IMPORTERS: dict[str, Importer] = {
     **attention.IMPORTERS,
     **resize.IMPORTERS,
     **normalization.IMPORTERS,
+    **quantization.IMPORTERS,
 }
 """How each supported ONNX op type becomes rlx ops."""
 
