@@ -182,3 +182,18 @@ def test_what_the_importer_does_not_take_is_a_located_error(
     with pytest.raises(CompileError, match=message) as error:
         load(node_model(op, np.zeros(x, np.float32), arrays, True, **attributes))
     assert op in str(error.value)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_rms_normalization_is_one_standardize_region_and_matches_float64(dtype: type) -> None:
+    """Over the last axis (opset 23), f16 computed in f32 (stash_type) and rounded once."""
+    x = (RNG.standard_normal((3, 5, 16)) * 4).astype(dtype)
+    operands = {"scale": RNG.standard_normal(16).astype(dtype)}
+    model = node_model("RMSNormalization", x, operands, True, epsilon=1e-3)
+    model.opset_import[0].version = 23
+    exe = rlx.compile(load(model))
+    assert exe.planned_ir.count("rlx.standardize_region") == 1
+    wide = x.astype(np.float64)
+    want = wide / np.sqrt((wide * wide).mean(-1, keepdims=True) + 1e-3) * operands["scale"].astype(np.float64)
+    tolerance = 1e-5 if dtype is np.float32 else 4e-3
+    np.testing.assert_allclose(exe(x)[0].astype(np.float64), want, rtol=tolerance, atol=tolerance)

@@ -1,7 +1,8 @@
-"""Import of ONNX's normalizations: LayerNormalization, InstanceNormalization
-and BatchNormalization (inference).
+"""Import of ONNX's normalizations: LayerNormalization, RMSNormalization,
+InstanceNormalization, GroupNormalization and BatchNormalization.
 
-Layer and instance normalization standardize x over some axes, (x − mean) ·
+RMS normalization scales x by 1/sqrt(mean(x²) + epsilon); layer and instance
+normalization standardize x over some axes, (x − mean) ·
 1/sqrt(var + epsilon), written as the reductions and elementwise ops
 `fuse-standardization` makes one `rlx.standardize_region` (one kernel per row)
 when the standardized axis is the last one. Instance normalization merges the
@@ -29,6 +30,7 @@ from rlx_mlir import dtypes
 from rlx_mlir.builder import Builder
 from rlx_mlir.dialects.common import shape_of
 from rlx_mlir.frontends.onnx.context import (
+    ELEMENT_TYPES,
     Import,
     Importer,
     Unsupported,
@@ -74,6 +76,52 @@ def _layer_norm(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -
     if len(inputs) > 2 and inputs[2] is not None:
         y = b.add(y, ctx.tensor(inputs[2]))
     return [y, s.mean, s.inv_std_dev]
+
+
+def _rms_norm(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    """x / sqrt(mean(x²) + epsilon) · scale over the axes from `axis` on (opset 23),
+    computed in `stash_type` (f32 by default) where x's type is narrower."""
+    b = ctx.builder
+    x = ctx.tensor(inputs[0])
+    dtype = element_name(x)
+    rank = len(shape_of(x.type))
+    axes = list(range(int(node_attribute(node, "axis", -1)) % rank, rank))
+    stash = ELEMENT_TYPES.get(int(node_attribute(node, "stash_type", onnx.TensorProto.FLOAT)), "f32")
+    compute = stash if dtype in ("f16", "bf16") and stash in ("f32", "f64") else dtype
+    wide = b.cast(x, compute) if compute != dtype else x
+    mean_square = b.reduce_mean(b.mul(wide, wide), axes, True)
+    normalized = b.mul(wide, b.rsqrt(b.add(mean_square, b.constant(_epsilon(node), compute))))
+    normalized = b.cast(normalized, dtype) if compute != dtype else normalized
+    return [b.mul(normalized, ctx.tensor(inputs[1]))]
+
+
+def _lp_norm(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    """x / ||x||_p along `axis` (p = 1 or 2); a zero norm gives 0, as ONNX's reference."""
+    b = ctx.builder
+    x = ctx.tensor(inputs[0])
+    rank = len(shape_of(x.type))
+    axis = int(node_attribute(node, "axis", -1))
+    p = int(node_attribute(node, "p", 2))
+    if p not in (1, 2) or not -rank <= axis < rank:
+        raise Unsupported(f"p {p} (1 or 2) or axis {axis} (rank {rank}) is not supported")
+    norm = (
+        b.reduce_sum(b.abs(x), [axis % rank], True)
+        if p == 1
+        else b.sqrt(b.reduce_sum(b.mul(x, x), [axis % rank], True))
+    )
+    zero = b.constant(0, element_name(x))
+    is_zero = b.compare("eq", norm, zero)
+    return [b.where(is_zero, zero, b.div(x, b.where(is_zero, b.constant(1, element_name(x)), norm)))]
+
+
+def _mean_variance_norm(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    """(x − mean) / sqrt(var) over `axes` (default N and the spatial axes of [N, C, H, W]),
+    with ONNX's function's epsilon of 1e-9 under the root."""
+    b = ctx.builder
+    x = ctx.tensor(inputs[0])
+    rank = len(shape_of(x.type))
+    axes = [int(a) % rank for a in node_attribute(node, "axes", [0, 2, 3])]
+    return [standardized(b, x, axes, 1e-9).normalized]
 
 
 def _channel_input(x: SSAValue, node: onnx.NodeProto) -> tuple[int, ...]:
@@ -180,6 +228,9 @@ def _batch_norm_training(ctx: Import, node: onnx.NodeProto, inputs: list[Value |
 
 IMPORTERS: dict[str, Importer] = {
     "LayerNormalization": _layer_norm,
+    "RMSNormalization": _rms_norm,
+    "LpNormalization": _lp_norm,
+    "MeanVarianceNormalization": _mean_variance_norm,
     "InstanceNormalization": _instance_norm,
     "GroupNormalization": _group_norm,
     "BatchNormalization": _batch_norm,

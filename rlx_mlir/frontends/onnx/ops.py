@@ -443,6 +443,27 @@ def _thresholded_relu(ctx: Import, node: onnx.NodeProto, inputs: list[Value | No
     return [b.where(above, x, b.constant(0.0, element_name(x)))]
 
 
+def _swish(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    """x · sigmoid(alpha · x) (opset 24): rlx.silu at alpha = 1."""
+    b = ctx.builder
+    x, narrow = _widened(b, ctx.tensor(inputs[0]))
+    alpha = float(node_attribute(node, "alpha", 1.0))
+    if alpha == 1.0:
+        return [narrow(b.silu(x))]
+    return [narrow(b.mul(x, b.sigmoid(b.mul(x, b.constant(alpha, element_name(x))))))]
+
+
+def _shrink(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    """x + bias below −lambd, x − bias above lambd, 0 between."""
+    b = ctx.builder
+    x = ctx.tensor(inputs[0])
+    element = element_name(x)
+    lambd, bias = (float(node_attribute(node, n, d)) for n, d in (("lambd", 0.5), ("bias", 0.0)))
+    zero = b.constant(0, element)
+    above = b.where(b.compare("gt", x, b.constant(lambd, element)), b.sub(x, b.constant(bias, element)), zero)
+    return [b.where(b.compare("lt", x, b.constant(-lambd, element)), b.add(x, b.constant(bias, element)), above)]
+
+
 def _prelu(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
     """slope · x where x < 0, else x (slope broadcast to x)."""
     b = ctx.builder
@@ -627,6 +648,37 @@ def cropped(b: Builder, x: SSAValue, before: list[int], after: list[int]) -> SSA
     return b.slice(x, before, [1] * len(shape), lengths)
 
 
+def _hardmax(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    """1 at the first maximum along `axis`, 0 elsewhere: its argmax compared with an iota."""
+    b = ctx.builder
+    x = ctx.tensor(inputs[0])
+    shape = shape_of(x.type)
+    axis = int(node_attribute(node, "axis", -1))
+    if not -len(shape) <= axis < len(shape):
+        raise Unsupported(f"axis {axis} is out of range for rank {len(shape)}")
+    axis %= len(shape)
+    iota = np.arange(shape[axis]).reshape([shape[axis]] + [1] * (len(shape) - axis - 1))
+    first = b.compare("eq", b.argmax(x, axis, keepdims=True), b.constant(iota, "i64"))
+    return [b.cast(first, element_name(x))]
+
+
+def _eye_like(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
+    """Ones on diagonal k of a 2-D shape like the input's (its type, or `dtype`): known at import."""
+    shape = ctx.shape(present(inputs[0]))
+    if len(shape) != 2:
+        raise Unsupported(f"its input has shape {list(shape)}; EyeLike takes a 2-D one")
+    code = node_attribute(node, "dtype")
+    x = present(inputs[0])
+    name = (
+        ELEMENT_TYPES.get(int(code))
+        if code is not None
+        else (NUMPY_NAMES[x.dtype] if isinstance(x, np.ndarray) else element_name(x))
+    )
+    if name is None:
+        raise Unsupported(f"dtype {code} is not an element type rlx computes on")
+    return [np.eye(*shape, k=int(node_attribute(node, "k", 0)), dtype=dtypes.from_name(name).numpy)]
+
+
 def _arg(method: str) -> Importer:
     def convert(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
         x = ctx.tensor(inputs[0])
@@ -730,6 +782,8 @@ IMPORTERS: dict[str, Importer] = {
     "Selu": _selu,
     "Celu": _celu,
     "ThresholdedRelu": _thresholded_relu,
+    "Swish": _swish,
+    "Shrink": _shrink,
     "PRelu": _prelu,
     "Not": _not,
     "BitwiseNot": _bitwise_not,
@@ -745,6 +799,8 @@ IMPORTERS: dict[str, Importer] = {
     "Split": _split,
     "Pad": _pad,
     "ArgMax": _arg("argmax"),
+    "Hardmax": _hardmax,
+    "EyeLike": _eye_like,
     "ArgMin": _arg("argmin"),
 }
 """How each supported ONNX op type but the recurrent ones and Scan becomes rlx ops."""
