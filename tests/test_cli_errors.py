@@ -185,7 +185,7 @@ def onnx_files(tmp_path_factory: pytest.TempPathFactory) -> Path:
     onnx.save(model, str(d / "m.onnx"))
     (d / "corrupt.onnx").write_bytes((d / "m.onnx").read_bytes()[:-7])
     model.graph.node.extend(
-        [helper.make_node("NonMaxSuppression", ["y"], ["a"], name="nms"), helper.make_node("Hardmax", ["a"], ["b"])]
+        [helper.make_node("NonMaxSuppression", ["y"], ["a"], name="nms"), helper.make_node("NonZero", ["a"], ["b"])]
     )
     onnx.save(model, str(d / "unsupported.onnx"))
     np.save(d / "x.npy", np.ones((2, 3), np.float32))
@@ -217,7 +217,7 @@ def test_rlx_run_onnx_error_is_one_line(onnx_files: Path, args: list[str], messa
     assert_cli_error("rlx-run", str(onnx_files / "m.onnx"), *_in(onnx_files, args), message=message)
 
 
-UNSUPPORTED = "cannot import 2 node(s) or output(s) of the ONNX graph: NonMaxSuppression 'nms': no importer for this op type; Hardmax"
+UNSUPPORTED = "cannot import 2 node(s) or output(s) of the ONNX graph: NonMaxSuppression 'nms': no importer for this op type; NonZero"
 
 ONNX_FILE_ERRORS = [
     ("rlx-opt", ["{d}/m.onnx"], "input 'x' has a dynamic dimension 'n'"),

@@ -165,7 +165,7 @@ def test_every_unsupported_node_is_listed_in_one_error() -> None:
     nodes = [
         helper.make_node("Relu", ["x"], ["a"], name="ok"),
         helper.make_node("NonMaxSuppression", ["a"], ["b"], name="nms"),
-        helper.make_node("Hardmax", ["a"], ["y"], name="hm"),
+        helper.make_node("NonZero", ["a"], ["y"], name="nz"),
     ]
     model = helper.make_model(helper.make_graph(nodes, "g", [x], [y]))
     with pytest.raises(rlx.CompileError) as info:
@@ -173,11 +173,11 @@ def test_every_unsupported_node_is_listed_in_one_error() -> None:
     message = str(info.value)
     assert "cannot import 2 node(s) or output(s)" in message
     assert "NonMaxSuppression 'nms': no importer for this op type" in message
-    assert "Hardmax 'hm': no importer for this op type" in message
+    assert "NonZero 'nz': no importer for this op type" in message
 
 
 def test_an_import_error_names_its_root_causes_first_and_sums_up_their_knock_on_failures() -> None:
-    """Two unsupported nodes (nms, hm) feed chains of 7 nodes that fail only through
+    """Two unsupported nodes (nms, nz) feed chains of 7 nodes that fail only through
     them, one a Scan whose body reads a failed value (no input of the Scan itself);
     a node with no importer (Det) is a cause even behind a failure. The error lists
     the 3 causes, located, then one line for the 7 knock-on nodes."""
@@ -197,7 +197,7 @@ def test_an_import_error_names_its_root_causes_first_and_sums_up_their_knock_on_
         helper.make_node("Add", ["e1", "x"], ["a2"], name="a2"),
         helper.make_node("Det", ["a2"], ["d"], name="det"),
         helper.make_node("Scan", ["x"], ["s"], body=body, num_scan_inputs=0, name="scan"),
-        helper.make_node("Hardmax", ["r"], ["h"], name="hm"),
+        helper.make_node("NonZero", ["r"], ["h"], name="nz"),
         helper.make_node("Softmax", ["h"], ["sm"], name="sm"),
         helper.make_node("Add", ["sm", "s"], ["y"], name="a3"),
     ]
@@ -213,7 +213,7 @@ def test_an_import_error_names_its_root_causes_first_and_sums_up_their_knock_on_
         "cannot import 3 node(s) or output(s) of the ONNX graph:",
         "  NonMaxSuppression 'nms': no importer for this op type",
         "  Det 'det': no importer for this op type",
-        "  Hardmax 'hm': no importer for this op type",
+        "  NonZero 'nz': no importer for this op type",
         "  and 7 node(s) not imported only because an input was not: Add 'a1', Mul 'm1', Exp 'e1', ... "
         "(by op type: Add 3, Mul 1, Exp 1, 2 other op type(s))",
     ]

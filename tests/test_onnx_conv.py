@@ -208,13 +208,18 @@ def test_an_unsupported_conv_is_a_compile_error_naming_the_node(attrs: dict, x_t
         ((1, 4, 5, 3), (2, 1), {"strides": [3, 2], "output_padding": [1, 1], "group": 2}, False),
         ((1, 6, 4), (3,), {"strides": [3], "pads": [1, 2], "group": 3}, True),
         ((1, 2, 2, 3, 2), (2, 2, 1), {"strides": [2, 2, 2]}, True),
+        ((1, 4, 5, 4), (3, 3), {"strides": [2, 2], "pads": [1, 1, 1, 1], "output_padding": [1, 1]}, True),
+        ((2, 4, 3, 4), (4, 4), {"strides": [2, 2], "pads": [1, 2, 1, 0], "group": 2}, False),
+        ((1, 2, 7), (3,), {"strides": [3], "dilations": [2], "pads": [2, 0]}, True),
+        ((1, 2, 6), (5,), {"strides": [2], "dilations": [3], "output_padding": [1]}, True),
     ],
-    ids=["unet", "kernel-inside-stride", "1d-pads", "3d"],
+    ids=["unet", "kernel-inside-stride", "1d-pads", "3d", "3x3-overlapping", "4x4-groups", "dilated", "dilated-2"],
 )
-def test_a_conv_transpose_whose_kernel_fits_its_stride_is_one_1x1_conv(
+def test_a_conv_transpose_of_known_weights_is_one_conv_over_its_phases(
     x_shape: tuple[int, ...], kernel: tuple[int, ...], attrs: dict, bias_known: bool
 ) -> None:
-    """k + output_padding <= stride: blocks that never overlap, one 1x1 conv and a spread."""
+    """Each output phase (position mod stride) is a conv of x with that phase's taps;
+    one conv computes them all as channels, then they are spread into the output."""
     groups = attrs.get("group", 1)
     rng = np.random.default_rng(9)
     x = rng.standard_normal(x_shape).astype(np.float32)
@@ -230,7 +235,7 @@ def test_a_conv_transpose_whose_kernel_fits_its_stride_is_one_1x1_conv(
         inputs.append(helper.make_tensor_value_info("b", f, bias.shape))
     graph = helper.make_graph([node], "g", inputs, [helper.make_tensor_value_info("y", f, None)], known)
     module = load(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
-    assert "rlx.reverse" not in str(module) and "rlx.pad" not in str(module)
+    assert str(module).count("rlx.conv ") == 1 and "rlx.pad" not in str(module)
     (got,) = rlx.compile(module)(*([x] if bias_known else [x, bias]))
     transpose = getattr(torch.nn.functional, f"conv_transpose{len(kernel)}d")
     rank = len(kernel)
@@ -242,6 +247,7 @@ def test_a_conv_transpose_whose_kernel_fits_its_stride_is_one_1x1_conv(
         stride=attrs["strides"],
         output_padding=attrs.get("output_padding", 0),
         groups=groups,
+        dilation=attrs.get("dilations", 1),
     )
     index = (slice(None), slice(None), *(slice(p, n - q) for p, q, n in zip(pads[:rank], pads[rank:], full.shape[2:])))
     np.testing.assert_allclose(got, full[index].numpy(), rtol=1e-5, atol=1e-5)
