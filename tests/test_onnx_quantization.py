@@ -16,6 +16,7 @@ import torch
 from onnx import helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+from test_onnx_normalization import node_model
 
 import rlx_mlir as rlx
 from rlx_mlir.errors import CompileError
@@ -70,20 +71,6 @@ def test_a_qdq_model_from_onnxruntimes_quantizer_matches_onnxruntime(tmp_path: P
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
-def qdq_model(
-    op: str, x: np.ndarray, operands: dict[str, np.ndarray], known: bool, **attributes: object
-) -> onnx.ModelProto:
-    node = helper.make_node(op, ["x", *operands], ["y"], **attributes)
-
-    def value(name: str, a: np.ndarray) -> onnx.ValueInfoProto:
-        return helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(a.dtype), a.shape)
-
-    inputs = [value("x", x)] + ([] if known else [value(n, a) for n, a in operands.items()])
-    initializers = [numpy_helper.from_array(a, n) for n, a in operands.items()] if known else []
-    graph = helper.make_graph([node], "g", inputs, [helper.make_empty_tensor_value_info("y")], initializers)
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
-
-
 LAYOUTS = [
     ("tensor", (4, 6), {}, ()),
     ("axis", (4, 6), {"axis": 1}, (6,)),
@@ -101,13 +88,13 @@ def test_quantize_then_dequantize_in_each_layout_matches_onnx_reference(
     x = (RNG.standard_normal(shape) * 40).astype(np.float32)  # beyond int8's range after scaling: clipped
     scale = RNG.uniform(0.05, 0.5, scale_shape).astype(np.float32)
     zero = RNG.integers(-20, 20, scale_shape).astype(np.int8)
-    quantize = qdq_model("QuantizeLinear", x, {"scale": scale, "zero": zero}, known, **attributes)
+    quantize = node_model("QuantizeLinear", x, {"scale": scale, "zero": zero}, known, **attributes)
     arrays = {"x": x} if known else {"x": x, "scale": scale, "zero": zero}
     (want,) = ReferenceEvaluator(quantize).run(None, arrays)
     (got,) = rlx.compile(load(quantize))(*arrays.values())
     assert got.dtype == np.int8 and (got == 127).any() and (got == -128).any()
     np.testing.assert_array_equal(got, want)
-    dequantize = qdq_model("DequantizeLinear", want, {"scale": scale, "zero": zero}, known, **attributes)
+    dequantize = node_model("DequantizeLinear", want, {"scale": scale, "zero": zero}, known, **attributes)
     arrays = {"x": want} if known else {"x": want, "scale": scale, "zero": zero}
     (expected,) = ReferenceEvaluator(dequantize).run(None, arrays)
     (got,) = rlx.compile(load(dequantize))(*arrays.values())
@@ -157,5 +144,5 @@ def test_what_the_importer_does_not_take_is_a_located_error(
     x = np.zeros((2, 4), np.float32 if op == "QuantizeLinear" else np.uint8)
     arrays = {n: np.asarray(a) for n, a in operands.items()}
     with pytest.raises(CompileError, match=message) as error:
-        load(qdq_model(op, x, arrays, True, **attributes))
+        load(node_model(op, x, arrays, True, **attributes))
     assert op in str(error.value)

@@ -18,11 +18,14 @@ quantized model specifies, in float, not in integer kernels.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import onnx
 from xdsl.ir import SSAValue
 
 from rlx_mlir import dtypes
+from rlx_mlir.dialects.common import shape_of
 from rlx_mlir.frontends.onnx.context import (
     ELEMENT_TYPES,
     NUMPY_NAMES,
@@ -53,110 +56,128 @@ def _type_of(value: Value) -> str:
     return NUMPY_NAMES[value.dtype] if isinstance(value, np.ndarray) else element_name(value)
 
 
-def _spread(value: np.ndarray, shape: tuple[int, ...], axis: int, block: int) -> np.ndarray:
-    """A known scale or zero point in a shape that broadcasts against x's."""
-    if value.size == 1:
-        return value.reshape(())
-    axis = _checked_axis(axis, shape)
-    if not block:
-        if value.ndim != 1 or value.size != shape[axis]:
-            raise Unsupported(f"a per-axis scale or zero point of shape {list(value.shape)} for {shape[axis]} entries")
-        return value.reshape([value.size if k == axis else 1 for k in range(len(shape))])
-    if value.ndim != len(shape) or -(-shape[axis] // block) != value.shape[axis]:
-        raise Unsupported(f"a blocked scale or zero point of shape {list(value.shape)} for x of shape {list(shape)}")
-    return np.repeat(value, block, axis=axis).take(range(shape[axis]), axis=axis)
+@dataclass(frozen=True)
+class Operands:
+    """A Quantize/DequantizeLinear node's x, scale and zero point, and how the scale
+    and zero point lay out against x (`axis` matters, and is checked, only for a
+    scale of several values)."""
 
+    x: Value
+    scale: Value
+    zero: Value | None
+    axis: int
+    block: int
 
-def _parameter(ctx: Import, value: Value, shape: tuple[int, ...], axis: int, block: int) -> SSAValue:
-    """A scale or zero point as an rlx value that broadcasts against x."""
-    if isinstance(value, np.ndarray):
-        return ctx.tensor(_spread(value, shape, axis, block))
-    given = ctx.shape(value)
-    b = ctx.builder
-    if int(np.prod(given)) == 1:
-        return b.reshape(value, [])
-    axis = _checked_axis(axis, shape)
-    if block:
-        if len(given) != len(shape) or -(-shape[axis] // block) != given[axis]:
-            raise Unsupported(f"a blocked scale or zero point of shape {list(given)} for x of shape {list(shape)}")
+    @classmethod
+    def of(cls, node: onnx.NodeProto, inputs: list[Value | None]) -> Operands:
+        zero = inputs[2] if len(inputs) > 2 else None
+        axis, block = int(node_attribute(node, "axis", 1)), int(node_attribute(node, "block_size", 0))
+        return cls(present(inputs[0]), present(inputs[1]), zero, axis, block)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.x.shape) if isinstance(self.x, np.ndarray) else shape_of(self.x.type)
+
+    def known(self) -> bool:
+        return all(isinstance(v, np.ndarray) for v in (self.x, self.scale, self.zero) if v is not None)
+
+    def _axis(self) -> int:
+        rank = len(self.shape)
+        if not -rank <= self.axis < rank:
+            raise Unsupported(f"axis {self.axis} is out of range for rank {rank}")
+        return self.axis % rank
+
+    def spread(self, value: np.ndarray) -> np.ndarray:
+        """A known scale or zero point in a shape that broadcasts against x's, in f32."""
+        shape = self.shape
+        if value.size == 1:
+            return value.reshape(()).astype(np.float32)
+        axis = self._axis()
+        if not self.block:
+            self._check_per_axis(value.shape)
+            return value.reshape([value.size if k == axis else 1 for k in range(len(shape))]).astype(np.float32)
+        self._check_blocked(value.shape)
+        return np.repeat(value, self.block, axis=axis).take(range(shape[axis]), axis=axis).astype(np.float32)
+
+    def parameter(self, ctx: Import, value: Value) -> SSAValue:
+        """A scale or zero point as an f32 rlx value that broadcasts against x."""
+        if isinstance(value, np.ndarray):
+            return ctx.tensor(self.spread(value))
+        b, given, shape = ctx.builder, ctx.shape(value), self.shape
+        if int(np.prod(given)) == 1:
+            return b.cast(b.reshape(value, []), "f32")
+        axis = self._axis()
+        if not self.block:
+            self._check_per_axis(given)
+            return b.cast(b.reshape(value, [given[0] if k == axis else 1 for k in range(len(shape))]), "f32")
+        self._check_blocked(given)
         split = [*given[: axis + 1], 1, *given[axis + 1 :]]
-        repeated = [*given[:axis], given[axis], block, *given[axis + 1 :]]
-        whole = [*given[:axis], given[axis] * block, *given[axis + 1 :]]
+        repeated = [*given[:axis], given[axis], self.block, *given[axis + 1 :]]
+        whole = [*given[:axis], given[axis] * self.block, *given[axis + 1 :]]
         spread = b.reshape(b.expand(b.reshape(value, split), repeated), whole)
-        return spread if whole[axis] == shape[axis] else b.narrow(spread, axis, 0, shape[axis])
-    if len(given) != 1 or given[0] != shape[axis]:
-        raise Unsupported(f"a per-axis scale or zero point of shape {list(given)} for {shape[axis]} entries")
-    return b.reshape(value, [given[0] if k == axis else 1 for k in range(len(shape))])
+        spread = spread if whole[axis] == shape[axis] else b.narrow(spread, axis, 0, shape[axis])
+        return b.cast(spread, "f32")
 
+    def _check_per_axis(self, given: tuple[int, ...]) -> None:
+        if len(given) != 1 or given[0] != self.shape[self._axis()]:
+            raise Unsupported(
+                f"a per-axis scale or zero point of shape {list(given)} for {self.shape[self._axis()]} entries"
+            )
 
-def _layout(node: onnx.NodeProto, shape: tuple[int, ...]) -> tuple[int, int]:
-    """(axis, block_size); the axis matters, and is checked, only for a scale of several values."""
-    return int(node_attribute(node, "axis", 1)), int(node_attribute(node, "block_size", 0))
-
-
-def _checked_axis(axis: int, shape: tuple[int, ...]) -> int:
-    if not -len(shape) <= axis < len(shape):
-        raise Unsupported(f"axis {axis} is out of range for rank {len(shape)}")
-    return axis % len(shape)
+    def _check_blocked(self, given: tuple[int, ...]) -> None:
+        shape, axis = self.shape, self._axis()
+        if len(given) != len(shape) or -(-shape[axis] // self.block) != given[axis]:
+            raise Unsupported(f"a blocked scale or zero point of shape {list(given)} for x of shape {list(shape)}")
 
 
 def _dequantize(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
-    x, scale = present(inputs[0]), present(inputs[1])
-    zero = inputs[2] if len(inputs) > 2 else None
-    shape = ctx.shape(x)
-    axis, block = _layout(node, shape)
+    q = Operands.of(node, inputs)
     code = node_attribute(node, "output_dtype", 0)
-    out = ELEMENT_TYPES[code] if code else _type_of(scale)
-    if _type_of(x) in FLOAT8:
-        zero = None  # a float8 zero point must be 0 (ONNX's rule)
-    if isinstance(x, np.ndarray) and isinstance(scale, np.ndarray) and not isinstance(zero, SSAValue):
-        offset = 0 if zero is None else _spread(zero, shape, axis, block).astype(np.float32)
-        scaled = (x.astype(np.float32) - offset) * _spread(scale, shape, axis, block).astype(np.float32)
-        return [scaled.astype(dtypes.from_name(out).numpy)]
+    out = ELEMENT_TYPES[code] if code else _type_of(q.scale)
+    zero = None if _type_of(q.x) in FLOAT8 else q.zero  # a float8 zero point must be 0 (ONNX's rule)
+    if q.known():
+        x, scale = np.asarray(q.x, np.float32), q.spread(np.asarray(q.scale))
+        offset = 0 if zero is None else q.spread(np.asarray(zero))
+        return [((x - offset) * scale).astype(dtypes.from_name(out).numpy)]
     b = ctx.builder
-    shifted = b.cast(ctx.tensor(x), "f32")
+    shifted = b.cast(ctx.tensor(q.x), "f32")
     if zero is not None:
-        shifted = b.sub(shifted, b.cast(_parameter(ctx, zero, shape, axis, block), "f32"))
-    y = b.mul(shifted, b.cast(_parameter(ctx, scale, shape, axis, block), "f32"))
+        shifted = b.sub(shifted, q.parameter(ctx, zero))
+    y = b.mul(shifted, q.parameter(ctx, q.scale))
     return [y if out == "f32" else b.cast(y, out)]
 
 
 def _quantize(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
-    x, scale = present(inputs[0]), present(inputs[1])
-    zero = inputs[2] if len(inputs) > 2 else None
-    shape = ctx.shape(x)
-    axis, block = _layout(node, shape)
+    q = Operands.of(node, inputs)
     code = node_attribute(node, "output_dtype", 0)
-    out = _type_of(zero) if zero is not None else ELEMENT_TYPES[code] if code else "ui8"
+    out = _type_of(q.zero) if q.zero is not None else ELEMENT_TYPES[code] if code else "ui8"
     if out not in INTEGER_RANGES and out not in FLOAT8:
         raise Unsupported(f"output type {out} is not a quantized type rlx computes on")
     if node_attribute(node, "precision", 0) not in (0, onnx.TensorProto.FLOAT):
         raise Unsupported("a division precision other than float32 is not supported")
     saturate = bool(node_attribute(node, "saturate", 1))
-    if isinstance(x, np.ndarray) and isinstance(scale, np.ndarray) and not isinstance(zero, SSAValue):
-        return [_quantized_array(x, scale, zero, out, saturate, axis, block)]
+    if q.known():
+        return [_quantized_array(q, out, saturate)]
     b = ctx.builder
-    scaled = b.div(b.cast(ctx.tensor(x), "f32"), b.cast(_parameter(ctx, scale, shape, axis, block), "f32"))
+    scaled = b.div(b.cast(ctx.tensor(q.x), "f32"), q.parameter(ctx, q.scale))
     if out in FLOAT8:
         return [b.cast(scaled, out, saturate)]
-    q = b.round(scaled)
-    if zero is not None:
-        q = b.add(q, b.cast(_parameter(ctx, zero, shape, axis, block), "f32"))
+    rounded = b.round(scaled)
+    if q.zero is not None:
+        rounded = b.add(rounded, q.parameter(ctx, q.zero))
     low, high = INTEGER_RANGES[out]
-    q = b.binary("min", b.binary("max", q, b.constant(low, "f32")), b.constant(high, "f32"))
-    return [b.cast(q, out)]
+    clipped = b.binary("min", b.binary("max", rounded, b.constant(low, "f32")), b.constant(high, "f32"))
+    return [b.cast(clipped, out)]
 
 
-def _quantized_array(
-    x: np.ndarray, scale: np.ndarray, zero: np.ndarray | None, out: str, saturate: bool, axis: int, block: int
-) -> np.ndarray:
+def _quantized_array(q: Operands, out: str, saturate: bool) -> np.ndarray:
     """QuantizeLinear of known inputs, with NumPy, as above."""
-    scaled = x.astype(np.float32) / _spread(scale, x.shape, axis, block).astype(np.float32)
+    scaled = np.asarray(q.x, np.float32) / q.spread(np.asarray(q.scale))
     if out in FLOAT8:
         return fold_cast(scaled, out, saturate)
-    q = np.rint(scaled) + (0 if zero is None else _spread(zero, x.shape, axis, block).astype(np.float32))
+    rounded = np.rint(scaled) + (0 if q.zero is None else q.spread(np.asarray(q.zero)))
     low, high = INTEGER_RANGES[out]
-    return np.clip(q, low, high).astype(dtypes.from_name(out).numpy)
+    return np.clip(rounded, low, high).astype(dtypes.from_name(out).numpy)
 
 
 IMPORTERS: dict[str, Importer] = {"QuantizeLinear": _quantize, "DequantizeLinear": _dequantize}
