@@ -44,6 +44,7 @@ from rlx_mlir.frontends.onnx.context import (
     Importer,
     Unsupported,
     Value,
+    checked_axis,
     element_name,
     known,
     node_attribute,
@@ -58,12 +59,6 @@ def _integer(value: Value | None, what: str) -> int:
     if array.size != 1:
         raise Unsupported(f"its {what} has {array.size} elements, not one")
     return int(array.reshape(-1)[0])
-
-
-def _checked_axis(axis: int, rank: int, what: str = "axis") -> int:
-    if not -rank <= axis < rank:
-        raise Unsupported(f"{what} {axis} is out of range for rank {rank}")
-    return axis % rank
 
 
 def _numpy_type(value: SSAValue) -> np.dtype:
@@ -82,7 +77,7 @@ def _cumsum(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> li
     """y[i] = Σ x[j] over j ≤ i (j < i with `exclusive`; j ≥ i, j > i with `reverse`)."""
     x = present(inputs[0])
     shape = ctx.shape(x)
-    axis = _checked_axis(_integer(inputs[1], "axis"), len(shape))
+    axis = checked_axis(_integer(inputs[1], "axis"), len(shape))
     exclusive, reverse = bool(node_attribute(node, "exclusive", 0)), bool(node_attribute(node, "reverse", 0))
     if isinstance(x, np.ndarray):
         return [_numpy_cumsum(x, axis, exclusive, reverse)]
@@ -162,7 +157,7 @@ def _one_hot(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> l
     if int(np.prod(ctx.shape(values))) != 2:
         raise Unsupported(f"values has shape {list(ctx.shape(values))}; OneHot takes [off_value, on_value]")
     rank = len(ctx.shape(indices))
-    axis = _checked_axis(int(node_attribute(node, "axis", -1)), rank + 1)
+    axis = checked_axis(int(node_attribute(node, "axis", -1)), rank + 1)
     iota = np.arange(depth).reshape([depth] + [1] * (rank - axis))
     spread = [*ctx.shape(indices)[:axis], 1, *ctx.shape(indices)[axis:]]
     out = [*spread[:axis], depth, *spread[axis + 1 :]]

@@ -111,9 +111,18 @@ def present(value: Value | None) -> Value:
     return value
 
 
-def element_name(value: SSAValue) -> str:
-    """The rlx name of a value's element type (for constants of the same type)."""
+def element_name(value: Value) -> str:
+    """The rlx name of a value's element type, run-time or known (for constants of the same type)."""
+    if isinstance(value, np.ndarray):
+        return NUMPY_NAMES[value.dtype]
     return dtypes.from_ir(element_type(value.type)).name
+
+
+def checked_axis(axis: int, rank: int, what: str = "axis") -> int:
+    """`axis` of a rank-`rank` value, negative ones counted from the end."""
+    if not -rank <= axis < rank:
+        raise Unsupported(f"{what} {axis} is out of range for rank {rank}")
+    return axis % rank
 
 
 def known(value: Value | None, what: str) -> np.ndarray:

@@ -35,6 +35,7 @@ from rlx_mlir.frontends.onnx.context import (
     Importer,
     Unsupported,
     Value,
+    checked_axis,
     element_name,
     node_attribute,
     present,
@@ -100,15 +101,11 @@ def _lp_norm(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> l
     b = ctx.builder
     x = ctx.tensor(inputs[0])
     rank = len(shape_of(x.type))
-    axis = int(node_attribute(node, "axis", -1))
+    axis = checked_axis(int(node_attribute(node, "axis", -1)), rank)
     p = int(node_attribute(node, "p", 2))
-    if p not in (1, 2) or not -rank <= axis < rank:
-        raise Unsupported(f"p {p} (1 or 2) or axis {axis} (rank {rank}) is not supported")
-    norm = (
-        b.reduce_sum(b.abs(x), [axis % rank], True)
-        if p == 1
-        else b.sqrt(b.reduce_sum(b.mul(x, x), [axis % rank], True))
-    )
+    if p not in (1, 2):
+        raise Unsupported(f"p {p} is not supported (1 or 2)")
+    norm = b.reduce_sum(b.abs(x), [axis], True) if p == 1 else b.sqrt(b.reduce_sum(b.mul(x, x), [axis], True))
     zero = b.constant(0, element_name(x))
     is_zero = b.compare("eq", norm, zero)
     return [b.where(is_zero, zero, b.div(x, b.where(is_zero, b.constant(1, element_name(x)), norm)))]

@@ -24,6 +24,7 @@ from rlx_mlir.frontends.onnx.context import (
     Unsupported,
     Value,
     axes_operand,
+    checked_axis,
     element_name,
     known,
     node_attribute,
@@ -596,10 +597,7 @@ def _split(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> lis
     """Pieces along `axis`: the `split` input's sizes, or `num_outputs` (the last one smaller) equal parts."""
     x = ctx.tensor(inputs[0])
     shape = shape_of(x.type)
-    axis = int(node_attribute(node, "axis", 0))
-    if not -len(shape) <= axis < len(shape):
-        raise Unsupported(f"axis {axis} is out of range for rank {len(shape)}")
-    axis %= len(shape)
+    axis = checked_axis(int(node_attribute(node, "axis", 0)), len(shape))
     split = _operand(node, inputs, 1, "split")
     if split is not None:
         sizes = [int(n) for n in split]
@@ -653,10 +651,7 @@ def _hardmax(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> l
     b = ctx.builder
     x = ctx.tensor(inputs[0])
     shape = shape_of(x.type)
-    axis = int(node_attribute(node, "axis", -1))
-    if not -len(shape) <= axis < len(shape):
-        raise Unsupported(f"axis {axis} is out of range for rank {len(shape)}")
-    axis %= len(shape)
+    axis = checked_axis(int(node_attribute(node, "axis", -1)), len(shape))
     iota = np.arange(shape[axis]).reshape([shape[axis]] + [1] * (len(shape) - axis - 1))
     first = b.compare("eq", b.argmax(x, axis, keepdims=True), b.constant(iota, "i64"))
     return [b.cast(first, element_name(x))]
@@ -668,12 +663,7 @@ def _eye_like(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> 
     if len(shape) != 2:
         raise Unsupported(f"its input has shape {list(shape)}; EyeLike takes a 2-D one")
     code = node_attribute(node, "dtype")
-    x = present(inputs[0])
-    name = (
-        ELEMENT_TYPES.get(int(code))
-        if code is not None
-        else (NUMPY_NAMES[x.dtype] if isinstance(x, np.ndarray) else element_name(x))
-    )
+    name = ELEMENT_TYPES.get(int(code)) if code is not None else element_name(present(inputs[0]))
     if name is None:
         raise Unsupported(f"dtype {code} is not an element type rlx computes on")
     return [np.eye(*shape, k=int(node_attribute(node, "k", 0)), dtype=dtypes.from_name(name).numpy)]

@@ -28,11 +28,11 @@ from rlx_mlir import dtypes
 from rlx_mlir.dialects.common import shape_of
 from rlx_mlir.frontends.onnx.context import (
     ELEMENT_TYPES,
-    NUMPY_NAMES,
     Import,
     Importer,
     Unsupported,
     Value,
+    checked_axis,
     element_name,
     node_attribute,
     present,
@@ -50,10 +50,6 @@ INTEGER_RANGES = {
 """The quantized integer types rlx computes on, and their ranges."""
 
 FLOAT8 = ("f8E4M3FN", "f8E4M3FNUZ", "f8E5M2", "f8E5M2FNUZ")
-
-
-def _type_of(value: Value) -> str:
-    return NUMPY_NAMES[value.dtype] if isinstance(value, np.ndarray) else element_name(value)
 
 
 @dataclass(frozen=True)
@@ -82,10 +78,7 @@ class Operands:
         return all(isinstance(v, np.ndarray) for v in (self.x, self.scale, self.zero) if v is not None)
 
     def _axis(self) -> int:
-        rank = len(self.shape)
-        if not -rank <= self.axis < rank:
-            raise Unsupported(f"axis {self.axis} is out of range for rank {rank}")
-        return self.axis % rank
+        return checked_axis(self.axis, len(self.shape))
 
     def spread(self, value: np.ndarray) -> np.ndarray:
         """A known scale or zero point in a shape that broadcasts against x's, in f32."""
@@ -133,8 +126,8 @@ class Operands:
 def _dequantize(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
     q = Operands.of(node, inputs)
     code = node_attribute(node, "output_dtype", 0)
-    out = ELEMENT_TYPES[code] if code else _type_of(q.scale)
-    zero = None if _type_of(q.x) in FLOAT8 else q.zero  # a float8 zero point must be 0 (ONNX's rule)
+    out = ELEMENT_TYPES[code] if code else element_name(q.scale)
+    zero = None if element_name(q.x) in FLOAT8 else q.zero  # a float8 zero point must be 0 (ONNX's rule)
     if q.known():
         x, scale = np.asarray(q.x, np.float32), q.spread(np.asarray(q.scale))
         offset = 0 if zero is None else q.spread(np.asarray(zero))
@@ -150,7 +143,7 @@ def _dequantize(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -
 def _quantize(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
     q = Operands.of(node, inputs)
     code = node_attribute(node, "output_dtype", 0)
-    out = _type_of(q.zero) if q.zero is not None else ELEMENT_TYPES[code] if code else "ui8"
+    out = element_name(q.zero) if q.zero is not None else ELEMENT_TYPES[code] if code else "ui8"
     if out not in INTEGER_RANGES and out not in FLOAT8:
         raise Unsupported(f"output type {out} is not a quantized type rlx computes on")
     if node_attribute(node, "precision", 0) not in (0, onnx.TensorProto.FLOAT):

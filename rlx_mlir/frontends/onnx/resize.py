@@ -38,12 +38,12 @@ from xdsl.ir import SSAValue
 from rlx_mlir import dtypes
 from rlx_mlir.dialects.common import shape_of
 from rlx_mlir.frontends.onnx.context import (
-    NUMPY_NAMES,
     Import,
     Importer,
     Unsupported,
     Value,
     element_name,
+    known,
     node_attribute,
     present,
 )
@@ -235,9 +235,8 @@ def _optional(value: Value | None, what: str) -> np.ndarray | None:
     an empty constant for an unused one); it must be known at import."""
     if value is None:
         return None
-    if not isinstance(value, np.ndarray):
-        raise Unsupported(f"its {what} depends on the inputs at run time; rlx needs it at import")
-    return value.reshape(-1) if value.size else None
+    array = known(value, what)
+    return array.reshape(-1) if array.size else None
 
 
 def _resized_axes(
@@ -298,7 +297,7 @@ def _resize(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> li
     out_shape = list(ctx.shape(x))
     for r in plan:
         out_shape[r.axis] = r.length_out
-    dtype = NUMPY_NAMES[x.dtype] if isinstance(x, np.ndarray) else element_name(x)
+    dtype = element_name(x)
     if a.mode != "nearest" and dtype not in COMPUTE_TYPES:
         raise Unsupported(f"{a.mode} mode on element type {dtype}: rlx resizes f16, bf16, f32 and f64 this way")
     if 0 in ctx.shape(x) or 0 in out_shape:  # no data: known at import
