@@ -217,9 +217,8 @@ def _depth_to_space(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None
     if c % (b * b):
         raise Unsupported(f"{c} channels are not a multiple of blocksize² = {b * b}")
     if node_attribute(node, "mode", b"DCR").decode() == "CRD":
-        split, perm = [n, c // (b * b), b, b, h, w], [0, 1, 4, 2, 5, 3]
-    else:
-        split, perm = [n, b, b, c // (b * b), h, w], [0, 3, 4, 1, 5, 2]
+        return [spread_blocks(ctx, x, [b, b])]
+    split, perm = [n, b, b, c // (b * b), h, w], [0, 3, 4, 1, 5, 2]
     return [_rearranged(ctx, x, split, perm, [n, c // (b * b), h * b, w * b])]
 
 
@@ -234,6 +233,17 @@ def _space_to_depth(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None
     crd = node_attribute(node, "mode", b"DCR").decode() == "CRD"
     split, perm = [n, c, h // b, b, w // b, b], [0, 1, 3, 5, 2, 4] if crd else [0, 3, 5, 1, 2, 4]
     return [_rearranged(ctx, x, split, perm, [n, c * b * b, h // b, w // b])]
+
+
+def spread_blocks(ctx: Import, x: Value, blocks: Sequence[int]) -> Value:
+    """[N, C·Πb, i...] -> [N, C, i·b...], any spatial rank: channel c·Πb + (r1, r2, ...)
+    goes to position (i1·b1 + r1, i2·b2 + r2, ...) (DepthToSpace's CRD order; how
+    ConvTranspose's output phases, computed as channels, become its output)."""
+    n, channels, *spatial = ctx.shape(x)
+    rank, cells = len(spatial), int(np.prod(blocks))
+    split = [n, channels // cells, *blocks, *spatial]
+    perm = [0, 1, *(axis for j in range(rank) for axis in (2 + rank + j, 2 + j))]
+    return _rearranged(ctx, x, split, perm, [n, channels // cells, *(i * b for i, b in zip(spatial, blocks))])
 
 
 def _image_shape(ctx: Import, x: Value, op: str) -> tuple[int, int, int, int]:

@@ -18,6 +18,7 @@ from xdsl.ir import SSAValue
 from rlx_mlir.builder import Builder
 from rlx_mlir.dialects import convolution as cv
 from rlx_mlir.dialects.common import shape_of
+from rlx_mlir.frontends.onnx.composed import spread_blocks
 from rlx_mlir.frontends.onnx.context import (
     Import,
     Importer,
@@ -100,7 +101,6 @@ def _conv_transpose(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None
     zeros cost stride^rank as many multiply-adds as the transposed conv needs."""
     x = _spatial_input(ctx, inputs[0])
     w = present(inputs[1] if len(inputs) > 1 else None)
-    bias = ctx.tensor(inputs[2]) if len(inputs) > 2 and inputs[2] is not None else None
     shape, (channels, _, *kernel) = ctx.shape(x), ctx.shape(w)
     rank, groups = len(shape) - 2, int(node_attribute(node, "group", 1))
     if len(kernel) != rank or channels != shape[1] or groups < 1 or channels % groups:
@@ -117,19 +117,29 @@ def _conv_transpose(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None
         raise Unsupported(f"strides, dilations and output_padding need {rank} entries each")
     pad_begin, pad_end = _transposed_pads(node, shape[2:], kernel, strides, dilations, extra)
     b = ctx.builder
+    given_bias = inputs[2] if len(inputs) > 2 else None
     if isinstance(w, np.ndarray) and all(p >= 0 for p in (*pad_begin, *pad_end)):
-        z, (full, extents) = _phased(
-            ctx, x, w, inputs[2] if len(inputs) > 2 else None, strides, dilations, extra, groups
-        )
-        past = [extent - f + p for extent, f, p in zip(extents, full, pad_end)]
-        return [cropped(b, z, [0, 0, *pad_begin], [0, 0, *past])]
+        return [_phased(ctx, x, w, given_bias, strides, dilations, extra, groups, (pad_begin, pad_end))]
     before = [d * (k - 1) - p for d, k, p in zip(dilations, kernel, pad_begin)]
     after = [d * (k - 1) - p + e - (s - 1) for d, k, p, e, s in zip(dilations, kernel, pad_end, extra, strides)]
     spread = _spread(b, x, strides)
     spread = cropped(b, spread, [0, 0, *(max(-v, 0) for v in before)], [0, 0, *(max(-v, 0) for v in after)])
     flipped = _transposed_weight(ctx, w, groups)
     pads = [max(v, 0) for v in before], [max(v, 0) for v in after]
+    bias = None if given_bias is None else ctx.tensor(given_bias)
     return [b.conv(spread, flipped, bias, (1,) * rank, dilations, *pads, groups)]
+
+
+def _full_lengths(
+    spatial_in: Sequence[int],
+    kernel: Sequence[int],
+    strides: Sequence[int],
+    dilations: Sequence[int],
+    extra: Sequence[int],
+) -> list[int]:
+    """Per spatial axis, a transposed conv's output before its pads crop it:
+    s·(I − 1) + d·(k − 1) + 1 + output_padding."""
+    return [s * (i - 1) + d * (k - 1) + 1 + e for i, k, s, d, e in zip(spatial_in, kernel, strides, dilations, extra)]
 
 
 def _phased(
@@ -141,7 +151,8 @@ def _phased(
     dilations: Sequence[int],
     extra: Sequence[int],
     groups: int,
-) -> tuple[SSAValue, tuple[list[int], list[int]]]:
+    pads: tuple[Sequence[int], Sequence[int]],
+) -> SSAValue:
     """A transposed conv with known weights as one conv at stride 1 over x itself.
 
     Along an axis, output position t = s·q + r (its phase r) gets x[q − m]·w[j] from
@@ -150,19 +161,16 @@ def _phased(
     phases read the same x, so their kernels are stacked as output channels,
     C_out · Πs of them, channel c·Πs + phase (DepthToSpace's CRD order), and
     one conv computes them all; the channels are then spread into the output's
-    s x s blocks. It does Πs·(P + 1)^rank multiply-adds per output channel and
-    input position where the transposed conv needs k^rank: the same when s
-    divides k (no waste), 16 against 9 for 3x3 stride 2; the zero-spread input
-    costs Πs·k^rank.
-
-    Returns the spread output, [N, C_out, s·Q...], and per axis the full output
-    length before the pads (s·(I − 1) + d·(k − 1) + 1 + output_padding) and s·Q."""
+    s x s blocks (`spread_blocks`), and the pads (>= 0) cropped. It does
+    Πs·(P + 1)^rank multiply-adds per output channel and input position where
+    the transposed conv needs k^rank: the same when s divides k (no waste), 16
+    against 9 for 3x3 stride 2; the zero-spread input costs Πs·k^rank."""
     b = ctx.builder
     shape = shape_of(x.type)
     channels, per_group, *kernel = w.shape
     rank, cells = len(kernel), int(np.prod(strides))
     reach = [d * (k - 1) // s for d, k, s in zip(dilations, kernel, strides)]
-    full = [s * (i - 1) + d * (k - 1) + 1 + e for s, i, d, k, e in zip(strides, shape[2:], dilations, kernel, extra)]
+    full = _full_lengths(shape[2:], kernel, strides, dilations, extra)
     steps = [-(-f // s) for f, s in zip(full, strides)]
     routes = []  # per axis, [phase, position in the phase's kernel, tap]: where each tap goes
     for s, d, k, p in zip(strides, dilations, kernel, reach):
@@ -186,13 +194,12 @@ def _phased(
         pad_after=[q - i for q, i in zip(steps, shape[2:])],
         groups=groups,
     )
-    outputs = groups * per_group
-    grouped = b.reshape(z, [shape[0], outputs, *strides, *steps])
-    perm = [0, 1, *(a for j in range(rank) for a in (2 + rank + j, 2 + j))]
-    spread = b.reshape(b.transpose(grouped, perm), [shape[0], outputs, *(s * q for s, q in zip(strides, steps))])
+    spread = spread_blocks(ctx, z, strides)
+    assert isinstance(spread, SSAValue)  # z is a run-time value
     if bias is not None and repeated is None:
-        spread = b.add(spread, b.reshape(ctx.tensor(bias), [outputs, *[1] * rank]))
-    return spread, (full, [s * q for s, q in zip(strides, steps)])
+        spread = b.add(spread, b.reshape(ctx.tensor(bias), [groups * per_group, *[1] * rank]))
+    past = [s * q - f + p for s, q, f, p in zip(strides, steps, full, pads[1])]
+    return cropped(b, spread, [0, 0, *pads[0]], [0, 0, *past])
 
 
 def _transposed_pads(
@@ -219,7 +226,7 @@ def _transposed_pads(
             raise Unsupported(f"pads {list(pads)} need {2 * rank} entries (begins, then ends)")
         return list(pads[:rank]), list(pads[rank:])
     target = [int(t) for t in target][-rank:]
-    full = [s * (i - 1) + e + d * (k - 1) + 1 for i, s, e, d, k in zip(spatial_in, strides, extra, dilations, kernel)]
+    full = _full_lengths(spatial_in, kernel, strides, dilations, extra)
     totals = [f - t for f, t in zip(full, target)]
     small, large = [t // 2 for t in totals], [t - t // 2 for t in totals]
     return (small, large) if auto_pad == "SAME_UPPER" else (large, small)
