@@ -65,14 +65,17 @@ def _epsilon(node: onnx.NodeProto) -> float:
     return float(node_attribute(node, "epsilon", 1e-5))
 
 
+def _axes_from(node: onnx.NodeProto, rank: int) -> list[int]:
+    """The axes from `axis` (default the last) on: the ones layer and RMS normalization reduce."""
+    return list(range(checked_axis(int(node_attribute(node, "axis", -1)), rank), rank))
+
+
 def _layer_norm(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
     """(x − mean) / sqrt(var + epsilon) · scale + bias over the axes from `axis` on;
     the optional outputs Mean and InvStdDev keep the normalized axes as 1s."""
     b = ctx.builder
     x = ctx.tensor(inputs[0])
-    rank = len(shape_of(x.type))
-    axes = list(range(int(node_attribute(node, "axis", -1)) % rank, rank))
-    s = standardized(b, x, axes, _epsilon(node))
+    s = standardized(b, x, _axes_from(node, len(shape_of(x.type))), _epsilon(node))
     y = b.mul(s.normalized, ctx.tensor(inputs[1]))
     if len(inputs) > 2 and inputs[2] is not None:
         y = b.add(y, ctx.tensor(inputs[2]))
@@ -85,8 +88,7 @@ def _rms_norm(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> 
     b = ctx.builder
     x = ctx.tensor(inputs[0])
     dtype = element_name(x)
-    rank = len(shape_of(x.type))
-    axes = list(range(int(node_attribute(node, "axis", -1)) % rank, rank))
+    axes = _axes_from(node, len(shape_of(x.type)))
     stash = ELEMENT_TYPES.get(int(node_attribute(node, "stash_type", onnx.TensorProto.FLOAT)), "f32")
     compute = stash if dtype in ("f16", "bf16") and stash in ("f32", "f64") else dtype
     wide = b.cast(x, compute) if compute != dtype else x
@@ -144,6 +146,14 @@ def _per_channel(ctx: Import, value: Value | None, shape: tuple[int, ...], what:
     return ctx.builder.reshape(v, along)
 
 
+def _scaled_per_channel(
+    ctx: Import, y: SSAValue, operands: list[Value | None], shape: tuple[int, ...], names: tuple[str, str]
+) -> SSAValue:
+    """y · scale + bias, both [C] operands broadcast over the spatial axes of `shape`."""
+    scale, bias = (_per_channel(ctx, v, shape, what) for v, what in zip(operands, names))
+    return ctx.builder.add(ctx.builder.mul(y, scale), bias)
+
+
 def _instance_norm(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
     """Per sample and channel, (x − mean) / sqrt(var + epsilon) over the spatial axes, · scale + B."""
     b = ctx.builder
@@ -154,10 +164,7 @@ def _instance_norm(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]
     rows = [shape[0], shape[1], int(np.prod(shape[2:]))]
     flat = b.reshape(x, rows) if len(shape) != 3 else x
     normalized = standardized(b, flat, [2], _epsilon(node)).normalized
-    channel = (shape[0], shape[1], 1)
-    y = b.add(
-        b.mul(normalized, _per_channel(ctx, inputs[1], channel, "scale")), _per_channel(ctx, inputs[2], channel, "B")
-    )
+    y = _scaled_per_channel(ctx, normalized, inputs[1:3], (shape[0], shape[1], 1), ("scale", "B"))
     return [b.reshape(y, shape) if len(shape) != 3 else y]
 
 
@@ -173,8 +180,7 @@ def _group_norm(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -
         raise Unsupported(f"num_groups {groups} does not divide the {shape[1]} channels")
     grouped = b.reshape(x, [shape[0], groups, int(np.prod(shape[1:])) // groups])
     y = b.reshape(standardized(b, grouped, [2], _epsilon(node)).normalized, shape)
-    scale, bias = (_per_channel(ctx, v, shape, what) for v, what in ((inputs[1], "scale"), (inputs[2], "bias")))
-    return [b.add(b.mul(y, scale), bias)]
+    return [_scaled_per_channel(ctx, y, inputs[1:3], shape, ("scale", "bias"))]
 
 
 def _batch_norm(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
@@ -199,8 +205,7 @@ def _batch_norm(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -
         return [b.add(b.mul(x, a), c)]
     m, v = _per_channel(ctx, mean, shape, "input_mean"), _per_channel(ctx, var, shape, "input_var")
     inv_std_dev = b.rsqrt(b.add(v, b.constant(epsilon, element_name(x))))
-    y = b.mul(b.mul(b.sub(x, m), inv_std_dev), _per_channel(ctx, scale, shape, "scale"))
-    return [b.add(y, _per_channel(ctx, bias, shape, "B"))]
+    return [_scaled_per_channel(ctx, b.mul(b.sub(x, m), inv_std_dev), [scale, bias], shape, ("scale", "B"))]
 
 
 def _batch_norm_training(ctx: Import, node: onnx.NodeProto, inputs: list[Value | None]) -> list[Value]:
@@ -210,9 +215,7 @@ def _batch_norm_training(ctx: Import, node: onnx.NodeProto, inputs: list[Value |
     x = ctx.tensor(inputs[0])
     shape = _channel_input(x, node)
     s = standardized(b, x, [0, *range(2, len(shape))], _epsilon(node))
-    y = b.add(
-        b.mul(s.normalized, _per_channel(ctx, inputs[1], shape, "scale")), _per_channel(ctx, inputs[2], shape, "B")
-    )
+    y = _scaled_per_channel(ctx, s.normalized, inputs[1:3], shape, ("scale", "B"))
     momentum = float(node_attribute(node, "momentum", 0.9))
     dtype = element_name(x)
     keep, blend = b.constant(momentum, dtype), b.constant(1 - momentum, dtype)
