@@ -313,6 +313,12 @@ SUITE = [
 
 EXPORTERS = ("torchscript", "dynamo")
 
+
+def suite_model(name: str) -> SuiteModel:
+    """The suite's entry called `name`."""
+    return next(spec for spec in SUITE if spec.name == name)
+
+
 ONNXRUNTIME_REJECTS = {
     ("mamba2", "torchscript"): "a Transpose with perm [0, -2, -1, 1]: ONNX allows negative axes, onnxruntime not"
 }
@@ -410,8 +416,7 @@ MAMBA2_DECODE_OUTPUTS = ["hidden", "next_conv_states", "next_recurrent_states"]
 
 
 def mamba2_decode_step(size: Size, seed: int = 0) -> Mamba2DecodeStep:
-    spec = next(spec for spec in SUITE if spec.name == "mamba2")
-    return Mamba2DecodeStep(spec.module(size, seed).model).eval()
+    return Mamba2DecodeStep(suite_model("mamba2").module(size, seed).model).eval()
 
 
 def mamba2_decode_inputs(step: Mamba2DecodeStep, batch: int, seed: int = 0) -> dict[str, np.ndarray]:
@@ -427,8 +432,7 @@ def mamba2_decode_inputs(step: Mamba2DecodeStep, batch: int, seed: int = 0) -> d
 
 
 def decode_step(name: str, size: Size, seed: int = 0) -> DecodeStep:
-    spec = next(spec for spec in SUITE if spec.name == name)
-    return DecodeStep(spec.module(size, seed).model, size.layers).eval()
+    return DecodeStep(suite_model(name).module(size, seed).model, size.layers).eval()
 
 
 def decode_inputs(name: str, size: Size, batch: int, past: int, seed: int = 0) -> dict[str, np.ndarray]:

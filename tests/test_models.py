@@ -33,6 +33,7 @@ from model_suite import (
     export,
     mamba2_decode_inputs,
     mamba2_decode_step,
+    suite_model,
 )
 from pipelines import NO_GRAPH_PASSES, tensor_passes
 from xdsl.dialects.builtin import ModuleOp
@@ -48,7 +49,7 @@ def exported(name: str, exporter: str) -> tuple[torch.nn.Module, bytes]:
     """The tiny model and its export. The session's workers share each export through
     a file (conftest.py's RLX_TEST_EXPORT_DIR): the first to need it exports it (seconds,
     for the same seeded module) while the others wait for it, then read it."""
-    spec = next(spec for spec in SUITE if spec.name == name)
+    spec = suite_model(name)
     module = spec.module(TINY)
     path = Path(os.environ["RLX_TEST_EXPORT_DIR"]) / f"{name}-{exporter}.onnx"
     with open(path.with_suffix(".lock"), "w") as lock:
@@ -75,7 +76,7 @@ def fused_tiny_model(name: str, exporter: str, seq: int) -> tuple[ModuleOp, byte
     """A tiny suite model's export, imported for batch 3 and `seq` steps and through the
     default tensor passes (a fusion test counts what its pass made of it); its bytes
     and feeds for `assert_matches_onnxruntime`."""
-    spec = next(spec for spec in SUITE if spec.name == name)
+    spec = suite_model(name)
     _, blob = exported(name, exporter)
     feeds = {spec.input.name: spec.example(TINY, batch=3, seq=seq, seed=1)}
     return tensor_passes(load(blob, input_shapes={k: x.shape for k, x in feeds.items()})), blob, feeds
